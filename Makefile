@@ -1,0 +1,90 @@
+# gradient.h: plain Make. `make demo` runs the demo, `make test` runs every test.
+CC      ?= cc
+CXX     ?= c++
+CLANG   ?= clang
+CLANGXX ?= clang++
+WARN    = -Wall -Wextra -Wpedantic -Wshadow -Werror
+CSTD    = -std=c11
+OPT     ?= -O2
+B       = build
+
+# amalgamation order: public part, then the implementation
+PARTS = src/head.h ops/table.h src/api.h \
+        src/impl.c src/base.c src/graph.c \
+        ops/elemwise.c ops/reduce.c ops/shape.c ops/linalg.c ops/nnet.c \
+        src/rewrite.c src/function.c src/print.c src/tail.c
+PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": generated region; edit " FILENAME ", then run make gradient.h ==== */" } { print }'
+
+TEST_SRC = $(sort $(wildcard tests/t_*.c))
+TEST_ALL = tests/main.c $(TEST_SRC)
+
+.PHONY: all demo test check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api clean examples
+
+all: gradient.h
+
+gradient.h: $(PARTS)
+	@$(PACK) $(PARTS) > $@.tmp && mv $@.tmp $@ && echo "packed gradient.h"
+
+check-header: | $(B)
+	@$(PACK) $(PARTS) > $(B)/gradient.h.check
+	@cmp -s $(B)/gradient.h.check gradient.h || { echo "gradient.h differs from src/ and ops/: run make gradient.h"; exit 1; }
+	@echo "check-header: gradient.h matches src/ and ops/"
+
+$(B):
+	@mkdir -p $(B)
+
+demo: gradient.h | $(B)
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/demo examples/demo.c -lm
+	./$(B)/demo
+
+# ---- tests -------------------------------------------------------------------------------------
+
+# every SUITE(suite_x) of tests/t_*.c, for tests/main.c
+$(B)/suites.h: $(TEST_SRC) | $(B)
+	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
+
+TCFLAGS = -I$(B)
+$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h $(B)/suites.h | $(B)
+	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
+
+test-gcc: $(B)/test-gcc
+	./$(B)/test-gcc
+
+test-clang: gradient.h $(B)/suites.h | $(B)
+	$(CLANG) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $(B)/test-clang $(TEST_ALL) -lm
+	./$(B)/test-clang
+
+# the whole header, implementation included, as C++ (g++ and clang++)
+test-cxx: gradient.h | $(B)
+	$(CXX) -std=c++11 $(OPT) $(WARN) -o $(B)/test-cxx tests/cxx.cpp -lm
+	./$(B)/test-cxx
+	$(CLANGXX) -std=c++11 $(OPT) $(WARN) -o $(B)/test-clangxx tests/cxx.cpp -lm
+	./$(B)/test-clangxx
+
+# two translation units, the implementation in one; then GRADIENT_STATIC in both
+test-link: gradient.h | $(B)
+	$(CC) $(CSTD) $(WARN) -o $(B)/link tests/link_a.c tests/link_b.c -lm
+	./$(B)/link
+	$(CC) $(CSTD) $(WARN) -DLINK_STATIC -o $(B)/link-static tests/link_a.c tests/link_b.c -lm
+	./$(B)/link-static
+
+test-san: gradient.h $(B)/suites.h | $(B)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(TCFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	    -o $(B)/test-san $(TEST_ALL) -lm
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/test-san
+
+test-cblas: gradient.h $(B)/suites.h | $(B)
+	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -DGRADIENT_CBLAS \
+	    -o $(B)/test-cblas $(TEST_ALL) -lopenblas -lm
+	OPENBLAS_NUM_THREADS=1 ./$(B)/test-cblas
+
+# a program written only against API.md's minimum
+test-api: gradient.h | $(B)
+	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-min tests/api_min.c -lm
+	./$(B)/api-min
+
+test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-cblas
+	@echo "make test: all passed"
+
+clean:
+	rm -rf $(B)

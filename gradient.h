@@ -1,0 +1,3830 @@
+/* gradient.h v0.1.0 - symbolic differentiation of tensor expressions in one C11 header. MIT licence.
+
+   Build graphs of tensor operations, ask for gradients (gr_grad), vector-Jacobian and
+   Jacobian-vector products (gr_lop, gr_rop), Jacobians and Hessians, check them against finite
+   differences (gr_verify_grad), and evaluate them with compiled functions (gr_function, gr_call).
+   Needs only libc and libm. Generated from src/ and ops/ by `make gradient.h`: edit those.
+
+   USAGE
+     In exactly one C or C++ file:        #define GRADIENT_IMPLEMENTATION
+                                          #include "gradient.h"
+     Everywhere else:                     #include "gradient.h"
+     Build:                               cc -O2 prog.c -lm
+
+   OPTIONS (define before including)
+     GRADIENT_IMPLEMENTATION   one file only      emit the implementation
+     GRADIENT_STATIC           every file using it  every function is static (then each file
+                                                  defines GRADIENT_IMPLEMENTATION too)
+     GRADIENT_CBLAS            the implementation  dot goes through cblas_?gemm / cblas_?gemv
+                                                  (link -lopenblas or another CBLAS); the header
+                                                  then defines GR_HAVE_CBLAS
+     GR_MALLOC(n), GR_REALLOC(p, n), GR_FREE(p)   the implementation, all three or none: the
+                                                  allocator (default malloc/realloc/free)
+     GR_ASSERT(c)              the implementation  internal invariants only (default assert)
+     GR_TRAP_ON_ERROR          the implementation  trap (__builtin_trap) at the first error recorded,
+                                                  to get a call stack in a debugger
+
+   EXAMPLE
+     gr_graph *g = gr_graph_new();
+     gr_var *x = gr_vector(g, GR_F64, "x");
+     gr_var *y = gr_sum(gr_mul(gr_sin(x), x));              // y = sum(x sin x)
+     gr_var *dy = gr_grad1(y, x);                           // dy/dx = sin x + x cos x
+     gr_var *outs[2] = { y, dy };
+     gr_fn *f = gr_function(1, &x, 2, outs, NULL);
+     if (!f) { fprintf(stderr, "%s\n", gr_graph_message(g)); return 1; }
+     gr_graph_free(g);                                      // f no longer needs the graph
+     int64_t n = 3; double xs[3] = { 0.5, 1.0, 2.0 };
+     gr_array *xa = gr_array_from(GR_F64, 1, &n, xs);
+     const gr_array *in[1] = { xa }, *out[2];
+     if (gr_call(f, in, out) == GR_OK) printf("y = %g\n", gr_array_get(out[0], 0));
+     gr_array_free(xa); gr_fn_free(f);
+
+   ERRORS   Nothing aborts on bad input. A failing builder records the first error on its graph
+            (code and a message naming the op and the variable) and returns NULL; builders given a
+            NULL operand return NULL silently, so a chain can be checked once at the end with
+            gr_graph_status / gr_graph_message. gr_call returns a status; gr_fn_message says why.
+   MEMORY   A graph owns every variable and node built in it (one arena, freed by gr_graph_free).
+            Arrays belong to whoever created them. A gr_fn owns a private copy of the graph it
+            needs and its buffers: buffers are allocated at the first call and reused while the
+            shapes stay the same, so a steady-state gr_call allocates nothing.
+   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time;
+            different graphs and functions may be used from different threads at once, except
+            that shared variables are shared by every function that uses them.
+*/
+#ifndef GRADIENT_H
+#define GRADIENT_H
+
+/* ==== ops/table.h: generated region; edit ops/table.h, then run make gradient.h ==== */
+/* ops/table.h: the op tables. Every built-in op is one row here; its constructor, kernels, printer
+   name, type rule, gradient rule and R-op rule are all expanded from the row (ops/README.md is the
+   add-an-op checklist). These are macros only: nothing is expanded until the implementation asks. */
+
+/* ---- status codes, with the sentence gr_status_string() gives ------------------------------- */
+#define GR_STATUS_LIST(X) \
+    X(GR_OK,                       "ok") \
+    X(GR_ERR_NOMEM,                "out of memory") \
+    X(GR_ERR_VALUE,                "bad argument") \
+    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
+    X(GR_ERR_SHAPE,                "shapes do not combine") \
+    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
+    X(GR_ERR_NULL_GRAD,            "null gradient") \
+    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
+    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
+    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
+    X(GR_ERR_RUNTIME,              "evaluation failed")
+
+/* ---- elementwise ops ---------------------------------------------------------------------------
+   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
+
+   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
+                FLOAT  float in, same float out; integer and bool operands become F64
+                ARITH  F64/F32/I64 in, same out; bool operands become I64
+                STEP   like ARITH, piecewise constant: zero derivative everywhere
+                CMP    F64/F32/I64 in, BOOL out (not differentiable)
+                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
+                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
+   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
+              dtype (sin or sinf) and GR_T is the element type
+   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints
+   dK         the partial derivative of the output with respect to input K, as a graph built from
+              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
+              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
+#define GR_ELEMWISE_OPS(X) \
+    /* arithmetic */ \
+    X(neg,        1, ARITH, -a,                         -a,                  D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
+    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? -a : a),    D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
+    X(sqr,        1, ARITH, a * a,                      a * a,               D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
+    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
+    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
+    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
+    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
+    X(add,        2, ARITH, a + b,                      a + b,               D_ONE, D_ONE, D_NONE) /* a + b */ \
+    X(sub,        2, ARITH, a - b,                      a - b,               D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
+    X(mul,        2, ARITH, a * b,                      a * b,               D(x1), D(x0), D_NONE) /* a * b */ \
+    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
+    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
+    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
+    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
+    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
+                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* min(max(x, lo), hi) */ \
+    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
+                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
+    /* exponentials and logarithms */ \
+    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
+    /* trigonometric and hyperbolic */ \
+    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
+    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(tanh,       1, FLOAT, GR_M(tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    /* special functions and activations */ \
+    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
+    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
+    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
+    /* comparisons and logic: BOOL results, no derivative */ \
+    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
+    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
+    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
+    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
+    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
+    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
+    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
+    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
+
+/* ---- structural ops ------------------------------------------------------------------------------
+   X(Name, n_in, n_out, rules, conn, alias)
+   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
+   n_in     the number of inputs, -1 for any number
+   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
+   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
+   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none    */
+#define GR_STRUCT_OPS(X) \
+    /* ops/elemwise.c */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none)      /* y = (dtype) x, floats to ints truncate */ \
+    /* ops/reduce.c */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none)      /* y = min over axes */ \
+    /* ops/shape.c */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none)      /* size(a) / size(b), a 0-d float */ \
+    /* ops/linalg.c */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none)      /* op(a) . op(b), op = transpose when flagged */ \
+    /* ops/nnet.c */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none)      /* x - logsumexp_axis x */
+
+/* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GRADIENT_VERSION_MAJOR 0
+#define GRADIENT_VERSION_MINOR 1
+#define GRADIENT_VERSION_PATCH 0
+#define GRADIENT_VERSION "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__UNUSED __attribute__((unused))
+#define GR__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GR__UNUSED
+#define GR__PRINTF(f, a)
+#endif
+
+#ifdef GRADIENT_STATIC
+#define GR_API static GR__UNUSED
+#else
+#define GR_API extern
+#endif
+
+#ifdef GRADIENT_CBLAS
+#define GR_HAVE_CBLAS 1
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== types ================================================================================== */
+
+typedef enum gr_dtype { GR_F64, GR_F32, GR_I64, GR_BOOL } gr_dtype;
+
+#define GR__STATUS_ENUM(name, text) name,
+typedef enum gr_status { GR_STATUS_LIST(GR__STATUS_ENUM) GR__STATUS_COUNT } gr_status;
+#undef GR__STATUS_ENUM
+
+#define GR_MAX_NDIM 8
+typedef struct gr_array {
+    gr_dtype dtype;
+    int      ndim;
+    int64_t  shape[GR_MAX_NDIM];
+    int64_t  size;               /* product of shape[0..ndim) */
+    void    *data;               /* row-major, contiguous */
+} gr_array;
+
+/* The static type of a variable: dtype, ndim, and what is known of the shape at build time
+   (-1: unknown; 1: broadcastable). Type rules of ops fill these. */
+typedef struct gr_type {
+    gr_dtype dtype;
+    int      ndim;
+    int64_t  shape[GR_MAX_NDIM];
+} gr_type;
+
+typedef struct gr_graph  gr_graph;   /* owns every variable and node built in it */
+typedef struct gr_var    gr_var;     /* a symbolic variable */
+typedef struct gr_node   gr_node;    /* an application of an op to variables */
+typedef struct gr_fn     gr_fn;      /* a compiled function; independent of its graph once made */
+typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules */
+
+/* ==== defining an op ========================================================================= */
+
+struct gr_op_def {
+    const char *name;
+    int n_in, n_out;                          /* n_in < 0: any number of inputs */
+    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
+       NULL: every output is typed and shaped like input 0. */
+    gr_status (*infer)(const gr_node *node, gr_type *out);
+    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
+       NULL: every output is shaped like input 0. */
+    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
+                                                 affects output j; NULL: everything connected */
+    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+          /* the outputs arrive allocated, shaped by the shape rule */
+    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
+          /* NULL: every connected input's gradient is a null "not implemented" one */
+    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
+          /* NULL: gr_rop uses the double-pullback construction through grad */
+    /* built-in ops only (zero in users' ops) */
+    int      code;                            /* elementwise row, or structural op number */
+    unsigned flags;                           /* GR__OPF_* */
+    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+          /* byte offset at which output 0 can share input 0's memory, or -1 */
+};
+
+/* ==== graph and arrays ======================================================================= */
+
+GR_API gr_graph   *gr_graph_new(void);
+GR_API void        gr_graph_free(gr_graph *g);
+GR_API gr_status   gr_graph_status(const gr_graph *g);   /* first error since the last clear */
+GR_API const char *gr_graph_message(const gr_graph *g);  /* its message; "" if none */
+GR_API void        gr_graph_clear_error(gr_graph *g);
+typedef void (*gr_log_fn)(void *user, const char *message);
+GR_API void        gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user); /* warnings; NULL: stderr */
+GR_API const char *gr_status_string(gr_status s);        /* "ok", "bad argument", ... */
+GR_API const char *gr_dtype_name(gr_dtype t);            /* "float64", "float32", "int64", "bool" */
+
+GR_API gr_array *gr_array_new(gr_dtype dtype, int ndim, const int64_t *shape);                     /* zeros */
+GR_API gr_array *gr_array_from(gr_dtype dtype, int ndim, const int64_t *shape, const void *data); /* copies */
+GR_API gr_array *gr_array_scalar(gr_dtype dtype, double value);                                   /* 0-d */
+GR_API gr_array *gr_array_copy(const gr_array *a);
+GR_API double    gr_array_get(const gr_array *a, int64_t flat_index);   /* as double; NaN out of range */
+GR_API void      gr_array_set(gr_array *a, int64_t flat_index, double value);  /* converted to dtype */
+GR_API void      gr_array_free(gr_array *a);
+
+/* ==== leaves ================================================================================= */
+
+GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name);
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);
+GR_API gr_var *gr_const(gr_graph *g, double value);
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name);
+GR_API const gr_array *gr_shared_get(const gr_var *shared);
+GR_API gr_status       gr_shared_set(gr_var *shared, const gr_array *value);
+
+GR_API const char *gr_var_name(const gr_var *v);
+GR_API void        gr_var_set_name(gr_var *v, const char *name);
+GR_API gr_dtype    gr_var_dtype(const gr_var *v);
+GR_API int         gr_var_ndim(const gr_var *v);
+GR_API gr_graph   *gr_var_graph(const gr_var *v);
+GR_API int         gr_var_type(const gr_var *v, gr_type *out);   /* static type; 0 if v is NULL */
+GR_API gr_node    *gr_var_owner(const gr_var *v);                /* NULL for leaves */
+GR_API int         gr_is_disconnected(const gr_var *v);
+GR_API int         gr_is_null(const gr_var *v);
+
+/* ==== ops ==================================================================================== */
+
+#define GR__EW_DECL_1(name) GR_API gr_var *gr_##name(gr_var *x);
+#define GR__EW_DECL_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b);
+#define GR__EW_DECL_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c);
+#define GR__EW_DECL(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_DECL_##arity(name)
+GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, b), gr_clip(x, lo, hi) */
+#undef GR__EW_DECL
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
+
+/* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
+   (n == 0: all) with keepdims 0/1 */
+GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);
+GR_API gr_var *gr_mean(gr_var *x);  GR_API gr_var *gr_mean_axis(gr_var *x, int axis);
+GR_API gr_var *gr_prod(gr_var *x);  GR_API gr_var *gr_prod_axis(gr_var *x, int axis);
+GR_API gr_var *gr_max(gr_var *x);   GR_API gr_var *gr_max_axis(gr_var *x, int axis);
+GR_API gr_var *gr_min(gr_var *x);   GR_API gr_var *gr_min_axis(gr_var *x, int axis);
+GR_API gr_var *gr_sum_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
+
+/* linear algebra and structure */
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
+GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
+#define GR_NEWAXIS (-1)
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern);
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_flatten(gr_var *x);
+GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
+GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
+
+/* ==== compiled functions ===================================================================== */
+
+typedef struct gr_update { gr_var *shared; gr_var *value; } gr_update; /* shared := value, after a call */
+typedef enum gr_optimize { GR_OPT_FULL, GR_OPT_NONE } gr_optimize;
+typedef struct gr_fn_opts {
+    const gr_update *updates; int n_updates;
+    gr_optimize      optimize;
+} gr_fn_opts;
+
+GR_API gr_fn      *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_fn_opts *opts);
+/* outputs[i] points at arrays owned by f, valid until the next call or gr_fn_free */
+GR_API gr_status   gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
+GR_API const char *gr_fn_message(const gr_fn *f);        /* "" when the last call succeeded */
+GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the rewrites */
+GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
+GR_API void        gr_fn_free(gr_fn *f);
+
+/* ==== defining an op (functions) ============================================================= */
+
+GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
+                            int n_in, gr_var *const *inputs, gr_var **outputs);
+GR_API gr_var     *gr_node_input(const gr_node *node, int i);
+GR_API gr_var     *gr_node_output(const gr_node *node, int i);
+GR_API int         gr_node_n_inputs(const gr_node *node);
+GR_API int         gr_node_n_outputs(const gr_node *node);
+GR_API const void *gr_node_params(const gr_node *node);
+GR_API const gr_op_def *gr_node_op(const gr_node *node);
+GR_API gr_var     *gr_disconnected_like(gr_var *x);   /* a disconnected marker standing for x's gradient */
+/* records a call-time error of an op's perform or shape rule; the call returns `code` with this
+   message (prefixed by the op's name) */
+GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+
+/* ==== printing =============================================================================== */
+
+GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one node a line */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRADIENT_H */
+
+/* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
+/* ==== implementation ========================================================================= */
+#ifdef GRADIENT_IMPLEMENTATION
+#ifndef GRADIENT_IMPLEMENTATION_DONE
+#define GRADIENT_IMPLEMENTATION_DONE
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(GR_MALLOC) && defined(GR_REALLOC) && defined(GR_FREE)
+/* the user's allocator */
+#elif !defined(GR_MALLOC) && !defined(GR_REALLOC) && !defined(GR_FREE)
+#define GR_MALLOC(n) malloc(n)
+#define GR_REALLOC(p, n) realloc(p, n)
+#define GR_FREE(p) free(p)
+#else
+#error "gradient.h: define all of GR_MALLOC, GR_REALLOC and GR_FREE, or none of them"
+#endif
+
+#ifndef GR_ASSERT
+#include <assert.h>
+#define GR_ASSERT(c) assert(c)
+#endif
+
+#ifdef GR_TRAP_ON_ERROR
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__TRAP() __builtin_trap()
+#else
+#define GR__TRAP() abort()
+#endif
+#else
+#define GR__TRAP() ((void)0)
+#endif
+
+#ifdef GRADIENT_CBLAS
+#include <cblas.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GR__MSG 1024                 /* room for one error message */
+
+/* ---- internal structures ------------------------------------------------------------------- */
+
+typedef struct gr__chunk { struct gr__chunk *next; size_t size, used; } gr__chunk;
+typedef struct gr__arena { gr__chunk *head; size_t total; } gr__arena;
+
+/* the storage of a shared variable: one value, shared by the graph and every function using it */
+typedef struct gr__storage { int refs; gr_array *value; } gr__storage;
+
+enum gr__var_kind {
+    GR__VK_OUT,          /* output of a node */
+    GR__VK_INPUT,        /* a free input */
+    GR__VK_CONST,        /* a constant; ext is its gr_array */
+    GR__VK_SHARED,       /* a shared variable; ext is its gr__storage */
+    GR__VK_DISC,         /* DisconnectedType marker */
+    GR__VK_NULL          /* NullType marker; ext is its reason, aux its status code */
+};
+enum { GR__VF_WEAK = 1 };            /* a weakly typed gr_const */
+
+struct gr_var {
+    gr_graph *graph;
+    gr_node  *owner;
+    int64_t  *shape;                 /* ndim entries, -1 unknown */
+    char     *name;
+    void     *ext;
+    uint32_t  id;                    /* index in graph->vars */
+    int32_t   out_index;
+    uint8_t   dtype, ndim, kind, flags, aux;
+};
+
+struct gr_node {
+    const gr_op_def *op;
+    gr_graph *graph;
+    gr_var  **in, **out;
+    void     *params;
+    size_t    params_size;
+    uint32_t  id;
+    int       n_in, n_out;
+};
+
+struct gr_graph {
+    gr__arena     arena;
+    gr_var      **vars;    uint32_t n_vars, cap_vars;
+    gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
+    void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
+    gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
+    gr_status     status;
+    char          message[GR__MSG];
+    gr_log_fn     log;
+    void         *log_user;
+};
+
+/* op flags */
+enum {
+    GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
+    GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
+    GR__OPF_NONDIFF  = 4             /* outputs carry no derivative (R-op: contributes nothing) */
+};
+
+/* ---- prototypes of every rule named by the structural table --------------------------------- */
+
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias) \
+    static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
+    static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
+    static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
+    static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
+    static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
+    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out);
+GR_STRUCT_OPS(GR__STRUCT_PROTO)
+#undef GR__STRUCT_PROTO
+
+static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
+static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
+
+enum gr__struct_code {
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias) GR__OP_##Name,
+    GR_STRUCT_OPS(GR__STRUCT_CODE)
+#undef GR__STRUCT_CODE
+    GR__OP_COUNT
+};
+
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias) \
+    static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, 0, gr__##alias##_alias };
+GR_STRUCT_OPS(GR__STRUCT_DEF)
+#undef GR__STRUCT_DEF
+
+/* ---- the elementwise rows ------------------------------------------------------------------- */
+
+enum gr__ew_row {
+#define GR__EW_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_##name,
+    GR_ELEMWISE_OPS(GR__EW_ROW)
+#undef GR__EW_ROW
+    GR__EW_COUNT
+};
+
+static gr_status gr__ew_infer(const gr_node *node, gr_type *out);
+static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
+static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
+
+#define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL };
+GR_ELEMWISE_OPS(GR__EW_DEF)
+#undef GR__EW_DEF
+
+static const gr_op_def *const gr__ew_ops[GR__EW_COUNT + 1] = {
+#define GR__EW_PTR(name, arity, cls, fexpr, iexpr, d0, d1, d2) &gr__op_ew_##name,
+    GR_ELEMWISE_OPS(GR__EW_PTR)
+#undef GR__EW_PTR
+    NULL
+};
+
+/* ==== src/base.c: generated region; edit src/base.c, then run make gradient.h ==== */
+/* src/base.c: arena, growable arrays, error recording, dtypes and arrays. */
+
+/* ---- arena: one per graph; everything built in the graph lives here ------------------------- */
+
+static void *gr__arena_alloc(gr__arena *a, size_t n) {
+    gr__chunk *c = a->head;
+    size_t need = (n + 15u) & ~(size_t)15u;
+    if (!c || c->size - c->used < need) {
+        size_t size = a->total < ((size_t)1 << 16) ? ((size_t)1 << 16) : ((size_t)1 << 20);
+        if (size < need) size = need;
+        c = (gr__chunk *)GR_MALLOC(sizeof(gr__chunk) + 16 + size);
+        if (!c) return NULL;
+        c->next = a->head; c->size = size; c->used = 0;
+        a->head = c; a->total += size;
+    }
+    {
+        unsigned char *base = (unsigned char *)(c + 1);
+        size_t pad = (size_t)(16 - ((uintptr_t)base & 15u)) & 15u;
+        void *p = base + pad + c->used;
+        c->used += need;
+        return p;
+    }
+}
+
+static void gr__arena_free(gr__arena *a) {
+    gr__chunk *c = a->head;
+    while (c) { gr__chunk *next = c->next; GR_FREE(c); c = next; }
+    a->head = NULL; a->total = 0;
+}
+
+static char *gr__arena_strdup(gr__arena *a, const char *s) {
+    size_t n;
+    char *d;
+    if (!s) return NULL;
+    n = strlen(s) + 1;
+    d = (char *)gr__arena_alloc(a, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* grows *items (of `elem` bytes each) so that index n fits; 0 on failure */
+static int gr__grow(void **items, uint32_t *cap, uint32_t n, size_t elem) {
+    if (n < *cap) return 1;
+    {
+        uint32_t nc = *cap ? *cap * 2 : 64;
+        void *p;
+        while (nc <= n) nc *= 2;
+        p = GR_REALLOC(*items, (size_t)nc * elem);
+        if (!p) return 0;
+        *items = p; *cap = nc;
+        return 1;
+    }
+}
+
+static void *gr__calloc(size_t n, size_t elem) {
+    size_t bytes;
+    void *p;
+    if (n == 0) n = 1;
+    if (elem && n > SIZE_MAX / elem) return NULL;
+    bytes = n * elem;
+    p = GR_MALLOC(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
+
+/* ---- status strings and errors ------------------------------------------------------------- */
+
+GR_API const char *gr_status_string(gr_status s) {
+    switch (s) {
+#define GR__STATUS_CASE(name, text) case name: return text;
+        GR_STATUS_LIST(GR__STATUS_CASE)
+#undef GR__STATUS_CASE
+    default: return "unknown status";
+    }
+}
+
+static void gr__verror(gr_graph *g, gr_status code, const char *fmt, va_list ap) {
+    if (!g || g->status != GR_OK) return;
+    g->status = code;
+    vsnprintf(g->message, sizeof g->message, fmt, ap);
+    GR__TRAP();
+}
+
+/* records the first error on g; returns code */
+static gr_status gr__error(gr_graph *g, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+static gr_status gr__error(gr_graph *g, gr_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gr__verror(g, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+static gr_var *gr__fail(gr_graph *g, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+static gr_var *gr__fail(gr_graph *g, gr_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gr__verror(g, code, fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+static void gr__log(gr_graph *g, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;
+static void gr__log(gr_graph *g, const char *fmt, ...) {
+    char buf[GR__MSG];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (g && g->log) g->log(g->log_user, buf);
+    else fprintf(stderr, "gradient.h: warning: %s\n", buf);
+}
+
+/* ---- dtypes ---------------------------------------------------------------------------------- */
+
+static size_t gr__dsize(int dt) { return dt == GR_F32 ? 4u : dt == GR_BOOL ? 1u : 8u; }
+static int gr__is_float(int dt) { return dt == GR_F64 || dt == GR_F32; }
+static int gr__dtype_ok(int dt) { return dt >= GR_F64 && dt <= GR_BOOL; }
+
+GR_API const char *gr_dtype_name(gr_dtype t) {
+    switch (t) {
+    case GR_F64: return "float64";
+    case GR_F32: return "float32";
+    case GR_I64: return "int64";
+    case GR_BOOL: return "bool";
+    }
+    return "?";
+}
+
+static double gr__load(int dt, const void *p, int64_t i) {
+    switch (dt) {
+    case GR_F64: return ((const double *)p)[i];
+    case GR_F32: return (double)((const float *)p)[i];
+    case GR_I64: return (double)((const int64_t *)p)[i];
+    default:     return (double)((const uint8_t *)p)[i];
+    }
+}
+
+static int64_t gr__to_i64(double v) {   /* truncates toward zero; NaN and out-of-range saturate */
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+static void gr__store(int dt, void *p, int64_t i, double v) {
+    switch (dt) {
+    case GR_F64: ((double *)p)[i] = v; break;
+    case GR_F32: ((float *)p)[i] = (float)v; break;
+    case GR_I64: ((int64_t *)p)[i] = gr__to_i64(v); break;
+    default:     ((uint8_t *)p)[i] = (uint8_t)(v != 0); break;
+    }
+}
+
+/* n elements from src (of dtype st) to dst (of dtype dt); exact for int64 to int64 */
+static void gr__convert(int dt, void *dst, int st, const void *src, int64_t n) {
+    int64_t i;
+    if (dt == st) { memcpy(dst, src, (size_t)n * gr__dsize(dt)); return; }
+    if (dt == GR_I64 && st == GR_BOOL) {
+        for (i = 0; i < n; i++) ((int64_t *)dst)[i] = ((const uint8_t *)src)[i];
+    } else if (dt == GR_BOOL && st == GR_I64) {
+        for (i = 0; i < n; i++) ((uint8_t *)dst)[i] = (uint8_t)(((const int64_t *)src)[i] != 0);
+    } else if (dt == GR_F32 && st == GR_F64) {
+        for (i = 0; i < n; i++) ((float *)dst)[i] = (float)((const double *)src)[i];
+    } else if (dt == GR_F64 && st == GR_F32) {
+        for (i = 0; i < n; i++) ((double *)dst)[i] = (double)((const float *)src)[i];
+    } else {
+        for (i = 0; i < n; i++) gr__store(dt, dst, i, gr__load(st, src, i));
+    }
+}
+
+/* "(3,4)" or "()" ; -1 shows as "?" */
+static const char *gr__shape_str(char *buf, size_t size, int ndim, const int64_t *shape) {
+    size_t used = 0;
+    int i;
+    used += (size_t)snprintf(buf, size, "(");
+    for (i = 0; i < ndim && used < size; i++) {
+        if (shape[i] < 0) used += (size_t)snprintf(buf + used, size - used, "%s?", i ? "," : "");
+        else used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "," : "", (long long)shape[i]);
+    }
+    if (used < size) snprintf(buf + used, size - used, ")");
+    return buf;
+}
+
+/* element count of a shape; -1 on a negative entry or overflow */
+static int64_t gr__shape_size(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 0) return -1;
+        if (shape[i] != 0 && n > INT64_MAX / shape[i]) return -1;
+        n *= shape[i];
+    }
+    return n;
+}
+
+/* ---- arrays ---------------------------------------------------------------------------------- */
+
+/* header and data in one block; data 64-byte aligned */
+#define GR__ARRAY_HEAD ((sizeof(gr_array) + 63u) & ~(size_t)63u)
+
+static gr_array *gr__array_alloc(int dtype, int ndim, const int64_t *shape) {
+    int64_t size;
+    size_t bytes;
+    unsigned char *block;
+    gr_array *a;
+    int i;
+    if (!gr__dtype_ok(dtype) || ndim < 0 || ndim > GR_MAX_NDIM || (ndim > 0 && !shape)) return NULL;
+    size = gr__shape_size(ndim, shape);
+    if (size < 0 || (uint64_t)size > (uint64_t)(SIZE_MAX - GR__ARRAY_HEAD - 64) / gr__dsize(dtype)) return NULL;
+    bytes = GR__ARRAY_HEAD + 64 + (size_t)size * gr__dsize(dtype);
+    block = (unsigned char *)GR_MALLOC(bytes);
+    if (!block) return NULL;
+    a = (gr_array *)block;
+    memset(a, 0, sizeof *a);
+    a->dtype = (gr_dtype)dtype;
+    a->ndim = ndim;
+    for (i = 0; i < ndim; i++) a->shape[i] = shape[i];
+    a->size = size;
+    {
+        unsigned char *d = block + GR__ARRAY_HEAD;
+        d += (size_t)(64 - ((uintptr_t)d & 63u)) & 63u;
+        a->data = d;
+    }
+    return a;
+}
+
+GR_API gr_array *gr_array_new(gr_dtype dtype, int ndim, const int64_t *shape) {
+    gr_array *a = gr__array_alloc((int)dtype, ndim, shape);
+    if (a) memset(a->data, 0, (size_t)a->size * gr__dsize(dtype));
+    return a;
+}
+
+GR_API gr_array *gr_array_from(gr_dtype dtype, int ndim, const int64_t *shape, const void *data) {
+    gr_array *a = gr__array_alloc((int)dtype, ndim, shape);
+    if (a && a->size) {
+        if (!data) { GR_FREE(a); return NULL; }
+        memcpy(a->data, data, (size_t)a->size * gr__dsize(dtype));
+    }
+    return a;
+}
+
+GR_API gr_array *gr_array_scalar(gr_dtype dtype, double value) {
+    gr_array *a = gr__array_alloc((int)dtype, 0, NULL);
+    if (a) gr__store(dtype, a->data, 0, value);
+    return a;
+}
+
+GR_API gr_array *gr_array_copy(const gr_array *a) {
+    if (!a) return NULL;
+    return gr_array_from(a->dtype, a->ndim, a->shape, a->data);
+}
+
+GR_API double gr_array_get(const gr_array *a, int64_t i) {
+    if (!a || !a->data || i < 0 || i >= a->size || !gr__dtype_ok(a->dtype)) return NAN;
+    return gr__load(a->dtype, a->data, i);
+}
+
+GR_API void gr_array_set(gr_array *a, int64_t i, double value) {
+    if (!a || !a->data || i < 0 || i >= a->size || !gr__dtype_ok(a->dtype)) return;
+    gr__store(a->dtype, a->data, i, value);
+}
+
+GR_API void gr_array_free(gr_array *a) {
+    if (a) GR_FREE(a);
+}
+
+/* an array struct is well formed: known dtype, ndim in range, size the product of the shape */
+static int gr__array_valid(const gr_array *a) {
+    int64_t size;
+    if (!a || !gr__dtype_ok(a->dtype) || a->ndim < 0 || a->ndim > GR_MAX_NDIM) return 0;
+    size = gr__shape_size(a->ndim, a->shape);
+    if (size < 0 || size != a->size) return 0;
+    return size == 0 || a->data != NULL;
+}
+
+/* ==== src/graph.c: generated region; edit src/graph.c, then run make gradient.h ==== */
+/* src/graph.c: graphs, variables, leaves, nodes and gr_apply. */
+
+GR_API gr_graph *gr_graph_new(void) {
+    gr_graph *g = (gr_graph *)gr__calloc(1, sizeof(gr_graph));
+    return g;
+}
+
+static void gr__storage_release(gr__storage *s) {
+    if (s && --s->refs == 0) {
+        gr_array_free(s->value);
+        GR_FREE(s);
+    }
+}
+
+GR_API void gr_graph_free(gr_graph *g) {
+    uint32_t i;
+    if (!g) return;
+    for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
+    for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
+    GR_FREE(g->owned);
+    GR_FREE(g->stores);
+    GR_FREE(g->vars);
+    GR_FREE(g->nodes);
+    gr__arena_free(&g->arena);
+    GR_FREE(g);
+}
+
+GR_API gr_status gr_graph_status(const gr_graph *g) { return g ? g->status : GR_ERR_VALUE; }
+GR_API const char *gr_graph_message(const gr_graph *g) { return g ? g->message : ""; }
+GR_API void gr_graph_clear_error(gr_graph *g) {
+    if (!g) return;
+    g->status = GR_OK;
+    g->message[0] = 0;
+}
+GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
+    if (!g) return;
+    g->log = fn;
+    g->log_user = user;
+}
+
+static void *gr__alloc(gr_graph *g, size_t n) {
+    void *p = gr__arena_alloc(&g->arena, n);
+    if (!p) gr__error(g, GR_ERR_NOMEM, "out of memory (graph arena, %lu bytes)", (unsigned long)n);
+    return p;
+}
+
+/* keeps a GR_MALLOC'd block until the graph is freed */
+static int gr__own(gr_graph *g, void *block) {
+    if (!gr__grow((void **)&g->owned, &g->cap_owned, g->n_owned, sizeof(void *))) {
+        GR_FREE(block);
+        gr__error(g, GR_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    g->owned[g->n_owned++] = block;
+    return 1;
+}
+
+static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shape, int kind) {
+    gr_var *v;
+    int i;
+    if (!gr__grow((void **)&g->vars, &g->cap_vars, g->n_vars, sizeof(gr_var *)))
+        return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    v = (gr_var *)gr__alloc(g, sizeof(gr_var) + (size_t)ndim * sizeof(int64_t));
+    if (!v) return NULL;
+    memset(v, 0, sizeof *v);
+    v->graph = g;
+    v->shape = (int64_t *)(v + 1);
+    for (i = 0; i < ndim; i++) v->shape[i] = shape ? shape[i] : -1;
+    v->dtype = (uint8_t)dtype;
+    v->ndim = (uint8_t)ndim;
+    v->kind = (uint8_t)kind;
+    v->id = g->n_vars;
+    g->vars[g->n_vars++] = v;
+    return v;
+}
+
+/* ---- describing variables in messages ------------------------------------------------------ */
+
+typedef struct gr__desc { char s[112]; } gr__desc;
+
+static gr__desc gr__d(const gr_var *v) {
+    gr__desc d;
+    if (!v) snprintf(d.s, sizeof d.s, "NULL");
+    else if (v->name) snprintf(d.s, sizeof d.s, "'%.80s'", v->name);
+    else if (v->owner) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, v->owner->op->name);
+    else if (v->kind == GR__VK_CONST && v->ndim == 0)
+        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)v->ext, 0));
+    else {
+        static const char *const kinds[] = { "output", "input", "constant", "shared", "disconnected", "null" };
+        snprintf(d.s, sizeof d.s, "#%lu (%s)", (unsigned long)v->id, kinds[v->kind]);
+    }
+    return d;
+}
+
+typedef struct gr__shp { char s[200]; } gr__shp;
+static gr__shp gr__vs(const gr_var *v) {
+    gr__shp s;
+    gr__shape_str(s.s, sizeof s.s, v->ndim, v->shape);
+    return s;
+}
+static gr__shp gr__as(const gr_array *a) {
+    gr__shp s;
+    gr__shape_str(s.s, sizeof s.s, a->ndim, a->shape);
+    return s;
+}
+
+/* ---- leaves ---------------------------------------------------------------------------------- */
+
+GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name) {
+    gr_var *v;
+    int i;
+    if (!g) return NULL;
+    if (!gr__dtype_ok((int)dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_tensor: unknown dtype %d", (int)dtype);
+    if (ndim < 0 || ndim > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensor: ndim %d out of range [0, %d] for %s%s%s", ndim, GR_MAX_NDIM,
+                        name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    for (i = 0; shape && i < ndim; i++)
+        if (shape[i] < -1)
+            return gr__fail(g, GR_ERR_VALUE, "gr_tensor: negative size %lld at axis %d of %s%s%s", (long long)shape[i], i,
+                            name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    v = gr__new_var(g, (int)dtype, ndim, shape, GR__VK_INPUT);
+    if (v && name) v->name = gr__arena_strdup(&g->arena, name);
+    return v;
+}
+
+GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 0, NULL, name); }
+GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 1, NULL, name); }
+GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 2, NULL, name); }
+
+/* a constant holding a copy of `value` (of any well-formed array) */
+static gr_var *gr__constant(gr_graph *g, const gr_array *value, int flags) {
+    gr_array *copy;
+    gr_var *v;
+    copy = gr_array_copy(value);
+    if (!copy) return gr__fail(g, GR_ERR_NOMEM, "out of memory (constant of %lld elements)", (long long)value->size);
+    if (!gr__own(g, copy)) return NULL;
+    v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_CONST);
+    if (!v) return NULL;
+    v->ext = copy;
+    v->flags = (uint8_t)flags;
+    return v;
+}
+
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
+    if (!g) return NULL;
+    if (!value) return gr__fail(g, GR_ERR_VALUE, "gr_constant: value is NULL");
+    if (!gr__array_valid(value))
+        return gr__fail(g, GR_ERR_VALUE, "gr_constant: the array is malformed (dtype, ndim, shape, size or data)");
+    return gr__constant(g, value, 0);
+}
+
+/* a 0-d constant of a given dtype */
+static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
+    gr_array a;
+    double d = value;
+    float f = (float)value;
+    int64_t i = gr__to_i64(value);
+    uint8_t b = (uint8_t)(value != 0);
+    memset(&a, 0, sizeof a);
+    a.dtype = (gr_dtype)dtype;
+    a.size = 1;
+    a.data = dtype == GR_F64 ? (void *)&d : dtype == GR_F32 ? (void *)&f : dtype == GR_I64 ? (void *)&i : (void *)&b;
+    return gr__constant(g, &a, flags);
+}
+
+GR_API gr_var *gr_const(gr_graph *g, double value) {
+    if (!g) return NULL;
+    return gr__scalar_const(g, GR_F64, value, GR__VF_WEAK);
+}
+
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
+    gr__storage *s;
+    gr_var *v;
+    if (!g) return NULL;
+    if (!value) return gr__fail(g, GR_ERR_VALUE, "gr_shared: value is NULL for %s", name ? name : "an unnamed shared variable");
+    if (!gr__array_valid(value))
+        return gr__fail(g, GR_ERR_VALUE, "gr_shared: the array given for %s is malformed", name ? name : "an unnamed shared variable");
+    if (!gr__grow((void **)&g->stores, &g->cap_stores, g->n_stores, sizeof(void *)))
+        return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    s = (gr__storage *)GR_MALLOC(sizeof *s);
+    if (!s) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    s->refs = 1;
+    s->value = gr_array_copy(value);
+    if (!s->value) { GR_FREE(s); return gr__fail(g, GR_ERR_NOMEM, "out of memory (shared value)"); }
+    g->stores[g->n_stores++] = s;
+    v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
+    if (!v) return NULL;
+    v->ext = s;
+    if (name) v->name = gr__arena_strdup(&g->arena, name);
+    return v;
+}
+
+GR_API const gr_array *gr_shared_get(const gr_var *v) {
+    if (!v || v->kind != GR__VK_SHARED) return NULL;
+    return ((const gr__storage *)v->ext)->value;
+}
+
+/* the value of a shared storage becomes a copy of `value` (same dtype and ndim) */
+static gr_status gr__storage_assign(gr__storage *s, const gr_array *value) {
+    gr_array *cur = s->value;
+    if (cur->size == value->size) {     /* same element count: reuse the block */
+        int i;
+        for (i = 0; i < value->ndim; i++) cur->shape[i] = value->shape[i];
+        if (value->size) memmove(cur->data, value->data, (size_t)value->size * gr__dsize(value->dtype));
+        return GR_OK;
+    } else {
+        gr_array *copy = gr_array_copy(value);
+        if (!copy) return GR_ERR_NOMEM;
+        gr_array_free(cur);
+        s->value = copy;
+        return GR_OK;
+    }
+}
+
+GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
+    gr__storage *s;
+    int i;
+    if (!v) return GR_ERR_VALUE;
+    if (v->kind != GR__VK_SHARED)
+        return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: %s is not a shared variable", gr__d(v).s);
+    if (!value) return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: value is NULL for %s", gr__d(v).s);
+    if (!gr__array_valid(value))
+        return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: the array given for %s is malformed", gr__d(v).s);
+    if ((int)value->dtype != v->dtype || value->ndim != v->ndim)
+        return gr__error(v->graph, GR_ERR_TYPE, "gr_shared_set: %s is %s with %d dimensions; the value is %s with %d",
+                         gr__d(v).s, gr_dtype_name((gr_dtype)v->dtype), v->ndim, gr_dtype_name(value->dtype), value->ndim);
+    s = (gr__storage *)v->ext;
+    if (gr__storage_assign(s, value) != GR_OK)
+        return gr__error(v->graph, GR_ERR_NOMEM, "gr_shared_set: out of memory for %s", gr__d(v).s);
+    for (i = 0; i < v->ndim; i++) v->shape[i] = value->shape[i];
+    return GR_OK;
+}
+
+/* ---- variable accessors ---------------------------------------------------------------------- */
+
+GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
+GR_API void gr_var_set_name(gr_var *v, const char *name) {
+    if (!v) return;
+    v->name = name ? gr__arena_strdup(&v->graph->arena, name) : NULL;
+}
+GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
+GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
+GR_API gr_graph *gr_var_graph(const gr_var *v) { return v ? v->graph : NULL; }
+GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? v->owner : NULL; }
+GR_API int gr_is_disconnected(const gr_var *v) { return v && v->kind == GR__VK_DISC; }
+GR_API int gr_is_null(const gr_var *v) { return v && v->kind == GR__VK_NULL; }
+GR_API int gr_var_type(const gr_var *v, gr_type *out) {
+    int i;
+    if (!v || !out) return 0;
+    memset(out, 0, sizeof *out);
+    out->dtype = (gr_dtype)v->dtype;
+    out->ndim = v->ndim;
+    for (i = 0; i < v->ndim; i++) out->shape[i] = v->shape[i];
+    return 1;
+}
+
+GR_API gr_var *gr_disconnected_like(gr_var *x) {
+    gr_var *v;
+    if (!x) return NULL;
+    v = gr__new_var(x->graph, x->dtype, x->ndim, x->shape, GR__VK_DISC);
+    return v;
+}
+
+static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
+
+/* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
+   the first non-NULL one); else 1 and *gout is their graph */
+static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **gout) {
+    gr_graph *g = NULL;
+    int i;
+    for (i = 0; i < n; i++) if (xs[i]) { g = xs[i]->graph; break; }
+    *gout = g;
+    for (i = 0; i < n; i++) if (!xs[i]) return 0;
+    for (i = 0; i < n; i++) {
+        if (xs[i]->graph != g) {
+            gr__error(g, GR_ERR_VALUE, "%s: operand %d (%s) belongs to another graph", fname, i, gr__d(xs[i]).s);
+            return 0;
+        }
+        if (gr__is_marker(xs[i])) {
+            gr__error(g, GR_ERR_TYPE, "%s: operand %d is a %s gradient marker, not a value", fname, i,
+                      xs[i]->kind == GR__VK_DISC ? "disconnected" : "null");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- nodes ----------------------------------------------------------------------------------- */
+
+static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                               gr_var *const *in, gr_var **outs) {
+    gr_node *node;
+    gr_type stack_types[4];
+    gr_type *types = stack_types;
+    gr_status st;
+    int i, j;
+    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
+        return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + op->n_out) * sizeof(gr_var *) + psize);
+    if (!node) return GR_ERR_NOMEM;
+    node->op = op;
+    node->graph = g;
+    node->in = (gr_var **)(node + 1);
+    node->out = node->in + n_in;
+    node->params = psize ? (void *)(node->out + op->n_out) : NULL;
+    node->params_size = psize;
+    node->n_in = n_in;
+    node->n_out = op->n_out;
+    node->id = g->n_nodes;
+    for (i = 0; i < n_in; i++) node->in[i] = in[i];
+    for (j = 0; j < op->n_out; j++) node->out[j] = NULL;
+    if (psize) memcpy(node->params, params, psize);
+    if (op->n_out > 4) {
+        types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)op->n_out);
+        if (!types) return GR_ERR_NOMEM;
+    }
+    memset(types, 0, sizeof(gr_type) * (size_t)op->n_out);
+    if (op->infer) {
+        gr_status before = g->status;
+        st = op->infer(node, types);
+        if (st != GR_OK) {
+            if (before == GR_OK && g->status == GR_OK)
+                gr__error(g, st, "%s: its type rule failed (%s)", op->name, gr_status_string(st));
+            return st;
+        }
+    } else {
+        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
+        for (j = 0; j < op->n_out; j++) gr_var_type(in[0], &types[j]);
+    }
+    for (j = 0; j < op->n_out; j++) {
+        gr_var *v;
+        if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
+            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+        v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
+        if (!v) return GR_ERR_NOMEM;
+        v->owner = node;
+        v->out_index = j;
+        node->out[j] = v;
+    }
+    g->nodes[g->n_nodes++] = node;
+    for (j = 0; j < op->n_out; j++) outs[j] = node->out[j];
+    return GR_OK;
+}
+
+/* one-output node, or NULL */
+static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *in) {
+    gr_var *out = NULL;
+    if (gr__make_node(g, op, params, psize, n_in, in, &out) != GR_OK) return NULL;
+    return out;
+}
+
+GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params_size, int n_in,
+                          gr_var *const *inputs, gr_var **outputs) {
+    gr_graph *g = NULL;
+    int i;
+    if (op && outputs) for (i = 0; i < op->n_out; i++) outputs[i] = NULL;
+    for (i = 0; inputs && i < n_in; i++) if (inputs[i]) { g = inputs[i]->graph; break; }
+    if (!op) return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: op is NULL") : GR_ERR_VALUE;
+    if (!outputs) return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: %s: outputs is NULL", op->name ? op->name : "?") : GR_ERR_VALUE;
+    if (!op->name || op->n_out < 1 || n_in < 0 || (op->n_in >= 0 && op->n_in != n_in) || (n_in > 0 && !inputs))
+        return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: %s: takes %d inputs and %d outputs, given %d inputs",
+                             op->name ? op->name : "unnamed op", op->n_in, op->n_out, n_in) : GR_ERR_VALUE;
+    if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
+    if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
+    if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
+}
+
+GR_API gr_var *gr_node_input(const gr_node *node, int i) {
+    return node && i >= 0 && i < node->n_in ? node->in[i] : NULL;
+}
+GR_API gr_var *gr_node_output(const gr_node *node, int i) {
+    return node && i >= 0 && i < node->n_out ? node->out[i] : NULL;
+}
+GR_API int gr_node_n_inputs(const gr_node *node) { return node ? node->n_in : 0; }
+GR_API int gr_node_n_outputs(const gr_node *node) { return node ? node->n_out : 0; }
+GR_API const void *gr_node_params(const gr_node *node) { return node ? node->params : NULL; }
+GR_API const gr_op_def *gr_node_op(const gr_node *node) { return node ? node->op : NULL; }
+
+GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) {
+    char buf[GR__MSG];
+    va_list ap;
+    if (!node) return code;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    gr__error(node->graph, code, "%s: %s", node->op->name, buf);
+    return code;
+}
+
+/* the first input's static type (the default type rule, and the like0 rule of the table) */
+static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[0], out);
+    return GR_OK;
+}
+static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
+    return GR_OK;
+}
+static int64_t gr__none_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node; (void)in; (void)out;
+    return -1;
+}
+static int64_t gr__always_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node; (void)in; (void)out;
+    return 0;
+}
+static int64_t gr__same_size_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node;
+    return in[0]->size == out->size && in[0]->dtype == out->dtype ? 0 : -1;
+}
+
+/* ---- axes ------------------------------------------------------------------------------------ */
+
+/* normalises a possibly negative axis of an ndim-d variable; -1 if out of range */
+static int gr__axis(int axis, int ndim) {
+    if (axis < 0) axis += ndim;
+    return axis >= 0 && axis < ndim ? axis : -1;
+}
+
+/* ---- walking the graph without recursion ----------------------------------------------------- */
+
+/* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
+   stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
+   variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
+static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                              uint32_t *n_out) {
+    uint8_t *state = (uint8_t *)gr__calloc(g->n_nodes, 1);
+    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (g->n_nodes + 1u));
+    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    uint32_t sp = 0, n = 0;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!state || !stack || !next || !order) {
+        GR_FREE(state); GR_FREE(stack); GR_FREE(next); GR_FREE(order);
+        return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)g->n_nodes);
+    }
+    for (r = 0; r < n_roots; r++) {
+        gr_var *v = roots[r];
+        if (!v || !v->owner || (stop && stop[v->id]) || state[v->owner->id]) continue;
+        state[v->owner->id] = 1;
+        stack[sp] = v->owner; next[sp] = 0; sp++;
+        while (sp) {
+            gr_node *node = stack[sp - 1];
+            if (next[sp - 1] < node->n_in) {
+                gr_var *in = node->in[next[sp - 1]++];
+                if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
+                    state[in->owner->id] = 1;
+                    stack[sp] = in->owner; next[sp] = 0; sp++;
+                }
+            } else {
+                state[node->id] = 2;
+                order[n++] = node;
+                sp--;
+            }
+        }
+    }
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}
+
+/* ==== ops/elemwise.c: generated region; edit ops/elemwise.c, then run make gradient.h ==== */
+/* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
+
+   Shapes: NumPy broadcasting, right-aligned; a static 1 is broadcastable, -1 unknown until the call.
+   Every input of an elementwise node has the node's compute dtype T (the builder inserts casts and
+   types weak constants), so a kernel is one loop over one element type. */
+
+/* ---- scalar helpers used by the table's expressions ---------------------------------------- */
+
+static double gr__sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+static float gr__signf(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
+static double gr__mod(double a, double b) {
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static float gr__modf(float a, float b) {
+    float r = fmodf(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static int64_t gr__imod(int64_t a, int64_t b) {
+    int64_t r;
+    if (b == 0) return 0;
+    if (b == -1) return 0;                          /* INT64_MIN % -1 overflows */
+    r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static int64_t gr__ipow(int64_t a, int64_t b) {   /* wraps on overflow like NumPy; b < 0 gives 0 unless |a| = 1 */
+    uint64_t result = 1, base = (uint64_t)a;
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    while (b) {
+        if (b & 1) result *= base;
+        base *= base;
+        b >>= 1;
+    }
+    return (int64_t)result;
+}
+static double gr__max(double a, double b) { return (a != a || a > b) ? a : b; }   /* NaN propagates */
+static float gr__maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+static double gr__min(double a, double b) { return (a != a || a < b) ? a : b; }
+static float gr__minf(float a, float b) { return (a != a || a < b) ? a : b; }
+static double gr__clip(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static double gr__sigmoid(double x) {
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    { double e = exp(x); return e / (1.0 + e); }
+}
+static float gr__sigmoidf(float x) {
+    if (x >= 0) return 1.0f / (1.0f + expf(-x));
+    { float e = expf(x); return e / (1.0f + e); }
+}
+static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
+
+/* ---- kernels: one per row and dtype --------------------------------------------------------
+   k(n, out, in, st): out[i] = f(in[0][i*st[0]], ...) for i < n, each st[k] 0 or 1; out may be
+   in[k] itself (in place) when st[k] is 1. */
+typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
+
+#define GR__EWK_1(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0]; int64_t i; \
+        if (st[0] == 1) { for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
+        else { TI a = pa[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
+    }
+#define GR__EWK_2(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1]; int64_t i; \
+        if (st[0] == 1 && st[1] == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i]; o[i] = (TO)(expr); } } \
+        else if (st[0] == 0 && st[1] == 1) { TI a = pa[0]; for (i = 0; i < n; i++) { TI b = pb[i]; o[i] = (TO)(expr); } } \
+        else if (st[0] == 1) { TI b = pb[0]; for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
+        else { TI a = pa[0], b = pb[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
+    }
+#define GR__EWK_3(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1], *pc = (const TI *)in[2]; \
+        int64_t i, sa = st[0], sb = st[1], sc = st[2]; \
+        if (sa == 1 && sb == 1 && sc == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i], c = pc[i]; o[i] = (TO)(expr); } } \
+        else { for (i = 0; i < n; i++) { TI a = pa[i * sa], b = pb[i * sb], c = pc[i * sc]; o[i] = (TO)(expr); } } \
+    }
+
+/* which classes compute in which dtypes, and what they return */
+#define GR__IF_FLT_FLOAT(...)  __VA_ARGS__
+#define GR__IF_FLT_ARITH(...)  __VA_ARGS__
+#define GR__IF_FLT_STEP(...)   __VA_ARGS__
+#define GR__IF_FLT_CMP(...)    __VA_ARGS__
+#define GR__IF_FLT_SELECT(...) __VA_ARGS__
+#define GR__IF_FLT_LOGIC(...)
+#define GR__IF_INT_FLOAT(...)
+#define GR__IF_INT_ARITH(...)  __VA_ARGS__
+#define GR__IF_INT_STEP(...)   __VA_ARGS__
+#define GR__IF_INT_CMP(...)    __VA_ARGS__
+#define GR__IF_INT_SELECT(...) __VA_ARGS__
+#define GR__IF_INT_LOGIC(...)
+#define GR__IF_B8_FLOAT(...)
+#define GR__IF_B8_ARITH(...)
+#define GR__IF_B8_STEP(...)
+#define GR__IF_B8_CMP(...)
+#define GR__IF_B8_SELECT(...)
+#define GR__IF_B8_LOGIC(...)   __VA_ARGS__
+#define GR__TO_FLOAT(T)  T
+#define GR__TO_ARITH(T)  T
+#define GR__TO_STEP(T)   T
+#define GR__TO_SELECT(T) T
+#define GR__TO_CMP(T)    uint8_t
+#define GR__TO_LOGIC(T)  uint8_t
+
+#define GR_T double
+#define GR_M(f) f
+#define GR__K64(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_FLT_##cls(GR__EWK_##arity(gr__ewk_##name##_f64, double, GR__TO_##cls(double), fexpr))
+GR_ELEMWISE_OPS(GR__K64)
+#undef GR__K64
+#undef GR_T
+#undef GR_M
+
+#define GR_T float
+#define GR_M(fn) fn##f
+#define GR__K32(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_FLT_##cls(GR__EWK_##arity(gr__ewk_##name##_f32, float, GR__TO_##cls(float), fexpr))
+GR_ELEMWISE_OPS(GR__K32)
+#undef GR__K32
+#undef GR_T
+#undef GR_M
+
+#define GR_T int64_t
+#define GR_M(f) f
+#define GR__KI64(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_INT_##cls(GR__EWK_##arity(gr__ewk_##name##_i64, int64_t, GR__TO_##cls(int64_t), iexpr))
+GR_ELEMWISE_OPS(GR__KI64)
+#undef GR__KI64
+#undef GR_T
+
+#define GR_T uint8_t
+#define GR__KB8(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_B8_##cls(GR__EWK_##arity(gr__ewk_##name##_b8, uint8_t, uint8_t, iexpr))
+GR_ELEMWISE_OPS(GR__KB8)
+#undef GR__KB8
+#undef GR_T
+#undef GR_M
+
+#define GR__KP_FLT_FLOAT(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
+#define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
+#define GR__KP_FLT_SELECT(n, s) gr__ewk_##n##_##s
+#define GR__KP_FLT_LOGIC(n, s)  NULL
+#define GR__KP_INT_FLOAT(n)     NULL
+#define GR__KP_INT_ARITH(n)     gr__ewk_##n##_i64
+#define GR__KP_INT_STEP(n)      gr__ewk_##n##_i64
+#define GR__KP_INT_CMP(n)       gr__ewk_##n##_i64
+#define GR__KP_INT_SELECT(n)    gr__ewk_##n##_i64
+#define GR__KP_INT_LOGIC(n)     NULL
+#define GR__KP_B8_LOGIC(n)      gr__ewk_##n##_b8
+#define GR__KP_B8_FLOAT(n)      NULL
+#define GR__KP_B8_ARITH(n)      NULL
+#define GR__KP_B8_STEP(n)       NULL
+#define GR__KP_B8_CMP(n)        NULL
+#define GR__KP_B8_SELECT(n)     NULL
+
+/* indexed by [row][dtype] (GR_F64, GR_F32, GR_I64, GR_BOOL): the kernel, NULL where never used */
+static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
+#define GR__KROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    { GR__KP_FLT_##cls(name, f64), GR__KP_FLT_##cls(name, f32), GR__KP_INT_##cls(name), GR__KP_B8_##cls(name) },
+    GR_ELEMWISE_OPS(GR__KROW)
+#undef GR__KROW
+};
+
+enum gr__ew_class { GR__EC_FLOAT, GR__EC_ARITH, GR__EC_STEP, GR__EC_CMP, GR__EC_LOGIC, GR__EC_SELECT };
+static const unsigned char gr__ew_class[GR__EW_COUNT] = {
+#define GR__CROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EC_##cls,
+    GR_ELEMWISE_OPS(GR__CROW)
+#undef GR__CROW
+};
+
+/* ---- broadcasting loops --------------------------------------------------------------------- */
+
+/* A broadcast loop over an output of `nd` axes: per operand (0: the output, 1..: inputs) the byte
+   stride of each axis (0 where broadcast), with axes of size 1 dropped and mergeable axes merged,
+   so the innermost axis has element stride 0 or 1 for every operand. */
+typedef struct gr__bloop {
+    int nd, nops;
+    int64_t shape[GR_MAX_NDIM];
+    int64_t st[4][GR_MAX_NDIM];          /* byte strides */
+    size_t esize[4];
+} gr__bloop;
+
+static void gr__bloop_init(gr__bloop *L, const gr_array *out, int n_in, const gr_array *const *in) {
+    int64_t full[4][GR_MAX_NDIM];
+    int nd = out->ndim, k, i, m = 0;
+    L->nops = n_in + 1;
+    for (k = 0; k < L->nops; k++) {
+        const gr_array *a = k == 0 ? out : in[k - 1];
+        int off = nd - a->ndim;
+        int64_t s = (int64_t)gr__dsize(a->dtype);
+        L->esize[k] = gr__dsize(a->dtype);
+        for (i = nd - 1; i >= 0; i--) {
+            int64_t len = i >= off ? a->shape[i - off] : 1;
+            full[k][i] = len == 1 ? 0 : s;
+            s *= len;
+        }
+    }
+    for (i = 0; i < nd; i++) {
+        if (out->shape[i] == 1) continue;
+        if (m > 0) {                         /* merge with the previous kept axis when contiguous */
+            int ok = 1;
+            for (k = 0; k < L->nops; k++)
+                if (L->st[k][m - 1] != full[k][i] * out->shape[i]) { ok = 0; break; }
+            if (ok) {
+                L->shape[m - 1] *= out->shape[i];
+                for (k = 0; k < L->nops; k++) L->st[k][m - 1] = full[k][i];
+                continue;
+            }
+        }
+        L->shape[m] = out->shape[i];
+        for (k = 0; k < L->nops; k++) L->st[k][m] = full[k][i];
+        m++;
+    }
+    L->nd = m;
+}
+
+/* calls k over the whole output in runs of the innermost axis */
+static void gr__ew_run(gr__ew_kernel k, const gr_array *out, int n_in, const gr_array *const *in) {
+    gr__bloop L;
+    int64_t idx[GR_MAX_NDIM], inner_st[3], n, count, r;
+    const void *ptrs[3];
+    char *base[4];
+    int j, i;
+    if (out->size == 0) return;
+    gr__bloop_init(&L, out, n_in, in);
+    base[0] = (char *)out->data;
+    for (j = 0; j < n_in; j++) base[j + 1] = (char *)in[j]->data;
+    if (L.nd == 0) {                         /* a single element */
+        for (j = 0; j < n_in; j++) { ptrs[j] = base[j + 1]; inner_st[j] = 0; }
+        k(1, base[0], ptrs, inner_st);
+        return;
+    }
+    n = L.shape[L.nd - 1];
+    for (j = 0; j < n_in; j++) inner_st[j] = L.st[j + 1][L.nd - 1] ? 1 : 0;
+    count = out->size / n;
+    for (i = 0; i < L.nd; i++) idx[i] = 0;
+    for (r = 0; r < count; r++) {
+        int64_t off[4] = { 0, 0, 0, 0 };
+        for (i = 0; i < L.nd - 1; i++)
+            for (j = 0; j < L.nops; j++) off[j] += idx[i] * L.st[j][i];
+        for (j = 0; j < n_in; j++) ptrs[j] = base[j + 1] + off[j + 1];
+        k(n, base[0] + off[0], ptrs, inner_st);
+        for (i = L.nd - 2; i >= 0; i--) {    /* odometer over the outer axes */
+            if (++idx[i] < L.shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/* ---- type and shape rules -------------------------------------------------------------------- */
+
+/* static broadcast of n variables; returns -1 on success, else the index of the operand that
+   conflicts with the ones before it */
+static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
+    int nd = 0, i, k;
+    for (k = 0; k < n; k++) if (xs[k]->ndim > nd) nd = xs[k]->ndim;
+    out->ndim = nd;
+    for (i = 0; i < nd; i++) out->shape[i] = 1;
+    for (k = 0; k < n; k++) {
+        int off = nd - xs[k]->ndim;
+        for (i = 0; i < xs[k]->ndim; i++) {
+            int64_t a = out->shape[off + i], b = xs[k]->shape[i];
+            int64_t r;
+            if (a == 1) r = b;
+            else if (b == 1) r = a;
+            else if (a == -1) r = b;
+            else if (b == -1) r = a;
+            else if (a == b) r = a;
+            else return k;
+            out->shape[off + i] = r;
+        }
+    }
+    return -1;
+}
+
+static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
+    int cls = gr__ew_class[node->op->code];
+    int bad = gr__broadcast_static(node->n_in, node->in, out);
+    if (bad >= 0) {
+        int k;
+        char buf[GR__MSG];
+        size_t used = 0;
+        for (k = 0; k <= bad; k++)
+            used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
+                                     k ? " and " : "", gr__vs(node->in[k]).s, gr__d(node->in[k]).s);
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
+    }
+    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)node->in[node->n_in - 1]->dtype;
+    return GR_OK;
+}
+
+/* runtime broadcast of the inputs' shapes into out */
+static gr_status gr__broadcast_shapes(const gr_node *node, int n, const gr_array *const *in, gr_array *out) {
+    int nd = out->ndim, i, k;
+    for (i = 0; i < nd; i++) out->shape[i] = 1;
+    for (k = 0; k < n; k++) {
+        int off = nd - in[k]->ndim;
+        for (i = 0; i < in[k]->ndim; i++) {
+            int64_t a = out->shape[off + i], b = in[k]->shape[i];
+            if (a == 1) out->shape[off + i] = b;
+            else if (b != 1 && b != a) {
+                char s1[200], s2[200];
+                int j;
+                gr_array tmp = *out;
+                for (j = 0; j < off; j++) tmp.shape[j] = 1;
+                return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast: %s of %s against %s so far",
+                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(node->in[k]).s,
+                                     gr__shape_str(s2, sizeof s2, nd, tmp.shape));
+            }
+        }
+    }
+    return GR_OK;
+}
+
+static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__broadcast_shapes(node, node->n_in, in, out[0]);
+}
+
+static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr__ew_kernel k = gr__ew_kernels[node->op->code][in[node->n_in - 1]->dtype];
+    if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
+    gr__ew_run(k, out[0], node->n_in, in);
+    return GR_OK;
+}
+
+/* ---- building: dtype promotion and weak constants ------------------------------------------- */
+
+static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
+static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)v->ext, 0); }
+
+/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
+   integers, weak constants take the other side's float dtype) */
+static int gr__promote(int n, gr_var *const *xs) {
+    int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
+    for (k = 0; k < n; k++) {
+        if (gr__is_weak(xs[k])) {
+            double v = gr__weak_value(xs[k]);
+            if (v != floor(v) || v != v) weak_frac = 1;
+        } else if (xs[k]->dtype == GR_F64) f64 = 1;
+        else if (xs[k]->dtype == GR_F32) f32 = 1;
+        else ints = 1;
+    }
+    if (f64) return GR_F64;
+    if (f32) return GR_F32;
+    if (ints) return weak_frac ? GR_F64 : GR_I64;
+    return GR_F64;                        /* weak constants alone */
+}
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
+
+/* x as dtype T: a weak constant becomes a typed constant, anything else of another dtype a Cast */
+static gr_var *gr__coerce(gr_var *x, int T) {
+    if (gr__is_weak(x)) return gr__scalar_const(x->graph, T, gr__weak_value(x), 0);
+    if (x->dtype == T) return x;
+    return gr_cast(x, (gr_dtype)T);
+}
+
+static gr_var *gr__ew(int row, gr_var *const *args) {
+    const gr_op_def *op = gr__ew_ops[row];
+    int n = op->n_in, cls = gr__ew_class[row], T, k;
+    gr_var *xs[3];
+    gr_graph *g;
+    char fname[48];
+    snprintf(fname, sizeof fname, "gr_%s", op->name);
+    if (!gr__operands(fname, n, args, &g)) return NULL;
+    switch (cls) {
+    case GR__EC_LOGIC: T = GR_BOOL; break;
+    case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;
+    default: T = gr__promote(n, args);
+    }
+    if (cls == GR__EC_FLOAT && !gr__is_float(T)) T = GR_F64;
+    if (T == GR_BOOL && cls != GR__EC_LOGIC) T = GR_I64;
+    for (k = 0; k < n; k++) {
+        xs[k] = gr__coerce(args[k], T);
+        if (!xs[k]) return NULL;
+    }
+    return gr__node1(g, op, NULL, 0, n, xs);
+}
+
+#define GR__EW_FN_1(name) GR_API gr_var *gr_##name(gr_var *x) { gr_var *xs[1]; xs[0] = x; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b) { \
+        gr_var *xs[2]; xs[0] = a; xs[1] = b; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c) { \
+        gr_var *xs[3]; xs[0] = a; xs[1] = b; xs[2] = c; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_FN_##arity(name)
+GR_ELEMWISE_OPS(GR__EW_FN)
+#undef GR__EW_FN
+
+/* ---- helpers for rules ------------------------------------------------------------------------ */
+
+static gr_var *gr__cast_like(gr_var *x, gr_var *ref) { return x && ref ? gr_cast(x, (gr_dtype)ref->dtype) : NULL; }
+
+/* the float dtype a gradient of x has: x's own if float, else F64 */
+static int gr__grad_dtype(const gr_var *x) { return gr__is_float(x->dtype) ? (int)x->dtype : (int)GR_F64; }
+
+static int gr__static_known(const gr_var *v) {
+    int i;
+    for (i = 0; i < v->ndim; i++) if (v->shape[i] < 0) return 0;
+    return 1;
+}
+static int gr__same_static(const gr_var *a, const gr_var *b) {
+    int i;
+    if (a->ndim != b->ndim || !gr__static_known(a) || !gr__static_known(b)) return 0;
+    for (i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* a constant `value` of dtype dt with x's shape (x is used for its shape only) */
+static gr_var *gr__fill_like(gr_var *x, int dt, double value) {
+    gr_var *c = gr__scalar_const(x->graph, dt, value, 0);
+    if (!c || x->ndim == 0) return c;
+    return gr_broadcast_like(c, x);
+}
+/* float zeros shaped like x, of x's gradient dtype */
+static gr_var *gr__zeros_grad(gr_var *x) { return gr__fill_like(x, gr__grad_dtype(x), 0.0); }
+
+/* t summed down to x's shape (the gradient of a broadcast); free when the shapes already agree */
+static gr_var *gr__sum_to(gr_var *t, gr_var *x) {
+    if (!t) return NULL;
+    if (gr__same_static(t, x)) return t;
+    return gr_reduce_like(t, x);
+}
+/* t broadcast up to y's shape */
+static gr_var *gr__spread_to(gr_var *t, gr_var *y) {
+    if (!t) return NULL;
+    if (gr__same_static(t, y)) return t;
+    return gr_broadcast_like(t, y);
+}
+
+/* ---- derivative rules from the table's partials ------------------------------------------- */
+
+enum { GR__PD_EXPR, GR__PD_ONE, GR__PD_NEG_ONE, GR__PD_ZERO };
+
+/* the partial derivative of node's output with respect to input k, as a graph; *kind says when it
+   is a known constant instead (then NULL is returned) */
+static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
+    gr_graph *gr__g = node->graph;
+    gr_var *x0 = node->in[0];
+    gr_var *x1 = node->n_in > 1 ? node->in[1] : NULL;
+    gr_var *x2 = node->n_in > 2 ? node->in[2] : NULL;
+    gr_var *y = node->out[0];
+    (void)x1; (void)x2; (void)y; (void)gr__g;
+    *kind = GR__PD_EXPR;
+#define D(e) (e)
+#define D_ONE (*kind = GR__PD_ONE, (gr_var *)NULL)
+#define D_NEG_ONE (*kind = GR__PD_NEG_ONE, (gr_var *)NULL)
+#define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
+#define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
+#define K(v) gr_const(gr__g, v)
+    switch (node->op->code) {
+#define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
+        GR_ELEMWISE_OPS(GR__PD_ROW)
+#undef GR__PD_ROW
+    default: break;
+    }
+#undef D
+#undef D_ONE
+#undef D_NEG_ONE
+#undef D_ZERO
+#undef D_NONE
+#undef K
+    *kind = GR__PD_ZERO;
+    return NULL;
+}
+
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *y = node->out[0], *gz = og[0];
+    int k;
+    for (k = 0; k < node->n_in; k++) {
+        gr_var *x = node->in[k], *t;
+        int kind;
+        if (!gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+            ig[k] = gr__zeros_grad(x);
+            continue;
+        }
+        t = gr__ew_partial(node, k, &kind);
+        switch (kind) {
+        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
+        case GR__PD_ONE: t = gz; break;
+        case GR__PD_NEG_ONE: t = gr_neg(gz); break;
+        default: t = gr_mul(gz, t); break;
+        }
+        ig[k] = gr__sum_to(t, x);
+        if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
+    }
+    return GR_OK;
+}
+
+/* R-op: sum_k d_k * v_k over the inputs that have a tangent */
+static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *y = node->out[0], *acc = NULL;
+    int k, any = 0;
+    orop[0] = NULL;
+    if (!gr__is_float(y->dtype)) return GR_OK;          /* integer-valued: not differentiable */
+    for (k = 0; k < node->n_in; k++) {
+        gr_var *t;
+        int kind;
+        if (gr_is_disconnected(ev[k])) continue;
+        any = 1;
+        if (gr__ew_class[node->op->code] == GR__EC_STEP) continue;
+        t = gr__ew_partial(node, k, &kind);
+        switch (kind) {
+        case GR__PD_ZERO: continue;
+        case GR__PD_ONE: t = ev[k]; break;
+        case GR__PD_NEG_ONE: t = gr_neg(ev[k]); break;
+        default: t = gr_mul(t, ev[k]); break;
+        }
+        acc = acc ? gr_add(acc, t) : t;
+        if (!acc) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
+    }
+    if (!any) return GR_OK;
+    orop[0] = acc ? gr__spread_to(acc, y) : gr__zeros_grad(y);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+typedef struct gr__cast_params { int dtype; } gr__cast_params;
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype) {
+    gr__cast_params p;
+    gr_graph *g;
+    if (!gr__operands("gr_cast", 1, &x, &g)) return NULL;
+    if (!gr__dtype_ok((int)dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_cast: unknown dtype %d for %s", (int)dtype, gr__d(x).s);
+    if (x->dtype == (int)dtype) return x;
+    if (gr__is_weak(x)) return gr__scalar_const(g, (int)dtype, gr__weak_value(x), 0);
+    memset(&p, 0, sizeof p);
+    p.dtype = (int)dtype;
+    return gr__node1(g, &gr__op_Cast, &p, sizeof p, 1, &x);
+}
+
+static gr_status gr__Cast_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[0], out);
+    out->dtype = (gr_dtype)((const gr__cast_params *)node->params)->dtype;
+    return GR_OK;
+}
+static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__like0_shape(node, in, out);
+}
+static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__convert(out[0]->dtype, out[0]->data, in[0]->dtype, in[0]->data, in[0]->size);
+    return GR_OK;
+}
+/* float outputs pass the gradient back (cast to x's float dtype); integer outputs give zeros */
+static gr_status gr__Cast_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_cast(og[0], (gr_dtype)gr__grad_dtype(x));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_cast(ev[0], (gr_dtype)node->out[0]->dtype);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
+/* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims.
+
+   Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
+   Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
+   Max/Min keep the dtype, Mean is float (F64 for integers). */
+
+typedef struct gr__reduce_params { uint32_t mask; int keepdims; } gr__reduce_params;
+
+static gr_var *gr__reduce(const char *fname, const gr_op_def *op, gr_var *x, int n, const int *axes, int keepdims) {
+    gr__reduce_params p;
+    gr_graph *g;
+    int k;
+    if (!gr__operands(fname, 1, &x, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    if (n < 0) return gr__fail(g, GR_ERR_VALUE, "%s: negative number of axes (%d) for %s", fname, n, gr__d(x).s);
+    if (n > 0 && !axes) return gr__fail(g, GR_ERR_VALUE, "%s: axes is NULL for %s", fname, gr__d(x).s);
+    for (k = 0; k < n; k++) {
+        int a = gr__axis(axes[k], x->ndim);
+        if (a < 0)
+            return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axes[k],
+                            gr__d(x).s, x->ndim);
+        if (p.mask & (1u << a)) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d repeated for %s", fname, axes[k], gr__d(x).s);
+        p.mask |= 1u << a;
+    }
+    if (n == 0) p.mask = x->ndim ? (uint32_t)((1u << x->ndim) - 1u) : 0u;
+    p.keepdims = keepdims ? 1 : 0;
+    if (x->dtype == GR_BOOL && (op == &gr__op_Sum || op == &gr__op_Prod)) x = gr_cast(x, GR_I64);
+    return gr__node1(g, op, &p, sizeof p, 1, &x);
+}
+
+GR_API gr_var *gr_sum_axes(gr_var *x, int n, const int *axes, int keepdims) { return gr__reduce("gr_sum_axes", &gr__op_Sum, x, n, axes, keepdims); }
+GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims) { return gr__reduce("gr_mean_axes", &gr__op_Mean, x, n, axes, keepdims); }
+GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims) { return gr__reduce("gr_prod_axes", &gr__op_Prod, x, n, axes, keepdims); }
+GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims) { return gr__reduce("gr_max_axes", &gr__op_Max, x, n, axes, keepdims); }
+GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims) { return gr__reduce("gr_min_axes", &gr__op_Min, x, n, axes, keepdims); }
+GR_API gr_var *gr_sum(gr_var *x) { return gr__reduce("gr_sum", &gr__op_Sum, x, 0, NULL, 0); }
+GR_API gr_var *gr_mean(gr_var *x) { return gr__reduce("gr_mean", &gr__op_Mean, x, 0, NULL, 0); }
+GR_API gr_var *gr_prod(gr_var *x) { return gr__reduce("gr_prod", &gr__op_Prod, x, 0, NULL, 0); }
+GR_API gr_var *gr_max(gr_var *x) { return gr__reduce("gr_max", &gr__op_Max, x, 0, NULL, 0); }
+GR_API gr_var *gr_min(gr_var *x) { return gr__reduce("gr_min", &gr__op_Min, x, 0, NULL, 0); }
+GR_API gr_var *gr_sum_axis(gr_var *x, int axis) { return gr__reduce("gr_sum_axis", &gr__op_Sum, x, 1, &axis, 0); }
+GR_API gr_var *gr_mean_axis(gr_var *x, int axis) { return gr__reduce("gr_mean_axis", &gr__op_Mean, x, 1, &axis, 0); }
+GR_API gr_var *gr_prod_axis(gr_var *x, int axis) { return gr__reduce("gr_prod_axis", &gr__op_Prod, x, 1, &axis, 0); }
+GR_API gr_var *gr_max_axis(gr_var *x, int axis) { return gr__reduce("gr_max_axis", &gr__op_Max, x, 1, &axis, 0); }
+GR_API gr_var *gr_min_axis(gr_var *x, int axis) { return gr__reduce("gr_min_axis", &gr__op_Min, x, 1, &axis, 0); }
+
+static const gr__reduce_params *gr__rp(const gr_node *node) { return (const gr__reduce_params *)node->params; }
+
+static gr_status gr__reduce_infer(const gr_node *node, gr_type *out) {
+    const gr_var *x = node->in[0];
+    const gr__reduce_params *p = gr__rp(node);
+    int i, m = 0;
+    out->dtype = (gr_dtype)x->dtype;
+    if (node->op == &gr__op_Mean && !gr__is_float(x->dtype)) out->dtype = GR_F64;
+    for (i = 0; i < x->ndim; i++) {
+        if (p->mask & (1u << i)) { if (p->keepdims) out->shape[m++] = 1; }
+        else out->shape[m++] = x->shape[i];
+    }
+    out->ndim = m;
+    return GR_OK;
+}
+
+static gr_status gr__reduce_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__reduce_params *p = gr__rp(node);
+    int64_t count = 1, rest = 1;
+    int i, m = 0;
+    for (i = 0; i < in[0]->ndim; i++) {
+        if (p->mask & (1u << i)) {
+            count *= in[0]->shape[i];
+            if (p->keepdims) out[0]->shape[m++] = 1;
+        } else {
+            rest *= in[0]->shape[i];
+            out[0]->shape[m++] = in[0]->shape[i];
+        }
+    }
+    if (count == 0 && rest > 0 && (node->op == &gr__op_Max || node->op == &gr__op_Min))
+        return gr_node_error(node, GR_ERR_RUNTIME, "reduction over an empty axis of %s has no identity", gr__d(node->in[0]).s);
+    return GR_OK;
+}
+
+/* The reduction as alternating groups of kept and reduced axes (axes of size 1 dropped, neighbours
+   of the same kind merged), so a sum over the last axis is one (K, R) loop and over the first
+   axis one (R, K) loop. */
+typedef struct gr__rgroups {
+    int n;
+    int64_t len[GR_MAX_NDIM];
+    int red[GR_MAX_NDIM];
+    int64_t ist[GR_MAX_NDIM], ost[GR_MAX_NDIM];   /* element strides in input and output */
+    int64_t out_size, count;                      /* output elements; elements reduced into each */
+} gr__rgroups;
+
+static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uint32_t mask) {
+    int i, k;
+    int64_t s;
+    G->n = 0; G->out_size = 1; G->count = 1;
+    for (i = 0; i < ndim; i++) {
+        int r = (mask >> i) & 1u;
+        if (r) G->count *= shape[i]; else G->out_size *= shape[i];
+        if (shape[i] == 1) continue;
+        if (G->n > 0 && G->red[G->n - 1] == r) G->len[G->n - 1] *= shape[i];
+        else { G->len[G->n] = shape[i]; G->red[G->n] = r; G->n++; }
+    }
+    s = 1;
+    for (k = G->n - 1; k >= 0; k--) { G->ist[k] = s; s *= G->len[k]; }
+    s = 1;
+    for (k = G->n - 1; k >= 0; k--) {
+        if (G->red[k]) G->ost[k] = 0;
+        else { G->ost[k] = s; s *= G->len[k]; }
+    }
+}
+
+#define GR__C_SUM(a, b) ((a) + (b))
+#define GR__C_PROD(a, b) ((a) * (b))
+#define GR__C_MAX(a, b) (((a) != (a) || (a) > (b)) ? (a) : (b))
+#define GR__C_MIN(a, b) (((a) != (a) || (a) < (b)) ? (a) : (b))
+#define GR__C_IMAX(a, b) ((a) > (b) ? (a) : (b))
+#define GR__C_IMIN(a, b) ((a) < (b) ? (a) : (b))
+
+/* fn(G, in, out): out = identity, then every input element combined into its output element;
+   TA is the accumulator of an innermost reduced run */
+#define GR__RED_KERNEL(fn, TI, TO, TA, INIT, COMB) \
+    static void fn(const gr__rgroups *G, const void *in_, void *out_) { \
+        const TI *in = (const TI *)in_; TO *out = (TO *)out_; \
+        int64_t i, idx[GR_MAX_NDIM], outer = 1, r, inner; \
+        int k, last = G->n - 1; \
+        for (i = 0; i < G->out_size; i++) out[i] = (TO)(INIT); \
+        if (G->out_size == 0 || G->count == 0) return; \
+        if (G->n == 0) { out[0] = (TO)COMB((TA)(INIT), (TA)in[0]); return; } \
+        for (k = 0; k < last; k++) { idx[k] = 0; outer *= G->len[k]; } \
+        inner = G->len[last]; \
+        for (r = 0; r < outer; r++) { \
+            int64_t io = 0, oo = 0; \
+            for (k = 0; k < last; k++) { io += idx[k] * G->ist[k]; oo += idx[k] * G->ost[k]; } \
+            if (G->red[last]) { \
+                TA acc = (TA)out[oo]; \
+                for (i = 0; i < inner; i++) acc = COMB(acc, (TA)in[io + i]); \
+                out[oo] = (TO)acc; \
+            } else { \
+                for (i = 0; i < inner; i++) out[oo + i] = (TO)COMB((TA)out[oo + i], (TA)in[io + i]); \
+            } \
+            for (k = last - 1; k >= 0; k--) { if (++idx[k] < G->len[k]) break; idx[k] = 0; } \
+        } \
+    }
+
+GR__RED_KERNEL(gr__red_sum_f64, double, double, double, 0, GR__C_SUM)
+GR__RED_KERNEL(gr__red_sum_f32, float, float, double, 0, GR__C_SUM)
+GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, int64_t, 0, GR__C_SUM)
+GR__RED_KERNEL(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM)
+GR__RED_KERNEL(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM)
+GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, int64_t, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_max_f64, double, double, double, -INFINITY, GR__C_MAX)
+GR__RED_KERNEL(gr__red_max_f32, float, float, float, -INFINITY, GR__C_MAX)
+GR__RED_KERNEL(gr__red_max_i64, int64_t, int64_t, int64_t, INT64_MIN, GR__C_IMAX)
+GR__RED_KERNEL(gr__red_max_b8, uint8_t, uint8_t, int, 0, GR__C_IMAX)
+GR__RED_KERNEL(gr__red_min_f64, double, double, double, INFINITY, GR__C_MIN)
+GR__RED_KERNEL(gr__red_min_f32, float, float, float, INFINITY, GR__C_MIN)
+GR__RED_KERNEL(gr__red_min_i64, int64_t, int64_t, int64_t, INT64_MAX, GR__C_IMIN)
+GR__RED_KERNEL(gr__red_min_b8, uint8_t, uint8_t, int, 1, GR__C_IMIN)
+
+typedef void (*gr__red_kernel)(const gr__rgroups *G, const void *in, void *out);
+
+/* sums x (any dtype) over the axes in mask into out (a float or I64 array of the kept shape) */
+static void gr__reduce_sum_into(const gr_array *x, uint32_t mask, gr_array *out) {
+    gr__rgroups G;
+    gr__red_kernel k;
+    gr__rgroups_init(&G, x->ndim, x->shape, mask);
+    if (out->dtype == GR_F32) k = gr__red_sum_f32;
+    else if (out->dtype == GR_I64) k = gr__red_sum_i64;
+    else if (x->dtype == GR_I64) k = gr__red_sum_i64_f64;
+    else if (x->dtype == GR_BOOL) k = gr__red_sum_b8_f64;
+    else k = gr__red_sum_f64;
+    k(&G, x->data, out->data);
+}
+
+static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_array *y) {
+    const gr__reduce_params *p = gr__rp(node);
+    gr__rgroups G;
+    gr__red_kernel k = NULL;
+    int dt = x->dtype;
+    gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
+    switch (node->op->code) {
+    case GR__OP_Sum:
+    case GR__OP_Mean:
+        gr__reduce_sum_into(x, p->mask, y);
+        if (node->op->code == GR__OP_Mean) {
+            int64_t i;
+            double inv = G.count ? 1.0 / (double)G.count : NAN;
+            if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);
+            else for (i = 0; i < y->size; i++) ((double *)y->data)[i] *= inv;
+        }
+        return GR_OK;
+    case GR__OP_Prod: k = dt == GR_F64 ? gr__red_prod_f64 : dt == GR_F32 ? gr__red_prod_f32 : gr__red_prod_i64; break;
+    case GR__OP_Max: k = dt == GR_F64 ? gr__red_max_f64 : dt == GR_F32 ? gr__red_max_f32 : dt == GR_I64 ? gr__red_max_i64 : gr__red_max_b8; break;
+    default: k = dt == GR_F64 ? gr__red_min_f64 : dt == GR_F32 ? gr__red_min_f32 : dt == GR_I64 ? gr__red_min_i64 : gr__red_min_b8; break;
+    }
+    k(&G, x->data, y->data);
+    return GR_OK;
+}
+
+static gr_status gr__Sum_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+static gr_status gr__Mean_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+static gr_status gr__Prod_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+static gr_status gr__Max_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+static gr_status gr__Min_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+
+/* ---- derivative rules ------------------------------------------------------------------------- */
+
+static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict);
+
+/* y (a reduction's output, or its gradient) with the reduced axes back as axes of size 1 */
+static gr_var *gr__unreduce(gr_var *y, const gr_node *node) {
+    const gr__reduce_params *p = gr__rp(node);
+    int pattern[GR_MAX_NDIM], i, m = 0, nd = node->in[0]->ndim;
+    if (!y || p->keepdims) return y;
+    for (i = 0; i < nd; i++) pattern[i] = (p->mask & (1u << i)) ? GR_NEWAXIS : m++;
+    return gr__dimshuffle(y, nd, pattern, 0);
+}
+
+/* gz broadcast back over the reduced axes, shaped like x */
+static gr_var *gr__spread_back(gr_var *gz, const gr_node *node) {
+    return gr__spread_to(gr__unreduce(gz, node), node->in[0]);
+}
+
+static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype);
+
+static gr_status gr__Sum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__spread_back(og[0], node) : gr__zeros_grad(x);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Sum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__reduce_params *p = gr__rp(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* the gradient of a mean is the spread cotangent times count(y) / count(x) */
+static gr_status gr__Mean_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0], *y = node->out[0], *scale;
+    if (gr__static_known(x)) {
+        int64_t nx = gr__shape_size(x->ndim, x->shape), ny = gr__shape_size(y->ndim, y->shape);
+        scale = gr__scalar_const(node->graph, y->dtype, nx ? (double)ny / (double)nx : 0.0, 0);
+    } else scale = gr__size_ratio(y, x, y->dtype);
+    ig[0] = gr__spread_back(gr_mul(og[0], scale), node);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Mean_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__reduce_params *p = gr__rp(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Mean, p, sizeof *p, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* d prod / d x_i, zero-safe: with no zero in the slice, prod / x_i; with exactly one zero, the
+   product of the others at the zero and 0 elsewhere; with two or more, 0 everywhere */
+static gr_var *gr__prod_partial(const gr_node *node) {
+    const gr__reduce_params *p = gr__rp(node);
+    gr__reduce_params keep = *p;
+    gr_var *x = node->in[0], *is0, *nz, *safe, *pnz, *zero_case, *plain_case, *one, *zero;
+    gr_graph *g = node->graph;
+    keep.keepdims = 1;
+    one = gr_const(g, 1.0);
+    zero = gr_const(g, 0.0);
+    is0 = gr_eq(x, zero);
+    safe = gr_where(is0, one, x);
+    nz = gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &is0);           /* zeros per slice */
+    pnz = gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe);         /* product of the non-zeros */
+    zero_case = gr_where(gr_logical_and(is0, gr_eq(nz, gr_const(g, 1.0))), pnz, zero);
+    plain_case = gr_where(gr_eq(nz, zero), gr_div(pnz, safe), zero);
+    return gr_where(is0, zero_case, plain_case);
+}
+
+static gr_status gr__Prod_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__prod_partial(node));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Prod_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__reduce_params *p = gr__rp(node);
+    gr_var *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    t = gr_mul(ev[0], gr__prod_partial(node));
+    orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* where x attains the extremum of its slice, as x's dtype (ties: every tied element) */
+static gr_var *gr__argext_mask(const gr_node *node) {
+    gr_var *x = node->in[0];
+    return gr__cast_like(gr_eq(x, gr__spread_back(node->out[0], node)), x);
+}
+static gr_status gr__extremum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__argext_mask(node));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+/* R-op: the tangents of the tied extrema summed (PyTensor), the adjoint of the gradient */
+static gr_status gr__extremum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__reduce_params *p = gr__rp(node);
+    gr_var *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    t = gr_mul(ev[0], gr__argext_mask(node));
+    orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Max_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__extremum_grad(node, og, ig); }
+static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__extremum_grad(node, og, ig); }
+static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
+static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
+
+/* ==== ops/shape.c: generated region; edit ops/shape.c, then run make gradient.h ==== */
+/* ops/shape.c: DimShuffle (and transpose), Reshape, BroadcastLike, ReduceLike, ReshapeLike,
+   SizeRatio, and outer built from them.
+
+   Shapes: DimShuffle x (d0..dn-1) with pattern p -> (d_p0, ...), GR_NEWAXIS gives 1;
+           Reshape x -> the given shape (one -1 inferred); BroadcastLike x -> shape(ref);
+           ReduceLike x -> shape(ref) (x summed over the axes ref broadcasts along). */
+
+/* ---- strided copy: dst (contiguous, shape) from src with element strides st ---------------- */
+
+static void gr__strided_copy(size_t es, int nd, const int64_t *shape, const int64_t *st, const char *src, char *dst) {
+    int64_t idx[GR_MAX_NDIM], total = 1, n, r, rows;
+    int i;
+    for (i = 0; i < nd; i++) total *= shape[i];
+    if (total == 0) return;
+    if (nd == 0) { memcpy(dst, src, es); return; }
+    if (nd >= 2 && st[nd - 1] != 1 && st[nd - 2] == 1) {
+        /* an inner transpose: copy 32x32 tiles so both sides stay in cache */
+        int64_t R = shape[nd - 2], C = shape[nd - 1], outer = total / (R * C), o, bi, bj, ii, jj;
+        for (i = 0; i < nd - 2; i++) idx[i] = 0;
+        for (o = 0; o < outer; o++) {
+            int64_t base = 0;
+            for (i = 0; i < nd - 2; i++) base += idx[i] * st[i];
+            for (bi = 0; bi < R; bi += 32)
+                for (bj = 0; bj < C; bj += 32)
+                    for (ii = bi; ii < R && ii < bi + 32; ii++)
+                        for (jj = bj; jj < C && jj < bj + 32; jj++)
+                            memcpy(dst + (size_t)((o * R + ii) * C + jj) * es,
+                                   src + (size_t)(base + ii + jj * st[nd - 1]) * es, es);
+            for (i = nd - 3; i >= 0; i--) { if (++idx[i] < shape[i]) break; idx[i] = 0; }
+        }
+        return;
+    }
+    n = shape[nd - 1];
+    rows = total / n;
+    for (i = 0; i < nd; i++) idx[i] = 0;
+    for (r = 0; r < rows; r++) {
+        int64_t off = 0, j;
+        char *d = dst + (size_t)(r * n) * es;
+        for (i = 0; i < nd - 1; i++) off += idx[i] * st[i];
+        if (st[nd - 1] == 1) memcpy(d, src + (size_t)off * es, (size_t)n * es);
+        else if (es == 8) {
+            const int64_t *s = (const int64_t *)(const void *)src + off;
+            int64_t *dd = (int64_t *)(void *)d, s1 = st[nd - 1];
+            for (j = 0; j < n; j++) dd[j] = s[j * s1];
+        } else
+            for (j = 0; j < n; j++) memcpy(d + (size_t)j * es, src + (size_t)(off + j * st[nd - 1]) * es, es);
+        for (i = nd - 2; i >= 0; i--) { if (++idx[i] < shape[i]) break; idx[i] = 0; }
+    }
+}
+
+/* ---- DimShuffle ------------------------------------------------------------------------------ */
+
+typedef struct gr__dimshuffle_params { int n; int pattern[GR_MAX_NDIM]; } gr__dimshuffle_params;
+
+/* strict: dropping an axis needs a static size of 1 (users' calls); rules pass 0 and the call
+   checks the size instead */
+static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict) {
+    gr__dimshuffle_params p;
+    uint32_t seen = 0;
+    gr_graph *g;
+    int i, identity;
+    if (!gr__operands("gr_dimshuffle", 1, &x, &g)) return NULL;
+    if (n < 0 || n > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: %d output axes for %s (at most %d)", n, gr__d(x).s, GR_MAX_NDIM);
+    if (n > 0 && !pattern) return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: pattern is NULL for %s", gr__d(x).s);
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    identity = n == x->ndim;
+    for (i = 0; i < n; i++) {
+        int a = pattern[i];
+        if (a == GR_NEWAXIS) { p.pattern[i] = GR_NEWAXIS; identity = 0; continue; }
+        if (a < 0 || a >= x->ndim)
+            return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
+        if (seen & (1u << a)) return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: axis %d repeated for %s", a, gr__d(x).s);
+        seen |= 1u << a;
+        p.pattern[i] = a;
+        if (a != i) identity = 0;
+    }
+    for (i = 0; i < x->ndim; i++)
+        if (!(seen & (1u << i)) && strict && x->shape[i] != 1)
+            return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: axis %d of %s %s is dropped but its static size is not 1",
+                            i, gr__d(x).s, gr__vs(x).s);
+    if (identity) return x;
+    return gr__node1(g, &gr__op_DimShuffle, &p, sizeof p, 1, &x);
+}
+
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern) { return gr__dimshuffle(x, n, pattern, 1); }
+
+GR_API gr_var *gr_transpose(gr_var *x) {
+    int pattern[GR_MAX_NDIM], i;
+    gr_graph *g;
+    if (!gr__operands("gr_transpose", 1, &x, &g)) return NULL;
+    if (x->ndim < 2) return x;
+    for (i = 0; i < x->ndim; i++) pattern[i] = x->ndim - 1 - i;
+    return gr__dimshuffle(x, x->ndim, pattern, 1);
+}
+
+static const gr__dimshuffle_params *gr__dsp(const gr_node *node) { return (const gr__dimshuffle_params *)node->params; }
+
+static gr_status gr__DimShuffle_infer(const gr_node *node, gr_type *out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int i;
+    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->ndim = p->n;
+    for (i = 0; i < p->n; i++) out->shape[i] = p->pattern[i] < 0 ? 1 : node->in[0]->shape[p->pattern[i]];
+    return GR_OK;
+}
+static gr_status gr__DimShuffle_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    uint32_t seen = 0;
+    int i;
+    for (i = 0; i < p->n; i++) {
+        out[0]->shape[i] = p->pattern[i] < 0 ? 1 : in[0]->shape[p->pattern[i]];
+        if (p->pattern[i] >= 0) seen |= 1u << p->pattern[i];
+    }
+    for (i = 0; i < in[0]->ndim; i++)
+        if (!(seen & (1u << i)) && in[0]->shape[i] != 1)
+            return gr_node_error(node, GR_ERR_SHAPE, "axis %d of %s is dropped but has size %lld", i,
+                                 gr__d(node->in[0]).s, (long long)in[0]->shape[i]);
+    return GR_OK;
+}
+/* element strides of x seen through the pattern */
+static void gr__dimshuffle_strides(const gr__dimshuffle_params *p, const gr_array *x, int64_t *st) {
+    int64_t xs[GR_MAX_NDIM], s = 1;
+    int i;
+    for (i = x->ndim - 1; i >= 0; i--) { xs[i] = s; s *= x->shape[i]; }
+    for (i = 0; i < p->n; i++) st[i] = p->pattern[i] < 0 ? 0 : xs[p->pattern[i]];
+}
+static gr_status gr__DimShuffle_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t st[GR_MAX_NDIM];
+    gr__dimshuffle_strides(gr__dsp(node), in[0], st);
+    gr__strided_copy(gr__dsize(in[0]->dtype), out[0]->ndim, out[0]->shape, st, (const char *)in[0]->data, (char *)out[0]->data);
+    return GR_OK;
+}
+/* the same memory when the axes of size > 1 keep their order */
+static int64_t gr__DimShuffle_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int i, last = -1;
+    (void)out;
+    for (i = 0; i < p->n; i++) {
+        int a = p->pattern[i];
+        if (a < 0 || in[0]->shape[a] == 1) continue;
+        if (a < last) return -1;
+        last = a;
+    }
+    return 0;
+}
+static gr_status gr__DimShuffle_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int inv[GR_MAX_NDIM], i, nd = node->in[0]->ndim;
+    for (i = 0; i < nd; i++) inv[i] = GR_NEWAXIS;
+    for (i = 0; i < p->n; i++) if (p->pattern[i] >= 0) inv[p->pattern[i]] = i;
+    ig[0] = gr__dimshuffle(og[0], nd, inv, 0);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__DimShuffle_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__dimshuffle(ev[0], p->n, p->pattern, 0);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Reshape ------------------------------------------------------------------------------- */
+
+typedef struct gr__reshape_params { int ndim; int64_t shape[GR_MAX_NDIM]; } gr__reshape_params;
+
+/* fills out[] from the requested shape and the element count (-1 if unknown); 0 when they cannot
+   agree */
+static int gr__reshape_resolve(const gr__reshape_params *p, int64_t size, int64_t *out) {
+    int64_t known = 1;
+    int i, free_axis = -1;
+    for (i = 0; i < p->ndim; i++) {
+        out[i] = p->shape[i];
+        if (p->shape[i] == -1) free_axis = i;
+        else known *= p->shape[i];
+    }
+    if (size < 0) return 1;
+    if (free_axis >= 0) {
+        if (known == 0 || size % known != 0) return 0;
+        out[free_axis] = size / known;
+        return 1;
+    }
+    return known == size;
+}
+
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape) {
+    gr__reshape_params p;
+    int64_t tmp[GR_MAX_NDIM];
+    gr_graph *g;
+    int i, frees = 0;
+    char buf[200];
+    if (!gr__operands("gr_reshape", 1, &x, &g)) return NULL;
+    if (ndim < 0 || ndim > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: ndim %d out of range for %s", ndim, gr__d(x).s);
+    if (ndim > 0 && !shape) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: shape is NULL for %s", gr__d(x).s);
+    memset(&p, 0, sizeof p);
+    p.ndim = ndim;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < -1) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: negative size %lld for %s", (long long)shape[i], gr__d(x).s);
+        if (shape[i] == -1) frees++;
+        p.shape[i] = shape[i];
+    }
+    if (frees > 1) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: more than one -1 in the new shape of %s", gr__d(x).s);
+    if (gr__shape_size(ndim, p.shape) < 0 && frees == 0)
+        return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the new shape of %s overflows", gr__d(x).s);
+    if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, x->shape), tmp))
+        return gr__fail(g, GR_ERR_SHAPE, "gr_reshape: cannot reshape %s of shape %s to %s", gr__d(x).s, gr__vs(x).s,
+                        gr__shape_str(buf, sizeof buf, ndim, p.shape));
+    return gr__node1(g, &gr__op_Reshape, &p, sizeof p, 1, &x);
+}
+
+GR_API gr_var *gr_flatten(gr_var *x) {
+    int64_t m1 = -1;
+    return gr_reshape(x, 1, &m1);
+}
+
+static gr_status gr__Reshape_infer(const gr_node *node, gr_type *out) {
+    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
+    gr_var *x = node->in[0];
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = p->ndim;
+    gr__reshape_resolve(p, gr__static_known(x) ? gr__shape_size(x->ndim, x->shape) : -1, out->shape);
+    return GR_OK;
+}
+static gr_status gr__Reshape_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
+    if (!gr__reshape_resolve(p, in[0]->size, out[0]->shape)) {
+        char buf[200];
+        return gr_node_error(node, GR_ERR_SHAPE, "cannot reshape %s of shape %s to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+                             gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
+    }
+    return GR_OK;
+}
+static gr_status gr__Reshape_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    if (in[0]->size) memcpy(out[0]->data, in[0]->data, (size_t)in[0]->size * gr__dsize(in[0]->dtype));
+    return GR_OK;
+}
+static gr_status gr__Reshape_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *args[2];
+    args[0] = og[0]; args[1] = node->in[0];
+    ig[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Reshape, node->params, node->params_size, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- ReshapeLike: a's data in ref's shape ---------------------------------------------------- */
+
+static gr_status gr__ReshapeLike_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[1], out);
+    out->dtype = (gr_dtype)node->in[0]->dtype;
+    return GR_OK;
+}
+static gr_status gr__ReshapeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    if (in[0]->size != in[1]->size)
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not have the %lld elements of %s", gr__d(node->in[0]).s,
+                             gr__as(in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__ReshapeLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__Reshape_perform(node, in, out);
+}
+static gr_status gr__ReshapeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *args[2];
+    args[0] = og[0]; args[1] = node->in[0];
+    ig[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ReshapeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *args[2];
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    args[0] = ev[0]; args[1] = node->in[1];
+    orop[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- BroadcastLike ----------------------------------------------------------------------------- */
+
+GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    gr_graph *g;
+    int i, off;
+    args[0] = x; args[1] = ref;
+    if (!gr__operands("gr_broadcast_like", 2, args, &g)) return NULL;
+    off = ref->ndim - x->ndim;
+    if (off < 0)
+        return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s has more dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
+                        gr__d(ref).s, gr__vs(ref).s);
+    for (i = 0; i < x->ndim; i++) {
+        int64_t a = x->shape[i], b = ref->shape[off + i];
+        if (a >= 0 && a != 1 && b >= 0 && a != b)
+            return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s does not broadcast to %s %s", gr__d(x).s, gr__vs(x).s,
+                            gr__d(ref).s, gr__vs(ref).s);
+    }
+    return gr__node1(g, &gr__op_BroadcastLike, NULL, 0, 2, args);
+}
+
+static gr_status gr__BroadcastLike_infer(const gr_node *node, gr_type *out) {
+    gr_var *x = node->in[0], *ref = node->in[1];
+    int i, off = ref->ndim - x->ndim;
+    gr_var_type(ref, out);
+    out->dtype = (gr_dtype)x->dtype;
+    for (i = 0; i < x->ndim; i++)
+        if (out->shape[off + i] < 0 && x->shape[i] > 1) out->shape[off + i] = x->shape[i];
+    return GR_OK;
+}
+/* x's shape broadcasts to target's (right-aligned) */
+static int gr__broadcasts_to(const gr_array *x, const gr_array *target) {
+    int i, off = target->ndim - x->ndim;
+    if (off < 0) return 0;
+    for (i = 0; i < x->ndim; i++)
+        if (x->shape[i] != 1 && x->shape[i] != target->shape[off + i]) return 0;
+    return 1;
+}
+static gr_status gr__BroadcastLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    if (!gr__broadcasts_to(in[0], in[1]))
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to shape %s of %s", gr__d(node->in[0]).s,
+                             gr__as(in[0]).s, gr__as(in[1]).s, gr__d(node->in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+/* out = in broadcast to out's shape */
+static void gr__broadcast_copy(const gr_array *in, gr_array *out) {
+    gr__bloop L;
+    int64_t idx[GR_MAX_NDIM], n, rows, r, j;
+    size_t es = gr__dsize(out->dtype);
+    int i;
+    if (out->size == 0) return;
+    gr__bloop_init(&L, out, 1, &in);
+    if (L.nd == 0) { memcpy(out->data, in->data, es); return; }
+    n = L.shape[L.nd - 1];
+    rows = out->size / n;
+    for (i = 0; i < L.nd; i++) idx[i] = 0;
+    for (r = 0; r < rows; r++) {
+        int64_t off = 0;
+        const char *s;
+        char *d = (char *)out->data + (size_t)(r * n) * es;
+        for (i = 0; i < L.nd - 1; i++) off += idx[i] * L.st[1][i];
+        s = (const char *)in->data + off;
+        if (L.st[1][L.nd - 1]) memcpy(d, s, (size_t)n * es);
+        else if (es == 8) { int64_t v; memcpy(&v, s, 8); for (j = 0; j < n; j++) ((int64_t *)(void *)d)[j] = v; }
+        else if (es == 4) { int32_t v; memcpy(&v, s, 4); for (j = 0; j < n; j++) ((int32_t *)(void *)d)[j] = v; }
+        else memset(d, *(const unsigned char *)s, (size_t)n);
+        for (i = L.nd - 2; i >= 0; i--) { if (++idx[i] < L.shape[i]) break; idx[i] = 0; }
+    }
+}
+static gr_status gr__BroadcastLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__broadcast_copy(in[0], out[0]);
+    return GR_OK;
+}
+static gr_status gr__BroadcastLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_reduce_like(og[0], node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__BroadcastLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_broadcast_like(ev[0], node->in[1]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- ReduceLike -------------------------------------------------------------------------------- */
+
+GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    gr_graph *g;
+    int i, off;
+    args[0] = x; args[1] = ref;
+    if (!gr__operands("gr_reduce_like", 2, args, &g)) return NULL;
+    off = x->ndim - ref->ndim;
+    if (off < 0)
+        return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s has fewer dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
+                        gr__d(ref).s, gr__vs(ref).s);
+    for (i = 0; i < ref->ndim; i++) {
+        int64_t a = ref->shape[i], b = x->shape[off + i];
+        if (a >= 0 && a != 1 && b >= 0 && a != b)
+            return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s does not broadcast to %s %s", gr__d(ref).s, gr__vs(ref).s,
+                            gr__d(x).s, gr__vs(x).s);
+    }
+    return gr__node1(g, &gr__op_ReduceLike, NULL, 0, 2, args);
+}
+
+static gr_status gr__ReduceLike_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[1], out);
+    out->dtype = (gr_dtype)node->in[0]->dtype;
+    return GR_OK;
+}
+static gr_status gr__ReduceLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    if (!gr__broadcasts_to(in[1], in[0]))
+        return gr_node_error(node, GR_ERR_SHAPE, "shape %s of %s does not broadcast to shape %s of %s", gr__as(in[1]).s,
+                             gr__d(node->in[1]).s, gr__as(in[0]).s, gr__d(node->in[0]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__ReduceLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0], *ref = in[1];
+    uint32_t mask = 0;
+    int i, off = x->ndim - ref->ndim;
+    (void)node;
+    for (i = 0; i < x->ndim; i++)
+        if (i < off || (ref->shape[i - off] == 1 && x->shape[i] != 1)) mask |= 1u << i;
+    gr__reduce_sum_into(x, mask, out[0]);
+    return GR_OK;
+}
+static gr_status gr__ReduceLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_broadcast_like(og[0], node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ReduceLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_reduce_like(ev[0], node->in[1]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- SizeRatio: size(a) / size(b) as a 0-d float (a constant of the shapes only) ---------- */
+
+typedef struct gr__size_ratio_params { int dtype; } gr__size_ratio_params;
+
+static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype) {
+    gr__size_ratio_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("size_ratio", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.dtype = dtype;
+    return gr__node1(g, &gr__op_SizeRatio, &p, sizeof p, 2, args);
+}
+static gr_status gr__SizeRatio_infer(const gr_node *node, gr_type *out) {
+    out->dtype = (gr_dtype)((const gr__size_ratio_params *)node->params)->dtype;
+    out->ndim = 0;
+    return GR_OK;
+}
+static gr_status gr__SizeRatio_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node; (void)in; (void)out;
+    return GR_OK;
+}
+static gr_status gr__SizeRatio_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__store(out[0]->dtype, out[0]->data, 0, in[1]->size ? (double)in[0]->size / (double)in[1]->size : 0.0);
+    return GR_OK;
+}
+static gr_status gr__SizeRatio_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__SizeRatio_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;                      /* depends on shapes only: no tangent */
+    return GR_OK;
+}
+
+/* ---- outer ------------------------------------------------------------------------------------- */
+
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
+    static const int col[2] = { 0, GR_NEWAXIS }, row[2] = { GR_NEWAXIS, 0 };
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_outer", 2, args, &g)) return NULL;
+    if (a->ndim != 1) a = gr_flatten(a);
+    if (b->ndim != 1) b = gr_flatten(b);
+    return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
+}
+
+/* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
+/* ops/linalg.c: Dot, with transpose flags so that gradients never copy a transpose.
+
+   Shapes: op(A) is A or A^T by the flag ta (likewise op(B) by tb; flags apply to 2-d operands)
+     (M,K) . (K,N) -> (M,N)     (M,K) . (K,) -> (M,)     (K,) . (K,N) -> (N,)     (K,) . (K,) -> ()
+   GEMM: our own cache-blocked kernel, or cblas_?gemm / ?gemv / ?dot with GRADIENT_CBLAS, where
+   the transposes are passed as flags. */
+
+typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
+
+static gr_var *gr__dot_flags(gr_var *a, gr_var *b, int ta, int tb) {
+    gr__dot_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.ta = a->ndim == 2 ? ta : 0;
+    p.tb = b->ndim == 2 ? tb : 0;
+    return gr__node1(g, &gr__op_Dot, &p, sizeof p, 2, args);
+}
+
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b) {
+    gr_var *args[2];
+    gr_graph *g;
+    int T;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0) return gr_mul(a, b);
+    if (a->ndim > 2 || b->ndim > 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_dot: takes 1-d and 2-d operands; %s has %d dimensions and %s %d "
+                        "(gr_tensordot and gr_matmul take more)", gr__d(a).s, a->ndim, gr__d(b).s, b->ndim);
+    T = gr__promote(2, args);
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    return gr__dot_flags(a, b, 0, 0);
+}
+
+/* rows, cols of op(X) for a 2-d X */
+static void gr__op_dims(const int64_t *shape, int t, int64_t *r, int64_t *c) {
+    *r = t ? shape[1] : shape[0];
+    *c = t ? shape[0] : shape[1];
+}
+
+/* result dims from the operands' dims; 0 when the inner dimensions differ */
+static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int64_t *bs, int tb, int *ond, int64_t *os,
+                        int64_t *ka, int64_t *kb) {
+    int64_t m = 1, n = 1;
+    if (annd == 2) gr__op_dims(as, ta, &m, ka); else *ka = as[0];
+    if (bnd == 2) gr__op_dims(bs, tb, kb, &n); else *kb = bs[0];
+    *ond = 0;
+    if (annd == 2) os[(*ond)++] = m;
+    if (bnd == 2) os[(*ond)++] = n;
+    return !(*ka >= 0 && *kb >= 0 && *ka != *kb);
+}
+
+static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
+    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1];
+    int64_t ka, kb;
+    out->dtype = (gr_dtype)a->dtype;
+    if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
+    if (!gr__dot_dims(a->ndim, a->shape, p->ta, b->ndim, b->shape, p->tb, &out->ndim, out->shape, &ka, &kb))
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
+                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
+    return GR_OK;
+}
+
+static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    int64_t ka, kb;
+    int nd;
+    if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
+        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(node->in[0]).s,
+                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(in[1]).s,
+                             p->tb ? " transposed" : "");
+    return GR_OK;
+}
+
+/* ---- kernels ----------------------------------------------------------------------------------
+   C (M x N, row-major) = op(A) (M x K) . op(B) (K x N); A is M x K (K x M when ta), B is K x N
+   (N x K when tb). Blocked: a KC x NC panel of op(B) is packed contiguous, then every row of op(A)
+   streams through it with a vectorisable inner loop. */
+#define GR__GEMM_KC 64
+#define GR__GEMM_NC 64
+#define GR__GEMM(fn, T) \
+    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C) { \
+        T bp[GR__GEMM_KC * GR__GEMM_NC]; \
+        int64_t i, j, k, j0, k0; \
+        for (i = 0; i < M * N; i++) C[i] = 0; \
+        for (j0 = 0; j0 < N; j0 += GR__GEMM_NC) { \
+            int64_t nc = N - j0 < GR__GEMM_NC ? N - j0 : GR__GEMM_NC; \
+            for (k0 = 0; k0 < K; k0 += GR__GEMM_KC) { \
+                int64_t kc = K - k0 < GR__GEMM_KC ? K - k0 : GR__GEMM_KC; \
+                for (k = 0; k < kc; k++) \
+                    for (j = 0; j < nc; j++) \
+                        bp[k * nc + j] = tb ? B[(j0 + j) * K + k0 + k] : B[(k0 + k) * N + j0 + j]; \
+                for (i = 0; i < M; i++) { \
+                    T *c = C + i * N + j0; \
+                    for (k = 0; k < kc; k++) { \
+                        T a = ta ? A[(k0 + k) * M + i] : A[i * K + k0 + k]; \
+                        const T *b = bp + k * nc; \
+                        for (j = 0; j < nc; j++) c[j] += a * b[j]; \
+                    } \
+                } \
+            } \
+        } \
+    }
+GR__GEMM(gr__gemm_f64, double)
+GR__GEMM(gr__gemm_f32, float)
+GR__GEMM(gr__gemm_i64, int64_t)
+
+/* y (M) = op(A) (M x K) . x (K) */
+#define GR__GEMV(fn, T, TA) \
+    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
+        int64_t i, k; \
+        if (!ta) { \
+            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+        } else { \
+            for (i = 0; i < M; i++) y[i] = 0; \
+            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
+        } \
+    }
+GR__GEMV(gr__gemv_f64, double, double)
+GR__GEMV(gr__gemv_f32, float, float)
+GR__GEMV(gr__gemv_i64, int64_t, int64_t)
+
+static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr_array *a = in[0], *b = in[1];
+    gr_array *c = out[0];
+    int dt = a->dtype;
+    int64_t M, N, K, i;
+    if (a->ndim == 1 && b->ndim == 1) {                     /* inner product */
+        K = a->shape[0];
+        if (dt == GR_F64) {
+            const double *x = (const double *)a->data, *y = (const double *)b->data;
+            double s = 0;
+#ifdef GRADIENT_CBLAS
+            s = cblas_ddot((int)K, x, 1, y, 1);
+#else
+            for (i = 0; i < K; i++) s += x[i] * y[i];
+#endif
+            ((double *)c->data)[0] = s;
+        } else if (dt == GR_F32) {
+            const float *x = (const float *)a->data, *y = (const float *)b->data;
+            double s = 0;
+            for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
+            ((float *)c->data)[0] = (float)s;
+        } else {
+            const int64_t *x = (const int64_t *)a->data, *y = (const int64_t *)b->data;
+            int64_t s = 0;
+            for (i = 0; i < K; i++) s += x[i] * y[i];
+            ((int64_t *)c->data)[0] = s;
+        }
+        return GR_OK;
+    }
+    if (b->ndim == 1 || a->ndim == 1) {                     /* matrix . vector, vector . matrix */
+        const gr_array *A = a->ndim == 2 ? a : b, *x = a->ndim == 2 ? b : a;
+        /* x . op(B) = op(B)^T . x */
+        int t = a->ndim == 2 ? p->ta : !p->tb;
+        int64_t rows = A->shape[0], cols = A->shape[1];
+        M = t ? cols : rows;
+        K = t ? rows : cols;
+        if (dt == GR_F64) {
+#ifdef GRADIENT_CBLAS
+            cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
+                        (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);
+#else
+            gr__gemv_f64(t, M, K, (const double *)A->data, (const double *)x->data, (double *)c->data);
+#endif
+        } else if (dt == GR_F32) {
+#ifdef GRADIENT_CBLAS
+            cblas_sgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)A->data,
+                        (int)(cols ? cols : 1), (const float *)x->data, 1, 0.0f, (float *)c->data, 1);
+#else
+            gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
+#endif
+        } else
+            gr__gemv_i64(t, M, K, (const int64_t *)A->data, (const int64_t *)x->data, (int64_t *)c->data);
+        return GR_OK;
+    }
+    gr__op_dims(a->shape, p->ta, &M, &K);
+    N = c->shape[1];
+    if (dt == GR_F64) {
+#ifdef GRADIENT_CBLAS
+        if (M && N) {
+            if (K) cblas_dgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                               (int)K, 1.0, (const double *)a->data, (int)a->shape[1], (const double *)b->data, (int)b->shape[1], 0.0,
+                               (double *)c->data, (int)N);
+            else memset(c->data, 0, (size_t)(M * N) * sizeof(double));
+        }
+#else
+        gr__gemm_f64(p->ta, p->tb, M, N, K, (const double *)a->data, (const double *)b->data, (double *)c->data);
+#endif
+    } else if (dt == GR_F32) {
+#ifdef GRADIENT_CBLAS
+        if (M && N) {
+            if (K) cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
+                               (int)K, 1.0f, (const float *)a->data, (int)a->shape[1], (const float *)b->data, (int)b->shape[1], 0.0f,
+                               (float *)c->data, (int)N);
+            else memset(c->data, 0, (size_t)(M * N) * sizeof(float));
+        }
+#else
+        gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
+#endif
+    } else
+        gr__gemm_i64(p->ta, p->tb, M, N, K, (const int64_t *)a->data, (const int64_t *)b->data, (int64_t *)c->data);
+    return GR_OK;
+}
+
+/* ---- derivative rules (C = op(A) op(B), G its cotangent) --------------------------------------
+   2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in, so no transpose is ever built.     */
+static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
+    if (!gr__is_float(node->out[0]->dtype)) {
+        ig[0] = gr__zeros_grad(a);
+        ig[1] = gr__zeros_grad(b);
+    } else if (a->ndim == 1 && b->ndim == 1) {
+        ig[0] = gr_mul(G, b);
+        ig[1] = gr_mul(G, a);
+    } else if (a->ndim == 2 && b->ndim == 1) {              /* c = op(A) b */
+        ig[0] = p->ta ? gr_outer(b, G) : gr_outer(G, b);
+        ig[1] = gr__dot_flags(a, G, !p->ta, 0);
+    } else if (a->ndim == 1) {                              /* c = a op(B) */
+        ig[0] = gr__dot_flags(b, G, p->tb, 0);
+        ig[1] = p->tb ? gr_outer(G, a) : gr_outer(a, G);
+    } else if (!p->ta && !p->tb) {
+        ig[0] = gr__dot_flags(G, b, 0, 1);
+        ig[1] = gr__dot_flags(a, G, 1, 0);
+    } else if (p->ta && !p->tb) {                           /* C = A^T B */
+        ig[0] = gr__dot_flags(b, G, 0, 1);
+        ig[1] = gr__dot_flags(a, G, 0, 0);
+    } else if (!p->ta) {                                    /* C = A B^T */
+        ig[0] = gr__dot_flags(G, b, 0, 0);
+        ig[1] = gr__dot_flags(G, a, 1, 0);
+    } else {                                                /* C = A^T B^T */
+        ig[0] = gr__dot_flags(b, G, 1, 1);
+        ig[1] = gr__dot_flags(G, a, 1, 1);
+    }
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    gr_var *t = NULL;
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__dot_flags(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr_is_disconnected(ev[1])) {
+        gr_var *u = gr__dot_flags(node->in[0], ev[1], p->ta, p->tb);
+        t = t ? gr_add(t, u) : u;
+        if (!t) return node->graph->status;
+    }
+    if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
+    orop[0] = t;
+    return t ? GR_OK : node->graph->status;
+}
+
+/* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
+/* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable.
+
+   Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
+   softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
+   m = max_j x_j over the axis. */
+
+typedef struct gr__axis_params { int axis; } gr__axis_params;
+
+static gr_var *gr__axis_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
+    gr__axis_params p;
+    gr_graph *g;
+    int a;
+    if (!gr__operands(fname, 1, &x, &g)) return NULL;
+    if (x->ndim == 0) return gr__fail(g, GR_ERR_VALUE, "%s: %s is 0-d; it needs an axis", fname, gr__d(x).s);
+    a = gr__axis(axis, x->ndim);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
+    if (!gr__is_float(x->dtype)) x = gr_cast(x, GR_F64);
+    memset(&p, 0, sizeof p);
+    p.axis = a;
+    return gr__node1(g, op, &p, sizeof p, 1, &x);
+}
+
+GR_API gr_var *gr_softmax(gr_var *x, int axis) { return gr__axis_op("gr_softmax", &gr__op_Softmax, x, axis); }
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis) { return gr__axis_op("gr_log_softmax", &gr__op_LogSoftmax, x, axis); }
+
+/* (outer, n, inner) of an array around axis */
+static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
+    int i;
+    *outer = 1; *inner = 1; *n = x->shape[axis];
+    for (i = 0; i < axis; i++) *outer *= x->shape[i];
+    for (i = axis + 1; i < x->ndim; i++) *inner *= x->shape[i];
+}
+
+#define GR__SOFTMAX(fn, T, EXP, LOG) \
+    static void fn(int log_out, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
+        int64_t o, i, j; \
+        for (o = 0; o < outer; o++) \
+            for (j = 0; j < inner; j++) { \
+                const T *xs = x + o * n * inner + j; \
+                T *ys = y + o * n * inner + j; \
+                double m = -INFINITY, s = 0; \
+                for (i = 0; i < n; i++) if ((double)xs[i * inner] > m) m = (double)xs[i * inner]; \
+                if (m == -INFINITY) m = 0; \
+                for (i = 0; i < n; i++) { double e = EXP((double)xs[i * inner] - m); s += e; if (!log_out) ys[i * inner] = (T)e; } \
+                if (log_out) { double ls = m + LOG(s); for (i = 0; i < n; i++) ys[i * inner] = (T)((double)xs[i * inner] - ls); } \
+                else { double inv = 1.0 / s; for (i = 0; i < n; i++) ys[i * inner] = (T)((double)ys[i * inner] * inv); } \
+            } \
+    }
+GR__SOFTMAX(gr__softmax_f64, double, exp, log)
+GR__SOFTMAX(gr__softmax_f32, float, exp, log)
+
+static gr_status gr__softmax_run(const gr_node *node, int log_out, const gr_array *x, gr_array *y) {
+    int64_t outer, n, inner;
+    gr__axis_split(x, ((const gr__axis_params *)node->params)->axis, &outer, &n, &inner);
+    if (x->dtype == GR_F64) gr__softmax_f64(log_out, outer, n, inner, (const double *)x->data, (double *)y->data);
+    else gr__softmax_f32(log_out, outer, n, inner, (const float *)x->data, (float *)y->data);
+    return GR_OK;
+}
+static gr_status gr__Softmax_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__softmax_run(node, 0, in[0], out[0]);
+}
+static gr_status gr__LogSoftmax_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__softmax_run(node, 1, in[0], out[0]);
+}
+
+static gr_var *gr__sum_keep(gr_var *x, int axis) { return gr_sum_axes(x, 1, &axis, 1); }
+
+/* softmax: J = diag(s) - s s^T (symmetric), so the gradient and the R-op are one formula:
+   s * (g - sum_axis(s * g)) */
+static gr_var *gr__softmax_jprod(const gr_node *node, gr_var *g) {
+    gr_var *s = node->out[0];
+    int axis = ((const gr__axis_params *)node->params)->axis;
+    return gr_mul(s, gr_sub(g, gr__sum_keep(gr_mul(s, g), axis)));
+}
+static gr_status gr__Softmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr__softmax_jprod(node, og[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__softmax_jprod(node, ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
+   (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
+static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int axis = ((const gr__axis_params *)node->params)->axis;
+    gr_var *s = gr_exp(node->out[0]);
+    ig[0] = gr_sub(og[0], gr_mul(s, gr__sum_keep(og[0], axis)));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    int axis = ((const gr__axis_params *)node->params)->axis;
+    gr_var *s;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    s = gr_exp(node->out[0]);
+    orop[0] = gr_sub(ev[0], gr__sum_keep(gr_mul(s, ev[0]), axis));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ==== src/rewrite.c: generated region; edit src/rewrite.c, then run make gradient.h ==== */
+/* src/rewrite.c: rewrites applied while gr_function copies the graph.
+
+   Every node is rebuilt in the function's private graph after its inputs, so a rewrite of a node
+   sees inputs that are already final: local rewrites applied here reach a fixed point in one
+   pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10). */
+
+typedef struct gr__rewriter gr__rewriter;
+struct gr__rewriter {
+    gr_graph *cg;
+    int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
+};
+
+static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
+    gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
+    if (!rw) return NULL;
+    rw->cg = cg;
+    rw->level = level;
+    return rw;
+}
+
+static void gr__rewriter_free(gr__rewriter *rw) { GR_FREE(rw); }
+
+static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
+    (void)rw;
+    return v;
+}
+
+/* builds node's counterpart from the copied inputs ins; outs receives its outputs */
+static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
+    gr_status st;
+    int j;
+    if (node->op->flags & GR__OPF_GRADMOD) {
+        outs[0] = ins[0];
+        return GR_OK;
+    }
+    st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    if (st != GR_OK) return st;
+    for (j = 0; j < node->n_out; j++)
+        if (node->out[j]->name && !outs[j]->name) outs[j]->name = gr__arena_strdup(&rw->cg->arena, node->out[j]->name);
+    return GR_OK;
+}
+
+/* ==== src/function.c: generated region; edit src/function.c, then run make gradient.h ==== */
+/* src/function.c: gr_function (copy, rewrite, schedule) and gr_call (shapes, memory plan, run).
+
+   A gr_fn owns a private graph holding a copy of what its outputs and updates need, rewritten
+   (src/rewrite.c) and scheduled in a fixed order. Every variable the schedule touches has a slot:
+   an array header whose data is the caller's (inputs), a shared storage's, a constant's, a view
+   into another slot, or one of the plan's buffers. The plan is made at the first call and again
+   only when some shape changes, so a steady-state call allocates nothing. */
+
+enum gr__slot_kind { GR__SK_INPUT, GR__SK_CONST, GR__SK_SHARED, GR__SK_COMPUTED };
+
+typedef struct gr__slot {
+    gr_array arr;                /* dtype and ndim fixed; shape, size, data set per call or plan */
+    gr_var  *var;                /* in the private graph */
+    int64_t  last_use;           /* last step reading it; n_steps for outputs and update values */
+    int64_t  producer;           /* the step computing it, -1 for leaves */
+    int32_t  buf;                /* plan: its buffer, -1 if none (leaf or view) */
+    int32_t  view_of;            /* plan: the slot whose memory it shares, -1 if none */
+    int64_t  view_off;           /* byte offset into that slot's memory */
+    uint8_t  kind, external;     /* external: its memory is not the function's (input, shared) */
+} gr__slot;
+
+typedef struct gr__buffer { void *data; size_t cap; } gr__buffer;
+
+struct gr_fn {
+    gr_graph   *g;                        /* the private graph */
+    int         n_in, n_out, n_upd;
+    int32_t    *in_slot, *out_slot, *upd_slot;
+    gr__storage **upd_store;
+    int64_t     n_steps;
+    gr_node   **steps;
+    int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
+    int64_t    *step_io_at;
+    const gr_array **io;                  /* per step: pointers to those slots' arrays */
+    int64_t     n_slots;
+    gr__slot   *slots;
+    /* the plan */
+    int         planned;
+    int64_t    *shape_cache;              /* every slot's shape at the last plan */
+    int64_t    *shape_at;
+    gr__buffer *bufs;  int32_t n_bufs, cap_bufs;
+    gr_array   *out_copy;                 /* outputs whose memory is not the function's */
+    gr__buffer *out_bufs;
+    gr__buffer *stage;                    /* update values that must be copied before writing */
+    uint8_t    *upd_staged;
+    char        message[GR__MSG];
+};
+
+static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    GR__TRAP();
+    return code;
+}
+
+/* ---- copying the needed subgraph into the private graph ----------------------------------- */
+
+/* a copy of leaf v (an input, constant or shared variable) in cg */
+static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
+    gr_var *c;
+    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)v->ext, v->flags);
+    if (v->kind == GR__VK_SHARED) {
+        gr__storage *s = (gr__storage *)v->ext;
+        if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *)))
+            return gr__fail(cg, GR_ERR_NOMEM, "out of memory");
+        c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_SHARED);
+        if (!c) return NULL;
+        c->ext = s;
+        s->refs++;
+        cg->stores[cg->n_stores++] = s;
+    } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
+    if (c && v->name) c->name = gr__arena_strdup(&cg->arena, v->name);
+    return c;
+}
+
+GR_API void gr_fn_free(gr_fn *f) {
+    int32_t i;
+    if (!f) return;
+    for (i = 0; i < f->n_bufs; i++) GR_FREE(f->bufs[i].data);
+    for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
+    for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
+    GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
+    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store);
+    GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
+    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    gr_graph_free(f->g);
+    GR_FREE(f);
+}
+
+/* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
+static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
+                              gr_graph **gout) {
+    gr_graph *g = NULL;
+    int i, j, n_upd = opts ? opts->n_updates : 0;
+    for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
+    for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
+    for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
+        if (opts->updates[i].shared) g = opts->updates[i].shared->graph;
+        else if (opts->updates[i].value) g = opts->updates[i].value->graph;
+    }
+    *gout = g;
+    if (!g) return GR_ERR_VALUE;
+    if (n_in < 0 || n_out < 0 || n_upd < 0)
+        return gr__error(g, GR_ERR_VALUE, "gr_function: negative count (n_in %d, n_out %d, n_updates %d)", n_in, n_out, n_upd);
+    if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
+    if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
+    if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        for (j = 0; j < i; j++)
+            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, v->ext ? (const char *)v->ext : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &opts->updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        for (j = 0; j < u->value->ndim; j++)
+            if (u->value->shape[j] >= 0 && u->shared->shape[j] >= 0 && u->value->shape[j] != u->shared->shape[j])
+                return gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(u->shared).s,
+                                 gr__vs(u->shared).s, gr__vs(u->value).s);
+        for (j = 0; j < i; j++)
+            if (opts->updates[j].shared == u->shared)
+                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+    }
+    return GR_OK;
+}
+
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart */
+static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_var *const *inputs, int n_roots,
+                             gr_var *const *roots, gr_var **map) {
+    uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    gr__rewriter *rw = NULL;
+    gr_var *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
+    int cap = 8, i, j;
+    gr_status st;
+    if (!given) return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
+    st = gr__toposort(g, n_roots, roots, given, &order, &n_order);
+    if (st != GR_OK) { GR_FREE(given); return st; }
+    rw = gr__rewriter_new(cg, level);
+    if (!rw) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+    for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
+        gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        if (!c) { st = GR_ERR_NOMEM; goto done; }
+        if (inputs[i]->name) c->name = gr__arena_strdup(&cg->arena, inputs[i]->name);
+        map[inputs[i]->id] = c;
+    }
+    /* leaves the walk reaches, in a deterministic order */
+    for (k = 0; k <= n_order; k++) {
+        int n = k < n_order ? order[k]->n_in : n_roots;
+        for (j = 0; j < n; j++) {
+            gr_var *v = k < n_order ? order[k]->in[j] : roots[j];
+            if (v->owner || map[v->id]) continue;
+            if (v->kind == GR__VK_INPUT) {
+                st = gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
+                goto done;
+            }
+            map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+            if (!map[v->id]) { st = cg->status != GR_OK ? cg->status : GR_ERR_NOMEM; goto done; }
+        }
+    }
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        if (node->n_in > cap || node->n_out > cap) {
+            int need = node->n_in > node->n_out ? node->n_in : node->n_out;
+            if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
+            ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)need);
+            outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)need);
+            cap = need;
+            if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+        }
+        for (j = 0; j < node->n_in; j++) ins[j] = map[node->in[j]->id];
+        st = gr__rewrite_node(rw, node, ins, outs);
+        if (st != GR_OK) goto done;
+        for (j = 0; j < node->n_out; j++)
+            if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
+    }
+    st = GR_OK;
+done:
+    if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)
+        gr__error(g, cg->status, "gr_function: %s", cg->message);
+    else if (st != GR_OK && g->status == GR_OK)
+        gr__error(g, st, "gr_function: %s", gr_status_string(st));
+    if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
+    gr__rewriter_free(rw);
+    GR_FREE(order);
+    GR_FREE(given);
+    return st;
+}
+
+static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
+    gr__slot *s;
+    if (slot_of[v->id] >= 0) return slot_of[v->id];
+    s = &f->slots[f->n_slots];
+    memset(s, 0, sizeof *s);
+    s->var = v;
+    s->arr.dtype = (gr_dtype)v->dtype;
+    s->arr.ndim = v->ndim;
+    s->producer = -1;
+    s->last_use = -1;
+    s->buf = -1;
+    s->view_of = -1;
+    switch (v->kind) {
+    case GR__VK_INPUT: s->kind = GR__SK_INPUT; s->external = 1; break;
+    case GR__VK_SHARED: s->kind = GR__SK_SHARED; s->external = 1; break;
+    case GR__VK_CONST: {
+        const gr_array *c = (const gr_array *)v->ext;
+        s->kind = GR__SK_CONST;
+        s->arr = *c;
+        break;
+    }
+    default: s->kind = GR__SK_COMPUTED; break;
+    }
+    slot_of[v->id] = (int32_t)f->n_slots;
+    return (int32_t)f->n_slots++;
+}
+
+/* schedules the private graph: steps, slots, liveness */
+static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
+    gr_graph *cg = f->g;
+    int32_t *slot_of = NULL;
+    gr_var **roots = NULL;
+    uint8_t *given = NULL;
+    uint32_t n_order = 0, k;
+    int64_t n_io = 0, at = 0;
+    int i, j, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
+    given = (uint8_t *)gr__calloc(cg->n_vars, 1);
+    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->n_vars + 1u));
+    if (!roots || !given || !slot_of) goto done;
+    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
+    if (st != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    f->n_steps = n_order;
+    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out;
+    f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
+    f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
+    f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
+    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(n_io + n_roots + f->n_in + 1));
+    f->in_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_in + 1));
+    f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
+    f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
+    if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
+    for (k = 0; k < cg->n_vars; k++) slot_of[k] = -1;
+    for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = f->steps[k];
+        f->step_io_at[k] = at;
+        for (j = 0; j < node->n_in; j++) {
+            int32_t s = gr__slot_new(f, slot_of, node->in[j]);
+            f->slots[s].last_use = (int64_t)k;
+            f->step_io[at] = s;
+            f->io[at++] = &f->slots[s].arr;
+        }
+        for (j = 0; j < node->n_out; j++) {
+            int32_t s = gr__slot_new(f, slot_of, node->out[j]);
+            f->slots[s].producer = (int64_t)k;
+            f->step_io[at] = s;
+            f->io[at++] = &f->slots[s].arr;
+        }
+    }
+    f->step_io_at[n_order] = at;
+    for (i = 0; i < f->n_out; i++) {
+        f->out_slot[i] = gr__slot_new(f, slot_of, cout[i]);
+        f->slots[f->out_slot[i]].last_use = f->n_steps;
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        f->upd_slot[i] = gr__slot_new(f, slot_of, cupd[i]);
+        f->slots[f->upd_slot[i]].last_use = f->n_steps;
+    }
+    f->shape_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1));
+    if (!f->shape_at) goto done;
+    {
+        int64_t total = 0, s;
+        for (s = 0; s < f->n_slots; s++) { f->shape_at[s] = total; total += f->slots[s].arr.ndim + 1; }
+        f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
+        if (!f->shape_cache) goto done;
+    }
+    st = GR_OK;
+done:
+    GR_FREE(roots);
+    GR_FREE(given);
+    GR_FREE(slot_of);
+    if (st != GR_OK) gr__error(cg, st, "out of memory (scheduling)");
+    return st;
+}
+
+GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts) {
+    gr_graph *g = NULL, *cg = NULL;
+    gr_fn *f = NULL;
+    gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
+    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i;
+    gr_status st;
+    st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
+    if (st != GR_OK) return NULL;
+    if (n_in == 0 && n_out == 0 && n_upd == 0) { gr__error(g, GR_ERR_VALUE, "gr_function: nothing to compute"); return NULL; }
+    f = (gr_fn *)gr__calloc(1, sizeof(gr_fn));
+    cg = gr_graph_new();
+    map = (gr_var **)gr__calloc(g->n_vars, sizeof(gr_var *));
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + n_upd + 1));
+    cin = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_in + 1));
+    cout = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
+    cupd = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
+    if (!f || !cg || !map || !roots || !cin || !cout || !cupd) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    f->g = cg;
+    f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
+    for (i = 0; i < n_out; i++) roots[i] = outputs[i];
+    for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
+    if (gr__fn_copy(g, cg, level, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
+    for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
+    for (i = 0; i < n_out; i++) cout[i] = map[outputs[i]->id];
+    f->upd_store = (gr__storage **)GR_MALLOC(sizeof(gr__storage *) * (size_t)(n_upd + 1));
+    f->upd_staged = (uint8_t *)gr__calloc((size_t)n_upd + 1, 1);
+    if (!f->upd_store || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    for (i = 0; i < n_upd; i++) {
+        gr_var *sv = opts->updates[i].shared;
+        gr__storage *s = (gr__storage *)sv->ext;
+        int j, found = 0;
+        cupd[i] = map[opts->updates[i].value->id];
+        if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
+        if (!cupd[i]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+        for (j = 0; j < (int)cg->n_stores; j++) if (cg->stores[j] == s) found = 1;
+        if (!found) {                               /* the target is not read by the function */
+            if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *))) { gr__error(g, GR_ERR_NOMEM, "out of memory"); goto fail; }
+            cg->stores[cg->n_stores++] = s;
+            s->refs++;
+        }
+        f->upd_store[i] = s;
+    }
+    if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
+    return f;
+fail:
+    GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
+    if (f) gr_fn_free(f);
+    else gr_graph_free(cg);
+    return NULL;
+}
+
+/* ---- the memory plan ---------------------------------------------------------------------------- */
+
+/* the slot whose memory s finally lives in */
+static int32_t gr__slot_root(const gr_fn *f, int32_t s) {
+    while (f->slots[s].view_of >= 0) s = f->slots[s].view_of;
+    return s;
+}
+
+static size_t gr__slot_bytes(const gr__slot *s) {
+    size_t b = (size_t)s->arr.size * gr__dsize(s->arr.dtype);
+    return b ? b : 1;
+}
+
+/* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
+   schedule once: a buffer returns to the free list after the last read of every slot living in
+   it, and a new slot takes the smallest free buffer that fits. */
+static gr_status gr__fn_plan(gr_fn *f) {
+    int32_t *refs = NULL, *free_list = NULL, n_free = 0, i, b;
+    size_t *caps = NULL;
+    int32_t n_bufs = 0;
+    int64_t k, s;
+    gr_status st = GR_ERR_NOMEM;
+    int64_t max_bufs = f->n_slots + 1;
+    refs = (int32_t *)gr__calloc((size_t)max_bufs, sizeof(int32_t));
+    free_list = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)max_bufs);
+    caps = (size_t *)gr__calloc((size_t)max_bufs, sizeof(size_t));
+    if (!refs || !free_list || !caps) goto done;
+    for (s = 0; s < f->n_slots; s++) {
+        gr__slot *sl = &f->slots[s];
+        sl->buf = -1;
+        sl->view_of = -1;
+        sl->view_off = 0;
+    }
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const int32_t *io = f->step_io + f->step_io_at[k];
+        int j;
+        for (j = 0; j < node->n_out; j++) {
+            int32_t o = io[node->n_in + j];
+            gr__slot *out = &f->slots[o];
+            size_t need = gr__slot_bytes(out);
+            int64_t off = -1;
+            if (j == 0 && node->op->alias && node->n_in > 0)
+                off = node->op->alias(node, f->io + f->step_io_at[k], &out->arr);
+            if (off >= 0) {                              /* a view of input 0 */
+                int32_t r = gr__slot_root(f, io[0]);
+                out->view_of = io[0];
+                out->view_off = off;
+                if (f->slots[r].buf >= 0) refs[f->slots[r].buf]++;
+                continue;
+            }
+            b = -1;
+            if (node->op->flags & GR__OPF_ELEMWISE) {    /* in place over an input read here last */
+                int q;
+                for (q = 0; q < node->n_in && b < 0; q++) {
+                    gr__slot *in = &f->slots[io[q]];
+                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
+                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
+                        int q2, dup = 0;
+                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
+                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
+                        if (!dup) { b = in->buf; refs[b]++; }
+                    }
+                }
+            }
+            if (b < 0) {
+                int32_t best = -1, m;
+                for (m = 0; m < n_free; m++)
+                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) best = m;
+                if (best >= 0) { b = free_list[best]; free_list[best] = free_list[--n_free]; }
+                else if (n_free > 0) {                   /* grow the largest free buffer */
+                    int32_t big = 0;
+                    for (m = 1; m < n_free; m++) if (caps[free_list[m]] > caps[free_list[big]]) big = m;
+                    b = free_list[big]; free_list[big] = free_list[--n_free];
+                    caps[b] = need;
+                } else { b = n_bufs++; caps[b] = need; }
+                refs[b] = 1;
+            }
+            out->buf = b;
+        }
+        /* release what this step read for the last time, and outputs nobody reads */
+        for (j = 0; j < node->n_in + node->n_out; j++) {
+            int32_t q = io[j];
+            gr__slot *sl = &f->slots[q];
+            int32_t r, rb, j2, seen = 0;
+            if (sl->kind != GR__SK_COMPUTED) continue;
+            if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
+            for (j2 = 0; j2 < j; j2++) if (io[j2] == q) seen = 1;
+            if (seen) continue;
+            r = gr__slot_root(f, q);
+            rb = f->slots[r].buf;
+            if (rb >= 0 && --refs[rb] == 0) free_list[n_free++] = rb;
+        }
+    }
+    /* make the buffers real: keep an old allocation when it is big enough */
+    if (n_bufs > f->cap_bufs) {
+        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)n_bufs);
+        if (!nb) goto done;
+        for (i = f->cap_bufs; i < n_bufs; i++) { nb[i].data = NULL; nb[i].cap = 0; }
+        f->bufs = nb;
+        f->cap_bufs = n_bufs;
+    }
+    for (i = 0; i < f->cap_bufs; i++) {
+        if (i < n_bufs && f->bufs[i].cap >= caps[i] && f->bufs[i].data) continue;
+        GR_FREE(f->bufs[i].data);
+        f->bufs[i].data = NULL;
+        f->bufs[i].cap = 0;
+        if (i < n_bufs) {
+            f->bufs[i].data = GR_MALLOC(caps[i] + 64);
+            if (!f->bufs[i].data) goto done;
+            f->bufs[i].cap = caps[i];
+        }
+    }
+    f->n_bufs = f->cap_bufs;
+    for (s = 0; s < f->n_slots; s++)
+        if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
+    /* which outputs and update values live in memory the function does not own */
+    if (!f->out_copy && f->n_out) {
+        f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array));
+        f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer));
+        if (!f->out_copy || !f->out_bufs) goto done;
+    }
+    if (!f->stage && f->n_upd) {
+        f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
+        if (!f->stage) goto done;
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        int32_t r = gr__slot_root(f, f->upd_slot[i]);
+        f->upd_staged[i] = f->slots[r].kind == GR__SK_SHARED;
+        if (f->upd_staged[i] && f->stage[i].cap < gr__slot_bytes(&f->slots[f->upd_slot[i]])) {
+            size_t need = gr__slot_bytes(&f->slots[f->upd_slot[i]]);
+            GR_FREE(f->stage[i].data);
+            f->stage[i].data = GR_MALLOC(need);
+            f->stage[i].cap = f->stage[i].data ? need : 0;
+            if (!f->stage[i].data) goto done;
+        }
+    }
+    for (i = 0; i < f->n_out; i++) {
+        int32_t r = gr__slot_root(f, f->out_slot[i]);
+        size_t need = gr__slot_bytes(&f->slots[f->out_slot[i]]);
+        if (!f->slots[r].external) continue;
+        if (f->out_bufs[i].cap < need) {
+            GR_FREE(f->out_bufs[i].data);
+            f->out_bufs[i].data = GR_MALLOC(need);
+            f->out_bufs[i].cap = f->out_bufs[i].data ? need : 0;
+            if (!f->out_bufs[i].data) goto done;
+        }
+    }
+    f->planned = 1;
+    st = GR_OK;
+done:
+    GR_FREE(refs);
+    GR_FREE(free_list);
+    GR_FREE(caps);
+    if (st != GR_OK) f->planned = 0;
+    return st;
+}
+
+/* ---- calling ----------------------------------------------------------------------------------- */
+
+/* moves an error recorded on the private graph (by an op's shape rule or perform) to f */
+static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) {
+    if (f->g->status != GR_OK) {
+        st = f->g->status;
+        size_t n = strlen(f->g->message);
+        memcpy(f->message, "gr_call: ", 9);
+        if (n > sizeof f->message - 10) n = sizeof f->message - 10;
+        memcpy(f->message + 9, f->g->message, n);
+        f->message[9 + n] = 0;
+        gr_graph_clear_error(f->g);
+    } else
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(node->out[0]).s, gr_status_string(st));
+    return st;
+}
+
+/* checks a slot's shape against its static type and notes whether it changed since the plan */
+static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
+    gr__slot *sl = &f->slots[s];
+    int64_t *cache = f->shape_cache + f->shape_at[s];
+    int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    int i;
+    if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
+    sl->arr.size = size;
+    for (i = 0; i < sl->arr.ndim; i++)
+        if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
+            return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s has shape %s, but its static shape is %s", gr__d(sl->var).s,
+                                gr__as(&sl->arr).s, gr__vs(sl->var).s);
+    if (cache[0] != size) { cache[0] = size; *changed = 1; }
+    for (i = 0; i < sl->arr.ndim; i++)
+        if (cache[i + 1] != sl->arr.shape[i]) { cache[i + 1] = sl->arr.shape[i]; *changed = 1; }
+    if (*changed) f->planned = 0;        /* a call failing before the plan must not keep the old one */
+    return GR_OK;
+}
+
+GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
+    int64_t k, s;
+    int i, changed;
+    gr_status st;
+    if (!f) return GR_ERR_VALUE;
+    changed = !f->planned;
+    f->message[0] = 0;
+    if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
+    if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
+    /* bind the inputs */
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = inputs[i];
+        gr__slot *sl = &f->slots[f->in_slot[i]];
+        int d;
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (!gr__array_valid(a)) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is a malformed array", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (sl->var->shape[d] >= 0 && sl->var->shape[d] != a->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: input %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+        for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
+        sl->arr.size = a->size;
+        sl->arr.data = a->data;
+    }
+    /* shared variables, and every leaf's shape */
+    for (s = 0; s < f->n_slots; s++) {
+        gr__slot *sl = &f->slots[s];
+        if (sl->kind == GR__SK_SHARED) {
+            const gr_array *v = ((const gr__storage *)sl->var->ext)->value;
+            int d;
+            for (d = 0; d < v->ndim; d++)
+                if (sl->var->shape[d] >= 0 && sl->var->shape[d] != v->shape[d])
+                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
+                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
+            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
+            sl->arr.size = v->size;
+            sl->arr.data = v->data;
+        }
+        if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, &changed)) != GR_OK) return st;
+    }
+    /* shapes of everything computed */
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const gr_array *const *in = f->io + f->step_io_at[k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
+        int j;
+        st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+        for (j = 0; j < node->n_out; j++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
+    }
+    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    /* run */
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const int32_t *io = f->step_io + f->step_io_at[k];
+        int j;
+        for (j = 0; j < node->n_out; j++) {
+            gr__slot *o = &f->slots[io[node->n_in + j]];
+            if (o->view_of >= 0) o->arr.data = (char *)f->slots[o->view_of].arr.data + o->view_off;
+        }
+        if (f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1) continue;
+        st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+    }
+    /* outputs: the function's own memory, or a copy */
+    for (i = 0; i < f->n_out; i++) {
+        gr__slot *sl = &f->slots[f->out_slot[i]];
+        if (f->slots[gr__slot_root(f, f->out_slot[i])].external) {
+            gr_array *c = &f->out_copy[i];
+            *c = sl->arr;
+            c->data = f->out_bufs[i].data;
+            if (sl->arr.size) memcpy(c->data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
+            outputs[i] = c;
+        } else outputs[i] = &sl->arr;
+    }
+    /* updates: values that live in a shared storage are copied first, so order does not matter */
+    for (i = 0; i < f->n_upd; i++) {
+        gr__slot *sl = &f->slots[f->upd_slot[i]];
+        if (f->upd_staged[i] && sl->arr.size)
+            memcpy(f->stage[i].data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        gr__slot *sl = &f->slots[f->upd_slot[i]];
+        gr_array v = sl->arr;
+        if (f->upd_staged[i]) v.data = f->stage[i].data;
+        if (gr__storage_assign(f->upd_store[i], &v) != GR_OK)
+            return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory updating a shared variable");
+    }
+    return GR_OK;
+}
+
+GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }
+GR_API size_t gr_fn_node_count(const gr_fn *f) { return f ? (size_t)f->n_steps : 0; }
+
+/* ==== src/print.c: generated region; edit src/print.c, then run make gradient.h ==== */
+/* src/print.c: one node a line, for graphs and compiled functions. */
+
+static void gr__print_var(FILE *out, const gr_var *v) {
+    if (v->name) fprintf(out, "%s", v->name);
+    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)v->ext, 0));
+    else fprintf(out, "#%lu", (unsigned long)v->id);
+}
+
+static void gr__print_node(FILE *out, const gr_node *node) {
+    int j;
+    fprintf(out, "  ");
+    for (j = 0; j < node->n_out; j++) {
+        char buf[200];
+        const gr_var *o = node->out[j];
+        if (j) fprintf(out, ", ");
+        gr__print_var(out, o);
+        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
+    }
+    fprintf(out, " = %s(", node->op->name);
+    for (j = 0; j < node->n_in; j++) {
+        if (j) fprintf(out, ", ");
+        gr__print_var(out, node->in[j]);
+    }
+    fprintf(out, ")\n");
+}
+
+GR_API void gr_print(FILE *out, gr_var *v) {
+    gr_node **order = NULL;
+    uint32_t n = 0, k;
+    if (!out || !v) return;
+    if (!v->owner) {
+        gr__print_var(out, v);
+        fprintf(out, " (leaf)\n");
+        return;
+    }
+    if (gr__toposort(v->graph, 1, &v, NULL, &order, &n) != GR_OK) return;
+    for (k = 0; k < n; k++) gr__print_node(out, order[k]);
+    GR_FREE(order);
+}
+
+GR_API void gr_fn_print(FILE *out, const gr_fn *f) {
+    int64_t k;
+    int i;
+    if (!out || !f) return;
+    fprintf(out, "function of (");
+    for (i = 0; i < f->n_in; i++) {
+        if (i) fprintf(out, ", ");
+        gr__print_var(out, f->slots[f->in_slot[i]].var);
+    }
+    fprintf(out, "), %lld nodes:\n", (long long)f->n_steps);
+    for (k = 0; k < f->n_steps; k++) gr__print_node(out, f->steps[k]);
+    fprintf(out, "outputs:");
+    for (i = 0; i < f->n_out; i++) {
+        fprintf(out, " ");
+        gr__print_var(out, f->slots[f->out_slot[i]].var);
+    }
+    fprintf(out, "\n");
+}
+
+/* ==== src/tail.c: generated region; edit src/tail.c, then run make gradient.h ==== */
+#ifdef __cplusplus
+}
+#endif
+#endif /* GRADIENT_IMPLEMENTATION_DONE */
+#endif /* GRADIENT_IMPLEMENTATION */
+
+/*
+MIT License
+
+Copyright (c) 2026 the gradient.h authors
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of this software and
+associated documentation files (the "Software"), to deal in the Software without restriction,
+including without limitation the rights to use, copy, modify, merge, publish, distribute,
+sublicense, and/or sell copies of the Software, and to permit persons to whom the Software is
+furnished to do so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all copies or
+substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR IMPLIED, INCLUDING BUT
+NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY, FITNESS FOR A PARTICULAR PURPOSE AND
+NONINFRINGEMENT. IN NO EVENT SHALL THE AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM,
+DAMAGES OR OTHER LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM, OUT
+OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE SOFTWARE.
+*/

@@ -1,0 +1,565 @@
+/* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
+
+   Shapes: NumPy broadcasting, right-aligned; a static 1 is broadcastable, -1 unknown until the call.
+   Every input of an elementwise node has the node's compute dtype T (the builder inserts casts and
+   types weak constants), so a kernel is one loop over one element type. */
+
+/* ---- scalar helpers used by the table's expressions ---------------------------------------- */
+
+static double gr__sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+static float gr__signf(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
+static double gr__mod(double a, double b) {
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static float gr__modf(float a, float b) {
+    float r = fmodf(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static int64_t gr__imod(int64_t a, int64_t b) {
+    int64_t r;
+    if (b == 0) return 0;
+    if (b == -1) return 0;                          /* INT64_MIN % -1 overflows */
+    r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+static int64_t gr__ipow(int64_t a, int64_t b) {   /* wraps on overflow like NumPy; b < 0 gives 0 unless |a| = 1 */
+    uint64_t result = 1, base = (uint64_t)a;
+    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+    while (b) {
+        if (b & 1) result *= base;
+        base *= base;
+        b >>= 1;
+    }
+    return (int64_t)result;
+}
+static double gr__max(double a, double b) { return (a != a || a > b) ? a : b; }   /* NaN propagates */
+static float gr__maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+static double gr__min(double a, double b) { return (a != a || a < b) ? a : b; }
+static float gr__minf(float a, float b) { return (a != a || a < b) ? a : b; }
+static double gr__clip(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static double gr__sigmoid(double x) {
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    { double e = exp(x); return e / (1.0 + e); }
+}
+static float gr__sigmoidf(float x) {
+    if (x >= 0) return 1.0f / (1.0f + expf(-x));
+    { float e = expf(x); return e / (1.0f + e); }
+}
+static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
+
+/* ---- kernels: one per row and dtype --------------------------------------------------------
+   k(n, out, in, st): out[i] = f(in[0][i*st[0]], ...) for i < n, each st[k] 0 or 1; out may be
+   in[k] itself (in place) when st[k] is 1. */
+typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
+
+#define GR__EWK_1(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0]; int64_t i; \
+        if (st[0] == 1) { for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
+        else { TI a = pa[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
+    }
+#define GR__EWK_2(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1]; int64_t i; \
+        if (st[0] == 1 && st[1] == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i]; o[i] = (TO)(expr); } } \
+        else if (st[0] == 0 && st[1] == 1) { TI a = pa[0]; for (i = 0; i < n; i++) { TI b = pb[i]; o[i] = (TO)(expr); } } \
+        else if (st[0] == 1) { TI b = pb[0]; for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
+        else { TI a = pa[0], b = pb[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
+    }
+#define GR__EWK_3(fn, TI, TO, expr) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1], *pc = (const TI *)in[2]; \
+        int64_t i, sa = st[0], sb = st[1], sc = st[2]; \
+        if (sa == 1 && sb == 1 && sc == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i], c = pc[i]; o[i] = (TO)(expr); } } \
+        else { for (i = 0; i < n; i++) { TI a = pa[i * sa], b = pb[i * sb], c = pc[i * sc]; o[i] = (TO)(expr); } } \
+    }
+
+/* which classes compute in which dtypes, and what they return */
+#define GR__IF_FLT_FLOAT(...)  __VA_ARGS__
+#define GR__IF_FLT_ARITH(...)  __VA_ARGS__
+#define GR__IF_FLT_STEP(...)   __VA_ARGS__
+#define GR__IF_FLT_CMP(...)    __VA_ARGS__
+#define GR__IF_FLT_SELECT(...) __VA_ARGS__
+#define GR__IF_FLT_LOGIC(...)
+#define GR__IF_INT_FLOAT(...)
+#define GR__IF_INT_ARITH(...)  __VA_ARGS__
+#define GR__IF_INT_STEP(...)   __VA_ARGS__
+#define GR__IF_INT_CMP(...)    __VA_ARGS__
+#define GR__IF_INT_SELECT(...) __VA_ARGS__
+#define GR__IF_INT_LOGIC(...)
+#define GR__IF_B8_FLOAT(...)
+#define GR__IF_B8_ARITH(...)
+#define GR__IF_B8_STEP(...)
+#define GR__IF_B8_CMP(...)
+#define GR__IF_B8_SELECT(...)
+#define GR__IF_B8_LOGIC(...)   __VA_ARGS__
+#define GR__TO_FLOAT(T)  T
+#define GR__TO_ARITH(T)  T
+#define GR__TO_STEP(T)   T
+#define GR__TO_SELECT(T) T
+#define GR__TO_CMP(T)    uint8_t
+#define GR__TO_LOGIC(T)  uint8_t
+
+#define GR_T double
+#define GR_M(f) f
+#define GR__K64(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_FLT_##cls(GR__EWK_##arity(gr__ewk_##name##_f64, double, GR__TO_##cls(double), fexpr))
+GR_ELEMWISE_OPS(GR__K64)
+#undef GR__K64
+#undef GR_T
+#undef GR_M
+
+#define GR_T float
+#define GR_M(fn) fn##f
+#define GR__K32(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_FLT_##cls(GR__EWK_##arity(gr__ewk_##name##_f32, float, GR__TO_##cls(float), fexpr))
+GR_ELEMWISE_OPS(GR__K32)
+#undef GR__K32
+#undef GR_T
+#undef GR_M
+
+#define GR_T int64_t
+#define GR_M(f) f
+#define GR__KI64(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_INT_##cls(GR__EWK_##arity(gr__ewk_##name##_i64, int64_t, GR__TO_##cls(int64_t), iexpr))
+GR_ELEMWISE_OPS(GR__KI64)
+#undef GR__KI64
+#undef GR_T
+
+#define GR_T uint8_t
+#define GR__KB8(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    GR__IF_B8_##cls(GR__EWK_##arity(gr__ewk_##name##_b8, uint8_t, uint8_t, iexpr))
+GR_ELEMWISE_OPS(GR__KB8)
+#undef GR__KB8
+#undef GR_T
+#undef GR_M
+
+#define GR__KP_FLT_FLOAT(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
+#define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
+#define GR__KP_FLT_SELECT(n, s) gr__ewk_##n##_##s
+#define GR__KP_FLT_LOGIC(n, s)  NULL
+#define GR__KP_INT_FLOAT(n)     NULL
+#define GR__KP_INT_ARITH(n)     gr__ewk_##n##_i64
+#define GR__KP_INT_STEP(n)      gr__ewk_##n##_i64
+#define GR__KP_INT_CMP(n)       gr__ewk_##n##_i64
+#define GR__KP_INT_SELECT(n)    gr__ewk_##n##_i64
+#define GR__KP_INT_LOGIC(n)     NULL
+#define GR__KP_B8_LOGIC(n)      gr__ewk_##n##_b8
+#define GR__KP_B8_FLOAT(n)      NULL
+#define GR__KP_B8_ARITH(n)      NULL
+#define GR__KP_B8_STEP(n)       NULL
+#define GR__KP_B8_CMP(n)        NULL
+#define GR__KP_B8_SELECT(n)     NULL
+
+/* indexed by [row][dtype] (GR_F64, GR_F32, GR_I64, GR_BOOL): the kernel, NULL where never used */
+static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
+#define GR__KROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    { GR__KP_FLT_##cls(name, f64), GR__KP_FLT_##cls(name, f32), GR__KP_INT_##cls(name), GR__KP_B8_##cls(name) },
+    GR_ELEMWISE_OPS(GR__KROW)
+#undef GR__KROW
+};
+
+enum gr__ew_class { GR__EC_FLOAT, GR__EC_ARITH, GR__EC_STEP, GR__EC_CMP, GR__EC_LOGIC, GR__EC_SELECT };
+static const unsigned char gr__ew_class[GR__EW_COUNT] = {
+#define GR__CROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EC_##cls,
+    GR_ELEMWISE_OPS(GR__CROW)
+#undef GR__CROW
+};
+
+/* ---- broadcasting loops --------------------------------------------------------------------- */
+
+/* A broadcast loop over an output of `nd` axes: per operand (0: the output, 1..: inputs) the byte
+   stride of each axis (0 where broadcast), with axes of size 1 dropped and mergeable axes merged,
+   so the innermost axis has element stride 0 or 1 for every operand. */
+typedef struct gr__bloop {
+    int nd, nops;
+    int64_t shape[GR_MAX_NDIM];
+    int64_t st[4][GR_MAX_NDIM];          /* byte strides */
+    size_t esize[4];
+} gr__bloop;
+
+static void gr__bloop_init(gr__bloop *L, const gr_array *out, int n_in, const gr_array *const *in) {
+    int64_t full[4][GR_MAX_NDIM];
+    int nd = out->ndim, k, i, m = 0;
+    L->nops = n_in + 1;
+    for (k = 0; k < L->nops; k++) {
+        const gr_array *a = k == 0 ? out : in[k - 1];
+        int off = nd - a->ndim;
+        int64_t s = (int64_t)gr__dsize(a->dtype);
+        L->esize[k] = gr__dsize(a->dtype);
+        for (i = nd - 1; i >= 0; i--) {
+            int64_t len = i >= off ? a->shape[i - off] : 1;
+            full[k][i] = len == 1 ? 0 : s;
+            s *= len;
+        }
+    }
+    for (i = 0; i < nd; i++) {
+        if (out->shape[i] == 1) continue;
+        if (m > 0) {                         /* merge with the previous kept axis when contiguous */
+            int ok = 1;
+            for (k = 0; k < L->nops; k++)
+                if (L->st[k][m - 1] != full[k][i] * out->shape[i]) { ok = 0; break; }
+            if (ok) {
+                L->shape[m - 1] *= out->shape[i];
+                for (k = 0; k < L->nops; k++) L->st[k][m - 1] = full[k][i];
+                continue;
+            }
+        }
+        L->shape[m] = out->shape[i];
+        for (k = 0; k < L->nops; k++) L->st[k][m] = full[k][i];
+        m++;
+    }
+    L->nd = m;
+}
+
+/* calls k over the whole output in runs of the innermost axis */
+static void gr__ew_run(gr__ew_kernel k, const gr_array *out, int n_in, const gr_array *const *in) {
+    gr__bloop L;
+    int64_t idx[GR_MAX_NDIM], inner_st[3], n, count, r;
+    const void *ptrs[3];
+    char *base[4];
+    int j, i;
+    if (out->size == 0) return;
+    gr__bloop_init(&L, out, n_in, in);
+    base[0] = (char *)out->data;
+    for (j = 0; j < n_in; j++) base[j + 1] = (char *)in[j]->data;
+    if (L.nd == 0) {                         /* a single element */
+        for (j = 0; j < n_in; j++) { ptrs[j] = base[j + 1]; inner_st[j] = 0; }
+        k(1, base[0], ptrs, inner_st);
+        return;
+    }
+    n = L.shape[L.nd - 1];
+    for (j = 0; j < n_in; j++) inner_st[j] = L.st[j + 1][L.nd - 1] ? 1 : 0;
+    count = out->size / n;
+    for (i = 0; i < L.nd; i++) idx[i] = 0;
+    for (r = 0; r < count; r++) {
+        int64_t off[4] = { 0, 0, 0, 0 };
+        for (i = 0; i < L.nd - 1; i++)
+            for (j = 0; j < L.nops; j++) off[j] += idx[i] * L.st[j][i];
+        for (j = 0; j < n_in; j++) ptrs[j] = base[j + 1] + off[j + 1];
+        k(n, base[0] + off[0], ptrs, inner_st);
+        for (i = L.nd - 2; i >= 0; i--) {    /* odometer over the outer axes */
+            if (++idx[i] < L.shape[i]) break;
+            idx[i] = 0;
+        }
+    }
+}
+
+/* ---- type and shape rules -------------------------------------------------------------------- */
+
+/* static broadcast of n variables; returns -1 on success, else the index of the operand that
+   conflicts with the ones before it */
+static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
+    int nd = 0, i, k;
+    for (k = 0; k < n; k++) if (xs[k]->ndim > nd) nd = xs[k]->ndim;
+    out->ndim = nd;
+    for (i = 0; i < nd; i++) out->shape[i] = 1;
+    for (k = 0; k < n; k++) {
+        int off = nd - xs[k]->ndim;
+        for (i = 0; i < xs[k]->ndim; i++) {
+            int64_t a = out->shape[off + i], b = xs[k]->shape[i];
+            int64_t r;
+            if (a == 1) r = b;
+            else if (b == 1) r = a;
+            else if (a == -1) r = b;
+            else if (b == -1) r = a;
+            else if (a == b) r = a;
+            else return k;
+            out->shape[off + i] = r;
+        }
+    }
+    return -1;
+}
+
+static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
+    int cls = gr__ew_class[node->op->code];
+    int bad = gr__broadcast_static(node->n_in, node->in, out);
+    if (bad >= 0) {
+        int k;
+        char buf[GR__MSG];
+        size_t used = 0;
+        for (k = 0; k <= bad; k++)
+            used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
+                                     k ? " and " : "", gr__vs(node->in[k]).s, gr__d(node->in[k]).s);
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
+    }
+    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)node->in[node->n_in - 1]->dtype;
+    return GR_OK;
+}
+
+/* runtime broadcast of the inputs' shapes into out */
+static gr_status gr__broadcast_shapes(const gr_node *node, int n, const gr_array *const *in, gr_array *out) {
+    int nd = out->ndim, i, k;
+    for (i = 0; i < nd; i++) out->shape[i] = 1;
+    for (k = 0; k < n; k++) {
+        int off = nd - in[k]->ndim;
+        for (i = 0; i < in[k]->ndim; i++) {
+            int64_t a = out->shape[off + i], b = in[k]->shape[i];
+            if (a == 1) out->shape[off + i] = b;
+            else if (b != 1 && b != a) {
+                char s1[200], s2[200];
+                int j;
+                gr_array tmp = *out;
+                for (j = 0; j < off; j++) tmp.shape[j] = 1;
+                return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast: %s of %s against %s so far",
+                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(node->in[k]).s,
+                                     gr__shape_str(s2, sizeof s2, nd, tmp.shape));
+            }
+        }
+    }
+    return GR_OK;
+}
+
+static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__broadcast_shapes(node, node->n_in, in, out[0]);
+}
+
+static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr__ew_kernel k = gr__ew_kernels[node->op->code][in[node->n_in - 1]->dtype];
+    if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
+    gr__ew_run(k, out[0], node->n_in, in);
+    return GR_OK;
+}
+
+/* ---- building: dtype promotion and weak constants ------------------------------------------- */
+
+static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
+static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)v->ext, 0); }
+
+/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
+   integers, weak constants take the other side's float dtype) */
+static int gr__promote(int n, gr_var *const *xs) {
+    int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
+    for (k = 0; k < n; k++) {
+        if (gr__is_weak(xs[k])) {
+            double v = gr__weak_value(xs[k]);
+            if (v != floor(v) || v != v) weak_frac = 1;
+        } else if (xs[k]->dtype == GR_F64) f64 = 1;
+        else if (xs[k]->dtype == GR_F32) f32 = 1;
+        else ints = 1;
+    }
+    if (f64) return GR_F64;
+    if (f32) return GR_F32;
+    if (ints) return weak_frac ? GR_F64 : GR_I64;
+    return GR_F64;                        /* weak constants alone */
+}
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
+
+/* x as dtype T: a weak constant becomes a typed constant, anything else of another dtype a Cast */
+static gr_var *gr__coerce(gr_var *x, int T) {
+    if (gr__is_weak(x)) return gr__scalar_const(x->graph, T, gr__weak_value(x), 0);
+    if (x->dtype == T) return x;
+    return gr_cast(x, (gr_dtype)T);
+}
+
+static gr_var *gr__ew(int row, gr_var *const *args) {
+    const gr_op_def *op = gr__ew_ops[row];
+    int n = op->n_in, cls = gr__ew_class[row], T, k;
+    gr_var *xs[3];
+    gr_graph *g;
+    char fname[48];
+    snprintf(fname, sizeof fname, "gr_%s", op->name);
+    if (!gr__operands(fname, n, args, &g)) return NULL;
+    switch (cls) {
+    case GR__EC_LOGIC: T = GR_BOOL; break;
+    case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;
+    default: T = gr__promote(n, args);
+    }
+    if (cls == GR__EC_FLOAT && !gr__is_float(T)) T = GR_F64;
+    if (T == GR_BOOL && cls != GR__EC_LOGIC) T = GR_I64;
+    for (k = 0; k < n; k++) {
+        xs[k] = gr__coerce(args[k], T);
+        if (!xs[k]) return NULL;
+    }
+    return gr__node1(g, op, NULL, 0, n, xs);
+}
+
+#define GR__EW_FN_1(name) GR_API gr_var *gr_##name(gr_var *x) { gr_var *xs[1]; xs[0] = x; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b) { \
+        gr_var *xs[2]; xs[0] = a; xs[1] = b; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c) { \
+        gr_var *xs[3]; xs[0] = a; xs[1] = b; xs[2] = c; return gr__ew(GR__EW_##name, xs); }
+#define GR__EW_FN(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_FN_##arity(name)
+GR_ELEMWISE_OPS(GR__EW_FN)
+#undef GR__EW_FN
+
+/* ---- helpers for rules ------------------------------------------------------------------------ */
+
+static gr_var *gr__cast_like(gr_var *x, gr_var *ref) { return x && ref ? gr_cast(x, (gr_dtype)ref->dtype) : NULL; }
+
+/* the float dtype a gradient of x has: x's own if float, else F64 */
+static int gr__grad_dtype(const gr_var *x) { return gr__is_float(x->dtype) ? (int)x->dtype : (int)GR_F64; }
+
+static int gr__static_known(const gr_var *v) {
+    int i;
+    for (i = 0; i < v->ndim; i++) if (v->shape[i] < 0) return 0;
+    return 1;
+}
+static int gr__same_static(const gr_var *a, const gr_var *b) {
+    int i;
+    if (a->ndim != b->ndim || !gr__static_known(a) || !gr__static_known(b)) return 0;
+    for (i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* a constant `value` of dtype dt with x's shape (x is used for its shape only) */
+static gr_var *gr__fill_like(gr_var *x, int dt, double value) {
+    gr_var *c = gr__scalar_const(x->graph, dt, value, 0);
+    if (!c || x->ndim == 0) return c;
+    return gr_broadcast_like(c, x);
+}
+/* float zeros shaped like x, of x's gradient dtype */
+static gr_var *gr__zeros_grad(gr_var *x) { return gr__fill_like(x, gr__grad_dtype(x), 0.0); }
+
+/* t summed down to x's shape (the gradient of a broadcast); free when the shapes already agree */
+static gr_var *gr__sum_to(gr_var *t, gr_var *x) {
+    if (!t) return NULL;
+    if (gr__same_static(t, x)) return t;
+    return gr_reduce_like(t, x);
+}
+/* t broadcast up to y's shape */
+static gr_var *gr__spread_to(gr_var *t, gr_var *y) {
+    if (!t) return NULL;
+    if (gr__same_static(t, y)) return t;
+    return gr_broadcast_like(t, y);
+}
+
+/* ---- derivative rules from the table's partials ------------------------------------------- */
+
+enum { GR__PD_EXPR, GR__PD_ONE, GR__PD_NEG_ONE, GR__PD_ZERO };
+
+/* the partial derivative of node's output with respect to input k, as a graph; *kind says when it
+   is a known constant instead (then NULL is returned) */
+static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
+    gr_graph *gr__g = node->graph;
+    gr_var *x0 = node->in[0];
+    gr_var *x1 = node->n_in > 1 ? node->in[1] : NULL;
+    gr_var *x2 = node->n_in > 2 ? node->in[2] : NULL;
+    gr_var *y = node->out[0];
+    (void)x1; (void)x2; (void)y; (void)gr__g;
+    *kind = GR__PD_EXPR;
+#define D(e) (e)
+#define D_ONE (*kind = GR__PD_ONE, (gr_var *)NULL)
+#define D_NEG_ONE (*kind = GR__PD_NEG_ONE, (gr_var *)NULL)
+#define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
+#define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
+#define K(v) gr_const(gr__g, v)
+    switch (node->op->code) {
+#define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
+        GR_ELEMWISE_OPS(GR__PD_ROW)
+#undef GR__PD_ROW
+    default: break;
+    }
+#undef D
+#undef D_ONE
+#undef D_NEG_ONE
+#undef D_ZERO
+#undef D_NONE
+#undef K
+    *kind = GR__PD_ZERO;
+    return NULL;
+}
+
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *y = node->out[0], *gz = og[0];
+    int k;
+    for (k = 0; k < node->n_in; k++) {
+        gr_var *x = node->in[k], *t;
+        int kind;
+        if (!gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+            ig[k] = gr__zeros_grad(x);
+            continue;
+        }
+        t = gr__ew_partial(node, k, &kind);
+        switch (kind) {
+        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
+        case GR__PD_ONE: t = gz; break;
+        case GR__PD_NEG_ONE: t = gr_neg(gz); break;
+        default: t = gr_mul(gz, t); break;
+        }
+        ig[k] = gr__sum_to(t, x);
+        if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
+    }
+    return GR_OK;
+}
+
+/* R-op: sum_k d_k * v_k over the inputs that have a tangent */
+static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *y = node->out[0], *acc = NULL;
+    int k, any = 0;
+    orop[0] = NULL;
+    if (!gr__is_float(y->dtype)) return GR_OK;          /* integer-valued: not differentiable */
+    for (k = 0; k < node->n_in; k++) {
+        gr_var *t;
+        int kind;
+        if (gr_is_disconnected(ev[k])) continue;
+        any = 1;
+        if (gr__ew_class[node->op->code] == GR__EC_STEP) continue;
+        t = gr__ew_partial(node, k, &kind);
+        switch (kind) {
+        case GR__PD_ZERO: continue;
+        case GR__PD_ONE: t = ev[k]; break;
+        case GR__PD_NEG_ONE: t = gr_neg(ev[k]); break;
+        default: t = gr_mul(t, ev[k]); break;
+        }
+        acc = acc ? gr_add(acc, t) : t;
+        if (!acc) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
+    }
+    if (!any) return GR_OK;
+    orop[0] = acc ? gr__spread_to(acc, y) : gr__zeros_grad(y);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Cast ------------------------------------------------------------------------------------- */
+
+typedef struct gr__cast_params { int dtype; } gr__cast_params;
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype) {
+    gr__cast_params p;
+    gr_graph *g;
+    if (!gr__operands("gr_cast", 1, &x, &g)) return NULL;
+    if (!gr__dtype_ok((int)dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_cast: unknown dtype %d for %s", (int)dtype, gr__d(x).s);
+    if (x->dtype == (int)dtype) return x;
+    if (gr__is_weak(x)) return gr__scalar_const(g, (int)dtype, gr__weak_value(x), 0);
+    memset(&p, 0, sizeof p);
+    p.dtype = (int)dtype;
+    return gr__node1(g, &gr__op_Cast, &p, sizeof p, 1, &x);
+}
+
+static gr_status gr__Cast_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[0], out);
+    out->dtype = (gr_dtype)((const gr__cast_params *)node->params)->dtype;
+    return GR_OK;
+}
+static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__like0_shape(node, in, out);
+}
+static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__convert(out[0]->dtype, out[0]->data, in[0]->dtype, in[0]->data, in[0]->size);
+    return GR_OK;
+}
+/* float outputs pass the gradient back (cast to x's float dtype); integer outputs give zeros */
+static gr_status gr__Cast_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_cast(og[0], (gr_dtype)gr__grad_dtype(x));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_cast(ev[0], (gr_dtype)node->out[0]->dtype);
+    return orop[0] ? GR_OK : node->graph->status;
+}

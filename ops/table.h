@@ -1,0 +1,125 @@
+/* ops/table.h: the op tables. Every built-in op is one row here; its constructor, kernels, printer
+   name, type rule, gradient rule and R-op rule are all expanded from the row (ops/README.md is the
+   add-an-op checklist). These are macros only: nothing is expanded until the implementation asks. */
+
+/* ---- status codes, with the sentence gr_status_string() gives ------------------------------- */
+#define GR_STATUS_LIST(X) \
+    X(GR_OK,                       "ok") \
+    X(GR_ERR_NOMEM,                "out of memory") \
+    X(GR_ERR_VALUE,                "bad argument") \
+    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
+    X(GR_ERR_SHAPE,                "shapes do not combine") \
+    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
+    X(GR_ERR_NULL_GRAD,            "null gradient") \
+    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
+    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
+    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
+    X(GR_ERR_RUNTIME,              "evaluation failed")
+
+/* ---- elementwise ops ---------------------------------------------------------------------------
+   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
+
+   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
+                FLOAT  float in, same float out; integer and bool operands become F64
+                ARITH  F64/F32/I64 in, same out; bool operands become I64
+                STEP   like ARITH, piecewise constant: zero derivative everywhere
+                CMP    F64/F32/I64 in, BOOL out (not differentiable)
+                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
+                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
+   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
+              dtype (sin or sinf) and GR_T is the element type
+   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints
+   dK         the partial derivative of the output with respect to input K, as a graph built from
+              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
+              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
+#define GR_ELEMWISE_OPS(X) \
+    /* arithmetic */ \
+    X(neg,        1, ARITH, -a,                         -a,                  D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
+    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? -a : a),    D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
+    X(sqr,        1, ARITH, a * a,                      a * a,               D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
+    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
+    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
+    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
+    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
+    X(add,        2, ARITH, a + b,                      a + b,               D_ONE, D_ONE, D_NONE) /* a + b */ \
+    X(sub,        2, ARITH, a - b,                      a - b,               D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
+    X(mul,        2, ARITH, a * b,                      a * b,               D(x1), D(x0), D_NONE) /* a * b */ \
+    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
+    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
+    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
+    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
+    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
+                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* min(max(x, lo), hi) */ \
+    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
+                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
+    /* exponentials and logarithms */ \
+    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
+    /* trigonometric and hyperbolic */ \
+    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
+    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(tanh,       1, FLOAT, GR_M(tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    /* special functions and activations */ \
+    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
+    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
+    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
+    /* comparisons and logic: BOOL results, no derivative */ \
+    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
+    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
+    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
+    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
+    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
+    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
+    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
+    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
+
+/* ---- structural ops ------------------------------------------------------------------------------
+   X(Name, n_in, n_out, rules, conn, alias)
+   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
+   n_in     the number of inputs, -1 for any number
+   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
+   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
+   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none    */
+#define GR_STRUCT_OPS(X) \
+    /* ops/elemwise.c */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none)      /* y = (dtype) x, floats to ints truncate */ \
+    /* ops/reduce.c */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none)      /* y = min over axes */ \
+    /* ops/shape.c */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none)      /* size(a) / size(b), a 0-d float */ \
+    /* ops/linalg.c */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none)      /* op(a) . op(b), op = transpose when flagged */ \
+    /* ops/nnet.c */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none)      /* x - logsumexp_axis x */

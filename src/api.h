@@ -1,0 +1,209 @@
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GRADIENT_VERSION_MAJOR 0
+#define GRADIENT_VERSION_MINOR 1
+#define GRADIENT_VERSION_PATCH 0
+#define GRADIENT_VERSION "0.1.0"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__UNUSED __attribute__((unused))
+#define GR__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define GR__UNUSED
+#define GR__PRINTF(f, a)
+#endif
+
+#ifdef GRADIENT_STATIC
+#define GR_API static GR__UNUSED
+#else
+#define GR_API extern
+#endif
+
+#ifdef GRADIENT_CBLAS
+#define GR_HAVE_CBLAS 1
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ==== types ================================================================================== */
+
+typedef enum gr_dtype { GR_F64, GR_F32, GR_I64, GR_BOOL } gr_dtype;
+
+#define GR__STATUS_ENUM(name, text) name,
+typedef enum gr_status { GR_STATUS_LIST(GR__STATUS_ENUM) GR__STATUS_COUNT } gr_status;
+#undef GR__STATUS_ENUM
+
+#define GR_MAX_NDIM 8
+typedef struct gr_array {
+    gr_dtype dtype;
+    int      ndim;
+    int64_t  shape[GR_MAX_NDIM];
+    int64_t  size;               /* product of shape[0..ndim) */
+    void    *data;               /* row-major, contiguous */
+} gr_array;
+
+/* The static type of a variable: dtype, ndim, and what is known of the shape at build time
+   (-1: unknown; 1: broadcastable). Type rules of ops fill these. */
+typedef struct gr_type {
+    gr_dtype dtype;
+    int      ndim;
+    int64_t  shape[GR_MAX_NDIM];
+} gr_type;
+
+typedef struct gr_graph  gr_graph;   /* owns every variable and node built in it */
+typedef struct gr_var    gr_var;     /* a symbolic variable */
+typedef struct gr_node   gr_node;    /* an application of an op to variables */
+typedef struct gr_fn     gr_fn;      /* a compiled function; independent of its graph once made */
+typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules */
+
+/* ==== defining an op ========================================================================= */
+
+struct gr_op_def {
+    const char *name;
+    int n_in, n_out;                          /* n_in < 0: any number of inputs */
+    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
+       NULL: every output is typed and shaped like input 0. */
+    gr_status (*infer)(const gr_node *node, gr_type *out);
+    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
+       NULL: every output is shaped like input 0. */
+    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
+                                                 affects output j; NULL: everything connected */
+    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+          /* the outputs arrive allocated, shaped by the shape rule */
+    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
+          /* NULL: every connected input's gradient is a null "not implemented" one */
+    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
+          /* NULL: gr_rop uses the double-pullback construction through grad */
+    /* built-in ops only (zero in users' ops) */
+    int      code;                            /* elementwise row, or structural op number */
+    unsigned flags;                           /* GR__OPF_* */
+    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+          /* byte offset at which output 0 can share input 0's memory, or -1 */
+};
+
+/* ==== graph and arrays ======================================================================= */
+
+GR_API gr_graph   *gr_graph_new(void);
+GR_API void        gr_graph_free(gr_graph *g);
+GR_API gr_status   gr_graph_status(const gr_graph *g);   /* first error since the last clear */
+GR_API const char *gr_graph_message(const gr_graph *g);  /* its message; "" if none */
+GR_API void        gr_graph_clear_error(gr_graph *g);
+typedef void (*gr_log_fn)(void *user, const char *message);
+GR_API void        gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user); /* warnings; NULL: stderr */
+GR_API const char *gr_status_string(gr_status s);        /* "ok", "bad argument", ... */
+GR_API const char *gr_dtype_name(gr_dtype t);            /* "float64", "float32", "int64", "bool" */
+
+GR_API gr_array *gr_array_new(gr_dtype dtype, int ndim, const int64_t *shape);                     /* zeros */
+GR_API gr_array *gr_array_from(gr_dtype dtype, int ndim, const int64_t *shape, const void *data); /* copies */
+GR_API gr_array *gr_array_scalar(gr_dtype dtype, double value);                                   /* 0-d */
+GR_API gr_array *gr_array_copy(const gr_array *a);
+GR_API double    gr_array_get(const gr_array *a, int64_t flat_index);   /* as double; NaN out of range */
+GR_API void      gr_array_set(gr_array *a, int64_t flat_index, double value);  /* converted to dtype */
+GR_API void      gr_array_free(gr_array *a);
+
+/* ==== leaves ================================================================================= */
+
+GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name);
+GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name);
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);
+GR_API gr_var *gr_const(gr_graph *g, double value);
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name);
+GR_API const gr_array *gr_shared_get(const gr_var *shared);
+GR_API gr_status       gr_shared_set(gr_var *shared, const gr_array *value);
+
+GR_API const char *gr_var_name(const gr_var *v);
+GR_API void        gr_var_set_name(gr_var *v, const char *name);
+GR_API gr_dtype    gr_var_dtype(const gr_var *v);
+GR_API int         gr_var_ndim(const gr_var *v);
+GR_API gr_graph   *gr_var_graph(const gr_var *v);
+GR_API int         gr_var_type(const gr_var *v, gr_type *out);   /* static type; 0 if v is NULL */
+GR_API gr_node    *gr_var_owner(const gr_var *v);                /* NULL for leaves */
+GR_API int         gr_is_disconnected(const gr_var *v);
+GR_API int         gr_is_null(const gr_var *v);
+
+/* ==== ops ==================================================================================== */
+
+#define GR__EW_DECL_1(name) GR_API gr_var *gr_##name(gr_var *x);
+#define GR__EW_DECL_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b);
+#define GR__EW_DECL_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c);
+#define GR__EW_DECL(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_DECL_##arity(name)
+GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, b), gr_clip(x, lo, hi) */
+#undef GR__EW_DECL
+
+GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
+
+/* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
+   (n == 0: all) with keepdims 0/1 */
+GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);
+GR_API gr_var *gr_mean(gr_var *x);  GR_API gr_var *gr_mean_axis(gr_var *x, int axis);
+GR_API gr_var *gr_prod(gr_var *x);  GR_API gr_var *gr_prod_axis(gr_var *x, int axis);
+GR_API gr_var *gr_max(gr_var *x);   GR_API gr_var *gr_max_axis(gr_var *x, int axis);
+GR_API gr_var *gr_min(gr_var *x);   GR_API gr_var *gr_min_axis(gr_var *x, int axis);
+GR_API gr_var *gr_sum_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
+
+/* linear algebra and structure */
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
+GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
+#define GR_NEWAXIS (-1)
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern);
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_flatten(gr_var *x);
+GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
+GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
+
+/* ==== compiled functions ===================================================================== */
+
+typedef struct gr_update { gr_var *shared; gr_var *value; } gr_update; /* shared := value, after a call */
+typedef enum gr_optimize { GR_OPT_FULL, GR_OPT_NONE } gr_optimize;
+typedef struct gr_fn_opts {
+    const gr_update *updates; int n_updates;
+    gr_optimize      optimize;
+} gr_fn_opts;
+
+GR_API gr_fn      *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_fn_opts *opts);
+/* outputs[i] points at arrays owned by f, valid until the next call or gr_fn_free */
+GR_API gr_status   gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
+GR_API const char *gr_fn_message(const gr_fn *f);        /* "" when the last call succeeded */
+GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the rewrites */
+GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
+GR_API void        gr_fn_free(gr_fn *f);
+
+/* ==== defining an op (functions) ============================================================= */
+
+GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
+                            int n_in, gr_var *const *inputs, gr_var **outputs);
+GR_API gr_var     *gr_node_input(const gr_node *node, int i);
+GR_API gr_var     *gr_node_output(const gr_node *node, int i);
+GR_API int         gr_node_n_inputs(const gr_node *node);
+GR_API int         gr_node_n_outputs(const gr_node *node);
+GR_API const void *gr_node_params(const gr_node *node);
+GR_API const gr_op_def *gr_node_op(const gr_node *node);
+GR_API gr_var     *gr_disconnected_like(gr_var *x);   /* a disconnected marker standing for x's gradient */
+/* records a call-time error of an op's perform or shape rule; the call returns `code` with this
+   message (prefixed by the op's name) */
+GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+
+/* ==== printing =============================================================================== */
+
+GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one node a line */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRADIENT_H */

@@ -1,0 +1,662 @@
+/* src/function.c: gr_function (copy, rewrite, schedule) and gr_call (shapes, memory plan, run).
+
+   A gr_fn owns a private graph holding a copy of what its outputs and updates need, rewritten
+   (src/rewrite.c) and scheduled in a fixed order. Every variable the schedule touches has a slot:
+   an array header whose data is the caller's (inputs), a shared storage's, a constant's, a view
+   into another slot, or one of the plan's buffers. The plan is made at the first call and again
+   only when some shape changes, so a steady-state call allocates nothing. */
+
+enum gr__slot_kind { GR__SK_INPUT, GR__SK_CONST, GR__SK_SHARED, GR__SK_COMPUTED };
+
+typedef struct gr__slot {
+    gr_array arr;                /* dtype and ndim fixed; shape, size, data set per call or plan */
+    gr_var  *var;                /* in the private graph */
+    int64_t  last_use;           /* last step reading it; n_steps for outputs and update values */
+    int64_t  producer;           /* the step computing it, -1 for leaves */
+    int32_t  buf;                /* plan: its buffer, -1 if none (leaf or view) */
+    int32_t  view_of;            /* plan: the slot whose memory it shares, -1 if none */
+    int64_t  view_off;           /* byte offset into that slot's memory */
+    uint8_t  kind, external;     /* external: its memory is not the function's (input, shared) */
+} gr__slot;
+
+typedef struct gr__buffer { void *data; size_t cap; } gr__buffer;
+
+struct gr_fn {
+    gr_graph   *g;                        /* the private graph */
+    int         n_in, n_out, n_upd;
+    int32_t    *in_slot, *out_slot, *upd_slot;
+    gr__storage **upd_store;
+    int64_t     n_steps;
+    gr_node   **steps;
+    int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
+    int64_t    *step_io_at;
+    const gr_array **io;                  /* per step: pointers to those slots' arrays */
+    int64_t     n_slots;
+    gr__slot   *slots;
+    /* the plan */
+    int         planned;
+    int64_t    *shape_cache;              /* every slot's shape at the last plan */
+    int64_t    *shape_at;
+    gr__buffer *bufs;  int32_t n_bufs, cap_bufs;
+    gr_array   *out_copy;                 /* outputs whose memory is not the function's */
+    gr__buffer *out_bufs;
+    gr__buffer *stage;                    /* update values that must be copied before writing */
+    uint8_t    *upd_staged;
+    char        message[GR__MSG];
+};
+
+static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
+static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->message, sizeof f->message, fmt, ap);
+    va_end(ap);
+    GR__TRAP();
+    return code;
+}
+
+/* ---- copying the needed subgraph into the private graph ----------------------------------- */
+
+/* a copy of leaf v (an input, constant or shared variable) in cg */
+static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
+    gr_var *c;
+    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)v->ext, v->flags);
+    if (v->kind == GR__VK_SHARED) {
+        gr__storage *s = (gr__storage *)v->ext;
+        if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *)))
+            return gr__fail(cg, GR_ERR_NOMEM, "out of memory");
+        c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_SHARED);
+        if (!c) return NULL;
+        c->ext = s;
+        s->refs++;
+        cg->stores[cg->n_stores++] = s;
+    } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
+    if (c && v->name) c->name = gr__arena_strdup(&cg->arena, v->name);
+    return c;
+}
+
+GR_API void gr_fn_free(gr_fn *f) {
+    int32_t i;
+    if (!f) return;
+    for (i = 0; i < f->n_bufs; i++) GR_FREE(f->bufs[i].data);
+    for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
+    for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
+    GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
+    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store);
+    GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
+    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    gr_graph_free(f->g);
+    GR_FREE(f);
+}
+
+/* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
+static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
+                              gr_graph **gout) {
+    gr_graph *g = NULL;
+    int i, j, n_upd = opts ? opts->n_updates : 0;
+    for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
+    for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
+    for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
+        if (opts->updates[i].shared) g = opts->updates[i].shared->graph;
+        else if (opts->updates[i].value) g = opts->updates[i].value->graph;
+    }
+    *gout = g;
+    if (!g) return GR_ERR_VALUE;
+    if (n_in < 0 || n_out < 0 || n_upd < 0)
+        return gr__error(g, GR_ERR_VALUE, "gr_function: negative count (n_in %d, n_out %d, n_updates %d)", n_in, n_out, n_upd);
+    if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
+    if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
+    if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        for (j = 0; j < i; j++)
+            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, v->ext ? (const char *)v->ext : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &opts->updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        for (j = 0; j < u->value->ndim; j++)
+            if (u->value->shape[j] >= 0 && u->shared->shape[j] >= 0 && u->value->shape[j] != u->shared->shape[j])
+                return gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(u->shared).s,
+                                 gr__vs(u->shared).s, gr__vs(u->value).s);
+        for (j = 0; j < i; j++)
+            if (opts->updates[j].shared == u->shared)
+                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+    }
+    return GR_OK;
+}
+
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart */
+static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_var *const *inputs, int n_roots,
+                             gr_var *const *roots, gr_var **map) {
+    uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    gr__rewriter *rw = NULL;
+    gr_var *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
+    int cap = 8, i, j;
+    gr_status st;
+    if (!given) return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
+    st = gr__toposort(g, n_roots, roots, given, &order, &n_order);
+    if (st != GR_OK) { GR_FREE(given); return st; }
+    rw = gr__rewriter_new(cg, level);
+    if (!rw) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+    for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
+        gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        if (!c) { st = GR_ERR_NOMEM; goto done; }
+        if (inputs[i]->name) c->name = gr__arena_strdup(&cg->arena, inputs[i]->name);
+        map[inputs[i]->id] = c;
+    }
+    /* leaves the walk reaches, in a deterministic order */
+    for (k = 0; k <= n_order; k++) {
+        int n = k < n_order ? order[k]->n_in : n_roots;
+        for (j = 0; j < n; j++) {
+            gr_var *v = k < n_order ? order[k]->in[j] : roots[j];
+            if (v->owner || map[v->id]) continue;
+            if (v->kind == GR__VK_INPUT) {
+                st = gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
+                goto done;
+            }
+            map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+            if (!map[v->id]) { st = cg->status != GR_OK ? cg->status : GR_ERR_NOMEM; goto done; }
+        }
+    }
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        if (node->n_in > cap || node->n_out > cap) {
+            int need = node->n_in > node->n_out ? node->n_in : node->n_out;
+            if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
+            ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)need);
+            outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)need);
+            cap = need;
+            if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+        }
+        for (j = 0; j < node->n_in; j++) ins[j] = map[node->in[j]->id];
+        st = gr__rewrite_node(rw, node, ins, outs);
+        if (st != GR_OK) goto done;
+        for (j = 0; j < node->n_out; j++)
+            if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
+    }
+    st = GR_OK;
+done:
+    if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)
+        gr__error(g, cg->status, "gr_function: %s", cg->message);
+    else if (st != GR_OK && g->status == GR_OK)
+        gr__error(g, st, "gr_function: %s", gr_status_string(st));
+    if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
+    gr__rewriter_free(rw);
+    GR_FREE(order);
+    GR_FREE(given);
+    return st;
+}
+
+static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
+    gr__slot *s;
+    if (slot_of[v->id] >= 0) return slot_of[v->id];
+    s = &f->slots[f->n_slots];
+    memset(s, 0, sizeof *s);
+    s->var = v;
+    s->arr.dtype = (gr_dtype)v->dtype;
+    s->arr.ndim = v->ndim;
+    s->producer = -1;
+    s->last_use = -1;
+    s->buf = -1;
+    s->view_of = -1;
+    switch (v->kind) {
+    case GR__VK_INPUT: s->kind = GR__SK_INPUT; s->external = 1; break;
+    case GR__VK_SHARED: s->kind = GR__SK_SHARED; s->external = 1; break;
+    case GR__VK_CONST: {
+        const gr_array *c = (const gr_array *)v->ext;
+        s->kind = GR__SK_CONST;
+        s->arr = *c;
+        break;
+    }
+    default: s->kind = GR__SK_COMPUTED; break;
+    }
+    slot_of[v->id] = (int32_t)f->n_slots;
+    return (int32_t)f->n_slots++;
+}
+
+/* schedules the private graph: steps, slots, liveness */
+static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
+    gr_graph *cg = f->g;
+    int32_t *slot_of = NULL;
+    gr_var **roots = NULL;
+    uint8_t *given = NULL;
+    uint32_t n_order = 0, k;
+    int64_t n_io = 0, at = 0;
+    int i, j, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
+    given = (uint8_t *)gr__calloc(cg->n_vars, 1);
+    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->n_vars + 1u));
+    if (!roots || !given || !slot_of) goto done;
+    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
+    if (st != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    f->n_steps = n_order;
+    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out;
+    f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
+    f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
+    f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
+    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(n_io + n_roots + f->n_in + 1));
+    f->in_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_in + 1));
+    f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
+    f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
+    if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
+    for (k = 0; k < cg->n_vars; k++) slot_of[k] = -1;
+    for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = f->steps[k];
+        f->step_io_at[k] = at;
+        for (j = 0; j < node->n_in; j++) {
+            int32_t s = gr__slot_new(f, slot_of, node->in[j]);
+            f->slots[s].last_use = (int64_t)k;
+            f->step_io[at] = s;
+            f->io[at++] = &f->slots[s].arr;
+        }
+        for (j = 0; j < node->n_out; j++) {
+            int32_t s = gr__slot_new(f, slot_of, node->out[j]);
+            f->slots[s].producer = (int64_t)k;
+            f->step_io[at] = s;
+            f->io[at++] = &f->slots[s].arr;
+        }
+    }
+    f->step_io_at[n_order] = at;
+    for (i = 0; i < f->n_out; i++) {
+        f->out_slot[i] = gr__slot_new(f, slot_of, cout[i]);
+        f->slots[f->out_slot[i]].last_use = f->n_steps;
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        f->upd_slot[i] = gr__slot_new(f, slot_of, cupd[i]);
+        f->slots[f->upd_slot[i]].last_use = f->n_steps;
+    }
+    f->shape_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1));
+    if (!f->shape_at) goto done;
+    {
+        int64_t total = 0, s;
+        for (s = 0; s < f->n_slots; s++) { f->shape_at[s] = total; total += f->slots[s].arr.ndim + 1; }
+        f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
+        if (!f->shape_cache) goto done;
+    }
+    st = GR_OK;
+done:
+    GR_FREE(roots);
+    GR_FREE(given);
+    GR_FREE(slot_of);
+    if (st != GR_OK) gr__error(cg, st, "out of memory (scheduling)");
+    return st;
+}
+
+GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts) {
+    gr_graph *g = NULL, *cg = NULL;
+    gr_fn *f = NULL;
+    gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
+    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i;
+    gr_status st;
+    st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
+    if (st != GR_OK) return NULL;
+    if (n_in == 0 && n_out == 0 && n_upd == 0) { gr__error(g, GR_ERR_VALUE, "gr_function: nothing to compute"); return NULL; }
+    f = (gr_fn *)gr__calloc(1, sizeof(gr_fn));
+    cg = gr_graph_new();
+    map = (gr_var **)gr__calloc(g->n_vars, sizeof(gr_var *));
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + n_upd + 1));
+    cin = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_in + 1));
+    cout = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
+    cupd = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
+    if (!f || !cg || !map || !roots || !cin || !cout || !cupd) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    f->g = cg;
+    f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
+    for (i = 0; i < n_out; i++) roots[i] = outputs[i];
+    for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
+    if (gr__fn_copy(g, cg, level, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
+    for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
+    for (i = 0; i < n_out; i++) cout[i] = map[outputs[i]->id];
+    f->upd_store = (gr__storage **)GR_MALLOC(sizeof(gr__storage *) * (size_t)(n_upd + 1));
+    f->upd_staged = (uint8_t *)gr__calloc((size_t)n_upd + 1, 1);
+    if (!f->upd_store || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    for (i = 0; i < n_upd; i++) {
+        gr_var *sv = opts->updates[i].shared;
+        gr__storage *s = (gr__storage *)sv->ext;
+        int j, found = 0;
+        cupd[i] = map[opts->updates[i].value->id];
+        if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
+        if (!cupd[i]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+        for (j = 0; j < (int)cg->n_stores; j++) if (cg->stores[j] == s) found = 1;
+        if (!found) {                               /* the target is not read by the function */
+            if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *))) { gr__error(g, GR_ERR_NOMEM, "out of memory"); goto fail; }
+            cg->stores[cg->n_stores++] = s;
+            s->refs++;
+        }
+        f->upd_store[i] = s;
+    }
+    if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
+    return f;
+fail:
+    GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
+    if (f) gr_fn_free(f);
+    else gr_graph_free(cg);
+    return NULL;
+}
+
+/* ---- the memory plan ---------------------------------------------------------------------------- */
+
+/* the slot whose memory s finally lives in */
+static int32_t gr__slot_root(const gr_fn *f, int32_t s) {
+    while (f->slots[s].view_of >= 0) s = f->slots[s].view_of;
+    return s;
+}
+
+static size_t gr__slot_bytes(const gr__slot *s) {
+    size_t b = (size_t)s->arr.size * gr__dsize(s->arr.dtype);
+    return b ? b : 1;
+}
+
+/* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
+   schedule once: a buffer returns to the free list after the last read of every slot living in
+   it, and a new slot takes the smallest free buffer that fits. */
+static gr_status gr__fn_plan(gr_fn *f) {
+    int32_t *refs = NULL, *free_list = NULL, n_free = 0, i, b;
+    size_t *caps = NULL;
+    int32_t n_bufs = 0;
+    int64_t k, s;
+    gr_status st = GR_ERR_NOMEM;
+    int64_t max_bufs = f->n_slots + 1;
+    refs = (int32_t *)gr__calloc((size_t)max_bufs, sizeof(int32_t));
+    free_list = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)max_bufs);
+    caps = (size_t *)gr__calloc((size_t)max_bufs, sizeof(size_t));
+    if (!refs || !free_list || !caps) goto done;
+    for (s = 0; s < f->n_slots; s++) {
+        gr__slot *sl = &f->slots[s];
+        sl->buf = -1;
+        sl->view_of = -1;
+        sl->view_off = 0;
+    }
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const int32_t *io = f->step_io + f->step_io_at[k];
+        int j;
+        for (j = 0; j < node->n_out; j++) {
+            int32_t o = io[node->n_in + j];
+            gr__slot *out = &f->slots[o];
+            size_t need = gr__slot_bytes(out);
+            int64_t off = -1;
+            if (j == 0 && node->op->alias && node->n_in > 0)
+                off = node->op->alias(node, f->io + f->step_io_at[k], &out->arr);
+            if (off >= 0) {                              /* a view of input 0 */
+                int32_t r = gr__slot_root(f, io[0]);
+                out->view_of = io[0];
+                out->view_off = off;
+                if (f->slots[r].buf >= 0) refs[f->slots[r].buf]++;
+                continue;
+            }
+            b = -1;
+            if (node->op->flags & GR__OPF_ELEMWISE) {    /* in place over an input read here last */
+                int q;
+                for (q = 0; q < node->n_in && b < 0; q++) {
+                    gr__slot *in = &f->slots[io[q]];
+                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
+                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
+                        int q2, dup = 0;
+                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
+                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
+                        if (!dup) { b = in->buf; refs[b]++; }
+                    }
+                }
+            }
+            if (b < 0) {
+                int32_t best = -1, m;
+                for (m = 0; m < n_free; m++)
+                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) best = m;
+                if (best >= 0) { b = free_list[best]; free_list[best] = free_list[--n_free]; }
+                else if (n_free > 0) {                   /* grow the largest free buffer */
+                    int32_t big = 0;
+                    for (m = 1; m < n_free; m++) if (caps[free_list[m]] > caps[free_list[big]]) big = m;
+                    b = free_list[big]; free_list[big] = free_list[--n_free];
+                    caps[b] = need;
+                } else { b = n_bufs++; caps[b] = need; }
+                refs[b] = 1;
+            }
+            out->buf = b;
+        }
+        /* release what this step read for the last time, and outputs nobody reads */
+        for (j = 0; j < node->n_in + node->n_out; j++) {
+            int32_t q = io[j];
+            gr__slot *sl = &f->slots[q];
+            int32_t r, rb, j2, seen = 0;
+            if (sl->kind != GR__SK_COMPUTED) continue;
+            if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
+            for (j2 = 0; j2 < j; j2++) if (io[j2] == q) seen = 1;
+            if (seen) continue;
+            r = gr__slot_root(f, q);
+            rb = f->slots[r].buf;
+            if (rb >= 0 && --refs[rb] == 0) free_list[n_free++] = rb;
+        }
+    }
+    /* make the buffers real: keep an old allocation when it is big enough */
+    if (n_bufs > f->cap_bufs) {
+        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)n_bufs);
+        if (!nb) goto done;
+        for (i = f->cap_bufs; i < n_bufs; i++) { nb[i].data = NULL; nb[i].cap = 0; }
+        f->bufs = nb;
+        f->cap_bufs = n_bufs;
+    }
+    for (i = 0; i < f->cap_bufs; i++) {
+        if (i < n_bufs && f->bufs[i].cap >= caps[i] && f->bufs[i].data) continue;
+        GR_FREE(f->bufs[i].data);
+        f->bufs[i].data = NULL;
+        f->bufs[i].cap = 0;
+        if (i < n_bufs) {
+            f->bufs[i].data = GR_MALLOC(caps[i] + 64);
+            if (!f->bufs[i].data) goto done;
+            f->bufs[i].cap = caps[i];
+        }
+    }
+    f->n_bufs = f->cap_bufs;
+    for (s = 0; s < f->n_slots; s++)
+        if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
+    /* which outputs and update values live in memory the function does not own */
+    if (!f->out_copy && f->n_out) {
+        f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array));
+        f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer));
+        if (!f->out_copy || !f->out_bufs) goto done;
+    }
+    if (!f->stage && f->n_upd) {
+        f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
+        if (!f->stage) goto done;
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        int32_t r = gr__slot_root(f, f->upd_slot[i]);
+        f->upd_staged[i] = f->slots[r].kind == GR__SK_SHARED;
+        if (f->upd_staged[i] && f->stage[i].cap < gr__slot_bytes(&f->slots[f->upd_slot[i]])) {
+            size_t need = gr__slot_bytes(&f->slots[f->upd_slot[i]]);
+            GR_FREE(f->stage[i].data);
+            f->stage[i].data = GR_MALLOC(need);
+            f->stage[i].cap = f->stage[i].data ? need : 0;
+            if (!f->stage[i].data) goto done;
+        }
+    }
+    for (i = 0; i < f->n_out; i++) {
+        int32_t r = gr__slot_root(f, f->out_slot[i]);
+        size_t need = gr__slot_bytes(&f->slots[f->out_slot[i]]);
+        if (!f->slots[r].external) continue;
+        if (f->out_bufs[i].cap < need) {
+            GR_FREE(f->out_bufs[i].data);
+            f->out_bufs[i].data = GR_MALLOC(need);
+            f->out_bufs[i].cap = f->out_bufs[i].data ? need : 0;
+            if (!f->out_bufs[i].data) goto done;
+        }
+    }
+    f->planned = 1;
+    st = GR_OK;
+done:
+    GR_FREE(refs);
+    GR_FREE(free_list);
+    GR_FREE(caps);
+    if (st != GR_OK) f->planned = 0;
+    return st;
+}
+
+/* ---- calling ----------------------------------------------------------------------------------- */
+
+/* moves an error recorded on the private graph (by an op's shape rule or perform) to f */
+static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) {
+    if (f->g->status != GR_OK) {
+        st = f->g->status;
+        size_t n = strlen(f->g->message);
+        memcpy(f->message, "gr_call: ", 9);
+        if (n > sizeof f->message - 10) n = sizeof f->message - 10;
+        memcpy(f->message + 9, f->g->message, n);
+        f->message[9 + n] = 0;
+        gr_graph_clear_error(f->g);
+    } else
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(node->out[0]).s, gr_status_string(st));
+    return st;
+}
+
+/* checks a slot's shape against its static type and notes whether it changed since the plan */
+static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
+    gr__slot *sl = &f->slots[s];
+    int64_t *cache = f->shape_cache + f->shape_at[s];
+    int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    int i;
+    if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
+    sl->arr.size = size;
+    for (i = 0; i < sl->arr.ndim; i++)
+        if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
+            return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s has shape %s, but its static shape is %s", gr__d(sl->var).s,
+                                gr__as(&sl->arr).s, gr__vs(sl->var).s);
+    if (cache[0] != size) { cache[0] = size; *changed = 1; }
+    for (i = 0; i < sl->arr.ndim; i++)
+        if (cache[i + 1] != sl->arr.shape[i]) { cache[i + 1] = sl->arr.shape[i]; *changed = 1; }
+    if (*changed) f->planned = 0;        /* a call failing before the plan must not keep the old one */
+    return GR_OK;
+}
+
+GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
+    int64_t k, s;
+    int i, changed;
+    gr_status st;
+    if (!f) return GR_ERR_VALUE;
+    changed = !f->planned;
+    f->message[0] = 0;
+    if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
+    if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
+    /* bind the inputs */
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = inputs[i];
+        gr__slot *sl = &f->slots[f->in_slot[i]];
+        int d;
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (!gr__array_valid(a)) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is a malformed array", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (sl->var->shape[d] >= 0 && sl->var->shape[d] != a->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: input %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+        for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
+        sl->arr.size = a->size;
+        sl->arr.data = a->data;
+    }
+    /* shared variables, and every leaf's shape */
+    for (s = 0; s < f->n_slots; s++) {
+        gr__slot *sl = &f->slots[s];
+        if (sl->kind == GR__SK_SHARED) {
+            const gr_array *v = ((const gr__storage *)sl->var->ext)->value;
+            int d;
+            for (d = 0; d < v->ndim; d++)
+                if (sl->var->shape[d] >= 0 && sl->var->shape[d] != v->shape[d])
+                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
+                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
+            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
+            sl->arr.size = v->size;
+            sl->arr.data = v->data;
+        }
+        if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, &changed)) != GR_OK) return st;
+    }
+    /* shapes of everything computed */
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const gr_array *const *in = f->io + f->step_io_at[k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
+        int j;
+        st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+        for (j = 0; j < node->n_out; j++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
+    }
+    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    /* run */
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const int32_t *io = f->step_io + f->step_io_at[k];
+        int j;
+        for (j = 0; j < node->n_out; j++) {
+            gr__slot *o = &f->slots[io[node->n_in + j]];
+            if (o->view_of >= 0) o->arr.data = (char *)f->slots[o->view_of].arr.data + o->view_off;
+        }
+        if (f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1) continue;
+        st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+    }
+    /* outputs: the function's own memory, or a copy */
+    for (i = 0; i < f->n_out; i++) {
+        gr__slot *sl = &f->slots[f->out_slot[i]];
+        if (f->slots[gr__slot_root(f, f->out_slot[i])].external) {
+            gr_array *c = &f->out_copy[i];
+            *c = sl->arr;
+            c->data = f->out_bufs[i].data;
+            if (sl->arr.size) memcpy(c->data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
+            outputs[i] = c;
+        } else outputs[i] = &sl->arr;
+    }
+    /* updates: values that live in a shared storage are copied first, so order does not matter */
+    for (i = 0; i < f->n_upd; i++) {
+        gr__slot *sl = &f->slots[f->upd_slot[i]];
+        if (f->upd_staged[i] && sl->arr.size)
+            memcpy(f->stage[i].data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        gr__slot *sl = &f->slots[f->upd_slot[i]];
+        gr_array v = sl->arr;
+        if (f->upd_staged[i]) v.data = f->stage[i].data;
+        if (gr__storage_assign(f->upd_store[i], &v) != GR_OK)
+            return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory updating a shared variable");
+    }
+    return GR_OK;
+}
+
+GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }
+GR_API size_t gr_fn_node_count(const gr_fn *f) { return f ? (size_t)f->n_steps : 0; }

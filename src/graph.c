@@ -1,0 +1,466 @@
+/* src/graph.c: graphs, variables, leaves, nodes and gr_apply. */
+
+GR_API gr_graph *gr_graph_new(void) {
+    gr_graph *g = (gr_graph *)gr__calloc(1, sizeof(gr_graph));
+    return g;
+}
+
+static void gr__storage_release(gr__storage *s) {
+    if (s && --s->refs == 0) {
+        gr_array_free(s->value);
+        GR_FREE(s);
+    }
+}
+
+GR_API void gr_graph_free(gr_graph *g) {
+    uint32_t i;
+    if (!g) return;
+    for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
+    for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
+    GR_FREE(g->owned);
+    GR_FREE(g->stores);
+    GR_FREE(g->vars);
+    GR_FREE(g->nodes);
+    gr__arena_free(&g->arena);
+    GR_FREE(g);
+}
+
+GR_API gr_status gr_graph_status(const gr_graph *g) { return g ? g->status : GR_ERR_VALUE; }
+GR_API const char *gr_graph_message(const gr_graph *g) { return g ? g->message : ""; }
+GR_API void gr_graph_clear_error(gr_graph *g) {
+    if (!g) return;
+    g->status = GR_OK;
+    g->message[0] = 0;
+}
+GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
+    if (!g) return;
+    g->log = fn;
+    g->log_user = user;
+}
+
+static void *gr__alloc(gr_graph *g, size_t n) {
+    void *p = gr__arena_alloc(&g->arena, n);
+    if (!p) gr__error(g, GR_ERR_NOMEM, "out of memory (graph arena, %lu bytes)", (unsigned long)n);
+    return p;
+}
+
+/* keeps a GR_MALLOC'd block until the graph is freed */
+static int gr__own(gr_graph *g, void *block) {
+    if (!gr__grow((void **)&g->owned, &g->cap_owned, g->n_owned, sizeof(void *))) {
+        GR_FREE(block);
+        gr__error(g, GR_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    g->owned[g->n_owned++] = block;
+    return 1;
+}
+
+static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shape, int kind) {
+    gr_var *v;
+    int i;
+    if (!gr__grow((void **)&g->vars, &g->cap_vars, g->n_vars, sizeof(gr_var *)))
+        return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    v = (gr_var *)gr__alloc(g, sizeof(gr_var) + (size_t)ndim * sizeof(int64_t));
+    if (!v) return NULL;
+    memset(v, 0, sizeof *v);
+    v->graph = g;
+    v->shape = (int64_t *)(v + 1);
+    for (i = 0; i < ndim; i++) v->shape[i] = shape ? shape[i] : -1;
+    v->dtype = (uint8_t)dtype;
+    v->ndim = (uint8_t)ndim;
+    v->kind = (uint8_t)kind;
+    v->id = g->n_vars;
+    g->vars[g->n_vars++] = v;
+    return v;
+}
+
+/* ---- describing variables in messages ------------------------------------------------------ */
+
+typedef struct gr__desc { char s[112]; } gr__desc;
+
+static gr__desc gr__d(const gr_var *v) {
+    gr__desc d;
+    if (!v) snprintf(d.s, sizeof d.s, "NULL");
+    else if (v->name) snprintf(d.s, sizeof d.s, "'%.80s'", v->name);
+    else if (v->owner) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, v->owner->op->name);
+    else if (v->kind == GR__VK_CONST && v->ndim == 0)
+        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)v->ext, 0));
+    else {
+        static const char *const kinds[] = { "output", "input", "constant", "shared", "disconnected", "null" };
+        snprintf(d.s, sizeof d.s, "#%lu (%s)", (unsigned long)v->id, kinds[v->kind]);
+    }
+    return d;
+}
+
+typedef struct gr__shp { char s[200]; } gr__shp;
+static gr__shp gr__vs(const gr_var *v) {
+    gr__shp s;
+    gr__shape_str(s.s, sizeof s.s, v->ndim, v->shape);
+    return s;
+}
+static gr__shp gr__as(const gr_array *a) {
+    gr__shp s;
+    gr__shape_str(s.s, sizeof s.s, a->ndim, a->shape);
+    return s;
+}
+
+/* ---- leaves ---------------------------------------------------------------------------------- */
+
+GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name) {
+    gr_var *v;
+    int i;
+    if (!g) return NULL;
+    if (!gr__dtype_ok((int)dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_tensor: unknown dtype %d", (int)dtype);
+    if (ndim < 0 || ndim > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensor: ndim %d out of range [0, %d] for %s%s%s", ndim, GR_MAX_NDIM,
+                        name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    for (i = 0; shape && i < ndim; i++)
+        if (shape[i] < -1)
+            return gr__fail(g, GR_ERR_VALUE, "gr_tensor: negative size %lld at axis %d of %s%s%s", (long long)shape[i], i,
+                            name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    v = gr__new_var(g, (int)dtype, ndim, shape, GR__VK_INPUT);
+    if (v && name) v->name = gr__arena_strdup(&g->arena, name);
+    return v;
+}
+
+GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 0, NULL, name); }
+GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 1, NULL, name); }
+GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name) { return gr_tensor(g, dtype, 2, NULL, name); }
+
+/* a constant holding a copy of `value` (of any well-formed array) */
+static gr_var *gr__constant(gr_graph *g, const gr_array *value, int flags) {
+    gr_array *copy;
+    gr_var *v;
+    copy = gr_array_copy(value);
+    if (!copy) return gr__fail(g, GR_ERR_NOMEM, "out of memory (constant of %lld elements)", (long long)value->size);
+    if (!gr__own(g, copy)) return NULL;
+    v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_CONST);
+    if (!v) return NULL;
+    v->ext = copy;
+    v->flags = (uint8_t)flags;
+    return v;
+}
+
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
+    if (!g) return NULL;
+    if (!value) return gr__fail(g, GR_ERR_VALUE, "gr_constant: value is NULL");
+    if (!gr__array_valid(value))
+        return gr__fail(g, GR_ERR_VALUE, "gr_constant: the array is malformed (dtype, ndim, shape, size or data)");
+    return gr__constant(g, value, 0);
+}
+
+/* a 0-d constant of a given dtype */
+static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
+    gr_array a;
+    double d = value;
+    float f = (float)value;
+    int64_t i = gr__to_i64(value);
+    uint8_t b = (uint8_t)(value != 0);
+    memset(&a, 0, sizeof a);
+    a.dtype = (gr_dtype)dtype;
+    a.size = 1;
+    a.data = dtype == GR_F64 ? (void *)&d : dtype == GR_F32 ? (void *)&f : dtype == GR_I64 ? (void *)&i : (void *)&b;
+    return gr__constant(g, &a, flags);
+}
+
+GR_API gr_var *gr_const(gr_graph *g, double value) {
+    if (!g) return NULL;
+    return gr__scalar_const(g, GR_F64, value, GR__VF_WEAK);
+}
+
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
+    gr__storage *s;
+    gr_var *v;
+    if (!g) return NULL;
+    if (!value) return gr__fail(g, GR_ERR_VALUE, "gr_shared: value is NULL for %s", name ? name : "an unnamed shared variable");
+    if (!gr__array_valid(value))
+        return gr__fail(g, GR_ERR_VALUE, "gr_shared: the array given for %s is malformed", name ? name : "an unnamed shared variable");
+    if (!gr__grow((void **)&g->stores, &g->cap_stores, g->n_stores, sizeof(void *)))
+        return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    s = (gr__storage *)GR_MALLOC(sizeof *s);
+    if (!s) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    s->refs = 1;
+    s->value = gr_array_copy(value);
+    if (!s->value) { GR_FREE(s); return gr__fail(g, GR_ERR_NOMEM, "out of memory (shared value)"); }
+    g->stores[g->n_stores++] = s;
+    v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
+    if (!v) return NULL;
+    v->ext = s;
+    if (name) v->name = gr__arena_strdup(&g->arena, name);
+    return v;
+}
+
+GR_API const gr_array *gr_shared_get(const gr_var *v) {
+    if (!v || v->kind != GR__VK_SHARED) return NULL;
+    return ((const gr__storage *)v->ext)->value;
+}
+
+/* the value of a shared storage becomes a copy of `value` (same dtype and ndim) */
+static gr_status gr__storage_assign(gr__storage *s, const gr_array *value) {
+    gr_array *cur = s->value;
+    if (cur->size == value->size) {     /* same element count: reuse the block */
+        int i;
+        for (i = 0; i < value->ndim; i++) cur->shape[i] = value->shape[i];
+        if (value->size) memmove(cur->data, value->data, (size_t)value->size * gr__dsize(value->dtype));
+        return GR_OK;
+    } else {
+        gr_array *copy = gr_array_copy(value);
+        if (!copy) return GR_ERR_NOMEM;
+        gr_array_free(cur);
+        s->value = copy;
+        return GR_OK;
+    }
+}
+
+GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
+    gr__storage *s;
+    int i;
+    if (!v) return GR_ERR_VALUE;
+    if (v->kind != GR__VK_SHARED)
+        return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: %s is not a shared variable", gr__d(v).s);
+    if (!value) return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: value is NULL for %s", gr__d(v).s);
+    if (!gr__array_valid(value))
+        return gr__error(v->graph, GR_ERR_VALUE, "gr_shared_set: the array given for %s is malformed", gr__d(v).s);
+    if ((int)value->dtype != v->dtype || value->ndim != v->ndim)
+        return gr__error(v->graph, GR_ERR_TYPE, "gr_shared_set: %s is %s with %d dimensions; the value is %s with %d",
+                         gr__d(v).s, gr_dtype_name((gr_dtype)v->dtype), v->ndim, gr_dtype_name(value->dtype), value->ndim);
+    s = (gr__storage *)v->ext;
+    if (gr__storage_assign(s, value) != GR_OK)
+        return gr__error(v->graph, GR_ERR_NOMEM, "gr_shared_set: out of memory for %s", gr__d(v).s);
+    for (i = 0; i < v->ndim; i++) v->shape[i] = value->shape[i];
+    return GR_OK;
+}
+
+/* ---- variable accessors ---------------------------------------------------------------------- */
+
+GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
+GR_API void gr_var_set_name(gr_var *v, const char *name) {
+    if (!v) return;
+    v->name = name ? gr__arena_strdup(&v->graph->arena, name) : NULL;
+}
+GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
+GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
+GR_API gr_graph *gr_var_graph(const gr_var *v) { return v ? v->graph : NULL; }
+GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? v->owner : NULL; }
+GR_API int gr_is_disconnected(const gr_var *v) { return v && v->kind == GR__VK_DISC; }
+GR_API int gr_is_null(const gr_var *v) { return v && v->kind == GR__VK_NULL; }
+GR_API int gr_var_type(const gr_var *v, gr_type *out) {
+    int i;
+    if (!v || !out) return 0;
+    memset(out, 0, sizeof *out);
+    out->dtype = (gr_dtype)v->dtype;
+    out->ndim = v->ndim;
+    for (i = 0; i < v->ndim; i++) out->shape[i] = v->shape[i];
+    return 1;
+}
+
+GR_API gr_var *gr_disconnected_like(gr_var *x) {
+    gr_var *v;
+    if (!x) return NULL;
+    v = gr__new_var(x->graph, x->dtype, x->ndim, x->shape, GR__VK_DISC);
+    return v;
+}
+
+static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
+
+/* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
+   the first non-NULL one); else 1 and *gout is their graph */
+static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **gout) {
+    gr_graph *g = NULL;
+    int i;
+    for (i = 0; i < n; i++) if (xs[i]) { g = xs[i]->graph; break; }
+    *gout = g;
+    for (i = 0; i < n; i++) if (!xs[i]) return 0;
+    for (i = 0; i < n; i++) {
+        if (xs[i]->graph != g) {
+            gr__error(g, GR_ERR_VALUE, "%s: operand %d (%s) belongs to another graph", fname, i, gr__d(xs[i]).s);
+            return 0;
+        }
+        if (gr__is_marker(xs[i])) {
+            gr__error(g, GR_ERR_TYPE, "%s: operand %d is a %s gradient marker, not a value", fname, i,
+                      xs[i]->kind == GR__VK_DISC ? "disconnected" : "null");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ---- nodes ----------------------------------------------------------------------------------- */
+
+static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                               gr_var *const *in, gr_var **outs) {
+    gr_node *node;
+    gr_type stack_types[4];
+    gr_type *types = stack_types;
+    gr_status st;
+    int i, j;
+    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
+        return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + op->n_out) * sizeof(gr_var *) + psize);
+    if (!node) return GR_ERR_NOMEM;
+    node->op = op;
+    node->graph = g;
+    node->in = (gr_var **)(node + 1);
+    node->out = node->in + n_in;
+    node->params = psize ? (void *)(node->out + op->n_out) : NULL;
+    node->params_size = psize;
+    node->n_in = n_in;
+    node->n_out = op->n_out;
+    node->id = g->n_nodes;
+    for (i = 0; i < n_in; i++) node->in[i] = in[i];
+    for (j = 0; j < op->n_out; j++) node->out[j] = NULL;
+    if (psize) memcpy(node->params, params, psize);
+    if (op->n_out > 4) {
+        types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)op->n_out);
+        if (!types) return GR_ERR_NOMEM;
+    }
+    memset(types, 0, sizeof(gr_type) * (size_t)op->n_out);
+    if (op->infer) {
+        gr_status before = g->status;
+        st = op->infer(node, types);
+        if (st != GR_OK) {
+            if (before == GR_OK && g->status == GR_OK)
+                gr__error(g, st, "%s: its type rule failed (%s)", op->name, gr_status_string(st));
+            return st;
+        }
+    } else {
+        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
+        for (j = 0; j < op->n_out; j++) gr_var_type(in[0], &types[j]);
+    }
+    for (j = 0; j < op->n_out; j++) {
+        gr_var *v;
+        if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
+            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+        v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
+        if (!v) return GR_ERR_NOMEM;
+        v->owner = node;
+        v->out_index = j;
+        node->out[j] = v;
+    }
+    g->nodes[g->n_nodes++] = node;
+    for (j = 0; j < op->n_out; j++) outs[j] = node->out[j];
+    return GR_OK;
+}
+
+/* one-output node, or NULL */
+static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *in) {
+    gr_var *out = NULL;
+    if (gr__make_node(g, op, params, psize, n_in, in, &out) != GR_OK) return NULL;
+    return out;
+}
+
+GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params_size, int n_in,
+                          gr_var *const *inputs, gr_var **outputs) {
+    gr_graph *g = NULL;
+    int i;
+    if (op && outputs) for (i = 0; i < op->n_out; i++) outputs[i] = NULL;
+    for (i = 0; inputs && i < n_in; i++) if (inputs[i]) { g = inputs[i]->graph; break; }
+    if (!op) return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: op is NULL") : GR_ERR_VALUE;
+    if (!outputs) return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: %s: outputs is NULL", op->name ? op->name : "?") : GR_ERR_VALUE;
+    if (!op->name || op->n_out < 1 || n_in < 0 || (op->n_in >= 0 && op->n_in != n_in) || (n_in > 0 && !inputs))
+        return g ? gr__error(g, GR_ERR_VALUE, "gr_apply: %s: takes %d inputs and %d outputs, given %d inputs",
+                             op->name ? op->name : "unnamed op", op->n_in, op->n_out, n_in) : GR_ERR_VALUE;
+    if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
+    if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
+    if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
+}
+
+GR_API gr_var *gr_node_input(const gr_node *node, int i) {
+    return node && i >= 0 && i < node->n_in ? node->in[i] : NULL;
+}
+GR_API gr_var *gr_node_output(const gr_node *node, int i) {
+    return node && i >= 0 && i < node->n_out ? node->out[i] : NULL;
+}
+GR_API int gr_node_n_inputs(const gr_node *node) { return node ? node->n_in : 0; }
+GR_API int gr_node_n_outputs(const gr_node *node) { return node ? node->n_out : 0; }
+GR_API const void *gr_node_params(const gr_node *node) { return node ? node->params : NULL; }
+GR_API const gr_op_def *gr_node_op(const gr_node *node) { return node ? node->op : NULL; }
+
+GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) {
+    char buf[GR__MSG];
+    va_list ap;
+    if (!node) return code;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    gr__error(node->graph, code, "%s: %s", node->op->name, buf);
+    return code;
+}
+
+/* the first input's static type (the default type rule, and the like0 rule of the table) */
+static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
+    gr_var_type(node->in[0], out);
+    return GR_OK;
+}
+static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
+    return GR_OK;
+}
+static int64_t gr__none_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node; (void)in; (void)out;
+    return -1;
+}
+static int64_t gr__always_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node; (void)in; (void)out;
+    return 0;
+}
+static int64_t gr__same_size_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    (void)node;
+    return in[0]->size == out->size && in[0]->dtype == out->dtype ? 0 : -1;
+}
+
+/* ---- axes ------------------------------------------------------------------------------------ */
+
+/* normalises a possibly negative axis of an ndim-d variable; -1 if out of range */
+static int gr__axis(int axis, int ndim) {
+    if (axis < 0) axis += ndim;
+    return axis >= 0 && axis < ndim ? axis : -1;
+}
+
+/* ---- walking the graph without recursion ----------------------------------------------------- */
+
+/* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
+   stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
+   variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
+static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                              uint32_t *n_out) {
+    uint8_t *state = (uint8_t *)gr__calloc(g->n_nodes, 1);
+    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (g->n_nodes + 1u));
+    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    uint32_t sp = 0, n = 0;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!state || !stack || !next || !order) {
+        GR_FREE(state); GR_FREE(stack); GR_FREE(next); GR_FREE(order);
+        return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)g->n_nodes);
+    }
+    for (r = 0; r < n_roots; r++) {
+        gr_var *v = roots[r];
+        if (!v || !v->owner || (stop && stop[v->id]) || state[v->owner->id]) continue;
+        state[v->owner->id] = 1;
+        stack[sp] = v->owner; next[sp] = 0; sp++;
+        while (sp) {
+            gr_node *node = stack[sp - 1];
+            if (next[sp - 1] < node->n_in) {
+                gr_var *in = node->in[next[sp - 1]++];
+                if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
+                    state[in->owner->id] = 1;
+                    stack[sp] = in->owner; next[sp] = 0; sp++;
+                }
+            } else {
+                state[node->id] = 2;
+                order[n++] = node;
+                sp--;
+            }
+        }
+    }
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}

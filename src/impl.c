@@ -1,0 +1,160 @@
+/* ==== implementation ========================================================================= */
+#ifdef GRADIENT_IMPLEMENTATION
+#ifndef GRADIENT_IMPLEMENTATION_DONE
+#define GRADIENT_IMPLEMENTATION_DONE
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(GR_MALLOC) && defined(GR_REALLOC) && defined(GR_FREE)
+/* the user's allocator */
+#elif !defined(GR_MALLOC) && !defined(GR_REALLOC) && !defined(GR_FREE)
+#define GR_MALLOC(n) malloc(n)
+#define GR_REALLOC(p, n) realloc(p, n)
+#define GR_FREE(p) free(p)
+#else
+#error "gradient.h: define all of GR_MALLOC, GR_REALLOC and GR_FREE, or none of them"
+#endif
+
+#ifndef GR_ASSERT
+#include <assert.h>
+#define GR_ASSERT(c) assert(c)
+#endif
+
+#ifdef GR_TRAP_ON_ERROR
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__TRAP() __builtin_trap()
+#else
+#define GR__TRAP() abort()
+#endif
+#else
+#define GR__TRAP() ((void)0)
+#endif
+
+#ifdef GRADIENT_CBLAS
+#include <cblas.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GR__MSG 1024                 /* room for one error message */
+
+/* ---- internal structures ------------------------------------------------------------------- */
+
+typedef struct gr__chunk { struct gr__chunk *next; size_t size, used; } gr__chunk;
+typedef struct gr__arena { gr__chunk *head; size_t total; } gr__arena;
+
+/* the storage of a shared variable: one value, shared by the graph and every function using it */
+typedef struct gr__storage { int refs; gr_array *value; } gr__storage;
+
+enum gr__var_kind {
+    GR__VK_OUT,          /* output of a node */
+    GR__VK_INPUT,        /* a free input */
+    GR__VK_CONST,        /* a constant; ext is its gr_array */
+    GR__VK_SHARED,       /* a shared variable; ext is its gr__storage */
+    GR__VK_DISC,         /* DisconnectedType marker */
+    GR__VK_NULL          /* NullType marker; ext is its reason, aux its status code */
+};
+enum { GR__VF_WEAK = 1 };            /* a weakly typed gr_const */
+
+struct gr_var {
+    gr_graph *graph;
+    gr_node  *owner;
+    int64_t  *shape;                 /* ndim entries, -1 unknown */
+    char     *name;
+    void     *ext;
+    uint32_t  id;                    /* index in graph->vars */
+    int32_t   out_index;
+    uint8_t   dtype, ndim, kind, flags, aux;
+};
+
+struct gr_node {
+    const gr_op_def *op;
+    gr_graph *graph;
+    gr_var  **in, **out;
+    void     *params;
+    size_t    params_size;
+    uint32_t  id;
+    int       n_in, n_out;
+};
+
+struct gr_graph {
+    gr__arena     arena;
+    gr_var      **vars;    uint32_t n_vars, cap_vars;
+    gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
+    void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
+    gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
+    gr_status     status;
+    char          message[GR__MSG];
+    gr_log_fn     log;
+    void         *log_user;
+};
+
+/* op flags */
+enum {
+    GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
+    GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
+    GR__OPF_NONDIFF  = 4             /* outputs carry no derivative (R-op: contributes nothing) */
+};
+
+/* ---- prototypes of every rule named by the structural table --------------------------------- */
+
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias) \
+    static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
+    static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
+    static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
+    static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
+    static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
+    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out);
+GR_STRUCT_OPS(GR__STRUCT_PROTO)
+#undef GR__STRUCT_PROTO
+
+static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
+static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
+
+enum gr__struct_code {
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias) GR__OP_##Name,
+    GR_STRUCT_OPS(GR__STRUCT_CODE)
+#undef GR__STRUCT_CODE
+    GR__OP_COUNT
+};
+
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias) \
+    static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, 0, gr__##alias##_alias };
+GR_STRUCT_OPS(GR__STRUCT_DEF)
+#undef GR__STRUCT_DEF
+
+/* ---- the elementwise rows ------------------------------------------------------------------- */
+
+enum gr__ew_row {
+#define GR__EW_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_##name,
+    GR_ELEMWISE_OPS(GR__EW_ROW)
+#undef GR__EW_ROW
+    GR__EW_COUNT
+};
+
+static gr_status gr__ew_infer(const gr_node *node, gr_type *out);
+static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
+static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
+
+#define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL };
+GR_ELEMWISE_OPS(GR__EW_DEF)
+#undef GR__EW_DEF
+
+static const gr_op_def *const gr__ew_ops[GR__EW_COUNT + 1] = {
+#define GR__EW_PTR(name, arity, cls, fexpr, iexpr, d0, d1, d2) &gr__op_ew_##name,
+    GR_ELEMWISE_OPS(GR__EW_PTR)
+#undef GR__EW_PTR
+    NULL
+};

@@ -1,0 +1,58 @@
+/* src/print.c: one node a line, for graphs and compiled functions. */
+
+static void gr__print_var(FILE *out, const gr_var *v) {
+    if (v->name) fprintf(out, "%s", v->name);
+    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)v->ext, 0));
+    else fprintf(out, "#%lu", (unsigned long)v->id);
+}
+
+static void gr__print_node(FILE *out, const gr_node *node) {
+    int j;
+    fprintf(out, "  ");
+    for (j = 0; j < node->n_out; j++) {
+        char buf[200];
+        const gr_var *o = node->out[j];
+        if (j) fprintf(out, ", ");
+        gr__print_var(out, o);
+        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
+    }
+    fprintf(out, " = %s(", node->op->name);
+    for (j = 0; j < node->n_in; j++) {
+        if (j) fprintf(out, ", ");
+        gr__print_var(out, node->in[j]);
+    }
+    fprintf(out, ")\n");
+}
+
+GR_API void gr_print(FILE *out, gr_var *v) {
+    gr_node **order = NULL;
+    uint32_t n = 0, k;
+    if (!out || !v) return;
+    if (!v->owner) {
+        gr__print_var(out, v);
+        fprintf(out, " (leaf)\n");
+        return;
+    }
+    if (gr__toposort(v->graph, 1, &v, NULL, &order, &n) != GR_OK) return;
+    for (k = 0; k < n; k++) gr__print_node(out, order[k]);
+    GR_FREE(order);
+}
+
+GR_API void gr_fn_print(FILE *out, const gr_fn *f) {
+    int64_t k;
+    int i;
+    if (!out || !f) return;
+    fprintf(out, "function of (");
+    for (i = 0; i < f->n_in; i++) {
+        if (i) fprintf(out, ", ");
+        gr__print_var(out, f->slots[f->in_slot[i]].var);
+    }
+    fprintf(out, "), %lld nodes:\n", (long long)f->n_steps);
+    for (k = 0; k < f->n_steps; k++) gr__print_node(out, f->steps[k]);
+    fprintf(out, "outputs:");
+    for (i = 0; i < f->n_out; i++) {
+        fprintf(out, " ");
+        gr__print_var(out, f->slots[f->out_slot[i]].var);
+    }
+    fprintf(out, "\n");
+}
