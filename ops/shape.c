@@ -237,9 +237,7 @@ static gr_status gr__Reshape_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 static gr_status gr__Reshape_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *args[2];
-    args[0] = og[0]; args[1] = node->in[0];
-    ig[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
+    ig[0] = gr_reshape_like(og[0], node->in[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -250,6 +248,18 @@ static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* ---- ReshapeLike: a's data in ref's shape ---------------------------------------------------- */
+
+GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = x; args[1] = ref;
+    if (!gr__operands("gr_reshape_like", 2, args, &g)) return NULL;
+    if (gr__static_known(x) && gr__static_known(ref) &&
+        gr__shape_size(x->ndim, x->shape) != gr__shape_size(ref->ndim, ref->shape))
+        return gr__fail(g, GR_ERR_SHAPE, "gr_reshape_like: %s %s and %s %s differ in size", gr__d(x).s, gr__vs(x).s,
+                        gr__d(ref).s, gr__vs(ref).s);
+    return gr__node1(g, &gr__op_ReshapeLike, NULL, 0, 2, args);
+}
 
 static gr_status gr__ReshapeLike_infer(const gr_node *node, gr_type *out) {
     gr_var_type(node->in[1], out);
@@ -436,11 +446,14 @@ static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype) {
     gr_var *args[2];
     gr_graph *g;
     args[0] = a; args[1] = b;
-    if (!gr__operands("size_ratio", 2, args, &g)) return NULL;
+    if (!gr__operands("gr_size_ratio", 2, args, &g)) return NULL;
+    if (!gr__is_float(dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_size_ratio: the dtype must be a float dtype");
     memset(&p, 0, sizeof p);
     p.dtype = dtype;
     return gr__node1(g, &gr__op_SizeRatio, &p, sizeof p, 2, args);
 }
+GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype) { return gr__size_ratio(a, b, (int)dtype); }
+
 static gr_status gr__SizeRatio_infer(const gr_node *node, gr_type *out) {
     out->dtype = (gr_dtype)((const gr__size_ratio_params *)node->params)->dtype;
     out->ndim = 0;

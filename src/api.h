@@ -164,6 +164,8 @@ GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
 GR_API gr_var *gr_flatten(gr_var *x);
 GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
+GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
+GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
 
 /* ==== compiled functions ===================================================================== */
 
