@@ -153,33 +153,42 @@
     X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
 
 /* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias)
+   X(Name, n_in, n_out, rules, conn, alias, flags)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
    n_in     the number of inputs, -1 for any number
    rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
    conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
-   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none    */
+   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
+   flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
+            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise        */
 #define GR_STRUCT_OPS(X) \
     /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none)      /* y = (dtype) x, floats to ints truncate */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none, 0)      /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none)      /* y = min over axes */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none, 0)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none, 0)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none, 0)      /* y = min over axes */ \
     /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none)      /* size(a) / size(b), a 0-d float */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF)      /* size(a) / size(b), a 0-d float */ \
     /* ops/linalg.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none)      /* op(a) . op(b), op = transpose when flagged */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none, 0)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none)      /* x - logsumexp_axis x */
+    X(Softmax,       1, 1, like0,     NULL,                   none, 0)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0)      /* x - logsumexp_axis x */ \
+    /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
+    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD) /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient clipped */ \
+    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient undefined */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
@@ -351,6 +360,52 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to 
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
 
+/* ==== ops that change only the gradient (identities in the forward pass) ===================== */
+
+GR_API gr_var *gr_zero_grad(gr_var *x);
+GR_API gr_var *gr_disconnected_grad(gr_var *x);
+GR_API gr_var *gr_consider_constant(gr_var *x);             /* deprecated alias kept for compatibility */
+GR_API gr_var *gr_grad_clip(gr_var *x, double lower, double upper);
+GR_API gr_var *gr_grad_scale(gr_var *x, double multiplier);
+GR_API gr_var *gr_undefined_grad(gr_var *x);
+
+/* ==== drivers ================================================================================ */
+
+typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;
+typedef enum gr_return_disconnected {
+    GR_RETURN_ZERO, GR_RETURN_NONE, GR_RETURN_DISCONNECTED } gr_return_disconnected;
+typedef enum gr_null_gradients { GR_NULL_RAISE, GR_NULL_RETURN } gr_null_gradients;
+
+typedef struct gr_grad_opts {
+    gr_var *const *consider_constant; int n_consider_constant;
+    gr_on_disconnected     disconnected_inputs;
+    int                    no_names;          /* add_names=False */
+    gr_var *const *known_vars;                /* known_grads: variables ... */
+    gr_var *const *known_grads;               /* ... and their gradients */
+    int                    n_known;
+    gr_return_disconnected return_disconnected;
+    gr_null_gradients      null_gradients;
+} gr_grad_opts;
+
+typedef struct gr_rop_opts {
+    gr_on_disconnected     disconnected_outputs;
+    gr_return_disconnected return_disconnected;
+} gr_rop_opts;
+
+/* grads[i] = d cost / d wrt[i]; cost may be NULL when opts->known_* is given.
+   With GR_RETURN_NONE a disconnected entry is NULL and the call still returns GR_OK. */
+GR_API gr_status gr_grad(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads,
+                         const gr_grad_opts *opts);
+GR_API gr_var   *gr_grad1(gr_var *cost, gr_var *wrt);            /* one wrt, default options */
+
+GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
+                        gr_var *const *eval_points /* n_f */, gr_var **out /* n_wrt */,
+                        const gr_grad_opts *opts);
+GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end,
+                                  int n_start, gr_var *const *start_vars, gr_var *const *start_grads,
+                                  gr_var *cost, gr_var **wrt_grads /* n_wrt */,
+                                  gr_var **end_grads /* n_end */);
+
 /* ==== compiled functions ===================================================================== */
 
 typedef struct gr_update { gr_var *shared; gr_var *value; } gr_update; /* shared := value, after a call */
@@ -369,6 +424,31 @@ GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the
 GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
 GR_API void        gr_fn_free(gr_fn *f);
 
+/* ==== checking gradients ===================================================================== */
+
+typedef struct gr_verify_opts {
+    int n_tests; uint64_t seed; double eps, abs_tol, rel_tol; int cast_to_output_type;
+} gr_verify_opts;                                   /* zeros: Aesara's defaults for the dtype */
+
+typedef struct gr_gradient_error {                  /* GradientError's fields */
+    int arg; int64_t err_pos; int ndim; int64_t shape[GR_MAX_NDIM];
+    double val1, val2, abs_err, rel_err, abs_tol, rel_tol;
+} gr_gradient_error;
+
+typedef gr_var *(*gr_builder)(gr_graph *g, gr_var *const *inputs, void *user);
+GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_array *const *pt,
+                                const gr_verify_opts *opts, gr_gradient_error *err /* may be NULL */);
+/* GradientError's text for e into buf; returns what snprintf returns */
+GR_API int       gr_gradient_error_format(const gr_gradient_error *e, char *buf, size_t size);
+
+typedef struct gr_numeric_grad gr_numeric_grad;     /* finite differences of a scalar gr_fn */
+GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps);
+GR_API const gr_array  *gr_numeric_grad_get(const gr_numeric_grad *ng, int i);
+GR_API void             gr_abs_rel_err(double a, double b, double *abs_err, double *rel_err);
+GR_API double           gr_numeric_grad_max_err(const gr_numeric_grad *ng, const gr_array *const *g_pt,
+                                                double abs_tol, double rel_tol, gr_gradient_error *where);
+GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
+
 /* ==== defining an op (functions) ============================================================= */
 
 GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
@@ -380,6 +460,9 @@ GR_API int         gr_node_n_outputs(const gr_node *node);
 GR_API const void *gr_node_params(const gr_node *node);
 GR_API const gr_op_def *gr_node_op(const gr_node *node);
 GR_API gr_var     *gr_disconnected_like(gr_var *x);   /* a disconnected marker standing for x's gradient */
+GR_API gr_var     *gr_grad_not_implemented(const gr_node *node, int x_pos, gr_var *x, const char *comment);
+GR_API gr_var     *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, const char *comment);
+GR_API const char *gr_null_reason(const gr_var *v);     /* why a null gradient is null; "" otherwise */
 /* records a call-time error of an op's perform or shape rule; the call returns `code` with this
    message (prefixed by the op's name) */
 GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
@@ -502,7 +585,7 @@ enum {
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
@@ -514,17 +597,19 @@ GR_STRUCT_OPS(GR__STRUCT_PROTO)
 
 static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
 static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
+static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
 };
 
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias) \
+#define GR__OPF_0 0
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags) \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, 0, gr__##alias##_alias };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -3049,6 +3134,653 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */
+/* ops/gradops.c: identities in the forward pass that change only the gradient (SEMANTICS 11).
+   gr_function removes them (decision 10); their R-ops follow decision 3. */
+
+typedef struct gr__clip_params { double lo, hi; } gr__clip_params;
+typedef struct gr__scale_params { double m; } gr__scale_params;
+
+static gr_var *gr__gradop(const char *fname, const gr_op_def *op, gr_var *x, const void *params, size_t size) {
+    gr_graph *g;
+    if (!gr__operands(fname, 1, &x, &g)) return NULL;
+    return gr__node1(g, op, params, size, 1, &x);
+}
+
+GR_API gr_var *gr_zero_grad(gr_var *x) { return gr__gradop("gr_zero_grad", &gr__op_ZeroGrad, x, NULL, 0); }
+GR_API gr_var *gr_disconnected_grad(gr_var *x) { return gr__gradop("gr_disconnected_grad", &gr__op_DisconnectedGrad, x, NULL, 0); }
+GR_API gr_var *gr_undefined_grad(gr_var *x) { return gr__gradop("gr_undefined_grad", &gr__op_UndefinedGrad, x, NULL, 0); }
+GR_API gr_var *gr_consider_constant(gr_var *x) {
+    if (x) gr__log(x->graph, "gr_consider_constant is deprecated: use gr_zero_grad or gr_disconnected_grad");
+    return gr__gradop("gr_consider_constant", &gr__op_ConsiderConstant, x, NULL, 0);
+}
+GR_API gr_var *gr_grad_clip(gr_var *x, double lower, double upper) {
+    gr__clip_params p;
+    if (!x) return NULL;
+    if (!(upper >= lower))
+        return gr__fail(x->graph, GR_ERR_VALUE, "gr_grad_clip: the upper bound %g of %s should be >= the lower bound %g",
+                        upper, gr__d(x).s, lower);
+    memset(&p, 0, sizeof p);
+    p.lo = lower;
+    p.hi = upper;
+    return gr__gradop("gr_grad_clip", &gr__op_GradClip, x, &p, sizeof p);
+}
+GR_API gr_var *gr_grad_scale(gr_var *x, double multiplier) {
+    gr__scale_params p;
+    memset(&p, 0, sizeof p);
+    p.m = multiplier;
+    return gr__gradop("gr_grad_scale", &gr__op_GradScale, x, &p, sizeof p);
+}
+
+/* forward: the identity (the output shares the input's memory when not removed) */
+static gr_status gr__identity_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    if (in[0]->size && out[0]->data != in[0]->data)
+        memcpy(out[0]->data, in[0]->data, (size_t)in[0]->size * gr__dsize(in[0]->dtype));
+    return GR_OK;
+}
+#define GR__IDENTITY_PERFORM(Name) \
+    static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { \
+        return gr__identity_perform(node, in, out); }
+GR__IDENTITY_PERFORM(ZeroGrad)
+GR__IDENTITY_PERFORM(DisconnectedGrad)
+GR__IDENTITY_PERFORM(ConsiderConstant)
+GR__IDENTITY_PERFORM(GradClip)
+GR__IDENTITY_PERFORM(GradScale)
+GR__IDENTITY_PERFORM(UndefinedGrad)
+
+/* zero_grad, consider_constant: zeros shaped like the output gradient */
+static gr_status gr__ZeroGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr__fill_like(og[0], og[0]->dtype, 0.0);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ConsiderConstant_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__ZeroGrad_grad(node, og, ig); }
+static gr_status gr__DisconnectedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__UndefinedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_grad_undefined(node, 0, node->in[0], "gr_undefined_grad marks it so");
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__GradClip_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__clip_params *p = (const gr__clip_params *)node->params;
+    ig[0] = gr_clip(og[0], gr_const(node->graph, p->lo), gr_const(node->graph, p->hi));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    ig[0] = gr_mul(og[0], gr_const(node->graph, p->m));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+
+/* R-ops (decision 3): zeros shaped like the output; m v; v; and no tangent through the last two */
+static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__fill_like(node->out[0], gr__grad_dtype(node->out[0]), 0.0);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ConsiderConstant_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__ZeroGrad_rop(node, ev, orop); }
+static gr_status gr__GradScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_mul(ev[0], gr_const(node->graph, p->m));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__GradClip_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node;
+    orop[0] = gr_is_disconnected(ev[0]) ? NULL : ev[0];
+    return GR_OK;
+}
+static gr_status gr__DisconnectedGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
+}
+static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
+}
+
+/* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
+/* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
+   and the null gradients gr_grad_not_implemented / gr_grad_undefined.
+
+   gr_grad follows aesara.gradient.grad step by step, without recursion:
+     1. seed the gradients of the cost (ones) and of the known variables;
+     2. a depth-first walk down from the cost records, for every variable, the (node, input
+        position) pairs through which it reaches the cost, in discovery order (this order fixes
+        the summation order of gradient terms: deterministic, left fold);
+     3. a walk up from wrt keeps only the variables that depend on some wrt;
+     4. the nodes involved are visited in reverse topological order: each op's grad rule is
+        called once, its terms checked against the op contract (SEMANTICS 2.5);
+     5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
+
+/* ---- null gradients ---------------------------------------------------------------------------- */
+
+static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
+    gr_var *v = gr__new_var(g, like ? like->dtype : GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    if (!v) return NULL;
+    v->aux = (uint8_t)code;
+    v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    return v;
+}
+
+static gr_var *gr__null_for(const gr_node *node, int x_pos, gr_var *x, const char *comment, gr_status code) {
+    char reason[GR__MSG];
+    if (!x) return NULL;
+    snprintf(reason, sizeof reason, "This variable is Null because the grad method for input %d (%s) of the %s op is not implemented.%s%s",
+             x_pos, gr__d(x).s, node && node->op ? node->op->name : "?", comment && comment[0] ? " " : "", comment ? comment : "");
+    return gr__null_var(x->graph, x, code, reason);
+}
+
+GR_API gr_var *gr_grad_not_implemented(const gr_node *node, int x_pos, gr_var *x, const char *comment) {
+    return gr__null_for(node, x_pos, x, comment, GR_ERR_GRAD_NOT_IMPLEMENTED);
+}
+GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, const char *comment) {
+    return gr__null_for(node, x_pos, x, comment, GR_ERR_GRAD_UNDEFINED);
+}
+
+/* the reason carried by a null variable */
+static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && v->ext ? (const char *)v->ext : ""; }
+GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
+
+/* ---- the walk ------------------------------------------------------------------------------------ */
+
+static int gr__connected(const gr_node *node, int i, int j) {
+    const unsigned char *p = node->op->connection_pattern;
+    return !p || p[i * node->n_out + j];
+}
+
+typedef struct gr__use { gr_node *node; int pos; struct gr__use *next; } gr__use;
+
+typedef struct gr__gctx {
+    gr_graph  *g;
+    const char *fname;
+    uint32_t   nv, nn;           /* variables and nodes that existed when the call began */
+    gr__arena  scratch;
+    gr__use  **uses;             /* by variable: (node, position) pairs toward the cost */
+    gr__use  **tails;            /* by variable: the last of them */
+    uint8_t   *reached;          /* by variable: depends on some wrt */
+    uint8_t   *constant;         /* by variable: in consider_constant */
+    uint8_t   *in_s;             /* by node: its grad rule is needed */
+    gr_var   **total;            /* by variable: its gradient, once known */
+    gr_var  ***terms;            /* by node: its terms, once computed */
+    gr_var    *cost;
+    int        add_names;
+} gr__gctx;
+
+static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv && c->uses[v->id] && c->reached[v->id]; }
+
+/* records that v reaches the cost through input `pos` of node, once, keeping one group per node in
+   first-seen order. A single-output node records all its uses of v in one go, so its group is
+   v's last; only a multi-output node (visited once per output) needs the search. O(1) otherwise,
+   which matters for a constant shared by a million nodes. */
+static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
+    gr__use *tail = c->tails[v->id], *group = NULL, *u;
+    if (tail && tail->node == node) group = tail;
+    else if (node->n_out > 1)
+        for (u = c->uses[v->id]; u; u = u->next) if (u->node == node) group = u;
+    if (group) {                                      /* the end of node's group, unless pos is in it */
+        if (node->n_out > 1)                          /* a single-output node records each position once */
+            for (u = c->uses[v->id]; u; u = u->next) if (u->node == node && u->pos == pos) return 1;
+        while (group->next && group->next->node == node) group = group->next;
+    }
+    u = (gr__use *)gr__arena_alloc(&c->scratch, sizeof *u);
+    if (!u) return 0;
+    u->node = node;
+    u->pos = pos;
+    if (group) { u->next = group->next; group->next = u; if (group == tail) c->tails[v->id] = u; }
+    else {
+        u->next = NULL;
+        if (tail) tail->next = u; else c->uses[v->id] = u;
+        c->tails[v->id] = u;
+    }
+    return 1;
+}
+
+/* step 2: the walk down from the outputs (SEMANTICS 2.3, account_for) */
+static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
+    uint8_t *visited = (uint8_t *)gr__calloc(c->nv, 1);
+    gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (c->nv + 1u));
+    uint32_t sp = 0;
+    int k;
+    gr_status st = GR_OK;
+    if (!visited || !stack || !next) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
+    for (k = 0; k < n_out; k++) {
+        gr_var *o = outs[k];
+        if (visited[o->id]) continue;
+        visited[o->id] = 1;
+        stack[sp] = o; next[sp] = 0; sp++;
+        while (sp) {
+            gr_var *v = stack[sp - 1];
+            gr_node *node = v->owner;
+            gr_var *in;
+            int i;
+            if (!node || c->constant[v->id] || next[sp - 1] >= node->n_in) { sp--; continue; }
+            i = next[sp - 1]++;
+            if (!gr__connected(node, i, v->out_index)) continue;
+            in = node->in[i];
+            if (!gr__record(c, in, node, i)) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
+            if (!visited[in->id]) {
+                visited[in->id] = 1;
+                stack[sp] = in; next[sp] = 0; sp++;
+            }
+        }
+    }
+done:
+    GR_FREE(visited); GR_FREE(stack); GR_FREE(next);
+    return st;
+}
+
+/* step 3: the walk up from wrt (SEMANTICS 2.3, visit) */
+static gr_status gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
+    gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
+    uint32_t sp = 0;
+    int k;
+    if (!stack) return gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    for (k = 0; k < n_wrt; k++) {
+        gr_var *w = wrt[k];
+        if (!c->uses[w->id] || c->reached[w->id]) continue;
+        c->reached[w->id] = 1;
+        stack[sp++] = w;
+        while (sp) {
+            gr_var *v = stack[--sp];
+            gr__use *u;
+            for (u = c->uses[v->id]; u; u = u->next) {
+                int j;
+                for (j = 0; j < u->node->n_out; j++) {
+                    gr_var *o = u->node->out[j];
+                    if (gr__connected(u->node, u->pos, j) && c->uses[o->id] && !c->reached[o->id]) {
+                        c->reached[o->id] = 1;
+                        stack[sp++] = o;
+                    }
+                }
+            }
+        }
+    }
+    GR_FREE(stack);
+    return GR_OK;
+}
+
+/* ---- terms and totals ------------------------------------------------------------------------ */
+
+static gr_var *gr__total(gr__gctx *c, gr_var *v);
+
+/* "yes" (1), "no" (0) or "maybe" (-1): SEMANTICS 2.5 step 7's _is_zero */
+static int gr__is_zero(const gr_var *t) {
+    if (t->kind == GR__VK_DISC) return 1;
+    if (t->kind == GR__VK_NULL) return 0;
+    if (t->owner && t->owner->op == &gr__op_BroadcastLike) t = t->owner->in[0];
+    if (t->kind == GR__VK_CONST) {
+        const gr_array *a = (const gr_array *)t->ext;
+        int64_t i;
+        for (i = 0; i < a->size; i++) if (gr_array_get(a, i) != 0) return 0;
+        return 1;
+    }
+    return -1;
+}
+
+/* step 4 for one node: its output gradients, its grad rule, and the checks of SEMANTICS 2.5 */
+static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
+    gr_graph *g = c->g;
+    int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
+    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1));
+    gr_var **ig = og + no;
+    uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
+    uint8_t *fl = flags_stack;
+    if (!og) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    if (3 * no + 3 * ni > 64) {
+        fl = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)(3 * no + 3 * ni));
+        if (!fl) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    }
+    oconn = fl; onan = oconn + no; oint = onan + no; iconn = oint + no; only_nan = iconn + ni; only_int = only_nan + ni;
+    for (j = 0; j < no; j++) {
+        og[j] = gr__total(c, node->out[j]);
+        if (!og[j]) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+        oconn[j] = og[j]->kind != GR__VK_DISC;
+        onan[j] = og[j]->kind == GR__VK_NULL;
+        oint[j] = !gr__is_float(node->out[j]->dtype);
+        if (onan[j] && first_nan < 0) first_nan = j;
+    }
+    for (i = 0; i < ni; i++) {
+        int conn = 0, nonnan = 0, nonint = 0;
+        for (j = 0; j < no; j++) {
+            if (!gr__connected(node, i, j) || !oconn[j]) continue;
+            conn = 1;
+            if (!onan[j]) nonnan = 1;
+            if (!oint[j]) nonint = 1;
+        }
+        iconn[i] = (uint8_t)conn;
+        only_nan[i] = (uint8_t)!nonnan;
+        only_int[i] = (uint8_t)!nonint;
+        if (conn) any_in = 1;
+        if (!only_nan[i]) all_nan = 0;
+    }
+    c->terms[node->id] = ig;
+    if (!any_in) {                                   /* shortcut A: nothing flows back */
+        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return g->status;
+        return GR_OK;
+    }
+    if (all_nan) {                                   /* shortcut B: only null gradients flow back */
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(node->in[i]);
+            if (!ig[i]) return g->status;
+        }
+        return GR_OK;
+    }
+    for (j = 0; j < no; j++)                         /* keep float32 graphs float32 */
+        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != node->out[j]->dtype) {
+            og[j] = gr_cast(og[j], (gr_dtype)node->out[j]->dtype);
+            if (!og[j]) return g->status;
+        }
+    for (i = 0; i < ni; i++) ig[i] = NULL;
+    if (!node->op->grad) {
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, node->in[i], "(the op has no grad rule)") : gr_disconnected_like(node->in[i]);
+            if (!ig[i]) return g->status;
+        }
+    } else {
+        gr_status st = node->op->grad(node, og, ig);
+        if (st != GR_OK || g->status != GR_OK) {
+            if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+            return g->status;
+        }
+    }
+    for (i = 0; i < ni; i++) {
+        gr_var *t = ig[i], *x = node->in[i];
+        if (!t)
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
+                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
+            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
+        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
+            if (!gr__is_float(t->dtype))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
+                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+            if (t->ndim != x->ndim)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
+                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+        }
+        if (iconn[i] && only_int[i] && gr__is_zero(t) == 0)
+            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
+                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind != GR__VK_DISC && !iconn[i])
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind == GR__VK_DISC && iconn[i]) {
+            if (node->op->connection_pattern)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
+                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
+                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+        }
+    }
+    return GR_OK;
+}
+
+/* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
+static gr_var *gr__total(gr__gctx *c, gr_var *v) {
+    gr_var *null_term = NULL, *sum = NULL, *t;
+    gr__use *u;
+    if (c->total[v->id]) return c->total[v->id];
+    if (!gr__in_map(c, v)) return c->total[v->id] = gr_disconnected_like(v);
+    for (u = c->uses[v->id]; u; u = u->next) {
+        gr_var **terms = c->terms[u->node->id];
+        if (!terms) {
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, u->node->op->name);
+            return NULL;
+        }
+        t = terms[u->pos];
+        if (t->kind == GR__VK_NULL) { if (!null_term) null_term = t; }
+        else if (t->kind != GR__VK_DISC) {
+            sum = sum ? gr_add(sum, t) : t;
+            if (!sum) return NULL;
+        }
+    }
+    t = null_term ? null_term : sum ? sum : gr_disconnected_like(v);
+    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && c->cost->name && v->name) {
+        char name[256];
+        snprintf(name, sizeof name, "(d%.120s/d%.120s)", c->cost->name, v->name);
+        gr_var_set_name(t, name);
+    }
+    return c->total[v->id] = t;
+}
+
+/* ---- gr_grad --------------------------------------------------------------------------------- */
+
+static void gr__warn_disconnected(gr_graph *g, const char *fname, const gr_var *v) {
+    gr__log(g, "%s was asked to compute the gradient with respect to a variable that is not part of the computational "
+            "graph of the cost, or is used only by a non-differentiable operator: %s", fname, gr__d(v).s);
+}
+
+/* the disconnected policy for v; GR_OK unless it raises */
+static gr_status gr__on_disconnected(gr_graph *g, const char *fname, int policy, const gr_var *v) {
+    if (policy == GR_IGNORE) return GR_OK;
+    if (policy == GR_WARN) { gr__warn_disconnected(g, fname, v); return GR_OK; }
+    return gr__error(g, GR_ERR_DISCONNECTED_INPUT, "%s: %s is not part of the computational graph of the cost, or is used "
+                     "only by a non-differentiable operator", fname, gr__d(v).s);
+}
+
+static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, const gr_grad_opts *o) {
+    int i;
+    if (cost) return cost->graph;
+    for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    for (i = 0; o->known_vars && i < o->n_known; i++) if (o->known_vars[i]) return o->known_vars[i]->graph;
+    return NULL;
+}
+
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr__gctx c;
+    gr_graph *g;
+    gr_var **outs = NULL;
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    int i, n_outs = 0;
+    gr_status st = GR_OK;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    g = gr__driver_graph(cost, n_wrt, wrt, &o);
+    if (!g) return GR_ERR_VALUE;
+    if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !grads)))
+        return gr__error(g, GR_ERR_VALUE, "%s: %s", fname, n_wrt < 0 ? "n_wrt is negative" : !wrt ? "wrt is NULL" : "grads is NULL");
+    if (o.n_known < 0 || o.n_consider_constant < 0 || (o.n_known > 0 && (!o.known_vars || !o.known_grads)) ||
+        (o.n_consider_constant > 0 && !o.consider_constant))
+        return gr__error(g, GR_ERR_VALUE, "%s: known_vars/known_grads or consider_constant is NULL or has a negative count", fname);
+    if ((unsigned)o.disconnected_inputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED ||
+        (unsigned)o.null_gradients > GR_NULL_RETURN)
+        return gr__error(g, GR_ERR_VALUE, "%s: invalid value for disconnected_inputs, return_disconnected or null_gradients", fname);
+    if (!cost && o.n_known == 0) return gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i] || !o.known_grads[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (cost && cost->kind == GR__VK_NULL)
+        return gr__error(g, GR_ERR_VALUE, "%s: can't differentiate a null cost; it is null because %s", fname, gr__null_reason(cost));
+    if (cost && cost->ndim != 0)
+        return gr__error(g, GR_ERR_TYPE, "%s: the cost must be a scalar; %s has %d dimensions", fname, gr__d(cost).s, cost->ndim);
+    for (i = 0; i < n_wrt; i++)
+        if (wrt[i]->graph != g) return gr__error(g, GR_ERR_VALUE, "%s: wrt[%d] (%s) belongs to another graph", fname, i, gr__d(wrt[i]).s);
+    for (i = 0; i < o.n_known; i++) {
+        gr_var *kv = o.known_vars[i], *kg = o.known_grads[i];
+        if (kv->graph != g || kg->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "%s: known gradient %d (%s) belongs to another graph", fname, i, gr__d(kv).s);
+        if (!gr__is_marker(kg) && !gr__is_float(kg->dtype))
+            return gr__error(g, GR_ERR_TYPE, "%s: gradients must always be null, disconnected, or float, but the known gradient "
+                             "of %s is %s", fname, gr__d(kv).s, gr_dtype_name((gr_dtype)kg->dtype));
+        if (!gr__is_marker(kg) && kg->ndim != kv->ndim)
+            return gr__error(g, GR_ERR_TYPE, "%s: the known gradient of %s has %d dimensions, but %d are required", fname,
+                             gr__d(kv).s, kg->ndim, kv->ndim);
+    }
+    memset(&c, 0, sizeof c);
+    c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
+    c.uses = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
+    c.tails = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
+    c.reached = (uint8_t *)gr__calloc(c.nv, 1);
+    c.constant = (uint8_t *)gr__calloc(c.nv, 1);
+    c.in_s = (uint8_t *)gr__calloc(c.nn, 1);
+    c.total = (gr_var **)gr__calloc(c.nv, sizeof(gr_var *));
+    c.terms = (gr_var ***)gr__calloc(c.nn, sizeof(gr_var **));
+    outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(o.n_known + 1));
+    if (!c.uses || !c.tails || !c.reached || !c.constant || !c.in_s || !c.total || !c.terms || !outs) {
+        st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
+        goto done;
+    }
+    for (i = 0; i < o.n_consider_constant; i++) c.constant[o.consider_constant[i]->id] = 1;
+    /* 1. seeds: ones for the cost (float; the cost's dtype if float), then the known gradients */
+    if (cost) {
+        outs[n_outs++] = cost;
+        c.total[cost->id] = gr__scalar_const(g, gr__grad_dtype(cost), 1.0, 0);
+        if (!c.total[cost->id]) { st = g->status; goto done; }
+    }
+    for (i = 0; i < o.n_known; i++) {
+        outs[n_outs++] = o.known_vars[i];
+        c.total[o.known_vars[i]->id] = o.known_grads[i];
+    }
+    /* 2, 3. connectivity */
+    if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
+    if ((st = gr__walk_up(&c, n_wrt, wrt)) != GR_OK) goto done;
+    for (k = 0; k < c.nv; k++) {
+        gr__use *u;
+        if (!c.reached[k]) continue;
+        for (u = c.uses[k]; u; u = u->next) c.in_s[u->node->id] = 1;
+    }
+    /* wrt that do not reach the cost (SEMANTICS 2.4) */
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *w = wrt[i];
+        if (gr__in_map(&c, w) || c.total[w->id]) continue;
+        if ((st = gr__on_disconnected(g, fname, o.disconnected_inputs, w)) != GR_OK) goto done;
+        if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
+    }
+    /* 4. every needed grad rule, consumers before producers */
+    if ((st = gr__toposort(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
+    for (k = n_order; k-- > 0;) {
+        gr_node *node = order[k];
+        if (node->id >= c.nn || !c.in_s[node->id]) continue;
+        if ((st = gr__node_terms(&c, node)) != GR_OK) goto done;
+    }
+    /* 5. totals and the policies (SEMANTICS 2.6) */
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *t = gr__total(&c, wrt[i]);
+        if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+        if (t->kind == GR__VK_NULL && o.null_gradients == GR_NULL_RAISE) {
+            st = gr__error(g, GR_ERR_NULL_GRAD, "%s encountered a null gradient for %s: %s", fname, gr__d(wrt[i]).s, gr__null_reason(t));
+            goto done;
+        }
+        if (t->kind == GR__VK_DISC) {
+            if ((st = gr__on_disconnected(g, fname, o.disconnected_inputs, wrt[i])) != GR_OK) goto done;
+            if (o.return_disconnected == GR_RETURN_ZERO) t = gr__zeros_grad(wrt[i]);
+            else if (o.return_disconnected == GR_RETURN_NONE) t = NULL;
+            if (!t && o.return_disconnected != GR_RETURN_NONE) { st = g->status; goto done; }
+        }
+        grads[i] = t;
+    }
+done:
+    if (st != GR_OK) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    gr__arena_free(&c.scratch);
+    GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
+    GR_FREE(outs);
+    GR_FREE(order);
+    return st;
+}
+
+GR_API gr_status gr_grad(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    return gr__grad("gr_grad", cost, n_wrt, wrt, grads, opts);
+}
+
+GR_API gr_var *gr_grad1(gr_var *cost, gr_var *wrt) {
+    gr_var *out = NULL;
+    if (!cost || !wrt) return NULL;
+    gr__grad("gr_grad1", cost, 1, &wrt, &out, NULL);
+    return out;
+}
+
+/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt (SEMANTICS 3) ---------------------------------- */
+
+GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
+                        gr_var **out, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr_graph *g = NULL;
+    int i;
+    if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
+    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
+    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (n_f < 1 || !f || !eval_points)
+        return gr__error(g, GR_ERR_VALUE, "gr_lop: %s", n_f < 1 ? "needs at least one f" : !f ? "f is NULL" : "eval_points is NULL");
+    for (i = 0; i < n_f; i++) {
+        if (!f[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+        if (eval_points[i]->ndim != f[i]->ndim)
+            return gr__error(g, GR_ERR_TYPE, "gr_lop: eval point %d has %d dimensions but f[%d] (%s) has %d", i,
+                             eval_points[i]->ndim, i, gr__d(f[i]).s, f[i]->ndim);
+    }
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    o.known_vars = f;
+    o.known_grads = eval_points;
+    o.n_known = n_f;
+    o.null_gradients = GR_NULL_RAISE;
+    o.no_names = 1;
+    return gr__grad("gr_lop", NULL, n_wrt, wrt, out, &o);
+}
+
+/* ---- gr_subgraph_grad (SEMANTICS 8) ------------------------------------------------------------ */
+
+GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end, int n_start,
+                                  gr_var *const *start_vars, gr_var *const *start_grads, gr_var *cost,
+                                  gr_var **wrt_grads, gr_var **end_grads) {
+    gr_graph *g = cost ? cost->graph : NULL;
+    gr_var **params = NULL, **from_start = NULL, **from_cost = NULL;
+    gr_grad_opts o;
+    int i, n = n_wrt + n_end;
+    gr_status st = GR_OK;
+    if (wrt_grads) for (i = 0; i < n_wrt; i++) wrt_grads[i] = NULL;
+    if (end_grads) for (i = 0; i < n_end; i++) end_grads[i] = NULL;
+    for (i = 0; !g && wrt && i < n_wrt; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; !g && end && i < n_end; i++) if (end[i]) g = end[i]->graph;
+    for (i = 0; !g && start_vars && i < n_start; i++) if (start_vars[i]) g = start_vars[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (!cost && n_start <= 0) return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
+    if (n_wrt < 0 || n_end < 0 || n_start < 0 || (n_wrt && (!wrt || !wrt_grads)) || (n_end && (!end || !end_grads)) ||
+        (n_start && (!start_vars || !start_grads)))
+        return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: a NULL array or a negative count");
+    params = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n + 1));
+    from_start = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
+    from_cost = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
+    if (!params || !from_start || !from_cost) { st = gr__error(g, GR_ERR_NOMEM, "gr_subgraph_grad: out of memory"); goto done; }
+    for (i = 0; i < n_wrt; i++) params[i] = wrt[i];
+    for (i = 0; i < n_end; i++) params[n_wrt + i] = end[i];
+    memset(&o, 0, sizeof o);
+    o.consider_constant = end;
+    o.n_consider_constant = n_end;
+    o.disconnected_inputs = GR_IGNORE;
+    if (n_start > 0) {
+        o.known_vars = start_vars;
+        o.known_grads = start_grads;
+        o.n_known = n_start;
+        if ((st = gr__grad("gr_subgraph_grad", NULL, n, params, from_start, &o)) != GR_OK) goto done;
+        o.known_vars = NULL; o.known_grads = NULL; o.n_known = 0;
+    }
+    if (cost && (st = gr__grad("gr_subgraph_grad", cost, n, params, from_cost, &o)) != GR_OK) goto done;
+    for (i = 0; i < n; i++) {
+        gr_var *t = from_start[i] && from_cost[i] ? gr_add(from_start[i], from_cost[i]) : from_start[i] ? from_start[i] : from_cost[i];
+        if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto done; }
+        if (i < n_wrt) wrt_grads[i] = t; else end_grads[i - n_wrt] = t;
+    }
+done:
+    if (st != GR_OK) {
+        for (i = 0; wrt_grads && i < n_wrt; i++) wrt_grads[i] = NULL;
+        for (i = 0; end_grads && i < n_end; i++) end_grads[i] = NULL;
+    }
+    GR_FREE(params); GR_FREE(from_start); GR_FREE(from_cost);
+    return st;
+}
+
 /* ==== src/rewrite.c: generated region; edit src/rewrite.c, then run make gradient.h ==== */
 /* src/rewrite.c: rewrites applied while gr_function copies the graph.
 
@@ -3755,6 +4487,280 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
 
 GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }
 GR_API size_t gr_fn_node_count(const gr_fn *f) { return f ? (size_t)f->n_steps : 0; }
+
+/* ==== src/numeric.c: generated region; edit src/numeric.c, then run make gradient.h ==== */
+/* src/numeric.c: finite differences and gr_verify_grad (SEMANTICS 9, 10).
+
+   One-sided differences g_k = (f(x + eps e_k) - f(x)) / eps, eps 1e-7 for F64 and 3e-4 for F32
+   (the largest among the inputs); errors abs = |a - b|, rel = abs / max(|a| + |b|, 1e-8); a
+   gradient fails only where both exceed their tolerance (1e-4 for F64, 1e-2 for F32). */
+
+struct gr_numeric_grad {
+    int n;
+    gr_array **gf;               /* the numeric gradient of each argument, F64 */
+    double tol;                  /* the default tolerance of the least precise argument */
+};
+
+static double gr__type_eps(int dt) { return dt == GR_F32 ? 3e-4 : 1e-7; }
+static double gr__type_tol(int dt) { return dt == GR_F32 ? 1e-2 : 1e-4; }
+
+GR_API void gr_numeric_grad_free(gr_numeric_grad *ng) {
+    int i;
+    if (!ng) return;
+    for (i = 0; i < ng->n; i++) gr_array_free(ng->gf[i]);
+    GR_FREE(ng->gf);
+    GR_FREE(ng);
+}
+
+/* the scalar f(pt) as a double; NaN if the call fails */
+static double gr__eval_scalar(gr_fn *f, const gr_array *const *pt, gr_status *st) {
+    const gr_array *out[1];
+    *st = gr_call(f, pt, out);
+    if (*st != GR_OK) return NAN;
+    return gr_array_get(out[0], 0);
+}
+
+GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps) {
+    gr_numeric_grad *ng = NULL;
+    gr_array **work = NULL;
+    double f0, max_eps = 0, tol = 0;
+    int i;
+    gr_status st;
+    if (!f) return NULL;
+    if (n != f->n_in || n < 1 || !pt || f->n_out != 1 || f->slots[f->out_slot[0]].arr.ndim != 0) {
+        gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: needs a function of the %d given points with one 0-d output", n);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        if (!pt[i] || !gr__array_valid(pt[i])) { gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: point %d is NULL or malformed", i); return NULL; }
+        if (!gr__is_float(pt[i]->dtype)) {
+            gr__fn_error(f, GR_ERR_TYPE, "gr_numeric_grad_new: point %d is %s; finite differences need float points", i, gr_dtype_name(pt[i]->dtype));
+            return NULL;
+        }
+        if (gr__type_eps(pt[i]->dtype) > max_eps) max_eps = gr__type_eps(pt[i]->dtype);
+        if (gr__type_tol(pt[i]->dtype) > tol) tol = gr__type_tol(pt[i]->dtype);
+    }
+    if (eps == 0) eps = max_eps;
+    ng = (gr_numeric_grad *)gr__calloc(1, sizeof *ng);
+    work = (gr_array **)gr__calloc((size_t)n, sizeof(gr_array *));
+    if (!ng || !work) goto nomem;
+    ng->gf = (gr_array **)gr__calloc((size_t)n, sizeof(gr_array *));
+    if (!ng->gf) goto nomem;
+    ng->n = n;
+    ng->tol = tol;
+    for (i = 0; i < n; i++) {
+        work[i] = gr_array_copy(pt[i]);
+        ng->gf[i] = gr_array_new(GR_F64, pt[i]->ndim, pt[i]->shape);
+        if (!work[i] || !ng->gf[i]) goto nomem;
+    }
+    f0 = gr__eval_scalar(f, (const gr_array *const *)work, &st);
+    if (st != GR_OK) goto fail;
+    for (i = 0; i < n; i++) {
+        int64_t k;
+        for (k = 0; k < work[i]->size; k++) {
+            double x = gr_array_get(work[i], k), fk;
+            gr_array_set(work[i], k, x + eps);
+            fk = gr__eval_scalar(f, (const gr_array *const *)work, &st);
+            gr_array_set(work[i], k, x);
+            if (st != GR_OK) goto fail;
+            ((double *)ng->gf[i]->data)[k] = (fk - f0) / eps;
+        }
+    }
+    for (i = 0; i < n; i++) gr_array_free(work[i]);
+    GR_FREE(work);
+    return ng;
+nomem:
+    gr__fn_error(f, GR_ERR_NOMEM, "gr_numeric_grad_new: out of memory");
+fail:
+    for (i = 0; work && i < n; i++) gr_array_free(work[i]);
+    GR_FREE(work);
+    gr_numeric_grad_free(ng);
+    return NULL;
+}
+
+GR_API const gr_array *gr_numeric_grad_get(const gr_numeric_grad *ng, int i) {
+    return ng && i >= 0 && i < ng->n ? ng->gf[i] : NULL;
+}
+
+GR_API void gr_abs_rel_err(double a, double b, double *abs_err, double *rel_err) {
+    double ae = fabs(a - b), denom = fabs(a) + fabs(b);
+    if (denom < 1e-8) denom = 1e-8;
+    if (abs_err) *abs_err = ae;
+    if (rel_err) *rel_err = ae / denom;
+}
+
+static void gr__where_fill(gr_gradient_error *w, int arg, int64_t pos, const gr_array *shape_of, double v1, double v2,
+                           double ae, double re, double at, double rt) {
+    int d;
+    if (!w) return;
+    memset(w, 0, sizeof *w);
+    w->arg = arg;
+    w->err_pos = pos;
+    w->ndim = shape_of ? shape_of->ndim : 0;
+    for (d = 0; shape_of && d < shape_of->ndim; d++) w->shape[d] = shape_of->shape[d];
+    w->val1 = v1; w->val2 = v2;
+    w->abs_err = ae; w->rel_err = re;
+    w->abs_tol = at; w->rel_tol = rt;
+}
+
+GR_API double gr_numeric_grad_max_err(const gr_numeric_grad *ng, const gr_array *const *g_pt, double abs_tol, double rel_tol,
+                                      gr_gradient_error *where) {
+    double best = -1;
+    int i, d;
+    if (!ng || !g_pt) { gr__where_fill(where, -1, -1, NULL, NAN, NAN, NAN, NAN, abs_tol, rel_tol); return INFINITY; }
+    if (abs_tol == 0) abs_tol = ng->tol;
+    if (rel_tol == 0) rel_tol = ng->tol;
+    for (i = 0; i < ng->n; i++) {
+        const gr_array *a = g_pt[i], *num = ng->gf[i];
+        int64_t k;
+        int same = a && a->ndim == num->ndim && a->size == num->size;
+        for (d = 0; same && d < a->ndim; d++) if (a->shape[d] != num->shape[d]) same = 0;
+        if (!same) {                                   /* the argument has the wrong shape */
+            gr__where_fill(where, i, -1, num, NAN, NAN, INFINITY, INFINITY, abs_tol, rel_tol);
+            return INFINITY;
+        }
+        for (k = 0; k < a->size; k++) {
+            double v1 = gr_array_get(a, k), v2 = ((const double *)num->data)[k], ae, re, scaled;
+            gr_abs_rel_err(v1, v2, &ae, &re);
+            if (!isfinite(ae) || !isfinite(re)) {
+                gr__where_fill(where, i, k, num, v1, v2, ae, re, abs_tol, rel_tol);
+                return INFINITY;
+            }
+            scaled = ae / abs_tol < re / rel_tol ? ae / abs_tol : re / rel_tol;
+            if (scaled > best) {
+                best = scaled;
+                gr__where_fill(where, i, k, num, v1, v2, ae, re, abs_tol, rel_tol);
+            }
+        }
+    }
+    if (best < 0) { gr__where_fill(where, -1, -1, NULL, 0, 0, 0, 0, abs_tol, rel_tol); best = 0; }
+    return best;
+}
+
+GR_API int gr_gradient_error_format(const gr_gradient_error *e, char *buf, size_t size) {
+    char shape[200];
+    if (!e || !buf || !size) return 0;
+    gr__shape_str(shape, sizeof shape, e->ndim, e->shape);
+    return snprintf(buf, size,
+                    "GradientError: numeric gradient and analytic gradient exceed tolerance:\n"
+                    "        At position %lld of argument %d with shape %s,\n"
+                    "            val1 = %f      ,  val2 = %f\n"
+                    "            abs. error = %f,  abs. tolerance = %f\n"
+                    "            rel. error = %f,  rel. tolerance = %f",
+                    (long long)e->err_pos, e->arg, shape, e->val1, e->val2, e->abs_err, e->abs_tol, e->rel_err, e->rel_tol);
+}
+
+/* ---- gr_verify_grad --------------------------------------------------------------------------- */
+
+static uint64_t gr__splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+static double gr__uniform(uint64_t *state) { return (double)(gr__splitmix64(state) >> 11) * 0x1p-53; }
+
+/* u drawn uniform in [0.5, 1.5) */
+static void gr__projection(gr_array *u, uint64_t *rng) {
+    int64_t k;
+    for (k = 0; k < u->size; k++) gr_array_set(u, k, gr__uniform(rng) + 0.5);
+}
+
+GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_array *const *pt, const gr_verify_opts *opts,
+                                gr_gradient_error *err) {
+    gr_verify_opts o;
+    gr_graph *g = NULL;
+    gr_var **inputs = NULL, **grads = NULL, *out, *u_var, *cost;
+    gr_fn *out_fn = NULL, *cost_fn = NULL, *grad_fn = NULL;
+    gr_array *u = NULL;
+    const gr_array **gvals = NULL;
+    gr_numeric_grad *ng = NULL;
+    gr_grad_opts go;
+    uint64_t rng;
+    double tol = 0;
+    int i, t, n_tests;
+    gr_status st = GR_OK;
+    if (err) memset(err, 0, sizeof *err);
+    if (!fun || n < 1 || !pt) return GR_ERR_VALUE;
+    for (i = 0; i < n; i++) {
+        if (!pt[i] || !gr__array_valid(pt[i])) return GR_ERR_VALUE;
+        if (!gr__is_float(pt[i]->dtype)) return GR_ERR_TYPE;
+        if (gr__type_tol(pt[i]->dtype) > tol) tol = gr__type_tol(pt[i]->dtype);
+    }
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    n_tests = o.n_tests > 0 ? o.n_tests : 2;
+    if (o.abs_tol == 0) o.abs_tol = tol;
+    if (o.rel_tol == 0) o.rel_tol = tol;
+    rng = o.seed ? o.seed : 666u;
+    g = gr_graph_new();
+    inputs = (gr_var **)gr__calloc((size_t)n, sizeof(gr_var *));
+    grads = (gr_var **)gr__calloc((size_t)n, sizeof(gr_var *));
+    gvals = (const gr_array **)gr__calloc((size_t)n, sizeof(gr_array *));
+    if (!g || !inputs || !grads || !gvals) { st = GR_ERR_NOMEM; goto done; }
+    for (i = 0; i < n; i++) {
+        int64_t shape[GR_MAX_NDIM];
+        char name[32];
+        int d;
+        for (d = 0; d < pt[i]->ndim; d++) shape[d] = pt[i]->shape[d] == 1 ? 1 : -1;
+        snprintf(name, sizeof name, "input %d", i);
+        inputs[i] = gr_tensor(g, pt[i]->dtype, pt[i]->ndim, shape, name);
+    }
+    out = fun(g, inputs, user);
+    if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
+    if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {
+        st = gr__error(g, GR_ERR_TYPE, "gr_verify_grad: the builder returned a gradient marker");
+        goto report;
+    }
+    /* the output's shape, for the projection */
+    out_fn = gr_function(n, inputs, 1, &out, NULL);
+    if (!out_fn) { st = g->status; goto report; }
+    {
+        const gr_array *ov[1];
+        int use32 = o.cast_to_output_type && out->dtype == GR_F32;
+        if ((st = gr_call(out_fn, pt, ov)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", out_fn->message); goto report; }
+        u = gr_array_new(use32 ? GR_F32 : GR_F64, ov[0]->ndim, ov[0]->shape);
+        if (!u) { st = GR_ERR_NOMEM; goto done; }
+    }
+    gr__projection(u, &rng);
+    u_var = gr_shared(g, u, "random projection");
+    cost = gr_sum(gr_mul(u_var, out));
+    memset(&go, 0, sizeof go);
+    go.disconnected_inputs = GR_IGNORE;
+    if (!cost || (st = gr_grad(cost, n, inputs, grads, &go)) != GR_OK) { st = g->status != GR_OK ? g->status : st; goto report; }
+    cost_fn = gr_function(n, inputs, 1, &cost, NULL);
+    grad_fn = cost_fn ? gr_function(n, inputs, n, grads, NULL) : NULL;
+    if (!cost_fn || !grad_fn) { st = g->status; goto report; }
+    for (t = 0; t < n_tests; t++) {
+        gr_gradient_error where;
+        double max_err;
+        if (t > 0) {                                  /* a new projection between tests */
+            gr__projection(u, &rng);
+            if ((st = gr_shared_set(u_var, u)) != GR_OK) goto report;
+        }
+        ng = gr_numeric_grad_new(cost_fn, n, pt, o.eps);
+        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "gr_verify_grad: %s", cost_fn->message); goto report; }
+        if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", grad_fn->message); goto report; }
+        max_err = gr_numeric_grad_max_err(ng, gvals, o.abs_tol, o.rel_tol, &where);
+        gr_numeric_grad_free(ng);
+        ng = NULL;
+        if (max_err > 1) {
+            if (err) *err = where;
+            st = GR_ERR_GRADIENT;
+            goto done;
+        }
+    }
+    goto done;
+report:
+    if (g && g->status != GR_OK) gr__log(g, "gr_verify_grad: %s", g->message);
+    if (st == GR_OK) st = GR_ERR_VALUE;
+done:
+    gr_numeric_grad_free(ng);
+    gr_fn_free(out_fn); gr_fn_free(cost_fn); gr_fn_free(grad_fn);
+    gr_array_free(u);
+    GR_FREE(inputs); GR_FREE(grads); GR_FREE((void *)gvals);
+    gr_graph_free(g);
+    return st;
+}
 
 /* ==== src/print.c: generated region; edit src/print.c, then run make gradient.h ==== */
 /* src/print.c: one node a line, for graphs and compiled functions. */

@@ -167,6 +167,52 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to 
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
 
+/* ==== ops that change only the gradient (identities in the forward pass) ===================== */
+
+GR_API gr_var *gr_zero_grad(gr_var *x);
+GR_API gr_var *gr_disconnected_grad(gr_var *x);
+GR_API gr_var *gr_consider_constant(gr_var *x);             /* deprecated alias kept for compatibility */
+GR_API gr_var *gr_grad_clip(gr_var *x, double lower, double upper);
+GR_API gr_var *gr_grad_scale(gr_var *x, double multiplier);
+GR_API gr_var *gr_undefined_grad(gr_var *x);
+
+/* ==== drivers ================================================================================ */
+
+typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;
+typedef enum gr_return_disconnected {
+    GR_RETURN_ZERO, GR_RETURN_NONE, GR_RETURN_DISCONNECTED } gr_return_disconnected;
+typedef enum gr_null_gradients { GR_NULL_RAISE, GR_NULL_RETURN } gr_null_gradients;
+
+typedef struct gr_grad_opts {
+    gr_var *const *consider_constant; int n_consider_constant;
+    gr_on_disconnected     disconnected_inputs;
+    int                    no_names;          /* add_names=False */
+    gr_var *const *known_vars;                /* known_grads: variables ... */
+    gr_var *const *known_grads;               /* ... and their gradients */
+    int                    n_known;
+    gr_return_disconnected return_disconnected;
+    gr_null_gradients      null_gradients;
+} gr_grad_opts;
+
+typedef struct gr_rop_opts {
+    gr_on_disconnected     disconnected_outputs;
+    gr_return_disconnected return_disconnected;
+} gr_rop_opts;
+
+/* grads[i] = d cost / d wrt[i]; cost may be NULL when opts->known_* is given.
+   With GR_RETURN_NONE a disconnected entry is NULL and the call still returns GR_OK. */
+GR_API gr_status gr_grad(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads,
+                         const gr_grad_opts *opts);
+GR_API gr_var   *gr_grad1(gr_var *cost, gr_var *wrt);            /* one wrt, default options */
+
+GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
+                        gr_var *const *eval_points /* n_f */, gr_var **out /* n_wrt */,
+                        const gr_grad_opts *opts);
+GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end,
+                                  int n_start, gr_var *const *start_vars, gr_var *const *start_grads,
+                                  gr_var *cost, gr_var **wrt_grads /* n_wrt */,
+                                  gr_var **end_grads /* n_end */);
+
 /* ==== compiled functions ===================================================================== */
 
 typedef struct gr_update { gr_var *shared; gr_var *value; } gr_update; /* shared := value, after a call */
@@ -185,6 +231,31 @@ GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the
 GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
 GR_API void        gr_fn_free(gr_fn *f);
 
+/* ==== checking gradients ===================================================================== */
+
+typedef struct gr_verify_opts {
+    int n_tests; uint64_t seed; double eps, abs_tol, rel_tol; int cast_to_output_type;
+} gr_verify_opts;                                   /* zeros: Aesara's defaults for the dtype */
+
+typedef struct gr_gradient_error {                  /* GradientError's fields */
+    int arg; int64_t err_pos; int ndim; int64_t shape[GR_MAX_NDIM];
+    double val1, val2, abs_err, rel_err, abs_tol, rel_tol;
+} gr_gradient_error;
+
+typedef gr_var *(*gr_builder)(gr_graph *g, gr_var *const *inputs, void *user);
+GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_array *const *pt,
+                                const gr_verify_opts *opts, gr_gradient_error *err /* may be NULL */);
+/* GradientError's text for e into buf; returns what snprintf returns */
+GR_API int       gr_gradient_error_format(const gr_gradient_error *e, char *buf, size_t size);
+
+typedef struct gr_numeric_grad gr_numeric_grad;     /* finite differences of a scalar gr_fn */
+GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps);
+GR_API const gr_array  *gr_numeric_grad_get(const gr_numeric_grad *ng, int i);
+GR_API void             gr_abs_rel_err(double a, double b, double *abs_err, double *rel_err);
+GR_API double           gr_numeric_grad_max_err(const gr_numeric_grad *ng, const gr_array *const *g_pt,
+                                                double abs_tol, double rel_tol, gr_gradient_error *where);
+GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
+
 /* ==== defining an op (functions) ============================================================= */
 
 GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
@@ -196,6 +267,9 @@ GR_API int         gr_node_n_outputs(const gr_node *node);
 GR_API const void *gr_node_params(const gr_node *node);
 GR_API const gr_op_def *gr_node_op(const gr_node *node);
 GR_API gr_var     *gr_disconnected_like(gr_var *x);   /* a disconnected marker standing for x's gradient */
+GR_API gr_var     *gr_grad_not_implemented(const gr_node *node, int x_pos, gr_var *x, const char *comment);
+GR_API gr_var     *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, const char *comment);
+GR_API const char *gr_null_reason(const gr_var *v);     /* why a null gradient is null; "" otherwise */
 /* records a call-time error of an op's perform or shape rule; the call returns `code` with this
    message (prefixed by the op's name) */
 GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);

@@ -105,7 +105,7 @@ enum {
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
@@ -117,17 +117,19 @@ GR_STRUCT_OPS(GR__STRUCT_PROTO)
 
 static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
 static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
+static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
 };
 
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias) \
+#define GR__OPF_0 0
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags) \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, 0, gr__##alias##_alias };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 

@@ -1,0 +1,532 @@
+/* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
+   and the null gradients gr_grad_not_implemented / gr_grad_undefined.
+
+   gr_grad follows aesara.gradient.grad step by step, without recursion:
+     1. seed the gradients of the cost (ones) and of the known variables;
+     2. a depth-first walk down from the cost records, for every variable, the (node, input
+        position) pairs through which it reaches the cost, in discovery order (this order fixes
+        the summation order of gradient terms: deterministic, left fold);
+     3. a walk up from wrt keeps only the variables that depend on some wrt;
+     4. the nodes involved are visited in reverse topological order: each op's grad rule is
+        called once, its terms checked against the op contract (SEMANTICS 2.5);
+     5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
+
+/* ---- null gradients ---------------------------------------------------------------------------- */
+
+static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
+    gr_var *v = gr__new_var(g, like ? like->dtype : GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    if (!v) return NULL;
+    v->aux = (uint8_t)code;
+    v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    return v;
+}
+
+static gr_var *gr__null_for(const gr_node *node, int x_pos, gr_var *x, const char *comment, gr_status code) {
+    char reason[GR__MSG];
+    if (!x) return NULL;
+    snprintf(reason, sizeof reason, "This variable is Null because the grad method for input %d (%s) of the %s op is not implemented.%s%s",
+             x_pos, gr__d(x).s, node && node->op ? node->op->name : "?", comment && comment[0] ? " " : "", comment ? comment : "");
+    return gr__null_var(x->graph, x, code, reason);
+}
+
+GR_API gr_var *gr_grad_not_implemented(const gr_node *node, int x_pos, gr_var *x, const char *comment) {
+    return gr__null_for(node, x_pos, x, comment, GR_ERR_GRAD_NOT_IMPLEMENTED);
+}
+GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, const char *comment) {
+    return gr__null_for(node, x_pos, x, comment, GR_ERR_GRAD_UNDEFINED);
+}
+
+/* the reason carried by a null variable */
+static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && v->ext ? (const char *)v->ext : ""; }
+GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
+
+/* ---- the walk ------------------------------------------------------------------------------------ */
+
+static int gr__connected(const gr_node *node, int i, int j) {
+    const unsigned char *p = node->op->connection_pattern;
+    return !p || p[i * node->n_out + j];
+}
+
+typedef struct gr__use { gr_node *node; int pos; struct gr__use *next; } gr__use;
+
+typedef struct gr__gctx {
+    gr_graph  *g;
+    const char *fname;
+    uint32_t   nv, nn;           /* variables and nodes that existed when the call began */
+    gr__arena  scratch;
+    gr__use  **uses;             /* by variable: (node, position) pairs toward the cost */
+    gr__use  **tails;            /* by variable: the last of them */
+    uint8_t   *reached;          /* by variable: depends on some wrt */
+    uint8_t   *constant;         /* by variable: in consider_constant */
+    uint8_t   *in_s;             /* by node: its grad rule is needed */
+    gr_var   **total;            /* by variable: its gradient, once known */
+    gr_var  ***terms;            /* by node: its terms, once computed */
+    gr_var    *cost;
+    int        add_names;
+} gr__gctx;
+
+static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv && c->uses[v->id] && c->reached[v->id]; }
+
+/* records that v reaches the cost through input `pos` of node, once, keeping one group per node in
+   first-seen order. A single-output node records all its uses of v in one go, so its group is
+   v's last; only a multi-output node (visited once per output) needs the search. O(1) otherwise,
+   which matters for a constant shared by a million nodes. */
+static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
+    gr__use *tail = c->tails[v->id], *group = NULL, *u;
+    if (tail && tail->node == node) group = tail;
+    else if (node->n_out > 1)
+        for (u = c->uses[v->id]; u; u = u->next) if (u->node == node) group = u;
+    if (group) {                                      /* the end of node's group, unless pos is in it */
+        if (node->n_out > 1)                          /* a single-output node records each position once */
+            for (u = c->uses[v->id]; u; u = u->next) if (u->node == node && u->pos == pos) return 1;
+        while (group->next && group->next->node == node) group = group->next;
+    }
+    u = (gr__use *)gr__arena_alloc(&c->scratch, sizeof *u);
+    if (!u) return 0;
+    u->node = node;
+    u->pos = pos;
+    if (group) { u->next = group->next; group->next = u; if (group == tail) c->tails[v->id] = u; }
+    else {
+        u->next = NULL;
+        if (tail) tail->next = u; else c->uses[v->id] = u;
+        c->tails[v->id] = u;
+    }
+    return 1;
+}
+
+/* step 2: the walk down from the outputs (SEMANTICS 2.3, account_for) */
+static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
+    uint8_t *visited = (uint8_t *)gr__calloc(c->nv, 1);
+    gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (c->nv + 1u));
+    uint32_t sp = 0;
+    int k;
+    gr_status st = GR_OK;
+    if (!visited || !stack || !next) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
+    for (k = 0; k < n_out; k++) {
+        gr_var *o = outs[k];
+        if (visited[o->id]) continue;
+        visited[o->id] = 1;
+        stack[sp] = o; next[sp] = 0; sp++;
+        while (sp) {
+            gr_var *v = stack[sp - 1];
+            gr_node *node = v->owner;
+            gr_var *in;
+            int i;
+            if (!node || c->constant[v->id] || next[sp - 1] >= node->n_in) { sp--; continue; }
+            i = next[sp - 1]++;
+            if (!gr__connected(node, i, v->out_index)) continue;
+            in = node->in[i];
+            if (!gr__record(c, in, node, i)) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
+            if (!visited[in->id]) {
+                visited[in->id] = 1;
+                stack[sp] = in; next[sp] = 0; sp++;
+            }
+        }
+    }
+done:
+    GR_FREE(visited); GR_FREE(stack); GR_FREE(next);
+    return st;
+}
+
+/* step 3: the walk up from wrt (SEMANTICS 2.3, visit) */
+static gr_status gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
+    gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
+    uint32_t sp = 0;
+    int k;
+    if (!stack) return gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    for (k = 0; k < n_wrt; k++) {
+        gr_var *w = wrt[k];
+        if (!c->uses[w->id] || c->reached[w->id]) continue;
+        c->reached[w->id] = 1;
+        stack[sp++] = w;
+        while (sp) {
+            gr_var *v = stack[--sp];
+            gr__use *u;
+            for (u = c->uses[v->id]; u; u = u->next) {
+                int j;
+                for (j = 0; j < u->node->n_out; j++) {
+                    gr_var *o = u->node->out[j];
+                    if (gr__connected(u->node, u->pos, j) && c->uses[o->id] && !c->reached[o->id]) {
+                        c->reached[o->id] = 1;
+                        stack[sp++] = o;
+                    }
+                }
+            }
+        }
+    }
+    GR_FREE(stack);
+    return GR_OK;
+}
+
+/* ---- terms and totals ------------------------------------------------------------------------ */
+
+static gr_var *gr__total(gr__gctx *c, gr_var *v);
+
+/* "yes" (1), "no" (0) or "maybe" (-1): SEMANTICS 2.5 step 7's _is_zero */
+static int gr__is_zero(const gr_var *t) {
+    if (t->kind == GR__VK_DISC) return 1;
+    if (t->kind == GR__VK_NULL) return 0;
+    if (t->owner && t->owner->op == &gr__op_BroadcastLike) t = t->owner->in[0];
+    if (t->kind == GR__VK_CONST) {
+        const gr_array *a = (const gr_array *)t->ext;
+        int64_t i;
+        for (i = 0; i < a->size; i++) if (gr_array_get(a, i) != 0) return 0;
+        return 1;
+    }
+    return -1;
+}
+
+/* step 4 for one node: its output gradients, its grad rule, and the checks of SEMANTICS 2.5 */
+static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
+    gr_graph *g = c->g;
+    int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
+    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1));
+    gr_var **ig = og + no;
+    uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
+    uint8_t *fl = flags_stack;
+    if (!og) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    if (3 * no + 3 * ni > 64) {
+        fl = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)(3 * no + 3 * ni));
+        if (!fl) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    }
+    oconn = fl; onan = oconn + no; oint = onan + no; iconn = oint + no; only_nan = iconn + ni; only_int = only_nan + ni;
+    for (j = 0; j < no; j++) {
+        og[j] = gr__total(c, node->out[j]);
+        if (!og[j]) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+        oconn[j] = og[j]->kind != GR__VK_DISC;
+        onan[j] = og[j]->kind == GR__VK_NULL;
+        oint[j] = !gr__is_float(node->out[j]->dtype);
+        if (onan[j] && first_nan < 0) first_nan = j;
+    }
+    for (i = 0; i < ni; i++) {
+        int conn = 0, nonnan = 0, nonint = 0;
+        for (j = 0; j < no; j++) {
+            if (!gr__connected(node, i, j) || !oconn[j]) continue;
+            conn = 1;
+            if (!onan[j]) nonnan = 1;
+            if (!oint[j]) nonint = 1;
+        }
+        iconn[i] = (uint8_t)conn;
+        only_nan[i] = (uint8_t)!nonnan;
+        only_int[i] = (uint8_t)!nonint;
+        if (conn) any_in = 1;
+        if (!only_nan[i]) all_nan = 0;
+    }
+    c->terms[node->id] = ig;
+    if (!any_in) {                                   /* shortcut A: nothing flows back */
+        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return g->status;
+        return GR_OK;
+    }
+    if (all_nan) {                                   /* shortcut B: only null gradients flow back */
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(node->in[i]);
+            if (!ig[i]) return g->status;
+        }
+        return GR_OK;
+    }
+    for (j = 0; j < no; j++)                         /* keep float32 graphs float32 */
+        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != node->out[j]->dtype) {
+            og[j] = gr_cast(og[j], (gr_dtype)node->out[j]->dtype);
+            if (!og[j]) return g->status;
+        }
+    for (i = 0; i < ni; i++) ig[i] = NULL;
+    if (!node->op->grad) {
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, node->in[i], "(the op has no grad rule)") : gr_disconnected_like(node->in[i]);
+            if (!ig[i]) return g->status;
+        }
+    } else {
+        gr_status st = node->op->grad(node, og, ig);
+        if (st != GR_OK || g->status != GR_OK) {
+            if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+            return g->status;
+        }
+    }
+    for (i = 0; i < ni; i++) {
+        gr_var *t = ig[i], *x = node->in[i];
+        if (!t)
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
+                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
+            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
+        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
+            if (!gr__is_float(t->dtype))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
+                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+            if (t->ndim != x->ndim)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
+                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+        }
+        if (iconn[i] && only_int[i] && gr__is_zero(t) == 0)
+            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
+                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind != GR__VK_DISC && !iconn[i])
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind == GR__VK_DISC && iconn[i]) {
+            if (node->op->connection_pattern)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
+                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
+                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+        }
+    }
+    return GR_OK;
+}
+
+/* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
+static gr_var *gr__total(gr__gctx *c, gr_var *v) {
+    gr_var *null_term = NULL, *sum = NULL, *t;
+    gr__use *u;
+    if (c->total[v->id]) return c->total[v->id];
+    if (!gr__in_map(c, v)) return c->total[v->id] = gr_disconnected_like(v);
+    for (u = c->uses[v->id]; u; u = u->next) {
+        gr_var **terms = c->terms[u->node->id];
+        if (!terms) {
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, u->node->op->name);
+            return NULL;
+        }
+        t = terms[u->pos];
+        if (t->kind == GR__VK_NULL) { if (!null_term) null_term = t; }
+        else if (t->kind != GR__VK_DISC) {
+            sum = sum ? gr_add(sum, t) : t;
+            if (!sum) return NULL;
+        }
+    }
+    t = null_term ? null_term : sum ? sum : gr_disconnected_like(v);
+    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && c->cost->name && v->name) {
+        char name[256];
+        snprintf(name, sizeof name, "(d%.120s/d%.120s)", c->cost->name, v->name);
+        gr_var_set_name(t, name);
+    }
+    return c->total[v->id] = t;
+}
+
+/* ---- gr_grad --------------------------------------------------------------------------------- */
+
+static void gr__warn_disconnected(gr_graph *g, const char *fname, const gr_var *v) {
+    gr__log(g, "%s was asked to compute the gradient with respect to a variable that is not part of the computational "
+            "graph of the cost, or is used only by a non-differentiable operator: %s", fname, gr__d(v).s);
+}
+
+/* the disconnected policy for v; GR_OK unless it raises */
+static gr_status gr__on_disconnected(gr_graph *g, const char *fname, int policy, const gr_var *v) {
+    if (policy == GR_IGNORE) return GR_OK;
+    if (policy == GR_WARN) { gr__warn_disconnected(g, fname, v); return GR_OK; }
+    return gr__error(g, GR_ERR_DISCONNECTED_INPUT, "%s: %s is not part of the computational graph of the cost, or is used "
+                     "only by a non-differentiable operator", fname, gr__d(v).s);
+}
+
+static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, const gr_grad_opts *o) {
+    int i;
+    if (cost) return cost->graph;
+    for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    for (i = 0; o->known_vars && i < o->n_known; i++) if (o->known_vars[i]) return o->known_vars[i]->graph;
+    return NULL;
+}
+
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr__gctx c;
+    gr_graph *g;
+    gr_var **outs = NULL;
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    int i, n_outs = 0;
+    gr_status st = GR_OK;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    g = gr__driver_graph(cost, n_wrt, wrt, &o);
+    if (!g) return GR_ERR_VALUE;
+    if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !grads)))
+        return gr__error(g, GR_ERR_VALUE, "%s: %s", fname, n_wrt < 0 ? "n_wrt is negative" : !wrt ? "wrt is NULL" : "grads is NULL");
+    if (o.n_known < 0 || o.n_consider_constant < 0 || (o.n_known > 0 && (!o.known_vars || !o.known_grads)) ||
+        (o.n_consider_constant > 0 && !o.consider_constant))
+        return gr__error(g, GR_ERR_VALUE, "%s: known_vars/known_grads or consider_constant is NULL or has a negative count", fname);
+    if ((unsigned)o.disconnected_inputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED ||
+        (unsigned)o.null_gradients > GR_NULL_RETURN)
+        return gr__error(g, GR_ERR_VALUE, "%s: invalid value for disconnected_inputs, return_disconnected or null_gradients", fname);
+    if (!cost && o.n_known == 0) return gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i] || !o.known_grads[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (cost && cost->kind == GR__VK_NULL)
+        return gr__error(g, GR_ERR_VALUE, "%s: can't differentiate a null cost; it is null because %s", fname, gr__null_reason(cost));
+    if (cost && cost->ndim != 0)
+        return gr__error(g, GR_ERR_TYPE, "%s: the cost must be a scalar; %s has %d dimensions", fname, gr__d(cost).s, cost->ndim);
+    for (i = 0; i < n_wrt; i++)
+        if (wrt[i]->graph != g) return gr__error(g, GR_ERR_VALUE, "%s: wrt[%d] (%s) belongs to another graph", fname, i, gr__d(wrt[i]).s);
+    for (i = 0; i < o.n_known; i++) {
+        gr_var *kv = o.known_vars[i], *kg = o.known_grads[i];
+        if (kv->graph != g || kg->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "%s: known gradient %d (%s) belongs to another graph", fname, i, gr__d(kv).s);
+        if (!gr__is_marker(kg) && !gr__is_float(kg->dtype))
+            return gr__error(g, GR_ERR_TYPE, "%s: gradients must always be null, disconnected, or float, but the known gradient "
+                             "of %s is %s", fname, gr__d(kv).s, gr_dtype_name((gr_dtype)kg->dtype));
+        if (!gr__is_marker(kg) && kg->ndim != kv->ndim)
+            return gr__error(g, GR_ERR_TYPE, "%s: the known gradient of %s has %d dimensions, but %d are required", fname,
+                             gr__d(kv).s, kg->ndim, kv->ndim);
+    }
+    memset(&c, 0, sizeof c);
+    c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
+    c.uses = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
+    c.tails = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
+    c.reached = (uint8_t *)gr__calloc(c.nv, 1);
+    c.constant = (uint8_t *)gr__calloc(c.nv, 1);
+    c.in_s = (uint8_t *)gr__calloc(c.nn, 1);
+    c.total = (gr_var **)gr__calloc(c.nv, sizeof(gr_var *));
+    c.terms = (gr_var ***)gr__calloc(c.nn, sizeof(gr_var **));
+    outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(o.n_known + 1));
+    if (!c.uses || !c.tails || !c.reached || !c.constant || !c.in_s || !c.total || !c.terms || !outs) {
+        st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
+        goto done;
+    }
+    for (i = 0; i < o.n_consider_constant; i++) c.constant[o.consider_constant[i]->id] = 1;
+    /* 1. seeds: ones for the cost (float; the cost's dtype if float), then the known gradients */
+    if (cost) {
+        outs[n_outs++] = cost;
+        c.total[cost->id] = gr__scalar_const(g, gr__grad_dtype(cost), 1.0, 0);
+        if (!c.total[cost->id]) { st = g->status; goto done; }
+    }
+    for (i = 0; i < o.n_known; i++) {
+        outs[n_outs++] = o.known_vars[i];
+        c.total[o.known_vars[i]->id] = o.known_grads[i];
+    }
+    /* 2, 3. connectivity */
+    if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
+    if ((st = gr__walk_up(&c, n_wrt, wrt)) != GR_OK) goto done;
+    for (k = 0; k < c.nv; k++) {
+        gr__use *u;
+        if (!c.reached[k]) continue;
+        for (u = c.uses[k]; u; u = u->next) c.in_s[u->node->id] = 1;
+    }
+    /* wrt that do not reach the cost (SEMANTICS 2.4) */
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *w = wrt[i];
+        if (gr__in_map(&c, w) || c.total[w->id]) continue;
+        if ((st = gr__on_disconnected(g, fname, o.disconnected_inputs, w)) != GR_OK) goto done;
+        if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
+    }
+    /* 4. every needed grad rule, consumers before producers */
+    if ((st = gr__toposort(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
+    for (k = n_order; k-- > 0;) {
+        gr_node *node = order[k];
+        if (node->id >= c.nn || !c.in_s[node->id]) continue;
+        if ((st = gr__node_terms(&c, node)) != GR_OK) goto done;
+    }
+    /* 5. totals and the policies (SEMANTICS 2.6) */
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *t = gr__total(&c, wrt[i]);
+        if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+        if (t->kind == GR__VK_NULL && o.null_gradients == GR_NULL_RAISE) {
+            st = gr__error(g, GR_ERR_NULL_GRAD, "%s encountered a null gradient for %s: %s", fname, gr__d(wrt[i]).s, gr__null_reason(t));
+            goto done;
+        }
+        if (t->kind == GR__VK_DISC) {
+            if ((st = gr__on_disconnected(g, fname, o.disconnected_inputs, wrt[i])) != GR_OK) goto done;
+            if (o.return_disconnected == GR_RETURN_ZERO) t = gr__zeros_grad(wrt[i]);
+            else if (o.return_disconnected == GR_RETURN_NONE) t = NULL;
+            if (!t && o.return_disconnected != GR_RETURN_NONE) { st = g->status; goto done; }
+        }
+        grads[i] = t;
+    }
+done:
+    if (st != GR_OK) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    gr__arena_free(&c.scratch);
+    GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
+    GR_FREE(outs);
+    GR_FREE(order);
+    return st;
+}
+
+GR_API gr_status gr_grad(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    return gr__grad("gr_grad", cost, n_wrt, wrt, grads, opts);
+}
+
+GR_API gr_var *gr_grad1(gr_var *cost, gr_var *wrt) {
+    gr_var *out = NULL;
+    if (!cost || !wrt) return NULL;
+    gr__grad("gr_grad1", cost, 1, &wrt, &out, NULL);
+    return out;
+}
+
+/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt (SEMANTICS 3) ---------------------------------- */
+
+GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
+                        gr_var **out, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr_graph *g = NULL;
+    int i;
+    if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
+    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
+    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (n_f < 1 || !f || !eval_points)
+        return gr__error(g, GR_ERR_VALUE, "gr_lop: %s", n_f < 1 ? "needs at least one f" : !f ? "f is NULL" : "eval_points is NULL");
+    for (i = 0; i < n_f; i++) {
+        if (!f[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+        if (eval_points[i]->ndim != f[i]->ndim)
+            return gr__error(g, GR_ERR_TYPE, "gr_lop: eval point %d has %d dimensions but f[%d] (%s) has %d", i,
+                             eval_points[i]->ndim, i, gr__d(f[i]).s, f[i]->ndim);
+    }
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    o.known_vars = f;
+    o.known_grads = eval_points;
+    o.n_known = n_f;
+    o.null_gradients = GR_NULL_RAISE;
+    o.no_names = 1;
+    return gr__grad("gr_lop", NULL, n_wrt, wrt, out, &o);
+}
+
+/* ---- gr_subgraph_grad (SEMANTICS 8) ------------------------------------------------------------ */
+
+GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end, int n_start,
+                                  gr_var *const *start_vars, gr_var *const *start_grads, gr_var *cost,
+                                  gr_var **wrt_grads, gr_var **end_grads) {
+    gr_graph *g = cost ? cost->graph : NULL;
+    gr_var **params = NULL, **from_start = NULL, **from_cost = NULL;
+    gr_grad_opts o;
+    int i, n = n_wrt + n_end;
+    gr_status st = GR_OK;
+    if (wrt_grads) for (i = 0; i < n_wrt; i++) wrt_grads[i] = NULL;
+    if (end_grads) for (i = 0; i < n_end; i++) end_grads[i] = NULL;
+    for (i = 0; !g && wrt && i < n_wrt; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; !g && end && i < n_end; i++) if (end[i]) g = end[i]->graph;
+    for (i = 0; !g && start_vars && i < n_start; i++) if (start_vars[i]) g = start_vars[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (!cost && n_start <= 0) return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
+    if (n_wrt < 0 || n_end < 0 || n_start < 0 || (n_wrt && (!wrt || !wrt_grads)) || (n_end && (!end || !end_grads)) ||
+        (n_start && (!start_vars || !start_grads)))
+        return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: a NULL array or a negative count");
+    params = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n + 1));
+    from_start = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
+    from_cost = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
+    if (!params || !from_start || !from_cost) { st = gr__error(g, GR_ERR_NOMEM, "gr_subgraph_grad: out of memory"); goto done; }
+    for (i = 0; i < n_wrt; i++) params[i] = wrt[i];
+    for (i = 0; i < n_end; i++) params[n_wrt + i] = end[i];
+    memset(&o, 0, sizeof o);
+    o.consider_constant = end;
+    o.n_consider_constant = n_end;
+    o.disconnected_inputs = GR_IGNORE;
+    if (n_start > 0) {
+        o.known_vars = start_vars;
+        o.known_grads = start_grads;
+        o.n_known = n_start;
+        if ((st = gr__grad("gr_subgraph_grad", NULL, n, params, from_start, &o)) != GR_OK) goto done;
+        o.known_vars = NULL; o.known_grads = NULL; o.n_known = 0;
+    }
+    if (cost && (st = gr__grad("gr_subgraph_grad", cost, n, params, from_cost, &o)) != GR_OK) goto done;
+    for (i = 0; i < n; i++) {
+        gr_var *t = from_start[i] && from_cost[i] ? gr_add(from_start[i], from_cost[i]) : from_start[i] ? from_start[i] : from_cost[i];
+        if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto done; }
+        if (i < n_wrt) wrt_grads[i] = t; else end_grads[i - n_wrt] = t;
+    }
+done:
+    if (st != GR_OK) {
+        for (i = 0; wrt_grads && i < n_wrt; i++) wrt_grads[i] = NULL;
+        for (i = 0; end_grads && i < n_end; i++) end_grads[i] = NULL;
+    }
+    GR_FREE(params); GR_FREE(from_start); GR_FREE(from_cost);
+    return st;
+}

@@ -1,0 +1,66 @@
+/* tests/t_grad_smoke.c: first checks of gr_grad and gr_verify_grad against analytic values. */
+#include "harness.h"
+
+static double eval1(gr_var *x, gr_var *y, double xv) {
+    gr_fn *f = gr_function(1, &x, 1, &y, NULL);
+    gr_array *xa = gr_array_scalar(GR_F64, xv);
+    const gr_array *in[1], *out[1];
+    double r = NAN;
+    in[0] = xa;
+    if (f && gr_call(f, in, out) == GR_OK) r = gr_array_get(out[0], 0);
+    else fprintf(stderr, "eval1: %s %s\n", f ? gr_fn_message(f) : "", gr_graph_message(gr_var_graph(x)));
+    gr_array_free(xa);
+    gr_fn_free(f);
+    return r;
+}
+
+TEST(test_grad_sin_x) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x");
+    gr_var *y = gr_mul(x, gr_sin(x));
+    gr_var *dy = gr_grad1(y, x);
+    CHECK(dy != NULL);
+    CHECK_NEAR(eval1(x, dy, 0.7), sin(0.7) + 0.7 * cos(0.7), 1e-14);
+    gr_graph_free(g);
+}
+
+TEST(test_grad_clip_scale_docs) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x");
+    gr_var *c = gr_sqr(gr_grad_clip(x, -1.0, 1.0)), *p = gr_sqr(x);
+    gr_var *s = gr_grad_scale(gr_sin(x), -1.0), *q = gr_sin(x);
+    CHECK_NEAR(eval1(x, gr_grad1(c, x), 2.0), 1.0, 1e-15);
+    CHECK_NEAR(eval1(x, gr_grad1(p, x), 2.0), 4.0, 1e-15);
+    CHECK_NEAR(eval1(x, gr_grad1(s, x), 2.0), -cos(2.0), 1e-15);   /* +0.416... */
+    CHECK_NEAR(eval1(x, gr_grad1(q, x), 2.0), cos(2.0), 1e-15);
+    CHECK_NEAR(eval1(x, gr_grad1(gr_sqr(gr_grad_scale(x, 2.0)), x), 2.0), 8.0, 1e-15);
+    gr_graph_free(g);
+}
+
+static gr_var *build_tanh(gr_graph *g, gr_var *const *in, void *user) { (void)g; (void)user; return gr_tanh(in[0]); }
+
+TEST(test_verify_grad_tanh_doc) {
+    double v[6] = { 2, 3, 4, -1, 3.3, 9.9 };
+    int64_t shape[2] = { 2, 3 };
+    gr_array *pt = gr_array_from(GR_F64, 2, shape, v);
+    const gr_array *pts[1];
+    gr_gradient_error e;
+    pts[0] = pt;
+    CHECK_STATUS(gr_verify_grad(build_tanh, NULL, 1, pts, NULL, &e), GR_OK);
+    gr_array_free(pt);
+}
+
+TEST(test_grad_names) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    gr_var *f = gr_sum(gr_mul(x, x));
+    gr_var *d;
+    gr_var_set_name(f, "f");
+    d = gr_grad1(f, x);
+    CHECK(d != NULL);
+    CHECK(gr_var_name(d) && strcmp(gr_var_name(d), "(df/dx)") == 0);
+    gr_graph_free(g);
+}
+
+SUITE(suite_grad_smoke) = { CASE(test_grad_sin_x), CASE(test_grad_clip_scale_docs), CASE(test_verify_grad_tanh_doc),
+                            CASE(test_grad_names), END_SUITE };
