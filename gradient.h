@@ -3264,7 +3264,7 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
 /* ---- null gradients ---------------------------------------------------------------------------- */
 
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
-    gr_var *v = gr__new_var(g, like ? like->dtype : GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
     if (!v) return NULL;
     v->aux = (uint8_t)code;
     v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
@@ -4658,7 +4658,7 @@ static uint64_t gr__splitmix64(uint64_t *state) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
-static double gr__uniform(uint64_t *state) { return (double)(gr__splitmix64(state) >> 11) * 0x1p-53; }
+static double gr__uniform(uint64_t *state) { return (double)(gr__splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);   /* 2^-53 */ }
 
 /* u drawn uniform in [0.5, 1.5) */
 static void gr__projection(gr_array *u, uint64_t *rng) {

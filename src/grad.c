@@ -14,7 +14,7 @@
 /* ---- null gradients ---------------------------------------------------------------------------- */
 
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
-    gr_var *v = gr__new_var(g, like ? like->dtype : GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
     if (!v) return NULL;
     v->aux = (uint8_t)code;
     v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");

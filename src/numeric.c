@@ -167,7 +167,7 @@ static uint64_t gr__splitmix64(uint64_t *state) {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
 }
-static double gr__uniform(uint64_t *state) { return (double)(gr__splitmix64(state) >> 11) * 0x1p-53; }
+static double gr__uniform(uint64_t *state) { return (double)(gr__splitmix64(state) >> 11) * (1.0 / 9007199254740992.0);   /* 2^-53 */ }
 
 /* u drawn uniform in [0.5, 1.5) */
 static void gr__projection(gr_array *u, uint64_t *rng) {
