@@ -208,6 +208,9 @@ GR_API gr_var   *gr_grad1(gr_var *cost, gr_var *wrt);            /* one wrt, def
 GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
                         gr_var *const *eval_points /* n_f */, gr_var **out /* n_wrt */,
                         const gr_grad_opts *opts);
+GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
+                        gr_var *const *eval_points /* n_wrt */, gr_var **out /* n_f */,
+                        const gr_rop_opts *opts);
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end,
                                   int n_start, gr_var *const *start_vars, gr_var *const *start_grads,
                                   gr_var *cost, gr_var **wrt_grads /* n_wrt */,

@@ -64,3 +64,53 @@ TEST(test_grad_names) {
 
 SUITE(suite_grad_smoke) = { CASE(test_grad_sin_x), CASE(test_grad_clip_scale_docs), CASE(test_verify_grad_tanh_doc),
                             CASE(test_grad_names), END_SUITE };
+
+/* SEMANTICS 4.4: Hessian-vector product both ways, x = [4,4], v = [2,2] -> [4,4] */
+TEST(test_rop_hvp_doc) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v");
+    gr_var *gy = gr_grad1(gr_sum(gr_sqr(x)), x), *hv1 = NULL, *hv2, *ins[2], *outs[2];
+    double xs[2] = { 4, 4 }, vs[2] = { 2, 2 };
+    int64_t n = 2;
+    gr_array *xa = gr_array_from(GR_F64, 1, &n, xs), *va = gr_array_from(GR_F64, 1, &n, vs);
+    const gr_array *in[2], *out[2];
+    gr_fn *f;
+    CHECK_STATUS(gr_rop(1, &gy, 1, &x, &v, &hv1, NULL), GR_OK);
+    hv2 = gr_grad1(gr_sum(gr_mul(gy, v)), x);
+    ins[0] = x; ins[1] = v; outs[0] = hv1; outs[1] = hv2;
+    f = gr_function(2, ins, 2, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = xa; in[1] = va;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK_NEAR(gr_array_get(out[0], 0), 4.0, 1e-15);
+    CHECK_NEAR(gr_array_get(out[0], 1), 4.0, 1e-15);
+    CHECK_NEAR(gr_array_get(out[1], 0), 4.0, 1e-15);
+    CHECK_NEAR(gr_array_get(out[1], 1), 4.0, 1e-15);
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(va);
+    gr_graph_free(g);
+}
+
+/* SEMANTICS 4.4: y = dot(x, W), Rop(y, W, V) with W = 1, V = 2, x = [0,1] -> [2,2] */
+TEST(test_rop_dot_doc) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *W = gr_matrix(g, GR_F64, "W"), *V = gr_matrix(g, GR_F64, "V");
+    gr_var *y = gr_dot(x, W), *r = NULL, *ins[3];
+    double xs[2] = { 0, 1 }, ws[4] = { 1, 1, 1, 1 }, vs[4] = { 2, 2, 2, 2 };
+    int64_t n = 2, s2[2] = { 2, 2 };
+    gr_array *xa = gr_array_from(GR_F64, 1, &n, xs), *wa = gr_array_from(GR_F64, 2, s2, ws), *va = gr_array_from(GR_F64, 2, s2, vs);
+    const gr_array *in[3], *out[1];
+    gr_fn *f;
+    CHECK_STATUS(gr_rop(1, &y, 1, &W, &V, &r, NULL), GR_OK);
+    ins[0] = x; ins[1] = W; ins[2] = V;
+    f = gr_function(3, ins, 1, &r, NULL);
+    in[0] = xa; in[1] = wa; in[2] = va;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK_NEAR(gr_array_get(out[0], 0), 2.0, 1e-15);
+    CHECK_NEAR(gr_array_get(out[0], 1), 2.0, 1e-15);
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(wa); gr_array_free(va);
+    gr_graph_free(g);
+}
+
+SUITE(suite_rop_smoke) = { CASE(test_rop_hvp_doc), CASE(test_rop_dot_doc), END_SUITE };
