@@ -18,7 +18,7 @@ PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": genera
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c $(TEST_SRC)
 
-.PHONY: all demo test check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api clean examples
+.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api clean examples
 
 all: gradient.h
 
@@ -83,7 +83,15 @@ test-api: gradient.h | $(B)
 	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-min tests/api_min.c -lm
 	./$(B)/api-min
 
-test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-cblas
+# every example builds warning-free as a single file and runs successfully
+EXAMPLES = $(sort $(wildcard examples/*.c))
+test-examples: gradient.h | $(B)
+	@for e in $(EXAMPLES); do n=$$(basename $$e .c); \
+	  $(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/ex-$$n $$e -lm || exit 1; \
+	  ./$(B)/ex-$$n > $(B)/ex-$$n.out || { echo "example $$n failed"; cat $(B)/ex-$$n.out; exit 1; }; \
+	  echo "example $$n: ok"; done
+
+test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-cblas test-examples
 	@echo "make test: all passed"
 
 clean:
