@@ -153,42 +153,48 @@
     X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
 
 /* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags)
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
    n_in     the number of inputs, -1 for any number
    rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
    conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise        */
+            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise
+   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
     /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0)      /* y = (dtype) x, floats to ints truncate */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0)      /* y = min over axes */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
     /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF)      /* size(a) / size(b), a 0-d float */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0, map) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0, map) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0, map)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF, map)      /* size(a) / size(b), a 0-d float */ \
     /* ops/linalg.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0)      /* op(a) . op(b), op = transpose when flagged */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0)      /* x - logsumexp_axis x */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient undefined */
+    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
+    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    /* ops/batch.c: batching for Jacobians */ \
+    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
@@ -277,6 +283,9 @@ struct gr_op_def {
     unsigned flags;                           /* GR__OPF_* */
     int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
           /* byte offset at which output 0 can share input 0's memory, or -1 */
+    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
+             NULL: the op is applied row by row */
 };
 
 /* ==== graph and arrays ======================================================================= */
@@ -404,6 +413,10 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
 GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
                         gr_var *const *eval_points /* n_wrt */, gr_var **out /* n_f */,
                         const gr_rop_opts *opts);
+GR_API gr_status gr_jacobian(gr_var *expression, int n_wrt, gr_var *const *wrt, gr_var **out,
+                             const gr_grad_opts *opts);   /* out[i]: (*expression.shape, *wrt[i].shape) */
+GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **out,
+                            const gr_grad_opts *opts);    /* out[i]: (*wrt[i].shape, *wrt[i].shape) */
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end,
                                   int n_start, gr_var *const *start_vars, gr_var *const *start_grads,
                                   gr_var *cost, gr_var **wrt_grads /* n_wrt */,
@@ -588,13 +601,14 @@ enum {
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
-    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out);
+    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
 
@@ -603,16 +617,17 @@ static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape onl
 static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
 };
 
 #define GR__OPF_0 0
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags) \
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
+        gr__##batch##_batch };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -630,10 +645,11 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
 static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
-        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL };
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch };
 GR_ELEMWISE_OPS(GR__EW_DEF)
 #undef GR__EW_DEF
 
@@ -3250,6 +3266,323 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
     return GR_OK;
 }
 
+/* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
+/* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
+
+   gr__vectorize (src/jacobian.c) rebuilds a graph in which some variables gained a leading batch
+   axis of size B; each op says how through its table row's `batch` column:
+     ew, reduce, DimShuffle, axis, same   rules that rebuild the op on the batched operands;
+     map                                  the Batched op: the original op applied to every row,
+                                          through views into the rows (contiguous: no copies).
+   Also EyeLike, the identity seed of the batch, and Unflatten, which gives a Jacobian its shape.
+
+   Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
+           Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
+
+/* ---- EyeLike -------------------------------------------------------------------------------- */
+
+typedef struct gr__dtype_params { int dtype; } gr__dtype_params;
+
+static gr_var *gr__eye_like(gr_var *ref, int dtype) {
+    gr__dtype_params p;
+    gr_graph *g;
+    if (!gr__operands("eye_like", 1, &ref, &g)) return NULL;
+    if (ref->ndim + 1 > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: %s has too many dimensions", gr__d(ref).s);
+    memset(&p, 0, sizeof p);
+    p.dtype = dtype;
+    return gr__node1(g, &gr__op_EyeLike, &p, sizeof p, 1, &ref);
+}
+static gr_status gr__EyeLike_infer(const gr_node *node, gr_type *out) {
+    gr_var *ref = node->in[0];
+    int i;
+    out->dtype = (gr_dtype)((const gr__dtype_params *)node->params)->dtype;
+    out->ndim = ref->ndim + 1;
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = ref->shape[i];
+    return GR_OK;
+}
+static gr_status gr__EyeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    out[0]->shape[0] = in[0]->size;
+    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i + 1] = in[0]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__EyeLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t m = in[0]->size, k;
+    (void)node;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    for (k = 0; k < m; k++) gr__store(out[0]->dtype, out[0]->data, k * m + k, 1.0);
+    return GR_OK;
+}
+static gr_status gr__EyeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;                      /* a constant of the shapes only */
+    return GR_OK;
+}
+
+/* ---- Unflatten -------------------------------------------------------------------------------- */
+
+static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = x; args[1] = ref;
+    if (!gr__operands("unflatten", 2, args, &g)) return NULL;
+    if (x->ndim < 1 || ref->ndim + x->ndim - 1 > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: the result would have %d dimensions (at most %d)", ref->ndim + x->ndim - 1, GR_MAX_NDIM);
+    return gr__node1(g, &gr__op_Unflatten, NULL, 0, 2, args);
+}
+static gr_status gr__Unflatten_infer(const gr_node *node, gr_type *out) {
+    gr_var *x = node->in[0], *ref = node->in[1];
+    int i;
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = ref->ndim + x->ndim - 1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i] = ref->shape[i];
+    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = x->shape[i];
+    return GR_OK;
+}
+static gr_status gr__Unflatten_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    if (in[0]->shape[0] != in[1]->size)
+        return gr_node_error(node, GR_ERR_SHAPE, "leading axis %lld of %s does not match the %lld elements of %s",
+                             (long long)in[0]->shape[0], gr__d(node->in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    for (i = 1; i < in[0]->ndim; i++) out[0]->shape[in[1]->ndim + i - 1] = in[0]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__Unflatten_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__Reshape_perform(node, in, out);
+}
+static gr_status gr__Unflatten_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_reshape_like(og[0], node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Unflatten_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__unflatten(ev[0], node->in[1]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Batched: an op applied to every row --------------------------------------------------------
+   params: this header, then n_in gr_type (the row types of the inputs), then the op's params.
+   The type rule builds the op's node over row-typed placeholders in the node's own graph (again
+   in every copy of the graph) and keeps it in `inner`: perform and the shape rule run it on
+   views of the rows. */
+
+typedef struct gr__batched_params {
+    const gr_op_def *op;
+    gr_node *inner;                      /* filled by the type rule, in this node's graph */
+    uint32_t batched;                    /* bit i: input i has the leading batch axis */
+    int n_in;
+    size_t inner_psize;
+} gr__batched_params;
+
+#define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
+#define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
+
+static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr_graph *g = node->graph;
+    size_t head = (sizeof(gr__batched_params) + 15u) & ~(size_t)15u;
+    size_t size = head + sizeof(gr_type) * (size_t)node->n_in + node->params_size;
+    gr__batched_params *p;
+    int i;
+    if (node->n_out != 1)
+        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
+    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
+    p = (gr__batched_params *)gr__calloc(1, size);
+    if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    p->op = node->op;
+    p->n_in = node->n_in;
+    p->inner_psize = node->params_size;
+    for (i = 0; i < node->n_in; i++) {
+        if (batched[i]) p->batched |= 1u << i;
+        gr_var_type(node->in[i], &GR__BP_TYPES(p)[i]);
+    }
+    if (node->params_size) memcpy(GR__BP_INNER(p), node->params, node->params_size);
+    out[0] = gr__node1(g, &gr__op_Batched, p, size, node->n_in, in);
+    GR_FREE(p);
+    return out[0] ? GR_OK : g->status;
+}
+
+static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
+    gr__batched_params *p = (gr__batched_params *)node->params;    /* the node's own copy */
+    gr_graph *g = node->graph;
+    gr_var *ph[32], *res = NULL;
+    int i, lead = -1;
+    gr_status st;
+    for (i = 0; i < p->n_in; i++) {
+        const gr_type *t = &GR__BP_TYPES(p)[i];
+        ph[i] = gr__new_var(g, (int)t->dtype, t->ndim, t->shape, GR__VK_INPUT);
+        if (!ph[i]) return GR_ERR_NOMEM;
+        if (lead < 0 && (p->batched & (1u << i))) lead = i;
+    }
+    st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
+    if (st != GR_OK) return st;
+    p->inner = res->owner;
+    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
+    out->dtype = (gr_dtype)res->dtype;
+    out->ndim = res->ndim + 1;
+    out->shape[0] = lead >= 0 ? node->in[lead]->shape[0] : 1;
+    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = res->shape[i];
+    return GR_OK;
+}
+
+/* row k of every input: a view, or the input itself when not batched; returns the batch size */
+static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, gr_array *rows, const gr_array **row_ptrs, int64_t k) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    int64_t B = -1;
+    int i, d;
+    for (i = 0; i < p->n_in; i++) {
+        if (!(p->batched & (1u << i))) { row_ptrs[i] = in[i]; continue; }
+        if (B < 0) B = in[i]->shape[0];
+        rows[i] = *in[i];
+        rows[i].ndim = in[i]->ndim - 1;
+        for (d = 0; d < rows[i].ndim; d++) rows[i].shape[d] = in[i]->shape[d + 1];
+        rows[i].size = in[i]->shape[0] ? in[i]->size / in[i]->shape[0] : gr__shape_size(rows[i].ndim, rows[i].shape);
+        rows[i].data = (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype);
+        row_ptrs[i] = &rows[i];
+    }
+    return B;
+}
+
+static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    gr_array *row_out_ptr = &row_out;
+    gr_node *inner = p->inner;
+    int64_t B;
+    int i;
+    gr_status st;
+    B = gr__batched_rows(node, in, rows, row_ptrs, 0);
+    for (i = 0; i < p->n_in; i++)
+        if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
+            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
+                                 (long long)B, (long long)in[i]->shape[0]);
+    memset(&row_out, 0, sizeof row_out);
+    row_out.dtype = (gr_dtype)inner->out[0]->dtype;
+    row_out.ndim = inner->out[0]->ndim;
+    st = p->op->shape ? p->op->shape(inner, row_ptrs, &row_out_ptr) : gr__like0_shape(inner, row_ptrs, &row_out_ptr);
+    if (st != GR_OK) return st;
+    out[0]->shape[0] = B;
+    for (i = 0; i < row_out.ndim; i++) out[0]->shape[i + 1] = row_out.shape[i];
+    return GR_OK;
+}
+
+static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    gr_array *row_out_ptr = &row_out;
+    int64_t B = out[0]->shape[0], k, row_size = B ? out[0]->size / B : 0;
+    int d;
+    row_out = *out[0];
+    row_out.ndim = out[0]->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
+    row_out.size = row_size;
+    /* a dot whose left operand carries the batch is one matrix product over all the rows */
+    if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta) {
+        gr_array a = *in[0], c = *out[0];
+        const gr_array *ab[2];
+        gr_array *cp = &c;
+        a.ndim = 2; a.shape[0] = in[0]->shape[0] * in[0]->shape[1]; a.shape[1] = in[0]->shape[2];
+        c.ndim = in[1]->ndim == 2 ? 2 : 1;
+        c.shape[0] = a.shape[0];
+        if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+        ab[0] = &a; ab[1] = in[1];
+        return p->op->perform(p->inner, ab, &cp);
+    }
+    for (k = 0; k < B; k++) {
+        gr_status st;
+        gr__batched_rows(node, in, rows, row_ptrs, k);
+        row_out.data = (char *)out[0]->data + (size_t)(k * row_size) * gr__dsize(out[0]->dtype);
+        st = p->op->perform(p->inner, row_ptrs, &row_out_ptr);
+        if (st != GR_OK) return st;
+    }
+    return GR_OK;
+}
+
+static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int i;
+    (void)og;
+    for (i = 0; i < node->n_in; i++) {
+        ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(an op batched row by row for a Jacobian has no gradient)");
+        if (!ig[i]) return node->graph->status;
+    }
+    return GR_OK;
+}
+static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)ev;
+    orop[0] = NULL;
+    return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: an op batched row by row for a Jacobian (%s) has no R-op",
+                     ((const gr__batched_params *)node->params)->op->name);
+}
+
+/* ---- batching rules ------------------------------------------------------------------------------ */
+
+/* unary ops that do not care about shapes: the same op on the batched operand */
+static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    (void)batched;
+    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* elementwise: batched operands get their missing axes after the batch axis; NumPy broadcasting
+   aligns the rest on the right */
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr_var *xs[3];
+    int d = node->out[0]->ndim, i;
+    for (i = 0; i < node->n_in; i++) {
+        int n_i = node->in[i]->ndim;
+        xs[i] = in[i];
+        if (batched[i] && n_i < d) {
+            int pattern[GR_MAX_NDIM], k, m = 0;
+            pattern[m++] = 0;
+            for (k = 0; k < d - n_i; k++) pattern[m++] = GR_NEWAXIS;
+            for (k = 0; k < n_i; k++) pattern[m++] = k + 1;
+            xs[i] = gr__dimshuffle(in[i], m, pattern, 0);
+            if (!xs[i]) return node->graph->status;
+        }
+    }
+    out[0] = gr__node1(node->graph, node->op, NULL, 0, node->n_in, xs);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__reduce_params p = *gr__rp(node);
+    (void)batched;
+    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    p.mask <<= 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int pattern[GR_MAX_NDIM], i;
+    if (p->n + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    pattern[0] = 0;
+    for (i = 0; i < p->n; i++) pattern[i + 1] = p->pattern[i] < 0 ? GR_NEWAXIS : p->pattern[i] + 1;
+    out[0] = gr__dimshuffle(in[0], p->n + 1, pattern, 0);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ops with one axis parameter: the axis moves one to the right */
+static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__axis_params p = *(const gr__axis_params *)node->params;
+    (void)batched;
+    p.axis += 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
@@ -3982,6 +4315,170 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
 done:
     if (st != GR_OK) for (i = 0; i < n_f; i++) out[i] = NULL;
     GR_FREE(state); GR_FREE(stop); GR_FREE(tan); GR_FREE(ev); GR_FREE(order);
+    return st;
+}
+
+/* ==== src/jacobian.c: generated region; edit src/jacobian.c, then run make gradient.h ==== */
+/* src/jacobian.c: gr_jacobian and gr_hessian (SEMANTICS 6, 7; decisions 5 and 6).
+
+   The Jacobian of an expression e (any ndim, m elements) with respect to w is built from ONE
+   pullback: g(u) = Lop(flatten(e), w, u) for a cotangent u of m elements, linear in u. The graph
+   of g is then vectorised: u is replaced by the m x m identity, every node that reads it gains a
+   leading batch axis (ops/batch.c), so the m rows of the Jacobian come out of one pass, shaped
+   (m, *w.shape), then (*e.shape, *w.shape). The Hessian is the Jacobian of the gradient, one
+   diagonal block per wrt. */
+
+/* A batched copy of what `roots` compute from the seeds: seed[i] is replaced by seed_b[i] (one
+   more leading axis), and every node reading a batched value is rebuilt by its op's batch rule.
+   out[k] is root k's counterpart; out_b[k] says whether it is batched. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n, gr_var *const *roots,
+                               gr_var **out, uint8_t *out_b) {
+    uint32_t nv = g->n_vars, n_order = 0, k;
+    gr_var **map = (gr_var **)gr__calloc(nv, sizeof(gr_var *));
+    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);
+    gr_node **order = NULL;
+    gr_var *ins_s[8], *outs_s[8], **ins = ins_s, **outs = outs_s;
+    unsigned char bat_s[8], *bat = bat_s;
+    int cap = 8, i, j;
+    gr_status st = GR_OK;
+    if (!map || !isb) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
+    for (i = 0; i < n_seed; i++) { map[seed[i]->id] = seed_b[i]; isb[seed[i]->id] = 1; }
+    if ((st = gr__toposort(g, n, roots, isb, &order, &n_order)) != GR_OK) goto done;
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        int any = 0;
+        if (node->n_in > cap || node->n_out > cap) {
+            cap = node->n_in > node->n_out ? node->n_in : node->n_out;
+            if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
+            ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            bat = (unsigned char *)GR_MALLOC((size_t)cap);
+            if (!ins || !outs || !bat) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
+        }
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = node->in[i];
+            bat[i] = x->id < nv && isb[x->id];
+            ins[i] = bat[i] ? map[x->id] : x;
+            any |= bat[i];
+        }
+        if (!any) continue;                          /* reads nothing batched: shared as it is */
+        for (j = 0; j < node->n_out; j++) outs[j] = NULL;
+        st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
+        for (j = 0; j < node->n_out; j++) {
+            if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
+            map[node->out[j]->id] = outs[j];
+            isb[node->out[j]->id] = 1;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        int b = roots[i]->id < nv && isb[roots[i]->id];
+        out[i] = b ? map[roots[i]->id] : roots[i];
+        out_b[i] = (uint8_t)b;
+    }
+done:
+    if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
+    GR_FREE(map); GR_FREE(isb); GR_FREE(order);
+    return st;
+}
+
+/* zeros of shape (*shape(lead), *shape(w)) of dtype dt */
+static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
+    int pattern[GR_MAX_NDIM], i;
+    gr_var *a, *b;
+    for (i = 0; i < lead->ndim; i++) pattern[i] = i;
+    for (i = 0; i < w->ndim; i++) pattern[lead->ndim + i] = GR_NEWAXIS;
+    a = gr__dimshuffle(gr__fill_like(lead, dt, 0.0), lead->ndim + w->ndim, pattern, 0);
+    b = gr__fill_like(w, dt, 0.0);
+    return gr_add(a, b);
+}
+
+static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts,
+                              int disconnected) {
+    gr_graph *g;
+    gr_grad_opts o;
+    gr_var *flat, *u, *seed_b, **pulled = NULL, **batched = NULL;
+    uint8_t *isb = NULL;
+    int i, dt;
+    gr_status st = GR_OK;
+    if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
+    if (!expr) return GR_ERR_VALUE;
+    g = expr->graph;
+    if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "%s: a NULL array or a negative count", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (gr__is_marker(expr)) return gr__error(g, GR_ERR_TYPE, "%s: the expression is a gradient marker, not a value", fname);
+    memset(&o, 0, sizeof o);
+    if (opts) {
+        o.consider_constant = opts->consider_constant;
+        o.n_consider_constant = opts->n_consider_constant;
+    }
+    o.disconnected_inputs = (gr_on_disconnected)disconnected;
+    o.no_names = 1;
+    if (expr->ndim == 0) return gr__grad(fname, expr, n_wrt, wrt, out, &o);
+    for (i = 0; i < n_wrt; i++)
+        if (expr->ndim + wrt[i]->ndim > GR_MAX_NDIM)
+            return gr__error(g, GR_ERR_VALUE, "%s: the Jacobian of %s with respect to %s would have %d dimensions (at most %d)", fname,
+                             gr__d(expr).s, gr__d(wrt[i]).s, expr->ndim + wrt[i]->ndim, GR_MAX_NDIM);
+    dt = gr__grad_dtype(expr);
+    flat = expr->ndim == 1 ? expr : gr_flatten(expr);
+    if (!flat) return g->status;
+    /* one pullback with a placeholder cotangent ... */
+    u = gr__new_var(g, dt, 1, flat->shape, GR__VK_INPUT);
+    if (!u) return g->status;
+    u->name = gr__arena_strdup(&g->arena, "jacobian cotangent");
+    pulled = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
+    batched = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
+    isb = (uint8_t *)gr__calloc((size_t)n_wrt + 1, 1);
+    if (!pulled || !batched || !isb) { st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname); goto done; }
+    o.known_vars = &flat;
+    o.known_grads = &u;
+    o.n_known = 1;
+    if ((st = gr__grad(fname, NULL, n_wrt, wrt, pulled, &o)) != GR_OK) goto done;
+    /* ... vectorised over the rows of the identity */
+    seed_b = gr__eye_like(flat, dt);
+    if (!seed_b) { st = g->status; goto done; }
+    if ((st = gr__vectorize(g, 1, &u, &seed_b, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *j = isb[i] ? batched[i] : gr__zeros_outer(flat, wrt[i], gr__grad_dtype(wrt[i]));
+        if (j && expr->ndim != 1) j = gr__unflatten(j, expr);
+        if (!j) { st = g->status; goto done; }
+        out[i] = j;
+    }
+done:
+    if (st != GR_OK) for (i = 0; i < n_wrt; i++) out[i] = NULL;
+    GR_FREE(pulled); GR_FREE(batched); GR_FREE(isb);
+    return st;
+}
+
+GR_API gr_status gr_jacobian(gr_var *expression, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts) {
+    return gr__jacobian("gr_jacobian", expression, n_wrt, wrt, out, opts, opts ? (int)opts->disconnected_inputs : (int)GR_RAISE);
+}
+
+GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts) {
+    gr_graph *g;
+    gr_grad_opts o;
+    int i;
+    gr_status st = GR_OK;
+    if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
+    if (!cost) return GR_ERR_VALUE;
+    g = cost->graph;
+    if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "gr_hessian: a NULL array or a negative count");
+    if (cost->ndim != 0) return gr__error(g, GR_ERR_TYPE, "gr_hessian: the cost must be a scalar; %s has %d dimensions", gr__d(cost).s, cost->ndim);
+    memset(&o, 0, sizeof o);
+    if (opts) {
+        o.consider_constant = opts->consider_constant;
+        o.n_consider_constant = opts->n_consider_constant;
+        o.disconnected_inputs = opts->disconnected_inputs;
+    }
+    o.no_names = 1;
+    for (i = 0; i < n_wrt; i++) {
+        gr_var *gw = NULL;
+        if (!wrt[i]) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; break; }
+        if ((st = gr__grad("gr_hessian", cost, 1, &wrt[i], &gw, &o)) != GR_OK) break;
+        /* the gradient may not depend on w although the cost does (a linear cost): ignore there */
+        if ((st = gr__jacobian("gr_hessian", gw, 1, &wrt[i], &out[i], &o, GR_IGNORE)) != GR_OK) break;
+    }
+    if (st != GR_OK) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     return st;
 }
 

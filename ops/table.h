@@ -96,39 +96,45 @@
     X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
 
 /* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags)
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
    n_in     the number of inputs, -1 for any number
    rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
    conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise        */
+            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise
+   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
     /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0)      /* y = (dtype) x, floats to ints truncate */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0)      /* y = min over axes */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
     /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF)      /* size(a) / size(b), a 0-d float */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0, map) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0, map) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0, map)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF, map)      /* size(a) / size(b), a 0-d float */ \
     /* ops/linalg.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0)      /* op(a) . op(b), op = transpose when flagged */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0)      /* x - logsumexp_axis x */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD) /* y = x; gradient undefined */
+    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
+    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    /* ops/batch.c: batching for Jacobians */ \
+    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */

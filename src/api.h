@@ -84,6 +84,9 @@ struct gr_op_def {
     unsigned flags;                           /* GR__OPF_* */
     int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
           /* byte offset at which output 0 can share input 0's memory, or -1 */
+    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
+             NULL: the op is applied row by row */
 };
 
 /* ==== graph and arrays ======================================================================= */
@@ -211,6 +214,10 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
 GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt,
                         gr_var *const *eval_points /* n_wrt */, gr_var **out /* n_f */,
                         const gr_rop_opts *opts);
+GR_API gr_status gr_jacobian(gr_var *expression, int n_wrt, gr_var *const *wrt, gr_var **out,
+                             const gr_grad_opts *opts);   /* out[i]: (*expression.shape, *wrt[i].shape) */
+GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **out,
+                            const gr_grad_opts *opts);    /* out[i]: (*wrt[i].shape, *wrt[i].shape) */
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end,
                                   int n_start, gr_var *const *start_vars, gr_var *const *start_grads,
                                   gr_var *cost, gr_var **wrt_grads /* n_wrt */,

@@ -105,13 +105,14 @@ enum {
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
-    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out);
+    static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
 
@@ -120,16 +121,17 @@ static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape onl
 static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
 };
 
 #define GR__OPF_0 0
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags) \
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
+        gr__##batch##_batch };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -147,10 +149,11 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
 static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
-        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL };
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch };
 GR_ELEMWISE_OPS(GR__EW_DEF)
 #undef GR__EW_DEF
 

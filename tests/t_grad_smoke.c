@@ -114,3 +114,39 @@ TEST(test_rop_dot_doc) {
 }
 
 SUITE(suite_rop_smoke) = { CASE(test_rop_hvp_doc), CASE(test_rop_dot_doc), END_SUITE };
+
+/* SEMANTICS 6, 7: jacobian(x*z, [x, z]) = [diag(z), diag(x)]; hessian(sum(x^2)) = 2 I; outer(x, x) */
+TEST(test_jacobian_hessian_basic) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *z = gr_vector(g, GR_F64, "z");
+    gr_var *wrt[2], *J[2] = { NULL, NULL }, *H = NULL, *Jo = NULL, *ins[2], *outs[4];
+    double xs[3] = { 0, 1, 2 }, zs[3] = { 3, -1, 0.5 };
+    int64_t n = 3;
+    gr_array *xa = gr_array_from(GR_F64, 1, &n, xs), *za = gr_array_from(GR_F64, 1, &n, zs);
+    const gr_array *in[2], *out[4];
+    gr_fn *f;
+    int i, j, k;
+    wrt[0] = x; wrt[1] = z;
+    CHECK_STATUS(gr_jacobian(gr_mul(x, z), 2, wrt, J, NULL), GR_OK);
+    CHECK_STATUS(gr_hessian(gr_sum(gr_sqr(x)), 1, &x, &H, NULL), GR_OK);
+    CHECK_STATUS(gr_jacobian(gr_outer(x, x), 1, &x, &Jo, NULL), GR_OK);
+    CHECK(gr_var_ndim(Jo) == 3);
+    ins[0] = x; ins[1] = z; outs[0] = J[0]; outs[1] = J[1]; outs[2] = H; outs[3] = Jo;
+    f = gr_function(2, ins, 4, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = xa; in[1] = za;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++) {
+            CHECK_NEAR(gr_array_get(out[0], i * 3 + j), i == j ? zs[i] : 0.0, 1e-15);
+            CHECK_NEAR(gr_array_get(out[1], i * 3 + j), i == j ? xs[i] : 0.0, 1e-15);
+            CHECK_NEAR(gr_array_get(out[2], i * 3 + j), i == j ? 2.0 : 0.0, 1e-15);
+            for (k = 0; k < 3; k++)   /* d(x_i x_j)/dx_k */
+                CHECK_NEAR(gr_array_get(out[3], (i * 3 + j) * 3 + k), (i == k ? xs[j] : 0.0) + (j == k ? xs[i] : 0.0), 1e-15);
+        }
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(za);
+    gr_graph_free(g);
+}
+
+SUITE(suite_jacobian_smoke) = { CASE(test_jacobian_hessian_basic), END_SUITE };
