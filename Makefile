@@ -18,7 +18,7 @@ PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": genera
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c $(TEST_SRC)
 
-.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api clean examples
+.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs clean examples
 
 all: gradient.h
 
@@ -78,10 +78,38 @@ test-cblas: gradient.h $(B)/suites.h | $(B)
 	    -o $(B)/test-cblas $(TEST_ALL) -lopenblas -lm
 	OPENBLAS_NUM_THREADS=1 ./$(B)/test-cblas
 
-# a program written only against API.md's minimum
+# a program written only against API.md's minimum; then the code shown in the docs
 test-api: gradient.h | $(B)
 	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-min tests/api_min.c -lm
 	./$(B)/api-min
+	@$(MAKE) --no-print-directory test-docs
+
+# Every ```c block of README.md must compile (one with main() is built and run); the first one is
+# tests/readme_quickstart.c, byte for byte, and its output is README.md's first ```text block. The
+# EXAMPLE in src/head.h (the top of gradient.h) is built and run as the body of a main().
+DOCS = $(B)/docs
+test-docs: gradient.h | $(B)
+	@rm -rf $(DOCS) && mkdir -p $(DOCS)
+	@awk -v dir=$(DOCS) '/^```c$$/ { n++; f = dir "/readme" n ".c"; printf "" > f; inc = 1; next } \
+	    /^```text$$/ { t++; f = dir "/readme" t ".txt"; printf "" > f; intext = 1; next } \
+	    /^```/ { if (inc || intext) close(f); inc = intext = 0; next } \
+	    inc || intext { print > f }' README.md
+	@cmp -s $(DOCS)/readme1.c tests/readme_quickstart.c || \
+	    { echo "README.md's quick start differs from tests/readme_quickstart.c"; exit 1; }
+	@set -e; for f in $(DOCS)/readme*.c; do \
+	    if grep -q 'int main' $$f; then \
+	        $(CC) $(CSTD) $(WARN) -I. -o $${f%.c} $$f -lm; ./$${f%.c} > $${f%.c}.out; \
+	    else $(CC) $(CSTD) $(WARN) -I. -c -o $${f%.c}.o $$f; fi; \
+	done
+	@cmp -s $(DOCS)/readme1.out $(DOCS)/readme1.txt || \
+	    { echo "the output of the quick start differs from README.md:"; diff $(DOCS)/readme1.txt $(DOCS)/readme1.out; exit 1; }
+	@$(CXX) -x c++ -std=c++11 $(WARN) -I. -o $(DOCS)/quickstart-cxx tests/readme_quickstart.c -lm
+	@./$(DOCS)/quickstart-cxx > $(DOCS)/quickstart-cxx.out && cmp -s $(DOCS)/quickstart-cxx.out $(DOCS)/readme1.out
+	@{ echo '#include <stdio.h>'; echo '#define GRADIENT_IMPLEMENTATION'; echo '#include "gradient.h"'; \
+	   echo 'int main(void) {'; awk '/^   EXAMPLE$$/ { on = 1; next } on && /^$$/ { exit } on { print substr($$0, 6) }' src/head.h; \
+	   echo 'return 0; }'; } > $(DOCS)/head_example.c
+	@$(CC) $(CSTD) $(WARN) -I. -o $(DOCS)/head_example $(DOCS)/head_example.c -lm && ./$(DOCS)/head_example > /dev/null
+	@echo "docs: $$(( $$(ls $(DOCS)/readme*.c | wc -l) + 3 )) passed, 0 failed"
 
 # every example builds warning-free as a single file and runs successfully
 EXAMPLES = $(sort $(wildcard examples/*.c))

@@ -1,8 +1,9 @@
 /* gradient.h v0.1.0 - symbolic differentiation of tensor expressions in one C11 header. MIT licence.
 
-   Build graphs of tensor operations, ask for gradients (gr_grad), vector-Jacobian and
-   Jacobian-vector products (gr_lop, gr_rop), Jacobians and Hessians, check them against finite
-   differences (gr_verify_grad), and evaluate them with compiled functions (gr_function, gr_call).
+   Build graphs of tensor operations (NumPy-style broadcasting, reductions, dot, reshapes, softmax,
+   ...) and evaluate them with compiled functions (gr_function, gr_call) that optimise the graph,
+   plan their memory once and update shared variables after each call. The gradient drivers
+   (gr_grad, gr_lop, gr_rop, Jacobians, Hessians, gr_verify_grad) are not in this version yet.
    Needs only libc and libm. Generated from src/ and ops/ by `make gradient.h`: edit those.
 
    USAGE
@@ -15,41 +16,46 @@
      GRADIENT_IMPLEMENTATION   one file only      emit the implementation
      GRADIENT_STATIC           every file using it  every function is static (then each file
                                                   defines GRADIENT_IMPLEMENTATION too)
-     GRADIENT_CBLAS            the implementation  dot goes through cblas_?gemm / cblas_?gemv
-                                                  (link -lopenblas or another CBLAS); the header
-                                                  then defines GR_HAVE_CBLAS
+     GRADIENT_CBLAS            the implementation  dot calls cblas_?gemm / ?gemv / ?dot from
+                                                  <cblas.h> (link -lopenblas or another CBLAS);
+                                                  the header then defines GR_HAVE_CBLAS
      GR_MALLOC(n), GR_REALLOC(p, n), GR_FREE(p)   the implementation, all three or none: the
                                                   allocator (default malloc/realloc/free)
      GR_ASSERT(c)              the implementation  internal invariants only (default assert)
-     GR_TRAP_ON_ERROR          the implementation  trap (__builtin_trap) at the first error recorded,
-                                                  to get a call stack in a debugger
+     GR_TRAP_ON_ERROR          the implementation  trap (__builtin_trap, else abort) when a graph
+                                                  records its first error or a call fails, to get
+                                                  a call stack in a debugger
 
    EXAMPLE
      gr_graph *g = gr_graph_new();
      gr_var *x = gr_vector(g, GR_F64, "x");
      gr_var *y = gr_sum(gr_mul(gr_sin(x), x));              // y = sum(x sin x)
-     gr_var *dy = gr_grad1(y, x);                           // dy/dx = sin x + x cos x
-     gr_var *outs[2] = { y, dy };
-     gr_fn *f = gr_function(1, &x, 2, outs, NULL);
-     if (!f) { fprintf(stderr, "%s\n", gr_graph_message(g)); return 1; }
-     gr_graph_free(g);                                      // f no longer needs the graph
+     gr_fn *f = gr_function(1, &x, 1, &y, NULL);           // compiled: independent of g
+     if (!f) { fprintf(stderr, "%s\n", gr_graph_message(g)); gr_graph_free(g); return 1; }
+     gr_graph_free(g);
      int64_t n = 3; double xs[3] = { 0.5, 1.0, 2.0 };
-     gr_array *xa = gr_array_from(GR_F64, 1, &n, xs);
-     const gr_array *in[1] = { xa }, *out[2];
+     gr_array *xa = gr_array_from(GR_F64, 1, &n, xs);       // copies xs
+     const gr_array *in[1] = { xa }, *out[1];
      if (gr_call(f, in, out) == GR_OK) printf("y = %g\n", gr_array_get(out[0], 0));
-     gr_array_free(xa); gr_fn_free(f);
+     else fprintf(stderr, "%s\n", gr_fn_message(f));
+     gr_array_free(xa); gr_fn_free(f);                      // out[0] belonged to f
 
-   ERRORS   Nothing aborts on bad input. A failing builder records the first error on its graph
-            (code and a message naming the op and the variable) and returns NULL; builders given a
-            NULL operand return NULL silently, so a chain can be checked once at the end with
-            gr_graph_status / gr_graph_message. gr_call returns a status; gr_fn_message says why.
+   ERRORS   Nothing aborts on bad input. A failing builder records an error on its graph (code and
+            a message naming the op and the variable; the first one sticks until
+            gr_graph_clear_error) and returns NULL; builders given a NULL operand return NULL
+            silently, so a chain can be checked once at the end with gr_graph_status /
+            gr_graph_message. gr_function fails the same way. gr_call returns a status, and
+            gr_fn_message says why.
    MEMORY   A graph owns every variable and node built in it (one arena, freed by gr_graph_free).
-            Arrays belong to whoever created them. A gr_fn owns a private copy of the graph it
-            needs and its buffers: buffers are allocated at the first call and reused while the
-            shapes stay the same, so a steady-state gr_call allocates nothing.
-   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time;
-            different graphs and functions may be used from different threads at once, except
-            that shared variables are shared by every function that uses them.
+            Arrays belong to whoever created them; the arrays gr_call gives back belong to the
+            function until its next call. A gr_fn owns a private copy of the graph it needs and
+            its buffers: they are allocated at the first call and reused while the shapes stay the
+            same, so a steady-state gr_call allocates nothing. A shared variable's value is one
+            storage, freed with the last graph or function using it.
+   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time
+            (gr_function uses the graph it reads); different graphs and functions may be used from
+            different threads at once, except those holding the same shared variable, whose
+            storage is not locked.
 */
 #ifndef GRADIENT_H
 #define GRADIENT_H
