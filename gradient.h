@@ -156,7 +156,8 @@
     X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
     X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
     X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
-    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */ \
+    /* (end of the elementwise table: every row above ends with a backslash) */
 
 /* ---- structural ops ------------------------------------------------------------------------------
    X(Name, n_in, n_out, rules, conn, alias, flags, batch)
@@ -200,7 +201,8 @@
     /* ops/batch.c: batching for Jacobians */ \
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */
+    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */ \
+    /* (end of the structural table: every row above ends with a backslash) */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
