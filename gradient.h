@@ -202,6 +202,12 @@
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */ \
+    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
+    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
+    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
     /* (end of the structural table: every row above ends with a backslash) */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
@@ -348,6 +354,15 @@ GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, 
 #undef GR__EW_DECL
 
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
+
+/* indexing (negative positions count from the end) */
+#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
+                                                              base with the viewed part replaced by y */
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
 
 /* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
    (n == 0: all) with keepdims 0/1 */
@@ -623,6 +638,7 @@ GR_STRUCT_OPS(GR__STRUCT_PROTO)
 static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
 static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
 static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
+static const unsigned char gr__conn_110[3] = { 1, 1, 0 }; /* inputs 0 and 1 connected, input 2 (indices) not */
 
 enum gr__struct_code {
 #define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
@@ -3588,6 +3604,483 @@ static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const un
     (void)batched;
     p.axis += 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ==== ops/index.c: generated region; edit ops/index.c, then run make gradient.h ==== */
+/* ops/index.c: Slice, Index, Take and their updates (gr_set_subtensor / gr_inc_subtensor).
+
+   Shapes, with x of shape (*pre, n, *post) along `axis`:
+     Slice  x[start:stop:step] -> (*pre, count, *post), NumPy's bounds (negative from the end,
+            GR_OPEN for an open end, clamped);
+     Index  x[i] -> (*pre, *post); i < 0 counts from the end;
+     Take   x[indices] -> (*pre, *shape(indices), *post), I64 indices, negative from the end;
+     ViewUpdate(x, y), TakeUpdate(x, y, indices) -> shape(x), y broadcast to the viewed part.
+   Out-of-range indices are GR_ERR_RUNTIME at call time, naming the index. A contiguous Slice or
+   Index (nothing before the axis, step 1) is a view: no copy. */
+
+typedef struct gr__view_params {
+    int axis;
+    int is_index;                /* Index: one position, the axis is removed */
+    int inc;                     /* ViewUpdate: increment (1) or set (0) */
+    int64_t start, stop, step;   /* Slice; Index keeps its position in start */
+} gr__view_params;
+
+typedef struct gr__take_params { int axis; int inc; } gr__take_params;
+
+static const gr__view_params *gr__vp(const gr_node *node) { return (const gr__view_params *)node->params; }
+
+/* (outer, n, inner) of shape around axis */
+static void gr__split_axis(int ndim, const int64_t *shape, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
+    int i;
+    *outer = 1; *inner = 1; *n = shape[axis];
+    for (i = 0; i < axis; i++) *outer *= shape[i];
+    for (i = axis + 1; i < ndim; i++) *inner *= shape[i];
+}
+
+/* NumPy's slice of a length-n axis: first position and count (step != 0) */
+static void gr__slice_resolve(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first, int64_t *count) {
+    int64_t a, b;
+    if (step > 0) {
+        a = start == GR_OPEN ? 0 : start < 0 ? (start < -n ? 0 : start + n) : (start > n ? n : start);
+        b = stop == GR_OPEN ? n : stop < 0 ? (stop < -n ? 0 : stop + n) : (stop > n ? n : stop);
+        *count = b > a ? (b - a + step - 1) / step : 0;
+    } else {
+        a = start == GR_OPEN ? n - 1 : start < 0 ? (start < -n ? -1 : start + n) : (start > n - 1 ? n - 1 : start);
+        b = stop == GR_OPEN ? -1 : stop < 0 ? (stop < -n ? -1 : stop + n) : (stop > n - 1 ? n - 1 : stop);
+        *count = a > b ? (a - b + (-step) - 1) / (-step) : 0;
+    }
+    *first = a;
+}
+
+/* the position of an Index along a length-n axis, or -1 when out of range */
+static int64_t gr__index_resolve(int64_t n, int64_t i) {
+    if (i < 0) i += n;
+    return i >= 0 && i < n ? i : -1;
+}
+
+/* ---- building ------------------------------------------------------------------------------------- */
+
+static gr_var *gr__view(const char *fname, gr_var *x, int axis, int is_index, int64_t start, int64_t stop, int64_t step) {
+    gr__view_params p;
+    gr_graph *g;
+    int a;
+    if (!gr__operands(fname, 1, &x, &g)) return NULL;
+    if (x->ndim == 0) return gr__fail(g, GR_ERR_VALUE, "%s: %s is 0-d and has no axis to index", fname, gr__d(x).s);
+    a = gr__axis(axis, x->ndim);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
+    if (!is_index && step == 0) return gr__fail(g, GR_ERR_VALUE, "%s: the step of a slice of %s is zero", fname, gr__d(x).s);
+    if (!is_index && step == GR_OPEN) step = 1;
+    memset(&p, 0, sizeof p);
+    p.axis = a;
+    p.is_index = is_index;
+    p.start = start;
+    p.stop = stop;
+    p.step = step;
+    return gr__node1(g, is_index ? &gr__op_Index : &gr__op_Slice, &p, sizeof p, 1, &x);
+}
+
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step) {
+    return gr__view("gr_slice", x, axis, 0, start, stop, step);
+}
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i) { return gr__view("gr_index", x, axis, 1, i, 0, 1); }
+
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis) {
+    gr__take_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    int a;
+    args[0] = x; args[1] = indices;
+    if (!gr__operands("gr_take", 2, args, &g)) return NULL;
+    if (x->ndim == 0) return gr__fail(g, GR_ERR_VALUE, "gr_take: %s is 0-d and has no axis to index", gr__d(x).s);
+    a = gr__axis(axis, x->ndim);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "gr_take: axis %d out of range for %s with %d dimensions", axis, gr__d(x).s, x->ndim);
+    if (indices->dtype != GR_I64 && !gr__is_weak(indices))
+        return gr__fail(g, GR_ERR_TYPE, "gr_take: the indices %s must be int64, not %s", gr__d(indices).s, gr_dtype_name((gr_dtype)indices->dtype));
+    if (x->ndim - 1 + indices->ndim > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_take: the result would have %d dimensions", x->ndim - 1 + indices->ndim);
+    args[1] = gr__coerce(indices, GR_I64);
+    memset(&p, 0, sizeof p);
+    p.axis = a;
+    return gr__node1(g, &gr__op_Take, &p, sizeof p, 2, args);
+}
+
+/* y must broadcast to the static shape of the view */
+static int gr__fits_view(const gr_var *y, const gr_var *view) {
+    int i, off = view->ndim - y->ndim;
+    if (off < 0) return 0;
+    for (i = 0; i < y->ndim; i++) {
+        int64_t a = y->shape[i], b = view->shape[off + i];
+        if (a >= 0 && a != 1 && b >= 0 && a != b) return 0;
+    }
+    return 1;
+}
+
+static gr_var *gr__update(const char *fname, gr_var *view, gr_var *y, int inc) {
+    gr_var *args[3], *x;
+    gr_graph *g;
+    const gr_op_def *op;
+    args[0] = view; args[1] = y;
+    if (!gr__operands(fname, 2, args, &g)) return NULL;
+    op = view->owner ? view->owner->op : NULL;
+    if (op != &gr__op_Slice && op != &gr__op_Index && op != &gr__op_Take)
+        return gr__fail(g, GR_ERR_VALUE, "%s: %s is not a view (a result of gr_slice, gr_index or gr_take)", fname, gr__d(view).s);
+    if (!gr__fits_view(y, view))
+        return gr__fail(g, GR_ERR_SHAPE, "%s: %s %s does not broadcast to the view %s %s", fname, gr__d(y).s, gr__vs(y).s,
+                        gr__d(view).s, gr__vs(view).s);
+    x = view->owner->in[0];
+    args[0] = x;
+    args[1] = gr__coerce(y, x->dtype);
+    if (!args[1]) return NULL;
+    if (op == &gr__op_Take) {
+        gr__take_params p = *(const gr__take_params *)view->owner->params;
+        p.inc = inc;
+        args[2] = view->owner->in[1];
+        return gr__node1(g, &gr__op_TakeUpdate, &p, sizeof p, 3, args);
+    } else {
+        gr__view_params p = *gr__vp(view->owner);
+        p.inc = inc;
+        return gr__node1(g, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
+    }
+}
+
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y) { return gr__update("gr_set_subtensor", view, y, 0); }
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y) { return gr__update("gr_inc_subtensor", view, y, 1); }
+
+/* ---- type and shape rules ----------------------------------------------------------------------- */
+
+static gr_status gr__view_infer(const gr_node *node, gr_type *out) {
+    const gr__view_params *p = gr__vp(node);
+    gr_var *x = node->in[0];
+    int i, m = 0;
+    out->dtype = (gr_dtype)x->dtype;
+    for (i = 0; i < x->ndim; i++) {
+        if (i != p->axis) { out->shape[m++] = x->shape[i]; continue; }
+        if (p->is_index) continue;
+        if (x->shape[i] < 0) out->shape[m++] = -1;
+        else {
+            int64_t first, count;
+            gr__slice_resolve(x->shape[i], p->start, p->stop, p->step, &first, &count);
+            out->shape[m++] = count;
+        }
+    }
+    out->ndim = m;
+    return GR_OK;
+}
+
+static gr_status gr__view_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__view_params *p = gr__vp(node);
+    const gr_array *x = in[0];
+    int i, m = 0;
+    for (i = 0; i < x->ndim; i++) {
+        if (i != p->axis) { out[0]->shape[m++] = x->shape[i]; continue; }
+        if (p->is_index) {
+            if (gr__index_resolve(x->shape[i], p->start) < 0)
+                return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
+                                     (long long)p->start, i, gr__d(node->in[0]).s, (long long)x->shape[i]);
+            continue;
+        } else {
+            int64_t first, count;
+            gr__slice_resolve(x->shape[i], p->start, p->stop, p->step, &first, &count);
+            out[0]->shape[m++] = count;
+        }
+    }
+    return GR_OK;
+}
+
+/* first position, count and step of a view on x (an Index is a slice of one) */
+static void gr__view_span(const gr__view_params *p, const gr_array *x, int64_t *first, int64_t *count, int64_t *step) {
+    if (p->is_index) { *first = gr__index_resolve(x->shape[p->axis], p->start); *count = 1; *step = 1; return; }
+    gr__slice_resolve(x->shape[p->axis], p->start, p->stop, p->step, first, count);
+    *step = p->step;
+}
+
+static gr_status gr__view_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, first, count, step, o, k;
+    size_t es = gr__dsize(x->dtype);
+    gr__split_axis(x->ndim, x->shape, gr__vp(node)->axis, &outer, &n, &inner);
+    gr__view_span(gr__vp(node), x, &first, &count, &step);
+    for (o = 0; o < outer; o++)
+        for (k = 0; k < count; k++)
+            memcpy((char *)out[0]->data + (size_t)((o * count + k) * inner) * es,
+                   (const char *)x->data + (size_t)((o * n + first + k * step) * inner) * es, (size_t)inner * es);
+    return GR_OK;
+}
+static gr_status gr__Slice_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__view_perform(node, in, out); }
+static gr_status gr__Index_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__view_perform(node, in, out); }
+
+/* contiguous views share x's memory */
+static int64_t gr__view_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    int64_t outer, n, inner, first, count, step;
+    (void)out;
+    gr__split_axis(in[0]->ndim, in[0]->shape, gr__vp(node)->axis, &outer, &n, &inner);
+    gr__view_span(gr__vp(node), in[0], &first, &count, &step);
+    if (count == 0 || (outer != 1 && count * inner != 0) || (step != 1 && count > 1)) return -1;
+    return (int64_t)((size_t)(first * inner) * gr__dsize(in[0]->dtype));
+}
+
+static gr_status gr__Take_infer(const gr_node *node, gr_type *out) {
+    const gr__take_params *p = (const gr__take_params *)node->params;
+    gr_var *x = node->in[0], *idx = node->in[1];
+    int i, m = 0;
+    out->dtype = (gr_dtype)x->dtype;
+    for (i = 0; i < p->axis; i++) out->shape[m++] = x->shape[i];
+    for (i = 0; i < idx->ndim; i++) out->shape[m++] = idx->shape[i];
+    for (i = p->axis + 1; i < x->ndim; i++) out->shape[m++] = x->shape[i];
+    out->ndim = m;
+    return GR_OK;
+}
+static gr_status gr__Take_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)node->params;
+    int i, m = 0;
+    for (i = 0; i < p->axis; i++) out[0]->shape[m++] = in[0]->shape[i];
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[m++] = in[1]->shape[i];
+    for (i = p->axis + 1; i < in[0]->ndim; i++) out[0]->shape[m++] = in[0]->shape[i];
+    return GR_OK;
+}
+/* checks every index; the first bad one is reported */
+static gr_status gr__check_indices(const gr_node *node, const gr_array *idx, int64_t n, int axis) {
+    const int64_t *ix = (const int64_t *)idx->data;
+    int64_t t;
+    for (t = 0; t < idx->size; t++)
+        if (gr__index_resolve(n, ix[t]) < 0)
+            return gr_node_error(node, GR_ERR_RUNTIME, "index %lld (entry %lld of %s) is out of range for axis %d of %s with size %lld",
+                                 (long long)ix[t], (long long)t, gr__d(node->in[node->n_in - 1]).s, axis, gr__d(node->in[0]).s, (long long)n);
+    return GR_OK;
+}
+static gr_status gr__Take_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr_array *x = in[0], *idx = in[1];
+    const int64_t *ix = (const int64_t *)idx->data;
+    int64_t outer, n, inner, o, t;
+    size_t es = gr__dsize(x->dtype);
+    gr_status st;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    if ((st = gr__check_indices(node, idx, n, p->axis)) != GR_OK) return st;
+    for (o = 0; o < outer; o++)
+        for (t = 0; t < idx->size; t++)
+            memcpy((char *)out[0]->data + (size_t)((o * idx->size + t) * inner) * es,
+                   (const char *)x->data + (size_t)((o * n + gr__index_resolve(n, ix[t])) * inner) * es, (size_t)inner * es);
+    return GR_OK;
+}
+
+/* ---- updates --------------------------------------------------------------------------------------
+   out = x, then each element of the viewed part is set to (or incremented by) y's element, y
+   broadcast to the view's shape. The view's elements are visited in row-major order, so with
+   repeated indices the last write wins (set) and all writes add up (inc). */
+
+/* element strides (0 where broadcast) of y against the view shape vshape */
+static void gr__bcast_elem_strides(const gr_array *y, int nd, const int64_t *vshape, int64_t *st) {
+    int i, off = nd - y->ndim;
+    int64_t s = 1;
+    for (i = nd - 1; i >= 0; i--) {
+        int64_t len = i >= off ? y->shape[i - off] : 1;
+        st[i] = len == 1 && vshape[i] != 1 ? 0 : (i >= off ? s : 0);
+        if (i >= off) s *= len;
+    }
+}
+
+/* one write of y's element yi into x's element xi, by dtype */
+static void gr__update_elem(int dt, void *xd, int64_t xi, const void *yd, int64_t yi, int inc) {
+    switch (dt) {
+    case GR_F64: if (inc) ((double *)xd)[xi] += ((const double *)yd)[yi]; else ((double *)xd)[xi] = ((const double *)yd)[yi]; break;
+    case GR_F32: if (inc) ((float *)xd)[xi] += ((const float *)yd)[yi]; else ((float *)xd)[xi] = ((const float *)yd)[yi]; break;
+    case GR_I64:
+        if (inc) ((int64_t *)xd)[xi] = (int64_t)((uint64_t)((int64_t *)xd)[xi] + (uint64_t)((const int64_t *)yd)[yi]);
+        else ((int64_t *)xd)[xi] = ((const int64_t *)yd)[yi];
+        break;
+    default:
+        if (inc) ((uint8_t *)xd)[xi] = (uint8_t)(((uint8_t *)xd)[xi] | ((const uint8_t *)yd)[yi]);
+        else ((uint8_t *)xd)[xi] = ((const uint8_t *)yd)[yi];
+        break;
+    }
+}
+
+/* writes y into rows of axis (outer, n, inner) of out: row k of the view is position
+   idx ? idx[k] (negative from the end) : first + k * step; the view's shape is vshape, y
+   broadcast to it */
+static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t outer, int64_t n, int64_t inner, int64_t count,
+                        const int64_t *idx, int64_t first, int64_t step, int vnd, const int64_t *vshape) {
+    int64_t yst[GR_MAX_NDIM], vst[GR_MAX_NDIM], vsize = outer * count * inner, e, s = 1;
+    int d;
+    gr__bcast_elem_strides(y, vnd, vshape, yst);
+    for (d = vnd - 1; d >= 0; d--) { vst[d] = s; s *= vshape[d]; }
+    for (e = 0; e < vsize; e++) {
+        /* e = (o * count + k) * inner + j in the view; y's element from the view's multi-index */
+        int64_t j = e % inner, k = (e / inner) % count, o = e / (inner * count), yi = 0, rem = e;
+        int64_t pos = idx ? gr__index_resolve(n, idx[k]) : first + k * step;
+        for (d = 0; d < vnd; d++) { yi += (rem / vst[d]) * yst[d]; rem %= vst[d]; }
+        gr__update_elem(out->dtype, out->data, (o * n + pos) * inner + j, y->data, yi, inc);
+    }
+}
+
+static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__view_params *p = gr__vp(node);
+    const gr_array *x = in[0], *y = in[1];
+    int64_t outer, n, inner, first, count, step, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    if (out[0]->data != x->data) memcpy(out[0]->data, x->data, (size_t)x->size * gr__dsize(x->dtype));
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    if (p->is_index && gr__index_resolve(n, p->start) < 0)
+        return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
+                             (long long)p->start, p->axis, gr__d(node->in[0]).s, (long long)n);
+    gr__view_span(p, x, &first, &count, &step);
+    for (i = 0; i < x->ndim; i++) {
+        if (i != p->axis) vshape[vnd++] = x->shape[i];
+        else if (!p->is_index) vshape[vnd++] = count;
+    }
+    {   /* y must broadcast to the view */
+        int off = vnd - y->ndim;
+        for (i = 0; i < y->ndim; i++)
+            if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
+                char b1[200];
+                return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
+                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+            }
+    }
+    gr__scatter(y, out[0], p->inc, outer, n, inner, count, NULL, first, step, vnd, vshape);   /* an Index: count 1, no axis */
+    return GR_OK;
+}
+
+static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr_array *x = in[0], *y = in[1], *idx = in[2];
+    int64_t outer, n, inner, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    gr_status st;
+    if (out[0]->data != x->data) memcpy(out[0]->data, x->data, (size_t)x->size * gr__dsize(x->dtype));
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    if ((st = gr__check_indices(node, idx, n, p->axis)) != GR_OK) return st;
+    for (i = 0; i < p->axis; i++) vshape[vnd++] = x->shape[i];
+    for (i = 0; i < idx->ndim; i++) vshape[vnd++] = idx->shape[i];
+    for (i = p->axis + 1; i < x->ndim; i++) vshape[vnd++] = x->shape[i];
+    {
+        int off = vnd - y->ndim;
+        for (i = 0; i < y->ndim; i++)
+            if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
+                char b1[200];
+                return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
+                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+            }
+    }
+    gr__scatter(y, out[0], p->inc, outer, n, inner, idx->size, (const int64_t *)idx->data, 0, 1, vnd, vshape);
+    return GR_OK;
+}
+
+/* ---- derivative rules --------------------------------------------------------------------------- */
+
+/* x's view, rebuilt with the params of node (a Slice, Index or a ViewUpdate) */
+static gr_var *gr__view_like(const gr_node *node, gr_var *x) {
+    gr__view_params p = *gr__vp(node);
+    p.inc = 0;
+    return gr__node1(node->graph, p.is_index ? &gr__op_Index : &gr__op_Slice, &p, sizeof p, 1, &x);
+}
+static gr_var *gr__view_update(const gr_node *node, gr_var *x, gr_var *y, int inc) {
+    gr__view_params p = *gr__vp(node);
+    gr_var *args[2];
+    p.inc = inc;
+    args[0] = x; args[1] = y;
+    return gr__node1(node->graph, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
+}
+static gr_var *gr__take_like(const gr_node *node, gr_var *x, gr_var *idx) {
+    gr__take_params p = *(const gr__take_params *)node->params;
+    gr_var *args[2];
+    p.inc = 0;
+    args[0] = x; args[1] = idx;
+    return gr__node1(node->graph, &gr__op_Take, &p, sizeof p, 2, args);
+}
+static gr_var *gr__take_update(const gr_node *node, gr_var *x, gr_var *y, gr_var *idx, int inc) {
+    gr__take_params p = *(const gr__take_params *)node->params;
+    gr_var *args[3];
+    p.inc = inc;
+    args[0] = x; args[1] = y; args[2] = idx;
+    return gr__node1(node->graph, &gr__op_TakeUpdate, &p, sizeof p, 3, args);
+}
+
+/* the gradient of a view: zeros shaped like x with gz added at the view */
+static gr_status gr__view_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr__view_update(node, gr__zeros_grad(node->in[0]), og[0], 1);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Slice_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__view_grad(node, og, ig); }
+static gr_status gr__Index_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__view_grad(node, og, ig); }
+static gr_status gr__view_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__view_like(node, ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Slice_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__view_rop(node, ev, orop); }
+static gr_status gr__Index_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__view_rop(node, ev, orop); }
+
+static gr_status gr__Take_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr__take_update(node, gr__zeros_grad(node->in[0]), og[0], node->in[1], 1);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Take_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__take_like(node, ev[0], node->in[1]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* inc: x gets gz, y gets gz at the view (summed over y's broadcasting); set: x gets gz with the
+   view zeroed, y the same as inc */
+static gr_status gr__ViewUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0], *y = node->in[1];
+    if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
+    else {
+        ig[0] = gr__vp(node)->inc ? og[0] : gr__view_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), 0);
+        ig[1] = gr__sum_to(gr__view_like(node, og[0]), y);
+    }
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ViewUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *vx = ev[0], *vy = ev[1];
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
+    orop[0] = gr__view_update(node, vx, vy, gr__vp(node)->inc);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__TakeUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0], *y = node->in[1], *idx = node->in[2];
+    const gr__take_params *p = (const gr__take_params *)node->params;
+    if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
+    else {
+        ig[0] = p->inc ? og[0] : gr__take_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), idx, 0);
+        ig[1] = gr__sum_to(gr__take_like(node, og[0], idx), y);
+    }
+    ig[2] = gr_disconnected_like(idx);
+    return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
+}
+static gr_status gr__TakeUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *vx = ev[0], *vy = ev[1];
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
+    orop[0] = gr__take_update(node, vx, vy, node->in[2], ((const gr__take_params *)node->params)->inc);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- batching: the axis moves one to the right ---------------------------------------------- */
+
+static gr_status gr__view_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__view_params p = *gr__vp(node);
+    (void)batched;
+    p.axis += 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__take_params p = *(const gr__take_params *)node->params;
+    if (batched[1]) return gr__map_batch(node, in, batched, out);
+    p.axis += 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);
     return out[0] ? GR_OK : node->graph->status;
 }
 

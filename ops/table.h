@@ -139,4 +139,10 @@
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */ \
+    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
+    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
+    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
     /* (end of the structural table: every row above ends with a backslash) */

@@ -142,6 +142,15 @@ GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, 
 
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
 
+/* indexing (negative positions count from the end) */
+#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
+                                                              base with the viewed part replaced by y */
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
+
 /* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
    (n == 0: all) with keepdims 0/1 */
 GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);

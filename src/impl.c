@@ -119,6 +119,7 @@ GR_STRUCT_OPS(GR__STRUCT_PROTO)
 static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
 static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
 static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
+static const unsigned char gr__conn_110[3] = { 1, 1, 0 }; /* inputs 0 and 1 connected, input 2 (indices) not */
 
 enum gr__struct_code {
 #define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
