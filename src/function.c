@@ -144,10 +144,6 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
         if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
             return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
                              gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < u->value->ndim; j++)
-            if (u->value->shape[j] >= 0 && u->shared->shape[j] >= 0 && u->value->shape[j] != u->shared->shape[j])
-                return gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(u->shared).s,
-                                 gr__vs(u->shared).s, gr__vs(u->value).s);
         for (j = 0; j < i; j++)
             if (opts->updates[j].shared == u->shared)
                 return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
@@ -330,7 +326,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     gr_graph *g = NULL, *cg = NULL;
     gr_fn *f = NULL;
     gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
-    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i;
+    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i, j;
     gr_status st;
     st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
     if (st != GR_OK) return NULL;
@@ -363,6 +359,14 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
         if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
         f->upd_var[i] = map[sv->id];
         f->upd_store[i] = (gr__storage *)sv->ext;
+        /* static shapes compared on the copies: they are typed against the shared values' shapes of
+           now, which gr_shared_set may have changed since the user's graph was built */
+        for (j = 0; j < cupd[i]->ndim; j++)
+            if (cupd[i]->shape[j] >= 0 && cupd[i]->shape[j] != f->upd_var[i]->shape[j]) {
+                gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(sv).s,
+                          gr__vs(f->upd_var[i]).s, gr__vs(cupd[i]).s);
+                goto fail;
+            }
     }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
@@ -543,6 +547,9 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
     int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     int i;
     if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
+    if ((uint64_t)size > (uint64_t)(SIZE_MAX - 128) / gr__dsize(sl->arr.dtype))   /* its bytes would not fit a size_t */
+        return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the shape %s, too large for memory", gr__d(sl->var).s,
+                            gr__as(&sl->arr).s);
     sl->arr.size = size;
     for (i = 0; i < sl->arr.ndim; i++)
         if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])

@@ -628,6 +628,24 @@ TEST(test_shared_shape_change) {
     CHECK_NEAR(gr_array_get(out[0], 0), 9.0, 1e-15);
     CHECK(strcmp(gr_fn_message(f3), "") == 0);
     CHECK_STATUS(gr_call(f4, NULL, out), GR_ERR_SHAPE);
+    /* expressions built before a shape change compile against the new shape, updates included */
+    {
+        gr_var *twice = gr_mul(w, gr_const(g, 2.0)), *s = gr_sum(twice);   /* typed (3) */
+        gr_update u;
+        gr_fn_opts o;
+        gr_fn *f5;
+        memset(&o, 0, sizeof o);
+        u.shared = w; u.value = twice;
+        o.updates = &u; o.n_updates = 1;
+        CHECK_STATUS(gr_shared_set(w, w4), GR_OK);
+        f5 = gr_function(0, NULL, 1, &s, &o);
+        CHECK(f5 != NULL);
+        CHECK_STATUS(gr_call(f5, NULL, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), 16.0, 1e-15);
+        CHECK(gr_shared_get(w)->shape[0] == 4);
+        CHECK_NEAR(gr_array_get(gr_shared_get(w), 3), 7.0, 0);
+        gr_fn_free(f5);
+    }
     gr_array_free(w3); gr_array_free(w4);
     gr_fn_free(f3); gr_fn_free(f4);
     gr_graph_free(g);
@@ -818,6 +836,60 @@ TEST(test_update_shape_checked_at_call) {
     gr_graph_free(g);
 }
 
+/* a user's op whose shape rule asks for more bytes than memory can have: refused at call time,
+   never a short buffer */
+static gr_status e_huge_infer(const gr_node *node, gr_type *out) {
+    (void)node;
+    out->dtype = GR_F64;
+    out->ndim = 1;
+    out->shape[0] = -1;
+    return GR_OK;
+}
+static gr_status e_huge_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    out[0]->shape[0] = (int64_t)gr_array_get(in[0], 0);
+    return GR_OK;
+}
+static gr_status e_huge_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node; (void)in;
+    if (out[0]->size > 0) ((double *)out[0]->data)[out[0]->size - 1] = 1;   /* touches its last element */
+    return GR_OK;
+}
+
+TEST(test_call_time_huge_shapes) {
+    gr_op_def huge;
+    gr_graph *g = gr_graph_new();
+    gr_var *n = gr_scalar(g, GR_I64, "n"), *y = NULL;
+    gr_fn *f;
+    const gr_array *in[1], *out[1];
+    static const double sizes[] = { 3, 2305843009213693952.0 /* 2^61 doubles: 2^64 bytes */, 9.2e18 /* near 2^63 */, 5 };
+    int i;
+    memset(&huge, 0, sizeof huge);
+    huge.name = "Huge"; huge.n_in = 1; huge.n_out = 1;
+    huge.infer = e_huge_infer; huge.shape = e_huge_shape; huge.perform = e_huge_perform;
+    CHECK_STATUS(gr_apply(&huge, NULL, 0, 1, &n, &y), GR_OK);
+    f = gr_function(1, &n, 1, &y, NULL);
+    CHECK(f != NULL);
+    for (i = 0; f && i < 4; i++) {
+        gr_array *na = gr_array_scalar(GR_I64, sizes[i]);
+        gr_status st;
+        in[0] = na;
+        st = gr_call(f, in, out);
+        if (sizes[i] < 100) {
+            CHECK_STATUS(st, GR_OK);
+            CHECK(out[0] != NULL && out[0]->size == (int64_t)sizes[i]);
+            CHECK_NEAR(gr_array_get(out[0], out[0]->size - 1), 1, 0);
+        } else {
+            CHECK(st == GR_ERR_SHAPE || st == GR_ERR_NOMEM);
+            CHECK(out[0] == NULL);
+            CHECK(strlen(gr_fn_message(f)) > 0);
+        }
+        gr_array_free(na);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
 /* ---- gr_function errors ---------------------------------------------------------------------- */
 
 TEST(test_function_errors) {
@@ -978,6 +1050,7 @@ SUITE(suite_errors) = {
     CASE(test_call_broadcast_error),
     CASE(test_plan_after_failures),
     CASE(test_update_shape_checked_at_call),
+    CASE(test_call_time_huge_shapes),
     CASE(test_function_errors),
     CASE(test_function_without_inputs),
     CASE(test_free_null),

@@ -349,6 +349,159 @@ TEST(test_million_node_chain) {
     gr_fn_free(f0);
 }
 
+/* ---- the memory plan: views, in-place reuse and shapes that switch between them ----------------- */
+
+/* transposing an (n,1) or (1,n) matrix is a view, an (n,m) one a copy: the choice follows the
+   shapes of each call, and a buffer that a view shares must not be overwritten while the view is
+   still to be read */
+TEST(test_plan_views_and_in_place) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_matrix(g, GR_F64, "x");
+    gr_var *t = gr_exp(x);                               /* a buffer */
+    gr_var *v = gr_transpose(t);                         /* a view of it, or a copy */
+    gr_var *w = gr_add(gr_mul(v, gr_const(g, 2.0)), gr_const(g, 1.0));
+    gr_var *u = gr_mul(t, t);
+    gr_var *outs[5];
+    int64_t m1 = -1;
+    gr_fn *f;
+    static const int64_t shapes[][2] = { { 3, 1 }, { 3, 4 }, { 1, 4 }, { 1, 1 }, { 5, 7 }, { 3, 1 }, { 5, 7 }, { 0, 3 }, { 2, 2 } };
+    int c;
+    outs[0] = gr_transpose(x);                           /* a view of the input, or a copy */
+    outs[1] = w;
+    outs[2] = u;
+    outs[3] = gr_add(gr_sum(u), gr_sum(w));
+    outs[4] = gr_reshape(t, 1, &m1);                     /* a flat view of t */
+    f = gr_function(1, &x, 5, outs, NULL);
+    CHECK(f != NULL);
+    for (c = 0; f && c < (int)(sizeof shapes / sizeof shapes[0]); c++) {
+        int64_t n = shapes[c][0], m = shapes[c][1], i, j;
+        gr_array *xa = gr_array_new(GR_F64, 2, shapes[c]);
+        const gr_array *in[1], *out[5];
+        double s = 0;
+        for (i = 0; i < n * m; i++) gr_array_set(xa, i, 0.1 * (double)(i % 7) - 0.2 + 0.01 * c);
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0]->shape[0] == m && out[0]->shape[1] == n && out[1]->shape[0] == m && out[1]->shape[1] == n);
+        CHECK(out[4]->ndim == 1 && out[4]->size == n * m);
+        for (i = 0; i < n; i++)
+            for (j = 0; j < m; j++) {
+                double xv = gr_array_get(xa, i * m + j), tv = exp(xv);
+                CHECK_NEAR(gr_array_get(out[0], j * n + i), xv, 0);
+                CHECK_NEAR(gr_array_get(out[1], j * n + i), 2 * tv + 1, 1e-15);
+                CHECK_NEAR(gr_array_get(out[2], i * m + j), tv * tv, 1e-15);
+                CHECK_NEAR(gr_array_get(out[4], i * m + j), tv, 1e-15);
+                s += tv * tv + 2 * tv + 1;
+            }
+        CHECK_NEAR(gr_array_get(out[3], 0), s, 1e-13);
+        gr_array_free(xa);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a buffer read through a view after its last direct read must not be reused in place */
+TEST(test_plan_no_in_place_under_a_view) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    int64_t s2[2] = { 2, -1 };
+    gr_var *a = gr_sin(x);
+    gr_var *b = gr_reshape(a, 2, s2);                    /* a view of a's buffer */
+    gr_var *c = gr_cos(a);                               /* a's last direct read */
+    gr_var *d = gr_mul(b, gr_const(g, 2.0));             /* reads the view afterwards */
+    gr_var *e = gr_add(gr_sqr(c), gr_sqr(c));            /* c read twice by one node */
+    gr_var *outs[3];
+    gr_fn *f;
+    double xs[6] = { 0.1, 0.2, 0.3, -0.4, 1.5, 2.5 };
+    gr_array *xa = r_vec(6, xs);
+    const gr_array *in[1], *out[3];
+    int i;
+    outs[0] = c; outs[1] = d; outs[2] = e;
+    f = gr_function(1, &x, 3, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = xa;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK(out[1]->ndim == 2 && out[1]->shape[0] == 2 && out[1]->shape[1] == 3);
+    for (i = 0; i < 6; i++) {
+        CHECK_NEAR(gr_array_get(out[0], i), cos(sin(xs[i])), 1e-15);
+        CHECK_NEAR(gr_array_get(out[1], i), 2 * sin(xs[i]), 1e-15);
+        CHECK_NEAR(gr_array_get(out[2], i), 2 * cos(sin(xs[i])) * cos(sin(xs[i])), 1e-15);
+    }
+    gr_array_free(xa);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a user's op: errors from its perform reach gr_call's status and message, and the next call works */
+typedef struct r_limit { double max; } r_limit;
+static gr_status r_limited_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const r_limit *p = (const r_limit *)gr_node_params(node);
+    int64_t i;
+    for (i = 0; i < in[0]->size; i++) {
+        double v = gr_array_get(in[0], i);
+        if (v > p->max) return gr_node_error(node, GR_ERR_RUNTIME, "element %lld is %g, above %g", (long long)i, v, p->max);
+        gr_array_set(out[0], i, 3 * v);
+    }
+    return GR_OK;
+}
+static gr_status r_silent_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node; (void)out;
+    return in[0]->size > 2 ? GR_ERR_RUNTIME : GR_OK;     /* fails without a message */
+}
+
+TEST(test_user_op_errors) {
+    gr_op_def limited, silent;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = NULL, *z = NULL, *outs[2];
+    r_limit lim;
+    gr_fn *f;
+    double ok[2] = { 1, 2 }, bad[3] = { 1, 5, 2 };
+    gr_array *oka = r_vec(2, ok), *bada = r_vec(3, bad);
+    const gr_array *in[1], *out[2];
+    memset(&limited, 0, sizeof limited);
+    limited.name = "Limited"; limited.n_in = 1; limited.n_out = 1; limited.perform = r_limited_perform;
+    silent = limited;
+    silent.name = "Silent"; silent.perform = r_silent_perform;
+    lim.max = 4;
+    CHECK_STATUS(gr_apply(&limited, &lim, sizeof lim, 1, &x, &y), GR_OK);
+    lim.max = -100;                                      /* params were copied */
+    CHECK_STATUS(gr_apply(&silent, NULL, 0, 1, &x, &z), GR_OK);
+    CHECK_STATUS(gr_apply(&limited, NULL, sizeof lim, 1, &x, &z), GR_ERR_VALUE);   /* params NULL */
+    CHECK(z == NULL);
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_apply(&silent, NULL, 0, 1, &x, &z), GR_OK);
+    outs[0] = y; outs[1] = z;
+    f = gr_function(1, &x, 2, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = bada;
+    CHECK_STATUS(gr_call(f, in, out), GR_ERR_RUNTIME);
+    CHECK(strlen(gr_fn_message(f)) > 0);
+    CHECK(strstr(gr_fn_message(f), "Limited") != NULL || strstr(gr_fn_message(f), "Silent") != NULL);
+    in[0] = oka;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK(strcmp(gr_fn_message(f), "") == 0);
+    CHECK_NEAR(gr_array_get(out[0], 1), 6, 0);
+    /* the error of Limited names the op and the element; then Silent's status gets a message too */
+    {
+        gr_fn *f1 = gr_function(1, &x, 1, &y, NULL), *f2 = gr_function(1, &x, 1, &z, NULL);
+        CHECK(f1 != NULL && f2 != NULL);
+        in[0] = bada;
+        CHECK_STATUS(gr_call(f1, in, out), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f1), "Limited");
+        CHECK_CONTAINS(gr_fn_message(f1), "element 1 is 5");
+        CHECK_STATUS(gr_call(f2, in, out), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f2), "Silent");
+        in[0] = oka;
+        CHECK_STATUS(gr_call(f1, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), 3, 0);
+        CHECK_STATUS(gr_call(f2, in, out), GR_OK);
+        gr_fn_free(f1);
+        gr_fn_free(f2);
+    }
+    gr_array_free(oka); gr_array_free(bada);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
 /* ---- printing ------------------------------------------------------------------------------------ */
 
 static size_t r_slurp(FILE *fp, char *buf, size_t size) {
@@ -419,6 +572,9 @@ SUITE(suite_runtime) = {
     CASE(test_function_outlives_graph),
     CASE(test_identity_constant_outputs),
     CASE(test_computed_variable_as_input),
+    CASE(test_plan_views_and_in_place),
+    CASE(test_plan_no_in_place_under_a_view),
+    CASE(test_user_op_errors),
     CASE(test_million_node_chain),
     CASE(test_print),
     END_SUITE
