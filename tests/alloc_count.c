@@ -440,10 +440,79 @@ static void scen_identity_and_shapes(ac_run *r) {
     gr_array_free(big); gr_array_free(small);
 }
 
+/* G: a chain long enough to grow the graph's tables and arena, names, a shared value changing size
+   (gr_shared_set may fail: then nothing changes), and printing */
+static void scen_chain_and_set(ac_run *r) {
+    enum { LINKS = 300 };
+    int64_t n3 = 3, n5 = 5;
+    gr_array *xa = ac_fill(GR_F64, 1, &n3, 1.0, 0.0), *w3 = ac_fill(GR_F64, 1, &n3, 0.01, 0.0), *w5 = ac_fill(GR_F64, 1, &n5, 1.0, 0.0);
+    gr_array *ca = gr_array_scalar(GR_F64, 0.999);
+    gr_graph *g;
+    gr_var *x, *w, *c, *y;
+    gr_fn *f;
+    gr_status set;
+    FILE *fp = tmpfile();
+    int i, k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_vector(g, GR_F64, "x");
+    w = gr_shared(g, w3, "w");
+    c = gr_constant(g, ca);
+    y = x;
+    for (k = 0; k < LINKS; k++) y = gr_add(gr_mul(y, c), w);
+    gr_var_set_name(y, "the_end_of_a_rather_long_chain");
+    f = gr_function(1, &x, 1, &y, NULL);
+    ac_built(r, g, f);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[1], *out[1];
+        in[0] = xa;
+        if (ac_call(r, f, k, in, out)) {
+            for (i = 0; i < 3; i++) {
+                double v = gr_array_get(xa, i);
+                int q;
+                for (q = 0; q < LINKS; q++) v = v * 0.999 + gr_array_get(w3, i);
+                CHECK_NEAR(gr_array_get(out[0], i), v, 1e-12);
+            }
+        }
+    }
+    set = gr_shared_set(w, w5);                          /* a new size: a new block */
+    if (w) {
+        const gr_array *now = gr_shared_get(w);
+        if (r->mode == MEASURE) CHECK_STATUS(set, GR_OK);
+        if (set == GR_OK) CHECK(now->shape[0] == 5 && gr_array_get(now, 4) == gr_array_get(w5, 4));
+        else {
+            CHECK_STATUS(set, GR_ERR_NOMEM);
+            CHECK(now->shape[0] == 3 && gr_array_get(now, 2) == gr_array_get(w3, 2));
+        }
+        if (f) {
+            const gr_array *in[1], *out[1];
+            gr_status st;
+            in[0] = xa;
+            st = gr_call(f, in, out);
+            if (set == GR_OK) CHECK_STATUS(st, GR_ERR_SHAPE);
+            else CHECK(st == GR_OK || st == GR_ERR_NOMEM);
+        }
+    }
+    if (fp) {
+        char buf[256];
+        size_t n;
+        gr_print(fp, y);
+        rewind(fp);
+        n = fread(buf, 1, sizeof buf - 1, fp);
+        buf[n] = 0;
+        if (r->mode == MEASURE) CHECK(strstr(buf, "mul") != NULL);
+        fclose(fp);
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(xa); gr_array_free(w3); gr_array_free(w5); gr_array_free(ca);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes };
-static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes" };
+                                            scen_identity_and_shapes, scen_chain_and_set };
+static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {

@@ -890,6 +890,85 @@ TEST(test_call_time_huge_shapes) {
     gr_graph_free(g);
 }
 
+/* ---- gr_apply: bad op definitions and type rules ---------------------------------------------- */
+
+static gr_status e_bad_infer_fail(const gr_node *node, gr_type *out) { (void)node; (void)out; return GR_ERR_TYPE; }
+static gr_status e_bad_infer_ndim(const gr_node *node, gr_type *out) { (void)node; out->ndim = 12; return GR_OK; }
+static gr_status e_bad_infer_neg(const gr_node *node, gr_type *out) {
+    (void)node;
+    out->dtype = GR_F64; out->ndim = 1; out->shape[0] = -5;
+    return GR_OK;
+}
+static gr_status e_two_infer(const gr_node *node, gr_type *out) {
+    int j;
+    for (j = 0; j < 6; j++) { gr_var_type(gr_node_input(node, 0), &out[j]); out[j].dtype = j % 2 ? GR_I64 : GR_F32; }
+    return GR_OK;
+}
+
+TEST(test_apply_errors) {
+    gr_op_def op;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *ins[2], *outs[6];
+    int j;
+    ins[0] = x; ins[1] = x;
+    memset(&op, 0, sizeof op);
+    op.name = "Mine"; op.n_in = 1; op.n_out = 1;
+    CHECK_STATUS(gr_apply(NULL, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, NULL), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    outs[0] = x;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 2, ins, outs), GR_ERR_VALUE);     /* takes 1 input */
+    CHECK(outs[0] == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "Mine");
+    gr_graph_clear_error(g);
+    op.n_out = 0;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    op.n_out = 1;
+    op.infer = e_bad_infer_fail;                           /* fails without a message */
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_ERR_TYPE);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_TYPE);
+    CHECK_CONTAINS(gr_graph_message(g), "Mine");
+    gr_graph_clear_error(g);
+    op.infer = e_bad_infer_ndim;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
+    CHECK(outs[0] == NULL);
+    gr_graph_clear_error(g);
+    op.infer = e_bad_infer_neg;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    /* many outputs (more than fit the builder's stack), typed by the rule */
+    op.infer = e_two_infer; op.n_out = 6;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_OK);
+    for (j = 0; j < 6; j++) {
+        CHECK(outs[j] != NULL && gr_var_ndim(outs[j]) == 1);
+        CHECK_EQ_INT(gr_var_dtype(outs[j]), j % 2 ? GR_I64 : GR_F32);
+        CHECK(gr_node_output(gr_var_owner(outs[0]), j) == outs[j]);
+    }
+    CHECK_EQ_INT(gr_node_n_outputs(gr_var_owner(outs[0])), 6);
+    CHECK(gr_node_input(gr_var_owner(outs[0]), 0) == x);
+    CHECK(gr_node_input(gr_var_owner(outs[0]), 1) == NULL);
+    /* a marker or another graph's variable as an input */
+    {
+        gr_graph *g2 = gr_graph_new();
+        gr_var *other = gr_vector(g2, GR_F64, "other");
+        op.infer = NULL; op.n_out = 1;
+        ins[0] = gr_disconnected_like(x);
+        CHECK_STATUS(gr_apply(&op, NULL, 0, 1, ins, outs), GR_ERR_TYPE);
+        gr_graph_clear_error(g);
+        ins[0] = x; ins[1] = other;
+        op.n_in = 2;
+        CHECK_STATUS(gr_apply(&op, NULL, 0, 2, ins, outs), GR_ERR_VALUE);
+        CHECK_STATUS(gr_graph_status(g2), GR_OK);
+        CHECK_CONTAINS(gr_graph_message(g), "another graph");
+        gr_graph_clear_error(g);
+        gr_graph_free(g2);
+    }
+    gr_graph_free(g);
+}
+
 /* ---- gr_function errors ---------------------------------------------------------------------- */
 
 TEST(test_function_errors) {
@@ -1051,6 +1130,7 @@ SUITE(suite_errors) = {
     CASE(test_plan_after_failures),
     CASE(test_update_shape_checked_at_call),
     CASE(test_call_time_huge_shapes),
+    CASE(test_apply_errors),
     CASE(test_function_errors),
     CASE(test_function_without_inputs),
     CASE(test_free_null),
