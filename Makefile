@@ -18,7 +18,7 @@ PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": genera
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c $(TEST_SRC)
 
-.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs clean examples
+.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc clean examples
 
 all: gradient.h
 
@@ -119,7 +119,16 @@ test-examples: gradient.h | $(B)
 	  ./$(B)/ex-$$n > $(B)/ex-$$n.out || { echo "example $$n failed"; cat $(B)/ex-$$n.out; exit 1; }; \
 	  echo "example $$n: ok"; done
 
-test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-cblas test-examples
+# a counting allocator: no allocation in a steady-state gr_call, nothing left after freeing, and
+# every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths)
+test-alloc: gradient.h | $(B)
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-count tests/alloc_count.c -lm
+	./$(B)/alloc-count
+	$(CC) $(CSTD) -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
+	    -o $(B)/alloc-count-san tests/alloc_count.c -lm
+	ASAN_OPTIONS=detect_leaks=1 ./$(B)/alloc-count-san
+
+test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-cblas test-examples
 	@echo "make test: all passed"
 
 clean:

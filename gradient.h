@@ -715,12 +715,10 @@ static void gr__arena_free(gr__arena *a) {
     a->head = NULL; a->total = 0;
 }
 
+/* a copy of s in the arena, or NULL */
 static char *gr__arena_strdup(gr__arena *a, const char *s) {
-    size_t n;
-    char *d;
-    if (!s) return NULL;
-    n = strlen(s) + 1;
-    d = (char *)gr__arena_alloc(a, n);
+    size_t n = strlen(s) + 1;
+    char *d = (char *)gr__arena_alloc(a, n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -869,16 +867,34 @@ static const char *gr__shape_str(char *buf, size_t size, int ndim, const int64_t
     return buf;
 }
 
-/* element count of a shape; -1 on a negative entry or overflow */
+/* element count of a shape; -1 on a negative entry or overflow. A shape with a 0 has no
+   elements whatever its other entries (the answer does not depend on the order of the axes). */
 static int64_t gr__shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    int i;
+    int i, empty = 0;
     for (i = 0; i < ndim; i++) {
         if (shape[i] < 0) return -1;
-        if (shape[i] != 0 && n > INT64_MAX / shape[i]) return -1;
+        if (shape[i] == 0) empty = 1;
+    }
+    if (empty) return 0;
+    for (i = 0; i < ndim; i++) {
+        if (n > INT64_MAX / shape[i]) return -1;
         n *= shape[i];
     }
     return n;
+}
+
+/* a static shape (-1: unknown) whose known entries alone already overflow the element count */
+static int gr__static_overflows(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < ndim; i++) if (shape[i] == 0) return 0;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 0) continue;
+        if (n > INT64_MAX / shape[i]) return 1;
+        n *= shape[i];
+    }
+    return 0;
 }
 
 /* ---- arrays ---------------------------------------------------------------------------------- */
@@ -1008,6 +1024,20 @@ static void *gr__alloc(gr_graph *g, size_t n) {
     return p;
 }
 
+/* v->name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
+   of memory, leaving v unnamed */
+static int gr__set_name(gr_graph *g, gr_var *v, const char *name) {
+    char *copy = NULL;
+    if (name) {
+        size_t n = strlen(name) + 1;
+        copy = (char *)gr__alloc(g, n);
+        if (!copy) { v->name = NULL; return 0; }
+        memcpy(copy, name, n);
+    }
+    v->name = copy;
+    return 1;
+}
+
 /* keeps a GR_MALLOC'd block until the graph is freed */
 static int gr__own(gr_graph *g, void *block) {
     if (!gr__grow((void **)&g->owned, &g->cap_owned, g->n_owned, sizeof(void *))) {
@@ -1082,8 +1112,13 @@ GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *s
         if (shape[i] < -1)
             return gr__fail(g, GR_ERR_VALUE, "gr_tensor: negative size %lld at axis %d of %s%s%s", (long long)shape[i], i,
                             name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    if (shape && gr__static_overflows(ndim, shape)) {
+        char buf[200];
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensor: the element count of the shape %s of %s%s%s overflows",
+                        gr__shape_str(buf, sizeof buf, ndim, shape), name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    }
     v = gr__new_var(g, (int)dtype, ndim, shape, GR__VK_INPUT);
-    if (v && name) v->name = gr__arena_strdup(&g->arena, name);
+    if (v && !gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
@@ -1150,7 +1185,7 @@ GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
     if (!v) return NULL;
     v->ext = s;
-    if (name) v->name = gr__arena_strdup(&g->arena, name);
+    if (!gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
@@ -1200,7 +1235,7 @@ GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
 GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
 GR_API void gr_var_set_name(gr_var *v, const char *name) {
     if (!v) return;
-    v->name = name ? gr__arena_strdup(&v->graph->arena, name) : NULL;
+    gr__set_name(v->graph, v, name);
 }
 GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
 GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
@@ -1295,6 +1330,15 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
             return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+        for (i = 0; i < types[j].ndim; i++)
+            if (types[j].shape[i] < -1)
+                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", op->name, j);
+        if (gr__static_overflows(types[j].ndim, types[j].shape)) {
+            char buf[200];
+            return gr__error(g, GR_ERR_SHAPE, "%s: output %d would have the shape %s, whose element count overflows (inputs %s%s%s)",
+                             op->name, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
+                             n_in > 1 ? " and " : "", n_in > 1 ? gr__d(in[1]).s : "");
+        }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
         if (!v) return GR_ERR_NOMEM;
         v->owner = node;
@@ -2488,13 +2532,17 @@ typedef struct gr__reshape_params { int ndim; int64_t shape[GR_MAX_NDIM]; } gr__
    agree */
 static int gr__reshape_resolve(const gr__reshape_params *p, int64_t size, int64_t *out) {
     int64_t known = 1;
-    int i, free_axis = -1;
+    int i, free_axis = -1, zero = 0, over = 0;
     for (i = 0; i < p->ndim; i++) {
         out[i] = p->shape[i];
         if (p->shape[i] == -1) free_axis = i;
+        else if (p->shape[i] == 0) zero = 1;
+        else if (known > INT64_MAX / p->shape[i]) over = 1;
         else known *= p->shape[i];
     }
+    if (zero) known = 0;
     if (size < 0) return 1;
+    if (over && !zero) return 0;                     /* more elements than any array can have */
     if (free_axis >= 0) {
         if (known == 0 || size % known != 0) return 0;
         out[free_axis] = size / known;
@@ -2520,8 +2568,9 @@ GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape) {
         p.shape[i] = shape[i];
     }
     if (frees > 1) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: more than one -1 in the new shape of %s", gr__d(x).s);
-    if (gr__shape_size(ndim, p.shape) < 0 && frees == 0)
-        return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the new shape of %s overflows", gr__d(x).s);
+    if (gr__static_overflows(ndim, p.shape))         /* also keeps gr__reshape_resolve's product in range */
+        return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the element count of the new shape %s of %s overflows",
+                        gr__shape_str(buf, sizeof buf, ndim, p.shape), gr__d(x).s);
     if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, x->shape), tmp))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape: cannot reshape %s of shape %s to %s", gr__d(x).s, gr__vs(x).s,
                         gr__shape_str(buf, sizeof buf, ndim, p.shape));
@@ -4105,6 +4154,7 @@ static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, con
     if (!v) return NULL;
     v->aux = (uint8_t)code;
     v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    if (!v->ext) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
     return v;
 }
 
@@ -4926,7 +4976,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     /* one pullback with a placeholder cotangent ... */
     u = gr__new_var(g, dt, 1, flat->shape, GR__VK_INPUT);
     if (!u) return g->status;
-    u->name = gr__arena_strdup(&g->arena, "jacobian cotangent");
+    if (!gr__set_name(g, u, "jacobian cotangent")) return g->status;
     pulled = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
     batched = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
     isb = (uint8_t *)gr__calloc((size_t)n_wrt + 1, 1);
@@ -5022,7 +5072,7 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
     st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
     if (st != GR_OK) return st;
     for (j = 0; j < node->n_out; j++)
-        if (node->out[j]->name && !outs[j]->name) outs[j]->name = gr__arena_strdup(&rw->cg->arena, node->out[j]->name);
+        if (node->out[j]->name && !outs[j]->name && !gr__set_name(rw->cg, outs[j], node->out[j]->name)) return GR_ERR_NOMEM;
     return GR_OK;
 }
 
@@ -5055,6 +5105,7 @@ struct gr_fn {
     int         n_in, n_out, n_upd;
     int32_t    *in_slot, *out_slot, *upd_slot;
     gr__storage **upd_store;
+    gr_var    **upd_var;                  /* the update targets, in the private graph */
     int64_t     n_steps;
     gr_node   **steps;
     int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
@@ -5066,7 +5117,9 @@ struct gr_fn {
     int         planned;
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
-    gr__buffer *bufs;  int32_t n_bufs, cap_bufs;
+    gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
+    int32_t    *plan_refs, *plan_free;    /* the planner's scratch, made with the schedule so that */
+    size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
     gr_array   *out_copy;                 /* outputs whose memory is not the function's */
     gr__buffer *out_bufs;
     gr__buffer *stage;                    /* update values that must be copied before writing */
@@ -5100,20 +5153,21 @@ static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
         s->refs++;
         cg->stores[cg->n_stores++] = s;
     } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
-    if (c && v->name) c->name = gr__arena_strdup(&cg->arena, v->name);
+    if (c && !gr__set_name(cg, c, v->name)) return NULL;
     return c;
 }
 
 GR_API void gr_fn_free(gr_fn *f) {
     int32_t i;
     if (!f) return;
-    for (i = 0; i < f->n_bufs; i++) GR_FREE(f->bufs[i].data);
+    for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
-    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store);
+    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -5169,10 +5223,6 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
         if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
             return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
                              gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < u->value->ndim; j++)
-            if (u->value->shape[j] >= 0 && u->shared->shape[j] >= 0 && u->value->shape[j] != u->shared->shape[j])
-                return gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(u->shared).s,
-                                 gr__vs(u->shared).s, gr__vs(u->value).s);
         for (j = 0; j < i; j++)
             if (opts->updates[j].shared == u->shared)
                 return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
@@ -5199,7 +5249,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
-        if (inputs[i]->name) c->name = gr__arena_strdup(&cg->arena, inputs[i]->name);
+        if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     /* leaves the walk reaches, in a deterministic order */
@@ -5297,7 +5347,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
     f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
     f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
-    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(n_io + n_roots + f->n_in + 1));
+    /* a slot per variable the schedule touches: at most one per variable of the private graph */
+    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(cg->n_vars + 1u));
     f->in_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_in + 1));
     f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
     f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
@@ -5337,6 +5388,10 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
         if (!f->shape_cache) goto done;
     }
+    f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_free = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_caps = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_slots + 1));
+    if (!f->plan_refs || !f->plan_free || !f->plan_caps) goto done;
     st = GR_OK;
 done:
     GR_FREE(roots);
@@ -5350,7 +5405,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     gr_graph *g = NULL, *cg = NULL;
     gr_fn *f = NULL;
     gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
-    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i;
+    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i, j;
     gr_status st;
     st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
     if (st != GR_OK) return NULL;
@@ -5362,8 +5417,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     cin = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_in + 1));
     cout = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
     cupd = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
+    if (f) f->g = cg;                               /* from here on gr_fn_free(f) frees cg too */
     if (!f || !cg || !map || !roots || !cin || !cout || !cupd) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
-    f->g = cg;
     f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
     for (i = 0; i < n_out; i++) roots[i] = outputs[i];
     for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
@@ -5371,22 +5426,26 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
     for (i = 0; i < n_out; i++) cout[i] = map[outputs[i]->id];
     f->upd_store = (gr__storage **)GR_MALLOC(sizeof(gr__storage *) * (size_t)(n_upd + 1));
+    f->upd_var = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
     f->upd_staged = (uint8_t *)gr__calloc((size_t)n_upd + 1, 1);
-    if (!f->upd_store || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    if (!f->upd_store || !f->upd_var || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
     for (i = 0; i < n_upd; i++) {
         gr_var *sv = opts->updates[i].shared;
-        gr__storage *s = (gr__storage *)sv->ext;
-        int j, found = 0;
         cupd[i] = map[opts->updates[i].value->id];
         if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
-        if (!cupd[i]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-        for (j = 0; j < (int)cg->n_stores; j++) if (cg->stores[j] == s) found = 1;
-        if (!found) {                               /* the target is not read by the function */
-            if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *))) { gr__error(g, GR_ERR_NOMEM, "out of memory"); goto fail; }
-            cg->stores[cg->n_stores++] = s;
-            s->refs++;
-        }
-        f->upd_store[i] = s;
+        /* a target the function does not read gets its counterpart here (holding a reference) */
+        if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
+        if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+        f->upd_var[i] = map[sv->id];
+        f->upd_store[i] = (gr__storage *)sv->ext;
+        /* static shapes compared on the copies: they are typed against the shared values' shapes of
+           now, which gr_shared_set may have changed since the user's graph was built */
+        for (j = 0; j < cupd[i]->ndim; j++)
+            if (cupd[i]->shape[j] >= 0 && cupd[i]->shape[j] != f->upd_var[i]->shape[j]) {
+                gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(sv).s,
+                          gr__vs(f->upd_var[i]).s, gr__vs(cupd[i]).s);
+                goto fail;
+            }
     }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
@@ -5415,16 +5474,12 @@ static size_t gr__slot_bytes(const gr__slot *s) {
    schedule once: a buffer returns to the free list after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
 static gr_status gr__fn_plan(gr_fn *f) {
-    int32_t *refs = NULL, *free_list = NULL, n_free = 0, i, b;
-    size_t *caps = NULL;
+    int32_t *refs = f->plan_refs, *free_list = f->plan_free, n_free = 0, i, b;
+    size_t *caps = f->plan_caps;
     int32_t n_bufs = 0;
     int64_t k, s;
     gr_status st = GR_ERR_NOMEM;
-    int64_t max_bufs = f->n_slots + 1;
-    refs = (int32_t *)gr__calloc((size_t)max_bufs, sizeof(int32_t));
-    free_list = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)max_bufs);
-    caps = (size_t *)gr__calloc((size_t)max_bufs, sizeof(size_t));
-    if (!refs || !free_list || !caps) goto done;
+    f->planned = 0;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         sl->buf = -1;
@@ -5473,7 +5528,10 @@ static gr_status gr__fn_plan(gr_fn *f) {
                     for (m = 1; m < n_free; m++) if (caps[free_list[m]] > caps[free_list[big]]) big = m;
                     b = free_list[big]; free_list[big] = free_list[--n_free];
                     caps[b] = need;
-                } else { b = n_bufs++; caps[b] = need; }
+                } else {                                 /* a new buffer: as big as what it already has */
+                    b = n_bufs++;
+                    caps[b] = b < f->cap_bufs && f->bufs[b].cap > need ? f->bufs[b].cap : need;
+                }
                 refs[b] = 1;
             }
             out->buf = b;
@@ -5500,26 +5558,18 @@ static gr_status gr__fn_plan(gr_fn *f) {
         f->bufs = nb;
         f->cap_bufs = n_bufs;
     }
-    for (i = 0; i < f->cap_bufs; i++) {
-        if (i < n_bufs && f->bufs[i].cap >= caps[i] && f->bufs[i].data) continue;
+    for (i = 0; i < n_bufs; i++) {
+        if (f->bufs[i].data && f->bufs[i].cap >= caps[i]) continue;
         GR_FREE(f->bufs[i].data);
-        f->bufs[i].data = NULL;
-        f->bufs[i].cap = 0;
-        if (i < n_bufs) {
-            f->bufs[i].data = GR_MALLOC(caps[i] + 64);
-            if (!f->bufs[i].data) goto done;
-            f->bufs[i].cap = caps[i];
-        }
+        f->bufs[i].data = GR_MALLOC(caps[i] + 64);
+        f->bufs[i].cap = f->bufs[i].data ? caps[i] : 0;
+        if (!f->bufs[i].data) goto done;
     }
-    f->n_bufs = f->cap_bufs;
     for (s = 0; s < f->n_slots; s++)
         if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
     /* which outputs and update values live in memory the function does not own */
-    if (!f->out_copy && f->n_out) {
-        f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array));
-        f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer));
-        if (!f->out_copy || !f->out_bufs) goto done;
-    }
+    if (!f->out_copy && f->n_out && !(f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array)))) goto done;
+    if (!f->out_bufs && f->n_out && !(f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer)))) goto done;
     if (!f->stage && f->n_upd) {
         f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
         if (!f->stage) goto done;
@@ -5549,10 +5599,6 @@ static gr_status gr__fn_plan(gr_fn *f) {
     f->planned = 1;
     st = GR_OK;
 done:
-    GR_FREE(refs);
-    GR_FREE(free_list);
-    GR_FREE(caps);
-    if (st != GR_OK) f->planned = 0;
     return st;
 }
 
@@ -5580,6 +5626,9 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
     int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     int i;
     if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
+    if ((uint64_t)size > (uint64_t)(SIZE_MAX - 128) / gr__dsize(sl->arr.dtype))   /* its bytes would not fit a size_t */
+        return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the shape %s, too large for memory", gr__d(sl->var).s,
+                            gr__as(&sl->arr).s);
     sl->arr.size = size;
     for (i = 0; i < sl->arr.ndim; i++)
         if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
@@ -5599,6 +5648,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     if (!f) return GR_ERR_VALUE;
     changed = !f->planned;
     f->message[0] = 0;
+    for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
     if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
     /* bind the inputs */
@@ -5645,6 +5695,16 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
         for (j = 0; j < node->n_out; j++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
+    }
+    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        int d;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
     }
     if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     /* run */

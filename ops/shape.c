@@ -169,13 +169,17 @@ typedef struct gr__reshape_params { int ndim; int64_t shape[GR_MAX_NDIM]; } gr__
    agree */
 static int gr__reshape_resolve(const gr__reshape_params *p, int64_t size, int64_t *out) {
     int64_t known = 1;
-    int i, free_axis = -1;
+    int i, free_axis = -1, zero = 0, over = 0;
     for (i = 0; i < p->ndim; i++) {
         out[i] = p->shape[i];
         if (p->shape[i] == -1) free_axis = i;
+        else if (p->shape[i] == 0) zero = 1;
+        else if (known > INT64_MAX / p->shape[i]) over = 1;
         else known *= p->shape[i];
     }
+    if (zero) known = 0;
     if (size < 0) return 1;
+    if (over && !zero) return 0;                     /* more elements than any array can have */
     if (free_axis >= 0) {
         if (known == 0 || size % known != 0) return 0;
         out[free_axis] = size / known;
@@ -201,8 +205,9 @@ GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape) {
         p.shape[i] = shape[i];
     }
     if (frees > 1) return gr__fail(g, GR_ERR_VALUE, "gr_reshape: more than one -1 in the new shape of %s", gr__d(x).s);
-    if (gr__shape_size(ndim, p.shape) < 0 && frees == 0)
-        return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the new shape of %s overflows", gr__d(x).s);
+    if (gr__static_overflows(ndim, p.shape))         /* also keeps gr__reshape_resolve's product in range */
+        return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the element count of the new shape %s of %s overflows",
+                        gr__shape_str(buf, sizeof buf, ndim, p.shape), gr__d(x).s);
     if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, x->shape), tmp))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape: cannot reshape %s of shape %s to %s", gr__d(x).s, gr__vs(x).s,
                         gr__shape_str(buf, sizeof buf, ndim, p.shape));

@@ -28,12 +28,10 @@ static void gr__arena_free(gr__arena *a) {
     a->head = NULL; a->total = 0;
 }
 
+/* a copy of s in the arena, or NULL */
 static char *gr__arena_strdup(gr__arena *a, const char *s) {
-    size_t n;
-    char *d;
-    if (!s) return NULL;
-    n = strlen(s) + 1;
-    d = (char *)gr__arena_alloc(a, n);
+    size_t n = strlen(s) + 1;
+    char *d = (char *)gr__arena_alloc(a, n);
     if (d) memcpy(d, s, n);
     return d;
 }
@@ -182,16 +180,34 @@ static const char *gr__shape_str(char *buf, size_t size, int ndim, const int64_t
     return buf;
 }
 
-/* element count of a shape; -1 on a negative entry or overflow */
+/* element count of a shape; -1 on a negative entry or overflow. A shape with a 0 has no
+   elements whatever its other entries (the answer does not depend on the order of the axes). */
 static int64_t gr__shape_size(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    int i;
+    int i, empty = 0;
     for (i = 0; i < ndim; i++) {
         if (shape[i] < 0) return -1;
-        if (shape[i] != 0 && n > INT64_MAX / shape[i]) return -1;
+        if (shape[i] == 0) empty = 1;
+    }
+    if (empty) return 0;
+    for (i = 0; i < ndim; i++) {
+        if (n > INT64_MAX / shape[i]) return -1;
         n *= shape[i];
     }
     return n;
+}
+
+/* a static shape (-1: unknown) whose known entries alone already overflow the element count */
+static int gr__static_overflows(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    int i;
+    for (i = 0; i < ndim; i++) if (shape[i] == 0) return 0;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 0) continue;
+        if (n > INT64_MAX / shape[i]) return 1;
+        n *= shape[i];
+    }
+    return 0;
 }
 
 /* ---- arrays ---------------------------------------------------------------------------------- */

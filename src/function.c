@@ -26,6 +26,7 @@ struct gr_fn {
     int         n_in, n_out, n_upd;
     int32_t    *in_slot, *out_slot, *upd_slot;
     gr__storage **upd_store;
+    gr_var    **upd_var;                  /* the update targets, in the private graph */
     int64_t     n_steps;
     gr_node   **steps;
     int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
@@ -37,7 +38,9 @@ struct gr_fn {
     int         planned;
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
-    gr__buffer *bufs;  int32_t n_bufs, cap_bufs;
+    gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
+    int32_t    *plan_refs, *plan_free;    /* the planner's scratch, made with the schedule so that */
+    size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
     gr_array   *out_copy;                 /* outputs whose memory is not the function's */
     gr__buffer *out_bufs;
     gr__buffer *stage;                    /* update values that must be copied before writing */
@@ -71,20 +74,21 @@ static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
         s->refs++;
         cg->stores[cg->n_stores++] = s;
     } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
-    if (c && v->name) c->name = gr__arena_strdup(&cg->arena, v->name);
+    if (c && !gr__set_name(cg, c, v->name)) return NULL;
     return c;
 }
 
 GR_API void gr_fn_free(gr_fn *f) {
     int32_t i;
     if (!f) return;
-    for (i = 0; i < f->n_bufs; i++) GR_FREE(f->bufs[i].data);
+    for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
-    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store);
+    GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -140,10 +144,6 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
         if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
             return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
                              gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < u->value->ndim; j++)
-            if (u->value->shape[j] >= 0 && u->shared->shape[j] >= 0 && u->value->shape[j] != u->shared->shape[j])
-                return gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(u->shared).s,
-                                 gr__vs(u->shared).s, gr__vs(u->value).s);
         for (j = 0; j < i; j++)
             if (opts->updates[j].shared == u->shared)
                 return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
@@ -170,7 +170,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
-        if (inputs[i]->name) c->name = gr__arena_strdup(&cg->arena, inputs[i]->name);
+        if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     /* leaves the walk reaches, in a deterministic order */
@@ -268,7 +268,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
     f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
     f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
-    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(n_io + n_roots + f->n_in + 1));
+    /* a slot per variable the schedule touches: at most one per variable of the private graph */
+    f->slots = (gr__slot *)GR_MALLOC(sizeof(gr__slot) * (size_t)(cg->n_vars + 1u));
     f->in_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_in + 1));
     f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
     f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
@@ -308,6 +309,10 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
         if (!f->shape_cache) goto done;
     }
+    f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_free = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_caps = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_slots + 1));
+    if (!f->plan_refs || !f->plan_free || !f->plan_caps) goto done;
     st = GR_OK;
 done:
     GR_FREE(roots);
@@ -321,7 +326,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     gr_graph *g = NULL, *cg = NULL;
     gr_fn *f = NULL;
     gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
-    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i;
+    int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i, j;
     gr_status st;
     st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
     if (st != GR_OK) return NULL;
@@ -333,8 +338,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     cin = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_in + 1));
     cout = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
     cupd = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
+    if (f) f->g = cg;                               /* from here on gr_fn_free(f) frees cg too */
     if (!f || !cg || !map || !roots || !cin || !cout || !cupd) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
-    f->g = cg;
     f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
     for (i = 0; i < n_out; i++) roots[i] = outputs[i];
     for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
@@ -342,22 +347,26 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
     for (i = 0; i < n_out; i++) cout[i] = map[outputs[i]->id];
     f->upd_store = (gr__storage **)GR_MALLOC(sizeof(gr__storage *) * (size_t)(n_upd + 1));
+    f->upd_var = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_upd + 1));
     f->upd_staged = (uint8_t *)gr__calloc((size_t)n_upd + 1, 1);
-    if (!f->upd_store || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    if (!f->upd_store || !f->upd_var || !f->upd_staged) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
     for (i = 0; i < n_upd; i++) {
         gr_var *sv = opts->updates[i].shared;
-        gr__storage *s = (gr__storage *)sv->ext;
-        int j, found = 0;
         cupd[i] = map[opts->updates[i].value->id];
         if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
-        if (!cupd[i]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-        for (j = 0; j < (int)cg->n_stores; j++) if (cg->stores[j] == s) found = 1;
-        if (!found) {                               /* the target is not read by the function */
-            if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *))) { gr__error(g, GR_ERR_NOMEM, "out of memory"); goto fail; }
-            cg->stores[cg->n_stores++] = s;
-            s->refs++;
-        }
-        f->upd_store[i] = s;
+        /* a target the function does not read gets its counterpart here (holding a reference) */
+        if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
+        if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+        f->upd_var[i] = map[sv->id];
+        f->upd_store[i] = (gr__storage *)sv->ext;
+        /* static shapes compared on the copies: they are typed against the shared values' shapes of
+           now, which gr_shared_set may have changed since the user's graph was built */
+        for (j = 0; j < cupd[i]->ndim; j++)
+            if (cupd[i]->shape[j] >= 0 && cupd[i]->shape[j] != f->upd_var[i]->shape[j]) {
+                gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(sv).s,
+                          gr__vs(f->upd_var[i]).s, gr__vs(cupd[i]).s);
+                goto fail;
+            }
     }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
@@ -386,16 +395,12 @@ static size_t gr__slot_bytes(const gr__slot *s) {
    schedule once: a buffer returns to the free list after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
 static gr_status gr__fn_plan(gr_fn *f) {
-    int32_t *refs = NULL, *free_list = NULL, n_free = 0, i, b;
-    size_t *caps = NULL;
+    int32_t *refs = f->plan_refs, *free_list = f->plan_free, n_free = 0, i, b;
+    size_t *caps = f->plan_caps;
     int32_t n_bufs = 0;
     int64_t k, s;
     gr_status st = GR_ERR_NOMEM;
-    int64_t max_bufs = f->n_slots + 1;
-    refs = (int32_t *)gr__calloc((size_t)max_bufs, sizeof(int32_t));
-    free_list = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)max_bufs);
-    caps = (size_t *)gr__calloc((size_t)max_bufs, sizeof(size_t));
-    if (!refs || !free_list || !caps) goto done;
+    f->planned = 0;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         sl->buf = -1;
@@ -444,7 +449,10 @@ static gr_status gr__fn_plan(gr_fn *f) {
                     for (m = 1; m < n_free; m++) if (caps[free_list[m]] > caps[free_list[big]]) big = m;
                     b = free_list[big]; free_list[big] = free_list[--n_free];
                     caps[b] = need;
-                } else { b = n_bufs++; caps[b] = need; }
+                } else {                                 /* a new buffer: as big as what it already has */
+                    b = n_bufs++;
+                    caps[b] = b < f->cap_bufs && f->bufs[b].cap > need ? f->bufs[b].cap : need;
+                }
                 refs[b] = 1;
             }
             out->buf = b;
@@ -471,26 +479,18 @@ static gr_status gr__fn_plan(gr_fn *f) {
         f->bufs = nb;
         f->cap_bufs = n_bufs;
     }
-    for (i = 0; i < f->cap_bufs; i++) {
-        if (i < n_bufs && f->bufs[i].cap >= caps[i] && f->bufs[i].data) continue;
+    for (i = 0; i < n_bufs; i++) {
+        if (f->bufs[i].data && f->bufs[i].cap >= caps[i]) continue;
         GR_FREE(f->bufs[i].data);
-        f->bufs[i].data = NULL;
-        f->bufs[i].cap = 0;
-        if (i < n_bufs) {
-            f->bufs[i].data = GR_MALLOC(caps[i] + 64);
-            if (!f->bufs[i].data) goto done;
-            f->bufs[i].cap = caps[i];
-        }
+        f->bufs[i].data = GR_MALLOC(caps[i] + 64);
+        f->bufs[i].cap = f->bufs[i].data ? caps[i] : 0;
+        if (!f->bufs[i].data) goto done;
     }
-    f->n_bufs = f->cap_bufs;
     for (s = 0; s < f->n_slots; s++)
         if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
     /* which outputs and update values live in memory the function does not own */
-    if (!f->out_copy && f->n_out) {
-        f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array));
-        f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer));
-        if (!f->out_copy || !f->out_bufs) goto done;
-    }
+    if (!f->out_copy && f->n_out && !(f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array)))) goto done;
+    if (!f->out_bufs && f->n_out && !(f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer)))) goto done;
     if (!f->stage && f->n_upd) {
         f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
         if (!f->stage) goto done;
@@ -520,10 +520,6 @@ static gr_status gr__fn_plan(gr_fn *f) {
     f->planned = 1;
     st = GR_OK;
 done:
-    GR_FREE(refs);
-    GR_FREE(free_list);
-    GR_FREE(caps);
-    if (st != GR_OK) f->planned = 0;
     return st;
 }
 
@@ -551,6 +547,9 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
     int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     int i;
     if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
+    if ((uint64_t)size > (uint64_t)(SIZE_MAX - 128) / gr__dsize(sl->arr.dtype))   /* its bytes would not fit a size_t */
+        return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the shape %s, too large for memory", gr__d(sl->var).s,
+                            gr__as(&sl->arr).s);
     sl->arr.size = size;
     for (i = 0; i < sl->arr.ndim; i++)
         if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
@@ -570,6 +569,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     if (!f) return GR_ERR_VALUE;
     changed = !f->planned;
     f->message[0] = 0;
+    for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
     if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
     /* bind the inputs */
@@ -616,6 +616,16 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
         for (j = 0; j < node->n_out; j++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
+    }
+    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        int d;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
     }
     if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     /* run */

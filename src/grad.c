@@ -18,6 +18,7 @@ static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, con
     if (!v) return NULL;
     v->aux = (uint8_t)code;
     v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    if (!v->ext) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
     return v;
 }
 

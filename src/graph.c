@@ -44,6 +44,20 @@ static void *gr__alloc(gr_graph *g, size_t n) {
     return p;
 }
 
+/* v->name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
+   of memory, leaving v unnamed */
+static int gr__set_name(gr_graph *g, gr_var *v, const char *name) {
+    char *copy = NULL;
+    if (name) {
+        size_t n = strlen(name) + 1;
+        copy = (char *)gr__alloc(g, n);
+        if (!copy) { v->name = NULL; return 0; }
+        memcpy(copy, name, n);
+    }
+    v->name = copy;
+    return 1;
+}
+
 /* keeps a GR_MALLOC'd block until the graph is freed */
 static int gr__own(gr_graph *g, void *block) {
     if (!gr__grow((void **)&g->owned, &g->cap_owned, g->n_owned, sizeof(void *))) {
@@ -118,8 +132,13 @@ GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *s
         if (shape[i] < -1)
             return gr__fail(g, GR_ERR_VALUE, "gr_tensor: negative size %lld at axis %d of %s%s%s", (long long)shape[i], i,
                             name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    if (shape && gr__static_overflows(ndim, shape)) {
+        char buf[200];
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensor: the element count of the shape %s of %s%s%s overflows",
+                        gr__shape_str(buf, sizeof buf, ndim, shape), name ? "'" : "", name ? name : "an unnamed input", name ? "'" : "");
+    }
     v = gr__new_var(g, (int)dtype, ndim, shape, GR__VK_INPUT);
-    if (v && name) v->name = gr__arena_strdup(&g->arena, name);
+    if (v && !gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
@@ -186,7 +205,7 @@ GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
     if (!v) return NULL;
     v->ext = s;
-    if (name) v->name = gr__arena_strdup(&g->arena, name);
+    if (!gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
@@ -236,7 +255,7 @@ GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
 GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
 GR_API void gr_var_set_name(gr_var *v, const char *name) {
     if (!v) return;
-    v->name = name ? gr__arena_strdup(&v->graph->arena, name) : NULL;
+    gr__set_name(v->graph, v, name);
 }
 GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
 GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
@@ -331,6 +350,15 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
             return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+        for (i = 0; i < types[j].ndim; i++)
+            if (types[j].shape[i] < -1)
+                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", op->name, j);
+        if (gr__static_overflows(types[j].ndim, types[j].shape)) {
+            char buf[200];
+            return gr__error(g, GR_ERR_SHAPE, "%s: output %d would have the shape %s, whose element count overflows (inputs %s%s%s)",
+                             op->name, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
+                             n_in > 1 ? " and " : "", n_in > 1 ? gr__d(in[1]).s : "");
+        }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
         if (!v) return GR_ERR_NOMEM;
         v->owner = node;

@@ -104,7 +104,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     /* one pullback with a placeholder cotangent ... */
     u = gr__new_var(g, dt, 1, flat->shape, GR__VK_INPUT);
     if (!u) return g->status;
-    u->name = gr__arena_strdup(&g->arena, "jacobian cotangent");
+    if (!gr__set_name(g, u, "jacobian cotangent")) return g->status;
     pulled = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
     batched = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
     isb = (uint8_t *)gr__calloc((size_t)n_wrt + 1, 1);

@@ -36,6 +36,6 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
     st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
     if (st != GR_OK) return st;
     for (j = 0; j < node->n_out; j++)
-        if (node->out[j]->name && !outs[j]->name) outs[j]->name = gr__arena_strdup(&rw->cg->arena, node->out[j]->name);
+        if (node->out[j]->name && !outs[j]->name && !gr__set_name(rw->cg, outs[j], node->out[j]->name)) return GR_ERR_NOMEM;
     return GR_OK;
 }

@@ -1,0 +1,570 @@
+/* tests/alloc_count.c: the library through a counting allocator.
+
+   1. Steady state: after two warm-up calls, the 3rd..10th gr_call of every function perform no
+      allocation at all (elementwise with broadcasting, reductions, dot, softmax, shared updates).
+   2. Freeing everything brings the number of live allocations back to zero.
+   3. Out of memory: the same scenarios are run again with the N-th allocation failing, for every N
+      until a run needs no failure. Each run must end in a clean status (GR_ERR_NOMEM or success, never
+      a crash or another code), a call after a failed call must work with correct values, and
+      freeing must leave nothing allocated. */
+#include <stdlib.h>
+#include <stddef.h>
+
+typedef struct ac_state {
+    long live;                    /* blocks allocated and not freed */
+    long calls;                   /* allocation calls (malloc and realloc) */
+    long armed_calls;             /* allocation calls since the injector was armed */
+    long fail_at;                 /* the armed call that fails, -1 for none */
+    int armed, failed;
+} ac_state;
+static ac_state ac = { 0, 0, 0, -1, 0, 0 };
+
+static int ac_should_fail(void) {
+    if (!ac.armed) return 0;
+    if (ac.armed_calls++ == ac.fail_at) { ac.failed = 1; return 1; }
+    return 0;
+}
+static void *ac_malloc(size_t n) {
+    void *p;
+    ac.calls++;
+    if (ac_should_fail()) return NULL;
+    p = malloc(n);
+    if (p) ac.live++;
+    return p;
+}
+static void *ac_realloc(void *old, size_t n) {
+    void *p;
+    ac.calls++;
+    if (ac_should_fail()) return NULL;
+    p = realloc(old, n);
+    if (p && !old) ac.live++;
+    return p;
+}
+static void ac_free(void *p) {
+    if (!p) return;
+    ac.live--;
+    free(p);
+}
+
+#define GR_MALLOC(n) ac_malloc(n)
+#define GR_REALLOC(p, n) ac_realloc(p, n)
+#define GR_FREE(p) ac_free(p)
+#define GRADIENT_IMPLEMENTATION
+#include "../gradient.h"
+#include "harness.h"
+#include <stdarg.h>
+
+gt_state gt;
+
+void gt_fail(const char *file, int line, const char *fmt, ...) {
+    va_list ap;
+    gt.checks_failed++;
+    fprintf(stderr, "FAIL %s (%s:%d): ", gt.test ? gt.test : "?", file, line);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+}
+
+void gt_run(const gt_case *cases) {
+    int i;
+    for (i = 0; cases[i].name; i++) {
+        int before = gt.checks_failed;
+        gt.test = cases[i].name;
+        cases[i].fn();
+        if (gt.checks_failed == before) gt.passed++;
+        else gt.failed++;
+    }
+}
+
+/* ---- scenarios ------------------------------------------------------------------------------------
+   Each builds a graph and a function, calls it 10 times checking every successful call's values
+   against plain C, and frees everything. In MEASURE mode every step must succeed and calls 3..10
+   must not allocate; in INJECT mode the injector is armed around the library's work and failures
+   must be clean. Input arrays are made before arming (they are the caller's). */
+
+enum { MEASURE, INJECT };
+#define AC_CALLS 10
+
+typedef struct ac_run { int mode, calls_ok, calls_failed; } ac_run;
+
+static void ac_arm(int mode) { if (mode == INJECT) { ac.armed = 1; ac.armed_calls = 0; } }
+static void ac_disarm(void) { ac.armed = 0; }
+
+/* after building: f must exist when measuring; a failed build is an out-of-memory error */
+static void ac_built(const ac_run *r, gr_graph *g, gr_fn *f) {
+    if (r->mode == MEASURE) {
+        CHECK(f != NULL);
+        if (!f && g) fprintf(stderr, "  %s\n", gr_graph_message(g));
+    } else if (!f) {
+        CHECK(ac.failed);
+        if (g) {
+            CHECK_STATUS(gr_graph_status(g), GR_ERR_NOMEM);
+            CHECK(strlen(gr_graph_message(g)) > 0);
+        }
+    }
+}
+
+/* one call: zero allocations from the 3rd call on when measuring; in INJECT mode out of memory is
+   the only acceptable failure, and at most one call may fail (only one allocation fails) */
+static int ac_call(ac_run *r, gr_fn *f, int k, const gr_array *const *in, const gr_array **out) {
+    long before = ac.calls;
+    gr_status st = gr_call(f, in, out);
+    if (r->mode == MEASURE) {
+        CHECK_STATUS(st, GR_OK);
+        if (k >= 2) CHECK_MSG(ac.calls == before, "call %d allocated %ld times", k + 1, ac.calls - before);
+    } else if (st != GR_OK) {
+        CHECK_STATUS(st, GR_ERR_NOMEM);
+        CHECK(strlen(gr_fn_message(f)) > 0);
+        r->calls_failed++;
+        CHECK(r->calls_failed == 1);
+    }
+    if (st == GR_OK) {
+        r->calls_ok++;
+        CHECK(strcmp(gr_fn_message(f), "") == 0);
+    }
+    return st == GR_OK;
+}
+
+static gr_array *ac_fill(gr_dtype dt, int ndim, const int64_t *shape, double scale, double shift) {
+    gr_array *a = gr_array_new(dt, ndim, shape);
+    int64_t i;
+    for (i = 0; a && i < a->size; i++) gr_array_set(a, i, scale * sin(1.0 + 0.7 * (double)i) + shift);
+    return a;
+}
+
+/* A: elementwise with broadcasting; y = tanh(2x + b) * exp(-b), and sum(y) */
+static void scen_elemwise(ac_run *r) {
+    int64_t s34[2] = { 3, 4 }, s4 = 4;
+    gr_array *xa = ac_fill(GR_F64, 2, s34, 1.0, 0.0), *ba = ac_fill(GR_F64, 1, &s4, 0.5, 0.1);
+    gr_graph *g;
+    gr_var *x, *b, *ins[2], *outs[2], *y;
+    gr_fn *f;
+    int k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_matrix(g, GR_F64, "x");
+    b = gr_vector(g, GR_F64, "b");
+    ins[0] = x; ins[1] = b;
+    y = gr_mul(gr_tanh(gr_add(gr_mul(x, gr_const(g, 2.0)), b)), gr_exp(gr_neg(b)));
+    outs[0] = y; outs[1] = gr_sum(y);
+    f = gr_function(2, ins, 2, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[2], *out[2];
+        in[0] = xa; in[1] = ba;
+        if (ac_call(r, f, k, in, out)) {
+            double s = 0;
+            int i, j;
+            for (i = 0; i < 3; i++)
+                for (j = 0; j < 4; j++) {
+                    double xv = gr_array_get(xa, i * 4 + j), bv = gr_array_get(ba, j), w = tanh(2 * xv + bv) * exp(-bv);
+                    s += w;
+                    CHECK_NEAR(gr_array_get(out[0], i * 4 + j), w, 1e-15);
+                }
+            CHECK_NEAR(gr_array_get(out[1], 0), s, 1e-14);
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(ba);
+}
+
+/* B: reductions: sum over axis 0, mean over axis 1 keeping it, max over axis 1, the product, and
+   an integer sum */
+static void scen_reduce(ac_run *r) {
+    int64_t s34[2] = { 3, 4 }, s5 = 5;
+    gr_array *xa = ac_fill(GR_F64, 2, s34, 1.0, 1.2), *ia = ac_fill(GR_I64, 1, &s5, 10.0, 0.0);
+    gr_graph *g;
+    gr_var *x, *iv, *ins[2], *outs[5];
+    gr_fn *f;
+    int ax1 = 1, k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_matrix(g, GR_F64, "x");
+    iv = gr_vector(g, GR_I64, "i");
+    ins[0] = x; ins[1] = iv;
+    outs[0] = gr_sum_axis(x, 0);
+    outs[1] = gr_mean_axes(x, 1, &ax1, 1);
+    outs[2] = gr_max_axis(x, -1);
+    outs[3] = gr_prod(x);
+    outs[4] = gr_sum(gr_mul(iv, iv));
+    f = gr_function(2, ins, 5, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[2], *out[5];
+        in[0] = xa; in[1] = ia;
+        if (ac_call(r, f, k, in, out)) {
+            double p = 1;
+            int64_t isum = 0;
+            int i, j;
+            for (j = 0; j < 4; j++) {
+                double s = 0;
+                for (i = 0; i < 3; i++) s += gr_array_get(xa, i * 4 + j);
+                CHECK_NEAR(gr_array_get(out[0], j), s, 1e-15);
+            }
+            for (i = 0; i < 3; i++) {
+                double s = 0, m = -INFINITY;
+                for (j = 0; j < 4; j++) {
+                    double v = gr_array_get(xa, i * 4 + j);
+                    s += v; p *= v;
+                    if (v > m) m = v;
+                }
+                CHECK_NEAR(gr_array_get(out[1], i), s / 4, 1e-15);
+                CHECK_NEAR(gr_array_get(out[2], i), m, 0);
+            }
+            CHECK(out[1]->ndim == 2 && out[1]->shape[1] == 1);
+            CHECK_NEAR(gr_array_get(out[3], 0), p, 1e-14);
+            for (i = 0; i < 5; i++) isum += (int64_t)gr_array_get(ia, i) * (int64_t)gr_array_get(ia, i);
+            CHECK(out[4]->dtype == GR_I64);
+            CHECK_EQ_INT(((const int64_t *)out[4]->data)[0], isum);
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(ia);
+}
+
+/* C: dot: matrix.matrix, matrix.vector, vector.vector, a transposed operand */
+static void scen_dot(ac_run *r) {
+    int64_t s34[2] = { 3, 4 }, s42[2] = { 4, 2 }, s4 = 4;
+    gr_array *aa = ac_fill(GR_F64, 2, s34, 1.0, 0.0), *ba = ac_fill(GR_F64, 2, s42, 2.0, -0.5), *va = ac_fill(GR_F64, 1, &s4, 1.0, 0.3);
+    gr_graph *g;
+    gr_var *a, *b, *v, *ins[3], *outs[4];
+    gr_fn *f;
+    int k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    a = gr_matrix(g, GR_F64, "A");
+    b = gr_matrix(g, GR_F64, "B");
+    v = gr_vector(g, GR_F64, "v");
+    ins[0] = a; ins[1] = b; ins[2] = v;
+    outs[0] = gr_dot(a, b);                              /* (3,2) */
+    outs[1] = gr_dot(a, v);                              /* (3) */
+    outs[2] = gr_dot(v, v);                              /* () */
+    outs[3] = gr_dot(gr_transpose(b), gr_transpose(a));  /* (2,3) */
+    f = gr_function(3, ins, 4, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[3], *out[4];
+        in[0] = aa; in[1] = ba; in[2] = va;
+        if (ac_call(r, f, k, in, out)) {
+            int i, j, q;
+            double vv = 0;
+            for (i = 0; i < 3; i++) {
+                double av = 0;
+                for (j = 0; j < 2; j++) {
+                    double s = 0;
+                    for (q = 0; q < 4; q++) s += gr_array_get(aa, i * 4 + q) * gr_array_get(ba, q * 2 + j);
+                    CHECK_NEAR(gr_array_get(out[0], i * 2 + j), s, 1e-14);
+                    CHECK_NEAR(gr_array_get(out[3], j * 3 + i), s, 1e-14);
+                }
+                for (q = 0; q < 4; q++) av += gr_array_get(aa, i * 4 + q) * gr_array_get(va, q);
+                CHECK_NEAR(gr_array_get(out[1], i), av, 1e-14);
+            }
+            for (q = 0; q < 4; q++) vv += gr_array_get(va, q) * gr_array_get(va, q);
+            CHECK_NEAR(gr_array_get(out[2], 0), vv, 1e-14);
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(aa); gr_array_free(ba); gr_array_free(va);
+}
+
+/* D: softmax over rows and log_softmax over columns, in float32 and float64 */
+static void scen_softmax(ac_run *r) {
+    int64_t s34[2] = { 3, 4 };
+    gr_array *xa = ac_fill(GR_F64, 2, s34, 3.0, 0.0), *xf = ac_fill(GR_F32, 2, s34, 3.0, 0.0);
+    gr_graph *g;
+    gr_var *x, *x32, *ins[2], *outs[3];
+    gr_fn *f;
+    int k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_matrix(g, GR_F64, "x");
+    x32 = gr_matrix(g, GR_F32, "x32");
+    ins[0] = x; ins[1] = x32;
+    outs[0] = gr_softmax(x, 1);
+    outs[1] = gr_log_softmax(x, 0);
+    outs[2] = gr_softmax(x32, -1);
+    f = gr_function(2, ins, 3, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[2], *out[3];
+        in[0] = xa; in[1] = xf;
+        if (ac_call(r, f, k, in, out)) {
+            int i, j;
+            for (i = 0; i < 3; i++) {
+                double z = 0;
+                for (j = 0; j < 4; j++) z += exp(gr_array_get(xa, i * 4 + j));
+                for (j = 0; j < 4; j++) {
+                    CHECK_NEAR(gr_array_get(out[0], i * 4 + j), exp(gr_array_get(xa, i * 4 + j)) / z, 1e-15);
+                    CHECK_NEAR(gr_array_get(out[2], i * 4 + j), exp(gr_array_get(xa, i * 4 + j)) / z, 1e-6);
+                }
+            }
+            CHECK(out[2]->dtype == GR_F32);
+            for (j = 0; j < 4; j++) {
+                double z = 0;
+                for (i = 0; i < 3; i++) z += exp(gr_array_get(xa, i * 4 + j));
+                for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(out[1], i * 4 + j), gr_array_get(xa, i * 4 + j) - log(z), 1e-14);
+            }
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(xf);
+}
+
+/* E: shared updates: h = W x, cost = sum(h^2); W := W - 0.01 outer(h, x); c := c + x; p and q
+   swap; the outputs include the shared W itself (its value before the update) */
+static void scen_updates(ac_run *r) {
+    int64_t s23[2] = { 2, 3 }, s3 = 3, s2 = 2;
+    gr_array *w0 = ac_fill(GR_F64, 2, s23, 1.0, 0.0), *c0 = ac_fill(GR_F64, 1, &s3, 1.0, 0.5);
+    gr_array *p0 = ac_fill(GR_F64, 1, &s2, 1.0, 0.0), *q0 = ac_fill(GR_F64, 1, &s2, 1.0, 5.0);
+    gr_array *xa = ac_fill(GR_F64, 1, &s3, 0.8, 0.2);
+    double W[6], C[3], P[2], Q[2];
+    gr_graph *g;
+    gr_var *w, *c, *p, *q, *x, *h, *outs[2];
+    gr_update u[4];
+    gr_fn_opts o;
+    gr_fn *f;
+    int i, j, k;
+    for (i = 0; i < 6; i++) W[i] = gr_array_get(w0, i);
+    for (i = 0; i < 3; i++) C[i] = gr_array_get(c0, i);
+    for (i = 0; i < 2; i++) { P[i] = gr_array_get(p0, i); Q[i] = gr_array_get(q0, i); }
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    w = gr_shared(g, w0, "W");
+    c = gr_shared(g, c0, "c");
+    p = gr_shared(g, p0, "p");
+    q = gr_shared(g, q0, "q");
+    x = gr_vector(g, GR_F64, "x");
+    h = gr_dot(w, x);
+    outs[0] = gr_sum(gr_sqr(h));
+    outs[1] = w;
+    u[0].shared = w; u[0].value = gr_sub(w, gr_mul(gr_const(g, 0.01), gr_outer(h, x)));
+    u[1].shared = c; u[1].value = gr_add(c, x);
+    u[2].shared = p; u[2].value = q;
+    u[3].shared = q; u[3].value = p;
+    memset(&o, 0, sizeof o);
+    o.updates = u; o.n_updates = 4;
+    f = gr_function(1, &x, 2, outs, &o);
+    ac_built(r, g, f);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[1], *out[2];
+        in[0] = xa;
+        if (ac_call(r, f, k, in, out)) {
+            double hv[2], cost = 0;
+            for (i = 0; i < 2; i++) {
+                hv[i] = 0;
+                for (j = 0; j < 3; j++) hv[i] += W[i * 3 + j] * gr_array_get(xa, j);
+                cost += hv[i] * hv[i];
+            }
+            CHECK_NEAR(gr_array_get(out[0], 0), cost, 1e-14);
+            for (i = 0; i < 6; i++) CHECK_NEAR(gr_array_get(out[1], i), W[i], 1e-15);
+            for (i = 0; i < 2; i++)
+                for (j = 0; j < 3; j++) W[i * 3 + j] -= 0.01 * hv[i] * gr_array_get(xa, j);
+            for (j = 0; j < 3; j++) C[j] += gr_array_get(xa, j);
+            for (i = 0; i < 2; i++) { double t = P[i]; P[i] = Q[i]; Q[i] = t; }
+        }
+    }
+    ac_disarm();
+    if (f) {                                             /* the stored values followed every good call */
+        for (i = 0; i < 6; i++) CHECK_NEAR(gr_array_get(gr_shared_get(w), i), W[i], 1e-15);
+        for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(gr_shared_get(c), i), C[i], 1e-15);
+        for (i = 0; i < 2; i++) {
+            CHECK_NEAR(gr_array_get(gr_shared_get(p), i), P[i], 0);
+            CHECK_NEAR(gr_array_get(gr_shared_get(q), i), Q[i], 0);
+        }
+        if (r->mode == MEASURE) CHECK_EQ_INT(r->calls_ok, AC_CALLS);
+    }
+    gr_graph_free(g);
+    gr_fn_free(f);
+    gr_array_free(w0); gr_array_free(c0); gr_array_free(p0); gr_array_free(q0); gr_array_free(xa);
+}
+
+/* F: outputs that are inputs, constants and views of inputs; shapes that change between calls
+   (each change may allocate; repeating a shape already seen must not grow anything past it) */
+static void scen_identity_and_shapes(ac_run *r) {
+    int64_t n8 = 8, n3 = 3;
+    gr_array *big = ac_fill(GR_F64, 1, &n8, 1.0, 0.0), *small = ac_fill(GR_F64, 1, &n3, 1.0, 2.0);
+    gr_graph *g;
+    gr_var *x, *outs[4];
+    gr_fn *f;
+    int64_t m1[2] = { 1, -1 };
+    int k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_vector(g, GR_F64, "x");
+    outs[0] = x;
+    outs[1] = gr_reshape(x, 2, m1);
+    outs[2] = gr_const(g, 4.0);
+    outs[3] = gr_exp(x);
+    f = gr_function(1, &x, 4, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS + 4; k++) {
+        const gr_array *in[1], *out[4];
+        const gr_array *a = (k < 2 || k >= AC_CALLS) ? (k % 2 ? small : big) : big;
+        long before = ac.calls;
+        gr_status st;
+        in[0] = a;
+        st = gr_call(f, in, out);
+        if (r->mode == MEASURE) {
+            CHECK_STATUS(st, GR_OK);
+            /* calls 3..10 repeat the big shape: nothing to allocate */
+            if (k >= 2 && k < AC_CALLS) CHECK_MSG(ac.calls == before, "call %d allocated %ld times", k + 1, ac.calls - before);
+        } else if (st != GR_OK) {
+            CHECK_STATUS(st, GR_ERR_NOMEM);
+            r->calls_failed++;
+            CHECK(r->calls_failed == 1);
+        }
+        if (st == GR_OK) {
+            int64_t i;
+            r->calls_ok++;
+            CHECK(out[0]->size == a->size && out[1]->ndim == 2 && out[1]->shape[1] == a->size);
+            for (i = 0; i < a->size; i++) {
+                CHECK_NEAR(gr_array_get(out[0], i), gr_array_get(a, i), 0);
+                CHECK_NEAR(gr_array_get(out[1], i), gr_array_get(a, i), 0);
+                CHECK_NEAR(gr_array_get(out[3], i), exp(gr_array_get(a, i)), 1e-15);
+            }
+            CHECK_NEAR(gr_array_get(out[2], 0), 4.0, 0);
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(big); gr_array_free(small);
+}
+
+/* G: a chain long enough to grow the graph's tables and arena, names, a shared value changing size
+   (gr_shared_set may fail: then nothing changes), and printing */
+static void scen_chain_and_set(ac_run *r) {
+    enum { LINKS = 300 };
+    int64_t n3 = 3, n5 = 5;
+    gr_array *xa = ac_fill(GR_F64, 1, &n3, 1.0, 0.0), *w3 = ac_fill(GR_F64, 1, &n3, 0.01, 0.0), *w5 = ac_fill(GR_F64, 1, &n5, 1.0, 0.0);
+    gr_array *ca = gr_array_scalar(GR_F64, 0.999);
+    gr_graph *g;
+    gr_var *x, *w, *c, *y;
+    gr_fn *f;
+    gr_status set;
+    FILE *fp = tmpfile();
+    int i, k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_vector(g, GR_F64, "x");
+    w = gr_shared(g, w3, "w");
+    c = gr_constant(g, ca);
+    y = x;
+    for (k = 0; k < LINKS; k++) y = gr_add(gr_mul(y, c), w);
+    gr_var_set_name(y, "the_end_of_a_rather_long_chain");
+    f = gr_function(1, &x, 1, &y, NULL);
+    ac_built(r, g, f);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[1], *out[1];
+        in[0] = xa;
+        if (ac_call(r, f, k, in, out)) {
+            for (i = 0; i < 3; i++) {
+                double v = gr_array_get(xa, i);
+                int q;
+                for (q = 0; q < LINKS; q++) v = v * 0.999 + gr_array_get(w3, i);
+                CHECK_NEAR(gr_array_get(out[0], i), v, 1e-12);
+            }
+        }
+    }
+    set = gr_shared_set(w, w5);                          /* a new size: a new block */
+    if (w) {
+        const gr_array *now = gr_shared_get(w);
+        if (r->mode == MEASURE) CHECK_STATUS(set, GR_OK);
+        if (set == GR_OK) CHECK(now->shape[0] == 5 && gr_array_get(now, 4) == gr_array_get(w5, 4));
+        else {
+            CHECK_STATUS(set, GR_ERR_NOMEM);
+            CHECK(now->shape[0] == 3 && gr_array_get(now, 2) == gr_array_get(w3, 2));
+        }
+        if (f) {
+            const gr_array *in[1], *out[1];
+            gr_status st;
+            in[0] = xa;
+            st = gr_call(f, in, out);
+            if (set == GR_OK) CHECK_STATUS(st, GR_ERR_SHAPE);
+            else CHECK(st == GR_OK || st == GR_ERR_NOMEM);
+        }
+    }
+    if (fp) {
+        char buf[256];
+        size_t n;
+        gr_print(fp, y);
+        rewind(fp);
+        n = fread(buf, 1, sizeof buf - 1, fp);
+        buf[n] = 0;
+        if (r->mode == MEASURE) CHECK(strstr(buf, "mul") != NULL);
+        fclose(fp);
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(xa); gr_array_free(w3); gr_array_free(w5); gr_array_free(ca);
+}
+
+typedef void (*ac_scenario)(ac_run *r);
+static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
+                                            scen_identity_and_shapes, scen_chain_and_set };
+static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set" };
+#define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
+
+TEST(test_steady_state_allocates_nothing) {
+    int s;
+    for (s = 0; s < AC_N_SCENARIOS; s++) {
+        ac_run r;
+        long live = ac.live;
+        memset(&r, 0, sizeof r);
+        r.mode = MEASURE;
+        ac_scenarios[s](&r);
+        CHECK_MSG(r.calls_ok >= AC_CALLS, "%s: %d good calls", ac_names[s], r.calls_ok);
+        CHECK_MSG(ac.live == live, "%s: %ld blocks left allocated", ac_names[s], ac.live - live);
+    }
+}
+
+TEST(test_out_of_memory_everywhere) {
+    int s;
+    for (s = 0; s < AC_N_SCENARIOS; s++) {
+        long n, failures = 0;
+        for (n = 0; n < 100000; n++) {
+            ac_run r;
+            long live = ac.live, checks = gt.checks_failed;
+            memset(&r, 0, sizeof r);
+            r.mode = INJECT;
+            ac.fail_at = n;
+            ac.failed = 0;
+            ac_scenarios[s](&r);
+            CHECK_MSG(ac.live == live, "%s, allocation %ld failing: %ld blocks leaked", ac_names[s], n, ac.live - live);
+            if (gt.checks_failed != checks) {
+                fprintf(stderr, "  (%s with allocation %ld failing)\n", ac_names[s], n);
+                if (++failures > 5) break;
+            }
+            if (!ac.failed) {                             /* every allocation has had its turn */
+                CHECK_MSG(r.calls_ok >= AC_CALLS, "%s: %d good calls without a failure", ac_names[s], r.calls_ok);
+                break;
+            }
+        }
+        CHECK_MSG(n > 10 && n < 100000, "%s: %ld allocations", ac_names[s], n);
+    }
+    ac.fail_at = -1;
+}
+
+static const gt_case suite_alloc[] = {
+    CASE(test_steady_state_allocates_nothing),
+    CASE(test_out_of_memory_everywhere),
+    END_SUITE
+};
+
+int main(void) {
+    gt_run(suite_alloc);
+    CHECK_MSG(ac.live == 0, "%ld blocks still allocated at exit", ac.live);
+    if (ac.live != 0 && gt.failed == 0) gt.failed = 1;
+    printf("%d passed, %d failed\n", gt.passed, gt.failed);
+    return gt.failed ? 1 : 0;
+}

@@ -1,0 +1,593 @@
+/* tests/t_runtime.c: compiled functions at run time: shared variables and updates, functions that
+   outlive their graph, outputs that are inputs or constants, a million-node chain, printing. */
+#include "harness.h"
+#include <stdint.h>
+
+static gr_array *r_vec(int64_t n, const double *xs) { return gr_array_from(GR_F64, 1, &n, xs); }
+
+static void r_check_vec(const gr_array *a, int64_t n, const double *want, double tol) {
+    int64_t i;
+    CHECK(a != NULL);
+    if (!a) return;
+    CHECK(a->ndim == 1 && a->shape[0] == n && a->size == n);
+    for (i = 0; i < n && i < a->size; i++) CHECK_NEAR(gr_array_get(a, i), want[i], tol);
+}
+
+/* ---- shared variables and updates ------------------------------------------------------------- */
+
+TEST(test_updates_applied_each_call) {
+    gr_graph *g = gr_graph_new();
+    double w0[3] = { 1, 2, 3 }, x0[3] = { 1, -1, 0.5 };
+    gr_array *wa = r_vec(3, w0), *xa = r_vec(3, x0);
+    gr_var *w = gr_shared(g, wa, "W"), *x = gr_vector(g, GR_F64, "x");
+    gr_var *y = gr_sum(gr_mul(w, x));
+    gr_update u;
+    gr_fn_opts o;
+    gr_fn *f;
+    const gr_array *in[1], *out[1];
+    double wv[3];
+    int call, i;
+    memset(&o, 0, sizeof o);
+    u.shared = w; u.value = gr_add(w, x);               /* W := W + x after each call */
+    o.updates = &u; o.n_updates = 1;
+    f = gr_function(1, &x, 1, &y, &o);
+    CHECK(f != NULL);
+    in[0] = xa;
+    memcpy(wv, w0, sizeof wv);
+    for (call = 0; call < 5; call++) {
+        double want = 0;
+        for (i = 0; i < 3; i++) want += wv[i] * x0[i];  /* the output uses W before the update */
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), want, 1e-15);
+        for (i = 0; i < 3; i++) wv[i] += x0[i];
+        r_check_vec(gr_shared_get(w), 3, wv, 0);        /* gr_shared_get sees the update */
+    }
+    /* gr_shared_set is seen by the next call */
+    CHECK_STATUS(gr_shared_set(w, wa), GR_OK);
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK_NEAR(gr_array_get(out[0], 0), 1 - 2 + 1.5, 1e-15);
+    CHECK_NEAR(gr_array_get(gr_shared_get(w), 0), 2, 0);
+    gr_array_free(wa); gr_array_free(xa);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* one value read and written by two functions, and by the graph */
+TEST(test_shared_between_functions) {
+    gr_graph *g = gr_graph_new();
+    gr_array *c0 = gr_array_scalar(GR_I64, 0), *c100 = gr_array_scalar(GR_I64, 100);
+    gr_var *c = gr_shared(g, c0, "count");
+    gr_var *tenfold = gr_mul(c, gr_const(g, 10));
+    gr_update u;
+    gr_fn_opts o;
+    gr_fn *inc, *read;
+    const gr_array *out[1];
+    int i;
+    memset(&o, 0, sizeof o);
+    u.shared = c; u.value = gr_add(c, gr_const(g, 1));
+    o.updates = &u; o.n_updates = 1;
+    inc = gr_function(0, NULL, 0, NULL, &o);            /* updates only, no outputs */
+    read = gr_function(0, NULL, 1, &tenfold, NULL);
+    CHECK(inc != NULL && read != NULL);
+    CHECK_EQ_INT(gr_var_dtype(tenfold), GR_I64);
+    for (i = 0; i < 3; i++) CHECK_STATUS(gr_call(inc, NULL, NULL), GR_OK);
+    CHECK_STATUS(gr_call(read, NULL, out), GR_OK);
+    CHECK(out[0]->dtype == GR_I64);
+    CHECK_EQ_INT(((const int64_t *)out[0]->data)[0], 30);
+    CHECK_EQ_INT(((const int64_t *)gr_shared_get(c)->data)[0], 3);
+    CHECK_STATUS(gr_shared_set(c, c100), GR_OK);
+    /* the storage outlives the graph: both functions keep using it */
+    gr_graph_free(g);
+    CHECK_STATUS(gr_call(inc, NULL, NULL), GR_OK);
+    CHECK_STATUS(gr_call(read, NULL, out), GR_OK);
+    CHECK_EQ_INT(((const int64_t *)out[0]->data)[0], 1010);
+    gr_fn_free(inc);
+    CHECK_STATUS(gr_call(read, NULL, out), GR_OK);
+    CHECK_EQ_INT(((const int64_t *)out[0]->data)[0], 1010);
+    gr_fn_free(read);
+    gr_array_free(c0); gr_array_free(c100);
+}
+
+/* an output that is a shared variable (or computed from it) shows its value before the updates */
+TEST(test_shared_output_before_update) {
+    gr_graph *g = gr_graph_new();
+    double w0[4] = { 1, 2, 3, 4 }, w1[4], w2[4];
+    int64_t s22[2] = { 2, 2 }, m1 = -1;
+    gr_array *wa = gr_array_from(GR_F64, 2, s22, w0);
+    gr_var *w = gr_shared(g, wa, "W");
+    gr_var *outs[4];
+    gr_update u;
+    gr_fn_opts o;
+    gr_fn *f;
+    const gr_array *out[4];
+    int i;
+    memset(&o, 0, sizeof o);
+    outs[0] = w;                                        /* the variable itself */
+    outs[1] = gr_reshape(w, 1, &m1);                    /* a view of it */
+    outs[2] = gr_mul(w, gr_const(g, 1.0));              /* computed from it */
+    outs[3] = gr_transpose(w);
+    u.shared = w; u.value = gr_mul(w, gr_const(g, 2.0));
+    o.updates = &u; o.n_updates = 1;
+    f = gr_function(0, NULL, 4, outs, &o);
+    CHECK(f != NULL);
+    CHECK_STATUS(gr_call(f, NULL, out), GR_OK);
+    for (i = 0; i < 4; i++) {
+        CHECK_NEAR(gr_array_get(out[0], i), w0[i], 0);
+        CHECK_NEAR(gr_array_get(out[1], i), w0[i], 0);
+        CHECK_NEAR(gr_array_get(out[2], i), w0[i], 0);
+        w1[i] = 2 * w0[i];
+        w2[i] = 4 * w0[i];
+    }
+    CHECK(out[0] != gr_shared_get(w));                  /* a copy owned by the function */
+    CHECK(out[0]->ndim == 2 && out[1]->ndim == 1 && out[1]->shape[0] == 4);
+    CHECK_NEAR(gr_array_get(out[3], 1), w0[2], 0);
+    CHECK_NEAR(gr_array_get(gr_shared_get(w), 3), w1[3], 0);
+    CHECK_STATUS(gr_call(f, NULL, out), GR_OK);
+    for (i = 0; i < 4; i++) {
+        CHECK_NEAR(gr_array_get(out[0], i), w1[i], 0);
+        CHECK_NEAR(gr_array_get(out[1], i), w1[i], 0);
+        CHECK_NEAR(gr_array_get(gr_shared_get(w), i), w2[i], 0);
+    }
+    gr_array_free(wa);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a := b, b := a swaps (every update reads the values from before the call) */
+TEST(test_swap_updates) {
+    gr_graph *g = gr_graph_new();
+    double a0[2] = { 1, 2 }, b0[2] = { 3, 4 }, c0[2] = { 5, 6 };
+    gr_array *aa = r_vec(2, a0), *ba = r_vec(2, b0), *ca = r_vec(2, c0);
+    gr_var *a = gr_shared(g, aa, "a"), *b = gr_shared(g, ba, "b"), *c = gr_shared(g, ca, "c");
+    gr_var *s;
+    gr_update u[3];
+    gr_fn_opts o;
+    gr_fn *swap, *rot, *mixed;
+    const gr_array *out[1];
+    memset(&o, 0, sizeof o);
+    u[0].shared = a; u[0].value = b;
+    u[1].shared = b; u[1].value = a;
+    o.updates = u; o.n_updates = 2;
+    swap = gr_function(0, NULL, 0, NULL, &o);
+    CHECK(swap != NULL);
+    CHECK_STATUS(gr_call(swap, NULL, NULL), GR_OK);
+    r_check_vec(gr_shared_get(a), 2, b0, 0);
+    r_check_vec(gr_shared_get(b), 2, a0, 0);
+    CHECK_STATUS(gr_call(swap, NULL, NULL), GR_OK);
+    r_check_vec(gr_shared_get(a), 2, a0, 0);
+    r_check_vec(gr_shared_get(b), 2, b0, 0);
+    /* a rotation of three, one value computed: a := b, b := c * 1, c := a */
+    u[0].shared = a; u[0].value = b;
+    u[1].shared = b; u[1].value = gr_mul(c, gr_const(g, 1.0));
+    u[2].shared = c; u[2].value = a;
+    o.n_updates = 3;
+    rot = gr_function(0, NULL, 0, NULL, &o);
+    CHECK(rot != NULL);
+    CHECK_STATUS(gr_call(rot, NULL, NULL), GR_OK);
+    r_check_vec(gr_shared_get(a), 2, b0, 0);
+    r_check_vec(gr_shared_get(b), 2, c0, 0);
+    r_check_vec(gr_shared_get(c), 2, a0, 0);
+    CHECK_STATUS(gr_call(rot, NULL, NULL), GR_OK);
+    CHECK_STATUS(gr_call(rot, NULL, NULL), GR_OK);
+    r_check_vec(gr_shared_get(a), 2, a0, 0);
+    r_check_vec(gr_shared_get(b), 2, b0, 0);
+    r_check_vec(gr_shared_get(c), 2, c0, 0);
+    /* an output and updates together: s = sum(a) before, a := a + b, b := a */
+    s = gr_sum(a);
+    u[0].shared = a; u[0].value = gr_add(a, b);
+    u[1].shared = b; u[1].value = a;
+    o.n_updates = 2;
+    mixed = gr_function(0, NULL, 1, &s, &o);
+    CHECK(mixed != NULL);
+    CHECK_STATUS(gr_call(mixed, NULL, out), GR_OK);          /* a = 4,6  b = 1,2 */
+    CHECK_NEAR(gr_array_get(out[0], 0), 3, 0);
+    CHECK_STATUS(gr_call(mixed, NULL, out), GR_OK);          /* a = 5,8  b = 4,6 */
+    CHECK_NEAR(gr_array_get(out[0], 0), 10, 0);
+    {
+        double wa_[2] = { 5, 8 }, wb_[2] = { 4, 6 };
+        r_check_vec(gr_shared_get(a), 2, wa_, 0);
+        r_check_vec(gr_shared_get(b), 2, wb_, 0);
+    }
+    gr_array_free(aa); gr_array_free(ba); gr_array_free(ca);
+    gr_fn_free(swap); gr_fn_free(rot); gr_fn_free(mixed);
+    gr_graph_free(g);
+}
+
+/* ---- functions and their graph ----------------------------------------------------------------- */
+
+TEST(test_function_outlives_graph) {
+    gr_graph *g = gr_graph_new();
+    double w0[3] = { 0.5, -1, 2 }, x0[3] = { 1, 2, 3 };
+    gr_array *wa = r_vec(3, w0), *xa = r_vec(3, x0);
+    gr_var *w = gr_shared(g, wa, "weights"), *x = gr_vector(g, GR_F64, "x");
+    gr_var *y = gr_tanh(gr_add(gr_mul(w, x), gr_const(g, 0.25)));
+    gr_fn *f;
+    const gr_array *in[1], *out[1];
+    FILE *tmp = tmpfile();
+    int i, call;
+    gr_var_set_name(y, "act");
+    f = gr_function(1, &x, 1, &y, NULL);
+    CHECK(f != NULL);
+    gr_graph_free(g);                                   /* the function keeps what it needs */
+    gr_array_free(wa);
+    in[0] = xa;
+    for (call = 0; call < 2; call++) {
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(out[0], i), tanh(w0[i] * x0[i] + 0.25), 1e-15);
+    }
+    /* errors still name the variables */
+    in[0] = NULL;
+    CHECK_STATUS(gr_call(f, in, out), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_fn_message(f), "'x'");
+    if (tmp) {
+        char buf[4096];
+        size_t n;
+        gr_fn_print(tmp, f);
+        rewind(tmp);
+        n = fread(buf, 1, sizeof buf - 1, tmp);
+        buf[n] = 0;
+        CHECK_CONTAINS(buf, "weights");
+        CHECK_CONTAINS(buf, "act");
+        CHECK_CONTAINS(buf, "tanh");
+        fclose(tmp);
+    }
+    gr_array_free(xa);
+    gr_fn_free(f);
+}
+
+/* outputs that are inputs, constants, the same variable twice; unused inputs */
+TEST(test_identity_constant_outputs) {
+    gr_graph *g = gr_graph_new();
+    double x0[3] = { 1, 2, 3 }, k0[2] = { 7, 8 }, x2[3];
+    gr_array *xa = r_vec(3, x0), *ka = r_vec(2, k0), *unused = gr_array_scalar(GR_I64, 5);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *z = gr_scalar(g, GR_I64, "unused"), *k = gr_constant(g, ka);
+    gr_var *y = gr_mul(x, gr_const(g, 2.0));
+    gr_var *ins[2], *outs[7];
+    gr_fn *f;
+    const gr_array *in[2], *out[7];
+    int i;
+    ins[0] = x; ins[1] = z;
+    outs[0] = x; outs[1] = k; outs[2] = y; outs[3] = y; outs[4] = x; outs[5] = gr_const(g, 2.5);
+    outs[6] = gr_sum(k);
+    f = gr_function(2, ins, 7, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = xa; in[1] = unused;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    for (i = 0; i < 3; i++) x2[i] = 2 * x0[i];
+    r_check_vec(out[0], 3, x0, 0);
+    r_check_vec(out[1], 2, k0, 0);
+    r_check_vec(out[2], 3, x2, 0);
+    r_check_vec(out[3], 3, x2, 0);
+    r_check_vec(out[4], 3, x0, 0);
+    CHECK(out[5]->ndim == 0 && out[5]->dtype == GR_F64);
+    CHECK_NEAR(gr_array_get(out[5], 0), 2.5, 0);
+    CHECK_NEAR(gr_array_get(out[6], 0), 15, 0);
+    CHECK(out[0] != xa);                                /* owned by the function */
+    /* the identity output is a copy: it survives changes to the caller's array */
+    gr_array_set(xa, 0, -50);
+    CHECK_NEAR(gr_array_get(out[0], 0), 1, 0);
+    /* the unused input is still checked for dtype, and may change freely otherwise */
+    {
+        gr_array *bad = gr_array_scalar(GR_F64, 5);
+        in[1] = bad;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_TYPE);
+        CHECK_CONTAINS(gr_fn_message(f), "'unused'");
+        gr_array_free(bad);
+    }
+    in[1] = unused;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK_NEAR(gr_array_get(out[0], 0), -50, 0);
+    CHECK_NEAR(gr_array_get(out[2], 0), -100, 0);
+    CHECK_NEAR(gr_array_get(out[4], 0), -50, 0);
+    gr_array_free(xa); gr_array_free(ka); gr_array_free(unused);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a function of an input that is only passed through, and one given a computed variable as input */
+TEST(test_computed_variable_as_input) {
+    gr_graph *g = gr_graph_new();
+    double x0[2] = { 0.5, 1.5 }, h0[2] = { 10, 20 };
+    gr_array *xa = r_vec(2, x0), *ha = r_vec(2, h0);
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    gr_var *h = gr_exp(x);                              /* given directly: exp is not computed */
+    gr_var *y = gr_add(h, gr_const(g, 1.0));
+    gr_fn *f = gr_function(1, &h, 1, &y, NULL);
+    const gr_array *in[1], *out[1];
+    CHECK(f != NULL);
+    in[0] = ha;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK_NEAR(gr_array_get(out[0], 0), 11, 0);
+    CHECK_NEAR(gr_array_get(out[0], 1), 21, 0);
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(ha);
+    gr_graph_free(g);
+}
+
+/* ---- a chain of a million elementwise nodes ----------------------------------------------------- */
+
+TEST(test_million_node_chain) {
+    enum { LINKS = 500000 };                            /* two nodes a link: 1,000,000 nodes */
+    gr_graph *g = gr_graph_new();
+    double x0[3] = { 0.25, -3.0, 1e3 }, want[3];
+    gr_array *xa = r_vec(3, x0), *ca = gr_array_scalar(GR_F64, 0.999999), *da = gr_array_scalar(GR_F64, 1e-6);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = x;
+    gr_var *c = gr_constant(g, ca), *d = gr_constant(g, da);
+    gr_fn *f, *f0;
+    gr_fn_opts o;
+    const gr_array *in[1], *out[1];
+    long k;
+    int i;
+    for (k = 0; k < LINKS && y; k++) y = gr_add(gr_mul(y, c), d);
+    CHECK(y != NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    for (i = 0; i < 3; i++) {                           /* the same arithmetic in a plain loop */
+        double v = x0[i];
+        for (k = 0; k < LINKS; k++) v = v * 0.999999 + 1e-6;
+        want[i] = v;
+    }
+    CHECK_NEAR(want[0], 1 + (0.25 - 1) * pow(0.999999, LINKS), 1e-9);   /* the loop itself is right */
+    in[0] = xa;
+    /* one function at a time, to keep the peak memory down */
+    f = gr_function(1, &x, 1, &y, NULL);
+    CHECK(f != NULL);
+    CHECK(gr_fn_node_count(f) >= 1 && gr_fn_node_count(f) <= 2u * LINKS);
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    r_check_vec(out[0], 3, want, 1e-12);
+    gr_fn_free(f);
+    memset(&o, 0, sizeof o);
+    o.optimize = GR_OPT_NONE;
+    f0 = gr_function(1, &x, 1, &y, &o);
+    CHECK(f0 != NULL);
+    CHECK_EQ_INT(gr_fn_node_count(f0), 2 * LINKS);
+    gr_graph_free(g);                                   /* freeing a million nodes: no recursion either */
+    CHECK_STATUS(gr_call(f0, in, out), GR_OK);
+    r_check_vec(out[0], 3, want, 1e-12);
+    CHECK_STATUS(gr_call(f0, in, out), GR_OK);
+    r_check_vec(out[0], 3, want, 1e-12);
+    gr_array_free(xa); gr_array_free(ca); gr_array_free(da);
+    gr_fn_free(f0);
+}
+
+/* ---- the memory plan: views, in-place reuse and shapes that switch between them ----------------- */
+
+/* transposing an (n,1) or (1,n) matrix is a view, an (n,m) one a copy: the choice follows the
+   shapes of each call, and a buffer that a view shares must not be overwritten while the view is
+   still to be read */
+TEST(test_plan_views_and_in_place) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_matrix(g, GR_F64, "x");
+    gr_var *t = gr_exp(x);                               /* a buffer */
+    gr_var *v = gr_transpose(t);                         /* a view of it, or a copy */
+    gr_var *w = gr_add(gr_mul(v, gr_const(g, 2.0)), gr_const(g, 1.0));
+    gr_var *u = gr_mul(t, t);
+    gr_var *outs[5];
+    int64_t m1 = -1;
+    gr_fn *f;
+    static const int64_t shapes[][2] = { { 3, 1 }, { 3, 4 }, { 1, 4 }, { 1, 1 }, { 5, 7 }, { 3, 1 }, { 5, 7 }, { 0, 3 }, { 2, 2 } };
+    int c;
+    outs[0] = gr_transpose(x);                           /* a view of the input, or a copy */
+    outs[1] = w;
+    outs[2] = u;
+    outs[3] = gr_add(gr_sum(u), gr_sum(w));
+    outs[4] = gr_reshape(t, 1, &m1);                     /* a flat view of t */
+    f = gr_function(1, &x, 5, outs, NULL);
+    CHECK(f != NULL);
+    for (c = 0; f && c < (int)(sizeof shapes / sizeof shapes[0]); c++) {
+        int64_t n = shapes[c][0], m = shapes[c][1], i, j;
+        gr_array *xa = gr_array_new(GR_F64, 2, shapes[c]);
+        const gr_array *in[1], *out[5];
+        double s = 0;
+        for (i = 0; i < n * m; i++) gr_array_set(xa, i, 0.1 * (double)(i % 7) - 0.2 + 0.01 * c);
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0]->shape[0] == m && out[0]->shape[1] == n && out[1]->shape[0] == m && out[1]->shape[1] == n);
+        CHECK(out[4]->ndim == 1 && out[4]->size == n * m);
+        for (i = 0; i < n; i++)
+            for (j = 0; j < m; j++) {
+                double xv = gr_array_get(xa, i * m + j), tv = exp(xv);
+                CHECK_NEAR(gr_array_get(out[0], j * n + i), xv, 0);
+                CHECK_NEAR(gr_array_get(out[1], j * n + i), 2 * tv + 1, 1e-15);
+                CHECK_NEAR(gr_array_get(out[2], i * m + j), tv * tv, 1e-15);
+                CHECK_NEAR(gr_array_get(out[4], i * m + j), tv, 1e-15);
+                s += tv * tv + 2 * tv + 1;
+            }
+        CHECK_NEAR(gr_array_get(out[3], 0), s, 1e-13);
+        gr_array_free(xa);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a buffer read through a view after its last direct read must not be reused in place */
+TEST(test_plan_no_in_place_under_a_view) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    int64_t s2[2] = { 2, -1 };
+    gr_var *a = gr_sin(x);
+    gr_var *b = gr_reshape(a, 2, s2);                    /* a view of a's buffer */
+    gr_var *c = gr_cos(a);                               /* a's last direct read */
+    gr_var *d = gr_mul(b, gr_const(g, 2.0));             /* reads the view afterwards */
+    gr_var *e = gr_add(gr_sqr(c), gr_sqr(c));            /* c read twice by one node */
+    gr_var *outs[3];
+    gr_fn *f;
+    double xs[6] = { 0.1, 0.2, 0.3, -0.4, 1.5, 2.5 };
+    gr_array *xa = r_vec(6, xs);
+    const gr_array *in[1], *out[3];
+    int i;
+    outs[0] = c; outs[1] = d; outs[2] = e;
+    f = gr_function(1, &x, 3, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = xa;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK(out[1]->ndim == 2 && out[1]->shape[0] == 2 && out[1]->shape[1] == 3);
+    for (i = 0; i < 6; i++) {
+        CHECK_NEAR(gr_array_get(out[0], i), cos(sin(xs[i])), 1e-15);
+        CHECK_NEAR(gr_array_get(out[1], i), 2 * sin(xs[i]), 1e-15);
+        CHECK_NEAR(gr_array_get(out[2], i), 2 * cos(sin(xs[i])) * cos(sin(xs[i])), 1e-15);
+    }
+    gr_array_free(xa);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* a user's op: errors from its perform reach gr_call's status and message, and the next call works */
+typedef struct r_limit { double max; } r_limit;
+static gr_status r_limited_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const r_limit *p = (const r_limit *)gr_node_params(node);
+    int64_t i;
+    for (i = 0; i < in[0]->size; i++) {
+        double v = gr_array_get(in[0], i);
+        if (v > p->max) return gr_node_error(node, GR_ERR_RUNTIME, "element %lld is %g, above %g", (long long)i, v, p->max);
+        gr_array_set(out[0], i, 3 * v);
+    }
+    return GR_OK;
+}
+static gr_status r_silent_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node; (void)out;
+    return in[0]->size > 2 ? GR_ERR_RUNTIME : GR_OK;     /* fails without a message */
+}
+
+TEST(test_user_op_errors) {
+    gr_op_def limited, silent;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = NULL, *z = NULL, *outs[2];
+    r_limit lim;
+    gr_fn *f;
+    double ok[2] = { 1, 2 }, bad[3] = { 1, 5, 2 };
+    gr_array *oka = r_vec(2, ok), *bada = r_vec(3, bad);
+    const gr_array *in[1], *out[2];
+    memset(&limited, 0, sizeof limited);
+    limited.name = "Limited"; limited.n_in = 1; limited.n_out = 1; limited.perform = r_limited_perform;
+    silent = limited;
+    silent.name = "Silent"; silent.perform = r_silent_perform;
+    lim.max = 4;
+    CHECK_STATUS(gr_apply(&limited, &lim, sizeof lim, 1, &x, &y), GR_OK);
+    lim.max = -100;                                      /* params were copied */
+    CHECK_STATUS(gr_apply(&silent, NULL, 0, 1, &x, &z), GR_OK);
+    CHECK_STATUS(gr_apply(&limited, NULL, sizeof lim, 1, &x, &z), GR_ERR_VALUE);   /* params NULL */
+    CHECK(z == NULL);
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_apply(&silent, NULL, 0, 1, &x, &z), GR_OK);
+    outs[0] = y; outs[1] = z;
+    f = gr_function(1, &x, 2, outs, NULL);
+    CHECK(f != NULL);
+    in[0] = bada;
+    CHECK_STATUS(gr_call(f, in, out), GR_ERR_RUNTIME);
+    CHECK(strlen(gr_fn_message(f)) > 0);
+    CHECK(strstr(gr_fn_message(f), "Limited") != NULL || strstr(gr_fn_message(f), "Silent") != NULL);
+    in[0] = oka;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK(strcmp(gr_fn_message(f), "") == 0);
+    CHECK_NEAR(gr_array_get(out[0], 1), 6, 0);
+    /* the error of Limited names the op and the element; then Silent's status gets a message too */
+    {
+        gr_fn *f1 = gr_function(1, &x, 1, &y, NULL), *f2 = gr_function(1, &x, 1, &z, NULL);
+        CHECK(f1 != NULL && f2 != NULL);
+        in[0] = bada;
+        CHECK_STATUS(gr_call(f1, in, out), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f1), "Limited");
+        CHECK_CONTAINS(gr_fn_message(f1), "element 1 is 5");
+        CHECK_STATUS(gr_call(f2, in, out), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f2), "Silent");
+        in[0] = oka;
+        CHECK_STATUS(gr_call(f1, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), 3, 0);
+        CHECK_STATUS(gr_call(f2, in, out), GR_OK);
+        gr_fn_free(f1);
+        gr_fn_free(f2);
+    }
+    gr_array_free(oka); gr_array_free(bada);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* ---- printing ------------------------------------------------------------------------------------ */
+
+static size_t r_slurp(FILE *fp, char *buf, size_t size) {
+    size_t n;
+    rewind(fp);
+    n = fread(buf, 1, size - 1, fp);
+    buf[n] = 0;
+    return n;
+}
+
+TEST(test_print) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *m = gr_matrix(g, GR_F32, "m");
+    gr_var *y = gr_sum(gr_mul(gr_exp(x), gr_const(g, 3.0)));
+    gr_var *z = gr_dot(m, gr_cast(x, GR_F32)), *ins[2], *outs[2];
+    gr_fn *f;
+    FILE *fp = tmpfile();
+    char buf[8192];
+    size_t n;
+    CHECK(fp != NULL);
+    if (!fp) { gr_graph_free(g); return; }
+    gr_var_set_name(y, "total");
+    gr_print(fp, y);
+    n = r_slurp(fp, buf, sizeof buf);
+    CHECK(n > 0);
+    CHECK_CONTAINS(buf, "exp");
+    CHECK_CONTAINS(buf, "mul");
+    CHECK_CONTAINS(buf, "Sum");
+    CHECK_CONTAINS(buf, "total");
+    CHECK_CONTAINS(buf, "x");
+    fclose(fp);
+    fp = tmpfile();
+    if (!fp) { gr_graph_free(g); return; }
+    gr_print(fp, x);                                    /* a leaf */
+    n = r_slurp(fp, buf, sizeof buf);
+    CHECK_CONTAINS(buf, "x");
+    fclose(fp);
+    ins[0] = x; ins[1] = m;
+    outs[0] = y; outs[1] = z;
+    {                                                   /* rewritten: fewer nodes or as many */
+        gr_fn *full = gr_function(2, ins, 2, outs, NULL);
+        CHECK(full != NULL);
+        CHECK(gr_fn_node_count(full) >= 2 && gr_fn_node_count(full) <= 5);
+        gr_fn_free(full);
+    }
+    {
+        gr_fn_opts o;
+        memset(&o, 0, sizeof o);
+        o.optimize = GR_OPT_NONE;
+        f = gr_function(2, ins, 2, outs, &o);
+    }
+    CHECK(f != NULL);
+    CHECK_EQ_INT(gr_fn_node_count(f), 5);               /* exp, mul, Sum, Cast, Dot */
+    fp = tmpfile();
+    if (!fp) { gr_fn_free(f); gr_graph_free(g); return; }
+    gr_fn_print(fp, f);
+    n = r_slurp(fp, buf, sizeof buf);
+    CHECK(n > 0);
+    CHECK_CONTAINS(buf, "Dot");
+    CHECK_CONTAINS(buf, "Cast");
+    CHECK_CONTAINS(buf, "exp");
+    CHECK_CONTAINS(buf, "Sum");
+    CHECK_CONTAINS(buf, "total");
+    CHECK_CONTAINS(buf, "m");
+    {                                                   /* one node a line */
+        size_t lines = 0, i;
+        for (i = 0; i < n; i++) lines += buf[i] == '\n';
+        CHECK(lines >= gr_fn_node_count(f));
+    }
+    fclose(fp);
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+SUITE(suite_runtime) = {
+    CASE(test_updates_applied_each_call),
+    CASE(test_shared_between_functions),
+    CASE(test_shared_output_before_update),
+    CASE(test_swap_updates),
+    CASE(test_function_outlives_graph),
+    CASE(test_identity_constant_outputs),
+    CASE(test_computed_variable_as_input),
+    CASE(test_plan_views_and_in_place),
+    CASE(test_plan_no_in_place_under_a_view),
+    CASE(test_user_op_errors),
+    CASE(test_million_node_chain),
+    CASE(test_print),
+    END_SUITE
+};
