@@ -162,7 +162,9 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         int64_t rows = A->shape[0], cols = A->shape[1];
         M = t ? cols : rows;
         K = t ? rows : cols;
-        if (dt == GR_F64) {
+        if (K == 0)                   /* an empty sum; ?gemv returns early without writing y */
+            memset(c->data, 0, (size_t)M * gr__dsize(dt));
+        else if (dt == GR_F64) {
 #ifdef GRADIENT_CBLAS
             cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
                         (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);

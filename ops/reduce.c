@@ -161,10 +161,13 @@ GR__RED_KERNEL(gr__red_min_b8, uint8_t, uint8_t, int, 1, GR__C_IMIN)
 
 typedef void (*gr__red_kernel)(const gr__rgroups *G, const void *in, void *out);
 
-/* sums x (any dtype) over the axes in mask into out (a float or I64 array of the kept shape) */
+/* sums x over the axes in mask into out, an array of the kept shape: F64 (from any dtype), or F32
+   from F32, or I64 from I64 */
 static void gr__reduce_sum_into(const gr_array *x, uint32_t mask, gr_array *out) {
     gr__rgroups G;
     gr__red_kernel k;
+    GR_ASSERT(out->dtype == GR_F64 || out->dtype == x->dtype);
+    GR_ASSERT(out->dtype != GR_BOOL);
     gr__rgroups_init(&G, x->ndim, x->shape, mask);
     if (out->dtype == GR_F32) k = gr__red_sum_f32;
     else if (out->dtype == GR_I64) k = gr__red_sum_i64;
