@@ -2024,12 +2024,14 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
 
 GR__RED_KERNEL(gr__red_sum_f64, double, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_f32, float, float, double, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, int64_t, 0, GR__C_SUM)
+/* integer sums and products accumulate in uint64_t: they wrap modulo 2^64 like NumPy's, where
+   int64_t arithmetic would overflow (undefined behaviour) */
+GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
-GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, int64_t, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_max_f64, double, double, double, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_f32, float, float, float, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_i64, int64_t, int64_t, int64_t, INT64_MIN, GR__C_IMAX)
@@ -2811,7 +2813,9 @@ static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, g
     }
 GR__GEMM(gr__gemm_f64, double)
 GR__GEMM(gr__gemm_f32, float)
-GR__GEMM(gr__gemm_i64, int64_t)
+/* int64 operands go through the uint64_t kernels: products and sums wrap modulo 2^64 like NumPy's,
+   where int64_t arithmetic would overflow (undefined behaviour) */
+GR__GEMM(gr__gemm_i64, uint64_t)
 
 /* y (M) = op(A) (M x K) . x (K) */
 #define GR__GEMV(fn, T, TA) \
@@ -2826,7 +2830,7 @@ GR__GEMM(gr__gemm_i64, int64_t)
     }
 GR__GEMV(gr__gemv_f64, double, double)
 GR__GEMV(gr__gemv_f32, float, float)
-GR__GEMV(gr__gemv_i64, int64_t, int64_t)
+GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__dot_params *p = (const gr__dot_params *)node->params;
@@ -2851,10 +2855,10 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
             ((float *)c->data)[0] = (float)s;
         } else {
-            const int64_t *x = (const int64_t *)a->data, *y = (const int64_t *)b->data;
-            int64_t s = 0;
+            const uint64_t *x = (const uint64_t *)a->data, *y = (const uint64_t *)b->data;   /* wraps, as the GEMM */
+            uint64_t s = 0;
             for (i = 0; i < K; i++) s += x[i] * y[i];
-            ((int64_t *)c->data)[0] = s;
+            ((int64_t *)c->data)[0] = (int64_t)s;
         }
         return GR_OK;
     }
@@ -2882,7 +2886,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
 #endif
         } else
-            gr__gemv_i64(t, M, K, (const int64_t *)A->data, (const int64_t *)x->data, (int64_t *)c->data);
+            gr__gemv_i64(t, M, K, (const uint64_t *)A->data, (const uint64_t *)x->data, (uint64_t *)c->data);
         return GR_OK;
     }
     gr__op_dims(a->shape, p->ta, &M, &K);
@@ -2910,7 +2914,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
 #endif
     } else
-        gr__gemm_i64(p->ta, p->tb, M, N, K, (const int64_t *)a->data, (const int64_t *)b->data, (int64_t *)c->data);
+        gr__gemm_i64(p->ta, p->tb, M, N, K, (const uint64_t *)a->data, (const uint64_t *)b->data, (uint64_t *)c->data);
     return GR_OK;
 }
 

@@ -915,6 +915,74 @@ static void gts_softmax_op(int log_out) {
 TEST(gts_op_Softmax) { gts_softmax_op(0); }
 TEST(gts_op_LogSoftmax) { gts_softmax_op(1); }
 
+/* ==== int64 overflow ================================================================================= */
+
+/* integer sums, products and dots wrap modulo 2^64, as NumPy's (and gr_pow's); reference by uint64_t */
+TEST(test_int_wraparound) {
+    static const int64_t v[6] = { INT64_MAX, 3, INT64_MIN + 5, -7, INT64_MAX - 1, 1 << 30 };
+    int64_t s6 = 6, s23[2] = { 2, 3 }, s32[2] = { 3, 2 }, s22[2] = { 2, 2 }, s3 = 3, i, j, k;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_I64, "x"), *m = gr_matrix(g, GR_I64, "m"), *mt = gr_matrix(g, GR_I64, "mt"), *u = gr_vector(g, GR_I64, "u");
+    gr_var *ins[2];
+    gr_array *xa = gr_array_from(GR_I64, 1, &s6, v), *ma = gr_array_from(GR_I64, 2, s23, v), *mta = gr_array_from(GR_I64, 2, s32, v);
+    gr_array *ua = gr_array_from(GR_I64, 1, &s3, v + 3), *w, *arr[2];
+    uint64_t acc, prod;
+    /* sum and product of everything */
+    w = gr_array_new(GR_I64, 0, NULL);
+    for (acc = 0, prod = 1, k = 0; k < 6; k++) { acc += (uint64_t)v[k]; prod *= (uint64_t)v[k]; }
+    ((int64_t *)w->data)[0] = (int64_t)acc;
+    gts_expect1(g, x, xa, gr_sum(x), GR_I64, w, 0, "gr_sum of int64 that overflows");
+    ((int64_t *)w->data)[0] = (int64_t)prod;
+    gts_expect1(g, x, xa, gr_prod(x), GR_I64, w, 0, "gr_prod of int64 that overflows");
+    gr_array_free(w);
+    /* over the leading axis of (2,3): the non-innermost loop */
+    w = gr_array_new(GR_I64, 1, &s3);
+    for (j = 0; j < 3; j++) ((int64_t *)w->data)[j] = (int64_t)((uint64_t)v[j] + (uint64_t)v[3 + j]);
+    gts_expect1(g, m, ma, gr_sum_axis(m, 0), GR_I64, w, 0, "gr_sum_axis(0) of int64 that overflows");
+    for (j = 0; j < 3; j++) ((int64_t *)w->data)[j] = (int64_t)((uint64_t)v[j] * (uint64_t)v[3 + j]);
+    gts_expect1(g, m, ma, gr_prod_axis(m, 0), GR_I64, w, 0, "gr_prod_axis(0) of int64 that overflows");
+    gr_array_free(w);
+    /* dots: 1-d.1-d, 2-d.1-d, 1-d.2-d, 2-d.2-d */
+    ins[0] = x; ins[1] = x;
+    arr[0] = xa; arr[1] = xa;
+    w = gr_array_new(GR_I64, 0, NULL);
+    for (acc = 0, k = 0; k < 6; k++) acc += (uint64_t)v[k] * (uint64_t)v[k];
+    ((int64_t *)w->data)[0] = (int64_t)acc;
+    gtf_expect(g, 1, ins, (const gr_array *const *)arr, gr_dot(x, x), GR_I64, w, 0, "gr_dot int64 (6,).(6,) that overflows");
+    gr_array_free(w);
+    ins[0] = m; ins[1] = u;
+    arr[0] = ma; arr[1] = ua;
+    w = gr_array_new(GR_I64, 1, s23);
+    for (i = 0; i < 2; i++) {
+        for (acc = 0, k = 0; k < 3; k++) acc += (uint64_t)v[i * 3 + k] * (uint64_t)v[3 + k];
+        ((int64_t *)w->data)[i] = (int64_t)acc;
+    }
+    gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_dot(m, u), GR_I64, w, 0, "gr_dot int64 (2,3).(3,) that overflows");
+    gr_array_free(w);
+    ins[0] = u; ins[1] = mt;
+    arr[0] = ua; arr[1] = mta;
+    w = gr_array_new(GR_I64, 1, s32 + 1);
+    for (j = 0; j < 2; j++) {
+        for (acc = 0, k = 0; k < 3; k++) acc += (uint64_t)v[3 + k] * (uint64_t)v[k * 2 + j];
+        ((int64_t *)w->data)[j] = (int64_t)acc;
+    }
+    gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_dot(u, mt), GR_I64, w, 0, "gr_dot int64 (3,).(3,2) that overflows");
+    gr_array_free(w);
+    ins[0] = m; ins[1] = mt;
+    arr[0] = ma; arr[1] = mta;
+    w = gr_array_new(GR_I64, 2, s22);
+    for (i = 0; i < 2; i++)
+        for (j = 0; j < 2; j++) {
+            for (acc = 0, k = 0; k < 3; k++) acc += (uint64_t)v[i * 3 + k] * (uint64_t)v[k * 2 + j];
+            ((int64_t *)w->data)[i * 2 + j] = (int64_t)acc;
+        }
+    gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_dot(m, mt), GR_I64, w, 0, "gr_dot int64 (2,3).(3,2) that overflows");
+    gr_array_free(w);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gr_array_free(xa); gr_array_free(ma); gr_array_free(mta); gr_array_free(ua);
+    gr_graph_free(g);
+}
+
 /* ==== coverage of the table ============================================================================ */
 
 extern const gt_case suite_forward_struct[];
@@ -956,5 +1024,6 @@ SUITE(suite_forward_struct) = {
     OPCASE(LogSoftmax),
     CASE(test_transpose),
     CASE(test_outer),
+    CASE(test_int_wraparound),
     END_SUITE
 };
