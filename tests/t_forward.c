@@ -1,7 +1,7 @@
 /* tests/t_forward.c: forward values of every elementwise row of GR_ELEMWISE_OPS against plain-C
    reference functions, in every dtype the row's class allows, over same-shape, broadcast, 0-d and
-   empty operands with static and call-time shapes, under both optimize levels; dtype promotion;
-   special values. The helpers of tests/forward.h live here too.
+   empty operands given as inputs with static and call-time shapes, as constants and as shared
+   variables, under both optimize levels; dtype promotion; special values. The helpers of tests/forward.h live here too.
 
    The spec table below is keyed by row name: a row of the op table without a spec (or a spec
    without a row) fails test_ew_rows_have_specs. */
@@ -529,18 +529,23 @@ static void gtf_ew_row_run(const gtf_row *row, const gtf_ew_spec *sp, gr_dtype d
     double tol = sp->exact ? 0.0 : odt == GR_F32 ? GTF_TOL_F32 : GTF_TOL_F64;
     int ci, variant;
     for (ci = 0; ci < nc; ci++)
-        for (variant = 0; variant < 6; variant++) {     /* static and unknown shapes, three draws each */
+        for (variant = 0; variant < 9; variant++) {
+            /* 0-5: inputs with static and unknown shapes, three draws each; 6: constant operands;
+               7: shared variables (both evaluated by a function without inputs); 8: computed operands
+               (x negated twice, in the function's own buffers, so the result may overwrite them) */
             const gtf_case *cs = &cases[ci];
-            int dyn = variant & 1;
+            int dyn = variant < 6 && (variant & 1), leaves = variant == 6 || variant == 7, n_in = leaves ? 0 : row->arity;
             gr_graph *g = gr_graph_new();
-            gr_var *x[3], *y = NULL;
+            gr_var *x[3], *xo[3], *y = NULL;
             gr_array *a[3] = { NULL, NULL, NULL }, *want;
             int64_t oshape[3];
             int ond = 0, k, i;
             char label[200];
             for (k = 0; k < row->arity; k++) {
-                x[k] = gtf_input(g, dt, cs->s[k].ndim, cs->s[k].d, dyn, gtf_in_names[k]);
                 a[k] = gtf_ew_array(rng, dt, &cs->s[k], &sp->dom[k]);
+                if (variant == 6) x[k] = gr_constant(g, a[k]);
+                else if (variant == 7) x[k] = gr_shared(g, a[k], gtf_in_names[k]);
+                else x[k] = gtf_input(g, dt, cs->s[k].ndim, cs->s[k].d, dyn, gtf_in_names[k]);
                 if (cs->s[k].ndim > ond) ond = cs->s[k].ndim;
             }
             for (i = 0; i < ond; i++) {          /* the broadcast shape */
@@ -550,9 +555,11 @@ static void gtf_ew_row_run(const gtf_row *row, const gtf_ew_spec *sp, gr_dtype d
                     if (j >= 0 && cs->s[k].d[j] != 1) oshape[i] = cs->s[k].d[j];
                 }
             }
-            if (row->arity == 1) y = row->b1(x[0]);
-            else if (row->arity == 2) y = row->b2(x[0], x[1]);
-            else y = row->b3(x[0], x[1], x[2]);
+            for (k = 0; k < row->arity; k++)
+                xo[k] = variant != 8 ? x[k] : dt == GR_BOOL ? gr_logical_not(gr_logical_not(x[k])) : gr_neg(gr_neg(x[k]));
+            if (row->arity == 1) y = row->b1(xo[0]);
+            else if (row->arity == 2) y = row->b2(xo[0], xo[1]);
+            else y = row->b3(xo[0], xo[1], xo[2]);
             want = gr_array_new(use_int ? GR_I64 : GR_F64, ond, oshape);
             for (i = 0; i < want->size; i++) {
                 double fv[3] = { 0, 0, 0 };
@@ -570,9 +577,11 @@ static void gtf_ew_row_run(const gtf_row *row, const gtf_ew_spec *sp, gr_dtype d
                 for (k = 0; k < 3; k++) sh[k][0] = 0;
                 for (k = 0; k < row->arity; k++) gtf_shape_str(sh[k], sizeof sh[k], cs->s[k].ndim, cs->s[k].d);
                 snprintf(label, sizeof label, "gr_%s(%s%s%s%s%s) %s %s, draw %d", row->name, sh[0], row->arity > 1 ? ", " : "", sh[1],
-                         row->arity > 2 ? ", " : "", sh[2], gr_dtype_name(dt), dyn ? "unknown shapes" : "static shapes", variant / 2);
+                         row->arity > 2 ? ", " : "", sh[2], gr_dtype_name(dt),
+                         variant == 6 ? "constants" : variant == 7 ? "shared variables" : variant == 8 ? "computed operands"
+                         : dyn ? "unknown shapes" : "static shapes", variant >= 6 ? 0 : variant / 2);
             }
-            gtf_expect(g, row->arity, x, (const gr_array *const *)a, y, odt, want, tol, label);
+            gtf_expect(g, n_in, leaves ? NULL : x, leaves ? NULL : (const gr_array *const *)a, y, odt, want, tol, label);
             if (!dyn && y) gtf_static_shape_is(y, ond, oshape, label);
             gr_array_free(want);
             for (k = 0; k < 3; k++) gr_array_free(a[k]);
