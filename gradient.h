@@ -2023,6 +2023,15 @@ static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, 
 }
 static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     (void)node;
+    if (in[0]->dtype == GR_I64 && out[0]->dtype == GR_F32) {
+        /* directly: through double, an int64 beyond 2^53 would be rounded twice (2^60 + 2^36 + 1
+           must give 2^60 + 2^37, not 2^60) */
+        const int64_t *x = (const int64_t *)in[0]->data;
+        float *y = (float *)out[0]->data;
+        int64_t i;
+        for (i = 0; i < in[0]->size; i++) y[i] = (float)x[i];
+        return GR_OK;
+    }
     gr__convert(out[0]->dtype, out[0]->data, in[0]->dtype, in[0]->data, in[0]->size);
     return GR_OK;
 }
@@ -2187,12 +2196,14 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
 
 GR__RED_KERNEL(gr__red_sum_f64, double, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_f32, float, float, double, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, int64_t, 0, GR__C_SUM)
+/* integer sums and products accumulate in uint64_t: they wrap modulo 2^64 like NumPy's, where
+   int64_t arithmetic would overflow (undefined behaviour) */
+GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
-GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, int64_t, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_max_f64, double, double, double, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_f32, float, float, float, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_i64, int64_t, int64_t, int64_t, INT64_MIN, GR__C_IMAX)
@@ -2204,10 +2215,13 @@ GR__RED_KERNEL(gr__red_min_b8, uint8_t, uint8_t, int, 1, GR__C_IMIN)
 
 typedef void (*gr__red_kernel)(const gr__rgroups *G, const void *in, void *out);
 
-/* sums x (any dtype) over the axes in mask into out (a float or I64 array of the kept shape) */
+/* sums x over the axes in mask into out, an array of the kept shape: F64 (from any dtype), or F32
+   from F32, or I64 from I64 */
 static void gr__reduce_sum_into(const gr_array *x, uint32_t mask, gr_array *out) {
     gr__rgroups G;
     gr__red_kernel k;
+    GR_ASSERT(out->dtype == GR_F64 || out->dtype == x->dtype);
+    GR_ASSERT(out->dtype != GR_BOOL);
     gr__rgroups_init(&G, x->ndim, x->shape, mask);
     if (out->dtype == GR_F32) k = gr__red_sum_f32;
     else if (out->dtype == GR_I64) k = gr__red_sum_i64;
@@ -2366,7 +2380,7 @@ static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
    Shapes: DimShuffle x (d0..dn-1) with pattern p -> (d_p0, ...), GR_NEWAXIS gives 1;
            Reshape x -> the given shape (one -1 inferred); BroadcastLike x -> shape(ref);
-           ReduceLike x -> shape(ref) (x summed over the axes ref broadcasts along). */
+           ReduceLike x -> shape(ref) (x summed over the axes ref broadcasts along; bools as I64). */
 
 /* ---- strided copy: dst (contiguous, shape) from src with element strides st ---------------- */
 
@@ -2767,6 +2781,10 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
             return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s does not broadcast to %s %s", gr__d(ref).s, gr__vs(ref).s,
                             gr__d(x).s, gr__vs(x).s);
     }
+    if (x->dtype == GR_BOOL) {           /* bools are counted, as by gr_sum (the kernels sum into I64 or floats) */
+        args[0] = gr_cast(x, GR_I64);
+        if (!args[0]) return NULL;
+    }
     return gr__node1(g, &gr__op_ReduceLike, NULL, 0, 2, args);
 }
 
@@ -2972,7 +2990,9 @@ static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, g
     }
 GR__GEMM(gr__gemm_f64, double)
 GR__GEMM(gr__gemm_f32, float)
-GR__GEMM(gr__gemm_i64, int64_t)
+/* int64 operands go through the uint64_t kernels: products and sums wrap modulo 2^64 like NumPy's,
+   where int64_t arithmetic would overflow (undefined behaviour) */
+GR__GEMM(gr__gemm_i64, uint64_t)
 
 /* y (M) = op(A) (M x K) . x (K) */
 #define GR__GEMV(fn, T, TA) \
@@ -2987,7 +3007,7 @@ GR__GEMM(gr__gemm_i64, int64_t)
     }
 GR__GEMV(gr__gemv_f64, double, double)
 GR__GEMV(gr__gemv_f32, float, float)
-GR__GEMV(gr__gemv_i64, int64_t, int64_t)
+GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__dot_params *p = (const gr__dot_params *)node->params;
@@ -3012,10 +3032,10 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
             ((float *)c->data)[0] = (float)s;
         } else {
-            const int64_t *x = (const int64_t *)a->data, *y = (const int64_t *)b->data;
-            int64_t s = 0;
+            const uint64_t *x = (const uint64_t *)a->data, *y = (const uint64_t *)b->data;   /* wraps, as the GEMM */
+            uint64_t s = 0;
             for (i = 0; i < K; i++) s += x[i] * y[i];
-            ((int64_t *)c->data)[0] = s;
+            ((int64_t *)c->data)[0] = (int64_t)s;
         }
         return GR_OK;
     }
@@ -3026,7 +3046,9 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         int64_t rows = A->shape[0], cols = A->shape[1];
         M = t ? cols : rows;
         K = t ? rows : cols;
-        if (dt == GR_F64) {
+        if (K == 0)                   /* an empty sum; ?gemv returns early without writing y */
+            memset(c->data, 0, (size_t)M * gr__dsize(dt));
+        else if (dt == GR_F64) {
 #ifdef GRADIENT_CBLAS
             cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
                         (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);
@@ -3041,7 +3063,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
 #endif
         } else
-            gr__gemv_i64(t, M, K, (const int64_t *)A->data, (const int64_t *)x->data, (int64_t *)c->data);
+            gr__gemv_i64(t, M, K, (const uint64_t *)A->data, (const uint64_t *)x->data, (uint64_t *)c->data);
         return GR_OK;
     }
     gr__op_dims(a->shape, p->ta, &M, &K);
@@ -3069,7 +3091,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
 #endif
     } else
-        gr__gemm_i64(p->ta, p->tb, M, N, K, (const int64_t *)a->data, (const int64_t *)b->data, (int64_t *)c->data);
+        gr__gemm_i64(p->ta, p->tb, M, N, K, (const uint64_t *)a->data, (const uint64_t *)b->data, (uint64_t *)c->data);
     return GR_OK;
 }
 

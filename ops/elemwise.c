@@ -547,6 +547,15 @@ static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, 
 }
 static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     (void)node;
+    if (in[0]->dtype == GR_I64 && out[0]->dtype == GR_F32) {
+        /* directly: through double, an int64 beyond 2^53 would be rounded twice (2^60 + 2^36 + 1
+           must give 2^60 + 2^37, not 2^60) */
+        const int64_t *x = (const int64_t *)in[0]->data;
+        float *y = (float *)out[0]->data;
+        int64_t i;
+        for (i = 0; i < in[0]->size; i++) y[i] = (float)x[i];
+        return GR_OK;
+    }
     gr__convert(out[0]->dtype, out[0]->data, in[0]->dtype, in[0]->data, in[0]->size);
     return GR_OK;
 }

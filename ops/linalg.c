@@ -108,7 +108,9 @@ static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, g
     }
 GR__GEMM(gr__gemm_f64, double)
 GR__GEMM(gr__gemm_f32, float)
-GR__GEMM(gr__gemm_i64, int64_t)
+/* int64 operands go through the uint64_t kernels: products and sums wrap modulo 2^64 like NumPy's,
+   where int64_t arithmetic would overflow (undefined behaviour) */
+GR__GEMM(gr__gemm_i64, uint64_t)
 
 /* y (M) = op(A) (M x K) . x (K) */
 #define GR__GEMV(fn, T, TA) \
@@ -123,7 +125,7 @@ GR__GEMM(gr__gemm_i64, int64_t)
     }
 GR__GEMV(gr__gemv_f64, double, double)
 GR__GEMV(gr__gemv_f32, float, float)
-GR__GEMV(gr__gemv_i64, int64_t, int64_t)
+GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__dot_params *p = (const gr__dot_params *)node->params;
@@ -148,10 +150,10 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
             ((float *)c->data)[0] = (float)s;
         } else {
-            const int64_t *x = (const int64_t *)a->data, *y = (const int64_t *)b->data;
-            int64_t s = 0;
+            const uint64_t *x = (const uint64_t *)a->data, *y = (const uint64_t *)b->data;   /* wraps, as the GEMM */
+            uint64_t s = 0;
             for (i = 0; i < K; i++) s += x[i] * y[i];
-            ((int64_t *)c->data)[0] = s;
+            ((int64_t *)c->data)[0] = (int64_t)s;
         }
         return GR_OK;
     }
@@ -162,7 +164,9 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         int64_t rows = A->shape[0], cols = A->shape[1];
         M = t ? cols : rows;
         K = t ? rows : cols;
-        if (dt == GR_F64) {
+        if (K == 0)                   /* an empty sum; ?gemv returns early without writing y */
+            memset(c->data, 0, (size_t)M * gr__dsize(dt));
+        else if (dt == GR_F64) {
 #ifdef GRADIENT_CBLAS
             cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
                         (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);
@@ -177,7 +181,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
             gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
 #endif
         } else
-            gr__gemv_i64(t, M, K, (const int64_t *)A->data, (const int64_t *)x->data, (int64_t *)c->data);
+            gr__gemv_i64(t, M, K, (const uint64_t *)A->data, (const uint64_t *)x->data, (uint64_t *)c->data);
         return GR_OK;
     }
     gr__op_dims(a->shape, p->ta, &M, &K);
@@ -205,7 +209,7 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
 #endif
     } else
-        gr__gemm_i64(p->ta, p->tb, M, N, K, (const int64_t *)a->data, (const int64_t *)b->data, (int64_t *)c->data);
+        gr__gemm_i64(p->ta, p->tb, M, N, K, (const uint64_t *)a->data, (const uint64_t *)b->data, (uint64_t *)c->data);
     return GR_OK;
 }
 

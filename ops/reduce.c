@@ -144,12 +144,14 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
 
 GR__RED_KERNEL(gr__red_sum_f64, double, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_f32, float, float, double, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, int64_t, 0, GR__C_SUM)
+/* integer sums and products accumulate in uint64_t: they wrap modulo 2^64 like NumPy's, where
+   int64_t arithmetic would overflow (undefined behaviour) */
+GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM)
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
-GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, int64_t, 1, GR__C_PROD)
+GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_max_f64, double, double, double, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_f32, float, float, float, -INFINITY, GR__C_MAX)
 GR__RED_KERNEL(gr__red_max_i64, int64_t, int64_t, int64_t, INT64_MIN, GR__C_IMAX)
@@ -161,10 +163,13 @@ GR__RED_KERNEL(gr__red_min_b8, uint8_t, uint8_t, int, 1, GR__C_IMIN)
 
 typedef void (*gr__red_kernel)(const gr__rgroups *G, const void *in, void *out);
 
-/* sums x (any dtype) over the axes in mask into out (a float or I64 array of the kept shape) */
+/* sums x over the axes in mask into out, an array of the kept shape: F64 (from any dtype), or F32
+   from F32, or I64 from I64 */
 static void gr__reduce_sum_into(const gr_array *x, uint32_t mask, gr_array *out) {
     gr__rgroups G;
     gr__red_kernel k;
+    GR_ASSERT(out->dtype == GR_F64 || out->dtype == x->dtype);
+    GR_ASSERT(out->dtype != GR_BOOL);
     gr__rgroups_init(&G, x->ndim, x->shape, mask);
     if (out->dtype == GR_F32) k = gr__red_sum_f32;
     else if (out->dtype == GR_I64) k = gr__red_sum_i64;

@@ -3,7 +3,7 @@
 
    Shapes: DimShuffle x (d0..dn-1) with pattern p -> (d_p0, ...), GR_NEWAXIS gives 1;
            Reshape x -> the given shape (one -1 inferred); BroadcastLike x -> shape(ref);
-           ReduceLike x -> shape(ref) (x summed over the axes ref broadcasts along). */
+           ReduceLike x -> shape(ref) (x summed over the axes ref broadcasts along; bools as I64). */
 
 /* ---- strided copy: dst (contiguous, shape) from src with element strides st ---------------- */
 
@@ -403,6 +403,10 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
         if (a >= 0 && a != 1 && b >= 0 && a != b)
             return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s does not broadcast to %s %s", gr__d(ref).s, gr__vs(ref).s,
                             gr__d(x).s, gr__vs(x).s);
+    }
+    if (x->dtype == GR_BOOL) {           /* bools are counted, as by gr_sum (the kernels sum into I64 or floats) */
+        args[0] = gr_cast(x, GR_I64);
+        if (!args[0]) return NULL;
     }
     return gr__node1(g, &gr__op_ReduceLike, NULL, 0, 2, args);
 }
