@@ -987,7 +987,336 @@ TEST(test_int_wraparound) {
 
 extern const gt_case suite_forward_struct[];
 
-#define GTS_ROW_NAME(Name, nin, nout, rules, conn, alias) #Name,
+
+/* ---- the gradient-modifying ops: identities in the forward pass ------------------------------- */
+
+static gr_var *gts_gradop(int which, gr_var *x) {
+    switch (which) {
+    case 0: return gr_zero_grad(x);
+    case 1: return gr_disconnected_grad(x);
+    case 2: return gr_consider_constant(x);
+    case 3: return gr_grad_clip(x, -0.5, 0.5);
+    case 4: return gr_grad_scale(x, -3.0);
+    default: return gr_undefined_grad(x);
+    }
+}
+static void gts_quiet(void *user, const char *message) { (void)user; (void)message; }
+static void gts_gradop_identity(int which) {
+    static const int64_t shape[2] = { 3, 4 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 100 + (uint64_t)which;
+    for (d = 0; d < 3; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, shape, dyn, "x");
+            gr_array *a = gtf_random(&rng, dt, 2, shape, -3, 3), *want = gts_want(dt, 2, shape);
+            int64_t k;
+            char label[96];
+            gr_graph_set_log(g, gts_quiet, NULL);
+            for (k = 0; k < want->size; k++) gts_copy_elem(want, k, a, k);
+            snprintf(label, sizeof label, "gradient op %d on %s", which, gr_dtype_name(dt));
+            gtf_expect(g, 1, &x, (const gr_array *const *)&a, gts_gradop(which, x), dt, want, 0, label);
+            gr_array_free(a);
+            gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+TEST(gts_op_ZeroGrad) { gts_gradop_identity(0); }
+TEST(gts_op_DisconnectedGrad) { gts_gradop_identity(1); }
+TEST(gts_op_ConsiderConstant) { gts_gradop_identity(2); }
+TEST(gts_op_GradClip) { gts_gradop_identity(3); }
+TEST(gts_op_GradScale) { gts_gradop_identity(4); }
+TEST(gts_op_UndefinedGrad) { gts_gradop_identity(5); }
+
+/* ---- batching, reached through gr_jacobian ------------------------------------------------------ */
+
+/* jacobian(X, X) for X (2,3) is the identity of shape (2,3,2,3): EyeLike then Unflatten */
+static void gts_jacobian_identity(void) {
+    static const int64_t shape[2] = { 2, 3 };
+    gtf_rng rng;
+    int dyn;
+    rng.s = 120;
+    for (dyn = 0; dyn < 2; dyn++) {
+        int64_t jshape[4] = { 2, 3, 2, 3 }, k;
+        gr_graph *g = gr_graph_new();
+        gr_var *X = gtf_input(g, GR_F64, 2, shape, dyn, "X"), *J = NULL;
+        gr_array *a = gtf_random(&rng, GR_F64, 2, shape, -1, 1), *want = gr_array_new(GR_F64, 4, jshape);
+        for (k = 0; k < 6; k++) ((double *)want->data)[k * 6 + k] = 1.0;
+        CHECK_STATUS(gr_jacobian(X, 1, &X, &J, NULL), GR_OK);
+        gtf_expect(g, 1, &X, (const gr_array *const *)&a, J, GR_F64, want, 0, dyn ? "jacobian(X, X), unknown shape" : "jacobian(X, X)");
+        gr_array_free(a);
+        gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+TEST(gts_op_EyeLike) { gts_jacobian_identity(); }
+TEST(gts_op_Unflatten) { gts_jacobian_identity(); }
+
+/* jacobian(dot(A, x), x) = A: the pullback's dot runs row by row over the batch (Batched) */
+TEST(gts_op_Batched) {
+    static const int64_t as[2] = { 4, 3 }, xs[1] = { 3 };
+    gtf_rng rng;
+    int dyn;
+    rng.s = 121;
+    for (dyn = 0; dyn < 2; dyn++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gtf_input(g, GR_F64, 2, as, dyn, "A"), *x = gtf_input(g, GR_F64, 1, xs, dyn, "x"), *J = NULL, *ins[2];
+        gr_array *arr[2], *want;
+        int64_t k;
+        arr[0] = gtf_random(&rng, GR_F64, 2, as, -1, 1);
+        arr[1] = gtf_random(&rng, GR_F64, 1, xs, -1, 1);
+        want = gr_array_copy(arr[0]);
+        ins[0] = A; ins[1] = x;
+        CHECK_STATUS(gr_jacobian(gr_dot(A, x), 1, &x, &J, NULL), GR_OK);
+        gtf_expect(g, 2, ins, (const gr_array *const *)arr, J, GR_F64, want, GTF_TOL_F64, "jacobian(dot(A, x), x)");
+        /* and a reshape in the pullback: jacobian(reshape(x, (3, 1)), x) is the identity as (3, 1, 3) */
+        {
+            int64_t rs[2] = { 3, 1 }, js[3] = { 3, 1, 3 };
+            gr_var *Jr = NULL;
+            gr_array *wr = gr_array_new(GR_F64, 3, js);
+            for (k = 0; k < 3; k++) ((double *)wr->data)[k * 3 + k] = 1.0;
+            CHECK_STATUS(gr_jacobian(gr_reshape(x, 2, rs), 1, &x, &Jr, NULL), GR_OK);
+            gtf_expect(g, 1, &x, (const gr_array *const *)&arr[1], Jr, GR_F64, wr, 0, "jacobian(reshape(x), x)");
+            gr_array_free(wr);
+        }
+        gr_array_free(arr[0]);
+        gr_array_free(arr[1]);
+        gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
+/* ---- indexing: NumPy's semantics, by a plain-C reference ---------------------------------------- */
+
+/* NumPy's positions of x[start:stop:step] on a length-n axis */
+static int64_t gts_slice_positions(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *pos) {
+    int64_t m = 0, i;
+    if (step > 0) {
+        int64_t a = start == GR_OPEN ? 0 : start < 0 ? start + n : start, b = stop == GR_OPEN ? n : stop < 0 ? stop + n : stop;
+        if (a < 0) a = 0;
+        if (b > n) b = n;
+        for (i = a; i < b; i += step) pos[m++] = i;
+    } else {
+        int64_t a = start == GR_OPEN ? n - 1 : start < 0 ? start + n : start, b = stop == GR_OPEN ? -1 : stop < 0 ? stop + n : stop;
+        if (a > n - 1) a = n - 1;
+        if (b < -1) b = -1;
+        for (i = a; i > b; i += step) pos[m++] = i;
+    }
+    return m;
+}
+
+/* x (2,5,3): gr_slice along each axis for many bounds; gr_index along each axis */
+TEST(gts_op_Slice) {
+    static const int64_t shape[3] = { 2, 5, 3 };
+    static const int64_t bounds[][3] = {
+        { 0, 5, 1 }, { 1, 4, 1 }, { GR_OPEN, GR_OPEN, 2 }, { -4, -1, 1 }, { GR_OPEN, GR_OPEN, -1 }, { 4, 0, -2 },
+        { -1, GR_OPEN, -3 }, { 3, 1, 1 }, { -100, 100, 1 }, { 100, -100, -1 }, { 2, GR_OPEN, 7 }, { GR_OPEN, 2, 1 },
+    };
+    gtf_rng rng;
+    int axis, b, dyn, d;
+    rng.s = 130;
+    for (axis = 0; axis < 3; axis++)
+        for (b = 0; b < (int)(sizeof bounds / sizeof bounds[0]); b++)
+            for (dyn = 0; dyn < 2; dyn++)
+                for (d = 0; d < 3; d++) {
+                    gr_dtype dt = gts_dtypes[d];
+                    gr_graph *g = gr_graph_new();
+                    gr_var *x = gtf_input(g, dt, 3, shape, dyn, "x");
+                    gr_array *a = gtf_random(&rng, dt, 3, shape, -5, 5), *want;
+                    int64_t pos[8], m = gts_slice_positions(shape[axis], bounds[b][0], bounds[b][1], bounds[b][2], pos), ws[3], i, j, k;
+                    char label[128];
+                    for (i = 0; i < 3; i++) ws[i] = i == axis ? m : shape[i];
+                    want = gts_want(dt, 3, ws);
+                    for (i = 0; i < ws[0]; i++)
+                        for (j = 0; j < ws[1]; j++)
+                            for (k = 0; k < ws[2]; k++) {
+                                int64_t src[3];
+                                src[0] = i; src[1] = j; src[2] = k;
+                                src[axis] = pos[src[axis]];
+                                gts_copy_elem(want, (i * ws[1] + j) * ws[2] + k, a, (src[0] * 5 + src[1]) * 3 + src[2]);
+                            }
+                    snprintf(label, sizeof label, "gr_slice axis %d bounds %d (%s, %s)", axis, b, gr_dtype_name(dt), dyn ? "dynamic" : "static");
+                    gtf_expect(g, 1, &x, (const gr_array *const *)&a, gr_slice(x, axis, bounds[b][0], bounds[b][1], bounds[b][2]), dt, want, 0, label);
+                    if (!dyn) gtf_static_shape_is(gr_slice(x, axis, bounds[b][0], bounds[b][1], bounds[b][2]), 3, ws, label);
+                    gr_array_free(a);
+                    gr_array_free(want);
+                    gr_graph_free(g);
+                }
+    {   /* a zero step is a bad argument */
+        gr_graph *g = gr_graph_new();
+        CHECK(gr_slice(gr_vector(g, GR_F64, "x"), 0, 0, 1, 0) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        gr_graph_free(g);
+    }
+}
+
+TEST(gts_op_Index) {
+    static const int64_t shape[3] = { 2, 5, 3 };
+    static const int64_t idx[] = { 0, 1, -1, -2 };
+    gtf_rng rng;
+    int axis, b, dyn;
+    rng.s = 131;
+    for (axis = 0; axis < 3; axis++)
+        for (b = 0; b < 4; b++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, GR_F64, 3, shape, dyn, "x");
+                gr_array *a = gtf_random(&rng, GR_F64, 3, shape, -5, 5), *want;
+                int64_t ws[2], i, j, m = 0, at = idx[b] < 0 ? idx[b] + shape[axis] : idx[b];
+                char label[96];
+                for (i = 0; i < 3; i++) if (i != axis) ws[m++] = shape[i];
+                want = gr_array_new(GR_F64, 2, ws);
+                for (i = 0; i < ws[0]; i++)
+                    for (j = 0; j < ws[1]; j++) {
+                        int64_t src[3], q = 0, t;
+                        for (t = 0; t < 3; t++) src[t] = t == axis ? at : (q++ == 0 ? i : j);
+                        ((double *)want->data)[i * ws[1] + j] = gr_array_get(a, (src[0] * 5 + src[1]) * 3 + src[2]);
+                    }
+                snprintf(label, sizeof label, "gr_index axis %d at %lld", axis, (long long)idx[b]);
+                gtf_expect(g, 1, &x, (const gr_array *const *)&a, gr_index(x, axis, idx[b]), GR_F64, want, 0, label);
+                gr_array_free(a);
+                gr_array_free(want);
+                gr_graph_free(g);
+            }
+    {   /* out of range: GR_ERR_RUNTIME at call time naming the index */
+        int64_t n = 3;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *y = gr_index(x, 0, 7);
+        gr_array *a = gr_array_new(GR_F64, 1, &n);
+        gr_fn *f = gr_function(1, &x, 1, &y, NULL);
+        const gr_array *in[1], *out[1];
+        in[0] = a;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f), "7");
+        gr_fn_free(f);
+        gr_array_free(a);
+        gr_graph_free(g);
+    }
+}
+
+TEST(gts_op_Take) {
+    static const int64_t shape[2] = { 4, 3 };
+    static const int64_t ix[5] = { 2, 0, -1, 2, 1 };
+    gtf_rng rng;
+    int axis, dyn;
+    rng.s = 132;
+    for (axis = 0; axis < 2; axis++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            int64_t ishape[2] = { 1, 5 }, ws[3], i, t, r;
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, GR_F64, 2, shape, dyn, "x"), *ind = gtf_input(g, GR_I64, 2, ishape, dyn, "ind"), *ins[2];
+            gr_array *arr[2], *want;
+            char label[96];
+            int64_t n = shape[axis];
+            arr[0] = gtf_random(&rng, GR_F64, 2, shape, -5, 5);
+            arr[1] = gr_array_from(GR_I64, 2, ishape, ix);
+            if (axis == 0) { ws[0] = 1; ws[1] = 5; ws[2] = 3; }
+            else { ws[0] = 4; ws[1] = 1; ws[2] = 5; }
+            want = gr_array_new(GR_F64, 3, ws);
+            for (r = 0; r < (axis == 0 ? 3 : 4); r++)
+                for (t = 0; t < 5; t++) {
+                    int64_t p = ix[t] < 0 ? ix[t] + n : ix[t];
+                    i = axis == 0 ? t * 3 + r : r * 5 + t;
+                    ((double *)want->data)[i] = gr_array_get(arr[0], axis == 0 ? p * 3 + r : r * 3 + p);
+                }
+            ins[0] = x; ins[1] = ind;
+            snprintf(label, sizeof label, "gr_take axis %d", axis);
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_take(x, ind, axis), GR_F64, want, 0, label);
+            gr_array_free(arr[0]);
+            ((int64_t *)arr[1]->data)[3] = 4;           /* out of range for both axes */
+            arr[0] = gtf_random(&rng, GR_F64, 2, shape, -5, 5);
+            gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_take(x, ind, axis), GR_ERR_RUNTIME, label);
+            gr_array_free(arr[0]);
+            gr_array_free(arr[1]);
+            gr_array_free(want);
+            gr_graph_free(g);
+        }
+    {   /* float indices are a type error */
+        gr_graph *g = gr_graph_new();
+        CHECK(gr_take(gr_vector(g, GR_F64, "x"), gr_vector(g, GR_F64, "i"), 0) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_TYPE);
+        gr_graph_free(g);
+    }
+}
+
+/* set / inc of a slice, an index and a take, with y broadcast; repeated take indices: the last
+   write wins in set, all writes add up in inc */
+TEST(gts_op_ViewUpdate) {
+    static const int64_t shape[2] = { 5, 3 }, ys[1] = { 3 };
+    gtf_rng rng;
+    int inc, kind, dyn;
+    rng.s = 133;
+    for (inc = 0; inc < 2; inc++)
+        for (kind = 0; kind < 3; kind++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, GR_F64, 2, shape, dyn, "x"), *y = gtf_input(g, GR_F64, 1, ys, dyn, "y"), *v, *ins[2];
+                gr_var *y_in = y;
+                gr_array *arr[2], *want;
+                int64_t r, c;
+                char label[96];
+                arr[0] = gtf_random(&rng, GR_F64, 2, shape, -5, 5);
+                arr[1] = gtf_random(&rng, GR_F64, 1, ys, -5, 5);
+                want = gr_array_copy(arr[0]);
+                v = kind == 0 ? gr_slice(x, 0, -1, 0, -2) : kind == 1 ? gr_index(x, 0, -2) : gr_slice(x, 1, 1, 2, 1);
+                for (r = 0; r < 5; r++)
+                    for (c = 0; c < 3; c++) {
+                        int hit = kind == 0 ? (r == 4 || r == 2) : kind == 1 ? r == 3 : c == 1;
+                        double yv = gr_array_get(arr[1], kind == 2 ? r % 3 : c);
+                        if (hit) ((double *)want->data)[r * 3 + c] = inc ? gr_array_get(arr[0], r * 3 + c) + yv : yv;
+                    }
+                if (kind == 2) {                        /* x[:, 1:2] is (5, 1): y of shape (3,) does not fit; use y[0] */
+                    gr_array_free(want);
+                    want = gr_array_copy(arr[0]);
+                    for (r = 0; r < 5; r++) {
+                        double yv = gr_array_get(arr[1], 0);
+                        ((double *)want->data)[r * 3 + 1] = inc ? gr_array_get(arr[0], r * 3 + 1) + yv : yv;
+                    }
+                    y = gr_index(y, 0, 0);
+                }
+                ins[0] = x; ins[1] = y_in;
+                snprintf(label, sizeof label, "%s of view kind %d", inc ? "gr_inc_subtensor" : "gr_set_subtensor", kind);
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, inc ? gr_inc_subtensor(v, y) : gr_set_subtensor(v, y),
+                           GR_F64, want, GTF_TOL_F64, label);
+                gr_array_free(arr[0]);
+                gr_array_free(arr[1]);
+                gr_array_free(want);
+                gr_graph_free(g);
+            }
+    {   /* not a view: a bad argument */
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x");
+        CHECK(gr_set_subtensor(gr_exp(x), x) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        gr_graph_free(g);
+    }
+}
+
+TEST(gts_op_TakeUpdate) {
+    static const int64_t xs[1] = { 5 }, is[1] = { 4 }, idx[4] = { 1, -1, 1, 3 };
+    static const double yv[4] = { 10, 20, 30, 40 };
+    int inc;
+    for (inc = 0; inc < 2; inc++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *ind = gr_vector(g, GR_I64, "ind"), *y = gr_vector(g, GR_F64, "y"), *ins[3], *out;
+        double x0[5] = { 1, 2, 3, 4, 5 };
+        gr_array *arr[3], *want = gr_array_from(GR_F64, 1, xs, x0);
+        arr[0] = gr_array_from(GR_F64, 1, xs, x0);
+        arr[1] = gr_array_from(GR_I64, 1, is, idx);
+        arr[2] = gr_array_from(GR_F64, 1, is, yv);
+        if (inc) { ((double *)want->data)[1] += 10 + 30; ((double *)want->data)[4] += 20; ((double *)want->data)[3] += 40; }
+        else { ((double *)want->data)[1] = 30; ((double *)want->data)[4] = 20; ((double *)want->data)[3] = 40; }
+        ins[0] = x; ins[1] = ind; ins[2] = y;
+        out = inc ? gr_inc_subtensor(gr_take(x, ind, 0), y) : gr_set_subtensor(gr_take(x, ind, 0), y);
+        gtf_expect(g, 3, ins, (const gr_array *const *)arr, out, GR_F64, want, 0, inc ? "inc take, repeated" : "set take, repeated");
+        gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(arr[2]); gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
+#define GTS_ROW_NAME(Name, ...) #Name,
 static const char *const gts_rows[] = { GR_STRUCT_OPS(GTS_ROW_NAME) };
 #undef GTS_ROW_NAME
 
@@ -1022,6 +1351,20 @@ SUITE(suite_forward_struct) = {
     OPCASE(Dot),
     OPCASE(Softmax),
     OPCASE(LogSoftmax),
+    OPCASE(ZeroGrad),
+    OPCASE(DisconnectedGrad),
+    OPCASE(ConsiderConstant),
+    OPCASE(GradClip),
+    OPCASE(GradScale),
+    OPCASE(UndefinedGrad),
+    OPCASE(EyeLike),
+    OPCASE(Unflatten),
+    OPCASE(Batched),
+    OPCASE(Slice),
+    OPCASE(Index),
+    OPCASE(Take),
+    OPCASE(ViewUpdate),
+    OPCASE(TakeUpdate),
     CASE(test_transpose),
     CASE(test_outer),
     CASE(test_int_wraparound),
