@@ -91,22 +91,23 @@
                 SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
    float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
               dtype (sin or sinf) and GR_T is the element type
-   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints
+   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints;
+              GR__WRAP(e) wraps a uint64_t computation back to int64_t (overflow wraps, as in NumPy)
    dK         the partial derivative of the output with respect to input K, as a graph built from
               x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
               (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
 #define GR_ELEMWISE_OPS(X) \
     /* arithmetic */ \
-    X(neg,        1, ARITH, -a,                         -a,                  D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
-    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? -a : a),    D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
-    X(sqr,        1, ARITH, a * a,                      a * a,               D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
+    X(neg,        1, ARITH, -a,                         GR__WRAP(0 - (uint64_t)a), D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
+    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? GR__WRAP(0 - (uint64_t)a) : a), D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
+    X(sqr,        1, ARITH, a * a,                      GR__WRAP((uint64_t)a * (uint64_t)a), D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
     X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
     X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
     X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
     X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
-    X(add,        2, ARITH, a + b,                      a + b,               D_ONE, D_ONE, D_NONE) /* a + b */ \
-    X(sub,        2, ARITH, a - b,                      a - b,               D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
-    X(mul,        2, ARITH, a * b,                      a * b,               D(x1), D(x0), D_NONE) /* a * b */ \
+    X(add,        2, ARITH, a + b,                      GR__WRAP((uint64_t)a + (uint64_t)b), D_ONE, D_ONE, D_NONE) /* a + b */ \
+    X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
+    X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
     X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
@@ -114,7 +115,7 @@
     X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
     X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
                   D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
-                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* min(max(x, lo), hi) */ \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* lo if x < lo, hi if x > hi, else x (Aesara's order) */ \
     X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
                   D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
     /* exponentials and logarithms */ \
@@ -1528,6 +1529,9 @@ static float gr__sigmoidf(float x) {
 }
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
+
+/* integer results computed in uint64_t wrap around instead of overflowing (undefined in int64_t) */
+#define GR__WRAP(e) ((GR_T)(e))
 
 /* ---- kernels: one per row and dtype --------------------------------------------------------
    k(n, out, in, st): out[i] = f(in[0][i*st[0]], ...) for i < n, each st[k] 0 or 1; out may be

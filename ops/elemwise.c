@@ -53,6 +53,9 @@ static float gr__sigmoidf(float x) {
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 
+/* integer results computed in uint64_t wrap around instead of overflowing (undefined in int64_t) */
+#define GR__WRAP(e) ((GR_T)(e))
+
 /* ---- kernels: one per row and dtype --------------------------------------------------------
    k(n, out, in, st): out[i] = f(in[0][i*st[0]], ...) for i < n, each st[k] 0 or 1; out may be
    in[k] itself (in place) when st[k] is 1. */

@@ -904,3 +904,30 @@ SUITE(suite_forward) = {
     CASE(test_ew_shape_errors),
     END_SUITE
 };
+
+/* int64 arithmetic wraps modulo 2^64 (NumPy), with no undefined behaviour (the suite runs under UBSan) */
+TEST(test_int64_wraps) {
+    int64_t n = 2;
+    int64_t xs[2] = { INT64_MAX, INT64_MIN };
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_I64, "x"), *outs[6];
+    gr_array *xa = gr_array_from(GR_I64, 1, &n, xs);
+    const gr_array *in[1], *out[6];
+    gr_fn *f;
+    outs[0] = gr_add(x, x); outs[1] = gr_sub(x, gr_neg(x)); outs[2] = gr_mul(x, gr_const(g, 3));
+    outs[3] = gr_neg(x); outs[4] = gr_sqr(x); outs[5] = gr_abs(x);
+    f = gr_function(1, &x, 6, outs, NULL);
+    in[0] = xa;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    CHECK(((const int64_t *)out[0]->data)[0] == -2 && ((const int64_t *)out[0]->data)[1] == 0);
+    CHECK(((const int64_t *)out[1]->data)[0] == -2 && ((const int64_t *)out[1]->data)[1] == 0);
+    CHECK(((const int64_t *)out[2]->data)[0] == INT64_MAX - 2 && ((const int64_t *)out[2]->data)[1] == INT64_MIN);
+    CHECK(((const int64_t *)out[3]->data)[0] == -INT64_MAX && ((const int64_t *)out[3]->data)[1] == INT64_MIN);
+    CHECK(((const int64_t *)out[4]->data)[0] == 1 && ((const int64_t *)out[4]->data)[1] == 0);
+    CHECK(((const int64_t *)out[5]->data)[0] == INT64_MAX && ((const int64_t *)out[5]->data)[1] == INT64_MIN);
+    gr_fn_free(f);
+    gr_array_free(xa);
+    gr_graph_free(g);
+}
+
+SUITE(suite_forward_wrap) = { CASE(test_int64_wraps), END_SUITE };
