@@ -43,14 +43,18 @@ demo: gradient.h | $(B)
 $(B)/suites.h: $(TEST_SRC) | $(B)
 	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
 
+# every GTD_SPECS(gtd_specs_x) of tests/t_*.c, for tests/t_deriv.c
+$(B)/dspecs.h: $(TEST_SRC) | $(B)
+	@{ printf '#define GTD_ALL(X)'; for s in $$(grep -ho 'GTD_SPECS(gtd_specs_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/GTD_SPECS(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
+
 TCFLAGS = -I$(B)
-$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h $(B)/suites.h | $(B)
+$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h tests/deriv.h $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
 test-gcc: $(B)/test-gcc
 	./$(B)/test-gcc
 
-test-clang: gradient.h $(B)/suites.h | $(B)
+test-clang: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CLANG) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $(B)/test-clang $(TEST_ALL) -lm
 	./$(B)/test-clang
 
@@ -68,12 +72,12 @@ test-link: gradient.h | $(B)
 	$(CC) $(CSTD) $(WARN) -DLINK_STATIC -o $(B)/link-static tests/link_a.c tests/link_b.c -lm
 	./$(B)/link-static
 
-test-san: gradient.h $(B)/suites.h | $(B)
+test-san: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(TCFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	    -o $(B)/test-san $(TEST_ALL) -lm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/test-san
 
-test-cblas: gradient.h $(B)/suites.h | $(B)
+test-cblas: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -DGRADIENT_CBLAS \
 	    -o $(B)/test-cblas $(TEST_ALL) -lopenblas -lm
 	OPENBLAS_NUM_THREADS=1 ./$(B)/test-cblas

@@ -209,6 +209,14 @@
     X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
     X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
+    /* ops/shape.c, second wave: joining, splitting, tiling */ \
+    /* (end of the second-wave shape rows) */ \
+    /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
+    /* (end of the second-wave reduce rows) */ \
+    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    /* (end of the second-wave linalg rows) */ \
+    /* ops/nnet.c, second wave: losses */ \
+    /* (end of the second-wave nnet rows) */ \
     /* (end of the structural table: every row above ends with a backslash) */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
@@ -392,6 +400,18 @@ GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to re
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
+
+/* ---- second wave: structure (ops/shape.c) ---- */
+/* (end of the second-wave structure declarations) */
+
+/* ---- second wave: reductions (ops/reduce.c) ---- */
+/* (end of the second-wave reduction declarations) */
+
+/* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* (end of the second-wave linear algebra declarations) */
+
+/* ---- second wave: nnet (ops/nnet.c) ---- */
+/* (end of the second-wave nnet declarations) */
 
 /* ==== ops that change only the gradient (identities in the forward pass) ===================== */
 

@@ -146,4 +146,12 @@
     X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
     X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
+    /* ops/shape.c, second wave: joining, splitting, tiling */ \
+    /* (end of the second-wave shape rows) */ \
+    /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
+    /* (end of the second-wave reduce rows) */ \
+    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    /* (end of the second-wave linalg rows) */ \
+    /* ops/nnet.c, second wave: losses */ \
+    /* (end of the second-wave nnet rows) */ \
     /* (end of the structural table: every row above ends with a backslash) */

@@ -179,6 +179,18 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to 
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
 
+/* ---- second wave: structure (ops/shape.c) ---- */
+/* (end of the second-wave structure declarations) */
+
+/* ---- second wave: reductions (ops/reduce.c) ---- */
+/* (end of the second-wave reduction declarations) */
+
+/* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* (end of the second-wave linear algebra declarations) */
+
+/* ---- second wave: nnet (ops/nnet.c) ---- */
+/* (end of the second-wave nnet declarations) */
+
 /* ==== ops that change only the gradient (identities in the forward pass) ===================== */
 
 GR_API gr_var *gr_zero_grad(gr_var *x);
