@@ -168,7 +168,8 @@
    conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise
+            NONDIFF: no derivative flows through it (R-op contributes nothing);
+            INNERCONN: its connection pattern is that of the op it wraps (Batched); 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -202,7 +203,7 @@
     /* ops/batch.c: batching for Jacobians */ \
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   none, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
@@ -640,7 +641,8 @@ struct gr_graph {
 enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
-    GR__OPF_NONDIFF  = 4             /* outputs carry no derivative (R-op: contributes nothing) */
+    GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
+    GR__OPF_INNERCONN = 8            /* the connection pattern is the wrapped op's (Batched) */
 };
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
@@ -3506,6 +3508,12 @@ typedef struct gr__batched_params {
 #define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
 #define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
 
+/* the node whose connection pattern a Batched node has: the op it applies to every row */
+static const gr_node *gr__conn_node(const gr_node *node) {
+    const gr_node *inner = ((const gr__batched_params *)node->params)->inner;
+    return inner ? inner : node;
+}
+
 static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_graph *g = node->graph;
     size_t head = (sizeof(gr__batched_params) + 15u) & ~(size_t)15u;
@@ -3628,20 +3636,83 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 
+/* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives
+   a graph in terms of the row placeholders; vectorising that graph with the placeholders replaced
+   by the real operands (batched where they are) gives the rule for all rows at once. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+
+/* the seeds mapping the inner node's placeholders (and its output) to the real operands */
+static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    int i, n = 0;
+    for (i = 0; i < p->n_in; i++) {
+        seed[n] = p->inner->in[i];
+        seed_b[n] = node->in[i];
+        isb[n++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    seed[n] = p->inner->out[0];
+    seed_b[n] = node->out[0];
+    isb[n++] = 1;
+    return n;
+}
+
 static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int i;
-    (void)og;
-    for (i = 0; i < node->n_in; i++) {
-        ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(an op batched row by row for a Jacobian has no gradient)");
-        if (!ig[i]) return node->graph->status;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
+    uint8_t isb[34], rb;
+    int i, ns;
+    gr_status st;
+    u = gr__new_var(g, gr__grad_dtype(inner->out[0]), inner->out[0]->ndim, inner->out[0]->shape, GR__VK_INPUT);
+    if (!u) return g->status;
+    for (i = 0; i < p->n_in; i++) terms[i] = NULL;
+    if (!p->op->grad) {
+        for (i = 0; i < p->n_in; i++)
+            if (!(ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(the batched op has no grad rule)"))) return g->status;
+        return GR_OK;
+    }
+    st = p->op->grad(inner, &u, terms);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *t = terms[i], *x = node->in[i];
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
+        if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
+        if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
+        else ig[i] = rb ? gr_sum_axis(res, 0) : gr__zeros_grad(x);   /* an operand shared by every row */
+        if (!ig[i]) return g->status;
     }
     return GR_OK;
 }
+
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
+    uint8_t isb[66], rb;
+    int i, ns;
+    gr_status st;
     orop[0] = NULL;
-    return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: an op batched row by row for a Jacobian (%s) has no R-op",
-                     ((const gr__batched_params *)node->params)->op->name);
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *ph = inner->in[i];
+        if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
+        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, ph->shape, GR__VK_INPUT);
+        if (!tv[i]) return g->status;
+        seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    st = p->op->rop ? p->op->rop(inner, tv, &r) : gr__rop_by_pullback(inner, tv, &r);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    if (!r || gr__is_marker(r)) return GR_OK;
+    if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
+    orop[0] = rb ? res : gr_broadcast_like(res, node->out[0]);
+    return orop[0] ? GR_OK : g->status;
 }
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
@@ -4225,8 +4296,17 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
+static const gr_node *gr__conn_node(const gr_node *node);
+
+/* node's connection pattern (the wrapped op's for a Batched node); NULL: all connected */
+static const unsigned char *gr__pattern(const gr_node *node) {
+    if (node->op->flags & GR__OPF_INNERCONN) node = gr__conn_node(node);
+    return node->op->connection_pattern;
+}
+
+/* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = node->op->connection_pattern;
+    const unsigned char *p = gr__pattern(node);
     return !p || p[i * node->n_out + j];
 }
 
@@ -4448,7 +4528,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
                              "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
         if (t->kind == GR__VK_DISC && iconn[i]) {
-            if (node->op->connection_pattern)
+            if (gr__pattern(node))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
                                  "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
             gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
@@ -4925,25 +5005,31 @@ done:
    (m, *w.shape), then (*e.shape, *w.shape). The Hessian is the Jacobian of the gradient, one
    diagonal block per wrt. */
 
-/* A batched copy of what `roots` compute from the seeds: seed[i] is replaced by seed_b[i] (one
-   more leading axis), and every node reading a batched value is rebuilt by its op's batch rule.
-   out[k] is root k's counterpart; out_b[k] says whether it is batched. */
-static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n, gr_var *const *roots,
-                               gr_var **out, uint8_t *out_b) {
+/* A copy of what `roots` compute from the seeds, with seed[i] replaced by seed_b[i]: a batched
+   replacement (one more leading axis) when seed_isb is NULL or seed_isb[i], a plain substitute
+   otherwise. Every node reading a replaced value is rebuilt: by its op's batch rule when it reads
+   a batched one, as the same op on the substitutes otherwise. out[k] is root k's counterpart and
+   out_b[k] says whether it is batched. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b) {
     uint32_t nv = g->n_vars, n_order = 0, k;
     gr_var **map = (gr_var **)gr__calloc(nv, sizeof(gr_var *));
-    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);
+    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1), *stop = (uint8_t *)gr__calloc(nv, 1);
     gr_node **order = NULL;
     gr_var *ins_s[8], *outs_s[8], **ins = ins_s, **outs = outs_s;
     unsigned char bat_s[8], *bat = bat_s;
     int cap = 8, i, j;
     gr_status st = GR_OK;
-    if (!map || !isb) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
-    for (i = 0; i < n_seed; i++) { map[seed[i]->id] = seed_b[i]; isb[seed[i]->id] = 1; }
-    if ((st = gr__toposort(g, n, roots, isb, &order, &n_order)) != GR_OK) goto done;
+    if (!map || !isb || !stop) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
+    for (i = 0; i < n_seed; i++) {
+        map[seed[i]->id] = seed_b[i];
+        isb[seed[i]->id] = (uint8_t)(seed_isb ? seed_isb[i] : 1);
+        stop[seed[i]->id] = 1;
+    }
+    if ((st = gr__toposort(g, n, roots, stop, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any = 0;
+        int any_b = 0, any_sub = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
@@ -4954,28 +5040,31 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = node->in[i];
-            bat[i] = x->id < nv && isb[x->id];
-            ins[i] = bat[i] ? map[x->id] : x;
-            any |= bat[i];
+            gr_var *m = x->id < nv ? map[x->id] : NULL;
+            bat[i] = (unsigned char)(m && isb[x->id]);
+            ins[i] = m ? m : x;
+            any_b |= bat[i];
+            any_sub |= m != NULL;
         }
-        if (!any) continue;                          /* reads nothing batched: shared as it is */
+        if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any_b) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        else st = gr__make_node(g, node->op, node->params, node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
             map[node->out[j]->id] = outs[j];
-            isb[node->out[j]->id] = 1;
+            isb[node->out[j]->id] = (uint8_t)any_b;
         }
     }
     for (i = 0; i < n; i++) {
-        int b = roots[i]->id < nv && isb[roots[i]->id];
-        out[i] = b ? map[roots[i]->id] : roots[i];
-        out_b[i] = (uint8_t)b;
+        gr_var *m = roots[i]->id < nv ? map[roots[i]->id] : NULL;
+        out[i] = m ? m : roots[i];
+        out_b[i] = (uint8_t)(m && isb[roots[i]->id]);
     }
 done:
     if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
-    GR_FREE(map); GR_FREE(isb); GR_FREE(order);
+    GR_FREE(map); GR_FREE(isb); GR_FREE(stop); GR_FREE(order);
     return st;
 }
 
@@ -5034,7 +5123,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     /* ... vectorised over the rows of the identity */
     seed_b = gr__eye_like(flat, dt);
     if (!seed_b) { st = g->status; goto done; }
-    if ((st = gr__vectorize(g, 1, &u, &seed_b, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
+    if ((st = gr__vectorize(g, 1, &u, &seed_b, NULL, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
     for (i = 0; i < n_wrt; i++) {
         gr_var *j = isb[i] ? batched[i] : gr__zeros_outer(flat, wrt[i], gr__grad_dtype(wrt[i]));
         if (j && expr->ndim != 1) j = gr__unflatten(j, expr);

@@ -118,6 +118,12 @@ typedef struct gr__batched_params {
 #define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
 #define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
 
+/* the node whose connection pattern a Batched node has: the op it applies to every row */
+static const gr_node *gr__conn_node(const gr_node *node) {
+    const gr_node *inner = ((const gr__batched_params *)node->params)->inner;
+    return inner ? inner : node;
+}
+
 static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_graph *g = node->graph;
     size_t head = (sizeof(gr__batched_params) + 15u) & ~(size_t)15u;
@@ -240,20 +246,83 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 
+/* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives
+   a graph in terms of the row placeholders; vectorising that graph with the placeholders replaced
+   by the real operands (batched where they are) gives the rule for all rows at once. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+
+/* the seeds mapping the inner node's placeholders (and its output) to the real operands */
+static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    int i, n = 0;
+    for (i = 0; i < p->n_in; i++) {
+        seed[n] = p->inner->in[i];
+        seed_b[n] = node->in[i];
+        isb[n++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    seed[n] = p->inner->out[0];
+    seed_b[n] = node->out[0];
+    isb[n++] = 1;
+    return n;
+}
+
 static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int i;
-    (void)og;
-    for (i = 0; i < node->n_in; i++) {
-        ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(an op batched row by row for a Jacobian has no gradient)");
-        if (!ig[i]) return node->graph->status;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
+    uint8_t isb[34], rb;
+    int i, ns;
+    gr_status st;
+    u = gr__new_var(g, gr__grad_dtype(inner->out[0]), inner->out[0]->ndim, inner->out[0]->shape, GR__VK_INPUT);
+    if (!u) return g->status;
+    for (i = 0; i < p->n_in; i++) terms[i] = NULL;
+    if (!p->op->grad) {
+        for (i = 0; i < p->n_in; i++)
+            if (!(ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(the batched op has no grad rule)"))) return g->status;
+        return GR_OK;
+    }
+    st = p->op->grad(inner, &u, terms);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *t = terms[i], *x = node->in[i];
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
+        if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
+        if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
+        else ig[i] = rb ? gr_sum_axis(res, 0) : gr__zeros_grad(x);   /* an operand shared by every row */
+        if (!ig[i]) return g->status;
     }
     return GR_OK;
 }
+
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
+    uint8_t isb[66], rb;
+    int i, ns;
+    gr_status st;
     orop[0] = NULL;
-    return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: an op batched row by row for a Jacobian (%s) has no R-op",
-                     ((const gr__batched_params *)node->params)->op->name);
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *ph = inner->in[i];
+        if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
+        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, ph->shape, GR__VK_INPUT);
+        if (!tv[i]) return g->status;
+        seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    st = p->op->rop ? p->op->rop(inner, tv, &r) : gr__rop_by_pullback(inner, tv, &r);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    if (!r || gr__is_marker(r)) return GR_OK;
+    if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
+    orop[0] = rb ? res : gr_broadcast_like(res, node->out[0]);
+    return orop[0] ? GR_OK : g->status;
 }
 
 /* ---- batching rules ------------------------------------------------------------------------------ */

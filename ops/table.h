@@ -105,7 +105,8 @@
    conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing); 0 otherwise
+            NONDIFF: no derivative flows through it (R-op contributes nothing);
+            INNERCONN: its connection pattern is that of the op it wraps (Batched); 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -139,7 +140,7 @@
     /* ops/batch.c: batching for Jacobians */ \
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   none, 0, map)         /* an op applied row by row over axis 0 */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   none, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \

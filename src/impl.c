@@ -100,7 +100,8 @@ struct gr_graph {
 enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
-    GR__OPF_NONDIFF  = 4             /* outputs carry no derivative (R-op: contributes nothing) */
+    GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
+    GR__OPF_INNERCONN = 8            /* the connection pattern is the wrapped op's (Batched) */
 };
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */

@@ -203,7 +203,17 @@ static gr_var *gtd_b_sin(gr_graph *g, gr_var *const *x, void *u) { (void)g; (voi
 static gr_var *gtd_b_add(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_add(x[0], x[1]); }
 static gr_var *gtd_b_dot(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_dot(x[0], x[1]); }
 
+/* a Jacobian differentiated again: the pullback's dot runs row by row (Batched), so this checks
+   Batched's own gradient and R-op, with one batched operand and one shared by every row */
+static gr_var *gtd_b_jac(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *J = NULL, *xv = x[1];
+    (void)g; (void)u;
+    if (gr_jacobian(gr_dot(x[0], gr_tanh(xv)), 1, &xv, &J, NULL) != GR_OK) return NULL;
+    return J;
+}
+
 GTD_SPECS(gtd_specs_basic) = {
+    { "Batched", "jacobian(dot(A, tanh x), x) wrt A and x", gtd_b_jac, NULL, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
     { "sin", "matrix", gtd_b_sin, NULL, 1, { GTD_IN(2, 3, 4, -3, 3) }, GTD_GRADGRAD },
     { "sin", "0-d", gtd_b_sin, NULL, 1, { GTD_IN(0, 0, 0, -3, 3) }, GTD_GRADGRAD },
     { "add", "(3,4) + (4,)", gtd_b_add, NULL, 2, { GTD_IN(2, 3, 4, -2, 2), GTD_IN(1, 4, 0, -2, 2) }, 0 },
