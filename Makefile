@@ -18,7 +18,7 @@ PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": genera
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c $(TEST_SRC)
 
-.PHONY: all demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc clean examples
+.PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc clean examples
 
 all: gradient.h
 
@@ -137,3 +137,11 @@ test: check-header test-gcc test-clang test-cxx test-link test-api test-san test
 
 clean:
 	rm -rf $(B)
+
+# ---- benchmarks (PEERS.md W1-W6): built-in kernels, then CBLAS (OpenBLAS, one thread) ------------
+BENCH_FLAGS = -O3 -march=native
+bench: gradient.h | $(B)
+	$(CC) $(CSTD) $(BENCH_FLAGS) -o $(B)/bench bench/bench.c -lm
+	$(CC) $(CSTD) $(BENCH_FLAGS) -DGRADIENT_CBLAS -o $(B)/bench-cblas bench/bench.c -lopenblas -lm
+	./$(B)/bench
+	OPENBLAS_NUM_THREADS=1 ./$(B)/bench-cblas

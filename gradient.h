@@ -631,6 +631,7 @@ struct gr_graph {
     gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
+    gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;
@@ -709,6 +710,13 @@ static const gr_op_def *const gr__ew_ops[GR__EW_COUNT + 1] = {
 
 /* ==== src/base.c: generated region; edit src/base.c, then run make gradient.h ==== */
 /* src/base.c: arena, growable arrays, error recording, dtypes and arrays. */
+
+/* a 64-bit mix (splitmix64's finaliser), for hash tables */
+static uint64_t splitmix_hash(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
 
 /* ---- arena: one per graph; everything built in the graph lives here ------------------------- */
 
@@ -1020,6 +1028,7 @@ GR_API void gr_graph_free(gr_graph *g) {
     if (!g) return;
     for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
     for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
+    GR_FREE(g->consts);
     GR_FREE(g->owned);
     GR_FREE(g->stores);
     GR_FREE(g->vars);
@@ -1153,9 +1162,18 @@ GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name) { return
 static gr_var *gr__constant(gr_graph *g, const gr_array *value, int flags) {
     gr_array *copy;
     gr_var *v;
-    copy = gr_array_copy(value);
-    if (!copy) return gr__fail(g, GR_ERR_NOMEM, "out of memory (constant of %lld elements)", (long long)value->size);
-    if (!gr__own(g, copy)) return NULL;
+    size_t bytes = (size_t)value->size * gr__dsize(value->dtype);
+    if (bytes <= 64) {                       /* small constants live in the arena, beside the variable */
+        copy = (gr_array *)gr__alloc(g, sizeof(gr_array) + 64);
+        if (!copy) return NULL;
+        *copy = *value;
+        copy->data = copy + 1;
+        if (bytes) memcpy(copy->data, value->data, bytes);
+    } else {
+        copy = gr_array_copy(value);
+        if (!copy) return gr__fail(g, GR_ERR_NOMEM, "out of memory (constant of %lld elements)", (long long)value->size);
+        if (!gr__own(g, copy)) return NULL;
+    }
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_CONST);
     if (!v) return NULL;
     v->ext = copy;
@@ -1172,17 +1190,53 @@ GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
 }
 
 /* a 0-d constant of a given dtype */
+/* A 0-d constant of a given dtype. The typed ones (flags 0) are made once per graph for each dtype
+   and value: derivative rules and weak constants ask for the same few values again and again. */
 static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
     gr_array a;
     double d = value;
     float f = (float)value;
     int64_t i = gr__to_i64(value);
     uint8_t b = (uint8_t)(value != 0);
+    uint64_t key = 0;
+    uint32_t h = 0, mask;
+    gr_var *v;
     memset(&a, 0, sizeof a);
     a.dtype = (gr_dtype)dtype;
     a.size = 1;
     a.data = dtype == GR_F64 ? (void *)&d : dtype == GR_F32 ? (void *)&f : dtype == GR_I64 ? (void *)&i : (void *)&b;
-    return gr__constant(g, &a, flags);
+    if (flags) return gr__constant(g, &a, flags);
+    memcpy(&key, a.data, gr__dsize(dtype));
+    if (g->n_consts * 2 >= g->cap_consts) {            /* grow the open-addressing table */
+        uint32_t nc = g->cap_consts ? g->cap_consts * 2 : 64, k;
+        gr_var **t = (gr_var **)gr__calloc(nc, sizeof(gr_var *));
+        if (!t) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+        for (k = 0; k < g->cap_consts; k++) {
+            gr_var *c = g->consts[k];
+            uint64_t ck = 0;
+            uint32_t j;
+            if (!c) continue;
+            memcpy(&ck, ((const gr_array *)c->ext)->data, gr__dsize(c->dtype));
+            j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
+            while (t[j]) j = (j + 1) & (nc - 1);
+            t[j] = c;
+        }
+        GR_FREE(g->consts);
+        g->consts = t;
+        g->cap_consts = nc;
+    }
+    mask = g->cap_consts - 1;
+    h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
+    for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
+        uint64_t ck = 0;
+        memcpy(&ck, ((const gr_array *)v->ext)->data, gr__dsize(v->dtype));
+        if (v->dtype == dtype && ck == key) return v;
+    }
+    v = gr__constant(g, &a, 0);
+    if (!v) return NULL;
+    g->consts[h] = v;
+    g->n_consts++;
+    return v;
 }
 
 GR_API gr_var *gr_const(gr_graph *g, double value) {
@@ -1863,14 +1917,19 @@ static gr_var *gr__coerce(gr_var *x, int T) {
     return gr_cast(x, (gr_dtype)T);
 }
 
+/* the builders' names, for messages */
+static const char *const gr__ew_fnames[GR__EW_COUNT] = {
+#define GR__FNAME_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) "gr_" #name,
+    GR_ELEMWISE_OPS(GR__FNAME_ROW)
+#undef GR__FNAME_ROW
+};
+
 static gr_var *gr__ew(int row, gr_var *const *args) {
     const gr_op_def *op = gr__ew_ops[row];
     int n = op->n_in, cls = gr__ew_class[row], T, k;
     gr_var *xs[3];
     gr_graph *g;
-    char fname[48];
-    snprintf(fname, sizeof fname, "gr_%s", op->name);
-    if (!gr__operands(fname, n, args, &g)) return NULL;
+    if (!gr__operands(gr__ew_fnames[row], n, args, &g)) return NULL;
     switch (cls) {
     case GR__EC_LOGIC: T = GR_BOOL; break;
     case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;

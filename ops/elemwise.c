@@ -364,14 +364,19 @@ static gr_var *gr__coerce(gr_var *x, int T) {
     return gr_cast(x, (gr_dtype)T);
 }
 
+/* the builders' names, for messages */
+static const char *const gr__ew_fnames[GR__EW_COUNT] = {
+#define GR__FNAME_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) "gr_" #name,
+    GR_ELEMWISE_OPS(GR__FNAME_ROW)
+#undef GR__FNAME_ROW
+};
+
 static gr_var *gr__ew(int row, gr_var *const *args) {
     const gr_op_def *op = gr__ew_ops[row];
     int n = op->n_in, cls = gr__ew_class[row], T, k;
     gr_var *xs[3];
     gr_graph *g;
-    char fname[48];
-    snprintf(fname, sizeof fname, "gr_%s", op->name);
-    if (!gr__operands(fname, n, args, &g)) return NULL;
+    if (!gr__operands(gr__ew_fnames[row], n, args, &g)) return NULL;
     switch (cls) {
     case GR__EC_LOGIC: T = GR_BOOL; break;
     case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;

@@ -90,6 +90,7 @@ struct gr_graph {
     gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
+    gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;
