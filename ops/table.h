@@ -106,7 +106,9 @@
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
             NONDIFF: no derivative flows through it (R-op contributes nothing);
-            INNERCONN: its connection pattern is that of the op it wraps (Batched); 0 otherwise
+            INNERCONN: its connection pattern is that of the op it wraps (Batched);
+            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
+            (NONDIFF_SHAPEREF: both); 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -121,10 +123,10 @@
     /* ops/shape.c */ \
     X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
     X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, 0, map) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, 0, map) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, 0, map)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF, map)      /* size(a) / size(b), a 0-d float */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
     /* ops/linalg.c */ \
     X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
@@ -138,8 +140,8 @@
     X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
     X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
-    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, 0, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,      -1, 1, Batched,   NULL,                   none, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \

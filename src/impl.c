@@ -102,7 +102,8 @@ enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
-    GR__OPF_INNERCONN = 8            /* the connection pattern is the wrapped op's (Batched) */
+    GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
+    GR__OPF_SHAPEREF = 16            /* inputs the connection pattern excludes are read for their shape only */
 };
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
@@ -131,6 +132,7 @@ enum gr__struct_code {
 };
 
 #define GR__OPF_0 0
+#define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \

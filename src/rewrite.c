@@ -1,14 +1,35 @@
-/* src/rewrite.c: rewrites applied while gr_function copies the graph.
+/* src/rewrite.c: rewrites applied while gr_function copies the graph (at GR_OPT_FULL).
 
-   Every node is rebuilt in the function's private graph after its inputs, so a rewrite of a node
-   sees inputs that are already final: local rewrites applied here reach a fixed point in one
-   pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10). */
+   Every node is rebuilt in the function's private graph after its inputs, through gr__rw_build:
+     1. local simplification: algebra (x+0, x*1, x*0 from zero gradients, neg(neg x)), zero fills,
+        dimshuffle and reshape composition, transposes folded into Dot's flags, stabilisation
+        (log(softmax) -> log_softmax, log(1+x) -> log1p, log(sigmoid x) -> -softplus(-x),
+        exp(x)-1 -> expm1); a replacement is itself built through gr__rw_build;
+     2. merging: a node equal to one already built (op, params, inputs) is that one;
+     3. constant folding: a small node of constants is run now and becomes a constant.
+   A node's inputs are final when it is built, so these local rewrites reach their fixed point in
+   one pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10).
+
+   Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
+   for an unknown size. Two axes with the same symbol have the same size in every call; an
+   elementwise result keeps an axis's symbol when its operands agree on it. This tells when a
+   rewrite keeps a result's shape, and (src/fuse.c) which elementwise nodes iterate alike. */
 
 typedef struct gr__rewriter gr__rewriter;
 struct gr__rewriter {
     gr_graph *cg;
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
+    gr_node **cse;               /* open addressing over the nodes built, by (op, params, inputs) */
+    uint32_t n_cse, cap_cse;
+    int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
+    uint32_t n_sig, cap_sig;
+    int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
+    uint32_t cap_sig_at;
+    int32_t next_sym;
 };
+
+#define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
+#define GR__SIG_ONE GR__SIG_STATIC(1)
 
 static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
     gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
@@ -18,7 +39,430 @@ static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
     return rw;
 }
 
-static void gr__rewriter_free(gr__rewriter *rw) { GR_FREE(rw); }
+static void gr__rewriter_free(gr__rewriter *rw) {
+    if (!rw) return;
+    GR_FREE(rw->cse);
+    GR_FREE(rw->sig);
+    GR_FREE(rw->sig_at);
+    GR_FREE(rw);
+}
+
+/* ---- signatures ---------------------------------------------------------------------------------- */
+
+/* room for v's codes; NULL when out of memory */
+static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
+    uint32_t id = v->id;
+    if (id >= rw->cap_sig_at) {
+        uint32_t nc = rw->cap_sig_at ? rw->cap_sig_at : 256, k;
+        int64_t *t;
+        while (nc <= id) nc *= 2;
+        t = (int64_t *)GR_REALLOC(rw->sig_at, sizeof(int64_t) * nc);
+        if (!t) return NULL;
+        for (k = rw->cap_sig_at; k < nc; k++) t[k] = -1;
+        rw->sig_at = t;
+        rw->cap_sig_at = nc;
+    }
+    if (rw->n_sig + (uint32_t)v->ndim + 1 > rw->cap_sig &&
+        !gr__grow((void **)&rw->sig, &rw->cap_sig, rw->n_sig + (uint32_t)v->ndim + 1, sizeof(int32_t)))
+        return NULL;
+    rw->sig_at[id] = rw->n_sig;
+    rw->n_sig += (uint32_t)v->ndim;
+    return rw->sig + rw->sig_at[id];
+}
+
+static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
+    return v->shape[axis] >= 0 ? GR__SIG_STATIC(v->shape[axis]) : rw->next_sym++;
+}
+
+static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
+static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out);
+
+/* the signature of node's output j, from its inputs' (already known) signatures */
+static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
+    const gr_node *node = v->owner;
+    const gr_op_def *op = node ? node->op : NULL;
+    int nd = v->ndim, i, k;
+    for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
+    if (!node || v->out_index != 0) return;
+    if (op->flags & GR__OPF_ELEMWISE) {
+        for (i = 0; i < nd; i++) {
+            int32_t code = GR__SIG_ONE;
+            int clash = 0;
+            for (k = 0; k < node->n_in; k++) {
+                const gr_var *x = node->in[k];
+                int xi = i - (nd - x->ndim);
+                int32_t c;
+                if (xi < 0) continue;
+                c = gr__sig(rw, x)[xi];
+                if (c == GR__SIG_ONE) continue;
+                if (code == GR__SIG_ONE) code = c;
+                else if (code != c) clash = 1;
+            }
+            if (!clash && (v->shape[i] < 0 || GR__SIG_STATIC(v->shape[i]) == code)) out[i] = code;
+        }
+    } else if (op == &gr__op_DimShuffle) {
+        const gr__dimshuffle_params *p = gr__dsp(node);
+        int32_t s[GR_MAX_NDIM];
+        gr__sig_copy(rw, node->in[0], s);
+        for (i = 0; i < nd; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
+    } else if (op->infer == gr__reduce_infer) {
+        const gr__reduce_params *p = gr__rp(node);
+        int32_t s[GR_MAX_NDIM];
+        int m = 0;
+        gr__sig_copy(rw, node->in[0], s);
+        for (i = 0; i < node->in[0]->ndim; i++) {
+            if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
+            else out[m++] = s[i];
+        }
+    } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
+        if (node->in[1]->ndim == nd) gr__sig_copy(rw, node->in[1], out);
+    } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
+        if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
+    } else if (op == &gr__op_Dot) {
+        const gr__dot_params *p = (const gr__dot_params *)node->params;
+        const gr_var *a = node->in[0], *b = node->in[1];
+        int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+        int m = 0;
+        gr__sig_copy(rw, a, sa);
+        gr__sig_copy(rw, b, sb);
+        if (a->ndim == 2) out[m++] = sa[p->ta ? 1 : 0];
+        if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
+    }
+    for (i = 0; i < nd; i++)                        /* what the static type knows wins */
+        if (v->shape[i] >= 0) out[i] = GR__SIG_STATIC(v->shape[i]);
+}
+
+/* v's signature; for a variable built outside the rewriter, from its inputs' when they are known
+   (never recursively), else fresh symbols */
+static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
+    static const int32_t none[GR_MAX_NDIM] = { 0 };
+    int32_t *out;
+    int i;
+    if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
+    if (v->owner)
+        for (i = 0; i < v->owner->n_in; i++) {
+            const gr_var *x = v->owner->in[i];
+            if (!(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
+                out = gr__sig_slot(rw, v);          /* inputs unknown: nothing is known */
+                if (!out) return none;
+                for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);
+                return out;
+            }
+        }
+    {
+        int32_t tmp[GR_MAX_NDIM];
+        gr__sig_compute(rw, v, tmp);                /* may add the inputs' (leaves') signatures */
+        out = gr__sig_slot(rw, v);
+        if (!out) return none;
+        for (i = 0; i < v->ndim; i++) out[i] = tmp[i];
+        return out;
+    }
+}
+
+/* v's codes copied to out (the pool may move when another signature is added) */
+static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out) {
+    const int32_t *s = gr__sig(rw, v);
+    int i;
+    for (i = 0; i < v->ndim; i++) out[i] = s[i];
+}
+
+/* a and b have the same shape in every call */
+static int gr__sig_same(gr__rewriter *rw, const gr_var *a, const gr_var *b) {
+    int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    int i;
+    if (a->ndim != b->ndim) return 0;
+    gr__sig_copy(rw, a, sa);
+    gr__sig_copy(rw, b, sb);
+    for (i = 0; i < a->ndim; i++) if (sa[i] != sb[i]) return 0;
+    return 1;
+}
+
+/* x broadcasts to r's shape without changing it, in every call */
+static int gr__sig_into(gr__rewriter *rw, const gr_var *x, const gr_var *r) {
+    int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
+    int i, off = r->ndim - x->ndim;
+    if (off < 0) return 0;
+    gr__sig_copy(rw, x, sx);
+    gr__sig_copy(rw, r, sr);
+    for (i = 0; i < x->ndim; i++) if (sx[i] != GR__SIG_ONE && sx[i] != sr[off + i]) return 0;
+    return 1;
+}
+
+/* ---- recognising values ------------------------------------------------------------------------- */
+
+/* v is the 0-d constant c */
+static int gr__rw_is_scalar(const gr_var *v, double c) {
+    return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)v->ext, 0) == c;
+}
+/* v is zeros: a 0-d zero (*ref = NULL) or zeros broadcast to the shape of *ref */
+static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
+    if (gr__rw_is_scalar(v, 0.0)) { *ref = NULL; return 1; }
+    if (v->owner && v->owner->op == &gr__op_BroadcastLike && gr__rw_is_scalar(v->owner->in[0], 0.0)) {
+        *ref = v->owner->in[1];
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- building through the rewrites ------------------------------------------------------------- */
+
+static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                              gr_var *const *ins, gr_var **outs);
+
+static gr_var *gr__rw1(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
+    gr_var *out = NULL;
+    return gr__rw_build(rw, op, params, psize, n_in, ins, &out) == GR_OK ? out : NULL;
+}
+static gr_var *gr__rw_ew1(gr__rewriter *rw, int row, gr_var *a) { return gr__rw1(rw, gr__ew_ops[row], NULL, 0, 1, &a); }
+static gr_var *gr__rw_bcast(gr__rewriter *rw, gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    args[0] = x; args[1] = ref;
+    return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, args);
+}
+/* zeros of dtype dt shaped like ref (a 0-d zero when ref is NULL or 0-d) */
+static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref) {
+    gr_var *z = gr__scalar_const(rw->cg, dt, 0.0, 0);
+    if (!z || !ref || ref->ndim == 0) return z;
+    return gr__rw_bcast(rw, z, ref);
+}
+
+/* an elementwise node's equivalent, or NULL (and *done 0) to build it as it is */
+static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
+    int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
+    *done = 1;
+    switch (row) {
+    case GR__EW_add:
+    case GR__EW_sub:
+        if (b0 && (!zb || gr__sig_into(rw, zb, a))) return a;                 /* a + 0 */
+        if (b0 && zb && gr__sig_into(rw, a, zb)) return gr__rw_bcast(rw, a, zb);
+        if (a0 && (!za || gr__sig_into(rw, za, b))) return row == GR__EW_add ? b : gr__rw_ew1(rw, GR__EW_neg, b);
+        break;
+    case GR__EW_mul:
+        if (gr__rw_is_scalar(b, 1.0)) return a;
+        if (gr__rw_is_scalar(a, 1.0)) return b;
+        if (gr__rw_is_scalar(b, -1.0)) return gr__rw_ew1(rw, GR__EW_neg, a);
+        if (gr__rw_is_scalar(a, -1.0)) return gr__rw_ew1(rw, GR__EW_neg, b);
+        /* x * 0, as zero gradients make it (like Aesara, x's infinities and NaNs are not kept) */
+        if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
+        if (b0 && (!zb ? a->ndim == 0 : gr__sig_into(rw, a, zb))) return b;
+        if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__rw_zero_fill(rw, T, b);
+        if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__rw_zero_fill(rw, T, a);
+        break;
+    case GR__EW_div:
+        if (gr__rw_is_scalar(b, 1.0)) return a;
+        if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
+        break;
+    case GR__EW_neg:
+        if (a->owner && a->owner->op == &gr__op_ew_neg) return a->owner->in[0];
+        if (a0) return a;
+        break;
+    case GR__EW_pow:
+        if (gr__rw_is_scalar(b, 1.0)) return a;
+        if (gr__rw_is_scalar(b, 2.0)) return gr__rw_ew1(rw, GR__EW_sqr, a);
+        break;
+    case GR__EW_log:
+        if (a->owner && a->owner->op == &gr__op_Softmax)                   /* log(softmax x) */
+            return gr__rw1(rw, &gr__op_LogSoftmax, a->owner->params, a->owner->params_size, 1, a->owner->in);
+        if (a->owner && a->owner->op == &gr__op_ew_add) {                   /* log(1 + x) */
+            gr_var *p = a->owner->in[0], *q = a->owner->in[1];
+            if (gr__rw_is_scalar(p, 1.0) && q->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, q);
+            if (gr__rw_is_scalar(q, 1.0) && p->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, p);
+        }
+        if (a->owner && a->owner->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
+            gr_var *x = a->owner->in[0];
+            return gr__rw_ew1(rw, GR__EW_neg, gr__rw_ew1(rw, GR__EW_softplus, gr__rw_ew1(rw, GR__EW_neg, x)));
+        }
+        break;
+    default:
+        break;
+    }
+    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && a->owner && a->owner->op == &gr__op_ew_exp)
+        return gr__rw_ew1(rw, GR__EW_expm1, a->owner->in[0]);                  /* exp(x) - 1 */
+    *done = 0;
+    return NULL;
+}
+
+/* a structural node's equivalent, or NULL (and *done 0) */
+static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *x = in[0], *z = NULL;
+    *done = 1;
+    if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
+        gr_var *ref = in[1];
+        if (gr__rw_zeros(x, &z) && (z || op != &gr__op_BroadcastLike)) return gr__rw_zero_fill(rw, x->dtype, ref);
+        if (op != &gr__op_ReshapeLike && gr__sig_same(rw, x, ref)) return x;
+        if (op == &gr__op_ReshapeLike && x->ndim == ref->ndim && gr__sig_same(rw, x, ref)) return x;
+    } else if (op == &gr__op_DimShuffle) {
+        const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
+        if (x->owner && x->owner->op == &gr__op_DimShuffle) {               /* compose the two patterns */
+            const gr__dimshuffle_params *q = gr__dsp(x->owner);
+            gr__dimshuffle_params c;
+            int i, identity = p->n == x->owner->in[0]->ndim;
+            memset(&c, 0, sizeof c);
+            c.n = p->n;
+            for (i = 0; i < p->n; i++) {
+                c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
+                if (c.pattern[i] != i) identity = 0;
+            }
+            if (identity) return x->owner->in[0];
+            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, x->owner->in);
+        }
+        if (gr__rw_zeros(x, &z)) {
+            if (!z) { *done = 0; return NULL; }
+            return gr__rw_zero_fill(rw, x->dtype, gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z));
+        }
+    } else if (op == &gr__op_Dot) {
+        /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
+        const gr__dot_params *p = (const gr__dot_params *)params;
+        gr__dot_params q = *p;
+        gr_var *args[2];
+        int k, changed = 0;
+        args[0] = in[0]; args[1] = in[1];
+        for (k = 0; k < 2; k++) {
+            gr_var *v = args[k];
+            if (v->ndim == 2 && v->owner && v->owner->op == &gr__op_DimShuffle && v->owner->in[0]->ndim == 2 &&
+                gr__dsp(v->owner)->pattern[0] == 1 && gr__dsp(v->owner)->pattern[1] == 0) {
+                args[k] = v->owner->in[0];
+                if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
+                changed = 1;
+            }
+        }
+        if (changed) return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
+    } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
+        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
+    } else if (op == &gr__op_Cast && gr__rw_zeros(x, &z)) {
+        return gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z);
+    } else if (op == &gr__op_ew_neg) {
+        /* handled with the elementwise rows */
+    }
+    *done = 0;
+    return NULL;
+}
+
+/* ---- merging ------------------------------------------------------------------------------------- */
+
+static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
+    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    size_t k;
+    int i;
+    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (k = 0; k < psize; k++) h = splitmix_hash(h ^ ((const unsigned char *)params)[k]) + k;
+    return (uint32_t)(h ^ (h >> 32));
+}
+static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
+    int i;
+    if (n->op != op || n->n_in != n_in || n->params_size != psize) return 0;
+    for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
+    return psize == 0 || memcmp(n->params, params, psize) == 0;
+}
+static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                            gr_var *const *ins) {
+    uint32_t mask, i;
+    if (!rw->cap_cse) return NULL;
+    mask = rw->cap_cse - 1;
+    for (i = h & mask; rw->cse[i]; i = (i + 1) & mask)
+        if (gr__cse_equal(rw->cse[i], op, params, psize, n_in, ins)) return rw->cse[i];
+    return NULL;
+}
+static int gr__cse_add(gr__rewriter *rw, gr_node *node) {
+    uint32_t mask, i;
+    if (rw->n_cse * 2 >= rw->cap_cse) {
+        uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
+        gr_node **t = (gr_node **)gr__calloc(nc, sizeof(gr_node *));
+        if (!t) return 0;
+        for (k = 0; k < rw->cap_cse; k++) {
+            gr_node *n = rw->cse[k];
+            uint32_t j;
+            if (!n) continue;
+            j = gr__cse_hash(n->op, n->params, n->params_size, n->n_in, n->in) & (nc - 1);
+            while (t[j]) j = (j + 1) & (nc - 1);
+            t[j] = n;
+        }
+        GR_FREE(rw->cse);
+        rw->cse = t;
+        rw->cap_cse = nc;
+    }
+    mask = rw->cap_cse - 1;
+    for (i = gr__cse_hash(node->op, node->params, node->params_size, node->n_in, node->in) & mask; rw->cse[i]; i = (i + 1) & mask) {}
+    rw->cse[i] = node;
+    rw->n_cse++;
+    return 1;
+}
+
+/* ---- constant folding ----------------------------------------------------------------------------- */
+
+#define GR__FOLD_MAX 4096                        /* elements: bigger results are computed at call time */
+
+/* runs node (all of whose inputs are constants) now; outs become constants. 0: leave it alone */
+static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
+    gr_graph *cg = rw->cg;
+    gr_array *res[4], *shaped[4];
+    const gr_array *in[8];
+    gr_status saved = cg->status, st;
+    int i, j, ok = 0;
+    if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
+    for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)node->in[i]->ext;
+    for (j = 0; j < node->n_out; j++) {
+        res[j] = NULL;
+        shaped[j] = (gr_array *)gr__calloc(1, sizeof(gr_array));
+        if (!shaped[j]) goto done;
+        shaped[j]->dtype = (gr_dtype)node->out[j]->dtype;
+        shaped[j]->ndim = node->out[j]->ndim;
+    }
+    st = node->op->shape ? node->op->shape(node, in, shaped) : gr__like0_shape(node, in, shaped);
+    if (st != GR_OK) goto done;
+    for (j = 0; j < node->n_out; j++) {
+        int64_t size = gr__shape_size(shaped[j]->ndim, shaped[j]->shape);
+        if (size < 0 || size > GR__FOLD_MAX) goto done;
+        res[j] = gr_array_new(shaped[j]->dtype, shaped[j]->ndim, shaped[j]->shape);
+        if (!res[j]) goto done;
+    }
+    if (node->op->perform(node, in, res) != GR_OK) goto done;
+    for (j = 0; j < node->n_out; j++) {
+        gr_var *c = res[j]->ndim == 0 ? gr__scalar_const(cg, res[j]->dtype, gr_array_get(res[j], 0), 0) : gr__constant(cg, res[j], 0);
+        if (!c) goto done;
+        outs[j] = c;
+    }
+    ok = 1;
+done:
+    for (j = 0; j < node->n_out; j++) { GR_FREE(shaped[j]); gr_array_free(res[j]); }
+    if (!ok && saved == GR_OK && cg->status != GR_OK) gr_graph_clear_error(cg);   /* the call will report it */
+    return ok;
+}
+
+/* ---- the pipeline ------------------------------------------------------------------------------------ */
+
+static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                              gr_var *const *ins, gr_var **outs) {
+    gr_graph *cg = rw->cg;
+    gr_node *node;
+    gr_var *r = NULL;
+    uint32_t h;
+    int i, j, done = 0, all_const = 1;
+    gr_status st;
+    if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
+        r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
+        if (done) {
+            if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
+            outs[0] = r;
+            return GR_OK;
+        }
+    }
+    h = gr__cse_hash(op, params, psize, n_in, ins);
+    node = gr__cse_find(rw, h, op, params, psize, n_in, ins);
+    if (node) {
+        for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
+        return GR_OK;
+    }
+    st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
+    if (st != GR_OK) return st;
+    node = outs[0]->owner;
+    for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
+    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+    if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
+    if (!gr__cse_add(rw, node)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
+    return GR_OK;
+}
 
 static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
     (void)rw;
@@ -33,9 +477,11 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
-    st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    else st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
     if (st != GR_OK) return st;
     for (j = 0; j < node->n_out; j++)
-        if (node->out[j]->name && !outs[j]->name && !gr__set_name(rw->cg, outs[j], node->out[j]->name)) return GR_ERR_NOMEM;
+        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && !gr__set_name(rw->cg, outs[j], node->out[j]->name))
+            return rw->cg->status;
     return GR_OK;
 }
