@@ -120,6 +120,31 @@ static void gtd_check_rop(const gtd_spec *s, gr_dtype dt, const gr_array *const 
         gt_fail(__FILE__, __LINE__, "%s: the R-op/L-op function fails: %s %s", msg, gr_graph_message(g), f_all ? gr_fn_message(f_all) : "");
         goto done;
     }
+    {   /* the same values without the rewrites (GR_OPT_NONE), up to rounding */
+        gr_fn_opts none;
+        gr_fn *f_none;
+        const gr_array *res_none[2 + GTD_MAX_IN];
+        double tol_lvl = dt == GR_F64 ? 1e-10 : 1e-4;
+        memset(&none, 0, sizeof none);
+        none.optimize = GR_OPT_NONE;
+        f_none = gr_function(2 * n + 1, all, 2 + n, outs, &none);
+        if (!f_none || gr_call(f_none, args, res_none) != GR_OK)
+            gt_fail(__FILE__, __LINE__, "%s: the function fails at GR_OPT_NONE: %s", msg, f_none ? gr_fn_message(f_none) : gr_graph_message(g));
+        else {
+            int o;
+            for (o = 0; o < 2 + n; o++) {
+                double scale = 1 + gtd_maxabs(res[o]), e = 0;
+                int64_t k;
+                if (res_none[o]->size != res[o]->size) { gt_fail(__FILE__, __LINE__, "%s: output %d differs in size between levels", msg, o); continue; }
+                for (k = 0; k < res[o]->size; k++) {
+                    double d = fabs(gr_array_get(res[o], k) - gr_array_get(res_none[o], k));
+                    if (d > e || d != d) e = d;
+                }
+                if (!(e <= tol_lvl * scale)) gt_fail(__FILE__, __LINE__, "%s: output %d differs by %.3g between GR_OPT_FULL and GR_OPT_NONE", msg, o, e);
+            }
+        }
+        gr_fn_free(f_none);
+    }
     {   /* the adjoint identity */
         double lhs = gtd_dot(ua, res[1]), rhs = 0, scale = 1;
         for (i = 0; i < n; i++) rhs += gtd_dot(res[2 + i], vv[i]);

@@ -1,0 +1,132 @@
+/* tests/t_rewrite.c: each rewrite of src/rewrite.c fires (the optimised graph shows it) and keeps
+   the values of GR_OPT_NONE. */
+#include "harness.h"
+
+/* the printed optimised graph of a function of ins -> out, in buf */
+static void print_fn(gr_fn *f, char *buf, size_t size) {
+    FILE *t = tmpfile();
+    size_t n;
+    buf[0] = 0;
+    if (!t) return;
+    gr_fn_print(t, f);
+    rewind(t);
+    n = fread(buf, 1, size - 1, t);
+    buf[n] = 0;
+    fclose(t);
+}
+
+/* out evaluated at both levels on xs (a vector): same values; returns the node counts */
+static void both_levels(gr_var *x, gr_var *out, const double *xs, int64_t n, size_t *full, size_t *none, char *printed, size_t psize) {
+    gr_fn_opts o;
+    gr_fn *ff, *fn;
+    gr_array *xa = gr_array_from(GR_F64, 1, &n, xs);
+    const gr_array *in[1], *r1[1], *r2[1];
+    int64_t k;
+    memset(&o, 0, sizeof o);
+    ff = gr_function(1, &x, 1, &out, NULL);
+    o.optimize = GR_OPT_NONE;
+    fn = gr_function(1, &x, 1, &out, &o);
+    CHECK(ff && fn);
+    in[0] = xa;
+    if (ff && fn && gr_call(ff, in, r1) == GR_OK && gr_call(fn, in, r2) == GR_OK) {
+        CHECK_EQ_INT(r1[0]->size, r2[0]->size);
+        for (k = 0; k < r1[0]->size && k < r2[0]->size; k++) CHECK_NEAR(gr_array_get(r1[0], k), gr_array_get(r2[0], k), 1e-14);
+    } else CHECK_MSG(0, "a call failed: %s %s", ff ? gr_fn_message(ff) : "", fn ? gr_fn_message(fn) : "");
+    *full = gr_fn_node_count(ff);
+    *none = gr_fn_node_count(fn);
+    if (printed) print_fn(ff, printed, psize);
+    gr_fn_free(ff);
+    gr_fn_free(fn);
+    gr_array_free(xa);
+}
+
+static const double xs[4] = { 0.3, -1.2, 2.5, 0.01 };
+
+TEST(test_rewrite_algebra) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    size_t full, none;
+    char buf[4096];
+    /* x*1 + 0 - 0 -> x: nothing left to compute but the copy of the input */
+    both_levels(x, gr_sub(gr_add(gr_mul(x, gr_const(g, 1)), gr_const(g, 0)), gr_const(g, 0)), xs, 4, &full, &none, NULL, 0);
+    CHECK_EQ_INT(full, 0);
+    CHECK_EQ_INT(none, 3);
+    /* neg(neg(exp x)) -> exp x */
+    both_levels(x, gr_neg(gr_neg(gr_exp(x))), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK_EQ_INT(full, 1);
+    CHECK(strstr(buf, "neg") == NULL);
+    /* merging: exp(x) + exp(x) computes exp once */
+    both_levels(x, gr_add(gr_exp(x), gr_exp(x)), xs, 4, &full, &none, NULL, 0);
+    CHECK_EQ_INT(full, 2);
+    CHECK_EQ_INT(none, 3);
+    /* constant folding: x * (2 * 3 + 1) multiplies by one constant */
+    both_levels(x, gr_mul(x, gr_add(gr_mul(gr_const(g, 2), gr_const(g, 3)), gr_const(g, 1))), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK_EQ_INT(full, 1);
+    CHECK(strstr(buf, "mul(x, 7)") != NULL);
+    /* a zero gradient: d/dx (x * zero_grad(x)) = zero_grad(x) + x * 0 -> x */
+    both_levels(x, gr_grad1(gr_sum(gr_mul(x, gr_zero_grad(x))), x), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK(full < none);
+    CHECK_MSG(strstr(buf, "BroadcastLike(0") == NULL, "zeros survive the rewrites:\n%s", buf);
+    gr_graph_free(g);
+}
+
+TEST(test_rewrite_stabilise) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    size_t full, none;
+    char buf[4096];
+    both_levels(x, gr_log(gr_softmax(x, 0)), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK(strstr(buf, "LogSoftmax") != NULL && strstr(buf, "= log(") == NULL);
+    both_levels(x, gr_log(gr_add(gr_const(g, 1), gr_sqr(x))), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK(strstr(buf, "log1p") != NULL);
+    both_levels(x, gr_log(gr_sigmoid(x)), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK(strstr(buf, "softplus") != NULL && strstr(buf, "sigmoid") == NULL);
+    both_levels(x, gr_sub(gr_exp(x), gr_const(g, 1)), xs, 4, &full, &none, buf, sizeof buf);
+    CHECK(strstr(buf, "expm1") != NULL);
+    gr_graph_free(g);
+    {   /* log(softmax) is exact where the naive form underflows: logits of magnitude 1e3 */
+        double big[3] = { 1000, 0, -1000 }, want = -2000.0;
+        int64_t n = 3;
+        gr_graph *g2 = gr_graph_new();
+        gr_var *v = gr_vector(g2, GR_F64, "v"), *y = gr_log(gr_softmax(v, 0));
+        gr_fn *f = gr_function(1, &v, 1, &y, NULL);
+        gr_array *a = gr_array_from(GR_F64, 1, &n, big);
+        const gr_array *in[1], *out[1];
+        in[0] = a;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 2), want, 1e-12);
+        gr_fn_free(f);
+        gr_array_free(a);
+        gr_graph_free(g2);
+    }
+}
+
+TEST(test_rewrite_transpose_flags) {
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, GR_F64, "A"), *B = gr_matrix(g, GR_F64, "B"), *ins[2];
+    gr_var *y = gr_dot(gr_transpose(A), gr_transpose(gr_transpose(B)));
+    gr_fn *f;
+    double av[6] = { 1, 2, 3, 4, 5, 6 }, bv[6] = { 1, 0, -1, 2, 0.5, 3 };
+    int64_t s23[2] = { 2, 3 };
+    gr_array *a = gr_array_from(GR_F64, 2, s23, av), *b = gr_array_from(GR_F64, 2, s23, bv);
+    const gr_array *in[2], *out[1];
+    char buf[2048];
+    int i, j, k;
+    ins[0] = A; ins[1] = B;
+    f = gr_function(2, ins, 1, &y, NULL);
+    print_fn(f, buf, sizeof buf);
+    CHECK_MSG(gr_fn_node_count(f) == 1 && strstr(buf, "DimShuffle") == NULL, "a transpose is copied:\n%s", buf);
+    in[0] = a; in[1] = b;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++) {
+            double s = 0;
+            for (k = 0; k < 2; k++) s += av[k * 3 + i] * bv[k * 3 + j];
+            CHECK_NEAR(gr_array_get(out[0], i * 3 + j), s, 1e-14);
+        }
+    gr_fn_free(f);
+    gr_array_free(a); gr_array_free(b);
+    gr_graph_free(g);
+}
+
+SUITE(suite_rewrite) = { CASE(test_rewrite_algebra), CASE(test_rewrite_stabilise), CASE(test_rewrite_transpose_flags), END_SUITE };
