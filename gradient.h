@@ -1483,9 +1483,9 @@ static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
     return GR_OK;
 }
 static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    (void)node;
-    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
+    int i, j;
+    for (j = 0; j < node->n_out; j++)        /* every output (users' multi-output ops too) */
+        for (i = 0; i < in[0]->ndim && i < out[j]->ndim; i++) out[j]->shape[i] = in[0]->shape[i];
     return GR_OK;
 }
 static int64_t gr__none_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
@@ -4393,14 +4393,23 @@ typedef struct gr__gctx {
 
 static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv && c->uses[v->id] && c->reached[v->id]; }
 
+/* whether a single-output node already recorded v at an input before pos (it records its inputs in
+   order, during its one visit) */
+static int gr__used_before(const gr_node *node, const gr_var *v, int pos) {
+    int j;
+    for (j = 0; j < pos; j++) if (node->in[j] == v && gr__connected(node, j, 0)) return 1;
+    return 0;
+}
+
 /* records that v reaches the cost through input `pos` of node, once, keeping one group per node in
-   first-seen order. A single-output node records all its uses of v in one go, so its group is
-   v's last; only a multi-output node (visited once per output) needs the search. O(1) otherwise,
-   which matters for a constant shared by a million nodes. */
+   first-seen order (Aesara's ordered map node -> positions). The group of a single-output node is
+   usually v's last entry; only when the walk below an earlier input of node recorded other uses of
+   v in between (A = f(v, g(v), v)), or for a multi-output node (visited once per output), is the
+   group searched for. O(1) otherwise, which matters for a constant shared by a million nodes. */
 static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
     gr__use *tail = c->tails[v->id], *group = NULL, *u;
     if (tail && tail->node == node) group = tail;
-    else if (node->n_out > 1)
+    else if (tail && (node->n_out > 1 || gr__used_before(node, v, pos)))
         for (u = c->uses[v->id]; u; u = u->next) if (u->node == node) group = u;
     if (group) {                                      /* the end of node's group, unless pos is in it */
         if (node->n_out > 1)                          /* a single-output node records each position once */
@@ -4563,10 +4572,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             if (!ig[i]) return g->status;
         }
     } else {
+        gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
         gr_status st = node->op->grad(node, og, ig);
-        if (st != GR_OK || g->status != GR_OK) {
+        if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
             if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
-            return g->status;
+            return st != GR_OK ? st : g->status;
         }
     }
     for (i = 0; i < ni; i++) {
@@ -4584,7 +4594,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
                                  "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
         }
-        if (iconn[i] && only_int[i] && gr__is_zero(t) == 0)
+        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
             return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
                              "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
         if (t->kind != GR__VK_DISC && !iconn[i])
@@ -4683,6 +4693,10 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         return gr__error(g, GR_ERR_TYPE, "%s: the cost must be a scalar; %s has %d dimensions", fname, gr__d(cost).s, cost->ndim);
     for (i = 0; i < n_wrt; i++)
         if (wrt[i]->graph != g) return gr__error(g, GR_ERR_VALUE, "%s: wrt[%d] (%s) belongs to another graph", fname, i, gr__d(wrt[i]).s);
+    for (i = 0; i < o.n_consider_constant; i++)
+        if (o.consider_constant[i]->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "%s: consider_constant[%d] (%s) belongs to another graph", fname, i,
+                             gr__d(o.consider_constant[i]).s);
     for (i = 0; i < o.n_known; i++) {
         gr_var *kv = o.known_vars[i], *kg = o.known_grads[i];
         if (kv->graph != g || kg->graph != g)
@@ -6165,7 +6179,10 @@ static gr_status gr__fn_plan(gr_fn *f) {
             if (b < 0) {
                 int32_t best = -1, m;
                 for (m = 0; m < n_free; m++)
-                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) best = m;
+                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) {
+                        best = m;
+                        if (caps[free_list[m]] == need) break;   /* nothing fits better: keeps long chains linear */
+                    }
                 if (best >= 0) { b = free_list[best]; free_list[best] = free_list[--n_free]; }
                 else if (n_free > 0) {                   /* grow the largest free buffer */
                     int32_t big = 0;
@@ -6614,7 +6631,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
     if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {
-        st = gr__error(g, GR_ERR_TYPE, "gr_verify_grad: the builder returned a gradient marker");
+        st = gr__error(g, GR_ERR_TYPE, "the builder returned a gradient marker");
         goto report;
     }
     /* the output's shape, for the projection */
@@ -6623,7 +6640,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
     {
         const gr_array *ov[1];
         int use32 = o.cast_to_output_type && out->dtype == GR_F32;
-        if ((st = gr_call(out_fn, pt, ov)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", out_fn->message); goto report; }
+        if ((st = gr_call(out_fn, pt, ov)) != GR_OK) { gr__error(g, st, "%s", out_fn->message); goto report; }
         u = gr_array_new(use32 ? GR_F32 : GR_F64, ov[0]->ndim, ov[0]->shape);
         if (!u) { st = GR_ERR_NOMEM; goto done; }
     }
@@ -6644,8 +6661,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
             if ((st = gr_shared_set(u_var, u)) != GR_OK) goto report;
         }
         ng = gr_numeric_grad_new(cost_fn, n, pt, o.eps);
-        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "gr_verify_grad: %s", cost_fn->message); goto report; }
-        if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", grad_fn->message); goto report; }
+        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "%s", cost_fn->message); goto report; }
+        if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "%s", grad_fn->message); goto report; }
         max_err = gr_numeric_grad_max_err(ng, gvals, o.abs_tol, o.rel_tol, &where);
         gr_numeric_grad_free(ng);
         ng = NULL;

@@ -442,7 +442,10 @@ static gr_status gr__fn_plan(gr_fn *f) {
             if (b < 0) {
                 int32_t best = -1, m;
                 for (m = 0; m < n_free; m++)
-                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) best = m;
+                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) {
+                        best = m;
+                        if (caps[free_list[m]] == need) break;   /* nothing fits better: keeps long chains linear */
+                    }
                 if (best >= 0) { b = free_list[best]; free_list[best] = free_list[--n_free]; }
                 else if (n_free > 0) {                   /* grow the largest free buffer */
                     int32_t big = 0;

@@ -217,7 +217,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
     if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {
-        st = gr__error(g, GR_ERR_TYPE, "gr_verify_grad: the builder returned a gradient marker");
+        st = gr__error(g, GR_ERR_TYPE, "the builder returned a gradient marker");
         goto report;
     }
     /* the output's shape, for the projection */
@@ -226,7 +226,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
     {
         const gr_array *ov[1];
         int use32 = o.cast_to_output_type && out->dtype == GR_F32;
-        if ((st = gr_call(out_fn, pt, ov)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", out_fn->message); goto report; }
+        if ((st = gr_call(out_fn, pt, ov)) != GR_OK) { gr__error(g, st, "%s", out_fn->message); goto report; }
         u = gr_array_new(use32 ? GR_F32 : GR_F64, ov[0]->ndim, ov[0]->shape);
         if (!u) { st = GR_ERR_NOMEM; goto done; }
     }
@@ -247,8 +247,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
             if ((st = gr_shared_set(u_var, u)) != GR_OK) goto report;
         }
         ng = gr_numeric_grad_new(cost_fn, n, pt, o.eps);
-        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "gr_verify_grad: %s", cost_fn->message); goto report; }
-        if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "gr_verify_grad: %s", grad_fn->message); goto report; }
+        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "%s", cost_fn->message); goto report; }
+        if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "%s", grad_fn->message); goto report; }
         max_err = gr_numeric_grad_max_err(ng, gvals, o.abs_tol, o.rel_tol, &where);
         gr_numeric_grad_free(ng);
         ng = NULL;
