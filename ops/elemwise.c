@@ -357,9 +357,10 @@ static int gr__promote(int n, gr_var *const *xs) {
 
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
 
-/* x as dtype T: a weak constant becomes a typed constant, anything else of another dtype a Cast */
+/* x as dtype T: a weak constant becomes a typed constant (in float64 it stays itself, so that it can
+   be differentiated against), anything else of another dtype a Cast */
 static gr_var *gr__coerce(gr_var *x, int T) {
-    if (gr__is_weak(x)) return gr__scalar_const(x->graph, T, gr__weak_value(x), 0);
+    if (gr__is_weak(x) && T != GR_F64) return gr__scalar_const(x->graph, T, gr__weak_value(x), 0);
     if (x->dtype == T) return x;
     return gr_cast(x, (gr_dtype)T);
 }

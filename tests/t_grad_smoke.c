@@ -150,3 +150,23 @@ TEST(test_jacobian_hessian_basic) {
 }
 
 SUITE(suite_jacobian_smoke) = { CASE(test_jacobian_hessian_basic), END_SUITE };
+
+/* the gradient with respect to a weak constant (float64): d(c + y)/dc = 1, d(c * y)/dc = y */
+TEST(test_grad_wrt_gr_const) {
+    gr_graph *g = gr_graph_new();
+    gr_var *c = gr_const(g, 3.0), *y = gr_scalar(g, GR_F64, "y");
+    gr_var *d1 = gr_grad1(gr_add(c, y), c), *d2 = gr_grad1(gr_mul(c, y), c), *outs[2];
+    gr_array *ya = gr_array_scalar(GR_F64, 2.5);
+    const gr_array *in[1], *out[2];
+    gr_fn *f;
+    CHECK(d1 && d2);
+    outs[0] = d1; outs[1] = d2;
+    f = gr_function(1, &y, 2, outs, NULL);
+    in[0] = ya;
+    CHECK(f && gr_call(f, in, out) == GR_OK);
+    if (f) { CHECK_NEAR(gr_array_get(out[0], 0), 1.0, 0); CHECK_NEAR(gr_array_get(out[1], 0), 2.5, 0); }
+    gr_fn_free(f);
+    gr_array_free(ya);
+    gr_graph_free(g);
+}
+SUITE(suite_grad_const) = { CASE(test_grad_wrt_gr_const), END_SUITE };
