@@ -215,10 +215,17 @@
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
     /* (end of the second-wave shape rows) */ \
     /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
+    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
     /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
     /* (end of the second-wave linalg rows) */ \
     /* ops/nnet.c, second wave: losses */ \
+    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* (end of the second-wave nnet rows) */ \
     /* (end of the structural table: every row above ends with a backslash) */
 
@@ -408,12 +415,17 @@ GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size
 /* (end of the second-wave structure declarations) */
 
 /* ---- second wave: reductions (ops/reduce.c) ---- */
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
+GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
 /* (end of the second-wave reduction declarations) */
 
 /* ---- second wave: linear algebra (ops/linalg.c) ---- */
 /* (end of the second-wave linear algebra declarations) */
 
 /* ---- second wave: nnet (ops/nnet.c) ---- */
+GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels);     /* mean softmax cross-entropy over rows;
+                                                                       labels GR_I64 class ids, or one-hot floats */
 /* (end of the second-wave nnet declarations) */
 
 /* ==== ops that change only the gradient (identities in the forward pass) ===================== */
@@ -2140,7 +2152,8 @@ static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 }
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
-/* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims.
+/* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
+   CumSum, CumProd and LinScan along one axis (the second wave, at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -2408,15 +2421,16 @@ static gr_status gr__Mean_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 static gr_var *gr__prod_partial(const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
     gr__reduce_params keep = *p;
-    gr_var *x = node->in[0], *is0, *nz, *safe, *pnz, *zero_case, *plain_case, *one, *zero;
+    gr_var *x = node->in[0], *is0, *cnt, *nz, *safe, *pnz, *zero_case, *plain_case, *one, *zero;
     gr_graph *g = node->graph;
     keep.keepdims = 1;
     one = gr_const(g, 1.0);
     zero = gr_const(g, 0.0);
     is0 = gr_eq(x, zero);
     safe = gr_where(is0, one, x);
-    nz = gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &is0);           /* zeros per slice */
-    pnz = gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe);         /* product of the non-zeros */
+    cnt = gr__cast_like(is0, x);                                           /* counted in x's dtype (Sum has no BOOL kernel) */
+    nz = cnt ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &cnt) : NULL;  /* zeros per slice */
+    pnz = safe ? gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe) : NULL;  /* product of the non-zeros */
     zero_case = gr_where(gr_logical_and(is0, gr_eq(nz, gr_const(g, 1.0))), pnz, zero);
     plain_case = gr_where(gr_eq(nz, zero), gr_div(pnz, safe), zero);
     return gr_where(is0, zero_case, plain_case);
@@ -2463,6 +2477,376 @@ static gr_status gr__Max_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__extremum_grad(node, og, ig); }
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
+
+/* ==== second wave: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+
+   Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
+   x[(o n + i) inner + j].
+     ArgMax     x (*pre, n, *post) -> (*pre, *post), I64: the first position of the largest element
+                (NaN counts as the largest: the first NaN, as NumPy); not differentiable
+     LogSumExp  x (*pre, n, *post) -> (*pre, *post): m + log sum_i e^(x_i - m), m = max_i x_i
+     CumSum     x -> x's shape: y_k = sum_{i<=k} x_i (reverse: sum_{i>=k}); I64 wraps modulo 2^64
+     CumProd    x -> x's shape: y_k = prod_{i<=k} x_i
+     LinScan    a, b (one shape, float) -> s, the linear recurrence behind CumProd's derivatives:
+                  forward  s_k = a_k s_{k-1} + b_k,       s_{-1} = 0
+                  reverse  s_k = a_{k+1} s_{k+1} + b_k,   s_n = 0
+                As maps of b the two are each other's transpose, so each one's gradient is the
+                other and no derivative of a cumulative product divides by x (zero-safe).
+   Params: the axis (normalised) and the direction (CumSum and LinScan; the others are forward). */
+
+typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
+
+static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)node->params; }
+static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
+
+static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
+    gr__axdir_params p;
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    p.reverse = reverse;
+    return gr__node1(xs[0]->graph, op, &p, sizeof p, n, xs);
+}
+
+static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
+    gr_graph *g;
+    int a;
+    if (!gr__operands(fname, 1, &x, &g)) return NULL;
+    if (x->ndim == 0) return gr__fail(g, GR_ERR_VALUE, "%s: %s is 0-d; it needs an axis", fname, gr__d(x).s);
+    a = gr__axis(axis, x->ndim);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
+    if (op == &gr__op_LogSumExp && !gr__is_float(x->dtype)) x = gr_cast(x, GR_F64);
+    if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
+    return x ? gr__axdir_node(op, a, 0, 1, &x) : NULL;
+}
+
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis) { return gr__axdir_op("gr_argmax_axis", &gr__op_ArgMax, x, axis); }
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis) { return gr__axdir_op("gr_logsumexp", &gr__op_LogSumExp, x, axis); }
+GR_API gr_var *gr_cumsum(gr_var *x, int axis) { return gr__axdir_op("gr_cumsum", &gr__op_CumSum, x, axis); }
+GR_API gr_var *gr_cumprod(gr_var *x, int axis) { return gr__axdir_op("gr_cumprod", &gr__op_CumProd, x, axis); }
+
+/* the recurrence s = LinScan(a, b) along axis (rules only: a and b float, of one dtype and shape) */
+static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
+    gr_var *xs[2];
+    if (!a || !b) return NULL;
+    xs[0] = a; xs[1] = b;
+    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs);
+}
+
+/* ---- type and shape rules --------------------------------------------------------------------- */
+
+/* ArgMax and LogSumExp: the axis goes */
+static gr_status gr__axisred_infer(const gr_node *node, gr_type *out) {
+    const gr_var *x = node->in[0];
+    int axis = gr__adp(node)->axis, i, m = 0;
+    out->dtype = node->op == &gr__op_ArgMax ? GR_I64 : (gr_dtype)x->dtype;
+    for (i = 0; i < x->ndim; i++) if (i != axis) out->shape[m++] = x->shape[i];
+    out->ndim = m;
+    return GR_OK;
+}
+static gr_status gr__axisred_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int axis = gr__adp(node)->axis, i, m = 0;
+    int64_t rest = 1;
+    for (i = 0; i < in[0]->ndim; i++)
+        if (i != axis) { out[0]->shape[m++] = in[0]->shape[i]; rest *= in[0]->shape[i]; }
+    if (node->op == &gr__op_ArgMax && in[0]->shape[axis] == 0 && rest > 0)
+        return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(node->in[0]).s,
+                             gr__as(in[0]).s);
+    return GR_OK;
+}
+
+static gr_status gr__LinScan_infer(const gr_node *node, gr_type *out) {
+    const gr_var *a = node->in[0], *b = node->in[1];
+    int i;
+    if (a->ndim != b->ndim || a->dtype != b->dtype || !gr__is_float(a->dtype))
+        return gr__error(node->graph, GR_ERR_TYPE, "LinScan: a %s (%s, %d-d) and b %s (%s, %d-d) need one float dtype and one ndim",
+                         gr__d(a).s, gr_dtype_name((gr_dtype)a->dtype), a->ndim, gr__d(b).s, gr_dtype_name((gr_dtype)b->dtype), b->ndim);
+    out->dtype = (gr_dtype)a->dtype;
+    out->ndim = a->ndim;
+    for (i = 0; i < a->ndim; i++) {
+        if (a->shape[i] >= 0 && b->shape[i] >= 0 && a->shape[i] != b->shape[i])
+            return gr__error(node->graph, GR_ERR_SHAPE, "LinScan: a %s %s and b %s %s differ in shape", gr__d(a).s, gr__vs(a).s,
+                             gr__d(b).s, gr__vs(b).s);
+        out->shape[i] = a->shape[i] >= 0 ? a->shape[i] : b->shape[i];
+    }
+    return GR_OK;
+}
+static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 0; i < in[0]->ndim; i++) {
+        if (in[0]->shape[i] != in[1]->shape[i])
+            return gr_node_error(node, GR_ERR_SHAPE, "a %s of shape %s and b %s of shape %s differ", gr__d(node->in[0]).s,
+                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+        out[0]->shape[i] = in[0]->shape[i];
+    }
+    return GR_OK;
+}
+
+/* ---- kernels ---------------------------------------------------------------------------------- */
+
+/* ISNAN(v) is 0 for integer types */
+#define GR__ARGMAX(fn, T, ISNAN) \
+    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, int64_t *y) { \
+        int64_t o, j, i; \
+        for (o = 0; o < outer; o++) \
+            for (j = 0; j < inner; j++) { \
+                const T *xs = x + o * n * inner + j; \
+                int64_t best = 0; \
+                T b = xs[0]; \
+                for (i = 1; i < n && !ISNAN(b); i++) { \
+                    T v = xs[i * inner]; \
+                    if (v > b || ISNAN(v)) { best = i; b = v; } \
+                } \
+                y[o * inner + j] = best; \
+            } \
+    }
+#define GR__ISNAN_F(v) ((v) != (v))
+#define GR__ISNAN_I(v) 0
+GR__ARGMAX(gr__argmax_f64, double, GR__ISNAN_F)
+GR__ARGMAX(gr__argmax_f32, float, GR__ISNAN_F)
+GR__ARGMAX(gr__argmax_i64, int64_t, GR__ISNAN_I)
+GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)
+
+/* m + log sum e^(x - m) in double; an infinite or NaN maximum is the answer itself (all -inf,
+   an empty slice: -inf; any +inf: +inf; any NaN: NaN) */
+#define GR__LOGSUMEXP(fn, T) \
+    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
+        int64_t o, j, i; \
+        for (o = 0; o < outer; o++) \
+            for (j = 0; j < inner; j++) { \
+                const T *xs = x + o * n * inner + j; \
+                double m = -INFINITY, s = 0; \
+                for (i = 0; i < n; i++) { double v = (double)xs[i * inner]; if (v > m || v != v) m = v; if (v != v) break; } \
+                if (m == INFINITY || m == -INFINITY || m != m) { y[o * inner + j] = (T)m; continue; } \
+                for (i = 0; i < n; i++) s += exp((double)xs[i * inner] - m); \
+                y[o * inner + j] = (T)(m + log(s)); \
+            } \
+    }
+GR__LOGSUMEXP(gr__logsumexp_f64, double)
+GR__LOGSUMEXP(gr__logsumexp_f32, float)
+
+/* row i of a block (its inner elements, contiguous) from row i - 1 in the order of the scan, so
+   the loops stream through memory whatever the axis. U is the type of the arithmetic (uint64_t
+   for I64: it wraps instead of overflowing). */
+#define GR__CUM(fn, T, U, OP) \
+    static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
+        int64_t o, t, j; \
+        for (o = 0; o < outer; o++) { \
+            const T *xo = x + o * n * inner; \
+            T *yo = y + o * n * inner; \
+            for (t = 0; t < n; t++) { \
+                int64_t i = rev ? n - 1 - t : t, p = rev ? i + 1 : i - 1; \
+                if (t == 0) for (j = 0; j < inner; j++) yo[i * inner + j] = xo[i * inner + j]; \
+                else for (j = 0; j < inner; j++) yo[i * inner + j] = (T)((U)yo[p * inner + j] OP (U)xo[i * inner + j]); \
+            } \
+        } \
+    }
+GR__CUM(gr__cumsum_f64, double, double, +)
+GR__CUM(gr__cumsum_f32, float, float, +)
+GR__CUM(gr__cumsum_i64, int64_t, uint64_t, +)
+GR__CUM(gr__cumprod_f64, double, double, *)
+GR__CUM(gr__cumprod_f32, float, float, *)
+GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
+
+/* s_i = a_i s_prev + b_i forward, a_prev s_prev + b_i in reverse (prev: the row before in the
+   order of the scan) */
+#define GR__LINSCAN(fn, T) \
+    static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *a, const T *b, T *s) { \
+        int64_t o, t, j; \
+        for (o = 0; o < outer; o++) { \
+            const T *ao = a + o * n * inner, *bo = b + o * n * inner; \
+            T *so = s + o * n * inner; \
+            for (t = 0; t < n; t++) { \
+                int64_t i = rev ? n - 1 - t : t, p = rev ? i + 1 : i - 1; \
+                const T *ai = ao + (rev ? p : i) * inner; \
+                if (t == 0) for (j = 0; j < inner; j++) so[i * inner + j] = bo[i * inner + j]; \
+                else for (j = 0; j < inner; j++) so[i * inner + j] = ai[j] * so[p * inner + j] + bo[i * inner + j]; \
+            } \
+        } \
+    }
+GR__LINSCAN(gr__linscan_f64, double)
+GR__LINSCAN(gr__linscan_f32, float)
+
+static gr_status gr__ArgMax_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, *y = (int64_t *)out[0]->data;
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    if (n == 0) return GR_OK;                                  /* nothing to write: the shape rule saw to it */
+    switch (x->dtype) {
+    case GR_F64: gr__argmax_f64(outer, n, inner, (const double *)x->data, y); break;
+    case GR_F32: gr__argmax_f32(outer, n, inner, (const float *)x->data, y); break;
+    case GR_I64: gr__argmax_i64(outer, n, inner, (const int64_t *)x->data, y); break;
+    default: gr__argmax_b8(outer, n, inner, (const uint8_t *)x->data, y); break;
+    }
+    return GR_OK;
+}
+static gr_status gr__LogSumExp_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner;
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    if (x->dtype == GR_F64) gr__logsumexp_f64(outer, n, inner, (const double *)x->data, (double *)out[0]->data);
+    else gr__logsumexp_f32(outer, n, inner, (const float *)x->data, (float *)out[0]->data);
+    return GR_OK;
+}
+static gr_status gr__cum_perform(const gr_node *node, int prod, const gr_array *x, gr_array *y) {
+    int64_t outer, n, inner;
+    int rev = gr__adp(node)->reverse;
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    switch (x->dtype) {
+    case GR_F64:
+        if (prod) gr__cumprod_f64(rev, outer, n, inner, (const double *)x->data, (double *)y->data);
+        else gr__cumsum_f64(rev, outer, n, inner, (const double *)x->data, (double *)y->data);
+        break;
+    case GR_F32:
+        if (prod) gr__cumprod_f32(rev, outer, n, inner, (const float *)x->data, (float *)y->data);
+        else gr__cumsum_f32(rev, outer, n, inner, (const float *)x->data, (float *)y->data);
+        break;
+    case GR_I64:
+        if (prod) gr__cumprod_i64(rev, outer, n, inner, (const int64_t *)x->data, (int64_t *)y->data);
+        else gr__cumsum_i64(rev, outer, n, inner, (const int64_t *)x->data, (int64_t *)y->data);
+        break;
+    default: return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(x->dtype));
+    }
+    return GR_OK;
+}
+static gr_status gr__CumSum_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__cum_perform(node, 0, in[0], out[0]);
+}
+static gr_status gr__CumProd_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__cum_perform(node, 1, in[0], out[0]);
+}
+static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t outer, n, inner;
+    int rev = gr__adp(node)->reverse;
+    gr__axis_split(in[0], gr__adp(node)->axis, &outer, &n, &inner);
+    if (in[0]->dtype == GR_F64)
+        gr__linscan_f64(rev, outer, n, inner, (const double *)in[0]->data, (const double *)in[1]->data, (double *)out[0]->data);
+    else gr__linscan_f32(rev, outer, n, inner, (const float *)in[0]->data, (const float *)in[1]->data, (float *)out[0]->data);
+    return GR_OK;
+}
+
+/* ---- derivative rules ------------------------------------------------------------------------- */
+
+/* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
+static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr__zeros_grad(node->in[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ArgMax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
+}
+
+/* y (with the axis removed) with the axis back, of size 1 */
+static gr_var *gr__axis_back(gr_var *y, int axis, int ndim) {
+    int pattern[GR_MAX_NDIM], i, m = 0;
+    if (!y) return NULL;
+    for (i = 0; i < ndim; i++) pattern[i] = i == axis ? GR_NEWAXIS : m++;
+    return gr__dimshuffle(y, ndim, pattern, 0);
+}
+
+/* d lse / d x = softmax(x) along the axis: gradient gz softmax(x), R-op sum_axis(softmax(x) v) */
+static gr_status gr__LogSumExp_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    int axis = gr__adp(node)->axis;
+    ig[0] = gr_mul(gr__axis_back(og[0], axis, x->ndim), gr_softmax(x, axis));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    int axis = gr__adp(node)->axis;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_sum_axis(gr_mul(gr_softmax(node->in[0], axis), ev[0]), axis);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* CumSum is linear: its gradient is the cumulative sum the other way, its R-op the same sum of
+   the tangent */
+static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__axdir_params *p = gr__adp(node);
+    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+                                              : gr__zeros_grad(node->in[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__axdir_params *p = gr__adp(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* z moved one position along axis: dir > 0 gives out_k = z_{k-1} (the row before, forward), dir < 0
+   out_k = z_{k+1}; the position left open is `fill` */
+static gr_var *gr__shift(gr_var *z, int axis, int dir, double fill) {
+    gr_var *base;
+    if (!z) return NULL;
+    base = gr__fill_like(z, z->dtype, fill);
+    if (dir > 0) return gr_set_subtensor(gr_slice(base, axis, 1, GR_OPEN, 1), gr_slice(z, axis, 0, -1, 1));
+    return gr_set_subtensor(gr_slice(base, axis, 0, -1, 1), gr_slice(z, axis, 1, GR_OPEN, 1));
+}
+
+/* CumProd, y_k = prod_{i<=k} x_i. With E the exclusive product (E_k = prod_{i<k} x_i = y_{k-1}):
+     dy_k/dx_i = E_i prod_{i<j<=k} x_j  (k >= i), no division anywhere, so zeros are fine:
+     gradient  g_x = E * S,  S_i = g_i + x_{i+1} S_{i+1}   = E * LinScan(x, g, reverse)
+     R-op      r_k = x_k r_{k-1} + E_k v_k                 = LinScan(x, E * v, forward) */
+static gr_status gr__CumProd_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    int axis = gr__adp(node)->axis;
+    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_mul(gr__shift(node->out[0], axis, 1, 1.0), gr__linscan(x, og[0], axis, 1));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__CumProd_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    int axis = gr__adp(node)->axis;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    orop[0] = gr__linscan(node->in[0], gr_mul(gr__shift(node->out[0], axis, 1, 1.0), ev[0]), axis, 0);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* LinScan, s = L(a, b). With prev(z)_k = z_{k-1} (0 at the start) and next(z)_k = z_{k+1} (0 at
+   the end):
+     forward  ds = L(a, da prev(s) + db);          gradient: l = L'(a, g), g_b = l, g_a = l prev(s)
+     reverse  ds = L'(a, next(da s) + db);         gradient: m = L(a, g),  g_b = m, g_a = prev(m) s
+   (L' the reverse scan), so its derivatives are LinScans again and differentiate further. */
+static gr_status gr__LinScan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *a = node->in[0], *s = node->out[0], *l;
+    const gr__axdir_params *p = gr__adp(node);
+    l = gr__linscan(a, og[0], p->axis, !p->reverse);
+    ig[1] = l;
+    ig[0] = p->reverse ? gr_mul(gr__shift(l, p->axis, 1, 0.0), s) : gr_mul(l, gr__shift(s, p->axis, 1, 0.0));
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__LinScan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *a = node->in[0], *s = node->out[0], *w = NULL;
+    const gr__axdir_params *p = gr__adp(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
+    if (!gr_is_disconnected(ev[0]))
+        w = p->reverse ? gr__shift(gr_mul(ev[0], s), p->axis, -1, 0.0) : gr_mul(ev[0], gr__shift(s, p->axis, 1, 0.0));
+    if (!gr_is_disconnected(ev[1])) w = w ? gr_add(w, ev[1]) : ev[1];
+    orop[0] = gr__linscan(a, w, p->axis, p->reverse);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- batching: the axis moves one to the right; an operand without the batch axis is
+   broadcast to the batched one's shape (LinScan's operands share one shape) -------------------- */
+
+static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__axdir_params *p = gr__adp(node);
+    gr_var *xs[2];
+    int i, lead = 0;
+    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    while (lead < node->n_in && !batched[lead]) lead++;
+    for (i = 0; i < node->n_in; i++) {
+        xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);
+        if (!xs[i]) return node->graph->status;
+    }
+    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs);
+    return out[0] ? GR_OK : node->graph->status;
+}
 
 /* ==== ops/shape.c: generated region; edit ops/shape.c, then run make gradient.h ==== */
 /* ops/shape.c: DimShuffle (and transpose), Reshape, BroadcastLike, ReduceLike, ReshapeLike,
@@ -3235,7 +3619,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 }
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
-/* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable.
+/* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
+   (the second wave, at the end of the file).
 
    Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
@@ -3336,6 +3721,218 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     s = gr_exp(node->out[0]);
     orop[0] = gr_sub(ev[0], gr__sum_keep(gr_mul(s, ev[0]), axis));
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ==== second wave: CrossEntropy and OneHot ======================================================
+
+   Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
+           product of *rows) of
+             sum_k t_k (lse(z) - z_k),   lse(z) = m + log sum_k e^(z_k - m),  m = max_k z_k,
+           computed as t_k ((m - z_k) + log sum_k e^(z_k - m)): logits near 1e3 neither overflow nor
+           cancel. A term with t_k == 0 counts as 0, so a class masked with a -inf logit stays finite.
+           OneHot ids (*rows) I64, ref (*rows, K) -> ref's shape in a float dtype: row r is e_{ids[r]};
+           an id outside [0, K) is GR_ERR_RUNTIME naming it.
+   gr_crossentropy with I64 class ids builds CrossEntropy(z, OneHot(ids, z)); OneHot carries no
+   derivative, so the ids are disconnected. Float labels (one-hot or soft) are differentiable:
+     d/dz = (softmax(z) sum_k t_k - t) / N    (softmax(z) - onehot(ids)) / N with ids
+     d/dt = -log_softmax(z) / N                                                                 */
+
+typedef struct gr__onehot_params { int dtype; } gr__onehot_params;
+
+GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
+    gr_var *args[2];
+    gr_graph *g;
+    int nd, T, i;
+    args[0] = logits; args[1] = labels;
+    if (!gr__operands("gr_crossentropy", 2, args, &g)) return NULL;
+    nd = logits->ndim;
+    if (nd == 0)
+        return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the logits %s are 0-d; they need a class axis (the last one)", gr__d(logits).s);
+    T = gr__is_float(logits->dtype) ? (int)logits->dtype : (int)GR_F64;
+    if (labels->dtype == GR_I64) {                   /* one class id per row */
+        gr__onehot_params p;
+        gr_var *oh[2];
+        if (labels->ndim != nd - 1)
+            return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the class ids %s have %d dimensions; the logits %s %s need %d (one id per row)",
+                            gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd - 1);
+        for (i = 0; i < nd - 1; i++)
+            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+                return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the class ids %s %s do not match the rows of the logits %s %s",
+                                gr__d(labels).s, gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
+        args[0] = gr__coerce(logits, T);
+        if (!args[0]) return NULL;
+        memset(&p, 0, sizeof p);
+        p.dtype = T;
+        oh[0] = labels; oh[1] = args[0];
+        args[1] = gr__node1(g, &gr__op_OneHot, &p, sizeof p, 2, oh);
+    } else {                                         /* float (or bool) label rows, one-hot or soft */
+        if (labels->ndim != nd)
+            return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the labels %s have %d dimensions; the logits %s %s have %d (give float "
+                            "label rows, or int64 class ids)", gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd);
+        for (i = 0; i < nd; i++)
+            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+                return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the labels %s %s do not match the logits %s %s", gr__d(labels).s,
+                                gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
+        if (labels->dtype == GR_F64) T = GR_F64;
+        args[0] = gr__coerce(logits, T);
+        args[1] = gr__coerce(labels, T);
+    }
+    if (!args[0] || !args[1]) return NULL;
+    return gr__node1(g, &gr__op_CrossEntropy, NULL, 0, 2, args);
+}
+
+/* ---- type and shape rules --------------------------------------------------------------------- */
+
+static gr_status gr__CrossEntropy_infer(const gr_node *node, gr_type *out) {
+    const gr_var *z = node->in[0], *t = node->in[1];
+    int i;
+    if (z->ndim < 1 || t->ndim != z->ndim || t->dtype != z->dtype || !gr__is_float(z->dtype))
+        return gr__error(node->graph, GR_ERR_TYPE, "CrossEntropy: logits %s (%s, %d-d) and labels %s (%s, %d-d) need one float dtype "
+                         "and one ndim of at least 1", gr__d(z).s, gr_dtype_name((gr_dtype)z->dtype), z->ndim, gr__d(t).s,
+                         gr_dtype_name((gr_dtype)t->dtype), t->ndim);
+    for (i = 0; i < z->ndim; i++)
+        if (z->shape[i] >= 0 && t->shape[i] >= 0 && z->shape[i] != t->shape[i])
+            return gr__error(node->graph, GR_ERR_SHAPE, "CrossEntropy: labels %s %s do not match logits %s %s", gr__d(t).s, gr__vs(t).s,
+                             gr__d(z).s, gr__vs(z).s);
+    out->dtype = (gr_dtype)z->dtype;
+    out->ndim = 0;
+    return GR_OK;
+}
+static gr_status gr__CrossEntropy_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)out;
+    for (i = 0; i < in[0]->ndim; i++)
+        if (in[0]->shape[i] != in[1]->shape[i])
+            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(node->in[1]).s,
+                                 gr__as(in[1]).s, gr__d(node->in[0]).s, gr__as(in[0]).s);
+    return GR_OK;
+}
+
+static gr_status gr__OneHot_infer(const gr_node *node, gr_type *out) {
+    const gr_var *ids = node->in[0], *ref = node->in[1];
+    int i;
+    if (ids->dtype != GR_I64 || ref->ndim < 1 || ids->ndim != ref->ndim - 1)
+        return gr__error(node->graph, GR_ERR_TYPE, "OneHot: class ids %s (%s, %d-d) need int64 and one dimension less than %s (%d-d)",
+                         gr__d(ids).s, gr_dtype_name((gr_dtype)ids->dtype), ids->ndim, gr__d(ref).s, ref->ndim);
+    for (i = 0; i < ids->ndim; i++)
+        if (ids->shape[i] >= 0 && ref->shape[i] >= 0 && ids->shape[i] != ref->shape[i])
+            return gr__error(node->graph, GR_ERR_SHAPE, "OneHot: class ids %s %s do not match the rows of %s %s", gr__d(ids).s,
+                             gr__vs(ids).s, gr__d(ref).s, gr__vs(ref).s);
+    gr_var_type(ref, out);
+    out->dtype = (gr_dtype)((const gr__onehot_params *)node->params)->dtype;
+    return GR_OK;
+}
+static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 0; i < in[0]->ndim; i++)
+        if (in[0]->shape[i] != in[1]->shape[i])
+            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(node->in[0]).s,
+                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+
+/* ---- kernels ---------------------------------------------------------------------------------- */
+
+/* the sum over the rows of sum_k t_k (lse(z) - z_k), in double */
+#define GR__XENT(fn, T) \
+    static double fn(int64_t rows, int64_t K, const T *z, const T *t) { \
+        double total = 0; \
+        int64_t r, k; \
+        for (r = 0; r < rows; r++) { \
+            const T *zr = z + r * K, *tr = t + r * K; \
+            double m = -INFINITY, s = 0, log_s, row = 0; \
+            for (k = 0; k < K; k++) { double v = (double)zr[k]; if (v > m || v != v) m = v; if (v != v) break; } \
+            if (m == -INFINITY) m = 0;                   /* every logit -inf: log_s = -inf, the terms inf or NaN */ \
+            for (k = 0; k < K; k++) s += exp((double)zr[k] - m); \
+            log_s = log(s); \
+            for (k = 0; k < K; k++) if (tr[k] != 0) row += (double)tr[k] * ((m - (double)zr[k]) + log_s); \
+            total += row; \
+        } \
+        return total; \
+    }
+GR__XENT(gr__xent_f64, double)
+GR__XENT(gr__xent_f32, float)
+
+static gr_status gr__CrossEntropy_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *z = in[0];
+    int64_t K = z->shape[z->ndim - 1], rows = 1;
+    double total;
+    int i;
+    (void)node;
+    for (i = 0; i < z->ndim - 1; i++) rows *= z->shape[i];
+    if (z->dtype == GR_F64) total = gr__xent_f64(rows, K, (const double *)z->data, (const double *)in[1]->data);
+    else total = gr__xent_f32(rows, K, (const float *)z->data, (const float *)in[1]->data);
+    gr__store(out[0]->dtype, out[0]->data, 0, rows ? total / (double)rows : NAN);   /* no rows: a mean of nothing */
+    return GR_OK;
+}
+
+static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const int64_t *ids = (const int64_t *)in[0]->data;
+    int64_t K = in[1]->shape[in[1]->ndim - 1], r;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    for (r = 0; r < in[0]->size; r++) {
+        if (ids[r] < 0 || ids[r] >= K)
+            return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
+                                 (long long)ids[r], (long long)r, gr__d(node->in[0]).s, (long long)K, gr__d(node->in[1]).s);
+        gr__store(out[0]->dtype, out[0]->data, r * K + ids[r], 1.0);
+    }
+    return GR_OK;
+}
+
+/* ---- derivative rules ------------------------------------------------------------------------- */
+
+/* *inv_n = 1/N (from the shapes only) and, when dz is given, *dz = softmax(z) sum_k t_k - t; one-hot
+   rows made from class ids sum to 1, so there *dz = softmax(z) - t */
+static void gr__xent_parts(const gr_node *node, gr_var **inv_n, gr_var **dz) {
+    gr_var *z = node->in[0], *t = node->in[1], *tsum;
+    int last = z->ndim - 1, dt = node->out[0]->dtype;
+    if (t->owner && t->owner->op == &gr__op_OneHot) {
+        *inv_n = gr__size_ratio(node->out[0], t->owner->in[0], dt);   /* 1 / size(ids) */
+        if (dz) *dz = gr_sub(gr_softmax(z, last), t);
+        return;
+    }
+    tsum = gr_sum_axes(t, 1, &last, 1);                                /* (*rows, 1): N elements */
+    *inv_n = tsum ? gr__size_ratio(node->out[0], tsum, dt) : NULL;
+    if (dz) *dz = gr_sub(gr_mul(gr_softmax(z, last), tsum), t);
+}
+
+static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *scale;
+    gr__xent_parts(node, &inv_n, &dz);
+    scale = inv_n ? gr_mul(og[0], inv_n) : NULL;
+    ig[0] = gr_mul(dz, scale);
+    ig[1] = gr_mul(gr_neg(gr_log_softmax(z, z->ndim - 1)), scale);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+/* the JVP: (sum(dz v) - sum(log_softmax(z) w)) / N for tangents v of z and w of t */
+static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
+    int has_v = !gr_is_disconnected(ev[0]), has_w = !gr_is_disconnected(ev[1]);
+    orop[0] = NULL;
+    if (!has_v && !has_w) return GR_OK;
+    gr__xent_parts(node, &inv_n, has_v ? &dz : NULL);
+    if (has_v) acc = gr_sum(gr_mul(dz, ev[0]));
+    if (has_w) {
+        gr_var *term = gr_sum(gr_mul(gr_log_softmax(z, z->ndim - 1), ev[1]));
+        acc = has_v ? gr_sub(acc, term) : gr_neg(term);
+    }
+    orop[0] = gr_mul(acc, inv_n);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* OneHot: a constant of the class ids, no derivative to anything */
+static gr_status gr__OneHot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
 }
 
 /* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */

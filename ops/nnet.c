@@ -1,4 +1,5 @@
-/* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable.
+/* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
+   (the second wave, at the end of the file).
 
    Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
@@ -99,4 +100,216 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     s = gr_exp(node->out[0]);
     orop[0] = gr_sub(ev[0], gr__sum_keep(gr_mul(s, ev[0]), axis));
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ==== second wave: CrossEntropy and OneHot ======================================================
+
+   Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
+           product of *rows) of
+             sum_k t_k (lse(z) - z_k),   lse(z) = m + log sum_k e^(z_k - m),  m = max_k z_k,
+           computed as t_k ((m - z_k) + log sum_k e^(z_k - m)): logits near 1e3 neither overflow nor
+           cancel. A term with t_k == 0 counts as 0, so a class masked with a -inf logit stays finite.
+           OneHot ids (*rows) I64, ref (*rows, K) -> ref's shape in a float dtype: row r is e_{ids[r]};
+           an id outside [0, K) is GR_ERR_RUNTIME naming it.
+   gr_crossentropy with I64 class ids builds CrossEntropy(z, OneHot(ids, z)); OneHot carries no
+   derivative, so the ids are disconnected. Float labels (one-hot or soft) are differentiable:
+     d/dz = (softmax(z) sum_k t_k - t) / N    (softmax(z) - onehot(ids)) / N with ids
+     d/dt = -log_softmax(z) / N                                                                 */
+
+typedef struct gr__onehot_params { int dtype; } gr__onehot_params;
+
+GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
+    gr_var *args[2];
+    gr_graph *g;
+    int nd, T, i;
+    args[0] = logits; args[1] = labels;
+    if (!gr__operands("gr_crossentropy", 2, args, &g)) return NULL;
+    nd = logits->ndim;
+    if (nd == 0)
+        return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the logits %s are 0-d; they need a class axis (the last one)", gr__d(logits).s);
+    T = gr__is_float(logits->dtype) ? (int)logits->dtype : (int)GR_F64;
+    if (labels->dtype == GR_I64) {                   /* one class id per row */
+        gr__onehot_params p;
+        gr_var *oh[2];
+        if (labels->ndim != nd - 1)
+            return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the class ids %s have %d dimensions; the logits %s %s need %d (one id per row)",
+                            gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd - 1);
+        for (i = 0; i < nd - 1; i++)
+            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+                return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the class ids %s %s do not match the rows of the logits %s %s",
+                                gr__d(labels).s, gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
+        args[0] = gr__coerce(logits, T);
+        if (!args[0]) return NULL;
+        memset(&p, 0, sizeof p);
+        p.dtype = T;
+        oh[0] = labels; oh[1] = args[0];
+        args[1] = gr__node1(g, &gr__op_OneHot, &p, sizeof p, 2, oh);
+    } else {                                         /* float (or bool) label rows, one-hot or soft */
+        if (labels->ndim != nd)
+            return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the labels %s have %d dimensions; the logits %s %s have %d (give float "
+                            "label rows, or int64 class ids)", gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd);
+        for (i = 0; i < nd; i++)
+            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+                return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the labels %s %s do not match the logits %s %s", gr__d(labels).s,
+                                gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
+        if (labels->dtype == GR_F64) T = GR_F64;
+        args[0] = gr__coerce(logits, T);
+        args[1] = gr__coerce(labels, T);
+    }
+    if (!args[0] || !args[1]) return NULL;
+    return gr__node1(g, &gr__op_CrossEntropy, NULL, 0, 2, args);
+}
+
+/* ---- type and shape rules --------------------------------------------------------------------- */
+
+static gr_status gr__CrossEntropy_infer(const gr_node *node, gr_type *out) {
+    const gr_var *z = node->in[0], *t = node->in[1];
+    int i;
+    if (z->ndim < 1 || t->ndim != z->ndim || t->dtype != z->dtype || !gr__is_float(z->dtype))
+        return gr__error(node->graph, GR_ERR_TYPE, "CrossEntropy: logits %s (%s, %d-d) and labels %s (%s, %d-d) need one float dtype "
+                         "and one ndim of at least 1", gr__d(z).s, gr_dtype_name((gr_dtype)z->dtype), z->ndim, gr__d(t).s,
+                         gr_dtype_name((gr_dtype)t->dtype), t->ndim);
+    for (i = 0; i < z->ndim; i++)
+        if (z->shape[i] >= 0 && t->shape[i] >= 0 && z->shape[i] != t->shape[i])
+            return gr__error(node->graph, GR_ERR_SHAPE, "CrossEntropy: labels %s %s do not match logits %s %s", gr__d(t).s, gr__vs(t).s,
+                             gr__d(z).s, gr__vs(z).s);
+    out->dtype = (gr_dtype)z->dtype;
+    out->ndim = 0;
+    return GR_OK;
+}
+static gr_status gr__CrossEntropy_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)out;
+    for (i = 0; i < in[0]->ndim; i++)
+        if (in[0]->shape[i] != in[1]->shape[i])
+            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(node->in[1]).s,
+                                 gr__as(in[1]).s, gr__d(node->in[0]).s, gr__as(in[0]).s);
+    return GR_OK;
+}
+
+static gr_status gr__OneHot_infer(const gr_node *node, gr_type *out) {
+    const gr_var *ids = node->in[0], *ref = node->in[1];
+    int i;
+    if (ids->dtype != GR_I64 || ref->ndim < 1 || ids->ndim != ref->ndim - 1)
+        return gr__error(node->graph, GR_ERR_TYPE, "OneHot: class ids %s (%s, %d-d) need int64 and one dimension less than %s (%d-d)",
+                         gr__d(ids).s, gr_dtype_name((gr_dtype)ids->dtype), ids->ndim, gr__d(ref).s, ref->ndim);
+    for (i = 0; i < ids->ndim; i++)
+        if (ids->shape[i] >= 0 && ref->shape[i] >= 0 && ids->shape[i] != ref->shape[i])
+            return gr__error(node->graph, GR_ERR_SHAPE, "OneHot: class ids %s %s do not match the rows of %s %s", gr__d(ids).s,
+                             gr__vs(ids).s, gr__d(ref).s, gr__vs(ref).s);
+    gr_var_type(ref, out);
+    out->dtype = (gr_dtype)((const gr__onehot_params *)node->params)->dtype;
+    return GR_OK;
+}
+static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 0; i < in[0]->ndim; i++)
+        if (in[0]->shape[i] != in[1]->shape[i])
+            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(node->in[0]).s,
+                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+
+/* ---- kernels ---------------------------------------------------------------------------------- */
+
+/* the sum over the rows of sum_k t_k (lse(z) - z_k), in double */
+#define GR__XENT(fn, T) \
+    static double fn(int64_t rows, int64_t K, const T *z, const T *t) { \
+        double total = 0; \
+        int64_t r, k; \
+        for (r = 0; r < rows; r++) { \
+            const T *zr = z + r * K, *tr = t + r * K; \
+            double m = -INFINITY, s = 0, log_s, row = 0; \
+            for (k = 0; k < K; k++) { double v = (double)zr[k]; if (v > m || v != v) m = v; if (v != v) break; } \
+            if (m == -INFINITY) m = 0;                   /* every logit -inf: log_s = -inf, the terms inf or NaN */ \
+            for (k = 0; k < K; k++) s += exp((double)zr[k] - m); \
+            log_s = log(s); \
+            for (k = 0; k < K; k++) if (tr[k] != 0) row += (double)tr[k] * ((m - (double)zr[k]) + log_s); \
+            total += row; \
+        } \
+        return total; \
+    }
+GR__XENT(gr__xent_f64, double)
+GR__XENT(gr__xent_f32, float)
+
+static gr_status gr__CrossEntropy_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *z = in[0];
+    int64_t K = z->shape[z->ndim - 1], rows = 1;
+    double total;
+    int i;
+    (void)node;
+    for (i = 0; i < z->ndim - 1; i++) rows *= z->shape[i];
+    if (z->dtype == GR_F64) total = gr__xent_f64(rows, K, (const double *)z->data, (const double *)in[1]->data);
+    else total = gr__xent_f32(rows, K, (const float *)z->data, (const float *)in[1]->data);
+    gr__store(out[0]->dtype, out[0]->data, 0, rows ? total / (double)rows : NAN);   /* no rows: a mean of nothing */
+    return GR_OK;
+}
+
+static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const int64_t *ids = (const int64_t *)in[0]->data;
+    int64_t K = in[1]->shape[in[1]->ndim - 1], r;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    for (r = 0; r < in[0]->size; r++) {
+        if (ids[r] < 0 || ids[r] >= K)
+            return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
+                                 (long long)ids[r], (long long)r, gr__d(node->in[0]).s, (long long)K, gr__d(node->in[1]).s);
+        gr__store(out[0]->dtype, out[0]->data, r * K + ids[r], 1.0);
+    }
+    return GR_OK;
+}
+
+/* ---- derivative rules ------------------------------------------------------------------------- */
+
+/* *inv_n = 1/N (from the shapes only) and, when dz is given, *dz = softmax(z) sum_k t_k - t; one-hot
+   rows made from class ids sum to 1, so there *dz = softmax(z) - t */
+static void gr__xent_parts(const gr_node *node, gr_var **inv_n, gr_var **dz) {
+    gr_var *z = node->in[0], *t = node->in[1], *tsum;
+    int last = z->ndim - 1, dt = node->out[0]->dtype;
+    if (t->owner && t->owner->op == &gr__op_OneHot) {
+        *inv_n = gr__size_ratio(node->out[0], t->owner->in[0], dt);   /* 1 / size(ids) */
+        if (dz) *dz = gr_sub(gr_softmax(z, last), t);
+        return;
+    }
+    tsum = gr_sum_axes(t, 1, &last, 1);                                /* (*rows, 1): N elements */
+    *inv_n = tsum ? gr__size_ratio(node->out[0], tsum, dt) : NULL;
+    if (dz) *dz = gr_sub(gr_mul(gr_softmax(z, last), tsum), t);
+}
+
+static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *scale;
+    gr__xent_parts(node, &inv_n, &dz);
+    scale = inv_n ? gr_mul(og[0], inv_n) : NULL;
+    ig[0] = gr_mul(dz, scale);
+    ig[1] = gr_mul(gr_neg(gr_log_softmax(z, z->ndim - 1)), scale);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+/* the JVP: (sum(dz v) - sum(log_softmax(z) w)) / N for tangents v of z and w of t */
+static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
+    int has_v = !gr_is_disconnected(ev[0]), has_w = !gr_is_disconnected(ev[1]);
+    orop[0] = NULL;
+    if (!has_v && !has_w) return GR_OK;
+    gr__xent_parts(node, &inv_n, has_v ? &dz : NULL);
+    if (has_v) acc = gr_sum(gr_mul(dz, ev[0]));
+    if (has_w) {
+        gr_var *term = gr_sum(gr_mul(gr_log_softmax(z, z->ndim - 1), ev[1]));
+        acc = has_v ? gr_sub(acc, term) : gr_neg(term);
+    }
+    orop[0] = gr_mul(acc, inv_n);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* OneHot: a constant of the class ids, no derivative to anything */
+static gr_status gr__OneHot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
 }

@@ -152,9 +152,16 @@
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
     /* (end of the second-wave shape rows) */ \
     /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
+    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
     /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
     /* (end of the second-wave linalg rows) */ \
     /* ops/nnet.c, second wave: losses */ \
+    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* (end of the second-wave nnet rows) */ \
     /* (end of the structural table: every row above ends with a backslash) */

@@ -183,12 +183,17 @@ GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size
 /* (end of the second-wave structure declarations) */
 
 /* ---- second wave: reductions (ops/reduce.c) ---- */
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
+GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
 /* (end of the second-wave reduction declarations) */
 
 /* ---- second wave: linear algebra (ops/linalg.c) ---- */
 /* (end of the second-wave linear algebra declarations) */
 
 /* ---- second wave: nnet (ops/nnet.c) ---- */
+GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels);     /* mean softmax cross-entropy over rows;
+                                                                       labels GR_I64 class ids, or one-hot floats */
 /* (end of the second-wave nnet declarations) */
 
 /* ==== ops that change only the gradient (identities in the forward pass) ===================== */

@@ -1316,6 +1316,23 @@ TEST(gts_op_TakeUpdate) {
     }
 }
 
+/* ==== second-wave reductions and losses: the values are checked in tests/t_reduce2.c ================== */
+
+void gtr_fwd_ArgMax(void);
+void gtr_fwd_LogSumExp(void);
+void gtr_fwd_CumSum(void);
+void gtr_fwd_CumProd(void);
+void gtr_fwd_LinScan(void);
+void gtr_fwd_CrossEntropy(void);
+void gtr_fwd_OneHot(void);
+TEST(gts_op_ArgMax) { gtr_fwd_ArgMax(); }
+TEST(gts_op_LogSumExp) { gtr_fwd_LogSumExp(); }
+TEST(gts_op_CumSum) { gtr_fwd_CumSum(); }
+TEST(gts_op_CumProd) { gtr_fwd_CumProd(); }
+TEST(gts_op_LinScan) { gtr_fwd_LinScan(); }
+TEST(gts_op_CrossEntropy) { gtr_fwd_CrossEntropy(); }
+TEST(gts_op_OneHot) { gtr_fwd_OneHot(); }
+
 #define GTS_ROW_NAME(Name, ...) #Name,
 static const char *const gts_rows[] = { GR_STRUCT_OPS(GTS_ROW_NAME) };
 #undef GTS_ROW_NAME
@@ -1365,6 +1382,13 @@ SUITE(suite_forward_struct) = {
     OPCASE(Take),
     OPCASE(ViewUpdate),
     OPCASE(TakeUpdate),
+    OPCASE(ArgMax),
+    OPCASE(LogSumExp),
+    OPCASE(CumSum),
+    OPCASE(CumProd),
+    OPCASE(LinScan),
+    OPCASE(CrossEntropy),
+    OPCASE(OneHot),
     CASE(test_transpose),
     CASE(test_outer),
     CASE(test_int_wraparound),
