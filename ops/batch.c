@@ -6,6 +6,8 @@
      map                                  the Batched op: the original op applied to every row,
                                           through views into the rows (contiguous: no copies).
    Also EyeLike, the identity seed of the batch, and Unflatten, which gives a Jacobian its shape.
+   Batched has a gradient and an R-op (the op's own rules on one row, batched the same way), so
+   Jacobians and Hessians can be differentiated again.
 
    Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
            Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
@@ -156,6 +158,9 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     }
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
+    /* gr__make_node reserved this node's slot in g->nodes before calling this type rule, and the
+       inner node has just taken it: reserve again, or appending this node writes past the end */
+    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *))) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     p->inner = res->owner;
     if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
     out->dtype = (gr_dtype)res->dtype;
@@ -240,20 +245,121 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 
-static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+/* ---- Batched: derivatives ------------------------------------------------------------------------
+   Row k of the output is op(rows k of the batched inputs, the other inputs), so its derivative rules
+   are the op's own rules applied to one row, then batched like the Jacobian's pullback: the op is
+   rebuilt on row placeholders (the other inputs as they are), its rule is called on that node with
+   a row placeholder for the cotangent (or the tangents), and gr__vectorize replaces the
+   placeholders by the batched variables (the inputs, the output, the cotangent). A non-batched
+   input receives the sum of its row gradients. */
+
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n, gr_var *const *roots,
+                               gr_var **out, uint8_t *out_b);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+static int gr__is_zero(const gr_var *t);
+
+/* a placeholder for one row of v (v without its leading axis) */
+static gr_var *gr__row_placeholder(gr_var *v) {
+    return gr__new_var(v->graph, v->dtype, v->ndim - 1, v->shape + 1, GR__VK_INPUT);
+}
+
+/* the op on one row: ph[i] is a row placeholder for a batched input, else the input itself; the
+   seeds map the placeholders (and the row output) to their batched counterparts */
+static gr_status gr__batched_row_node(const gr_node *node, gr_var **ph, gr_node **inner, gr_var **seed, gr_var **seed_b, int *n_seed) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_var *res = NULL;
+    gr_status st;
     int i;
-    (void)og;
-    for (i = 0; i < node->n_in; i++) {
-        ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(an op batched row by row for a Jacobian has no gradient)");
-        if (!ig[i]) return node->graph->status;
+    *n_seed = 0;
+    for (i = 0; i < p->n_in; i++) {
+        if (!(p->batched & (1u << i))) { ph[i] = node->in[i]; continue; }
+        ph[i] = gr__new_var(g, (int)GR__BP_TYPES(p)[i].dtype, GR__BP_TYPES(p)[i].ndim, GR__BP_TYPES(p)[i].shape, GR__VK_INPUT);
+        if (!ph[i]) return g->status;
+        seed[*n_seed] = ph[i]; seed_b[*n_seed] = node->in[i]; (*n_seed)++;
+    }
+    if ((st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res)) != GR_OK) return st;
+    *inner = res->owner;
+    seed[*n_seed] = res; seed_b[*n_seed] = node->out[0]; (*n_seed)++;
+    return GR_OK;
+}
+
+static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_var *ph[32], *seed[34], *seed_b[34], *row_ig[32], *roots[32], *vec[32], *gy;
+    uint8_t vb[32];
+    int root_of[32], n_seed = 0, n_roots = 0, i;
+    gr_node *inner = NULL;
+    gr_status st;
+    if ((st = gr__batched_row_node(node, ph, &inner, seed, seed_b, &n_seed)) != GR_OK) return st;
+    if (!(gy = gr__row_placeholder(og[0]))) return g->status;
+    seed[n_seed] = gy; seed_b[n_seed] = og[0]; n_seed++;
+    for (i = 0; i < p->n_in; i++) row_ig[i] = NULL;
+    if (!p->op->grad) {
+        for (i = 0; i < p->n_in; i++)
+            if (!(ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(the batched op has no grad rule)"))) return g->status;
+        return GR_OK;
+    }
+    st = p->op->grad(inner, &gy, row_ig);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    for (i = 0; i < p->n_in; i++) {
+        root_of[i] = -1;
+        if (!row_ig[i])
+            return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d (%s)", p->op->name, i, gr__d(node->in[i]).s);
+        if (gr__is_marker(row_ig[i])) continue;
+        root_of[i] = n_roots;
+        roots[n_roots++] = row_ig[i];
+    }
+    if (n_roots && (st = gr__vectorize(g, n_seed, seed, seed_b, n_roots, roots, vec, vb)) != GR_OK) return st;
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *x = node->in[i], *t = row_ig[i];
+        int batched = (p->batched >> i) & 1u;
+        if (t->kind == GR__VK_NULL) {            /* the row's reason, on this node's input */
+            t = (gr_status)t->aux == GR_ERR_GRAD_UNDEFINED ? gr_grad_undefined(node, i, x, gr_null_reason(t))
+                                                             : gr_grad_not_implemented(node, i, x, gr_null_reason(t));
+        } else if (t->kind == GR__VK_DISC) {
+            /* the op's connection pattern excludes this input, but Batched's cannot say so per
+               node: zeros (a disconnected term for a connected input would be a contract error) */
+            t = gr__zeros_grad(x);
+        } else {
+            t = vec[root_of[i]];
+            if (vb[root_of[i]]) t = batched ? t : gr_reduce_like(t, x);           /* summed over the rows */
+            else if (batched) t = gr_broadcast_like(t, x);                          /* the same for every row */
+            else if (gr__is_zero(t) == 1) t = gr__zeros_grad(x);
+            else return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_grad: the gradient of %s batched row by row does not "
+                                  "depend on its cotangent (input %d, %s)", p->op->name, i, gr__d(x).s);
+        }
+        if (!(ig[i] = t)) return g->status;
     }
     return GR_OK;
 }
+
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_var *ph[32], *seed[66], *seed_b[66], *evr[32], *r = NULL, *vec = NULL;
+    uint8_t vb = 0;
+    int n_seed = 0, i;
+    gr_node *inner = NULL;
+    gr_status st;
     orop[0] = NULL;
-    return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: an op batched row by row for a Jacobian (%s) has no R-op",
-                     ((const gr__batched_params *)node->params)->op->name);
+    if ((st = gr__batched_row_node(node, ph, &inner, seed, seed_b, &n_seed)) != GR_OK) return st;
+    for (i = 0; i < p->n_in; i++) {
+        if (gr_is_disconnected(ev[i]) || !((p->batched >> i) & 1u)) {
+            evr[i] = gr_is_disconnected(ev[i]) ? gr_disconnected_like(ph[i]) : ev[i];
+        } else {
+            evr[i] = gr__row_placeholder(ev[i]);
+            seed[n_seed] = evr[i]; seed_b[n_seed] = ev[i]; n_seed++;
+        }
+        if (!evr[i]) return g->status;
+    }
+    st = p->op->rop ? p->op->rop(inner, evr, &r) : gr__rop_by_pullback(inner, evr, &r);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    if (!r || gr__is_marker(r)) return GR_OK;                /* no tangent reaches the output */
+    if ((st = gr__vectorize(g, n_seed, seed, seed_b, 1, &r, &vec, &vb)) != GR_OK) return st;
+    orop[0] = vb ? vec : gr_broadcast_like(vec, node->out[0]);  /* the same for every row */
+    return orop[0] ? GR_OK : g->status;
 }
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
