@@ -40,15 +40,19 @@ demo: gradient.h | $(B)
 # ---- tests -------------------------------------------------------------------------------------
 
 # every SUITE(suite_x) of tests/t_*.c, for tests/main.c
-$(B)/suites.h: $(TEST_SRC) | $(B)
-	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
+# (regenerated every time, replaced only when it changes: a removed test file must leave the list)
+$(B)/suites.h: FORCE | $(B)
+	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 
 # every GTD_SPECS(gtd_specs_x) of tests/t_*.c, for tests/t_deriv.c
-$(B)/dspecs.h: $(TEST_SRC) | $(B)
-	@{ printf '#define GTD_ALL(X)'; for s in $$(grep -ho 'GTD_SPECS(gtd_specs_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/GTD_SPECS(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
+$(B)/dspecs.h: FORCE | $(B)
+	@{ printf '#define GTD_ALL(X)'; for s in $$(grep -ho 'GTD_SPECS(gtd_specs_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/GTD_SPECS(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp
+	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
+FORCE:
 
 TCFLAGS = -I$(B)
-$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h tests/deriv.h $(B)/suites.h $(B)/dspecs.h | $(B)
+$(B)/test-gcc: gradient.h $(TEST_ALL) $(wildcard tests/*.h) $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
 test-gcc: $(B)/test-gcc

@@ -1386,8 +1386,6 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
-    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
-        return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + op->n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -1398,7 +1396,7 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
     node->params_size = psize;
     node->n_in = n_in;
     node->n_out = op->n_out;
-    node->id = g->n_nodes;
+    node->id = UINT32_MAX;               /* numbered when registered, after the type rule (which may build nodes) */
     for (i = 0; i < n_in; i++) node->in[i] = in[i];
     for (j = 0; j < op->n_out; j++) node->out[j] = NULL;
     if (psize) memcpy(node->params, params, psize);
@@ -1438,6 +1436,9 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         v->out_index = j;
         node->out[j] = v;
     }
+    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
+        return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    node->id = g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < op->n_out; j++) outs[j] = node->out[j];
     return GR_OK;
@@ -2416,23 +2417,32 @@ static gr_status gr__Mean_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     return orop[0] ? GR_OK : node->graph->status;
 }
 
-/* d prod / d x_i, zero-safe: with no zero in the slice, prod / x_i; with exactly one zero, the
-   product of the others at the zero and 0 elsewhere; with two or more, 0 everywhere */
+/* d prod / d x_i, zero-safe, written so that its own derivatives are right at zeros too (gradients
+   of gradients, Hessians):
+     x_i != 0:  y / x_i, with y the product (0 when the slice has a zero; its gradient is this rule,
+                so the derivative toward a lone zero x_k is y's partial there, not 0);
+     x_i == 0:  the product of the others: p, the product of the non-zeros, when x_i is the slice's
+                only zero; p x_m when one other zero x_m is there, written p (s - x_i) with s the
+                sum of the slice's zeros, which is 0 but keeps the derivative p toward x_m; 0 with
+                three zeros or more (every derivative of it is 0 too) */
 static gr_var *gr__prod_partial(const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
     gr__reduce_params keep = *p;
-    gr_var *x = node->in[0], *is0, *cnt, *nz, *safe, *pnz, *zero_case, *plain_case, *one, *zero;
+    gr_var *x = node->in[0], *is0, *zeros_at, *nz, *safe, *pnz, *s0, *x0s, *zero_case, *plain_case, *one, *zero;
     gr_graph *g = node->graph;
     keep.keepdims = 1;
     one = gr_const(g, 1.0);
     zero = gr_const(g, 0.0);
     is0 = gr_eq(x, zero);
     safe = gr_where(is0, one, x);
-    cnt = gr__cast_like(is0, x);                                           /* counted in x's dtype (Sum has no BOOL kernel) */
-    nz = cnt ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &cnt) : NULL;  /* zeros per slice */
-    pnz = safe ? gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe) : NULL;  /* product of the non-zeros */
-    zero_case = gr_where(gr_logical_and(is0, gr_eq(nz, gr_const(g, 1.0))), pnz, zero);
-    plain_case = gr_where(gr_eq(nz, zero), gr_div(pnz, safe), zero);
+    zeros_at = gr__cast_like(is0, x);                                        /* a Sum node takes no BOOL */
+    nz = zeros_at ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &zeros_at) : NULL;   /* zeros per slice */
+    pnz = safe ? gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe) : NULL;         /* product of the non-zeros */
+    x0s = gr_where(is0, x, zero);
+    s0 = x0s ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &x0s) : NULL;            /* sum of the zeros: 0 */
+    /* with two zeros the derivative is 0 but its derivative is not: pnz * (s0 - x) keeps both right */
+    zero_case = gr_where(gr_eq(nz, one), pnz, gr_where(gr_eq(nz, gr_const(g, 2.0)), gr_mul(pnz, gr_sub(s0, x)), zero));
+    plain_case = gr_div(gr__unreduce(node->out[0], node), safe);
     return gr_where(is0, zero_case, plain_case);
 }
 
@@ -4234,7 +4244,7 @@ static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, 
         rows[i].ndim = in[i]->ndim - 1;
         for (d = 0; d < rows[i].ndim; d++) rows[i].shape[d] = in[i]->shape[d + 1];
         rows[i].size = in[i]->shape[0] ? in[i]->size / in[i]->shape[0] : gr__shape_size(rows[i].ndim, rows[i].shape);
-        rows[i].data = (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype);
+        rows[i].data = in[i]->data ? (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype) : NULL;
         row_ptrs[i] = &rows[i];
     }
     return B;

@@ -183,7 +183,7 @@ static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, 
         rows[i].ndim = in[i]->ndim - 1;
         for (d = 0; d < rows[i].ndim; d++) rows[i].shape[d] = in[i]->shape[d + 1];
         rows[i].size = in[i]->shape[0] ? in[i]->size / in[i]->shape[0] : gr__shape_size(rows[i].ndim, rows[i].shape);
-        rows[i].data = (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype);
+        rows[i].data = in[i]->data ? (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype) : NULL;
         row_ptrs[i] = &rows[i];
     }
     return B;
