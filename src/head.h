@@ -1,10 +1,13 @@
 /* gradient.h v0.1.0 - symbolic differentiation of tensor expressions in one C11 header. MIT licence.
 
    Build graphs of tensor operations (NumPy-style broadcasting, reductions, dot, reshapes, softmax,
-   ...) and evaluate them with compiled functions (gr_function, gr_call) that optimise the graph,
-   plan their memory once and update shared variables after each call. The gradient drivers
-   (gr_grad, gr_lop, gr_rop, Jacobians, Hessians, gr_verify_grad) are not in this version yet.
-   Needs only libc and libm. Generated from src/ and ops/ by `make gradient.h`: edit those.
+   indexing, ...), differentiate them symbolically after Aesara's aesara.gradient (reverse mode:
+   gr_grad, gr_grad1, gr_lop, gr_subgraph_grad and the gradient-modifying ops; forward mode:
+   gr_rop; gr_jacobian and gr_hessian, batched; gr_verify_grad and finite differences), and
+   evaluate them with compiled functions (gr_function, gr_call) that optimise the graph, plan their
+   memory once and update shared variables after each call. Gradients are graphs too, so they can
+   be differentiated again. Needs only libc and libm. Generated from src/ and ops/ by
+   `make gradient.h`: edit those.
 
    USAGE
      In exactly one C or C++ file:        #define GRADIENT_IMPLEMENTATION
@@ -30,15 +33,18 @@
      gr_graph *g = gr_graph_new();
      gr_var *x = gr_vector(g, GR_F64, "x");
      gr_var *y = gr_sum(gr_mul(gr_sin(x), x));              // y = sum(x sin x)
-     gr_fn *f = gr_function(1, &x, 1, &y, NULL);           // compiled: independent of g
+     gr_var *outs[2] = { y, gr_grad1(y, x) };               // and dy/dx = sin x + x cos x
+     gr_fn *f = gr_function(1, &x, 2, outs, NULL);          // compiled: independent of g
      if (!f) { fprintf(stderr, "%s\n", gr_graph_message(g)); gr_graph_free(g); return 1; }
      gr_graph_free(g);
      int64_t n = 3; double xs[3] = { 0.5, 1.0, 2.0 };
      gr_array *xa = gr_array_from(GR_F64, 1, &n, xs);       // copies xs
-     const gr_array *in[1] = { xa }, *out[1];
-     if (gr_call(f, in, out) == GR_OK) printf("y = %g\n", gr_array_get(out[0], 0));
+     const gr_array *in[1] = { xa }, *out[2];
+     if (gr_call(f, in, out) == GR_OK)   // y = 2.89978, dy/dx = (0.918217, 1.38177, 0.0770038)
+         printf("y = %g, dy/dx = (%g, %g, %g)\n", gr_array_get(out[0], 0),
+                gr_array_get(out[1], 0), gr_array_get(out[1], 1), gr_array_get(out[1], 2));
      else fprintf(stderr, "%s\n", gr_fn_message(f));
-     gr_array_free(xa); gr_fn_free(f);                      // out[0] belonged to f
+     gr_array_free(xa); gr_fn_free(f);                      // out[] belonged to f
 
    ERRORS   Nothing aborts on bad input. A failing builder records an error on its graph (code and
             a message naming the op and the variable; the first one sticks until
