@@ -228,6 +228,16 @@
     X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
     /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
+    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
+    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
+    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
+    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
+    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
+    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
+    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
+    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
     /* (end of the second-wave linalg rows) */ \
     /* ops/nnet.c, second wave: losses */ \
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
@@ -427,6 +437,18 @@ GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes t
 /* (end of the second-wave reduction declarations) */
 
 /* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* NumPy's tensordot: the n axes a_axes of a summed against the n axes b_axes of b (n == 0: the
+   outer product); the result has a's other axes, then b's */
+GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes);
+GR_API gr_var *gr_matmul(gr_var *a, gr_var *b);                     /* NumPy matmul, batched over leading axes */
+/* 2-d float operands (integer ones become float64), square where the math needs it; a singular
+   (solve, inverse) or non-positive-definite (cholesky) matrix fails the call with GR_ERR_RUNTIME */
+GR_API gr_var *gr_matrix_inverse(gr_var *a);
+GR_API gr_var *gr_det(gr_var *a);                    /* 0 for a singular matrix */
+GR_API gr_var *gr_logdet(gr_var *a);                 /* log det a; NaN when det a < 0, -inf when 0 */
+GR_API gr_var *gr_solve(gr_var *a, gr_var *b);       /* x with a x = b; b a vector or a matrix */
+GR_API gr_var *gr_cholesky(gr_var *a);               /* lower L, L L^T = a, from a's lower triangle */
+GR_API gr_var *gr_trace(gr_var *a);                  /* sum of the main diagonal (any 2-d shape) */
 /* (end of the second-wave linear algebra declarations) */
 
 /* ---- second wave: nnet (ops/nnet.c) ---- */
@@ -3632,6 +3654,1146 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
     orop[0] = t;
     return t ? GR_OK : node->graph->status;
+}
+
+/* ==== second wave: TensorDot, MatMul and the LAPACK-free linear algebra =========================
+
+   Shapes (A is square, n x n; users give b as (n,) or (n, k), rules may pass (n, *rest)):
+     TensorDot      a (*fa, *s) . b (*s, *fb) -> (*fa, *fb). a is seen as a matrix whose rows are
+                    its first sa axes and whose columns are the others, b likewise split at sb;
+                    ta / tb transpose those matrices as Dot's flags do, so that gradients never copy.
+                    gr_tensordot moves the summed axes of a last and those of b first (DimShuffle)
+                    unless a flag does it for free.
+     MatMul         a (*ba, m, k) @ b (*bb, k, n) -> (*broadcast(ba, bb), m, n); ta / tb transpose
+                    the last two axes. gr_matmul makes a 1-d a (1, k) and a 1-d b (k, 1) and drops
+                    that axis again, as NumPy does.
+     LUFactor       A (n, n) -> F (n + 1, n) float64: rows 0..n-1 hold L (unit diagonal, below it)
+                    and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
+                    swapped with row k at step k.
+     MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
+     Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
+     Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
+     TriScale       x (*s, n, m) -> (*s, n, m): x[..., i, j] times w_below (i > j), w_on or w_above
+
+   Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
+   ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
+   buffer the memory plan provides like any other, and Det, LogDet, Solve and MatrixInverse read
+   it (Solve and MatrixInverse then work in place in their own output). F carries no derivative
+   (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
+   A^T. Cholesky factors in place in its output.
+
+   Numerics. LU with partial pivoting, factored in float64 also for float32 matrices (the
+   substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
+   is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
+   solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
+   finite although A and b are (a pivot too small to divide by). Cholesky fails on a pivot that
+   is not > 0 (NaN included).
+
+   Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
+     inverse   dA = -X^T G X^T                       R = -X V X
+     det       dA = G det(A) X^T                     R = det(A) tr(A^-1 V)
+     logdet    dA = G X^T                            R = tr(A^-1 V)
+     solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
+     cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
+               Phi keeps the lower triangle and halves the diagonal, V_s = (V + V^T) / 2: these are
+               the derivatives of A -> chol((A + A^T) / 2), so the gradient is symmetric and the
+               R-op its adjoint for any V.
+     trace     dA = G I                              R = tr V
+   Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
+
+/* C = op(A) op(B) through CBLAS or the blocked kernel above: A stored M x K (K x M when ta), B
+   stored K x N (N x K when tb), contiguous, of dtype dt */
+static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
+    if (dt == GR_F64) {
+#ifdef GRADIENT_CBLAS
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                    (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
+#else
+        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
+#endif
+    } else if (dt == GR_F32) {
+#ifdef GRADIENT_CBLAS
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
+                    (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
+#else
+        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
+#endif
+    } else
+        gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
+}
+
+/* the product of shape[from..to) */
+static int64_t gr__dims_prod(const int64_t *shape, int from, int to) {
+    int64_t p = 1;
+    int i;
+    for (i = from; i < to; i++) p *= shape[i];
+    return p;
+}
+
+/* ---- TensorDot ---------------------------------------------------------------------------------- */
+
+typedef struct gr__tdot_params { int sa, sb, ta, tb; } gr__tdot_params;
+
+/* where the free and the summed axes of an operand lie, split at s into rows and columns: the
+   rows of a are free (its columns when transposed); the columns of b are free (its rows when
+   transposed) */
+static void gr__tdot_axes(int ndim, int s, int t, int is_a, int *f0, int *fn, int *c0, int *cn) {
+    int rows_free = is_a ? !t : t;
+    if (rows_free) { *f0 = 0; *fn = s; *c0 = s; *cn = ndim - s; }
+    else { *c0 = 0; *cn = s; *f0 = s; *fn = ndim - s; }
+}
+
+static gr_var *gr__tdot(gr_var *a, gr_var *b, int sa, int sb, int ta, int tb) {
+    gr__tdot_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_tensordot", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.sa = sa; p.sb = sb; p.ta = ta; p.tb = tb;
+    return gr__node1(g, &gr__op_TensorDot, &p, sizeof p, 2, args);
+}
+
+/* the n axes ax[] are 0, 1, ..., n-1 (first) or ndim-n, ..., ndim-1 (last), in that order */
+static int gr__axes_run(const int *ax, int n, int start) {
+    int i;
+    for (i = 0; i < n; i++) if (ax[i] != start + i) return 0;
+    return 1;
+}
+
+GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes) {
+    gr_var *args[2];
+    gr_graph *g;
+    int ax[GR_MAX_NDIM], bx[GR_MAX_NDIM], pattern[GR_MAX_NDIM], i, m, T, sa, sb, ta = 0, tb = 0;
+    uint32_t seen_a = 0, seen_b = 0;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_tensordot", 2, args, &g)) return NULL;
+    if (n < 0 || n > a->ndim || n > b->ndim)
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensordot: %d summed axes for %s with %d dimensions and %s with %d", n, gr__d(a).s,
+                        a->ndim, gr__d(b).s, b->ndim);
+    if (n > 0 && (!a_axes || !b_axes)) return gr__fail(g, GR_ERR_VALUE, "gr_tensordot: a_axes or b_axes is NULL");
+    for (i = 0; i < n; i++) {
+        ax[i] = gr__axis(a_axes[i], a->ndim);
+        bx[i] = gr__axis(b_axes[i], b->ndim);
+        if (ax[i] < 0 || bx[i] < 0)
+            return gr__fail(g, GR_ERR_VALUE, "gr_tensordot: axis %d of %s (%d-d) or axis %d of %s (%d-d) is out of range",
+                            a_axes[i], gr__d(a).s, a->ndim, b_axes[i], gr__d(b).s, b->ndim);
+        if ((seen_a & (1u << ax[i])) || (seen_b & (1u << bx[i])))
+            return gr__fail(g, GR_ERR_VALUE, "gr_tensordot: axis %d of %s or axis %d of %s is repeated", a_axes[i], gr__d(a).s,
+                            b_axes[i], gr__d(b).s);
+        seen_a |= 1u << ax[i];
+        seen_b |= 1u << bx[i];
+        if (a->shape[ax[i]] >= 0 && b->shape[bx[i]] >= 0 && a->shape[ax[i]] != b->shape[bx[i]])
+            return gr__fail(g, GR_ERR_SHAPE, "gr_tensordot: axis %d of %s %s and axis %d of %s %s differ in size", ax[i],
+                            gr__d(a).s, gr__vs(a).s, bx[i], gr__d(b).s, gr__vs(b).s);
+    }
+    if (a->ndim + b->ndim - 2 * n > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_tensordot: the result would have %d dimensions (at most %d)", a->ndim + b->ndim - 2 * n,
+                        GR_MAX_NDIM);
+    T = gr__promote(2, args);
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    if (!a || !b) return NULL;
+    /* a: the summed axes last, in the order given; already first in order, a flag does it */
+    sa = a->ndim - n;
+    if (!gr__axes_run(ax, n, a->ndim - n)) {
+        if (gr__axes_run(ax, n, 0)) { sa = n; ta = 1; }
+        else {
+            for (i = 0, m = 0; i < a->ndim; i++) if (!(seen_a & (1u << i))) pattern[m++] = i;
+            for (i = 0; i < n; i++) pattern[m++] = ax[i];
+            a = gr__dimshuffle(a, a->ndim, pattern, 0);
+        }
+    }
+    /* b: the summed axes first, in the order given; already last in order, a flag does it */
+    sb = n;
+    if (!gr__axes_run(bx, n, 0)) {
+        if (gr__axes_run(bx, n, b->ndim - n)) { sb = b->ndim - n; tb = 1; }
+        else {
+            for (i = 0, m = 0; i < n; i++) pattern[m++] = bx[i];
+            for (i = 0; i < b->ndim; i++) if (!(seen_b & (1u << i))) pattern[m++] = i;
+            b = gr__dimshuffle(b, b->ndim, pattern, 0);
+        }
+    }
+    return gr__tdot(a, b, sa, sb, ta, tb);
+}
+
+static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1];
+    int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
+    out->dtype = (gr_dtype)a->dtype;
+    if (a->dtype != b->dtype)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_tensordot: operands %s and %s must have one dtype", gr__d(a).s, gr__d(b).s);
+    if (p->sa < 0 || p->sa > a->ndim || p->sb < 0 || p->sb > b->ndim)
+        return gr__error(node->graph, GR_ERR_VALUE, "gr_tensordot: split points %d and %d out of range for %s and %s", p->sa, p->sb,
+                         gr__d(a).s, gr__d(b).s);
+    gr__tdot_axes(a->ndim, p->sa, p->ta, 1, &af0, &afn, &ac0, &acn);
+    gr__tdot_axes(b->ndim, p->sb, p->tb, 0, &bf0, &bfn, &bc0, &bcn);
+    if (acn != bcn)
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: %s sums %d axes but %s %d", gr__d(a).s, acn, gr__d(b).s, bcn);
+    for (i = 0; i < acn; i++) {
+        int64_t x = a->shape[ac0 + i], y = b->shape[bc0 + i];
+        if (x >= 0 && y >= 0 && x != y)
+            return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: summed axes of %s %s and %s %s differ in size", gr__d(a).s,
+                             gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
+    }
+    if (afn + bfn > GR_MAX_NDIM)
+        return gr__error(node->graph, GR_ERR_VALUE, "gr_tensordot: the result would have %d dimensions", afn + bfn);
+    out->ndim = afn + bfn;
+    for (i = 0; i < afn; i++) out->shape[i] = a->shape[af0 + i];
+    for (i = 0; i < bfn; i++) out->shape[afn + i] = b->shape[bf0 + i];
+    return GR_OK;
+}
+
+static gr_status gr__TensorDot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr_array *a = in[0], *b = in[1];
+    int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
+    gr__tdot_axes(a->ndim, p->sa, p->ta, 1, &af0, &afn, &ac0, &acn);
+    gr__tdot_axes(b->ndim, p->sb, p->tb, 0, &bf0, &bfn, &bc0, &bcn);
+    for (i = 0; i < acn; i++)
+        if (a->shape[ac0 + i] != b->shape[bc0 + i])
+            return gr_node_error(node, GR_ERR_SHAPE, "summed axes of %s %s and %s %s differ in size", gr__d(node->in[0]).s,
+                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+    for (i = 0; i < afn; i++) out[0]->shape[i] = a->shape[af0 + i];
+    for (i = 0; i < bfn; i++) out[0]->shape[afn + i] = b->shape[bf0 + i];
+    return GR_OK;
+}
+
+static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr_array *a = in[0], *b = in[1];
+    int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
+    int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
+    gr__gemm_dt(a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, a->data, b->data, out[0]->data);
+    return GR_OK;
+}
+
+/* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
+   The four cases are Dot's, with the flags folded in so that no transpose is ever built. */
+static gr_status gr__TensorDot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
+    int sa = p->sa, sb = p->sb, sg = p->ta ? a->ndim - sa : sa;
+    if (!gr__is_float(node->out[0]->dtype)) {
+        ig[0] = gr__zeros_grad(a);
+        ig[1] = gr__zeros_grad(b);
+    } else if (!p->ta && !p->tb) {          /* C = A B:     dA = G B^T,     dB = A^T G */
+        ig[0] = gr__tdot(G, b, sg, sb, 0, 1);
+        ig[1] = gr__tdot(a, G, sa, sg, 1, 0);
+    } else if (p->ta && !p->tb) {           /* C = A^T B:   dA = B G^T,     dB = A G */
+        ig[0] = gr__tdot(b, G, sb, sg, 0, 1);
+        ig[1] = gr__tdot(a, G, sa, sg, 0, 0);
+    } else if (!p->ta) {                    /* C = A B^T:   dA = G B,       dB = G^T A */
+        ig[0] = gr__tdot(G, b, sg, sb, 0, 0);
+        ig[1] = gr__tdot(G, a, sg, sa, 1, 0);
+    } else {                                /* C = A^T B^T: dA = B^T G^T,   dB = G^T A^T */
+        ig[0] = gr__tdot(b, G, sb, sg, 1, 1);
+        ig[1] = gr__tdot(G, a, sg, sa, 1, 1);
+    }
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__TensorDot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    gr_var *t = NULL;
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__tdot(ev[0], node->in[1], p->sa, p->sb, p->ta, p->tb);
+    if (!gr_is_disconnected(ev[1])) {
+        gr_var *u = gr__tdot(node->in[0], ev[1], p->sa, p->sb, p->ta, p->tb);
+        t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
+    }
+    orop[0] = t;
+    return t ? GR_OK : node->graph->status;
+}
+
+/* a batched a (its free rows gain the leading axis) is the same product; anything else row by row */
+static gr_status gr__TensorDot_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    if (batched[0] && !batched[1] && !p->ta && node->out[0]->ndim < GR_MAX_NDIM) {
+        out[0] = gr__tdot(in[0], in[1], p->sa + 1, p->sb, 0, p->tb);
+        return out[0] ? GR_OK : node->graph->status;
+    }
+    return gr__map_batch(node, in, batched, out);
+}
+
+/* ---- MatMul ------------------------------------------------------------------------------------- */
+
+typedef struct gr__matmul_params { int ta, tb; } gr__matmul_params;
+
+static gr_var *gr__mm(gr_var *a, gr_var *b, int ta, int tb) {
+    gr__matmul_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_matmul", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.ta = ta; p.tb = tb;
+    return gr__node1(g, &gr__op_MatMul, &p, sizeof p, 2, args);
+}
+
+/* the static size of two batch axes broadcast together; -2 when they conflict (1 broadcasts,
+   -1 is unknown) */
+static int64_t gr__bcast_dim(int64_t x, int64_t y) {
+    if (x == 1) return y;
+    if (y == 1 || y == -1) return x;
+    if (x == -1 || x == y) return y;
+    return -2;
+}
+
+GR_API gr_var *gr_matmul(gr_var *a, gr_var *b) {
+    gr_var *args[2], *y;
+    gr_graph *g;
+    int pattern[GR_MAX_NDIM], T, i, nd, a1, b1;
+    int64_t ka, kb;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_matmul", 2, args, &g)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0)
+        return gr__fail(g, GR_ERR_TYPE, "gr_matmul: %s is 0-d; matmul takes 1-d or more (gr_mul scales)", gr__d(a->ndim ? b : a).s);
+    ka = a->shape[a->ndim - 1];
+    kb = b->shape[b->ndim == 1 ? 0 : b->ndim - 2];
+    if (ka >= 0 && kb >= 0 && ka != kb)
+        return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: %s %s and %s %s: the inner dimensions %lld and %lld differ", gr__d(a).s,
+                        gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)ka, (long long)kb);
+    for (i = 3; i <= a->ndim && i <= b->ndim; i++)
+        if (gr__bcast_dim(a->shape[a->ndim - i], b->shape[b->ndim - i]) == -2)
+            return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
+                            gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
+    T = gr__promote(2, args);
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    if (!a || !b) return NULL;
+    /* NumPy's promotion of 1-d operands: a row (1, k), a column (k, 1), removed from the result */
+    a1 = a->ndim == 1;
+    b1 = b->ndim == 1;
+    if (a1) { pattern[0] = GR_NEWAXIS; pattern[1] = 0; a = gr__dimshuffle(a, 2, pattern, 0); }
+    if (b1) { pattern[0] = 0; pattern[1] = GR_NEWAXIS; b = gr__dimshuffle(b, 2, pattern, 0); }
+    y = gr__mm(a, b, 0, 0);
+    if (!y || (!a1 && !b1)) return y;
+    nd = 0;
+    for (i = 0; i < y->ndim; i++)
+        if (!(a1 && i == y->ndim - 2) && !(b1 && i == y->ndim - 1)) pattern[nd++] = i;
+    return gr__dimshuffle(y, nd, pattern, 1);
+}
+
+static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1];
+    int nba, nbb, nbo, i;
+    int64_t m, ka, kb, n;
+    out->dtype = (gr_dtype)a->dtype;
+    if (a->dtype != b->dtype || a->ndim < 2 || b->ndim < 2)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_matmul: operands %s and %s must have 2 dimensions or more and one dtype",
+                         gr__d(a).s, gr__d(b).s);
+    nba = a->ndim - 2; nbb = b->ndim - 2;
+    nbo = nba > nbb ? nba : nbb;
+    gr__op_dims(a->shape + nba, p->ta, &m, &ka);
+    gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
+    if (ka >= 0 && kb >= 0 && ka != kb)
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: %s %s%s and %s %s%s: the inner dimensions differ", gr__d(a).s,
+                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
+    for (i = 0; i < nbo; i++) {
+        int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
+        out->shape[i] = gr__bcast_dim(x, y);
+        if (out->shape[i] == -2)
+            return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
+                             gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
+    }
+    out->ndim = nbo + 2;
+    out->shape[nbo] = m;
+    out->shape[nbo + 1] = n;
+    return GR_OK;
+}
+
+static gr_status gr__MatMul_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr_array *a = in[0], *b = in[1];
+    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = out[0]->ndim - 2, i;
+    int64_t m, ka, kb, n;
+    gr__op_dims(a->shape + nba, p->ta, &m, &ka);
+    gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
+    if (ka != kb)
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s%s and %s %s%s: the inner dimensions differ", gr__d(node->in[0]).s, gr__as(a).s,
+                             p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(b).s, p->tb ? " transposed" : "");
+    for (i = 0; i < nbo; i++) {
+        int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
+        if (x != y && x != 1 && y != 1)
+            return gr_node_error(node, GR_ERR_SHAPE, "the batch axes of %s %s and %s %s do not broadcast", gr__d(node->in[0]).s,
+                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+        out[0]->shape[i] = x == 1 ? y : x;
+    }
+    out[0]->shape[nbo] = m;
+    out[0]->shape[nbo + 1] = n;
+    return GR_OK;
+}
+
+/* one GEMM per output matrix, the operands found through broadcast strides (in matrices); when b
+   has no batch and a's batch is the output's, one GEMM of all a's rows at once */
+static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr_array *a = in[0], *b = in[1];
+    gr_array *c = out[0];
+    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = c->ndim - 2, d;
+    int64_t M, K, Kb, N, batch = gr__dims_prod(c->shape, 0, nbo), t;
+    int64_t ast[GR_MAX_NDIM], bst[GR_MAX_NDIM], idx[GR_MAX_NDIM], aoff = 0, boff = 0, s;
+    size_t es = gr__dsize(a->dtype), asz, bsz, csz;
+    gr__op_dims(a->shape + nba, p->ta, &M, &K);
+    gr__op_dims(b->shape + nbb, p->tb, &Kb, &N);
+    asz = (size_t)(M * K) * es; bsz = (size_t)(K * N) * es; csz = (size_t)(M * N) * es;
+    if (c->size == 0) return GR_OK;
+    if (!p->ta && gr__dims_prod(b->shape, 0, nbb) == 1 && gr__dims_prod(a->shape, 0, nba) == batch) {
+        gr__gemm_dt(a->dtype, 0, p->tb, batch * M, N, K, a->data, b->data, c->data);
+        return GR_OK;
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {     /* a's batch strides on the output's batch axes */
+        int ai = d - (nbo - nba);
+        ast[d] = ai >= 0 && a->shape[ai] != 1 ? s : 0;
+        if (ai >= 0) s *= a->shape[ai];
+        idx[d] = 0;
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {
+        int bi = d - (nbo - nbb);
+        bst[d] = bi >= 0 && b->shape[bi] != 1 ? s : 0;
+        if (bi >= 0) s *= b->shape[bi];
+    }
+    for (t = 0; t < batch; t++) {
+        gr__gemm_dt(a->dtype, p->ta, p->tb, M, N, K, (const char *)a->data + (size_t)aoff * asz, (const char *)b->data + (size_t)boff * bsz,
+                    (char *)c->data + (size_t)t * csz);
+        for (d = nbo - 1; d >= 0; d--) {         /* the next output matrix */
+            idx[d]++; aoff += ast[d]; boff += bst[d];
+            if (idx[d] < c->shape[d]) break;
+            aoff -= ast[d] * idx[d]; boff -= bst[d] * idx[d]; idx[d] = 0;
+        }
+    }
+    return GR_OK;
+}
+
+/* Dot's four cases on the last two axes, then summed down over the batch axes an operand was
+   broadcast along */
+static gr_status gr__MatMul_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
+    if (!gr__is_float(node->out[0]->dtype)) {
+        ig[0] = gr__zeros_grad(a);
+        ig[1] = gr__zeros_grad(b);
+        return ig[0] && ig[1] ? GR_OK : node->graph->status;
+    }
+    if (!p->ta && !p->tb) { ig[0] = gr__mm(G, b, 0, 1); ig[1] = gr__mm(a, G, 1, 0); }
+    else if (p->ta && !p->tb) { ig[0] = gr__mm(b, G, 0, 1); ig[1] = gr__mm(a, G, 0, 0); }
+    else if (!p->ta) { ig[0] = gr__mm(G, b, 0, 0); ig[1] = gr__mm(G, a, 1, 0); }
+    else { ig[0] = gr__mm(b, G, 1, 1); ig[1] = gr__mm(G, a, 1, 1); }
+    ig[0] = gr__sum_to(ig[0], a);
+    ig[1] = gr__sum_to(ig[1], b);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__MatMul_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    gr_var *t = NULL;
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__mm(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr_is_disconnected(ev[1])) {
+        gr_var *u = gr__mm(node->in[0], ev[1], p->ta, p->tb);
+        t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
+    }
+    orop[0] = t;
+    return t ? GR_OK : node->graph->status;
+}
+
+/* batching by shifting: a batched operand gets its missing batch axes (size 1) after the new
+   leading one, so that it lines up with the output's batch axes and the other operand broadcasts */
+static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    int nbo = node->out[0]->ndim - 2, k, i;
+    gr_var *xs[2];
+    if (nbo + 3 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    for (k = 0; k < 2; k++) {
+        int pattern[GR_MAX_NDIM], m = 0, nd = node->in[k]->ndim;
+        xs[k] = in[k];
+        if (!batched[k] || nd - 2 == nbo) continue;
+        pattern[m++] = 0;
+        for (i = 0; i < nbo - (nd - 2); i++) pattern[m++] = GR_NEWAXIS;
+        for (i = 1; i <= nd; i++) pattern[m++] = i;
+        xs[k] = gr__dimshuffle(in[k], m, pattern, 0);
+        if (!xs[k]) return node->graph->status;
+    }
+    out[0] = gr__mm(xs[0], xs[1], p->ta, p->tb);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- linear algebra: shared pieces -------------------------------------------------------------- */
+
+enum { GR__LU_FOR_INVERSE, GR__LU_FOR_DET, GR__LU_FOR_LOGDET, GR__LU_FOR_SOLVE, GR__LU_FOR_CHOLESKY, GR__LU_FOR_COUNT };
+static const char *const gr__lu_for[GR__LU_FOR_COUNT] = {
+    "gr_matrix_inverse", "gr_det", "gr_logdet", "gr_solve", "the derivatives of gr_cholesky" };
+
+typedef struct gr__lu_params { int who; } gr__lu_params;            /* whose factorisation: for messages */
+typedef struct gr__solve_params { int trans; } gr__solve_params;    /* solve A^T x = b */
+typedef struct gr__triscale_params { double w[3]; } gr__triscale_params;  /* below, on, above the diagonal */
+
+static const char *const gr__lu_deriv[GR__LU_FOR_COUNT] = {
+    "the derivatives of gr_matrix_inverse", "the derivatives of gr_det", "the derivatives of gr_logdet",
+    "the derivatives of gr_solve", "the derivatives of gr_cholesky" };
+
+/* the public function behind a node, for messages: an op reading a factor made for another
+   function (an inverse in the gradient of gr_det) names that function's derivatives */
+static const char *gr__la_fname(const gr_node *node) {
+    const char *own = node->op == &gr__op_MatrixInverse ? "gr_matrix_inverse" : node->op == &gr__op_Det ? "gr_det"
+                    : node->op == &gr__op_LogDet ? "gr_logdet" : node->op == &gr__op_Solve ? "gr_solve"
+                    : node->op == &gr__op_Cholesky ? "gr_cholesky" : node->op->name;
+    const gr_var *F = node->op == &gr__op_LUFactor ? NULL : node->n_in >= 2 ? node->in[node->n_in - 1] : NULL;
+    int who = -1;
+    if (node->op == &gr__op_LUFactor) who = ((const gr__lu_params *)node->params)->who;
+    else if (F && F->owner && F->owner->op == &gr__op_LUFactor) who = ((const gr__lu_params *)F->owner->params)->who;
+    if (who < 0 || who >= GR__LU_FOR_COUNT) return own;
+    if (node->op == &gr__op_LUFactor || strcmp(gr__lu_for[who], own) == 0) return gr__lu_for[who];
+    return gr__lu_deriv[who];
+}
+
+/* a user's matrix operand: 2-d (GR_ERR_TYPE), square where its static shape says (GR_ERR_SHAPE),
+   integers and bools as float64 */
+static gr_var *gr__la_operand(const char *fname, gr_graph *g, gr_var *a) {
+    if (a->ndim != 2)
+        return gr__fail(g, GR_ERR_TYPE, "%s: %s must be a matrix (2-d); it has %d dimensions", fname, gr__d(a).s, a->ndim);
+    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+        return gr__fail(g, GR_ERR_SHAPE, "%s: %s of shape %s is not square", fname, gr__d(a).s, gr__vs(a).s);
+    return gr__is_float(a->dtype) ? a : gr_cast(a, GR_F64);
+}
+
+/* the same checks in a type rule (the operand is already float there) */
+static gr_status gr__la_square_static(const gr_node *node, const gr_var *a) {
+    if (a->ndim != 2 || !gr__is_float(a->dtype))
+        return gr__error(node->graph, GR_ERR_TYPE, "%s: %s must be a 2-d float matrix; it is %d-d %s", gr__la_fname(node),
+                         gr__d(a).s, a->ndim, gr_dtype_name((gr_dtype)a->dtype));
+    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+        return gr__error(node->graph, GR_ERR_SHAPE, "%s: %s of shape %s is not square", gr__la_fname(node), gr__d(a).s, gr__vs(a).s);
+    return GR_OK;
+}
+/* a factor input: float64, 2-d (made by LUFactor, or a row of one when batched row by row) */
+static gr_status gr__lu_static(const gr_node *node, const gr_var *F) {
+    if (F->dtype != GR_F64 || F->ndim != 2)
+        return gr__error(node->graph, GR_ERR_TYPE, "%s: %s is not an LU factorisation (LUFactor)", gr__la_fname(node), gr__d(F).s);
+    return GR_OK;
+}
+
+/* at call time: A square; F, when given, the (n + 1, n) factor of an n x n matrix */
+static gr_status gr__la_square_check(const gr_node *node, const gr_array *A, const gr_array *F) {
+    if (A->shape[0] != A->shape[1])
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not square (in %s)", gr__d(node->in[0]).s, gr__as(A).s,
+                             gr__la_fname(node));
+    if (F && (F->shape[0] != A->shape[0] + 1 || F->shape[1] != A->shape[0]))
+        return gr_node_error(node, GR_ERR_SHAPE, "the factorisation %s %s does not belong to %s %s (in %s)",
+                             gr__d(node->in[node->n_in - 1]).s, gr__as(F).s, gr__d(node->in[0]).s, gr__as(A).s, gr__la_fname(node));
+    return GR_OK;
+}
+
+static gr_var *gr__lu(gr_var *a, int who) {
+    gr__lu_params p;
+    if (!a) return NULL;
+    memset(&p, 0, sizeof p);
+    p.who = who;
+    return gr__node1(a->graph, &gr__op_LUFactor, &p, sizeof p, 1, &a);
+}
+/* an op of (A, F) */
+static gr_var *gr__la_with_lu(const gr_op_def *op, gr_var *a, gr_var *F) {
+    gr_var *args[2];
+    if (!a || !F) return NULL;
+    args[0] = a; args[1] = F;
+    return gr__node1(a->graph, op, NULL, 0, 2, args);
+}
+static gr_var *gr__solve_lu(gr_var *a, gr_var *b, gr_var *F, int trans) {
+    gr__solve_params p;
+    gr_var *args[3];
+    if (!a || !b || !F) return NULL;
+    memset(&p, 0, sizeof p);
+    p.trans = trans;
+    args[0] = a; args[1] = b; args[2] = F;
+    return gr__node1(a->graph, &gr__op_Solve, &p, sizeof p, 3, args);
+}
+static gr_var *gr__triscale(gr_var *x, double below, double on, double above) {
+    gr__triscale_params p;
+    if (!x) return NULL;
+    memset(&p, 0, sizeof p);
+    p.w[0] = below; p.w[1] = on; p.w[2] = above;
+    return gr__node1(x->graph, &gr__op_TriScale, &p, sizeof p, 1, &x);
+}
+static gr_var *gr__trace_any(gr_var *x) {
+    return x ? gr__node1(x->graph, &gr__op_Trace, NULL, 0, 1, &x) : NULL;
+}
+/* (x + x^T) / 2 of a square matrix */
+static gr_var *gr__sym(gr_var *x) {
+    if (!x) return NULL;
+    return gr_mul(gr__scalar_const(x->graph, x->dtype, 0.5, 0), gr_add(x, gr_transpose(x)));
+}
+
+/* ---- kernels --------------------------------------------------------------------------------------- */
+
+static void gr__swap_rows(void *x, int64_t row_elems, int64_t i, int64_t j, size_t es) {
+    size_t nb = (size_t)row_elems * es, q;
+    unsigned char *a, *b;
+    if (i == j) return;
+    a = (unsigned char *)x + (size_t)i * nb;
+    b = (unsigned char *)x + (size_t)j * nb;
+    for (q = 0; q < nb; q++) { unsigned char t = a[q]; a[q] = b[q]; b[q] = t; }
+}
+
+/* P A = L U into F (see LUFactor), right-looking by rows with partial pivoting. A zero column
+   leaves a zero pivot (the matrix is singular) and the elimination goes on past it, as getrf. */
+static void gr__lu_factor(const gr_array *a, double *F) {
+    int64_t n = a->shape[0], i, j, k;
+    double *piv = F + n * n;
+    gr__convert(GR_F64, F, a->dtype, a->data, n * n);
+    for (k = 0; k < n; k++) {
+        double *rk, best = fabs(F[k * n + k]);
+        int64_t p = k;
+        for (i = k + 1; i < n; i++)
+            if (fabs(F[i * n + k]) > best) { best = fabs(F[i * n + k]); p = i; }
+        piv[k] = (double)p;
+        gr__swap_rows(F, n, k, p, sizeof(double));
+        rk = F + k * n;
+        if (rk[k] == 0) continue;
+        for (i = k + 1; i < n; i++) {
+            double *ri = F + i * n, l = ri[k] / rk[k];
+            ri[k] = l;
+            if (l != 0) for (j = k + 1; j < n; j++) ri[j] -= l * rk[j];
+        }
+    }
+}
+
+/* the first zero pivot of a factor, or -1 */
+static int64_t gr__lu_zero_pivot(const double *F, int64_t n) {
+    int64_t k;
+    for (k = 0; k < n; k++) if (F[k * n + k] == 0) return k;
+    return -1;
+}
+
+/* det A: U's diagonal, negated for every row swap */
+static double gr__lu_det(const double *F, int64_t n) {
+    const double *piv = F + n * n;
+    double d = 1;
+    int64_t k;
+    for (k = 0; k < n; k++) {
+        d *= F[k * n + k];
+        if ((int64_t)piv[k] != k) d = -d;
+    }
+    return d;
+}
+
+/* log |det A| (summed, so that it neither overflows nor underflows) and the sign of det A; a zero
+   pivot gives -inf with sign 0 */
+static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
+    const double *piv = F + n * n;
+    double l = 0;
+    int64_t k;
+    int s = 1;
+    for (k = 0; k < n; k++) {
+        double u = F[k * n + k];
+        if (u == 0) { *sign = 0; return -INFINITY; }
+        if (u < 0) { s = -s; u = -u; }
+        if ((int64_t)piv[k] != k) s = -s;
+        l += log(u);
+    }
+    *sign = s;
+    return l;
+}
+
+/* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
+   A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
+   x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
+#define GR__LU_SOLVE(fn, T) \
+    static void fn(const double *F, int64_t n, int trans, T *x, int64_t R) { \
+        const double *piv = F + n * n; \
+        int64_t i, j, k, r; \
+        if (!trans) { \
+            for (k = 0; k < n; k++) gr__swap_rows(x, R, k, (int64_t)piv[k], sizeof(T)); \
+            for (i = 1; i < n; i++) { \
+                T *xi = x + i * R; \
+                for (j = 0; j < i; j++) { \
+                    T l = (T)F[i * n + j]; const T *xj = x + j * R; \
+                    if (l != 0) for (r = 0; r < R; r++) xi[r] -= l * xj[r]; \
+                } \
+            } \
+            for (i = n - 1; i >= 0; i--) { \
+                T *xi = x + i * R, d = (T)F[i * n + i]; \
+                for (j = i + 1; j < n; j++) { \
+                    T u = (T)F[i * n + j]; const T *xj = x + j * R; \
+                    if (u != 0) for (r = 0; r < R; r++) xi[r] -= u * xj[r]; \
+                } \
+                for (r = 0; r < R; r++) xi[r] /= d; \
+            } \
+        } else { \
+            for (i = 0; i < n; i++) { \
+                T *xi = x + i * R, d = (T)F[i * n + i]; \
+                for (j = 0; j < i; j++) { \
+                    T u = (T)F[j * n + i]; const T *xj = x + j * R; \
+                    if (u != 0) for (r = 0; r < R; r++) xi[r] -= u * xj[r]; \
+                } \
+                for (r = 0; r < R; r++) xi[r] /= d; \
+            } \
+            for (i = n - 1; i >= 0; i--) { \
+                T *xi = x + i * R; \
+                for (j = i + 1; j < n; j++) { \
+                    T l = (T)F[j * n + i]; const T *xj = x + j * R; \
+                    if (l != 0) for (r = 0; r < R; r++) xi[r] -= l * xj[r]; \
+                } \
+            } \
+            for (k = n - 1; k >= 0; k--) gr__swap_rows(x, R, k, (int64_t)piv[k], sizeof(T)); \
+        } \
+    }
+GR__LU_SOLVE(gr__lu_solve_f64, double)
+GR__LU_SOLVE(gr__lu_solve_f32, float)
+
+static void gr__lu_solve(const double *F, int64_t n, int trans, gr_array *x) {
+    int64_t R = n ? x->size / n : 0;
+    if (x->dtype == GR_F64) gr__lu_solve_f64(F, n, trans, (double *)x->data, R);
+    else gr__lu_solve_f32(F, n, trans, (float *)x->data, R);
+}
+
+/* L L^T = A from A's lower triangle, by rows (Cholesky-Banachiewicz): L[i][j] needs rows i and j
+   of L up to column j, both contiguous. Sums in float64. Returns -1, or the row whose pivot is not
+   positive (the leading minor of that order is not positive: A is not positive definite). */
+#define GR__CHOLESKY(fn, T) \
+    static int64_t fn(const T *A, T *L, int64_t n) { \
+        int64_t i, j, k; \
+        for (i = 0; i < n; i++) { \
+            T *li = L + i * n; \
+            for (j = 0; j <= i; j++) { \
+                const T *lj = L + j * n; \
+                double s = (double)A[i * n + j]; \
+                for (k = 0; k < j; k++) s -= (double)li[k] * (double)lj[k]; \
+                if (i == j) { \
+                    if (!(s > 0)) return i; \
+                    li[i] = (T)sqrt(s); \
+                } else \
+                    li[j] = (T)(s / (double)lj[j]); \
+            } \
+            for (j = i + 1; j < n; j++) li[j] = 0; \
+        } \
+        return -1; \
+    }
+GR__CHOLESKY(gr__cholesky_f64, double)
+GR__CHOLESKY(gr__cholesky_f32, float)
+
+static int gr__all_finite(const gr_array *a) {
+    int64_t k;
+    if (a->dtype == GR_F64) {
+        const double *d = (const double *)a->data;
+        for (k = 0; k < a->size; k++) if (!isfinite(d[k])) return 0;
+    } else if (a->dtype == GR_F32) {
+        const float *f = (const float *)a->data;
+        for (k = 0; k < a->size; k++) if (!isfinite(f[k])) return 0;
+    }
+    return 1;
+}
+
+/* after a solve: a zero pivot was caught before; an overflow from finite A and b is singularity
+   to working precision (a pivot too small to divide by), reported rather than returned */
+static gr_status gr__la_overflow_check(const gr_node *node, const gr_array *x, const gr_array *A, const gr_array *b) {
+    if (gr__all_finite(x) || !gr__all_finite(A) || (b && !gr__all_finite(b))) return GR_OK;
+    return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular to working precision: the solution overflows (in %s)",
+                         gr__d(node->in[0]).s, gr__la_fname(node));
+}
+static gr_status gr__la_singular(const gr_node *node, int64_t k) {
+    return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular: pivot %lld of its LU factorisation is zero (in %s)",
+                         gr__d(node->in[0]).s, (long long)k, gr__la_fname(node));
+}
+
+/* ---- LUFactor ------------------------------------------------------------------------------------- */
+
+static gr_status gr__LUFactor_infer(const gr_node *node, gr_type *out) {
+    gr_var *a = node->in[0];
+    int64_t n;
+    gr_status st = gr__la_square_static(node, a);
+    if (st != GR_OK) return st;
+    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
+    out->dtype = GR_F64;
+    out->ndim = 2;
+    out->shape[0] = n >= 0 ? n + 1 : -1;
+    out->shape[1] = n;
+    return GR_OK;
+}
+static gr_status gr__LUFactor_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr_status st = gr__la_square_check(node, in[0], NULL);
+    if (st != GR_OK) return st;
+    out[0]->shape[0] = in[0]->shape[0] + 1;
+    out[0]->shape[1] = in[0]->shape[0];
+    return GR_OK;
+}
+static gr_status gr__LUFactor_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__lu_factor(in[0], (double *)out[0]->data);
+    return GR_OK;
+}
+static gr_status gr__LUFactor_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(node->in[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__LUFactor_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;                      /* a workspace: the consumers differentiate A */
+    return GR_OK;
+}
+
+/* ---- MatrixInverse and Cholesky: a square matrix to a square matrix --------------------------- */
+
+static gr_status gr__la_square_infer(const gr_node *node, gr_type *out) {
+    gr_status st = gr__la_square_static(node, node->in[0]);
+    if (st == GR_OK && node->n_in == 2) st = gr__lu_static(node, node->in[1]);
+    if (st != GR_OK) return st;
+    gr_var_type(node->in[0], out);
+    if (out->shape[0] < 0) out->shape[0] = out->shape[1];
+    if (out->shape[1] < 0) out->shape[1] = out->shape[0];
+    return GR_OK;
+}
+static gr_status gr__la_square_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr_status st = gr__la_square_check(node, in[0], node->n_in == 2 ? in[1] : NULL);
+    if (st != GR_OK) return st;
+    out[0]->shape[0] = out[0]->shape[1] = in[0]->shape[0];
+    return GR_OK;
+}
+
+GR_API gr_var *gr_matrix_inverse(gr_var *a) {
+    gr_graph *g;
+    if (!gr__operands("gr_matrix_inverse", 1, &a, &g)) return NULL;
+    a = gr__la_operand("gr_matrix_inverse", g, a);
+    return gr__la_with_lu(&gr__op_MatrixInverse, a, gr__lu(a, GR__LU_FOR_INVERSE));
+}
+
+/* X := I, then X := A^-1 X in place */
+static gr_status gr__MatrixInverse_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[1]->data;
+    gr_array *X = out[0];
+    int64_t n = in[0]->shape[0], k = gr__lu_zero_pivot(F, n);
+    if (k >= 0) return gr__la_singular(node, k);
+    memset(X->data, 0, (size_t)X->size * gr__dsize(X->dtype));
+    for (k = 0; k < n; k++) gr__store(X->dtype, X->data, k * n + k, 1.0);
+    gr__lu_solve(F, n, 0, X);
+    return gr__la_overflow_check(node, X, in[0], NULL);
+}
+static gr_status gr__MatrixInverse_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *X = node->out[0];
+    ig[0] = gr_neg(gr__dot_flags(X, gr__dot_flags(og[0], X, 0, 1), 1, 0));      /* -X^T (G X^T) */
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__MatrixInverse_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *X = node->out[0];
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_neg(gr_dot(gr_dot(X, ev[0]), X));                             /* -X V X */
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+GR_API gr_var *gr_cholesky(gr_var *a) {
+    gr_graph *g;
+    if (!gr__operands("gr_cholesky", 1, &a, &g)) return NULL;
+    a = gr__la_operand("gr_cholesky", g, a);
+    return a ? gr__node1(g, &gr__op_Cholesky, NULL, 0, 1, &a) : NULL;
+}
+
+static gr_status gr__Cholesky_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t n = in[0]->shape[0], bad;
+    if (in[0]->dtype == GR_F64) bad = gr__cholesky_f64((const double *)in[0]->data, (double *)out[0]->data, n);
+    else bad = gr__cholesky_f32((const float *)in[0]->data, (float *)out[0]->data, n);
+    if (bad >= 0)
+        return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is not positive definite: its leading minor of order %lld is not "
+                             "positive (in gr_cholesky)", gr__d(node->in[0]).s, (long long)(bad + 1));
+    return GR_OK;
+}
+/* P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2 */
+static gr_status gr__Cholesky_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *L = node->out[0], *Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
+    gr_var *P = gr__triscale(gr__dot_flags(L, og[0], 1, 0), 1.0, 0.5, 0.0);
+    ig[0] = gr__sym(gr__dot_flags(Li, gr_dot(P, Li), 1, 0));
+    return ig[0] ? GR_OK : node->graph->status;
+}
+/* L Phi(L^-1 V_s L^-T) */
+static gr_status gr__Cholesky_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *L = node->out[0], *Li;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
+    orop[0] = gr_dot(L, gr__triscale(gr_dot(Li, gr__dot_flags(gr__sym(ev[0]), Li, 0, 1)), 1.0, 0.5, 0.0));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Det and LogDet: a square matrix to a scalar ------------------------------------------------ */
+
+static gr_status gr__la_scalar_infer(const gr_node *node, gr_type *out) {
+    gr_status st = gr__la_square_static(node, node->in[0]);
+    if (st == GR_OK) st = gr__lu_static(node, node->in[1]);
+    if (st != GR_OK) return st;
+    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->ndim = 0;
+    return GR_OK;
+}
+static gr_status gr__la_scalar_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)out;
+    return gr__la_square_check(node, in[0], in[1]);
+}
+
+GR_API gr_var *gr_det(gr_var *a) {
+    gr_graph *g;
+    if (!gr__operands("gr_det", 1, &a, &g)) return NULL;
+    a = gr__la_operand("gr_det", g, a);
+    return gr__la_with_lu(&gr__op_Det, a, gr__lu(a, GR__LU_FOR_DET));
+}
+GR_API gr_var *gr_logdet(gr_var *a) {
+    gr_graph *g;
+    if (!gr__operands("gr_logdet", 1, &a, &g)) return NULL;
+    a = gr__la_operand("gr_logdet", g, a);
+    return gr__la_with_lu(&gr__op_LogDet, a, gr__lu(a, GR__LU_FOR_LOGDET));
+}
+
+static gr_status gr__Det_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__store(out[0]->dtype, out[0]->data, 0, gr__lu_det((const double *)in[1]->data, in[0]->shape[0]));
+    return GR_OK;
+}
+static gr_status gr__LogDet_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int sign;
+    double l = gr__lu_logabsdet((const double *)in[1]->data, in[0]->shape[0], &sign);
+    (void)node;
+    gr__store(out[0]->dtype, out[0]->data, 0, sign < 0 ? NAN : l);    /* NaN: the log of a negative number */
+    return GR_OK;
+}
+/* G det(A) A^-T */
+static gr_status gr__Det_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
+    ig[0] = gr_mul(gr_mul(og[0], node->out[0]), gr_transpose(X));
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+/* det(A) tr(A^-1 V), with A's factor */
+static gr_status gr__Det_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_mul(node->out[0], gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0)));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+/* G A^-T */
+static gr_status gr__LogDet_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
+    ig[0] = gr_mul(og[0], gr_transpose(X));
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+/* tr(A^-1 V) */
+static gr_status gr__LogDet_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Solve ------------------------------------------------------------------------------------------ */
+
+GR_API gr_var *gr_solve(gr_var *a, gr_var *b) {
+    gr_var *args[2];
+    gr_graph *g;
+    int64_t n;
+    int T;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_solve", 2, args, &g)) return NULL;
+    if (a->ndim != 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_solve: %s must be a matrix (2-d); it has %d dimensions", gr__d(a).s, a->ndim);
+    if (b->ndim < 1 || b->ndim > 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_solve: the right-hand side %s must be a vector or a matrix; it has %d dimensions",
+                        gr__d(b).s, b->ndim);
+    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+        return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s of shape %s is not square", gr__d(a).s, gr__vs(a).s);
+    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
+    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+        return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match: the right-hand side needs %lld rows", gr__d(a).s,
+                        gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)n);
+    T = gr__promote(2, args);
+    if (!gr__is_float(T)) T = GR_F64;
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    return gr__solve_lu(a, b, gr__lu(a, GR__LU_FOR_SOLVE), 0);
+}
+
+static gr_status gr__Solve_infer(const gr_node *node, gr_type *out) {
+    gr_var *a = node->in[0], *b = node->in[1];
+    int64_t n;
+    gr_status st = gr__la_square_static(node, a);
+    if (st == GR_OK) st = gr__lu_static(node, node->in[2]);
+    if (st != GR_OK) return st;
+    if (b->ndim < 1 || b->dtype != a->dtype)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_solve: the right-hand side %s must have 1 dimension or more and the dtype "
+                         "of %s", gr__d(b).s, gr__d(a).s);
+    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
+    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match", gr__d(a).s, gr__vs(a).s, gr__d(b).s,
+                         gr__vs(b).s);
+    gr_var_type(b, out);
+    if (out->shape[0] < 0) out->shape[0] = n;
+    return GR_OK;
+}
+static gr_status gr__Solve_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    gr_status st = gr__la_square_check(node, in[0], in[2]);
+    if (st != GR_OK) return st;
+    if (in[1]->shape[0] != in[0]->shape[0])
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s and the right-hand side %s %s do not match (in gr_solve)", gr__d(node->in[0]).s,
+                             gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+/* x := b, then x := A^-1 x in place */
+static gr_status gr__Solve_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[2]->data;
+    int64_t n = in[0]->shape[0], k = gr__lu_zero_pivot(F, n);
+    if (k >= 0) return gr__la_singular(node, k);
+    if (out[0]->data != in[1]->data) memcpy(out[0]->data, in[1]->data, (size_t)in[1]->size * gr__dsize(in[1]->dtype));
+    gr__lu_solve(F, n, ((const gr__solve_params *)node->params)->trans, out[0]);
+    return gr__la_overflow_check(node, out[0], in[0], in[1]);
+}
+/* x = op(A)^-1 b: db = op(A)^-T G; dA = -db x^T (op = identity) or -x db^T (op = transpose),
+   contracted over every axis of b but the first */
+static gr_status gr__Solve_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int trans = ((const gr__solve_params *)node->params)->trans;
+    gr_var *x = node->out[0], *db = gr__solve_lu(node->in[0], og[0], node->in[2], !trans);
+    ig[1] = db;
+    ig[0] = gr_neg(trans ? gr__tdot(x, db, 1, 1, 0, 1) : gr__tdot(db, x, 1, 1, 0, 1));
+    ig[2] = gr_disconnected_like(node->in[2]);
+    return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
+}
+/* op(A)^-1 (v_b - op(V) x) */
+static gr_status gr__Solve_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    int trans = ((const gr__solve_params *)node->params)->trans;
+    gr_var *rhs = NULL;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) {
+        gr_var *vx = gr__tdot(ev[0], node->out[0], 1, 1, trans, 0);
+        rhs = gr_is_disconnected(ev[1]) ? gr_neg(vx) : gr_sub(ev[1], vx);
+    } else
+        rhs = ev[1];
+    orop[0] = gr__solve_lu(node->in[0], rhs, node->in[2], trans);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+/* only b batched: one solve of all the right-hand sides, the batch axis moved behind b's first
+   axis and back (a swap of axes 0 and 1 both ways); otherwise row by row */
+static gr_status gr__Solve_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    int pattern[GR_MAX_NDIM], nd = in[1]->ndim, i;
+    gr_var *x;
+    if (batched[0] || batched[2] || !batched[1]) return gr__map_batch(node, in, batched, out);
+    pattern[0] = 1; pattern[1] = 0;
+    for (i = 2; i < nd; i++) pattern[i] = i;
+    x = gr__solve_lu(in[0], gr__dimshuffle(in[1], nd, pattern, 0), in[2], ((const gr__solve_params *)node->params)->trans);
+    out[0] = gr__dimshuffle(x, nd, pattern, 0);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Trace and TriScale: on the last two axes, whatever comes before --------------------------- */
+
+GR_API gr_var *gr_trace(gr_var *a) {
+    gr_graph *g;
+    if (!gr__operands("gr_trace", 1, &a, &g)) return NULL;
+    if (a->ndim != 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_trace: %s must be a matrix (2-d); it has %d dimensions", gr__d(a).s, a->ndim);
+    if (a->dtype == GR_BOOL) a = gr_cast(a, GR_I64);
+    return gr__trace_any(a);
+}
+
+static gr_status gr__Trace_infer(const gr_node *node, gr_type *out) {
+    gr_var *x = node->in[0];
+    int i;
+    if (x->ndim < 2 || x->dtype == GR_BOOL)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_trace: %s must have 2 dimensions or more and a numeric dtype", gr__d(x).s);
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = x->ndim - 2;
+    for (i = 0; i < out->ndim; i++) out->shape[i] = x->shape[i];
+    return GR_OK;
+}
+static gr_status gr__Trace_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    for (i = 0; i < out[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__Trace_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t n = x->shape[x->ndim - 2], m = x->shape[x->ndim - 1], d = n < m ? n : m, outer = out[0]->size, o, i;
+    (void)node;
+    for (o = 0; o < outer; o++) {
+        int64_t base = o * n * m;
+        if (x->dtype == GR_I64) {
+            uint64_t s = 0;                  /* wraps, as NumPy's int64 sum */
+            for (i = 0; i < d; i++) s += (uint64_t)((const int64_t *)x->data)[base + i * m + i];
+            ((int64_t *)out[0]->data)[o] = (int64_t)s;
+        } else {
+            double s = 0;
+            for (i = 0; i < d; i++) s += gr__load(x->dtype, x->data, base + i * m + i);
+            gr__store(x->dtype, out[0]->data, o, s);
+        }
+    }
+    return GR_OK;
+}
+/* G on the diagonal: TriScale(0, 1, 0) of G broadcast to x's shape */
+static gr_status gr__Trace_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    int pattern[GR_MAX_NDIM], i, k = og[0]->ndim;
+    if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
+    else {
+        for (i = 0; i < k; i++) pattern[i] = i;
+        pattern[k] = pattern[k + 1] = GR_NEWAXIS;
+        ig[0] = gr__triscale(gr_broadcast_like(gr__dimshuffle(og[0], k + 2, pattern, 0), x), 0.0, 1.0, 0.0);
+    }
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Trace_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__trace_any(ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+#define GR__TRISCALE(fn, T) \
+    static void fn(const T *x, T *y, int64_t outer, int64_t n, int64_t m, const double *w) { \
+        int64_t o, i, j; \
+        for (o = 0; o < outer; o++) \
+            for (i = 0; i < n; i++) { \
+                const T *xi = x + (o * n + i) * m; \
+                T *yi = y + (o * n + i) * m; \
+                for (j = 0; j < m; j++) yi[j] = xi[j] * (T)w[j < i ? 0 : j == i ? 1 : 2]; \
+            } \
+    }
+GR__TRISCALE(gr__triscale_f64, double)
+GR__TRISCALE(gr__triscale_f32, float)
+
+static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const gr_array *x = in[0];
+    int64_t n, m, outer;
+    if (x->ndim < 2 || !gr__is_float(x->dtype))
+        return gr_node_error(node, GR_ERR_TYPE, "%s must be a float tensor of 2 dimensions or more", gr__d(node->in[0]).s);
+    n = x->shape[x->ndim - 2];
+    m = x->shape[x->ndim - 1];
+    outer = n * m != 0 ? x->size / (n * m) : 0;
+    if (x->dtype == GR_F64) gr__triscale_f64((const double *)x->data, (double *)out[0]->data, outer, n, m, w);
+    else gr__triscale_f32((const float *)x->data, (float *)out[0]->data, outer, n, m, w);
+    return GR_OK;
+}
+/* a fixed weight per element: its own adjoint */
+static gr_status gr__TriScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const double *w = ((const gr__triscale_params *)node->params)->w;
+    ig[0] = gr__triscale(og[0], w[0], w[1], w[2]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const double *w = ((const gr__triscale_params *)node->params)->w;
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__triscale(ev[0], w[0], w[1], w[2]);
+    return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */

@@ -189,6 +189,18 @@ GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes t
 /* (end of the second-wave reduction declarations) */
 
 /* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* NumPy's tensordot: the n axes a_axes of a summed against the n axes b_axes of b (n == 0: the
+   outer product); the result has a's other axes, then b's */
+GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes);
+GR_API gr_var *gr_matmul(gr_var *a, gr_var *b);                     /* NumPy matmul, batched over leading axes */
+/* 2-d float operands (integer ones become float64), square where the math needs it; a singular
+   (solve, inverse) or non-positive-definite (cholesky) matrix fails the call with GR_ERR_RUNTIME */
+GR_API gr_var *gr_matrix_inverse(gr_var *a);
+GR_API gr_var *gr_det(gr_var *a);                    /* 0 for a singular matrix */
+GR_API gr_var *gr_logdet(gr_var *a);                 /* log det a; NaN when det a < 0, -inf when 0 */
+GR_API gr_var *gr_solve(gr_var *a, gr_var *b);       /* x with a x = b; b a vector or a matrix */
+GR_API gr_var *gr_cholesky(gr_var *a);               /* lower L, L L^T = a, from a's lower triangle */
+GR_API gr_var *gr_trace(gr_var *a);                  /* sum of the main diagonal (any 2-d shape) */
 /* (end of the second-wave linear algebra declarations) */
 
 /* ---- second wave: nnet (ops/nnet.c) ---- */

@@ -1333,6 +1333,23 @@ TEST(gts_op_LinScan) { gtr_fwd_LinScan(); }
 TEST(gts_op_CrossEntropy) { gtr_fwd_CrossEntropy(); }
 TEST(gts_op_OneHot) { gtr_fwd_OneHot(); }
 
+/* ==== second-wave linear algebra: the cases live in tests/t_linalg2.c ======================= */
+
+void gtl_forward_TensorDot(void); void gtl_forward_MatMul(void); void gtl_forward_LUFactor(void);
+void gtl_forward_MatrixInverse(void); void gtl_forward_Det(void); void gtl_forward_LogDet(void);
+void gtl_forward_Solve(void); void gtl_forward_Cholesky(void); void gtl_forward_Trace(void);
+void gtl_forward_TriScale(void);
+TEST(gts_op_TensorDot) { gtl_forward_TensorDot(); }
+TEST(gts_op_MatMul) { gtl_forward_MatMul(); }
+TEST(gts_op_LUFactor) { gtl_forward_LUFactor(); }
+TEST(gts_op_MatrixInverse) { gtl_forward_MatrixInverse(); }
+TEST(gts_op_Det) { gtl_forward_Det(); }
+TEST(gts_op_LogDet) { gtl_forward_LogDet(); }
+TEST(gts_op_Solve) { gtl_forward_Solve(); }
+TEST(gts_op_Cholesky) { gtl_forward_Cholesky(); }
+TEST(gts_op_Trace) { gtl_forward_Trace(); }
+TEST(gts_op_TriScale) { gtl_forward_TriScale(); }
+
 #define GTS_ROW_NAME(Name, ...) #Name,
 static const char *const gts_rows[] = { GR_STRUCT_OPS(GTS_ROW_NAME) };
 #undef GTS_ROW_NAME
@@ -1389,6 +1406,16 @@ SUITE(suite_forward_struct) = {
     OPCASE(LinScan),
     OPCASE(CrossEntropy),
     OPCASE(OneHot),
+    OPCASE(TensorDot),
+    OPCASE(MatMul),
+    OPCASE(LUFactor),
+    OPCASE(MatrixInverse),
+    OPCASE(Det),
+    OPCASE(LogDet),
+    OPCASE(Solve),
+    OPCASE(Cholesky),
+    OPCASE(Trace),
+    OPCASE(TriScale),
     CASE(test_transpose),
     CASE(test_outer),
     CASE(test_int_wraparound),

@@ -1,0 +1,1087 @@
+/* tests/t_linalg2.c: the second-wave linear algebra (ops/linalg.c): gr_tensordot, gr_matmul,
+   gr_matrix_inverse, gr_det, gr_logdet, gr_solve, gr_cholesky, gr_trace, and the internal rows
+   LUFactor and TriScale.
+
+   - forward values against plain-C references computed in long double: 50x50 well-conditioned
+     problems to 1e-10 relative (normwise) in float64, to 1e-4 in float32, and small cases;
+   - the call-time failures: singular and numerically singular matrices, matrices that are not
+     positive definite, shapes that do not fit; and the build-time type and shape errors;
+   - Jacobians and Hessians through the batching rules, against finite differences;
+   - GTD_SPECS(gtd_specs_linalg2): gradient, R-op and adjoint checks of every new row.
+   The forward cases of suite_forward_struct (tests/t_forward_struct.c) call gtl_forward_<Row>. */
+#include "forward.h"
+#include "deriv.h"
+
+/* ==== helpers ==================================================================================== */
+
+/* a copy of an output that outlives the call */
+static gr_array *gtl_eval(int n, gr_var *const *ins, const gr_array *const *arrays, gr_var *out, const char *label) {
+    gr_fn *f;
+    const gr_array *res[1];
+    gr_array *copy = NULL;
+    if (!out) { gt_fail(__FILE__, __LINE__, "%s: build failed: %s", label, gr_graph_message(gr_var_graph(ins[0]))); return NULL; }
+    f = gr_function(n, ins, 1, &out, NULL);
+    if (!f) { gt_fail(__FILE__, __LINE__, "%s: gr_function failed: %s", label, gr_graph_message(gr_var_graph(out))); return NULL; }
+    if (gr_call(f, arrays, res) != GR_OK) gt_fail(__FILE__, __LINE__, "%s: call failed: %s", label, gr_fn_message(f));
+    else copy = gr_array_copy(res[0]);
+    gr_fn_free(f);
+    return copy;
+}
+
+/* max |got - want| <= tol * max |want| (normwise relative), shapes equal; NaN only where want has it */
+static int gtl_close(const gr_array *got, const gr_array *want, double tol, const char *label) {
+    double err = 0, scale = 0;
+    int64_t k;
+    int d;
+    if (!got || !want) return 0;
+    if (got->ndim != want->ndim || got->size != want->size) {
+        gt_fail(__FILE__, __LINE__, "%s: got %d-d of %lld elements, want %d-d of %lld", label, got->ndim, (long long)got->size,
+                want->ndim, (long long)want->size);
+        return 0;
+    }
+    for (d = 0; d < got->ndim; d++)
+        if (got->shape[d] != want->shape[d]) { gt_fail(__FILE__, __LINE__, "%s: axis %d is %lld, want %lld", label, d,
+                                                       (long long)got->shape[d], (long long)want->shape[d]); return 0; }
+    for (k = 0; k < want->size; k++) {
+        double w = gr_array_get(want, k), g = gr_array_get(got, k);
+        if (w != w || g != g) {
+            if ((w != w) != (g != g)) { gt_fail(__FILE__, __LINE__, "%s: element %lld is %g, want %g", label, (long long)k, g, w); return 0; }
+            continue;
+        }
+        if (fabs(w) > scale) scale = fabs(w);
+        if (fabs(g - w) > err) err = fabs(g - w);
+    }
+    if (!(err <= tol * (scale > 0 ? scale : 1))) {
+        gt_fail(__FILE__, __LINE__, "%s: relative error %.3g > %.3g", label, err / (scale > 0 ? scale : 1), tol);
+        return 0;
+    }
+    return 1;
+}
+
+static gr_array *gtl_matrix(gr_dtype dt, int64_t r, int64_t c, const double *v) {
+    int64_t s[2], k;
+    gr_array *a;
+    s[0] = r; s[1] = c;
+    a = gr_array_new(dt, 2, s);
+    for (k = 0; v && k < r * c; k++) gr_array_set(a, k, v[k]);
+    return a;
+}
+
+/* random entries in [-1, 1) plus n on the diagonal (condition number a few units); with `shuffle`
+   the rows come in reverse order, so that the dominant entries are off the diagonal and the LU
+   must pivot */
+static gr_array *gtl_well_conditioned(gtf_rng *rng, gr_dtype dt, int64_t n, int shuffle) {
+    gr_array *a = gtl_matrix(dt, n, n, NULL);
+    int64_t i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) {
+            double v = gtf_uniform(rng, -1, 1) + (i == j ? (double)n : 0.0);
+            gr_array_set(a, (shuffle ? n - 1 - i : i) * n + j, v);
+        }
+    return a;
+}
+/* M M^T / n + I for a random M: symmetric positive definite, well conditioned */
+static gr_array *gtl_spd(gtf_rng *rng, gr_dtype dt, int64_t n) {
+    gr_array *a = gtl_matrix(dt, n, n, NULL);
+    double *m = (double *)malloc(sizeof(double) * (size_t)(n * n));
+    int64_t i, j, k;
+    for (k = 0; k < n * n; k++) m[k] = gtf_uniform(rng, -1, 1);
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) {
+            long double s = 0;
+            for (k = 0; k < n; k++) s += (long double)m[i * n + k] * m[j * n + k];
+            gr_array_set(a, i * n + j, (double)(s / n) + (i == j ? 1.0 : 0.0));
+        }
+    free(m);
+    return a;
+}
+
+/* x + c I in x's dtype (x square, static size n) */
+static gr_var *gtl_shift(gr_graph *g, gr_var *x, int64_t n, double c) {
+    gr_array *e = gtl_matrix(gr_var_dtype(x), n, n, NULL);
+    gr_var *ev;
+    int64_t k;
+    for (k = 0; k < n; k++) gr_array_set(e, k * n + k, c);
+    ev = gr_constant(g, e);
+    gr_array_free(e);
+    return gr_add(x, ev);
+}
+
+/* ---- references in long double ------------------------------------------------------------------- */
+
+/* LU with partial pivoting of a (n x n) in place; returns the sign of the permutation, 0 if singular */
+static int gtl_ref_lu(long double *a, int64_t n, int64_t *perm) {
+    int64_t i, j, k;
+    int sign = 1;
+    for (i = 0; i < n; i++) perm[i] = i;
+    for (k = 0; k < n; k++) {
+        int64_t p = k;
+        for (i = k + 1; i < n; i++) if (fabsl(a[i * n + k]) > fabsl(a[p * n + k])) p = i;
+        if (a[p * n + k] == 0) return 0;
+        if (p != k) {
+            int64_t t = perm[k]; perm[k] = perm[p]; perm[p] = t;
+            for (j = 0; j < n; j++) { long double u = a[k * n + j]; a[k * n + j] = a[p * n + j]; a[p * n + j] = u; }
+            sign = -sign;
+        }
+        for (i = k + 1; i < n; i++) {
+            long double l = a[i * n + k] / a[k * n + k];
+            a[i * n + k] = l;
+            for (j = k + 1; j < n; j++) a[i * n + j] -= l * a[k * n + j];
+        }
+    }
+    return sign;
+}
+static long double *gtl_ld(const gr_array *a) {
+    long double *m = (long double *)malloc(sizeof(long double) * (size_t)(a->size ? a->size : 1));
+    int64_t k;
+    for (k = 0; k < a->size; k++) m[k] = gr_array_get(a, k);
+    return m;
+}
+/* A^-1 B (B: n x r, or n when r_is_vec), as float64 */
+static gr_array *gtl_ref_solve(const gr_array *A, const gr_array *B) {
+    int64_t n = A->shape[0], r = B->ndim == 2 ? B->shape[1] : 1, i, j, c, *perm = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n + 1));
+    long double *a = gtl_ld(A), *x = (long double *)malloc(sizeof(long double) * (size_t)(n * r + 1));
+    gr_array *out = gr_array_new(GR_F64, B->ndim, B->shape);
+    gtl_ref_lu(a, n, perm);
+    for (c = 0; c < r; c++) {
+        long double *y = x + c * n;
+        for (i = 0; i < n; i++) y[i] = gr_array_get(B, perm[i] * r + c);
+        for (i = 0; i < n; i++) for (j = 0; j < i; j++) y[i] -= a[i * n + j] * y[j];
+        for (i = n - 1; i >= 0; i--) {
+            for (j = i + 1; j < n; j++) y[i] -= a[i * n + j] * y[j];
+            y[i] /= a[i * n + i];
+        }
+        for (i = 0; i < n; i++) ((double *)out->data)[i * r + c] = (double)y[i];
+    }
+    free(a); free(x); free(perm);
+    return out;
+}
+static gr_array *gtl_ref_inverse(const gr_array *A) {
+    int64_t n = A->shape[0], k;
+    gr_array *I = gtl_matrix(GR_F64, n, n, NULL), *X;
+    for (k = 0; k < n; k++) gr_array_set(I, k * n + k, 1.0);
+    X = gtl_ref_solve(A, I);
+    gr_array_free(I);
+    return X;
+}
+/* det A, and log|det A| with its sign */
+static long double gtl_ref_det(const gr_array *A, long double *logabs, int *sign) {
+    int64_t n = A->shape[0], k, *perm = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n + 1));
+    long double *a = gtl_ld(A), d;
+    int s = gtl_ref_lu(a, n, perm);
+    d = s;
+    *logabs = 0;
+    for (k = 0; s && k < n; k++) {
+        d *= a[k * n + k];
+        *logabs += logl(fabsl(a[k * n + k]));
+        if (a[k * n + k] < 0) s = -s;
+    }
+    *sign = s;
+    if (!s) *logabs = -INFINITY;
+    free(a); free(perm);
+    return d;
+}
+static gr_array *gtl_ref_cholesky(const gr_array *A) {
+    int64_t n = A->shape[0], i, j, k;
+    long double *l = (long double *)calloc((size_t)(n * n + 1), sizeof(long double));
+    gr_array *out = gtl_matrix(GR_F64, n, n, NULL);
+    for (j = 0; j < n; j++) {
+        long double s = gr_array_get(A, j * n + j);
+        for (k = 0; k < j; k++) s -= l[j * n + k] * l[j * n + k];
+        l[j * n + j] = sqrtl(s);
+        for (i = j + 1; i < n; i++) {
+            long double t = gr_array_get(A, i * n + j);
+            for (k = 0; k < j; k++) t -= l[i * n + k] * l[j * n + k];
+            l[i * n + j] = t / l[j * n + j];
+        }
+    }
+    for (k = 0; k < n * n; k++) ((double *)out->data)[k] = (double)l[k];
+    free(l);
+    return out;
+}
+/* NumPy's matmul of a (*ba, m, k) and b (*bb, k, n), both at least 2-d */
+static gr_array *gtl_ref_matmul(const gr_array *a, const gr_array *b) {
+    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = nba > nbb ? nba : nbb, d;
+    int64_t shape[GR_MAX_NDIM], m = a->shape[nba], K = a->shape[nba + 1], n = b->shape[nbb + 1], batch = 1, t, i, j, k;
+    gr_array *out;
+    for (d = 0; d < nbo; d++) {
+        int64_t x = d - (nbo - nba) >= 0 ? a->shape[d - (nbo - nba)] : 1, y = d - (nbo - nbb) >= 0 ? b->shape[d - (nbo - nbb)] : 1;
+        shape[d] = x == 1 ? y : x;
+        batch *= shape[d];
+    }
+    shape[nbo] = m; shape[nbo + 1] = n;
+    out = gr_array_new(GR_F64, nbo + 2, shape);
+    for (t = 0; t < batch; t++) {
+        int64_t rem = t, ao = 0, bo = 0, as = 1, bs = 1;
+        for (d = nbo - 1; d >= 0; d--) {
+            int64_t idx = rem % shape[d], ai = d - (nbo - nba), bi = d - (nbo - nbb);
+            rem /= shape[d];
+            if (ai >= 0) { if (a->shape[ai] != 1) ao += idx * as; as *= a->shape[ai]; }
+            if (bi >= 0) { if (b->shape[bi] != 1) bo += idx * bs; bs *= b->shape[bi]; }
+        }
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                long double s = 0;
+                for (k = 0; k < K; k++) s += (long double)gr_array_get(a, ao * m * K + i * K + k) * gr_array_get(b, bo * K * n + k * n + j);
+                ((double *)out->data)[(t * m + i) * n + j] = (double)s;
+            }
+    }
+    return out;
+}
+
+/* ==== forward values ============================================================================== */
+
+/* the op's value on a 50x50 problem of each kind and dtype, against the reference */
+typedef gr_var *(*gtl_unary)(gr_var *);
+
+static void gtl_square_case(gr_dtype dt, int kind, gtl_unary op, gr_array *(*ref)(const gr_array *), const char *name) {
+    gtf_rng rng;
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, dt, "A");
+    gr_array *a, *got, *want;
+    char label[128];
+    rng.s = 50 + (uint64_t)kind;
+    a = kind == 2 ? gtl_spd(&rng, dt, 50) : gtl_well_conditioned(&rng, dt, 50, kind);
+    if (op == gr_det && kind != 2) {   /* det of the matrix / 50: of order 1, where float32 holds it */
+        int64_t k;
+        for (k = 0; k < a->size; k++) gr_array_set(a, k, gr_array_get(a, k) / 50);
+    }
+    want = ref(a);
+    snprintf(label, sizeof label, "%s of a 50x50 %s matrix (%s)", name, kind == 2 ? "positive definite" : kind ? "pivoting" : "dominant",
+             gr_dtype_name(dt));
+    got = gtl_eval(1, &A, (const gr_array *const *)&a, op(A), label);
+    if (got) CHECK_MSG(got->dtype == dt, "%s: dtype %s", label, gr_dtype_name(got->dtype));
+    gtl_close(got, want, dt == GR_F64 ? 1e-10 : 1e-4, label);
+    gr_array_free(a); gr_array_free(got); gr_array_free(want);
+    gr_graph_free(g);
+}
+
+void gtl_forward_MatrixInverse(void);
+void gtl_forward_MatrixInverse(void) {
+    int kind, d;
+    for (d = 0; d < 2; d++)
+        for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_matrix_inverse, gtl_ref_inverse, "gr_matrix_inverse");
+    {   /* small: 0x0, 1x1, 2x2 exactly, an int64 matrix (float64 result), a static shape */
+        gr_graph *g = gr_graph_new();
+        int64_t s22[2] = { 2, 2 }, s00[2] = { 0, 0 };
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *Ai = gr_matrix(g, GR_I64, "Ai"), *As = gr_tensor(g, GR_F64, 2, s22, "As");
+        double a2[4] = { 4, 7, 2, 6 }, w2[4] = { 0.6, -0.7, -0.2, 0.4 }, one = 4;
+        gr_array *a = gtl_matrix(GR_F64, 2, 2, a2), *w = gtl_matrix(GR_F64, 2, 2, w2), *ai = gtl_matrix(GR_I64, 2, 2, a2);
+        gr_array *e = gr_array_new(GR_F64, 2, s00), *o = gtl_matrix(GR_F64, 1, 1, &one), *wo;
+        gtf_expect(g, 1, &A, (const gr_array *const *)&a, gr_matrix_inverse(A), GR_F64, w, 1e-15, "inverse of [[4,7],[2,6]]");
+        gtf_expect(g, 1, &As, (const gr_array *const *)&a, gr_matrix_inverse(As), GR_F64, w, 1e-15, "inverse, static (2,2)");
+        gtf_static_shape_is(gr_matrix_inverse(As), 2, s22, "inverse, static (2,2)");
+        gtf_expect(g, 1, &Ai, (const gr_array *const *)&ai, gr_matrix_inverse(Ai), GR_F64, w, 1e-15, "inverse of an int64 matrix");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&e, gr_matrix_inverse(A), GR_F64, e, 0, "inverse of a 0x0 matrix");
+        one = 0.25;
+        wo = gtl_matrix(GR_F64, 1, 1, &one);
+        gtf_expect(g, 1, &A, (const gr_array *const *)&o, gr_matrix_inverse(A), GR_F64, wo, 0, "inverse of [[4]]");
+        gr_array_free(a); gr_array_free(w); gr_array_free(ai); gr_array_free(e); gr_array_free(o); gr_array_free(wo);
+        gr_graph_free(g);
+    }
+}
+
+static gr_array *gtl_ref_det_arr(const gr_array *A) {
+    long double l;
+    int s;
+    return gr_array_scalar(GR_F64, (double)gtl_ref_det(A, &l, &s));
+}
+static gr_array *gtl_ref_logdet_arr(const gr_array *A) {
+    long double l;
+    int s;
+    gtl_ref_det(A, &l, &s);
+    return gr_array_scalar(GR_F64, s < 0 ? NAN : (double)l);
+}
+
+void gtl_forward_Det(void);
+void gtl_forward_Det(void) {
+    int kind, d;
+    for (d = 0; d < 2; d++)
+        for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_det, gtl_ref_det_arr, "gr_det");
+    {   /* singular: exactly 0, not an error; a row swap flips the sign; 0x0 gives 1 */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *Ai = gr_matrix(g, GR_I64, "Ai");
+        double sing[9] = { 1, 2, 3, 2, 4, 6, 1, 1, 1 }, sw[4] = { 0, 1, 1, 0 }, z = 0;
+        int64_t s00[2] = { 0, 0 };
+        gr_array *a = gtl_matrix(GR_F64, 3, 3, sing), *zero = gr_array_scalar(GR_F64, 0), *b = gtl_matrix(GR_F64, 2, 2, sw);
+        gr_array *m1 = gr_array_scalar(GR_F64, -1), *e = gr_array_new(GR_F64, 2, s00), *one = gr_array_scalar(GR_F64, 1);
+        gr_array *zr = gtl_matrix(GR_F64, 1, 1, &z), *bi = gtl_matrix(GR_I64, 2, 2, sw);
+        gtf_expect(g, 1, &A, (const gr_array *const *)&a, gr_det(A), GR_F64, zero, 0, "det of a singular matrix is 0");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&zr, gr_det(A), GR_F64, zero, 0, "det of [[0]]");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&b, gr_det(A), GR_F64, m1, 0, "det of a swap");
+        gtf_expect(g, 1, &Ai, (const gr_array *const *)&bi, gr_det(Ai), GR_F64, m1, 0, "det of an int64 swap");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&e, gr_det(A), GR_F64, one, 0, "det of a 0x0 matrix");
+        gr_array_free(a); gr_array_free(zero); gr_array_free(b); gr_array_free(m1); gr_array_free(e); gr_array_free(one);
+        gr_array_free(zr); gr_array_free(bi);
+        gr_graph_free(g);
+    }
+}
+
+void gtl_forward_LogDet(void);
+void gtl_forward_LogDet(void) {
+    int kind, d;
+    for (d = 0; d < 2; d++)
+        for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_logdet, gtl_ref_logdet_arr, "gr_logdet");
+    {   /* -inf when singular, NaN when negative, no overflow where det itself overflows */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A");
+        double sing[4] = { 1, 2, 2, 4 }, neg[4] = { 0, 1, 1, 0 }, big[9] = { 1e200, 0, 0, 0, 1e200, 0, 0, 0, 1e-50 };
+        gr_array *a = gtl_matrix(GR_F64, 2, 2, sing), *n = gtl_matrix(GR_F64, 2, 2, neg), *bg = gtl_matrix(GR_F64, 3, 3, big);
+        gr_array *minf = gr_array_scalar(GR_F64, -INFINITY), *nan = gr_array_scalar(GR_F64, NAN);
+        gr_array *wl = gr_array_scalar(GR_F64, 350 * log(10.0)), *inf = gr_array_scalar(GR_F64, INFINITY);
+        gtf_expect(g, 1, &A, (const gr_array *const *)&a, gr_logdet(A), GR_F64, minf, 0, "logdet of a singular matrix is -inf");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&n, gr_logdet(A), GR_F64, nan, 0, "logdet with det < 0 is NaN");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&bg, gr_logdet(A), GR_F64, wl, 1e-14, "logdet of det 1e350");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&bg, gr_det(A), GR_F64, inf, 0, "det 1e350 overflows");
+        gr_array_free(a); gr_array_free(n); gr_array_free(bg); gr_array_free(minf); gr_array_free(nan); gr_array_free(wl);
+        gr_array_free(inf);
+        gr_graph_free(g);
+    }
+}
+
+static void gtl_solve_case(gr_dtype dt, int kind, int rhs_cols) {
+    gtf_rng rng;
+    gr_graph *g = gr_graph_new();
+    gr_var *ins[2], *x;
+    gr_array *arr[2], *got, *want;
+    int64_t n = 50;
+    char label[128];
+    rng.s = 60 + (uint64_t)kind;
+    ins[0] = gr_matrix(g, dt, "A");
+    ins[1] = rhs_cols ? gr_matrix(g, dt, "b") : gr_vector(g, dt, "b");
+    arr[0] = gtl_well_conditioned(&rng, dt, n, kind);
+    if (rhs_cols) arr[1] = gtf_random(&rng, dt, 2, (int64_t[2]){ n, rhs_cols }, -1, 1);
+    else arr[1] = gtf_random(&rng, dt, 1, &n, -1, 1);
+    want = gtl_ref_solve(arr[0], arr[1]);
+    x = gr_solve(ins[0], ins[1]);
+    snprintf(label, sizeof label, "gr_solve 50x50 %s, b %s (%s)", kind ? "pivoting" : "dominant", rhs_cols ? "(50,7)" : "(50,)",
+             gr_dtype_name(dt));
+    got = gtl_eval(2, ins, (const gr_array *const *)arr, x, label);
+    gtl_close(got, want, dt == GR_F64 ? 1e-10 : 1e-4, label);
+    gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(got); gr_array_free(want);
+    gr_graph_free(g);
+}
+
+void gtl_forward_Solve(void);
+void gtl_forward_Solve(void) {
+    int d, kind;
+    for (d = 0; d < 2; d++)
+        for (kind = 0; kind < 2; kind++) {
+            gtl_solve_case(d ? GR_F32 : GR_F64, kind, 0);
+            gtl_solve_case(d ? GR_F32 : GR_F64, kind, 7);
+        }
+    {   /* small exact cases: mixed dtypes promote, int64 operands give float64 */
+        gr_graph *g = gr_graph_new();
+        gr_var *ins[2];
+        double a2[4] = { 2, 1, 1, 3 }, b2[2] = { 3, 5 }, x2[2] = { 0.8, 1.4 };
+        int64_t two = 2;
+        gr_array *arr[2], *want = gr_array_from(GR_F64, 1, &two, x2);
+        ins[0] = gr_matrix(g, GR_F32, "A");
+        ins[1] = gr_vector(g, GR_F64, "b");
+        arr[0] = gtl_matrix(GR_F32, 2, 2, a2);
+        arr[1] = gr_array_from(GR_F64, 1, &two, b2);
+        gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_solve(ins[0], ins[1]), GR_F64, want, 1e-15, "solve f32 A, f64 b");
+        gr_array_free(arr[0]); gr_array_free(arr[1]);
+        ins[0] = gr_matrix(g, GR_I64, "Ai");
+        ins[1] = gr_vector(g, GR_I64, "bi");
+        arr[0] = gtl_matrix(GR_I64, 2, 2, a2);
+        arr[1] = gr_array_new(GR_I64, 1, &two);
+        gr_array_set(arr[1], 0, 3); gr_array_set(arr[1], 1, 5);
+        gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_solve(ins[0], ins[1]), GR_F64, want, 1e-15, "solve int64");
+        gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
+void gtl_forward_Cholesky(void);
+void gtl_forward_Cholesky(void) {
+    gtl_square_case(GR_F64, 2, gr_cholesky, gtl_ref_cholesky, "gr_cholesky");
+    gtl_square_case(GR_F32, 2, gr_cholesky, gtl_ref_cholesky, "gr_cholesky");
+    {   /* the upper triangle is never read; L is lower with zeros above; 0x0 */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A");
+        double a[9] = { 4, 99, NAN, 2, 5, -7, -2, 1, 3 }, l[9] = { 2, 0, 0, 1, 2, 0, -1, 1, 1 };
+        int64_t s00[2] = { 0, 0 };
+        gr_array *aa = gtl_matrix(GR_F64, 3, 3, a), *wl = gtl_matrix(GR_F64, 3, 3, l), *e = gr_array_new(GR_F64, 2, s00);
+        gtf_expect(g, 1, &A, (const gr_array *const *)&aa, gr_cholesky(A), GR_F64, wl, 1e-15, "cholesky reads the lower triangle");
+        gtf_expect(g, 1, &A, (const gr_array *const *)&e, gr_cholesky(A), GR_F64, e, 0, "cholesky of 0x0");
+        gr_array_free(aa); gr_array_free(wl); gr_array_free(e);
+        gr_graph_free(g);
+    }
+}
+
+void gtl_forward_Trace(void);
+void gtl_forward_Trace(void) {
+    static const gr_dtype dts[4] = { GR_F64, GR_F32, GR_I64, GR_BOOL };
+    static const int64_t shapes[][2] = { { 3, 3 }, { 2, 5 }, { 5, 2 }, { 0, 4 }, { 1, 1 } };
+    gtf_rng rng;
+    int d, c, dyn;
+    rng.s = 70;
+    for (d = 0; d < 4; d++)
+        for (c = 0; c < 5; c++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, dts[d], 2, shapes[c], dyn, "x");
+                gr_array *a = gtf_random(&rng, dts[d], 2, shapes[c], -5, 5), *want;
+                gr_dtype odt = dts[d] == GR_BOOL ? GR_I64 : dts[d];
+                int64_t i, m = shapes[c][0] < shapes[c][1] ? shapes[c][0] : shapes[c][1];
+                double s = 0;
+                char label[96];
+                for (i = 0; i < m; i++) s += gr_array_get(a, i * shapes[c][1] + i);
+                want = gr_array_scalar(odt == GR_F64 || odt == GR_F32 ? GR_F64 : GR_I64, s);
+                snprintf(label, sizeof label, "gr_trace (%lld,%lld) %s %s", (long long)shapes[c][0], (long long)shapes[c][1],
+                         gr_dtype_name(dts[d]), dyn ? "dynamic" : "static");
+                gtf_expect(g, 1, &x, (const gr_array *const *)&a, gr_trace(x), odt, want, odt == GR_F32 ? 1e-6 : 1e-15, label);
+                gr_array_free(a); gr_array_free(want);
+                gr_graph_free(g);
+            }
+}
+
+/* the output variable of the first node named `op` above v (a breadth-first walk), or NULL */
+static gr_var *gtl_find(gr_var *v, const char *op) {
+    gr_var *queue[256];
+    int head = 0, tail = 0, i;
+    queue[tail++] = v;
+    while (head < tail) {
+        gr_node *n = gr_var_owner(queue[head++]);
+        if (!n) continue;
+        if (strcmp(gr_node_op(n)->name, op) == 0) return gr_node_output(n, 0);
+        for (i = 0; i < gr_node_n_inputs(n) && tail < 256; i++) queue[tail++] = gr_node_input(n, i);
+    }
+    return NULL;
+}
+
+void gtl_forward_LUFactor(void);
+void gtl_forward_LUFactor(void) {
+    /* F = (L\U; pivots) of the A behind gr_det: P A = L U to 1e-14, |L| <= 1, pivots in range */
+    gtf_rng rng;
+    int kind;
+    rng.s = 80;
+    for (kind = 0; kind < 2; kind++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F32, "A"), *F = gtl_find(gr_det(A), "LUFactor");
+        int64_t n = 9, i, j, k, perm[9];
+        gr_array *a = gtl_well_conditioned(&rng, GR_F32, n, kind), *f = F ? gtl_eval(1, &A, (const gr_array *const *)&a, F, "LUFactor") : NULL;
+        double err = 0;
+        CHECK_MSG(F != NULL, "no LUFactor above gr_det");
+        if (f) {
+            CHECK(f->dtype == GR_F64 && f->ndim == 2 && f->shape[0] == n + 1 && f->shape[1] == n);
+            for (i = 0; i < n; i++) perm[i] = i;
+            for (k = 0; k < n; k++) {                         /* the swaps, in order */
+                int64_t p = (int64_t)gr_array_get(f, n * n + k), t;
+                CHECK_MSG(p >= k && p < n && (double)p == gr_array_get(f, n * n + k), "pivot %lld of step %lld", (long long)p, (long long)k);
+                if (p < k || p >= n) break;
+                t = perm[k]; perm[k] = perm[p]; perm[p] = t;
+            }
+            for (i = 0; i < n; i++)
+                for (j = 0; j < n; j++) {
+                    long double s = 0;
+                    for (k = 0; k <= (i < j ? i : j); k++)
+                        s += (long double)(k == i ? 1.0 : gr_array_get(f, i * n + k)) * gr_array_get(f, k * n + j);
+                    if (fabsl(s - gr_array_get(a, perm[i] * n + j)) > err) err = (double)fabsl(s - gr_array_get(a, perm[i] * n + j));
+                    if (j < i) CHECK(fabs(gr_array_get(f, i * n + j)) <= 1.0);
+                }
+            CHECK_MSG(err <= 1e-14 * n, "P A = L U to %.3g", err);
+            if (kind == 1) CHECK_MSG(perm[0] != 0, "the reversed dominant matrix needs pivoting");
+        }
+        gr_array_free(a); gr_array_free(f);
+        gr_graph_free(g);
+    }
+}
+
+void gtl_forward_TriScale(void);
+void gtl_forward_TriScale(void) {
+    /* the TriScale nodes inside the gradients of trace (diagonal only) and of cholesky (the lower
+       triangle, the diagonal halved): each output equals its input times the weights */
+    static const double weights[2][3] = { { 0, 1, 0 }, { 1, 0.5, 0 } };
+    gtf_rng rng;
+    int c;
+    rng.s = 90;
+    for (c = 0; c < 2; c++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *cost, *grad, *T, *outs[2];
+        gr_fn *f = NULL;
+        const gr_array *res[2];
+        gr_array *a = c ? gtl_spd(&rng, GR_F64, 4) : gtf_random(&rng, GR_F64, 2, (int64_t[2]){ 4, 4 }, -1, 1);
+        cost = c ? gr_sum(gr_mul(gr_cholesky(A), gr_cholesky(A))) : gr_sqr(gr_trace(A));
+        grad = gr_grad1(cost, A);
+        T = grad ? gtl_find(grad, "TriScale") : NULL;
+        CHECK_MSG(T != NULL, "no TriScale in the gradient (%s)", gr_graph_message(g));
+        if (T) {
+            outs[0] = gr_node_input(gr_var_owner(T), 0);
+            outs[1] = T;
+            f = gr_function(1, &A, 2, outs, NULL);
+        }
+        if (f && gr_call(f, (const gr_array *const *)&a, res) == GR_OK) {
+            int64_t i, j;
+            for (i = 0; i < 4; i++)
+                for (j = 0; j < 4; j++) {
+                    double w = weights[c][j < i ? 0 : j == i ? 1 : 2];
+                    CHECK_NEAR(gr_array_get(res[1], i * 4 + j), w * gr_array_get(res[0], i * 4 + j), 0);
+                }
+        } else if (T) gt_fail(__FILE__, __LINE__, "TriScale case %d: %s", c, f ? gr_fn_message(f) : gr_graph_message(g));
+        gr_fn_free(f);
+        gr_array_free(a);
+        gr_graph_free(g);
+    }
+}
+
+/* gr_matmul against NumPy's rules: batch broadcasting, 1-d promotion, dtypes */
+typedef struct gtl_mm { int and_; int64_t as[4]; int bnd; int64_t bs[4]; } gtl_mm;
+
+static gr_array *gtl_promote2(const gr_array *x, int is_b) {
+    gr_array *y = gr_array_copy(x);
+    if (x->ndim == 1) {
+        y->ndim = 2;
+        if (is_b) { y->shape[0] = x->shape[0]; y->shape[1] = 1; } else { y->shape[0] = 1; y->shape[1] = x->shape[0]; }
+    }
+    return y;
+}
+
+void gtl_forward_MatMul(void);
+void gtl_forward_MatMul(void) {
+    static const gtl_mm cases[] = {
+        { 2, { 50, 50 }, 2, { 50, 50 } }, { 3, { 2, 3, 4 }, 2, { 4, 5 } }, { 2, { 3, 4 }, 3, { 2, 4, 5 } },
+        { 4, { 2, 1, 3, 4 }, 3, { 5, 4, 2 } }, { 3, { 1, 3, 4 }, 3, { 6, 4, 2 } }, { 1, { 4 }, 3, { 2, 4, 3 } },
+        { 3, { 2, 3, 4 }, 1, { 4 } }, { 1, { 4 }, 1, { 4 } }, { 1, { 4 }, 2, { 4, 3 } }, { 3, { 2, 0, 4 }, 2, { 4, 3 } },
+        { 3, { 2, 3, 0 }, 3, { 2, 0, 3 } }, { 3, { 3, 70, 65 }, 2, { 65, 66 } },
+    };
+    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 100;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 3; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2], *y;
+                gr_array *arr[2], *pa, *pb, *want;
+                char label[128];
+                ins[0] = gtf_input(g, dts[d], cases[c].and_, cases[c].as, dyn, "a");
+                ins[1] = gtf_input(g, dts[d], cases[c].bnd, cases[c].bs, dyn, "b");
+                arr[0] = gtf_random(&rng, dts[d], cases[c].and_, cases[c].as, -1, 1);
+                arr[1] = gtf_random(&rng, dts[d], cases[c].bnd, cases[c].bs, -1, 1);
+                if (dts[d] == GR_I64) { gr_array_free(arr[0]); gr_array_free(arr[1]);
+                    arr[0] = gtf_random(&rng, GR_I64, cases[c].and_, cases[c].as, -5, 5);
+                    arr[1] = gtf_random(&rng, GR_I64, cases[c].bnd, cases[c].bs, -5, 5); }
+                pa = gtl_promote2(arr[0], 0);
+                pb = gtl_promote2(arr[1], 1);
+                want = gtl_ref_matmul(pa, pb);
+                if (cases[c].and_ == 1 || cases[c].bnd == 1) {     /* drop the promoted axes */
+                    int k, m = 0;
+                    int64_t shape[GR_MAX_NDIM];
+                    for (k = 0; k < want->ndim; k++)
+                        if (!(cases[c].and_ == 1 && k == want->ndim - 2) && !(cases[c].bnd == 1 && k == want->ndim - 1)) shape[m++] = want->shape[k];
+                    want->ndim = m;
+                    for (k = 0; k < m; k++) want->shape[k] = shape[k];
+                }
+                if (dts[d] == GR_I64) {
+                    gr_array *wi = gr_array_new(GR_I64, want->ndim, want->shape);
+                    int64_t k;
+                    for (k = 0; k < want->size; k++) ((int64_t *)wi->data)[k] = (int64_t)llround(gr_array_get(want, k));
+                    gr_array_free(want);
+                    want = wi;
+                }
+                y = gr_matmul(ins[0], ins[1]);
+                snprintf(label, sizeof label, "gr_matmul case %d %s %s", c, gr_dtype_name(dts[d]), dyn ? "dynamic" : "static");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, y, dts[d], want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
+                if (!dyn) gtf_static_shape_is(y, want->ndim, want->shape, label);
+                gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(pa); gr_array_free(pb); gr_array_free(want);
+                gr_graph_free(g);
+            }
+}
+
+/* gr_tensordot against a plain loop over every index */
+typedef struct gtl_td { int and_; int64_t as[4]; int bnd; int64_t bs[4]; int n; int ax[3], bx[3]; } gtl_td;
+
+static gr_array *gtl_ref_tensordot(const gr_array *a, const gr_array *b, int n, const int *ax, const int *bx) {
+    int fa[GR_MAX_NDIM], fb[GR_MAX_NDIM], nfa = 0, nfb = 0, i, k;
+    int64_t shape[GR_MAX_NDIM], sz = 1, ssum = 1, t, s;
+    gr_array *out;
+    for (i = 0; i < a->ndim; i++) { int used = 0; for (k = 0; k < n; k++) used |= (ax[k] + a->ndim) % a->ndim == i; if (!used) fa[nfa++] = i; }
+    for (i = 0; i < b->ndim; i++) { int used = 0; for (k = 0; k < n; k++) used |= (bx[k] + b->ndim) % b->ndim == i; if (!used) fb[nfb++] = i; }
+    for (i = 0; i < nfa; i++) shape[i] = a->shape[fa[i]];
+    for (i = 0; i < nfb; i++) shape[nfa + i] = b->shape[fb[i]];
+    for (i = 0; i < nfa + nfb; i++) sz *= shape[i];
+    for (k = 0; k < n; k++) ssum *= a->shape[(ax[k] + a->ndim) % a->ndim];
+    out = gr_array_new(GR_F64, nfa + nfb, shape);
+    for (t = 0; t < sz; t++)
+        for (s = 0; s < ssum; s++) {
+            int64_t ia[GR_MAX_NDIM], ib[GR_MAX_NDIM], rem = t, fa_off = 0, fb_off = 0;
+            for (i = nfa + nfb - 1; i >= 0; i--) {
+                int64_t v = rem % shape[i];
+                rem /= shape[i];
+                if (i >= nfa) ib[fb[i - nfa]] = v; else ia[fa[i]] = v;
+            }
+            rem = s;
+            for (k = n - 1; k >= 0; k--) {
+                int64_t dim = a->shape[(ax[k] + a->ndim) % a->ndim], v = rem % dim;
+                rem /= dim;
+                ia[(ax[k] + a->ndim) % a->ndim] = v;
+                ib[(bx[k] + b->ndim) % b->ndim] = v;
+            }
+            for (i = 0; i < a->ndim; i++) fa_off = fa_off * a->shape[i] + ia[i];
+            for (i = 0; i < b->ndim; i++) fb_off = fb_off * b->shape[i] + ib[i];
+            ((double *)out->data)[t] += gr_array_get(a, fa_off) * gr_array_get(b, fb_off);
+        }
+    return out;
+}
+
+void gtl_forward_TensorDot(void);
+void gtl_forward_TensorDot(void) {
+    static const gtl_td cases[] = {
+        { 2, { 3, 4 }, 2, { 4, 5 }, 1, { 1 }, { 0 } },                 /* a dot: no copy */
+        { 2, { 4, 3 }, 2, { 4, 5 }, 1, { 0 }, { 0 } },                 /* a^T b: a flag */
+        { 2, { 3, 4 }, 2, { 5, 4 }, 1, { -1 }, { -1 } },               /* a b^T: a flag */
+        { 3, { 2, 3, 4 }, 3, { 4, 3, 5 }, 2, { 2, 1 }, { 0, 1 } },     /* summed axes reordered */
+        { 3, { 2, 3, 4 }, 3, { 3, 5, 2 }, 2, { 0, 1 }, { 2, 0 } },
+        { 3, { 2, 3, 4 }, 2, { 5, 6 }, 0, { 0 }, { 0 } },               /* the outer product */
+        { 3, { 2, 3, 4 }, 3, { 4, 3, 2 }, 3, { 0, 1, 2 }, { 2, 1, 0 } },/* to a scalar */
+        { 4, { 2, 3, 4, 5 }, 3, { 3, 6, 5 }, 2, { 1, 3 }, { 0, 2 } },   /* free axes on both sides of the summed */
+        { 2, { 3, 0 }, 2, { 0, 4 }, 1, { 1 }, { 0 } },                 /* an empty sum */
+        { 0, { 0 }, 2, { 2, 3 }, 0, { 0 }, { 0 } },                     /* a 0-d operand */
+    };
+    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 110;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 3; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2], *y;
+                gr_array *arr[2], *want;
+                char label[128];
+                ins[0] = gtf_input(g, dts[d], cases[c].and_, cases[c].as, dyn, "a");
+                ins[1] = gtf_input(g, dts[d], cases[c].bnd, cases[c].bs, dyn, "b");
+                arr[0] = gtf_random(&rng, dts[d], cases[c].and_, cases[c].as, -5, 5);
+                arr[1] = gtf_random(&rng, dts[d], cases[c].bnd, cases[c].bs, -5, 5);
+                want = gtl_ref_tensordot(arr[0], arr[1], cases[c].n, cases[c].ax, cases[c].bx);
+                if (dts[d] == GR_I64) {
+                    gr_array *wi = gr_array_new(GR_I64, want->ndim, want->shape);
+                    int64_t k;
+                    for (k = 0; k < want->size; k++) ((int64_t *)wi->data)[k] = (int64_t)llround(gr_array_get(want, k));
+                    gr_array_free(want);
+                    want = wi;
+                }
+                y = gr_tensordot(ins[0], ins[1], cases[c].n, cases[c].ax, cases[c].bx);
+                snprintf(label, sizeof label, "gr_tensordot case %d %s %s", c, gr_dtype_name(dts[d]), dyn ? "dynamic" : "static");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, y, dts[d], want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
+                if (!dyn) gtf_static_shape_is(y, want->ndim, want->shape, label);
+                gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
+                gr_graph_free(g);
+            }
+}
+
+/* ==== failures ===================================================================================== */
+
+/* f(A) built from a dynamic float64 matrix A fails at call time with `code`, the message naming A */
+static void gtl_call_fails(gtl_unary op, const double *a, int64_t r, int64_t c, gr_status code, const char *needle, const char *label) {
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, GR_F64, "Amat"), *y = op(A);
+    gr_array *aa = gtl_matrix(GR_F64, r, c, a);
+    gr_fn *f = y ? gr_function(1, &A, 1, &y, NULL) : NULL;
+    const gr_array *res[1];
+    CHECK_MSG(f != NULL, "%s: %s", label, gr_graph_message(g));
+    if (f) {
+        gr_status st = gr_call(f, (const gr_array *const *)&aa, res);
+        CHECK_MSG(st == code, "%s: status %s, want %s (%s)", label, gr_status_string(st), gr_status_string(code), gr_fn_message(f));
+        CHECK_CONTAINS(gr_fn_message(f), "'Amat'");
+        CHECK_CONTAINS(gr_fn_message(f), needle);
+    }
+    gr_fn_free(f);
+    gr_array_free(aa);
+    gr_graph_free(g);
+}
+
+static gr_var *gtl_solve_ones(gr_var *A) { return gr_solve(A, gr_sum_axis(A, 1)); }
+static gr_var *gtl_solve_ones_t(gr_var *A) { return gr_solve(A, gr_transpose(A)); }
+
+TEST(test_linalg2_singular) {
+    static const double sing[9] = { 1, 2, 3, 2, 4, 6, 1, 1, 1 }, zero_col[4] = { 0, 1, 0, 2 };
+    static const double tiny[4] = { 1e-310, 0, 0, 1 }, notpd[4] = { 1, 2, 2, 1 }, negdiag[4] = { -1, 0, 0, 1 };
+    static const double nanm[4] = { 1, 0, NAN, 1 };
+    gtl_call_fails(gr_matrix_inverse, sing, 3, 3, GR_ERR_RUNTIME, "singular", "inverse of a singular matrix");
+    gtl_call_fails(gr_matrix_inverse, zero_col, 2, 2, GR_ERR_RUNTIME, "singular", "inverse with a zero column");
+    gtl_call_fails(gtl_solve_ones, sing, 3, 3, GR_ERR_RUNTIME, "singular", "solve with a singular matrix");
+    gtl_call_fails(gtl_solve_ones_t, sing, 3, 3, GR_ERR_RUNTIME, "singular", "solve with a singular matrix, matrix b");
+    /* a pivot so small that the solution overflows: singular to working precision */
+    gtl_call_fails(gr_matrix_inverse, tiny, 2, 2, GR_ERR_RUNTIME, "working precision", "inverse overflows");
+    gtl_call_fails(gr_cholesky, notpd, 2, 2, GR_ERR_RUNTIME, "not positive definite", "cholesky, indefinite");
+    gtl_call_fails(gr_cholesky, negdiag, 2, 2, GR_ERR_RUNTIME, "order 1", "cholesky, negative first pivot");
+    gtl_call_fails(gr_cholesky, nanm, 2, 2, GR_ERR_RUNTIME, "not positive definite", "cholesky of NaN");
+    gtl_call_fails(gr_cholesky, sing, 3, 3, GR_ERR_RUNTIME, "not positive definite", "cholesky of a singular matrix");
+    {   /* a function recovers after a failed call; float32 fails the same way */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F32, "A"), *y = gr_matrix_inverse(A);
+        gr_fn *f = gr_function(1, &A, 1, &y, NULL);
+        double good[4] = { 2, 0, 0, 4 };
+        gr_array *s = gtl_matrix(GR_F32, 3, 3, sing), *ok = gtl_matrix(GR_F32, 2, 2, good);
+        const gr_array *res[1];
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)&s, res), GR_ERR_RUNTIME);
+        CHECK_CONTAINS(gr_fn_message(f), "'A'");
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)&ok, res), GR_OK);
+        CHECK_NEAR(gr_array_get(res[0], 0), 0.5, 0);
+        CHECK_NEAR(gr_array_get(res[0], 3), 0.25, 0);
+        CHECK_EQ_INT(strlen(gr_fn_message(f)), 0);
+        gr_array_free(s); gr_array_free(ok);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
+
+static gr_var *gtl_matmul_self(gr_var *A) { return gr_matmul(A, A); }
+
+TEST(test_linalg2_call_shapes) {
+    static const double m34[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+    gtl_call_fails(gr_det, m34, 3, 4, GR_ERR_SHAPE, "(3,4)", "det of (3,4)");
+    gtl_call_fails(gr_logdet, m34, 3, 4, GR_ERR_SHAPE, "not square", "logdet of (3,4)");
+    gtl_call_fails(gr_matrix_inverse, m34, 4, 3, GR_ERR_SHAPE, "(4,3)", "inverse of (4,3)");
+    gtl_call_fails(gr_cholesky, m34, 3, 4, GR_ERR_SHAPE, "not square", "cholesky of (3,4)");
+    gtl_call_fails(gtl_matmul_self, m34, 3, 4, GR_ERR_SHAPE, "inner dimensions", "matmul (3,4)@(3,4)");
+    {   /* gr_solve: b's rows against A at call time; gr_tensordot's summed sizes */
+        gr_graph *g = gr_graph_new();
+        gr_var *ins[2];
+        int64_t n4 = 4, s33[2] = { 3, 3 };
+        gr_array *arr[2];
+        int ax = 1, bx = 0;
+        ins[0] = gr_matrix(g, GR_F64, "A");
+        ins[1] = gr_vector(g, GR_F64, "b");
+        arr[0] = gr_array_new(GR_F64, 2, s33);
+        arr[1] = gr_array_new(GR_F64, 1, &n4);
+        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_solve(ins[0], ins[1]), GR_ERR_SHAPE, "solve (3,3) with (4,)");
+        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_tensordot(ins[0], ins[1], 1, &ax, &bx), GR_ERR_SHAPE,
+                              "tensordot (3,3).(4,)");
+        gr_array_free(arr[0]); gr_array_free(arr[1]);
+        gr_graph_free(g);
+    }
+}
+
+/* builders that must fail, with the code and a word of the message */
+TEST(test_linalg2_build_errors) {
+    gr_graph *g = gr_graph_new();
+    int64_t s34[2] = { 3, 4 }, s33[2] = { 3, 3 }, s4 = 4, s234[3] = { 2, 3, 4 }, s534[3] = { 5, 3, 4 }, s43[2] = { 4, 3 };
+    gr_var *v = gr_vector(g, GR_F64, "v"), *t3 = gr_tensor(g, GR_F64, 3, NULL, "t3"), *r = gr_tensor(g, GR_F64, 2, s34, "r");
+    gr_var *sq = gr_tensor(g, GR_F64, 2, s33, "sq"), *b4 = gr_tensor(g, GR_F64, 1, &s4, "b4"), *s = gr_scalar(g, GR_F64, "s");
+    gr_var *x234 = gr_tensor(g, GR_F64, 3, s234, "x234"), *x534 = gr_tensor(g, GR_F64, 3, s534, "x534"), *m43 = gr_tensor(g, GR_F64, 2, s43, "m43");
+    int ax[2] = { 0, 0 }, bx[2] = { 0, 1 }, big = 5;
+#define GTL_FAILS(expr, code, needle) do { \
+        gr_graph_clear_error(g); \
+        CHECK_MSG((expr) == NULL, "%s built", #expr); \
+        CHECK_STATUS(gr_graph_status(g), code); \
+        CHECK_CONTAINS(gr_graph_message(g), needle); } while (0)
+    GTL_FAILS(gr_det(v), GR_ERR_TYPE, "gr_det: 'v' must be a matrix");
+    GTL_FAILS(gr_logdet(t3), GR_ERR_TYPE, "gr_logdet");
+    GTL_FAILS(gr_matrix_inverse(s), GR_ERR_TYPE, "gr_matrix_inverse");
+    GTL_FAILS(gr_cholesky(t3), GR_ERR_TYPE, "gr_cholesky");
+    GTL_FAILS(gr_trace(v), GR_ERR_TYPE, "gr_trace");
+    GTL_FAILS(gr_det(r), GR_ERR_SHAPE, "'r' of shape (3,4) is not square");
+    GTL_FAILS(gr_logdet(r), GR_ERR_SHAPE, "(3,4)");
+    GTL_FAILS(gr_matrix_inverse(r), GR_ERR_SHAPE, "gr_matrix_inverse");
+    GTL_FAILS(gr_cholesky(r), GR_ERR_SHAPE, "gr_cholesky");
+    GTL_FAILS(gr_solve(r, v), GR_ERR_SHAPE, "not square");
+    GTL_FAILS(gr_solve(v, v), GR_ERR_TYPE, "'v' must be a matrix");
+    GTL_FAILS(gr_solve(sq, s), GR_ERR_TYPE, "right-hand side 's'");
+    GTL_FAILS(gr_solve(sq, t3), GR_ERR_TYPE, "vector or a matrix");
+    GTL_FAILS(gr_solve(sq, b4), GR_ERR_SHAPE, "needs 3 rows");
+    GTL_FAILS(gr_solve(sq, m43), GR_ERR_SHAPE, "(4,3)");
+    GTL_FAILS(gr_matmul(s, sq), GR_ERR_TYPE, "0-d");
+    GTL_FAILS(gr_matmul(sq, s), GR_ERR_TYPE, "'s'");
+    GTL_FAILS(gr_matmul(r, r), GR_ERR_SHAPE, "inner dimensions");
+    GTL_FAILS(gr_matmul(b4, sq), GR_ERR_SHAPE, "inner dimensions");
+    GTL_FAILS(gr_matmul(x234, gr_transpose(x534)), GR_ERR_SHAPE, "inner dimensions");
+    GTL_FAILS(gr_matmul(x234, gr_dimshuffle(x534, 3, (int[3]){ 0, 2, 1 })), GR_ERR_SHAPE, "do not broadcast");
+    GTL_FAILS(gr_tensordot(sq, sq, -1, ax, bx), GR_ERR_VALUE, "gr_tensordot");
+    GTL_FAILS(gr_tensordot(sq, sq, 3, ax, bx), GR_ERR_VALUE, "3 summed axes");
+    GTL_FAILS(gr_tensordot(sq, sq, 1, NULL, bx), GR_ERR_VALUE, "NULL");
+    GTL_FAILS(gr_tensordot(sq, sq, 1, &big, bx), GR_ERR_VALUE, "out of range");
+    GTL_FAILS(gr_tensordot(sq, sq, 2, ax, bx), GR_ERR_VALUE, "repeated");
+    GTL_FAILS(gr_tensordot(r, r, 1, bx + 1, ax), GR_ERR_SHAPE, "differ in size");
+    GTL_FAILS(gr_tensordot(gr_tensordot(x234, x234, 0, NULL, NULL), x234, 0, NULL, NULL), GR_ERR_VALUE, "dimensions");
+#undef GTL_FAILS
+    /* NULL operands: NULL, nothing recorded */
+    gr_graph_clear_error(g);
+    CHECK(gr_det(NULL) == NULL && gr_solve(sq, NULL) == NULL && gr_matmul(NULL, sq) == NULL && gr_tensordot(NULL, sq, 0, NULL, NULL) == NULL);
+    CHECK(gr_cholesky(NULL) == NULL && gr_trace(NULL) == NULL && gr_logdet(NULL) == NULL && gr_matrix_inverse(NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    /* static shapes of the results */
+    gtf_static_shape_is(gr_det(sq), 0, NULL, "det static");
+    gtf_static_shape_is(gr_solve(sq, gr_tensor(g, GR_F64, 2, s34, "b")), 2, s34, "solve static");
+    gtf_static_shape_is(gr_matmul(x534, gr_transpose(r)), 3, (int64_t[3]){ 5, 3, 3 }, "matmul static");
+    gtf_static_shape_is(gr_tensordot(x234, r, 2, (int[2]){ 1, 2 }, (int[2]){ 0, 1 }), 1, (int64_t[1]){ 2 }, "tensordot static");
+    gr_graph_free(g);
+}
+
+/* ==== Jacobians and Hessians (the batching rules) ================================================== */
+
+/* the Jacobian of f (built from the single input x) against central differences of f, in float64 */
+static void gtl_jacobian_fd(gr_var *(*build)(gr_var *x, void *u), void *u, int ndim, const int64_t *shape, const gr_array *x0,
+                            const char *label) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_tensor(g, GR_F64, ndim, NULL, "x"), *y = build(x, u), *J = NULL;
+    gr_array *jac = NULL, *xp = gr_array_copy(x0), *fp = NULL, *fm = NULL;
+    int64_t k, i, m;
+    double err = 0, scale = 0, h = 1e-6;
+    (void)shape;
+    if (!y || gr_jacobian(y, 1, &x, &J, NULL) != GR_OK) { gt_fail(__FILE__, __LINE__, "%s: %s", label, gr_graph_message(g)); goto done; }
+    jac = gtl_eval(1, &x, (const gr_array *const *)&x0, J, label);
+    if (!jac) goto done;
+    m = jac->size / x0->size;
+    for (k = 0; k < x0->size; k++) {
+        gr_array_set(xp, k, gr_array_get(x0, k) + h);
+        fp = gtl_eval(1, &x, (const gr_array *const *)&xp, y, label);
+        gr_array_set(xp, k, gr_array_get(x0, k) - h);
+        fm = gtl_eval(1, &x, (const gr_array *const *)&xp, y, label);
+        gr_array_set(xp, k, gr_array_get(x0, k));
+        if (!fp || !fm) { gr_array_free(fp); gr_array_free(fm); goto done; }
+        for (i = 0; i < m; i++) {
+            double fd = (gr_array_get(fp, i) - gr_array_get(fm, i)) / (2 * h), an = gr_array_get(jac, i * x0->size + k);
+            if (fabs(fd - an) > err) err = fabs(fd - an);
+            if (fabs(an) > scale) scale = fabs(an);
+        }
+        gr_array_free(fp); gr_array_free(fm);
+    }
+    CHECK_MSG(jac->ndim == gr_var_ndim(y) + ndim, "%s: the Jacobian has %d dimensions", label, jac->ndim);
+    CHECK_MSG(err <= 1e-6 * (1 + scale), "%s: Jacobian and finite differences differ by %.3g (scale %.3g)", label, err, scale);
+done:
+    gr_array_free(jac); gr_array_free(xp);
+    gr_graph_free(g);
+}
+
+/* 3x3 well-conditioned constant, and a fixed 3-vector, used by the builders below */
+static gr_var *gtl_const_matrix(gr_graph *g, double shift) {
+    double a[9] = { 0.3, -0.2, 0.5, 0.1, 0.4, -0.3, -0.6, 0.2, 0.1 };
+    int k;
+    gr_array *arr;
+    gr_var *c;
+    for (k = 0; k < 3; k++) a[k * 4] += shift;
+    arr = gtl_matrix(GR_F64, 3, 3, a);
+    c = gr_constant(g, arr);
+    gr_array_free(arr);
+    return c;
+}
+static gr_var *gtl_j_solve_b(gr_var *x, void *u) { (void)u; return gr_solve(gtl_const_matrix(gr_var_graph(x), 2), x); }
+static gr_var *gtl_j_solve_A(gr_var *x, void *u) {
+    double b[3] = { 1, -2, 0.5 };
+    int64_t n = 3;
+    gr_array *ba = gr_array_from(GR_F64, 1, &n, b);
+    gr_var *bv = gr_constant(gr_var_graph(x), ba);
+    (void)u;
+    gr_array_free(ba);
+    return gr_solve(x, bv);
+}
+static gr_var *gtl_j_solve_Bmat(gr_var *x, void *u) { (void)u; return gr_solve(gtl_const_matrix(gr_var_graph(x), 2), gr_mul(x, x)); }
+static gr_var *gtl_j_det(gr_var *x, void *u) { (void)u; return gr_mul(gr_det(x), x); }
+static gr_var *gtl_j_inv(gr_var *x, void *u) { (void)u; return gr_matrix_inverse(x); }
+static gr_var *gtl_j_chol(gr_var *x, void *u) { (void)u; return gr_cholesky(gr_dot(x, gr_transpose(x))); }
+static gr_var *gtl_j_logdet_grad(gr_var *x, void *u) { (void)u; return gr_grad1(gr_logdet(x), x); }
+static gr_var *gtl_j_matmul(gr_var *x, void *u) {
+    gr_var *c = gtl_const_matrix(gr_var_graph(x), 0);
+    (void)u;
+    return gr_matmul(gr_tanh(x), gr_reshape(gr_tensordot(c, c, 0, NULL, NULL), 3, (int64_t[3]){ 9, 3, 3 }));
+}
+static gr_var *gtl_j_matmul_left(gr_var *x, void *u) {
+    (void)u;
+    return gr_matmul(gr_reshape(gr_tensordot(gtl_const_matrix(gr_var_graph(x), 0), gtl_const_matrix(gr_var_graph(x), 1), 0, NULL, NULL), 3,
+                                (int64_t[3]){ 9, 3, 3 }), gr_sin(x));
+}
+static gr_var *gtl_j_tensordot(gr_var *x, void *u) {
+    int ax[2] = { 1, 2 }, bx[2] = { 2, 1 };
+    (void)u;
+    return gr_tensordot(gr_sin(x), gr_cos(x), 2, ax, bx);
+}
+static gr_var *gtl_j_trace(gr_var *x, void *u) { (void)u; return gr_mul(gr_trace(x), gr_sum_axis(x, 0)); }
+
+TEST(test_linalg2_jacobians) {
+    gtf_rng rng;
+    gr_array *a3, *v3, *m33, *m32, *x3;
+    double sh[9] = { 2.3, 0.1, -0.4, 0.2, 1.9, 0.3, -0.1, 0.5, 2.6 };
+    int64_t n3 = 3, s33[2] = { 3, 3 }, s32[2] = { 3, 2 }, s233[3] = { 2, 3, 3 };
+    rng.s = 120;
+    a3 = gtl_matrix(GR_F64, 3, 3, sh);
+    v3 = gtf_random(&rng, GR_F64, 1, &n3, -1, 1);
+    m33 = gtf_random(&rng, GR_F64, 2, s33, -1, 1);
+    m32 = gtf_random(&rng, GR_F64, 2, s32, -1, 1);
+    x3 = gtf_random(&rng, GR_F64, 3, s233, -1, 1);
+    gtl_jacobian_fd(gtl_j_solve_b, NULL, 1, &n3, v3, "jacobian of solve(A, b) wrt b (Solve batched by shifting)");
+    gtl_jacobian_fd(gtl_j_solve_Bmat, NULL, 2, s32, m32, "jacobian of solve(A, B*B) wrt B");
+    gtl_jacobian_fd(gtl_j_solve_A, NULL, 2, s33, a3, "jacobian of solve(A, b) wrt A");
+    gtl_jacobian_fd(gtl_j_det, NULL, 2, s33, a3, "jacobian of det(A) A wrt A");
+    gtl_jacobian_fd(gtl_j_inv, NULL, 2, s33, a3, "jacobian of inv(A) wrt A");
+    gtl_jacobian_fd(gtl_j_chol, NULL, 2, s33, a3, "jacobian of chol(A A^T) wrt A");
+    gtl_jacobian_fd(gtl_j_logdet_grad, NULL, 2, s33, a3, "hessian of logdet as the jacobian of its gradient");
+    gtl_jacobian_fd(gtl_j_matmul, NULL, 2, s33, m33, "jacobian of matmul(tanh(X), C) (MatMul batched by shifting)");
+    gtl_jacobian_fd(gtl_j_matmul_left, NULL, 2, s33, m33, "jacobian of matmul(C, sin(X))");
+    gtl_jacobian_fd(gtl_j_tensordot, NULL, 3, s233, x3, "jacobian of a tensordot");
+    gtl_jacobian_fd(gtl_j_trace, NULL, 2, s33, m33, "jacobian of trace(X) sum(X, 0)");
+    {   /* gr_hessian of logdet: H[i,j,k,l] = -X[l,i] X[j,k], X = A^-1 */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *H = NULL;
+        gr_array *h = NULL, *X = gtl_ref_inverse(a3), *want = gr_array_new(GR_F64, 4, (int64_t[4]){ 3, 3, 3, 3 });
+        int i, j, k, l;
+        for (i = 0; i < 3; i++) for (j = 0; j < 3; j++) for (k = 0; k < 3; k++) for (l = 0; l < 3; l++)
+            gr_array_set(want, ((i * 3 + j) * 3 + k) * 3 + l, -gr_array_get(X, l * 3 + i) * gr_array_get(X, j * 3 + k));
+        CHECK_STATUS(gr_hessian(gr_logdet(A), 1, &A, &H, NULL), GR_OK);
+        h = gtl_eval(1, &A, (const gr_array *const *)&a3, H, "hessian of logdet");
+        gtl_close(h, want, 1e-12, "hessian of logdet");
+        gr_array_free(h); gr_array_free(X); gr_array_free(want);
+        gr_graph_free(g);
+    }
+    gr_array_free(a3); gr_array_free(v3); gr_array_free(m33); gr_array_free(m32); gr_array_free(x3);
+}
+
+/* An identity whose gradient rule applies every linear-algebra op to the cotangent itself. The
+   rule is not linear in the cotangent, so this is no true gradient: it only makes gr_jacobian
+   batch those ops row by row (their `map` rule), which real gradients never need (they apply the
+   ops to forward values, and the cotangents only as right-hand sides). Row k of the "Jacobian"
+   must equal the rule evaluated at the k-th unit cotangent. */
+static gr_var *gtl_probe_rule(gr_var *G, gr_var *x) {
+    gr_graph *g = gr_var_graph(x);
+    gr_var *M = gtl_shift(g, G, 3, 3);
+    gr_var *t1 = gr_add(gr_mul(gr_det(M), x), gr_mul(gr_logdet(M), x));
+    gr_var *t2 = gr_add(gr_matrix_inverse(M), gr_cholesky(gtl_shift(g, gr_dot(G, gr_transpose(G)), 3, 1)));
+    return gr_add(gr_add(t1, t2), gr_add(gr_solve(M, x), gr_trace(G)));
+}
+static gr_status gtl_probe_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    memcpy(out[0]->data, in[0]->data, (size_t)in[0]->size * sizeof(double));
+    return GR_OK;
+}
+static gr_status gtl_probe_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gtl_probe_rule(og[0], gr_node_input(node, 0));
+    return ig[0] ? GR_OK : gr_graph_status(gr_var_graph(og[0]));
+}
+static const gr_op_def gtl_probe = { .name = "probe", .n_in = 1, .n_out = 1, .perform = gtl_probe_perform, .grad = gtl_probe_grad };
+
+TEST(test_linalg2_batched_row_by_row) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_matrix(g, GR_F64, "x"), *G = gr_matrix(g, GR_F64, "G"), *y = NULL, *J = NULL, *ins[2];
+    double xv[9] = { 0.3, -0.2, 0.5, 0.1, 0.4, -0.3, -0.6, 0.2, 0.1 };
+    gr_array *xa = gtl_matrix(GR_F64, 3, 3, xv), *j = NULL, *arr[2];
+    gr_fn *rule;
+    int k;
+    CHECK_STATUS(gr_apply(&gtl_probe, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK_STATUS(gr_jacobian(y, 1, &x, &J, NULL), GR_OK);
+    j = gtl_eval(1, &x, (const gr_array *const *)&xa, J, "the probe's Jacobian");
+    ins[0] = G; ins[1] = x;
+    rule = gr_function(2, ins, 1, (gr_var *[1]){ gtl_probe_rule(G, x) }, NULL);
+    CHECK(rule != NULL);
+    for (k = 0; j && rule && k < 9; k++) {
+        const gr_array *res[1];
+        int64_t e;
+        arr[0] = gtl_matrix(GR_F64, 3, 3, NULL);
+        arr[1] = xa;
+        gr_array_set(arr[0], k, 1.0);
+        if (gr_call(rule, (const gr_array *const *)arr, res) == GR_OK)
+            for (e = 0; e < 9; e++) CHECK_NEAR(gr_array_get(j, k * 9 + e), gr_array_get(res[0], e), 1e-13);
+        else gt_fail(__FILE__, __LINE__, "the rule fails: %s", gr_fn_message(rule));
+        gr_array_free(arr[0]);
+    }
+    gr_fn_free(rule);
+    gr_array_free(xa); gr_array_free(j);
+    gr_graph_free(g);
+}
+
+/* the closed forms of the gradients on a 50x50 problem, to 1e-10 */
+TEST(test_linalg2_gradients_50) {
+    gtf_rng rng;
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, GR_F64, "A"), *gl = gr_grad1(gr_logdet(A), A), *gd = gr_grad1(gr_det(A), A);
+    gr_array *a, *X, *got, *want;
+    int64_t n = 50, i, j;
+    long double la;
+    int sign;
+    double d;
+    rng.s = 130;
+    a = gtl_well_conditioned(&rng, GR_F64, n, 1);
+    X = gtl_ref_inverse(a);
+    want = gtl_matrix(GR_F64, n, n, NULL);
+    for (i = 0; i < n; i++) for (j = 0; j < n; j++) gr_array_set(want, i * n + j, gr_array_get(X, j * n + i));
+    got = gtl_eval(1, &A, (const gr_array *const *)&a, gl, "grad of logdet, 50x50");
+    gtl_close(got, want, 1e-10, "grad of logdet = A^-T, 50x50");
+    gr_array_free(got);
+    d = (double)gtl_ref_det(a, &la, &sign);
+    for (i = 0; i < n * n; i++) gr_array_set(want, i, gr_array_get(want, i) * d);
+    got = gtl_eval(1, &A, (const gr_array *const *)&a, gd, "grad of det, 50x50");
+    gtl_close(got, want, 1e-10, "grad of det = det A^-T, 50x50");
+    gr_array_free(got); gr_array_free(a); gr_array_free(X); gr_array_free(want);
+    gr_graph_free(g);
+}
+
+SUITE(suite_linalg2) = {
+    CASE(test_linalg2_singular),
+    CASE(test_linalg2_call_shapes),
+    CASE(test_linalg2_build_errors),
+    CASE(test_linalg2_jacobians),
+    CASE(test_linalg2_batched_row_by_row),
+    CASE(test_linalg2_gradients_50),
+    END_SUITE
+};
+
+/* ==== derivative specs ============================================================================== */
+
+
+typedef struct gtl_axes { int n; int ax[3], bx[3]; } gtl_axes;
+static gtl_axes gtl_td_plain = { 1, { 1 }, { 0 } }, gtl_td_first = { 1, { 0 }, { 1 } }, gtl_td_perm = { 2, { 2, 0 }, { 1, 0 } },
+                gtl_td_outer = { 0, { 0 }, { 0 } };
+
+static gr_var *gtl_b_tensordot(gr_graph *g, gr_var *const *x, void *u) {
+    const gtl_axes *a = (const gtl_axes *)u;
+    (void)g;
+    return gr_tensordot(x[0], x[1], a->n, a->ax, a->bx);
+}
+static gr_var *gtl_b_matmul(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_matmul(x[0], x[1]); }
+static gr_var *gtl_b_det(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_det(gtl_shift(g, x[0], 3, 3)); }
+static gr_var *gtl_b_logdet(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_logdet(gtl_shift(g, x[0], 3, 3)); }
+static gr_var *gtl_b_inverse(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_matrix_inverse(gtl_shift(g, x[0], 3, 3)); }
+static gr_var *gtl_b_solve(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_solve(gtl_shift(g, x[0], 3, 3), x[1]); }
+/* cholesky's derivatives are those of chol((A + A^T) / 2): the builders give it symmetric matrices */
+static gr_var *gtl_b_chol_gram(gr_graph *g, gr_var *const *x, void *u) {
+    (void)u;
+    return gr_cholesky(gtl_shift(g, gr_dot(x[0], gr_transpose(x[0])), 3, 1));
+}
+static gr_var *gtl_b_chol_sym(gr_graph *g, gr_var *const *x, void *u) {
+    (void)u;
+    return gr_cholesky(gtl_shift(g, gr_add(x[0], gr_transpose(x[0])), 3, 4));
+}
+static gr_var *gtl_b_trace(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_trace(x[0]); }
+static gr_var *gtl_b_trace_sq(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_sqr(gr_trace(gr_sin(x[0]))); }
+/* TriScale appears only inside gradients: these builders are gradients, whose own derivatives go
+   through TriScale's rules */
+static gr_var *gtl_b_grad_trace(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_grad1(gtl_b_trace_sq(g, x, NULL), x[0]); }
+static gr_var *gtl_b_grad_chol(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *L = gtl_b_chol_sym(g, x, u);
+    return gr_grad1(gr_sum(gr_mul(L, gr_sin(L))), x[0]);
+}
+
+GTD_SPECS(gtd_specs_linalg2) = {
+    { "TensorDot", "(3,4).(4,2) on a's last axis", gtl_b_tensordot, &gtl_td_plain, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN(2, 4, 2, -1, 1) }, GTD_GRADGRAD },
+    { "TensorDot", "(4,3).(2,4) on a's first and b's last axis (flags)", gtl_b_tensordot, &gtl_td_first, 2,
+      { GTD_IN(2, 4, 3, -1, 1), GTD_IN(2, 2, 4, -1, 1) }, 0 },
+    { "TensorDot", "(4,3,2).(4,2,5) on axes (2,0) and (1,0)", gtl_b_tensordot, &gtl_td_perm, 2,
+      { GTD_IN3(4, 3, 2, -1, 1), GTD_IN3(4, 2, 5, -1, 1) }, 0 },
+    { "TensorDot", "outer product (2,3) x (4,)", gtl_b_tensordot, &gtl_td_outer, 2, { GTD_IN(2, 2, 3, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
+    { "MatMul", "(2,3,4)@(4,5)", gtl_b_matmul, NULL, 2, { GTD_IN3(2, 3, 4, -1, 1), GTD_IN(2, 4, 5, -1, 1) }, GTD_GRADGRAD },
+    { "MatMul", "(3,4)@(2,4,5)", gtl_b_matmul, NULL, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN3(2, 4, 5, -1, 1) }, 0 },
+    { "MatMul", "(2,1,3,4)@(5,4,2): batch axes broadcast", gtl_b_matmul, NULL, 2,
+      { { 4, { 2, 1, 3, 4 }, -1, 1 }, GTD_IN3(5, 4, 2, -1, 1) }, 0 },
+    { "MatMul", "(4,)@(2,4,3)", gtl_b_matmul, NULL, 2, { GTD_IN(1, 4, 0, -1, 1), GTD_IN3(2, 4, 3, -1, 1) }, 0 },
+    { "MatMul", "(2,3,4)@(4,)", gtl_b_matmul, NULL, 2, { GTD_IN3(2, 3, 4, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
+    { "MatMul", "(4,)@(4,)", gtl_b_matmul, NULL, 2, { GTD_IN(1, 4, 0, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
+    /* LUFactor is a workspace without derivatives; these check that the ops reading it
+       differentiate A itself (its connection pattern keeps gradients from flowing into it) */
+    { "LUFactor", "through gr_det", gtl_b_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
+    { "LUFactor", "through gr_solve", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1) }, 0 },
+    { "MatrixInverse", "inv(X + 3I)", gtl_b_inverse, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Det", "det(X + 3I)", gtl_b_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "LogDet", "logdet(X + 3I)", gtl_b_logdet, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Solve", "solve(X + 3I, b), b (3,)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1) }, GTD_GRADGRAD },
+    { "Solve", "solve(X + 3I, B), B (3,2)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(2, 3, 2, -1, 1) }, GTD_GRADGRAD },
+    { "Cholesky", "chol(X X^T + I)", gtl_b_chol_gram, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Cholesky", "chol(X + X^T + 4I)", gtl_b_chol_sym, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Trace", "trace (3,3)", gtl_b_trace, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
+    { "Trace", "trace(sin X)^2, X (3,4)", gtl_b_trace_sq, NULL, 1, { GTD_IN(2, 3, 4, -1, 1) }, GTD_GRADGRAD },
+    { "TriScale", "the gradient of trace(sin X)^2 (diagonal)", gtl_b_grad_trace, NULL, 1, { GTD_IN(2, 3, 4, -1, 1) }, 0 },
+    { "TriScale", "the gradient through cholesky (lower, halved diagonal)", gtl_b_grad_chol, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
+    GTD_END
+};
