@@ -501,3 +501,907 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
     if (b->ndim != 1) b = gr_flatten(b);
     return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
 }
+
+/* ==== second wave: joining, splitting, broadcasting, tiling ======================================
+
+   Join, Split, BroadcastTo, Tile and Untile; the builders gr_concatenate, gr_stack, gr_split,
+   gr_broadcast_to, gr_tile, and gr_zeros_like, gr_ones_like, gr_arange built from other ops.
+
+   Shapes (Join and Split keep their axis counted from the end, so that a leading batch axis added
+   for a Jacobian leaves it alone):
+     Join         x_i (*pre, n_i, *post) -> (*pre, sum n_i, *post); one node joins at most
+                  GR__SPLIT_MAX operands (more become a tree of joins)
+     Split        x (*pre, n, *post) -> k outputs (*pre, s_j, *post) with sum s_j = n; the sizes s_j
+                  are in the params (gr_split), or (Join's gradient) the axis lengths of k
+                  reference inputs x_1..x_k that give only their shapes
+     BroadcastTo  x -> the given shape, NumPy's broadcasting (x right-aligned against it)
+     Tile         x (s) by reps (r), both left-padded with 1s to m = max(len r, ndim x) axes ->
+                  (r_0 s_0, ..., r_m-1 s_m-1)
+     Untile       g (*b, r_0 s_0, ...) with ref (s) -> (*b, *s): g summed over its tiles, the
+                  axes Tile prepended summed away: the adjoint of Tile (b: leading batch axes)
+   zeros_like and ones_like are BroadcastLike of a constant (the operand gives only its shape);
+   arange is a constant computed when it is built.
+
+   Split has k outputs, and an op's number of outputs is part of its gr_op_def: gr_split uses
+   gr__split_ops[k - 1], one definition per k that copies the Split row except for n_out and its
+   connection pattern (checked against the row in gr__split_op). gr_split of more than
+   GR__SPLIT_MAX pieces is a tree of splits. */
+
+#define GR__SPLIT_MAX 32
+
+static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+
+typedef struct gr__join_params { int axis; } gr__join_params;     /* axis - ndim: from the end */
+
+typedef struct gr__split_params {
+    int axis;                            /* axis - ndim: from the end */
+    int refs;                            /* 1: sizes are the axis lengths of inputs 1..k */
+    int64_t sizes[GR__SPLIT_MAX];        /* refs == 0: the sizes of the k pieces */
+} gr__split_params;
+
+/* Split with k outputs: input 0 reaches every output, inputs 1..k (references) none. Its
+   (1 + k) x k pattern starts at gr__split_conn + (GR__SPLIT_MAX - k): k ones (row 0), then at
+   least k * k zeros (the rows of the references). */
+#define GR__ONES8 1, 1, 1, 1, 1, 1, 1, 1
+static const unsigned char gr__split_conn[GR__SPLIT_MAX + GR__SPLIT_MAX * GR__SPLIT_MAX] = {
+    GR__ONES8, GR__ONES8, GR__ONES8, GR__ONES8
+};
+#undef GR__ONES8
+
+#define GR__SPLIT_DEF(k) \
+    { "Split", -1, k, gr__Split_infer, gr__Split_shape, gr__split_conn + (GR__SPLIT_MAX - (k)), gr__Split_perform, \
+      gr__Split_grad, gr__Split_rop, GR__OP_Split, 0, gr__none_alias, gr__Split_batch }
+#define GR__SPLIT_DEF8(b) GR__SPLIT_DEF(b + 1), GR__SPLIT_DEF(b + 2), GR__SPLIT_DEF(b + 3), GR__SPLIT_DEF(b + 4), \
+    GR__SPLIT_DEF(b + 5), GR__SPLIT_DEF(b + 6), GR__SPLIT_DEF(b + 7), GR__SPLIT_DEF(b + 8)
+static const gr_op_def gr__split_ops[GR__SPLIT_MAX] = { GR__SPLIT_DEF8(0), GR__SPLIT_DEF8(8), GR__SPLIT_DEF8(16), GR__SPLIT_DEF8(24) };
+#undef GR__SPLIT_DEF8
+#undef GR__SPLIT_DEF
+
+/* the Split definition with k outputs (1 <= k <= GR__SPLIT_MAX) */
+static const gr_op_def *gr__split_op(int k) {
+    const gr_op_def *op = &gr__split_ops[k - 1], *row = &gr__op_Split;
+    GR_ASSERT(k >= 1 && k <= GR__SPLIT_MAX);
+    GR_ASSERT(op->n_in == row->n_in && op->infer == row->infer && op->shape == row->shape && op->perform == row->perform &&
+              op->grad == row->grad && op->rop == row->rop && op->code == row->code && op->flags == row->flags &&
+              op->alias == row->alias && op->batch == row->batch && strcmp(op->name, row->name) == 0);
+    (void)row;
+    return op;
+}
+
+/* ---- building ---------------------------------------------------------------------------------- */
+
+/* one Join node over n operands of one dtype and ndim (n <= GR__SPLIT_MAX); one operand is itself */
+static gr_var *gr__join_node(gr_graph *g, int n, gr_var *const *xs, int axis) {
+    gr__join_params p;
+    if (n == 1) return xs[0];
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    return gr__node1(g, &gr__op_Join, &p, sizeof p, n, xs);
+}
+
+/* a join of any number of operands, as a tree of nodes of at most GR__SPLIT_MAX (xs is reused) */
+static gr_var *gr__join(gr_graph *g, int n, gr_var **xs, int axis) {
+    while (n > GR__SPLIT_MAX) {
+        int m = 0, i;
+        for (i = 0; i < n; i += GR__SPLIT_MAX) {       /* writes slot m <= i / GR__SPLIT_MAX: already read */
+            gr_var *y = gr__join_node(g, n - i < GR__SPLIT_MAX ? n - i : GR__SPLIT_MAX, xs + i, axis);
+            if (!y) return NULL;
+            xs[m++] = y;
+        }
+        n = m;
+    }
+    return gr__join_node(g, n, xs, axis);
+}
+
+/* the dtype n joined operands take: bools stay bools, anything else promotes as in elementwise ops */
+static int gr__join_dtype(int n, gr_var *const *xs) {
+    int i;
+    for (i = 0; i < n; i++) if (xs[i]->dtype != GR_BOOL || gr__is_weak(xs[i])) return gr__promote(n, xs);
+    return GR_BOOL;
+}
+
+/* the operands of gr_concatenate / gr_stack brought to one dtype (and, for gr_stack, a new axis
+   at `insert`), then joined along axis a of the result */
+static gr_var *gr__join_build(gr_graph *g, int n, gr_var *const *xs, int insert, int a, int nd_out) {
+    gr_var *stack_buf[GR__SPLIT_MAX], **cs = stack_buf, *y = NULL;
+    int T = gr__join_dtype(n, xs), i;
+    if (n > GR__SPLIT_MAX) {
+        cs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)n);
+        if (!cs) return gr__fail(g, GR_ERR_NOMEM, "out of memory (%d operands to join)", n);
+    }
+    for (i = 0; i < n; i++) {
+        cs[i] = gr__coerce(xs[i], T);
+        if (cs[i] && insert >= 0) {
+            int pattern[GR_MAX_NDIM], d, m = 0;
+            for (d = 0; d < nd_out - 1; d++) {
+                if (d == insert) pattern[m++] = GR_NEWAXIS;
+                pattern[m++] = d;
+            }
+            if (insert == nd_out - 1) pattern[m++] = GR_NEWAXIS;
+            cs[i] = gr__dimshuffle(cs[i], nd_out, pattern, 0);
+        }
+        if (!cs[i]) goto done;
+    }
+    y = gr__join(g, n, cs, a - nd_out);
+done:
+    if (cs != stack_buf) GR_FREE(cs);
+    return y;
+}
+
+/* common checks of gr_concatenate and gr_stack: same ndim (else GR_ERR_TYPE) and static shapes
+   that agree outside `skip` (-1: everywhere; else GR_ERR_SHAPE) */
+static int gr__join_check(const char *fname, gr_graph *g, int n, gr_var *const *xs, int skip) {
+    int i, d, nd = xs[0]->ndim;
+    for (i = 1; i < n; i++)
+        if (xs[i]->ndim != nd) {
+            gr__error(g, GR_ERR_TYPE, "%s: operand %d %s has %d dimensions, operand 0 %s has %d", fname, i, gr__d(xs[i]).s,
+                      xs[i]->ndim, gr__d(xs[0]).s, nd);
+            return 0;
+        }
+    for (d = 0; d < nd; d++) {
+        int known = -1;                              /* the first operand whose size along d is known */
+        if (d == skip) continue;
+        for (i = 0; i < n; i++) {
+            if (xs[i]->shape[d] < 0) continue;
+            if (known < 0) { known = i; continue; }
+            if (xs[i]->shape[d] != xs[known]->shape[d]) {
+                gr__error(g, GR_ERR_SHAPE, "%s: operand %d %s of shape %s and operand %d %s of shape %s differ along axis %d%s", fname,
+                          known, gr__d(xs[known]).s, gr__vs(xs[known]).s, i, gr__d(xs[i]).s, gr__vs(xs[i]).s, d,
+                          skip >= 0 ? " (only the joining axis may differ)" : "");
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis) {
+    gr_graph *g;
+    int a, nd;
+    if (n < 1 || !xs) return NULL;                  /* no operand: no graph to report to */
+    if (!gr__operands("gr_concatenate", n, xs, &g)) return NULL;
+    nd = xs[0]->ndim;
+    if (nd == 0) return gr__fail(g, GR_ERR_VALUE, "gr_concatenate: operand 0 %s is 0-d and has no axis to join along", gr__d(xs[0]).s);
+    a = gr__axis(axis, nd);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "gr_concatenate: axis %d out of range for %s with %d dimensions", axis, gr__d(xs[0]).s, nd);
+    if (!gr__join_check("gr_concatenate", g, n, xs, a)) return NULL;
+    return gr__join_build(g, n, xs, -1, a, nd);
+}
+
+GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis) {
+    gr_graph *g;
+    int a, nd;
+    if (n < 1 || !xs) return NULL;                  /* no operand: no graph to report to */
+    if (!gr__operands("gr_stack", n, xs, &g)) return NULL;
+    nd = xs[0]->ndim;
+    if (nd + 1 > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_stack: the result would have %d dimensions (at most %d)", nd + 1, GR_MAX_NDIM);
+    a = gr__axis(axis, nd + 1);
+    if (a < 0) return gr__fail(g, GR_ERR_VALUE, "gr_stack: axis %d out of range for a result with %d dimensions", axis, nd + 1);
+    if (!gr__join_check("gr_stack", g, n, xs, -1)) return NULL;
+    return gr__join_build(g, n, xs, a, a, nd + 1);
+}
+
+/* pieces of x with sizes known when built (their sum already checked); more than GR__SPLIT_MAX:
+   chunks first, each split again (the recursion is as deep as log_32 n) */
+static gr_status gr__split_static(gr_graph *g, gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
+    gr__split_params p;
+    gr_var *chunks[GR__SPLIT_MAX];
+    int64_t per = GR__SPLIT_MAX;
+    int m, c, i;
+    gr_status st;
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    if (n <= GR__SPLIT_MAX) {
+        for (i = 0; i < n; i++) p.sizes[i] = sizes[i];
+        return gr__make_node(g, gr__split_op(n), &p, sizeof p, 1, &x, out);
+    }
+    while ((n + per - 1) / per > GR__SPLIT_MAX) per *= GR__SPLIT_MAX;
+    m = (int)((n + per - 1) / per);
+    for (c = 0; c < m; c++)
+        for (i = c * (int)per; i < n && i < (c + 1) * (int)per; i++) p.sizes[c] += sizes[i];
+    if ((st = gr__make_node(g, gr__split_op(m), &p, sizeof p, 1, &x, chunks)) != GR_OK) return st;
+    for (c = 0; c < m; c++) {
+        int first = c * (int)per, count = n - first < (int)per ? n - first : (int)per;
+        if ((st = gr__split_static(g, chunks[c], axis, count, sizes + first, out + first)) != GR_OK) return st;
+    }
+    return GR_OK;
+}
+
+GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
+    gr_graph *g;
+    int64_t total = 0;
+    int i, a;
+    gr_status st;
+    if (out) for (i = 0; i < n; i++) out[i] = NULL;
+    if (!gr__operands("gr_split", 1, &x, &g)) return g && g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (!out) return gr__error(g, GR_ERR_VALUE, "gr_split: out is NULL (splitting %s)", gr__d(x).s);
+    if (n < 1) return gr__error(g, GR_ERR_VALUE, "gr_split: %d pieces of %s (at least 1)", n, gr__d(x).s);
+    if (!sizes) return gr__error(g, GR_ERR_VALUE, "gr_split: sizes is NULL (splitting %s)", gr__d(x).s);
+    if (x->ndim == 0) return gr__error(g, GR_ERR_VALUE, "gr_split: %s is 0-d and has no axis to split", gr__d(x).s);
+    a = gr__axis(axis, x->ndim);
+    if (a < 0) return gr__error(g, GR_ERR_VALUE, "gr_split: axis %d out of range for %s with %d dimensions", axis, gr__d(x).s, x->ndim);
+    for (i = 0; i < n; i++) {
+        if (sizes[i] < 0) return gr__error(g, GR_ERR_VALUE, "gr_split: negative size %lld of piece %d of %s", (long long)sizes[i], i, gr__d(x).s);
+        if (total > INT64_MAX - sizes[i]) return gr__error(g, GR_ERR_VALUE, "gr_split: the sizes of the pieces of %s overflow", gr__d(x).s);
+        total += sizes[i];
+    }
+    if (x->shape[a] >= 0 && total != x->shape[a])
+        return gr__error(g, GR_ERR_SHAPE, "gr_split: the %d sizes add up to %lld, but axis %d of %s of shape %s has length %lld", n,
+                         (long long)total, a, gr__d(x).s, gr__vs(x).s, (long long)x->shape[a]);
+    st = gr__split_static(g, x, a - x->ndim, n, sizes, out);
+    if (st != GR_OK) {
+        for (i = 0; i < n; i++) out[i] = NULL;
+        return g->status != GR_OK ? g->status : st;
+    }
+    return GR_OK;
+}
+
+/* pieces of x along axis (from the end) shaped like refs[0..k) there (Join's gradient) */
+static gr_status gr__split_like(gr_graph *g, gr_var *x, int axis, int k, gr_var *const *refs, gr_var **out) {
+    gr__split_params p;
+    gr_var *ins[GR__SPLIT_MAX + 1];
+    int j;
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    p.refs = 1;
+    ins[0] = x;
+    for (j = 0; j < k; j++) ins[j + 1] = refs[j];
+    return gr__make_node(g, gr__split_op(k), &p, sizeof p, k + 1, ins, out);
+}
+
+/* ---- Join ---------------------------------------------------------------------------------------- */
+
+static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
+    const gr__join_params *p = (const gr__join_params *)node->params;
+    gr_var *x0 = node->in[0];
+    int nd = x0->ndim, a = nd + p->axis, i, d;
+    int64_t total = 0;
+    if (a < 0 || a >= nd) return gr__error(node->graph, GR_ERR_VALUE, "Join: axis %d out of range for %s with %d dimensions", a, gr__d(x0).s, nd);
+    if (node->n_in > GR__SPLIT_MAX)              /* its gradient is one Split: gr__join makes trees */
+        return gr__error(node->graph, GR_ERR_VALUE, "Join: %d operands in one node (at most %d)", node->n_in, GR__SPLIT_MAX);
+    gr_var_type(x0, out);
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = node->in[i];
+        if (x->dtype != x0->dtype || x->ndim != nd)
+            return gr__error(node->graph, GR_ERR_TYPE, "Join: operand %d %s is %s with %d dimensions, operand 0 %s is %s with %d", i,
+                             gr__d(x).s, gr_dtype_name((gr_dtype)x->dtype), x->ndim, gr__d(x0).s, gr_dtype_name((gr_dtype)x0->dtype), nd);
+        for (d = 0; d < nd; d++) {
+            if (d == a || x->shape[d] < 0) continue;
+            if (out->shape[d] >= 0 && out->shape[d] != x->shape[d]) {
+                char b1[200];
+                return gr__error(node->graph, GR_ERR_SHAPE, "Join: operand %d %s of shape %s does not match the shape %s of the others "
+                                 "along axis %d", i, gr__d(x).s, gr__vs(x).s, gr__shape_str(b1, sizeof b1, nd, out->shape), d);
+            }
+            out->shape[d] = x->shape[d];
+        }
+        if (total >= 0) {
+            if (x->shape[a] < 0) total = -1;
+            else if (total > INT64_MAX - x->shape[a])
+                return gr__error(node->graph, GR_ERR_SHAPE, "Join: the lengths along axis %d overflow", a);
+            else total += x->shape[a];
+        }
+    }
+    out->shape[a] = total;
+    return GR_OK;
+}
+
+static gr_status gr__Join_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__join_params *p = (const gr__join_params *)node->params;
+    int nd = in[0]->ndim, a = nd + p->axis, i, d;
+    int64_t total = 0;
+    for (i = 0; i < node->n_in; i++) {
+        for (d = 0; d < nd; d++)
+            if (d != a && in[i]->shape[d] != in[0]->shape[d])
+                return gr_node_error(node, GR_ERR_SHAPE, "operand %d %s of shape %s and operand 0 %s of shape %s differ along axis %d "
+                                     "(only axis %d may differ)", i, gr__d(node->in[i]).s, gr__as(in[i]).s, gr__d(node->in[0]).s,
+                                     gr__as(in[0]).s, d, a);
+        total += in[i]->shape[a];                   /* arrays in memory: no overflow */
+    }
+    for (d = 0; d < nd; d++) out[0]->shape[d] = in[0]->shape[d];
+    out[0]->shape[a] = total;
+    return GR_OK;
+}
+
+/* the product of shape[0..a) and of shape[a+1..nd) */
+static void gr__around_axis(int nd, const int64_t *shape, int a, int64_t *outer, int64_t *inner) {
+    int d;
+    *outer = 1; *inner = 1;
+    for (d = 0; d < a; d++) *outer *= shape[d];
+    for (d = a + 1; d < nd; d++) *inner *= shape[d];
+}
+
+/* out = [x_0 | x_1 | ...] along the axis: for each position before it, one block of each operand */
+static gr_status gr__Join_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__join_params *p = (const gr__join_params *)node->params;
+    int a = out[0]->ndim + p->axis, i;
+    int64_t outer, inner, o;
+    size_t es = gr__dsize(out[0]->dtype);
+    char *dst = (char *)out[0]->data;
+    if (out[0]->size == 0) return GR_OK;
+    gr__around_axis(out[0]->ndim, out[0]->shape, a, &outer, &inner);
+    for (o = 0; o < outer; o++)
+        for (i = 0; i < node->n_in; i++) {
+            size_t block = (size_t)(in[i]->shape[a] * inner) * es;
+            if (block) memcpy(dst, (const char *)in[i]->data + (size_t)o * block, block);
+            dst += block;
+        }
+    return GR_OK;
+}
+
+/* the gradient of a join is the split of gz into pieces shaped like the operands */
+static gr_status gr__Join_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int i;
+    if (!gr__is_float(node->out[0]->dtype)) {
+        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr__zeros_grad(node->in[i]))) return node->graph->status;
+        return GR_OK;
+    }
+    return gr__split_like(node->graph, og[0], ((const gr__join_params *)node->params)->axis, node->n_in, node->in, ig);
+}
+
+/* linear: the join of the tangents, zeros for operands without one */
+static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *vs[GR__SPLIT_MAX];
+    int i, any = 0;
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
+    for (i = 0; i < node->n_in; i++) {
+        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(node->in[i]);
+        else { vs[i] = ev[i]; any = 1; }
+        if (!vs[i]) return node->graph->status;
+    }
+    if (!any) return GR_OK;
+    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)node->params)->axis);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* every operand batched: the same join (its axis counts from the end); some not: row by row */
+static gr_status gr__Join_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    int i;
+    for (i = 0; i < node->n_in; i++) if (!batched[i]) return gr__map_batch(node, in, batched, out);
+    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Split ----------------------------------------------------------------------------------------- */
+
+static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)node->params; }
+
+static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
+    const gr__split_params *p = gr__spp(node);
+    gr_var *x = node->in[0];
+    int k = node->n_out, a = x->ndim + p->axis, j, known = 1;
+    int64_t total = 0;
+    if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
+    if (node->n_in != (p->refs ? k + 1 : 1))
+        return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", node->n_in, k, p->refs ? " shaped like references" : "");
+    for (j = 0; j < k; j++) {
+        int64_t s = p->sizes[j];
+        if (p->refs) {
+            gr_var *r = node->in[j + 1];
+            if (r->ndim + p->axis < 0)
+                return gr__error(node->graph, GR_ERR_TYPE, "Split: reference %s has %d dimensions, too few for axis %d from the end",
+                                 gr__d(r).s, r->ndim, -p->axis);
+            s = r->shape[r->ndim + p->axis];
+        }
+        gr_var_type(x, &out[j]);
+        out[j].shape[a] = s;
+        if (s < 0) known = 0;
+        else if (total <= INT64_MAX - s) total += s;
+    }
+    if (known && x->shape[a] >= 0 && total != x->shape[a])
+        return gr__error(node->graph, GR_ERR_SHAPE, "Split: the %d pieces add up to %lld along axis %d, but %s has shape %s", k,
+                         (long long)total, a, gr__d(x).s, gr__vs(x).s);
+    return GR_OK;
+}
+
+static gr_status gr__Split_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__split_params *p = gr__spp(node);
+    const gr_array *x = in[0];
+    int k = node->n_out, a = x->ndim + p->axis, j, d;
+    int64_t total = 0;
+    for (j = 0; j < k; j++) {
+        int64_t s = p->refs ? in[j + 1]->shape[in[j + 1]->ndim + p->axis] : p->sizes[j];
+        for (d = 0; d < x->ndim; d++) out[j]->shape[d] = x->shape[d];
+        out[j]->shape[a] = s;
+        total += s;                                 /* lengths of arrays or checked sizes: no overflow */
+    }
+    if (total != x->shape[a])
+        return gr_node_error(node, GR_ERR_SHAPE, "the %d pieces add up to %lld along axis %d, but %s has shape %s", k, (long long)total,
+                             a, gr__d(node->in[0]).s, gr__as(x).s);
+    return GR_OK;
+}
+
+static gr_status gr__Split_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int a = x->ndim + gr__spp(node)->axis, j;
+    int64_t outer, inner, o;
+    size_t es = gr__dsize(x->dtype);
+    const char *src = (const char *)x->data;
+    if (x->size == 0) return GR_OK;
+    gr__around_axis(x->ndim, x->shape, a, &outer, &inner);
+    for (o = 0; o < outer; o++)
+        for (j = 0; j < node->n_out; j++) {
+            size_t block = (size_t)(out[j]->shape[a] * inner) * es;
+            if (block) memcpy((char *)out[j]->data + (size_t)o * block, src, block);
+            src += block;
+        }
+    return GR_OK;
+}
+
+/* the join of the output gradients. A piece that does not reach the cost has a disconnected
+   gradient: it contributes zeros shaped like itself (Theano#1589, Aesara#1200) */
+static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *pieces[GR__SPLIT_MAX], *x = node->in[0];
+    int i, j;
+    for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return node->graph->status;
+    if (!gr__is_float(x->dtype)) {
+        ig[0] = gr__zeros_grad(x);
+        return ig[0] ? GR_OK : node->graph->status;
+    }
+    for (j = 0; j < node->n_out; j++)
+        if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
+    for (j = 0; j < node->n_out; j++) {
+        pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(node->out[j]) : og[j];
+        if (!pieces[j]) return node->graph->status;
+    }
+    ig[0] = gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+
+/* linear: the same split of the tangent */
+static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *ins[GR__SPLIT_MAX + 1];
+    int i;
+    for (i = 0; i < node->n_out; i++) orop[i] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    ins[0] = ev[0];
+    for (i = 1; i < node->n_in; i++) ins[i] = node->in[i];
+    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, ins, orop);
+}
+
+/* x batched: the same split (its axis counts from the end, so references may or may not be
+   batched); x not batched while a reference is would give every row the same pieces, which the
+   references' shapes alone cannot make: not supported */
+static gr_status gr__Split_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    if (!batched[0])
+        return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: a Split of %s whose only batched inputs are "
+                         "references (shapes) cannot be batched", gr__d(node->in[0]).s);
+    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, in, out);
+}
+
+/* ---- BroadcastTo ----------------------------------------------------------------------------------- */
+
+typedef struct gr__bto_params {
+    int ndim;
+    int64_t shape[GR_MAX_NDIM];          /* -1 (only from the batching rule): x's own aligned length */
+} gr__bto_params;
+
+GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape) {
+    gr__bto_params p;
+    gr_graph *g;
+    char buf[200];
+    int i, off, same;
+    if (!gr__operands("gr_broadcast_to", 1, &x, &g)) return NULL;
+    if (ndim < 0 || ndim > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_broadcast_to: ndim %d out of range for %s (at most %d)", ndim, gr__d(x).s, GR_MAX_NDIM);
+    if (ndim > 0 && !shape) return gr__fail(g, GR_ERR_VALUE, "gr_broadcast_to: shape is NULL for %s", gr__d(x).s);
+    memset(&p, 0, sizeof p);
+    p.ndim = ndim;
+    for (i = 0; i < ndim; i++) {
+        if (shape[i] < 0)
+            return gr__fail(g, GR_ERR_VALUE, "gr_broadcast_to: negative size %lld in the shape for %s", (long long)shape[i], gr__d(x).s);
+        p.shape[i] = shape[i];
+    }
+    if (gr__static_overflows(ndim, p.shape))
+        return gr__fail(g, GR_ERR_VALUE, "gr_broadcast_to: the element count of the shape %s for %s overflows",
+                        gr__shape_str(buf, sizeof buf, ndim, p.shape), gr__d(x).s);
+    off = ndim - x->ndim;
+    if (off < 0)
+        return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_to: %s of shape %s has more dimensions than the shape %s", gr__d(x).s,
+                        gr__vs(x).s, gr__shape_str(buf, sizeof buf, ndim, p.shape));
+    same = off == 0;
+    for (i = 0; i < x->ndim; i++) {
+        int64_t s = x->shape[i];
+        if (s >= 0 && s != 1 && s != p.shape[off + i])
+            return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_to: %s of shape %s does not broadcast to %s", gr__d(x).s, gr__vs(x).s,
+                            gr__shape_str(buf, sizeof buf, ndim, p.shape));
+        if (s != p.shape[off + i]) same = 0;
+    }
+    if (same) return x;                              /* already that shape */
+    return gr__node1(g, &gr__op_BroadcastTo, &p, sizeof p, 1, &x);
+}
+
+static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
+    const gr__bto_params *p = (const gr__bto_params *)node->params;
+    gr_var *x = node->in[0];
+    int i, off = p->ndim - x->ndim;
+    char buf[200];
+    if (off < 0)
+        return gr__error(node->graph, GR_ERR_SHAPE, "BroadcastTo: %s of shape %s has more dimensions than the shape %s", gr__d(x).s,
+                         gr__vs(x).s, gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = p->ndim;
+    for (i = 0; i < p->ndim; i++) {
+        int64_t s = i >= off ? x->shape[i - off] : 1, t = p->shape[i];
+        if (t < 0) {
+            if (i < off) return gr__error(node->graph, GR_ERR_VALUE, "BroadcastTo: axis %d keeps the length of %s, which has no such axis", i, gr__d(x).s);
+            out->shape[i] = s;
+            continue;
+        }
+        if (s >= 0 && s != 1 && s != t)
+            return gr__error(node->graph, GR_ERR_SHAPE, "BroadcastTo: %s of shape %s does not broadcast to %s", gr__d(x).s, gr__vs(x).s,
+                             gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
+        out->shape[i] = t;
+    }
+    return GR_OK;
+}
+
+static gr_status gr__BroadcastTo_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__bto_params *p = (const gr__bto_params *)node->params;
+    int i, off = p->ndim - in[0]->ndim;
+    for (i = 0; i < p->ndim; i++) {
+        int64_t s = i >= off ? in[0]->shape[i - off] : 1, t = p->shape[i] < 0 ? s : p->shape[i];
+        if (s != 1 && s != t) {
+            char buf[200];
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+                                 gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
+        }
+        out[0]->shape[i] = t;
+    }
+    return GR_OK;
+}
+
+static gr_status gr__BroadcastTo_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__broadcast_copy(in[0], out[0]);
+    return GR_OK;
+}
+
+/* the gradient of a broadcast sums back over the broadcast axes */
+static gr_status gr__BroadcastTo_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    ig[0] = gr__is_float(x->dtype) ? gr__sum_to(og[0], x) : gr__zeros_grad(x);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__BroadcastTo_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_BroadcastTo, node->params, node->params_size, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* x (B, *s): its axes move right past the ones the broadcast prepends, and the batch axis keeps
+   its length */
+static gr_status gr__BroadcastTo_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__bto_params p;
+    const gr__bto_params *q = (const gr__bto_params *)node->params;
+    int pattern[GR_MAX_NDIM], nd = node->in[0]->ndim, i, m = 0;
+    gr_var *x;
+    if (q->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    pattern[m++] = 0;
+    for (i = 0; i < q->ndim - nd; i++) pattern[m++] = GR_NEWAXIS;
+    for (i = 0; i < nd; i++) pattern[m++] = i + 1;
+    x = gr__dimshuffle(in[0], m, pattern, 0);
+    if (!x) return node->graph->status;
+    memset(&p, 0, sizeof p);
+    p.ndim = q->ndim + 1;
+    p.shape[0] = -1;
+    for (i = 0; i < q->ndim; i++) p.shape[i + 1] = q->shape[i];
+    out[0] = gr__node1(node->graph, &gr__op_BroadcastTo, &p, sizeof p, 1, &x);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- zeros_like, ones_like, arange ------------------------------------------------------------------ */
+
+GR_API gr_var *gr_zeros_like(gr_var *x) {
+    gr_graph *g;
+    if (!gr__operands("gr_zeros_like", 1, &x, &g)) return NULL;
+    return gr__fill_like(x, x->dtype, 0.0);
+}
+
+GR_API gr_var *gr_ones_like(gr_var *x) {
+    gr_graph *g;
+    if (!gr__operands("gr_ones_like", 1, &x, &g)) return NULL;
+    return gr__fill_like(x, x->dtype, 1.0);
+}
+
+/* NumPy's arange: ceil((stop - start) / step) values start + i step, computed in double and
+   converted to the dtype (integers truncate toward zero); integral int64 ranges are exact */
+GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr_dtype dtype) {
+    gr_array *a;
+    gr_var *v;
+    double len;
+    int64_t n, i;
+    if (!g) return NULL;
+    if (!gr__dtype_ok((int)dtype)) return gr__fail(g, GR_ERR_VALUE, "gr_arange: unknown dtype %d", (int)dtype);
+    if (dtype == GR_BOOL) return gr__fail(g, GR_ERR_VALUE, "gr_arange: a range cannot be bool");
+    if (!(start - start == 0) || !(stop - stop == 0) || !(step - step == 0))
+        return gr__fail(g, GR_ERR_VALUE, "gr_arange: start %g, stop %g and step %g must be finite", start, stop, step);
+    if (step == 0) return gr__fail(g, GR_ERR_VALUE, "gr_arange: the step is zero");
+    len = ceil((stop - start) / step);
+    if (!(len > 0)) len = 0;
+    if (len > 9007199254740992.0) return gr__fail(g, GR_ERR_VALUE, "gr_arange: [%g, %g) by %g would have %g elements", start, stop, step, len);
+    n = (int64_t)len;
+    a = gr__array_alloc((int)dtype, 1, &n);
+    if (!a) return gr__fail(g, GR_ERR_NOMEM, "out of memory (gr_arange of %lld elements)", (long long)n);
+    if (dtype == GR_I64 && start == floor(start) && step == floor(step) && fabs(start) + fabs(step) * len < 9.0e18) {
+        int64_t s0 = (int64_t)start, d = (int64_t)step;
+        for (i = 0; i < n; i++) ((int64_t *)a->data)[i] = s0 + i * d;
+    } else
+        for (i = 0; i < n; i++) gr__store((int)dtype, a->data, i, start + (double)i * step);
+    if (!gr__own(g, a)) return NULL;
+    v = gr__new_var(g, (int)dtype, 1, &n, GR__VK_CONST);
+    if (v) v->ext = a;
+    return v;
+}
+
+/* ---- Tile and Untile ----------------------------------------------------------------------------------- */
+
+typedef struct gr__tile_params { int n; int64_t reps[GR_MAX_NDIM]; } gr__tile_params;
+
+/* reps and shape left-padded with 1s to m = max(n, nd) axes; returns m */
+static int gr__tile_pad(const gr__tile_params *p, int nd, const int64_t *shape, int64_t *r, int64_t *s) {
+    int m = p->n > nd ? p->n : nd, k;
+    for (k = 0; k < m; k++) {
+        r[k] = k >= m - p->n ? p->reps[k - (m - p->n)] : 1;
+        s[k] = k >= m - nd ? shape[k - (m - nd)] : 1;
+    }
+    return m;
+}
+
+/* r s, or -1 when s is unknown (and r is not 0), or -2 when it overflows */
+static int64_t gr__tile_len(int64_t r, int64_t s) {
+    if (r == 0 || s == 0) return 0;
+    if (s < 0) return -1;
+    return r > INT64_MAX / s ? -2 : r * s;
+}
+
+GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps) {
+    gr__tile_params p;
+    gr_graph *g;
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], o[GR_MAX_NDIM];
+    int i, m, trivial = 1;
+    char buf[200];
+    if (!gr__operands("gr_tile", 1, &x, &g)) return NULL;
+    if (n < 0 || n > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "gr_tile: %d repetitions for %s (0 to %d)", n, gr__d(x).s, GR_MAX_NDIM);
+    if (n > 0 && !reps) return gr__fail(g, GR_ERR_VALUE, "gr_tile: reps is NULL for %s", gr__d(x).s);
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    for (i = 0; i < n; i++) {
+        if (reps[i] < 0) return gr__fail(g, GR_ERR_VALUE, "gr_tile: negative repetition %lld for %s", (long long)reps[i], gr__d(x).s);
+        p.reps[i] = reps[i];
+        if (reps[i] != 1) trivial = 0;
+    }
+    if (trivial && n <= x->ndim) return x;           /* nothing repeated, no axis added */
+    m = gr__tile_pad(&p, x->ndim, x->shape, r, s);
+    for (i = 0; i < m; i++) {
+        o[i] = gr__tile_len(r[i], s[i]);
+        if (o[i] == -2) break;
+    }
+    if (i < m || gr__static_overflows(m, o))
+        return gr__fail(g, GR_ERR_VALUE, "gr_tile: %s of shape %s tiled by %s would have too many elements", gr__d(x).s, gr__vs(x).s,
+                        gr__shape_str(buf, sizeof buf, n, p.reps));
+    return gr__node1(g, &gr__op_Tile, &p, sizeof p, 1, &x);
+}
+
+static gr_status gr__Tile_infer(const gr_node *node, gr_type *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    gr_var *x = node->in[0];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
+    int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = m;
+    for (k = 0; k < m; k++) {
+        out->shape[k] = gr__tile_len(r[k], s[k]);
+        if (out->shape[k] == -2) {
+            char buf[200];
+            return gr__error(node->graph, GR_ERR_SHAPE, "Tile: %s of shape %s tiled by %s overflows", gr__d(x).s, gr__vs(x).s,
+                             gr__shape_str(buf, sizeof buf, p->n, p->reps));
+        }
+    }
+    return GR_OK;
+}
+
+static gr_status gr__Tile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
+    int m = gr__tile_pad(p, in[0]->ndim, in[0]->shape, r, s), k;
+    for (k = 0; k < m; k++) {
+        out[0]->shape[k] = gr__tile_len(r[k], s[k]);
+        if (out[0]->shape[k] < 0) {
+            char buf[200];
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s tiled by %s overflows", gr__d(node->in[0]).s, gr__as(in[0]).s,
+                                 gr__shape_str(buf, sizeof buf, p->n, p->reps));
+        }
+    }
+    return GR_OK;
+}
+
+/* each output row (all axes but the last) is a row of x, repeated r_last times: output position i
+   along axis k reads x at i mod s_k */
+static gr_status gr__Tile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr_array *x = in[0];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], xst[GR_MAX_NDIM], idx[GR_MAX_NDIM], rows, row, len, t;
+    int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
+    size_t es = gr__dsize(x->dtype), bytes;
+    char *dst = (char *)out[0]->data;
+    if (out[0]->size == 0) return GR_OK;
+    if (m == 0) { memcpy(dst, x->data, es); return GR_OK; }
+    len = s[m - 1];
+    bytes = (size_t)len * es;
+    xst[m - 1] = 1;
+    for (k = m - 2; k >= 0; k--) xst[k] = xst[k + 1] * s[k + 1];
+    rows = out[0]->size / (r[m - 1] * len);
+    for (k = 0; k < m; k++) idx[k] = 0;
+    for (row = 0; row < rows; row++) {
+        int64_t off = 0;
+        for (k = 0; k < m - 1; k++) off += (idx[k] % s[k]) * xst[k];
+        for (t = 0; t < r[m - 1]; t++, dst += bytes) memcpy(dst, (const char *)x->data + (size_t)off * es, bytes);
+        for (k = m - 2; k >= 0; k--) { if (++idx[k] < r[k] * s[k]) break; idx[k] = 0; }
+    }
+    return GR_OK;
+}
+
+static gr_var *gr__untile(gr_var *g_, gr_var *ref, const gr__tile_params *p) {
+    gr_var *args[2];
+    args[0] = g_; args[1] = ref;
+    if (!g_ || !ref) return NULL;
+    return gr__node1(g_->graph, &gr__op_Untile, p, sizeof *p, 2, args);
+}
+
+/* x tiled after its first b axes (which are repeated once): x (*b, s) -> (*b, r s) */
+static gr_var *gr__tile_after(gr_graph *g, gr_var *x, int b, const gr__tile_params *p) {
+    gr__tile_params q;
+    int pattern[GR_MAX_NDIM], d = x->ndim - b, m = p->n > d ? p->n : d, i, k = 0;
+    if (b == 0) return gr__node1(g, &gr__op_Tile, p, sizeof *p, 1, &x);
+    if (b + m > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "Tile: %s with %d batch axes would have too many dimensions", gr__d(x).s, b);
+    for (i = 0; i < b; i++) pattern[k++] = i;
+    for (i = 0; i < m - d; i++) pattern[k++] = GR_NEWAXIS;
+    for (i = 0; i < d; i++) pattern[k++] = b + i;
+    if (m > d && !(x = gr__dimshuffle(x, k, pattern, 0))) return NULL;
+    memset(&q, 0, sizeof q);
+    q.n = b + m;
+    for (i = 0; i < b; i++) q.reps[i] = 1;
+    for (i = 0; i < m; i++) q.reps[b + i] = i >= m - p->n ? p->reps[i - (m - p->n)] : 1;
+    return gr__node1(g, &gr__op_Tile, &q, sizeof q, 1, &x);
+}
+
+static gr_status gr__Tile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = node->in[0];
+    ig[0] = gr__is_float(x->dtype) ? gr__untile(og[0], x, (const gr__tile_params *)node->params) : gr__zeros_grad(x);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__Tile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Tile, node->params, node->params_size, 1, &ev[0]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__Tile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    int d = node->in[0]->ndim, m = p->n > d ? p->n : d;
+    if (m + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    out[0] = gr__tile_after(node->graph, in[0], 1, p);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* Untile: the leading batch axes b = ndim(g) - m */
+static int gr__untile_dims(const gr_node *node, int nd_g, int nd_ref, int *m) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    *m = p->n > nd_ref ? p->n : nd_ref;
+    return nd_g - *m;
+}
+
+static gr_status gr__Untile_infer(const gr_node *node, gr_type *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    gr_var *g_ = node->in[0], *ref = node->in[1];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
+    int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
+    if (b < 0 || g_->dtype == GR_BOOL)
+        return gr__error(node->graph, GR_ERR_TYPE, "Untile: %s (%s with %d dimensions) cannot be the tiles of %s with %d dimensions", gr__d(g_).s,
+                         gr_dtype_name((gr_dtype)g_->dtype), g_->ndim, gr__d(ref).s, ref->ndim);
+    gr__tile_pad(p, ref->ndim, ref->shape, r, s);
+    out->dtype = (gr_dtype)g_->dtype;
+    out->ndim = b + ref->ndim;
+    for (k = 0; k < b; k++) out->shape[k] = g_->shape[k];
+    for (k = 0; k < m; k++) {
+        int64_t gl = g_->shape[b + k], want = gr__tile_len(r[k], s[k]);
+        if (gl >= 0 && want >= 0 && gl != want) {
+            char buf[200];
+            return gr__error(node->graph, GR_ERR_SHAPE, "Untile: %s of shape %s is not %s of shape %s tiled by %s", gr__d(g_).s, gr__vs(g_).s,
+                             gr__d(ref).s, gr__vs(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
+        }
+        if (k >= m - ref->ndim) {
+            int64_t sk = s[k];
+            if (sk < 0 && gl >= 0 && r[k] > 0) sk = gl / r[k];    /* known from the tiles */
+            out->shape[b + k - (m - ref->ndim)] = sk;
+        }
+    }
+    return GR_OK;
+}
+
+static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr_array *g_ = in[0], *ref = in[1];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
+    int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
+    gr__tile_pad(p, ref->ndim, ref->shape, r, s);
+    for (k = 0; k < m; k++)
+        if (g_->shape[b + k] != gr__tile_len(r[k], s[k])) {
+            char buf[200];
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not %s of shape %s tiled by %s", gr__d(node->in[0]).s, gr__as(g_).s,
+                                 gr__d(node->in[1]).s, gr__as(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
+        }
+    for (k = 0; k < b; k++) out[0]->shape[k] = g_->shape[k];
+    for (k = 0; k < ref->ndim; k++) out[0]->shape[b + k] = ref->shape[k];
+    return GR_OK;
+}
+
+/* out[β, i] = sum over the tiles t of g[β, t s + i]: g is walked row by row (all axes but the last),
+   each row adding its r_last tiles into the output row it maps to */
+#define GR__UNTILE_ROW(T, ADD) do { \
+        T *o_ = (T *)out[0]->data + orow; const T *g_row = (const T *)g_->data + row * glen; int64_t t_, i_; \
+        for (t_ = 0; t_ < rl; t_++) for (i_ = 0; i_ < sl; i_++) o_[i_] = ADD(o_[i_], g_row[t_ * sl + i_]); \
+    } while (0)
+#define GR__UNTILE_FADD(a, b) ((a) + (b))
+#define GR__UNTILE_IADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
+static gr_status gr__Untile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr_array *g_ = in[0], *ref = in[1];
+    int64_t r[GR_MAX_NDIM + GR_MAX_NDIM], s[GR_MAX_NDIM + GR_MAX_NDIM], ost[GR_MAX_NDIM + GR_MAX_NDIM], idx[GR_MAX_NDIM + GR_MAX_NDIM];
+    int64_t rows, row, rl, sl, glen;
+    int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), D = b + m, k;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    if (g_->size == 0) return GR_OK;
+    if (D == 0) { memcpy(out[0]->data, g_->data, gr__dsize(g_->dtype)); return GR_OK; }
+    /* axes 0..b: batch (repeated once), then the m tiled axes */
+    for (k = 0; k < b; k++) { r[k] = 1; s[k] = g_->shape[k]; }
+    gr__tile_pad(p, ref->ndim, ref->shape, r + b, s + b);
+    ost[D - 1] = 1;
+    for (k = D - 2; k >= 0; k--) ost[k] = ost[k + 1] * s[k + 1];
+    rl = r[D - 1]; sl = s[D - 1]; glen = rl * sl;
+    rows = g_->size / glen;
+    for (k = 0; k < D; k++) idx[k] = 0;
+    for (row = 0; row < rows; row++) {
+        int64_t orow = 0;
+        for (k = 0; k < D - 1; k++) orow += (idx[k] % s[k]) * ost[k];
+        switch (g_->dtype) {
+        case GR_F64: GR__UNTILE_ROW(double, GR__UNTILE_FADD); break;
+        case GR_F32: GR__UNTILE_ROW(float, GR__UNTILE_FADD); break;
+        default: GR__UNTILE_ROW(int64_t, GR__UNTILE_IADD); break;
+        }
+        for (k = D - 2; k >= 0; k--) { if (++idx[k] < r[k] * s[k]) break; idx[k] = 0; }
+    }
+    return GR_OK;
+}
+#undef GR__UNTILE_ROW
+#undef GR__UNTILE_FADD
+#undef GR__UNTILE_IADD
+
+/* the gradient of a sum over tiles is the tiling of gz */
+static gr_status gr__Untile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *g_ = node->in[0];
+    int m, b = gr__untile_dims(node, g_->ndim, node->in[1]->ndim, &m);
+    ig[0] = gr__is_float(g_->dtype) ? gr__tile_after(node->graph, og[0], b, (const gr__tile_params *)node->params) : gr__zeros_grad(g_);
+    ig[1] = gr_disconnected_like(node->in[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__Untile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__untile(ev[0], node->in[1], (const gr__tile_params *)node->params);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* g batched: the same op, one more batch axis; a batched reference: row by row */
+static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    if (batched[1] || in[0]->ndim > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)node->params);
+    return out[0] ? GR_OK : node->graph->status;
+}

@@ -150,6 +150,12 @@
     X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
+    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
+    X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \
+                                                                                 /* nodes use gr__split_ops[k - 1] (k outputs, refs shape-only) */ \
+    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
+    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
+    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
     /* (end of the second-wave shape rows) */ \
     /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
     X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \

@@ -180,6 +180,20 @@ GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in r
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
 
 /* ---- second wave: structure (ops/shape.c) ---- */
+/* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
+   (bools stay bools) */
+GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
+GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
+/* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
+   NULL on failure */
+GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out);
+GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_zeros_like(gr_var *x);  GR_API gr_var *gr_ones_like(gr_var *x);  /* x's dtype; the
+                                                            gradient to x is disconnected */
+/* a constant: ceil((stop - start) / step) values start + i step, converted to dtype (not bool) */
+GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr_dtype dtype);
+GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
+                                                                   prepends axes */
 /* (end of the second-wave structure declarations) */
 
 /* ---- second wave: reductions (ops/reduce.c) ---- */

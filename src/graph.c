@@ -409,6 +409,8 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         v->out_index = j;
         node->out[j] = v;
     }
+    /* registered only now: a type rule may build nodes of its own (Batched's builds its inner node),
+       which take the slots and ids free before it ran */
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node->id = g->n_nodes;

@@ -1349,6 +1349,127 @@ TEST(gts_op_Solve) { gtl_forward_Solve(); }
 TEST(gts_op_Cholesky) { gtl_forward_Cholesky(); }
 TEST(gts_op_Trace) { gtl_forward_Trace(); }
 TEST(gts_op_TriScale) { gtl_forward_TriScale(); }
+/* ---- second wave: structure (tests/t_struct2.c tests these ops in depth) ------------------------- */
+
+/* [x (2,3) | y (2,2)] along -1, every dtype, static and call-time shapes */
+TEST(gts_op_Join) {
+    static const int64_t sx[2] = { 2, 3 }, sy[2] = { 2, 2 }, sj[2] = { 2, 5 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 140;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *ins[2];
+            gr_array *arr[2], *want = gts_want(dt, 2, sj);
+            int64_t r, c;
+            ins[0] = gtf_input(g, dt, 2, sx, dyn, "x");
+            ins[1] = gtf_input(g, dt, 2, sy, dyn, "y");
+            arr[0] = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9);
+            arr[1] = gts_random(&rng, dt, 2, sy, -5, 5, -9, 9);
+            for (r = 0; r < 2; r++)
+                for (c = 0; c < 5; c++) gts_copy_elem(want, r * 5 + c, arr[c < 3 ? 0 : 1], c < 3 ? r * 3 + c : r * 2 + c - 3);
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_concatenate(2, ins, -1), dt, want, 0, "gr_concatenate (2,3) | (2,2)");
+            gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* x (2,5) cut into (2,0,3) along axis 1 */
+TEST(gts_op_Split) {
+    static const int64_t sx[2] = { 2, 5 }, sizes[3] = { 2, 0, 3 };
+    gtf_rng rng;
+    int d, dyn, j;
+    rng.s = 141;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x"), *p[3];
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9);
+            int64_t off = 0;
+            CHECK_STATUS(gr_split(x, 1, 3, sizes, p), GR_OK);
+            for (j = 0; j < 3; j++) {
+                int64_t ps[2], r, c;
+                gr_array *want;
+                ps[0] = 2; ps[1] = sizes[j];
+                want = gts_want(dt, 2, ps);
+                for (r = 0; r < 2; r++)
+                    for (c = 0; c < sizes[j]; c++) gts_copy_elem(want, r * sizes[j] + c, xa, r * 5 + off + c);
+                gts_expect1(g, x, xa, p[j], dt, want, 0, "gr_split (2,5) into 2, 0, 3");
+                off += sizes[j];
+                gr_array_free(want);
+            }
+            gr_array_free(xa);
+            gr_graph_free(g);
+        }
+}
+
+/* x (3,1) broadcast to (2,3,4) */
+TEST(gts_op_BroadcastTo) {
+    static const int64_t sx[2] = { 3, 1 }, sy[3] = { 2, 3, 4 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 142;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x");
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9), *want = gts_want(dt, 3, sy);
+            int64_t k;
+            for (k = 0; k < 24; k++) gts_copy_elem(want, k, xa, (k / 4) % 3);
+            gts_expect1(g, x, xa, gr_broadcast_to(x, 3, sy), dt, want, 0, "gr_broadcast_to (3,1) to (2,3,4)");
+            gr_array_free(xa); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* x (2,3) tiled by (2,1,2): (2,2,6) */
+TEST(gts_op_Tile) {
+    static const int64_t sx[2] = { 2, 3 }, reps[3] = { 2, 1, 2 }, sy[3] = { 2, 2, 6 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 143;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x");
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9), *want = gts_want(dt, 3, sy);
+            int64_t k;
+            for (k = 0; k < 24; k++) gts_copy_elem(want, k, xa, ((k / 6) % 2) * 3 + (k % 6) % 3);
+            gts_expect1(g, x, xa, gr_tile(x, 3, reps), dt, want, 0, "gr_tile (2,3) by (2,1,2)");
+            gr_array_free(xa); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* the gradient of tile(c (2,3), (2,2)) for a cotangent u (4,6): u summed over its four tiles */
+TEST(gts_op_Untile) {
+    static const int64_t sc[2] = { 2, 3 }, reps[2] = { 2, 2 }, su[2] = { 4, 6 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 144;
+    for (d = 0; d < 2; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *c = gtf_input(g, dt, 2, sc, dyn, "c"), *u = gtf_input(g, dt, 2, su, dyn, "u"), *t, *r = NULL;
+            gr_array *ua = gts_random(&rng, dt, 2, su, -5, 5, 0, 0), *ca = gr_array_new(dt, 2, sc), *want = gts_want(dt, 2, sc);
+            gr_var *ins[2];
+            gr_array *arr[2];
+            int64_t k;
+            t = gr_tile(c, 2, reps);
+            CHECK_STATUS(gr_lop(1, &t, 1, &c, &u, &r, NULL), GR_OK);
+            for (k = 0; k < 24; k++) ((double *)want->data)[((k / 6) % 2) * 3 + (k % 6) % 3] += gr_array_get(ua, k);
+            ins[0] = c; ins[1] = u; arr[0] = ca; arr[1] = ua;
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, r, dt, want, gts_tol(dt), "untile (4,6) onto (2,3)");
+            gr_array_free(ua); gr_array_free(ca); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
 
 #define GTS_ROW_NAME(Name, ...) #Name,
 static const char *const gts_rows[] = { GR_STRUCT_OPS(GTS_ROW_NAME) };
@@ -1416,6 +1537,11 @@ SUITE(suite_forward_struct) = {
     OPCASE(Cholesky),
     OPCASE(Trace),
     OPCASE(TriScale),
+    OPCASE(Join),
+    OPCASE(Split),
+    OPCASE(BroadcastTo),
+    OPCASE(Tile),
+    OPCASE(Untile),
     CASE(test_transpose),
     CASE(test_outer),
     CASE(test_int_wraparound),
