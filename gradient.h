@@ -2349,7 +2349,8 @@ static gr_var *gr__prod_partial(const gr_node *node) {
     zero = gr_const(g, 0.0);
     is0 = gr_eq(x, zero);
     safe = gr_where(is0, one, x);
-    nz = gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &is0);           /* zeros per slice */
+    nz = gr_cast(is0, GR_I64);                                               /* a BOOL sum counts as I64 */
+    nz = nz ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &nz) : NULL;  /* zeros per slice */
     pnz = gr__node1(g, &gr__op_Prod, &keep, sizeof keep, 1, &safe);         /* product of the non-zeros */
     zero_case = gr_where(gr_logical_and(is0, gr_eq(nz, gr_const(g, 1.0))), pnz, zero);
     plain_case = gr_where(gr_eq(nz, zero), gr_div(pnz, safe), zero);
