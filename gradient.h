@@ -1422,10 +1422,11 @@ static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
     gr_var_type(node->in[0], out);
     return GR_OK;
 }
+/* the default shape rule: every output shaped like input 0 (as the default type rule types them) */
 static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    (void)node;
-    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
+    int i, j;
+    for (j = 0; j < node->n_out; j++)
+        for (i = 0; i < in[0]->ndim && i < out[j]->ndim; i++) out[j]->shape[i] = in[0]->shape[i];
     return GR_OK;
 }
 static int64_t gr__none_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
