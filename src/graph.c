@@ -313,8 +313,6 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
-    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
-        return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + op->n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -325,7 +323,6 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
     node->params_size = psize;
     node->n_in = n_in;
     node->n_out = op->n_out;
-    node->id = g->n_nodes;
     for (i = 0; i < n_in; i++) node->in[i] = in[i];
     for (j = 0; j < op->n_out; j++) node->out[j] = NULL;
     if (psize) memcpy(node->params, params, psize);
@@ -365,6 +362,10 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         v->out_index = j;
         node->out[j] = v;
     }
+    /* the id and the slot are taken only now: a type rule may build nodes of its own (Batched does) */
+    if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
+        return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    node->id = g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < op->n_out; j++) outs[j] = node->out[j];
     return GR_OK;
