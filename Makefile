@@ -48,7 +48,7 @@ $(B)/dspecs.h: $(TEST_SRC) | $(B)
 	@{ printf '#define GTD_ALL(X)'; for s in $$(grep -ho 'GTD_SPECS(gtd_specs_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/GTD_SPECS(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp && mv $@.tmp $@
 
 TCFLAGS = -I$(B)
-$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h tests/deriv.h $(B)/suites.h $(B)/dspecs.h | $(B)
+$(B)/test-gcc: gradient.h $(TEST_ALL) tests/harness.h tests/deriv.h tests/rs_util.h $(B)/suites.h $(B)/dspecs.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
 test-gcc: $(B)/test-gcc
