@@ -3397,6 +3397,8 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
      map                                  the Batched op: the original op applied to every row,
                                           through views into the rows (contiguous: no copies).
    Also EyeLike, the identity seed of the batch, and Unflatten, which gives a Jacobian its shape.
+   Batched has a gradient and an R-op (the op's own rules applied to one row, then batched), so
+   Jacobians can be differentiated again: Rop or grad of a Jacobian, third derivatives.
 
    Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
            Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
@@ -3505,6 +3507,8 @@ typedef struct gr__batched_params {
     int n_in;
     size_t inner_psize;
 } gr__batched_params;
+
+static gr_node *gr__batched_inner(const gr_node *node) { return ((const gr__batched_params *)node->params)->inner; }
 
 #define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
 #define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
@@ -3631,20 +3635,107 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 
-static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int i;
-    (void)og;
-    for (i = 0; i < node->n_in; i++) {
-        ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(an op batched row by row for a Jacobian has no gradient)");
-        if (!ig[i]) return node->graph->status;
+/* Derivatives of a row-by-row op are the op's own derivatives, row by row: the rule is applied
+   once to the inner node (over row-typed placeholders), and the resulting row graph is batched by
+   gr__vectorize with the placeholders of batched inputs replaced by those inputs (and the row
+   cotangent or tangents by the batched ones), the others by the node's unbatched inputs. */
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n_sub, gr_var *const *sub,
+                               gr_var *const *sub_to, int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
+
+/* row[k] (a graph over the inner placeholders and the row seeds rs[0..n_rs)) batched: out[k] and
+   whether it gained the batch axis; seeds rs[i] become rs_to[i], batched when rs_b[i] */
+static gr_status gr__batched_rows_graph(const gr_node *node, int n_rs, gr_var *const *rs, gr_var *const *rs_to, const uint8_t *rs_b,
+                                        int n, gr_var *const *row, gr_var **out, uint8_t *out_b) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    int m = p->n_in + n_rs, i, ns = 0, nb = 0;
+    gr_var **buf = (gr_var **)gr__calloc((size_t)(4 * m + 1), sizeof(gr_var *));
+    gr_var **seed = buf, **seed_b = buf + m, **sub = buf + 2 * m, **sub_to = buf + 3 * m;
+    gr_status st;
+    if (!buf) return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    for (i = 0; i < p->n_in; i++) {
+        if (p->batched & (1u << i)) { seed[nb] = p->inner->in[i]; seed_b[nb++] = node->in[i]; }
+        else { sub[ns] = p->inner->in[i]; sub_to[ns++] = node->in[i]; }
     }
-    return GR_OK;
+    for (i = 0; i < n_rs; i++) {
+        if (rs_b[i]) { seed[nb] = rs[i]; seed_b[nb++] = rs_to[i]; }
+        else { sub[ns] = rs[i]; sub_to[ns++] = rs_to[i]; }
+    }
+    st = gr__vectorize(g, nb, seed, seed_b, ns, sub, sub_to, n, row, out, out_b);
+    GR_FREE(buf);
+    return st;
 }
+
+static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    gr_var *y = p->inner->out[0], *u, **rows = NULL, **res = NULL;
+    uint8_t *isb = NULL, one = 1;
+    gr_grad_opts o;
+    gr_status st = GR_OK;
+    int i;
+    if (gr_is_disconnected(og[0])) {
+        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return g->status;
+        return GR_OK;
+    }
+    u = gr__new_var(g, gr__grad_dtype(y), y->ndim, y->shape, GR__VK_INPUT);     /* the row cotangent */
+    rows = (gr_var **)gr__calloc((size_t)(2 * node->n_in + 1), sizeof(gr_var *));
+    isb = (uint8_t *)gr__calloc((size_t)node->n_in + 1, 1);
+    if (!u || !rows || !isb) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+    res = rows + node->n_in;
+    memset(&o, 0, sizeof o);
+    o.known_vars = &y;
+    o.known_grads = &u;
+    o.n_known = 1;
+    o.disconnected_inputs = GR_IGNORE;
+    o.return_disconnected = GR_RETURN_DISCONNECTED;
+    o.null_gradients = GR_NULL_RETURN;
+    o.no_names = 1;
+    if ((st = gr__grad("the gradient of a batched op", NULL, p->n_in, p->inner->in, rows, &o)) != GR_OK) goto done;
+    for (i = 0; i < node->n_in; i++) {
+        if (gr__is_marker(rows[i])) res[i] = rows[i];
+        else if ((st = gr__batched_rows_graph(node, 1, &u, &og[0], &one, 1, &rows[i], &res[i], &isb[i])) != GR_OK) goto done;
+    }
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = node->in[i], *r = res[i];
+        if (gr_is_disconnected(r)) ig[i] = gr_disconnected_like(x);
+        else if (gr_is_null(r)) ig[i] = r;
+        else if (p->batched & (1u << i)) ig[i] = isb[i] ? r : gr__spread_to(r, x);   /* unbatched: zeros, shaped up */
+        else ig[i] = isb[i] ? gr_sum_axis(r, 0) : r;                                  /* shared by every row: summed */
+        if (!ig[i]) { st = g->status; goto done; }
+    }
+done:
+    GR_FREE(rows); GR_FREE(isb);
+    return st;
+}
+
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev;
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_graph *g = node->graph;
+    int n = p->n_in, i, n_rs = 0;
+    gr_var **t = (gr_var **)gr__calloc((size_t)(3 * n + 1), sizeof(gr_var *)), **rs = t + n, **rs_to = t + 2 * n, *r = NULL;
+    uint8_t *rs_b = (uint8_t *)gr__calloc((size_t)n + 1, 1), isb = 0;
+    gr_status st = GR_OK;
     orop[0] = NULL;
-    return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: an op batched row by row for a Jacobian (%s) has no R-op",
-                     ((const gr__batched_params *)node->params)->op->name);
+    if (!t || !rs_b) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+    for (i = 0; i < n; i++) {                        /* row tangents: placeholders where a tangent flows */
+        gr_var *x = p->inner->in[i];
+        if (gr_is_disconnected(ev[i])) { t[i] = ev[i]; continue; }
+        t[i] = gr__new_var(g, ev[i]->dtype, x->ndim, x->shape, GR__VK_INPUT);
+        if (!t[i]) { st = g->status; goto done; }
+        rs[n_rs] = t[i]; rs_to[n_rs] = ev[i]; rs_b[n_rs++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    st = p->op->rop ? p->op->rop(p->inner, t, &r) : gr__rop_by_pullback(p->inner, t, &r);
+    if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
+    if (!r || gr__is_marker(r)) goto done;
+    if ((st = gr__batched_rows_graph(node, n_rs, rs, rs_to, rs_b, 1, &r, &orop[0], &isb)) != GR_OK) goto done;
+    if (!isb) orop[0] = gr__spread_to(orop[0], node->out[0]);   /* the same for every row */
+    if (!orop[0]) st = g->status;
+done:
+    GR_FREE(t); GR_FREE(rs_b);
+    return st;
 }
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
@@ -4229,7 +4320,9 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = node->op->connection_pattern;
+    const unsigned char *p;
+    if (node->op == &gr__op_Batched) node = gr__batched_inner(node);   /* an op row by row: its op's pattern */
+    p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -4950,23 +5043,26 @@ done:
 
 /* A batched copy of what `roots` compute from the seeds: seed[i] is replaced by seed_b[i] (one
    more leading axis), and every node reading a batched value is rebuilt by its op's batch rule.
-   out[k] is root k's counterpart; out_b[k] says whether it is batched. */
-static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n, gr_var *const *roots,
-                               gr_var **out, uint8_t *out_b) {
+   sub[i] is replaced by sub_to[i] as it is (no batch axis): nodes reading such values but nothing
+   batched are rebuilt with the same op. out[k] is root k's counterpart; out_b[k] says whether it
+   is batched. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n_sub, gr_var *const *sub,
+                               gr_var *const *sub_to, int n, gr_var *const *roots, gr_var **out, uint8_t *out_b) {
     uint32_t nv = g->n_vars, n_order = 0, k;
     gr_var **map = (gr_var **)gr__calloc(nv, sizeof(gr_var *));
-    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);
+    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);     /* 1: batched, 2: substituted */
     gr_node **order = NULL;
     gr_var *ins_s[8], *outs_s[8], **ins = ins_s, **outs = outs_s;
     unsigned char bat_s[8], *bat = bat_s;
     int cap = 8, i, j;
     gr_status st = GR_OK;
     if (!map || !isb) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
+    for (i = 0; i < n_sub; i++) { map[sub[i]->id] = sub_to[i]; isb[sub[i]->id] = 2; }
     for (i = 0; i < n_seed; i++) { map[seed[i]->id] = seed_b[i]; isb[seed[i]->id] = 1; }
     if ((st = gr__toposort(g, n, roots, isb, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any = 0;
+        int any = 0, any_sub = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
@@ -4977,24 +5073,27 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = node->in[i];
-            bat[i] = x->id < nv && isb[x->id];
-            ins[i] = bat[i] ? map[x->id] : x;
+            int s = x->id < nv ? isb[x->id] : 0;
+            bat[i] = s == 1;
+            ins[i] = s ? map[x->id] : x;
             any |= bat[i];
+            any_sub |= s == 2;
         }
-        if (!any) continue;                          /* reads nothing batched: shared as it is */
+        if (!any && !any_sub) continue;              /* reads nothing batched or substituted: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        else st = gr__make_node(g, node->op, node->params, node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
             map[node->out[j]->id] = outs[j];
-            isb[node->out[j]->id] = 1;
+            isb[node->out[j]->id] = any ? 1 : 2;
         }
     }
     for (i = 0; i < n; i++) {
-        int b = roots[i]->id < nv && isb[roots[i]->id];
-        out[i] = b ? map[roots[i]->id] : roots[i];
-        out_b[i] = (uint8_t)b;
+        int s = roots[i]->id < nv ? isb[roots[i]->id] : 0;
+        out[i] = s ? map[roots[i]->id] : roots[i];
+        out_b[i] = (uint8_t)(s == 1);
     }
 done:
     if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
@@ -5057,7 +5156,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     /* ... vectorised over the rows of the identity */
     seed_b = gr__eye_like(flat, dt);
     if (!seed_b) { st = g->status; goto done; }
-    if ((st = gr__vectorize(g, 1, &u, &seed_b, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
+    if ((st = gr__vectorize(g, 1, &u, &seed_b, 0, NULL, NULL, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
     for (i = 0; i < n_wrt; i++) {
         gr_var *j = isb[i] ? batched[i] : gr__zeros_outer(flat, wrt[i], gr__grad_dtype(wrt[i]));
         if (j && expr->ndim != 1) j = gr__unflatten(j, expr);

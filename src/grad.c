@@ -44,7 +44,9 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = node->op->connection_pattern;
+    const unsigned char *p;
+    if (node->op == &gr__op_Batched) node = gr__batched_inner(node);   /* an op row by row: its op's pattern */
+    p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 

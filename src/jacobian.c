@@ -9,23 +9,26 @@
 
 /* A batched copy of what `roots` compute from the seeds: seed[i] is replaced by seed_b[i] (one
    more leading axis), and every node reading a batched value is rebuilt by its op's batch rule.
-   out[k] is root k's counterpart; out_b[k] says whether it is batched. */
-static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n, gr_var *const *roots,
-                               gr_var **out, uint8_t *out_b) {
+   sub[i] is replaced by sub_to[i] as it is (no batch axis): nodes reading such values but nothing
+   batched are rebuilt with the same op. out[k] is root k's counterpart; out_b[k] says whether it
+   is batched. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, int n_sub, gr_var *const *sub,
+                               gr_var *const *sub_to, int n, gr_var *const *roots, gr_var **out, uint8_t *out_b) {
     uint32_t nv = g->n_vars, n_order = 0, k;
     gr_var **map = (gr_var **)gr__calloc(nv, sizeof(gr_var *));
-    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);
+    uint8_t *isb = (uint8_t *)gr__calloc(nv, 1);     /* 1: batched, 2: substituted */
     gr_node **order = NULL;
     gr_var *ins_s[8], *outs_s[8], **ins = ins_s, **outs = outs_s;
     unsigned char bat_s[8], *bat = bat_s;
     int cap = 8, i, j;
     gr_status st = GR_OK;
     if (!map || !isb) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
+    for (i = 0; i < n_sub; i++) { map[sub[i]->id] = sub_to[i]; isb[sub[i]->id] = 2; }
     for (i = 0; i < n_seed; i++) { map[seed[i]->id] = seed_b[i]; isb[seed[i]->id] = 1; }
     if ((st = gr__toposort(g, n, roots, isb, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any = 0;
+        int any = 0, any_sub = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
@@ -36,24 +39,27 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = node->in[i];
-            bat[i] = x->id < nv && isb[x->id];
-            ins[i] = bat[i] ? map[x->id] : x;
+            int s = x->id < nv ? isb[x->id] : 0;
+            bat[i] = s == 1;
+            ins[i] = s ? map[x->id] : x;
             any |= bat[i];
+            any_sub |= s == 2;
         }
-        if (!any) continue;                          /* reads nothing batched: shared as it is */
+        if (!any && !any_sub) continue;              /* reads nothing batched or substituted: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        else st = gr__make_node(g, node->op, node->params, node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
             map[node->out[j]->id] = outs[j];
-            isb[node->out[j]->id] = 1;
+            isb[node->out[j]->id] = any ? 1 : 2;
         }
     }
     for (i = 0; i < n; i++) {
-        int b = roots[i]->id < nv && isb[roots[i]->id];
-        out[i] = b ? map[roots[i]->id] : roots[i];
-        out_b[i] = (uint8_t)b;
+        int s = roots[i]->id < nv ? isb[roots[i]->id] : 0;
+        out[i] = s ? map[roots[i]->id] : roots[i];
+        out_b[i] = (uint8_t)(s == 1);
     }
 done:
     if (ins != ins_s) { GR_FREE(ins); GR_FREE(outs); GR_FREE(bat); }
@@ -116,7 +122,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     /* ... vectorised over the rows of the identity */
     seed_b = gr__eye_like(flat, dt);
     if (!seed_b) { st = g->status; goto done; }
-    if ((st = gr__vectorize(g, 1, &u, &seed_b, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
+    if ((st = gr__vectorize(g, 1, &u, &seed_b, 0, NULL, NULL, n_wrt, pulled, batched, isb)) != GR_OK) goto done;
     for (i = 0; i < n_wrt; i++) {
         gr_var *j = isb[i] ? batched[i] : gr__zeros_outer(flat, wrt[i], gr__grad_dtype(wrt[i]));
         if (j && expr->ndim != 1) j = gr__unflatten(j, expr);

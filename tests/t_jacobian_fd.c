@@ -200,6 +200,101 @@ TEST(test_jf_table) {
     for (i = 0; i < sizeof jf_cases / sizeof jf_cases[0]; i++) { if (getenv("JF_TRACE")) fprintf(stderr, "case %s\n", jf_cases[i].name); /* JF_TRACE=1: name each case */ jf_run_case(&jf_cases[i], &seed); }
 }
 
+/* derivatives of the Jacobian itself (its graph holds Batched nodes for ops batched row by row):
+   Rop(J, x, v) against the central differences of J along v, and the gradient of sum(J * W)
+   against the central differences of that scalar */
+static void jf_run_second(const jf_case *c, uint64_t *seed) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_tensor(g, GR_F64, c->ndim, NULL, "x"), *v = gr_tensor(g, GR_F64, c->ndim, NULL, "v"), *e = c->build(x);
+    gr_var *J = NULL, *W, *sc, *G = NULL, *RJ = NULL, *ins[3], *outs[2];
+    gr_grad_opts go;
+    gr_rop_opts ro;
+    gr_array *xa = rs_arr(c->ndim, c->shape, NULL), *va = rs_arr(c->ndim, c->shape, NULL), *wa = NULL, *res[2], *fdj = NULL;
+    const gr_array *args[3];
+    int64_t n = xa ? xa->size : 0, k;
+    double *gfd = NULL, *want = NULL, eps = c->eps ? c->eps : 1e-6, tol = 10 * (c->tol ? c->tol : 1e-6);
+    res[0] = res[1] = NULL;
+    if (!e || gr_jacobian(e, 1, &x, &J, NULL) != GR_OK) { CHECK_MSG(0, "%s: %s", c->name, gr_graph_message(g)); goto done; }
+    for (k = 0; k < n; k++) { gr_array_set(xa, k, rs_uniform(seed, c->lo, c->hi)); gr_array_set(va, k, rs_uniform(seed, -1, 1)); }
+    W = gr_tensor(g, GR_F64, gr_var_ndim(J), NULL, "W");
+    sc = gr_sum(gr_mul(J, W));
+    /* a linear e has a constant J (no path from x: 'broadcast'), the J of max/min reaches x only
+       through comparisons (no R-op path): both give zeros under IGNORE */
+    memset(&go, 0, sizeof go);
+    go.disconnected_inputs = GR_IGNORE;
+    memset(&ro, 0, sizeof ro);
+    ro.disconnected_outputs = GR_IGNORE;
+    CHECK_MSG(gr_grad(sc, 1, &x, &G, &go) == GR_OK, "%s: the gradient of a Jacobian: %s", c->name, gr_graph_message(g));
+    CHECK_MSG(gr_rop(1, &J, 1, &x, &v, &RJ, &ro) == GR_OK, "%s: the R-op of a Jacobian: %s", c->name, gr_graph_message(g));
+    if (!G || !RJ) goto done;
+    args[0] = xa;
+    if (!rs_run(1, &x, args, 1, &J, res)) { CHECK_MSG(0, "%s", c->name); goto done; }
+    wa = gr_array_copy(res[0]);
+    for (k = 0; k < wa->size; k++) gr_array_set(wa, k, rs_uniform(seed, -1, 1));
+    rs_free(1, res);
+    ins[0] = x; ins[1] = v; ins[2] = W;
+    args[0] = xa; args[1] = va; args[2] = wa;
+    gfd = (double *)calloc((size_t)n + 1, sizeof(double));
+    fdj = rs_central(3, ins, args, J, 0, va, eps);
+    want = fdj ? (double *)calloc((size_t)fdj->size + 1, sizeof(double)) : NULL;
+    for (k = 0; want && k < fdj->size; k++) want[k] = gr_array_get(fdj, k);
+    for (k = 0; gfd && k < n; k++) {
+        gr_array *dir = rs_arr(c->ndim, c->shape, NULL), *d;
+        gr_array_set(dir, k, 1.0);
+        d = rs_central(3, ins, args, sc, 0, dir, eps);
+        gfd[k] = d ? gr_array_get(d, 0) : NAN;
+        gr_array_free(dir); gr_array_free(d);
+    }
+    outs[0] = RJ; outs[1] = G;
+    if (!gfd || !want || !rs_run(3, ins, args, 2, outs, res)) { CHECK_MSG(0, "%s: evaluation failed", c->name); goto done; }
+    CHECK_MSG(jf_err(res[0], want, fdj->size) < tol, "%s: Rop(J) vs central differences: error %g", c->name, jf_err(res[0], want, fdj->size));
+    CHECK_MSG(jf_err(res[1], gfd, n) < tol, "%s: grad(sum(J W)) vs central differences: error %g", c->name, jf_err(res[1], gfd, n));
+    rs_free(2, res);
+done:
+    free(gfd); free(want);
+    gr_array_free(fdj); gr_array_free(xa); gr_array_free(va); gr_array_free(wa);
+    gr_graph_free(g);
+}
+
+TEST(test_jf_jacobian_derivatives) {
+    uint64_t seed = 4242;
+    size_t i;
+    for (i = 0; i < sizeof jf_cases / sizeof jf_cases[0]; i++) jf_run_second(&jf_cases[i], &seed);
+}
+
+/* the third derivative of f = sum(tanh(A x)) as the Jacobian of its Hessian (a graph of batched
+   ops): T[i,j,k] = sum_r d3(s_r) A[r,i] A[r,j] A[r,k], with d3 = tanh''' = (1 - t^2)(6 t^2 - 2) */
+TEST(test_jf_third_derivative) {
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, GR_F64, "A"), *x = gr_vector(g, GR_F64, "x"), *H = NULL, *T = NULL, *ins[2];
+    double as[12], xs[3], want[27];
+    int64_t s333[3] = { 3, 3, 3 };
+    uint64_t seed = 3;
+    gr_array *va[2], *res[1];
+    int i, j, k, r;
+    rs_fill(&seed, as, 12, -1, 1);
+    rs_fill(&seed, xs, 3, -1, 1);
+    CHECK_STATUS(gr_hessian(gr_sum(gr_tanh(gr_dot(A, x))), 1, &x, &H, NULL), GR_OK);
+    CHECK_STATUS(gr_jacobian(H, 1, &x, &T, NULL), GR_OK);
+    memset(want, 0, sizeof want);
+    for (r = 0; r < 4; r++) {
+        double s = 0, t, d3;
+        for (i = 0; i < 3; i++) s += as[r * 3 + i] * xs[i];
+        t = tanh(s);
+        d3 = (1 - t * t) * (6 * t * t - 2);
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 3; j++)
+                for (k = 0; k < 3; k++) want[(i * 3 + j) * 3 + k] += d3 * as[r * 3 + i] * as[r * 3 + j] * as[r * 3 + k];
+    }
+    ins[0] = A; ins[1] = x;
+    va[0] = rs_mat(4, 3, as); va[1] = rs_vec(3, xs);
+    CHECK(rs_run(2, ins, (const gr_array *const *)va, 1, &T, res));
+    CHECK_SHAPE(res[0], 3, s333);
+    CHECK_ARR(res[0], 27, want, 1e-13);
+    rs_free(1, res); rs_free(2, va);
+    gr_graph_free(g);
+}
+
 /* one batched pass (decision 5): the compiled Jacobian has as many nodes for 3 rows as for 300 */
 TEST(test_jf_one_pass) {
     size_t counts[2] = { 0, 0 };
@@ -220,4 +315,5 @@ TEST(test_jf_one_pass) {
     CHECK_EQ_INT(counts[0], counts[1]);
 }
 
-SUITE(suite_jacobian_fd) = { CASE(test_jf_table), CASE(test_jf_one_pass), END_SUITE };
+SUITE(suite_jacobian_fd) = { CASE(test_jf_table), CASE(test_jf_one_pass), CASE(test_jf_jacobian_derivatives), CASE(test_jf_third_derivative),
+                              END_SUITE };
