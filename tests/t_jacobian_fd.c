@@ -71,6 +71,43 @@ static gr_var *jf_broadcast(gr_var *x) {             /* x (3, 1) times a row (1,
 }
 static gr_var *jf_f32(gr_var *x) { return gr_cast(gr_exp(gr_cast(x, GR_F32)), GR_F64); }
 
+static gr_var *jf_unary_zoo(gr_var *x) {
+    gr_graph *g = gr_var_graph(x);
+    gr_var *one = gr_const(g, 1.0), *x2 = gr_sqr(x), *a, *b;
+    a = gr_add(gr_add(gr_sigmoid(x), gr_softplus(x)), gr_add(gr_erf(x), gr_arctan(x)));
+    b = gr_add(gr_add(gr_log1p(x2), gr_sqrt(gr_add(x2, one))), gr_add(gr_expm1(x), gr_tan(gr_mul(x, gr_const(g, 0.5)))));
+    a = gr_add(a, gr_add(gr_cosh(x), gr_arcsinh(x)));
+    return gr_add(gr_add(a, b), gr_add(gr_log(gr_add(x2, one)), gr_div(one, gr_add(x2, one))));
+}
+static gr_var *jf_binary_zoo(gr_var *x) {
+    gr_graph *g = gr_var_graph(x);
+    gr_var *p = gr_pow(gr_add(x, gr_const(g, 2.0)), gr_sin(x)), *t = gr_arctan2(x, gr_add(gr_sqr(x), gr_const(g, 1.0)));
+    gr_var *m = gr_minimum(gr_maximum(x, gr_const(g, -0.5)), gr_mul(x, x));
+    return gr_add(gr_add(p, t), gr_add(m, gr_add(gr_relu(x), gr_abs(x))));
+}
+static gr_var *jf_index_update(gr_var *x) {          /* x (3, 4) */
+    int64_t idx[2] = { 3, 1 };
+    gr_graph *g = gr_var_graph(x);
+    gr_var *a = gr_inc_subtensor(gr_index(x, 0, 1), gr_sin(gr_index(x, 0, 2)));
+    gr_var *b = gr_set_subtensor(gr_take(a, jf_index_const(g, 2, idx), 1), gr_exp(gr_slice(x, 1, 0, 2, 1)));
+    return gr_mul(b, x);
+}
+static gr_var *jf_take_axis1(gr_var *x) {            /* x (3, 4): columns -1 and 0 */
+    int64_t idx[2] = { -1, 0 };
+    return gr_tanh(gr_take(x, jf_index_const(gr_var_graph(x), 2, idx), 1));
+}
+static gr_var *jf_transpose3(gr_var *x) {            /* x (2, 3, 4) -> (4, 3, 2) and (3, 2, 4) */
+    int pat[3] = { 2, 1, 0 }, pat2[3] = { 1, 0, 2 };
+    gr_var *t = gr_mul(gr_transpose(x), gr_sin(gr_dimshuffle(x, 3, pat)));
+    return gr_mul(gr_dimshuffle(t, 3, pat2), gr_const(gr_var_graph(x), 2.0));
+}
+static gr_var *jf_keepdims(gr_var *x) {              /* x (2, 3, 2) */
+    int ax[2] = { 0, 2 };
+    return gr_add(gr_mul(x, gr_sum_axes(gr_exp(x), 2, ax, 1)), gr_mean_axes(gr_sqr(x), 2, ax, 1));
+}
+static gr_var *jf_square_dot(gr_var *x) { return gr_dot(x, gr_tanh(x)); }
+static gr_var *jf_outer_cast(gr_var *x) { return gr_outer(x, gr_cast(gr_sin(x), GR_F64)); }
+
 /* Cube (a user's op without an R-op rule): batched row by row */
 static gr_status jf_cube_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int64_t k;
@@ -110,6 +147,14 @@ static const jf_case jf_cases[] = {
     { "broadcast", jf_broadcast, 2, { 3, 1 }, -1, 1, 0, 0 },
     { "float32 inside", jf_f32, 1, { 4 }, -1, 1, 1e-2, 2e-3 },
     { "user op", jf_user, 2, { 2, 3 }, -1, 1, 0, 0 },
+    { "unary functions", jf_unary_zoo, 1, { 5 }, -0.9, 0.9, 0, 0 },
+    { "binary functions", jf_binary_zoo, 1, { 6 }, -1, 1, 0, 0 },
+    { "index updates", jf_index_update, 2, { 3, 4 }, -1, 1, 0, 0 },
+    { "take on axis 1", jf_take_axis1, 2, { 3, 4 }, -1, 1, 0, 0 },
+    { "transpose 3-d", jf_transpose3, 3, { 2, 3, 4 }, -1, 1, 0, 0 },
+    { "keepdims", jf_keepdims, 3, { 2, 3, 2 }, -1, 1, 0, 0 },
+    { "square dot", jf_square_dot, 2, { 3, 3 }, -1, 1, 0, 0 },
+    { "outer", jf_outer_cast, 1, { 4 }, -1, 1, 0, 0 },
 };
 
 /* the maximum over elements of |a - b| / max(1, |b|) */
