@@ -762,10 +762,59 @@ TEST(test_rs_user_op_no_rules) {
     gr_graph_free(g);
 }
 
+/* Prod2: (a, b) -> a b, whose grad rule gives a null gradient for b (not implemented, or
+   undefined): the double pullback works for a, and fails with the null's code for b */
+static gr_status rs_prod2_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t k;
+    (void)node;
+    for (k = 0; k < in[0]->size; k++) gr_array_set(out[0], k, gr_array_get(in[0], k) * gr_array_get(in[1], k));
+    return GR_OK;
+}
+static gr_status rs_prod2_grad_ni(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_mul(og[0], gr_node_input(node, 1));
+    ig[1] = gr_grad_not_implemented(node, 1, gr_node_input(node, 1), "(test)");
+    return ig[0] && ig[1] ? GR_OK : GR_ERR_VALUE;
+}
+static gr_status rs_prod2_grad_un(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_mul(og[0], gr_node_input(node, 1));
+    ig[1] = gr_grad_undefined(node, 1, gr_node_input(node, 1), "(test)");
+    return ig[0] && ig[1] ? GR_OK : GR_ERR_VALUE;
+}
+
+TEST(test_rs_user_op_null_grads) {
+    gr_graph *g = gr_graph_new();
+    gr_op_def ni, un;
+    gr_var *a = gr_vector(g, GR_F64, "a"), *b = gr_vector(g, GR_F64, "b"), *v = gr_vector(g, GR_F64, "v"), *ins[3], *y = NULL, *z = NULL, *r = NULL;
+    double as[2] = { 1, 2 }, bs[2] = { 3, -4 }, vs[2] = { 0.5, 2 }, want[2] = { 1.5, -8 };
+    gr_array *va[3], *res[1];
+    memset(&ni, 0, sizeof ni);
+    ni.name = "ProdNI"; ni.n_in = 2; ni.n_out = 1; ni.perform = rs_prod2_perform; ni.grad = rs_prod2_grad_ni;
+    un = ni;
+    un.name = "ProdUN"; un.grad = rs_prod2_grad_un;
+    ins[0] = a; ins[1] = b;
+    CHECK_STATUS(gr_apply(&ni, NULL, 0, 2, ins, &y), GR_OK);
+    CHECK_STATUS(gr_apply(&un, NULL, 0, 2, ins, &z), GR_OK);
+    CHECK_STATUS(gr_rop(1, &y, 1, &a, &v, &r, NULL), GR_OK);       /* b's tangent is zero: its null is never used */
+    ins[2] = v;
+    va[0] = rs_vec(2, as); va[1] = rs_vec(2, bs); va[2] = rs_vec(2, vs);
+    CHECK(rs_run(3, ins, (const gr_array *const *)va, 1, &r, res));
+    CHECK_ARR(res[0], 2, want, 1e-15);
+    rs_free(1, res); rs_free(3, va);
+    r = a;
+    CHECK_STATUS(gr_rop(1, &y, 1, &b, &v, &r, NULL), GR_ERR_GRAD_NOT_IMPLEMENTED);
+    CHECK(r == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "ProdNI");
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_rop(1, &z, 1, &b, &v, &r, NULL), GR_ERR_GRAD_UNDEFINED);
+    CHECK_CONTAINS(gr_graph_message(g), "ProdUN");
+    gr_graph_free(g);
+}
+
 SUITE(suite_rop_semantics) = {
     CASE(test_rs_dot_doc), CASE(test_rs_hvp_doc), CASE(test_rs_multiple_outputs), CASE(test_rs_roots_not_in_wrt),
     CASE(test_rs_disconnected_policies), CASE(test_rs_nondiff_plus_diff), CASE(test_rs_dot_break_raises),
     CASE(test_rs_rop_of_grad_shape_only), CASE(test_rs_validation), CASE(test_rs_integer_inputs), CASE(test_rs_f_in_wrt),
     CASE(test_rs_max_min_ties), CASE(test_rs_gradops), CASE(test_rs_log_softmax_jvp), CASE(test_rs_user_op_double_pullback),
-    CASE(test_rs_user_op_no_rules), CASE(test_rs_prod_zeros), CASE(test_rs_rop_of_rop), CASE(test_rs_repeated_wrt_and_shapes), END_SUITE
+    CASE(test_rs_user_op_no_rules), CASE(test_rs_prod_zeros), CASE(test_rs_rop_of_rop), CASE(test_rs_repeated_wrt_and_shapes),
+    CASE(test_rs_user_op_null_grads), END_SUITE
 };
