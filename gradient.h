@@ -7596,6 +7596,28 @@ static int gr__nondiff_out(const gr_node *node, int j) {
            node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
 }
 
+/* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from
+   wrt stopped upstream), or a REAL one stopped here by a non-differentiable output, makes it
+   NONE whatever ZERO inputs say: zeros from roots are no contribution (SEMANTICS 4.5, the 2025
+   finding: dot(disconnected_grad(x), y) with respect to x is disconnected, although Aesara's
+   direct path gives zeros from y's zero tangent). With only ZERO inputs it is ZERO,
+   non-differentiable or not: no tangent from wrt reaches it, so it is a function of roots. For a
+   differentiable output, inputs its connection pattern excludes (a shape reference) do not
+   count: the R-op of grad(dot(x, v).sum(), v) with respect to v is zeros (SEMANTICS 4.5). */
+static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state) {
+    int i, real = 0, none = 0, zero = 0, nondiff = gr__nondiff_out(node, j);
+    for (i = 0; i < node->n_in; i++) {
+        int s = state[node->in[i]->id];
+        if (!nondiff && !gr__connected(node, i, j)) continue;
+        if (s == GR__T_REAL) real = 1;
+        else if (s == GR__T_NONE) none = 1;
+        else zero = 1;
+    }
+    if (none || (real && nondiff)) return GR__T_NONE;
+    if (!real) return GR__T_ZERO;
+    return zero ? GR__T_ZERO : GR__T_NONE;   /* a rule that gives nothing for a real tangent */
+}
+
 /* the double pullback for one node: orop[j] = J_j . ev, NULL where nothing flows */
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_graph *g = node->graph;
@@ -7707,7 +7729,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if ((st = gr__toposort(g, n_f, f, stop, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any_real = 0, any_zero = 0;
+        int any_real = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             GR_FREE(ev);
@@ -7722,10 +7744,8 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
                 gr_var *t = tan[x->id];
                 ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
                 any_real = 1;
-            } else {
+            } else
                 ev[i] = gr_disconnected_like(x);
-                if (state[x->id] == GR__T_ZERO) any_zero = 1;
-            }
             if (!ev[i]) { st = g->status; goto done; }
         }
         for (j = 0; j < node->n_out; j++) orop[j] = NULL;
@@ -7750,7 +7770,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
                 state[y->id] = GR__T_REAL;
                 tan[y->id] = r;
             } else
-                state[y->id] = (any_zero && !gr__nondiff_out(node, j)) ? GR__T_ZERO : GR__T_NONE;
+                state[y->id] = gr__no_tangent_state(node, j, state);
         }
     }
     for (i = 0; i < n_f; i++) {
