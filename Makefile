@@ -88,6 +88,9 @@ test-cblas: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
 
 # a program written only against API.md's minimum; then the code shown in the docs
 test-api: gradient.h | $(B)
+	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-contract tests/api_contract.c -lm
+	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -o $(B)/api-contract-cxx tests/api_contract.c -lm
+	@echo "api contract: $$(grep -c '^[a-z].*(.*);$$' tests/api_contract.c) prototypes of API.md match gradient.h"
 	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-min tests/api_min.c -lm
 	./$(B)/api-min
 	@$(MAKE) --no-print-directory test-docs
@@ -138,6 +141,10 @@ test-alloc: gradient.h | $(B)
 
 test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-cblas test-examples
 	@echo "make test: all passed"
+
+# regenerate tests/api_contract.c from the shared contract (when ../shared/API.md is present)
+api-contract:
+	@{ sed -n '1,5p' tests/api_contract.c; awk -f tests/api_protos.awk ../shared/API.md; echo; echo 'int main(void) { return 0; }'; } > $(B)/api_contract.c && mv $(B)/api_contract.c tests/api_contract.c
 
 clean:
 	rm -rf $(B)
