@@ -180,4 +180,6 @@
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* (end of the second-wave nnet rows) */ \
+    /* src/fuse.c: made by gr_function only */ \
+    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */

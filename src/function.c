@@ -152,12 +152,11 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
 }
 
 /* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart */
-static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_var *const *inputs, int n_roots,
+static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
     gr_node **order = NULL;
     uint32_t n_order = 0, k;
-    gr__rewriter *rw = NULL;
     gr_var *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
     int cap = 8, i, j;
     gr_status st;
@@ -165,8 +164,6 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, int level, int n_in, gr_
     for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
     st = gr__toposort(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
-    rw = gr__rewriter_new(cg, level);
-    if (!rw) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
@@ -210,8 +207,27 @@ done:
     else if (st != GR_OK && g->status == GR_OK)
         gr__error(g, st, "gr_function: %s", gr_status_string(st));
     if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
-    gr__rewriter_free(rw);
     GR_FREE(order);
+    GR_FREE(given);
+    return st;
+}
+
+/* fuses the elementwise nodes that the outputs and update values need (cout and cupd are patched
+   where they are outputs of a fused group) */
+static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
+    gr_graph *cg = f->g;
+    int n_roots = f->n_out + f->n_upd, i;
+    gr_var **roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
+    uint8_t *given = (uint8_t *)gr__calloc(cg->n_vars, 1);
+    gr_status st;
+    if (!roots || !given) { GR_FREE(roots); GR_FREE(given); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
+    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    st = gr__fuse(rw, cg, n_roots, roots, given);
+    for (i = 0; i < f->n_out; i++) cout[i] = roots[i];
+    for (i = 0; i < f->n_upd; i++) cupd[i] = roots[f->n_out + i];
+    GR_FREE(roots);
     GR_FREE(given);
     return st;
 }
@@ -326,6 +342,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     gr_graph *g = NULL, *cg = NULL;
     gr_fn *f = NULL;
     gr_var **map = NULL, **roots = NULL, **cin = NULL, **cout = NULL, **cupd = NULL;
+    gr__rewriter *rw = NULL;
     int n_upd = opts ? opts->n_updates : 0, level = opts ? (int)opts->optimize : (int)GR_OPT_FULL, i, j;
     gr_status st;
     st = gr__fn_check(n_in, inputs, n_out, outputs, opts, &g);
@@ -343,7 +360,9 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
     for (i = 0; i < n_out; i++) roots[i] = outputs[i];
     for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
-    if (gr__fn_copy(g, cg, level, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
+    rw = gr__rewriter_new(cg, level);
+    if (!rw) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
+    if (gr__fn_copy(g, cg, rw, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
     for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
     for (i = 0; i < n_out; i++) cout[i] = map[outputs[i]->id];
     f->upd_store = (gr__storage **)GR_MALLOC(sizeof(gr__storage *) * (size_t)(n_upd + 1));
@@ -368,10 +387,13 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
                 goto fail;
             }
     }
+    if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
     return f;
 fail:
+    gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
     if (f) gr_fn_free(f);
     else gr_graph_free(cg);

@@ -352,32 +352,33 @@ static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
-                               gr_var *const *in, gr_var **outs) {
+/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1) */
+static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                                 gr_var *const *in, int n_out, gr_var **outs) {
     gr_node *node;
     gr_type stack_types[4];
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
-    node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + op->n_out) * sizeof(gr_var *) + psize);
+    node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
     node->graph = g;
     node->in = (gr_var **)(node + 1);
     node->out = node->in + n_in;
-    node->params = psize ? (void *)(node->out + op->n_out) : NULL;
+    node->params = psize ? (void *)(node->out + n_out) : NULL;
     node->params_size = psize;
     node->n_in = n_in;
-    node->n_out = op->n_out;
+    node->n_out = n_out;
     node->id = UINT32_MAX;               /* numbered when registered, after the type rule (which may build nodes) */
     for (i = 0; i < n_in; i++) node->in[i] = in[i];
-    for (j = 0; j < op->n_out; j++) node->out[j] = NULL;
+    for (j = 0; j < n_out; j++) node->out[j] = NULL;
     if (psize) memcpy(node->params, params, psize);
-    if (op->n_out > 4) {
-        types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)op->n_out);
+    if (n_out > 4) {
+        types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)n_out);
         if (!types) return GR_ERR_NOMEM;
     }
-    memset(types, 0, sizeof(gr_type) * (size_t)op->n_out);
+    memset(types, 0, sizeof(gr_type) * (size_t)n_out);
     if (op->infer) {
         gr_status before = g->status;
         st = op->infer(node, types);
@@ -388,9 +389,9 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         }
     } else {
         if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
-        for (j = 0; j < op->n_out; j++) gr_var_type(in[0], &types[j]);
+        for (j = 0; j < n_out; j++) gr_var_type(in[0], &types[j]);
     }
-    for (j = 0; j < op->n_out; j++) {
+    for (j = 0; j < n_out; j++) {
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
             return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
@@ -415,8 +416,13 @@ static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *par
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node->id = g->n_nodes;
     g->nodes[g->n_nodes++] = node;
-    for (j = 0; j < op->n_out; j++) outs[j] = node->out[j];
+    for (j = 0; j < n_out; j++) outs[j] = node->out[j];
     return GR_OK;
+}
+
+static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                               gr_var *const *in, gr_var **outs) {
+    return gr__make_node_n(g, op, params, psize, n_in, in, op->n_out, outs);
 }
 
 /* one-output node, or NULL */

@@ -21,7 +21,17 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         if (j) fprintf(out, ", ");
         gr__print_var(out, node->in[j]);
     }
-    fprintf(out, ")\n");
+    fprintf(out, ")");
+    if (node->op == &gr__op_Fused) {            /* the ops run in one pass */
+        const gr__fprog *p = gr__fp(node);
+        int k;
+        fprintf(out, " {");
+        for (k = 0; k < p->n_ops && k < 12; k++)
+            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == 255 ? "Cast" : gr__ew_ops[p->ops[k].row]->name);
+        if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
+        fprintf(out, "}");
+    }
+    fprintf(out, "\n");
 }
 
 GR_API void gr_print(FILE *out, gr_var *v) {

@@ -244,7 +244,16 @@ static gr_var *gtd_b_jac(gr_graph *g, gr_var *const *x, void *u) {
     return J;
 }
 
+/* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
+static gr_var *gtd_b_chain(gr_graph *g, gr_var *const *x, void *u) {
+    (void)u;
+    return gr_add(gr_mul(gr_exp(gr_mul(gr_sin(x[0]), x[1])), gr_tanh(x[1])), gr_div(x[0], gr_add(gr_sqr(x[1]), gr_const(g, 1))));
+}
+
 GTD_SPECS(gtd_specs_basic) = {
+    { "Fused", "exp(sin(a) b) tanh(b) + a / (b^2 + 1), (3,4) (4,)", gtd_b_chain, NULL, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, GTD_GRADGRAD },
+    { "Fused", "the same, (3,1) (1,4)", gtd_b_chain, NULL, 2, { GTD_IN(2, 3, 1, -1, 1), GTD_IN(2, 1, 4, -1, 1) }, GTD_GRADGRAD },
+    { "Fused", "the same, 0-d", gtd_b_chain, NULL, 2, { GTD_IN(0, 0, 0, -1, 1), GTD_IN(0, 0, 0, -1, 1) }, GTD_GRADGRAD },
     { "Batched", "jacobian(dot(A, tanh x), x) wrt A and x", gtd_b_jac, NULL, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
     { "sin", "matrix", gtd_b_sin, NULL, 1, { GTD_IN(2, 3, 4, -3, 3) }, GTD_GRADGRAD },
     { "sin", "0-d", gtd_b_sin, NULL, 1, { GTD_IN(0, 0, 0, -3, 3) }, GTD_GRADGRAD },

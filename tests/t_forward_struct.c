@@ -1471,6 +1471,105 @@ TEST(gts_op_Untile) {
         }
 }
 
+
+/* ---- Fused: elementwise groups of gr_function, one pass each ---------------------------------------- */
+
+static void gts_fn_print(gr_fn *f, char *buf, size_t size) {
+    FILE *t = tmpfile();
+    size_t n;
+    buf[0] = 0;
+    if (!t) return;
+    gr_fn_print(t, f);
+    rewind(t);
+    n = fread(buf, 1, size - 1, t);
+    buf[n] = 0;
+    fclose(t);
+}
+
+TEST(gts_op_Fused) {
+    gtf_rng rng;
+    rng.s = 150;
+    {   /* W2's expression over 1000 elements (blocks of 256 and a remainder): one node, right values */
+        int64_t n = 1000, k;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *xx = gr_mul(x, x);
+        gr_var *y = gr_add(gr_add(gr_mul(gr_sin(x), gr_exp(gr_neg(xx))), gr_log1p(xx)), gr_mul(gr_tanh(x), x));
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -2, 2), *want = gr_array_new(GR_F64, 1, &n);
+        gr_fn *f = gr_function(1, &x, 1, &y, NULL);
+        char buf[2048];
+        for (k = 0; k < n; k++) {
+            double v = gr_array_get(a, k);
+            gr_array_set(want, k, sin(v) * exp(-v * v) + log1p(v * v) + tanh(v) * v);
+        }
+        gts_fn_print(f, buf, sizeof buf);
+        CHECK_MSG(gr_fn_node_count(f) == 1 && strstr(buf, "Fused") != NULL, "not one fused node:\n%s", buf);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, y, GR_F64, want, GTF_TOL_F64, "fused W2 expression");
+        gr_fn_free(f);
+        gr_array_free(a); gr_array_free(want);
+        gr_graph_free(g);
+    }
+    {   /* broadcasting externals (3,4), (4,), (3,1), a bool inside, a cast, float32, two outputs */
+        int64_t s34[2] = { 3, 4 }, s4 = 4, s31[2] = { 3, 1 }, i, j;
+        gr_graph *g = gr_graph_new();
+        /* static shapes: with unknown ones, a's first axis could be 1 and broadcast against c's 3,
+           so mul(a, b) and add(., c) could differ in shape and are not fused together */
+        gr_var *a = gr_tensor(g, GR_F32, 2, s34, "a"), *b = gr_tensor(g, GR_F32, 1, &s4, "b"), *c = gr_tensor(g, GR_F32, 2, s31, "c"), *ins[3], *outs[2];
+        gr_var *t = gr_add(gr_mul(a, b), c), *u = gr_where(gr_gt(t, gr_const(g, 0)), t, gr_neg(t));
+        gr_var *v = gr_mul(gr_cast(gr_lt(a, b), GR_F32), u);
+        gr_array *arr[3], *w1 = gr_array_new(GR_F64, 2, s34), *w2 = gr_array_new(GR_F64, 2, s34);
+        gr_fn *f;
+        const gr_array *res[2];
+        char buf[2048];
+        arr[0] = gtf_random(&rng, GR_F32, 2, s34, -2, 2);
+        arr[1] = gtf_random(&rng, GR_F32, 1, &s4, -2, 2);
+        arr[2] = gtf_random(&rng, GR_F32, 2, s31, -2, 2);
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < 4; j++) {
+                float av = (float)gr_array_get(arr[0], i * 4 + j), bv = (float)gr_array_get(arr[1], j), cv = (float)gr_array_get(arr[2], i);
+                float tv = av * bv + cv, uv = tv > 0 ? tv : -tv;
+                gr_array_set(w1, i * 4 + j, uv);
+                gr_array_set(w2, i * 4 + j, (av < bv ? 1.0f : 0.0f) * uv);
+            }
+        ins[0] = a; ins[1] = b; ins[2] = c; outs[0] = u; outs[1] = v;
+        f = gr_function(3, ins, 2, outs, NULL);
+        gts_fn_print(f, buf, sizeof buf);
+        CHECK_MSG(gr_fn_node_count(f) == 1, "not one fused node:\n%s", buf);
+        CHECK(f && gr_call(f, (const gr_array *const *)arr, res) == GR_OK);
+        if (f) {
+            gtf_same(res[0], GR_F32, w1, GTF_TOL_F32, "fused output 0");
+            gtf_same(res[1], GR_F32, w2, GTF_TOL_F32, "fused output 1");
+        }
+        gtf_expect(g, 3, ins, (const gr_array *const *)arr, v, GR_F32, w2, GTF_TOL_F32, "fused with a cast and a bool");
+        gr_fn_free(f);
+        for (i = 0; i < 3; i++) gr_array_free(arr[i]);
+        gr_array_free(w1); gr_array_free(w2);
+        gr_graph_free(g);
+    }
+    {   /* a scalar chain of 10000 links and its gradient: one fused node, the plain C values */
+        int k, n = 10000;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_scalar(g, GR_F64, "x"), *y = x, *c = gr_const(g, 1.0 / n), *outs[2];
+        gr_array *xa = gr_array_scalar(GR_F64, 0.5);
+        const gr_array *in[1], *res[2];
+        gr_fn *f;
+        double yv = 0.5, gv = 1, *ys = (double *)malloc(sizeof(double) * (size_t)n);
+        for (k = 0; k < n; k++) y = gr_add(gr_mul(gr_sin(y), c), y);
+        outs[0] = y;
+        outs[1] = gr_grad1(y, x);
+        f = gr_function(1, &x, 2, outs, NULL);
+        CHECK(f && gr_fn_node_count(f) == 1);
+        for (k = 0; k < n; k++) { ys[k] = yv; yv = sin(yv) / n + yv; }
+        for (k = n - 1; k >= 0; k--) gv *= cos(ys[k]) / n + 1;
+        in[0] = xa;
+        CHECK(f && gr_call(f, in, res) == GR_OK);
+        if (f) { CHECK_NEAR(gr_array_get(res[0], 0), yv, 1e-12); CHECK_NEAR(gr_array_get(res[1], 0), gv, 1e-12); }
+        free(ys);
+        gr_fn_free(f);
+        gr_array_free(xa);
+        gr_graph_free(g);
+    }
+}
+
 #define GTS_ROW_NAME(Name, ...) #Name,
 static const char *const gts_rows[] = { GR_STRUCT_OPS(GTS_ROW_NAME) };
 #undef GTS_ROW_NAME
@@ -1506,6 +1605,7 @@ SUITE(suite_forward_struct) = {
     OPCASE(Dot),
     OPCASE(Softmax),
     OPCASE(LogSoftmax),
+    OPCASE(Fused),
     OPCASE(ZeroGrad),
     OPCASE(DisconnectedGrad),
     OPCASE(ConsiderConstant),

@@ -1,0 +1,390 @@
+/* src/fuse.c: elementwise fusion (at GR_OPT_FULL, after the rewrites).
+
+   Connected elementwise nodes (and casts) whose outputs have the same shape signature (see
+   src/rewrite.c: the same size along every axis in every call) become one Fused node: a program
+   of the table's kernels run over the data block by block, so a chain of elementwise ops is one
+   pass with no full-size temporaries. Members read their operands from the group's external
+   inputs (broadcast, as the ops would), 0-d constants (immediates), block-sized registers, or
+   the group's outputs; a value used outside the group, or returned, is an output.
+
+   Groups grow in topological order: a node joins an open group of its signature when each of its
+   inputs is a member, a leaf, or computed before the group's first member. Nothing computed
+   after the group started can then feed it, so no cycle can appear, and a group may have any
+   number of outputs. A chain of a million scalar links is one node. */
+
+typedef struct gr__fop {                 /* one instruction */
+    gr__ew_kernel kernel;                /* NULL: a cast from dtype to odtype */
+    int32_t arg[3];                      /* operand references */
+    int32_t out;                         /* the reference written */
+    uint8_t n_args, dtype, odtype, row;
+} gr__fop;
+
+/* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
+   then n_reg registers of blk elements each */
+typedef struct gr__fprog {
+    int32_t n_ext, n_imm, n_out, n_reg, n_ops, n_refs;
+    int64_t blk;
+    gr__fop *ops;
+    double *imm;                         /* an immediate's value, stored in its dtype's bytes */
+    unsigned char *regs;
+    const void **ptr;                    /* per reference, set block by block */
+    int64_t *st;                         /* per reference: 0 (broadcast) or 1 */
+    int64_t *ext_st;                     /* scratch: n_ext x GR_MAX_NDIM element strides */
+    int64_t *ext_off;                    /* scratch: n_ext offsets */
+    gr_type *out_types;
+} gr__fprog;
+
+typedef struct gr__fused_params { gr__fprog *prog; } gr__fused_params;
+
+static const gr__fprog *gr__fp(const gr_node *node) { return ((const gr__fused_params *)node->params)->prog; }
+
+static gr_status gr__Fused_infer(const gr_node *node, gr_type *out) {
+    const gr__fprog *p = gr__fp(node);
+    int j;
+    for (j = 0; j < node->n_out; j++) out[j] = p->out_types[j];
+    return GR_OK;
+}
+
+/* the shapes do not broadcast: replay the program's shapes to name the member op that fails */
+static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *const *in) {
+    const gr__fprog *p = gr__fp(node);
+    gr_array *shapes = (gr_array *)gr__calloc((size_t)p->n_refs + 1, sizeof(gr_array));
+    int k, a, e;
+    if (!shapes) return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
+    for (e = 0; e < p->n_ext; e++) shapes[e] = *in[e];
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        gr_array r;
+        memset(&r, 0, sizeof r);
+        for (a = 0; a < op->n_args; a++) {
+            const gr_array *x = &shapes[op->arg[a]];
+            int off, i;
+            if (x->ndim > r.ndim) {             /* right-align what we have against x */
+                int grow = x->ndim - r.ndim;
+                for (i = r.ndim - 1; i >= 0; i--) r.shape[i + grow] = r.shape[i];
+                for (i = 0; i < grow; i++) r.shape[i] = 1;
+                r.ndim = x->ndim;
+            }
+            off = r.ndim - x->ndim;
+            for (i = 0; i < x->ndim; i++) {
+                int64_t have = r.shape[off + i], want = x->shape[i];
+                if (have == 1) r.shape[off + i] = want;
+                else if (want != 1 && want != have) {
+                    char b1[200], b2[200];
+                    const char *opname = op->row == 255 ? "Cast" : gr__ew_ops[op->row]->name;
+                    gr_status st;
+                    gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
+                    gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
+                    if (op->arg[a] < p->n_ext)
+                        st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s of %s against %s", opname, b1,
+                                       gr__d(node->in[op->arg[a]]).s, b2);
+                    else
+                        st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s against %s", opname, b1, b2);
+                    GR_FREE(shapes);
+                    return st;
+                }
+            }
+        }
+        shapes[op->out] = r;
+    }
+    GR_FREE(shapes);
+    return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
+}
+
+static gr_status gr__Fused_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr_array it;
+    int j, d;
+    memset(&it, 0, sizeof it);
+    it.ndim = out[0]->ndim;
+    if (node->n_in > 0) {
+        gr_status before = node->graph->status;
+        if (gr__broadcast_shapes(node, node->n_in, in, &it) != GR_OK) {
+            if (before == GR_OK) gr_graph_clear_error(node->graph);
+            return gr__Fused_shape_error(node, in);
+        }
+    } else
+        for (d = 0; d < it.ndim; d++) it.shape[d] = 1;
+    for (j = 0; j < node->n_out; j++)
+        for (d = 0; d < out[j]->ndim; d++) out[j]->shape[d] = it.shape[d];
+    return GR_OK;
+}
+
+/* n elements from src (element stride sst, 0 or 1) converted into dst */
+static void gr__convert_run(int dt, void *dst, int st, const void *src, int64_t sst, int64_t n) {
+    if (sst == 1 || n <= 1) gr__convert(dt, dst, st, src, n);
+    else {
+        int64_t i;
+        size_t es = gr__dsize(dt);
+        gr__convert(dt, dst, st, src, 1);
+        for (i = 1; i < n; i++) memcpy((char *)dst + (size_t)i * es, dst, es);
+    }
+}
+
+static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr__fprog *p = (gr__fprog *)gr__fp(node);
+    const gr_array *o0 = out[0];
+    int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
+    int nd = 0, d, k, m;
+    if (o0->size == 0) return GR_OK;
+    /* element strides of every external input over the output's shape (0 where broadcast), with
+       axes of size 1 dropped and neighbours merged where every operand is contiguous across them */
+    for (d = 0; d < o0->ndim; d++) {
+        int merge;
+        if (o0->shape[d] == 1) continue;
+        merge = nd > 0;
+        for (e = 0; e < p->n_ext; e++) {
+            const gr_array *a = in[e];
+            int ad = d - (o0->ndim - a->ndim);
+            int64_t s = 0, q;
+            if (ad >= 0 && a->shape[ad] != 1) {
+                s = 1;
+                for (q = ad + 1; q < a->ndim; q++) s *= a->shape[q];
+            }
+            if (merge && p->ext_st[e * GR_MAX_NDIM + nd - 1] != s * o0->shape[d]) merge = 0;
+            p->ext_off[e] = s;                       /* this axis's stride, for now */
+        }
+        if (merge) {
+            shape[nd - 1] *= o0->shape[d];
+            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd - 1] = p->ext_off[e];
+        } else {
+            shape[nd] = o0->shape[d];
+            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd] = p->ext_off[e];
+            nd++;
+        }
+    }
+    inner = nd ? shape[nd - 1] : 1;
+    rows = o0->size / inner;
+    for (d = 0; d < nd; d++) idx[d] = 0;
+    for (e = 0; e < p->n_ext; e++) p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
+    for (r = 0; r < rows; r++) {
+        for (e = 0; e < p->n_ext; e++) {           /* where this row starts in every input */
+            int64_t off = 0;
+            for (d = 0; d < nd - 1; d++) off += idx[d] * p->ext_st[e * GR_MAX_NDIM + d];
+            p->ext_off[e] = off;
+        }
+        for (j0 = 0; j0 < inner; j0 += p->blk) {
+            int64_t n = inner - j0 < p->blk ? inner - j0 : p->blk;
+            for (e = 0; e < p->n_ext; e++)
+                p->ptr[e] = (const char *)in[e]->data + (size_t)(p->ext_off[e] + j0 * p->st[e]) * gr__dsize(in[e]->dtype);
+            for (m = 0; m < p->n_out; m++)
+                p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
+            for (k = 0; k < p->n_ops; k++) {
+                const gr__fop *op = &p->ops[k];
+                if (op->kernel) {
+                    const void *args[3];
+                    int64_t sts[3];
+                    int a;
+                    for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
+                    op->kernel(n, (void *)p->ptr[op->out], args, sts);
+                } else
+                    gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+            }
+        }
+        for (d = nd - 2; d >= 0; d--) { if (++idx[d] < shape[d]) break; idx[d] = 0; }
+    }
+    return GR_OK;
+}
+
+static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og; (void)ig;
+    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
+}
+static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)ev; (void)orop;
+    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
+}
+
+/* ---- grouping ------------------------------------------------------------------------------------ */
+
+static int gr__fusable(const gr_node *node) {
+    if (node->n_out != 1) return 0;
+    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][node->in[node->n_in - 1]->dtype] != NULL;
+    return node->op == &gr__op_Cast;
+}
+
+#define GR__FUSE_OPEN 8                  /* groups kept open at once */
+/* the group of x's producer; -1 for leaves and for nodes made by this pass (Fused nodes) */
+#define GR__GROUP_OF(x) ((x)->owner && (x)->owner->id < nn ? group[(x)->owner->id] : -1)
+#define GR__FUSE_BLK 256                 /* elements per block */
+
+/* Fuses the elementwise nodes of the schedule of roots (the function's outputs and update
+   values, patched when they are group outputs) in cg. */
+static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
+    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
+    uint8_t *is_out = NULL;
+    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
+    gr_status st = GR_OK;
+    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
+    group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
+    if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
+    for (k = 0; k < n_order; k++) pos[order[k]->id] = (int32_t)k;
+    /* 1. groups */
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        int o, joined = -1;
+        if (!gr__fusable(node)) continue;
+        for (o = n_open - 1; o >= 0 && joined < 0; o--) {
+            gr_node *first = order[gstart[open[o]]];
+            int i, ok = gr__sig_same(rw, node->out[0], first->out[0]);
+            for (i = 0; ok && i < node->n_in; i++) {
+                gr_node *w = node->in[i]->owner;
+                if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
+            }   /* (no Fused node exists yet: every id is below nn) */
+            if (ok) joined = open[o];
+        }
+        if (joined < 0) {
+            joined = n_groups++;
+            gstart[joined] = (int32_t)k;
+            if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
+            open[n_open++] = joined;
+        }
+        group[node->id] = joined;
+    }
+    if (n_groups == 0) goto done;
+    /* 2. which members' values leave their group */
+    /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
+    is_out = (uint8_t *)gr__calloc(nv, 1);
+    ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
+    last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    if (!is_out || !ref || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
+    for (k = 0; k < nv; k++) last[k] = -1;
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        int i;
+        for (i = 0; i < node->n_in; i++) {
+            gr_node *w = node->in[i]->owner;
+            if (w && group[w->id] >= 0 && group[w->id] != group[node->id]) is_out[node->in[i]->id] = 1;   /* ids < nn here */
+            last[node->in[i]->id] = (int32_t)k;           /* the last reader, in schedule order */
+        }
+    }
+    for (k = 0; k < (uint32_t)n_roots; k++) is_out[roots[k]->id] = 1;
+    /* 3. one Fused node per group of two or more */
+    for (g = 0; g < n_groups; g++) {
+        gr__fprog *p;
+        gr__fused_params fp;
+        gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
+        int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        uint32_t q;
+        int i;
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) if (group[order[q]->id] == g) n_members++;
+        if (n_members < 2) continue;
+        ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
+        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
+        outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
+        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
+        free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
+        p = (gr__fprog *)gr__alloc(cg, sizeof(gr__fprog));
+        if (!ext || !tmp || !outs_old || !outs_new || !free_regs || !p) {
+            GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
+            st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+            goto done;
+        }
+        memset(p, 0, sizeof *p);
+        /* operands: externals (and immediates) in first-use order; outputs */
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
+            gr_node *node = order[q];
+            if (group[node->id] != g) continue;
+            for (i = 0; i < node->n_in; i++) {
+                gr_var *x = node->in[i];
+                if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
+                ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
+                ext[n_ext++] = x;
+            }
+            if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
+        }
+        {   /* externals first, then immediates */
+            int32_t e = 0, m = 0;
+            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
+            n_imm = n_ext - e;
+            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -3) tmp[e + m++] = ext[i];
+            for (i = 0; i < n_ext; i++) { ext[i] = tmp[i]; ref[ext[i]->id] = i; }
+            n_ext = e;
+        }
+        p->n_ext = n_ext;
+        p->n_imm = n_imm;
+        p->n_out = n_out;
+        p->blk = order[gstart[g]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
+        p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
+        p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
+        p->out_types = (gr_type *)gr__alloc(cg, sizeof(gr_type) * (size_t)(n_out + 1));
+        if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
+        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
+        for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
+        /* the program, with registers reused after their last reader */
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
+            gr_node *node = order[q];
+            gr__fop *op;
+            gr_var *y = node->out[0];
+            if (group[node->id] != g) continue;
+            op = &p->ops[op_i++];
+            op->n_args = (uint8_t)node->n_in;
+            op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+            op->odtype = (uint8_t)y->dtype;
+            op->kernel = node->op == &gr__op_Cast ? NULL : gr__ew_kernels[node->op->code][op->dtype];
+            op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : node->op->code);
+            for (i = 0; i < node->n_in; i++) op->arg[i] = ref[node->in[i]->id];
+            /* the result's register first, then the registers whose last reader this is: an op never
+               writes over its own operands (a cast between element sizes could not) */
+            if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
+            op->out = ref[y->id];
+            for (i = 0; i < node->n_in; i++) {
+                gr_var *x = node->in[i];
+                int i2, dup = 0;
+                for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
+                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && last[x->id] == (int32_t)q)
+                    free_regs[n_free++] = ref[x->id];
+            }
+        }
+        p->n_ops = op_i;
+        p->n_reg = n_reg;
+        p->n_refs = n_ext + n_imm + n_out + n_reg;
+        p->regs = (unsigned char *)gr__alloc(cg, (size_t)(n_reg + 1) * (size_t)p->blk * 8u);
+        p->ptr = (const void **)gr__alloc(cg, sizeof(void *) * (size_t)p->n_refs);
+        p->st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)p->n_refs);
+        p->ext_st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM);
+        p->ext_off = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1));
+        if (!p->regs || !p->ptr || !p->st || !p->ext_st || !p->ext_off) { st = GR_ERR_NOMEM; goto group_done; }
+        for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
+        for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
+        for (i = 0; i < n_reg; i++) {
+            p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
+            p->st[n_ext + n_imm + n_out + i] = 1;
+        }
+        fp.prog = p;
+        st = gr__make_node_n(cg, &gr__op_Fused, &fp, sizeof fp, n_ext, ext, n_out, outs_new);
+        if (st != GR_OK) goto group_done;
+        for (i = 0; i < n_out; i++) {
+            if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
+        }
+        /* readers outside the group, and the roots, now read the Fused node's outputs */
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
+            gr_node *node = order[q];
+            if (group[node->id] == g) continue;
+            for (i = 0; i < node->n_in; i++) {
+                gr_var *x = node->in[i];
+                if (GR__GROUP_OF(x) == g) node->in[i] = outs_new[ref[x->id] - n_ext - n_imm];
+            }
+        }
+        for (i = 0; i < n_roots; i++)
+            if (GR__GROUP_OF(roots[i]) == g) roots[i] = outs_new[ref[roots[i]->id] - n_ext - n_imm];
+    group_done:
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {     /* reset the references for the next group */
+            gr_node *node = order[q];
+            if (group[node->id] != g) continue;
+            for (i = 0; i < node->n_in; i++) ref[node->in[i]->id] = -1;
+            ref[node->out[0]->id] = -1;
+        }
+        GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
+        if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
+    }
+done:
+    GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
+    return st;
+}
