@@ -6740,10 +6740,16 @@ static gr_status gr__view_perform(const gr_node *node, const gr_array *const *in
     size_t es = gr__dsize(x->dtype);
     gr__split_axis(x->ndim, x->shape, gr__vp(node)->axis, &outer, &n, &inner);
     gr__view_span(gr__vp(node), x, &first, &count, &step);
-    for (o = 0; o < outer; o++)
+    for (o = 0; o < outer; o++) {
+        if (step == 1) {                                 /* one span of count rows */
+            memcpy((char *)out[0]->data + (size_t)(o * count * inner) * es,
+                   (const char *)x->data + (size_t)((o * n + first) * inner) * es, (size_t)(count * inner) * es);
+            continue;
+        }
         for (k = 0; k < count; k++)
             memcpy((char *)out[0]->data + (size_t)((o * count + k) * inner) * es,
                    (const char *)x->data + (size_t)((o * n + first + k * step) * inner) * es, (size_t)inner * es);
+    }
     return GR_OK;
 }
 static gr_status gr__Slice_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__view_perform(node, in, out); }
@@ -6836,21 +6842,52 @@ static void gr__update_elem(int dt, void *xd, int64_t xi, const void *yd, int64_
     }
 }
 
-/* writes y into rows of axis (outer, n, inner) of out: row k of the view is position
-   idx ? idx[k] (negative from the end) : first + k * step; the view's shape is vshape, y
-   broadcast to it */
-static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t outer, int64_t n, int64_t inner, int64_t count,
-                        const int64_t *idx, int64_t first, int64_t step, int vnd, const int64_t *vshape) {
-    int64_t yst[GR_MAX_NDIM], vst[GR_MAX_NDIM], vsize = outer * count * inner, e, s = 1;
-    int d;
+/* Writes y into the viewed part of out, x's (outer, n, inner) around the axis. The view's shape
+   vshape is (*pre, *mid, *post): n_pre axes before x's axis, n_mid for it (1 for a slice, 0 for
+   an index, the indices' ndim for a take), then x's axes after it. Row k of the view (k the flat
+   index over the mid axes) is position idx ? idx[k] (negative from the end) : first + k * step of
+   x's axis; y is broadcast to vshape. An odometer walks every axis but the last, whose run has
+   constant strides, so nothing is divided per element. */
+static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, int64_t inner, const int64_t *idx,
+                        int64_t first, int64_t step, int vnd, const int64_t *vshape, int n_pre, int n_mid) {
+    int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], i_d[GR_MAX_NDIM], vsize = 1, run, runs, r, j;
+    int d, last = vnd - 1;
+    for (d = 0; d < vnd; d++) vsize *= vshape[d];
+    if (vsize == 0) return;
     gr__bcast_elem_strides(y, vnd, vshape, yst);
-    for (d = vnd - 1; d >= 0; d--) { vst[d] = s; s *= vshape[d]; }
-    for (e = 0; e < vsize; e++) {
-        /* e = (o * count + k) * inner + j in the view; y's element from the view's multi-index */
-        int64_t j = e % inner, k = (e / inner) % count, o = e / (inner * count), yi = 0, rem = e;
-        int64_t pos = idx ? gr__index_resolve(n, idx[k]) : first + k * step;
-        for (d = 0; d < vnd; d++) { yi += (rem / vst[d]) * yst[d]; rem %= vst[d]; }
-        gr__update_elem(out->dtype, out->data, (o * n + pos) * inner + j, y->data, yi, inc);
+    {   /* x strides of the pre and post axes, flat-k strides of the mid axes */
+        int64_t s = 1;
+        for (d = vnd - 1; d >= n_pre + n_mid; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+        s = 1;
+        for (d = n_pre + n_mid - 1; d >= n_pre; d--) { xst[d] = 0; kst[d] = s; s *= vshape[d]; }
+        s = n * inner;
+        for (d = n_pre - 1; d >= 0; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    }
+    if (vnd == 0) { run = 1; runs = 1; }
+    else { run = vshape[last]; runs = vsize / run; }
+    for (d = 0; d < vnd; d++) i_d[d] = 0;
+    for (r = 0; r < runs; r++) {
+        int64_t xo = 0, ko = 0, yo = 0;
+        for (d = 0; d < last; d++) { xo += i_d[d] * xst[d]; ko += i_d[d] * kst[d]; yo += i_d[d] * yst[d]; }
+        if (vnd == 0 || kst[last] == 0 || !idx) {      /* constant strides along the run */
+            int64_t pos = idx ? gr__index_resolve(n, idx[ko]) : first + ko * step;
+            int64_t x0 = xo + pos * inner, ys = vnd ? yst[last] : 0;
+            int64_t xs = vnd == 0 ? 0 : kst[last] ? step * inner : xst[last];   /* a slice moves by step rows */
+#define GR__SCATTER_RUN(T) \
+            { T *xd = (T *)out->data; const T *yd = (const T *)y->data; \
+              if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
+              else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
+            if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
+            else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)
+            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * yst[last], inc);
+#undef GR__SCATTER_RUN
+        } else                                          /* the run moves along a take's indices */
+            for (j = 0; j < run; j++) {
+                int64_t k = ko + j * kst[last];
+                int64_t pos = idx ? gr__index_resolve(n, idx[k]) : first + k * step;
+                gr__update_elem(out->dtype, out->data, xo + pos * inner, y->data, yo + j * yst[last], inc);
+            }
+        for (d = last - 1; d >= 0; d--) { if (++i_d[d] < vshape[d]) break; i_d[d] = 0; }
     }
 }
 
@@ -6878,7 +6915,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
                                      gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
             }
     }
-    gr__scatter(y, out[0], p->inc, outer, n, inner, count, NULL, first, step, vnd, vshape);   /* an Index: count 1, no axis */
+    gr__scatter(y, out[0], p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
     return GR_OK;
 }
 
@@ -6903,7 +6940,7 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
                                      gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
             }
     }
-    gr__scatter(y, out[0], p->inc, outer, n, inner, idx->size, (const int64_t *)idx->data, 0, 1, vnd, vshape);
+    gr__scatter(y, out[0], p->inc, n, inner, (const int64_t *)idx->data, 0, 1, vnd, vshape, p->axis, idx->ndim);
     return GR_OK;
 }
 
@@ -8004,6 +8041,8 @@ struct gr__rewriter {
     int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
     uint32_t cap_sig_at;
     int32_t next_sym;
+    int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
+    uint32_t n_trim, cap_trim;
 };
 
 #define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
@@ -8022,6 +8061,7 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->cse);
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
+    GR_FREE(rw->trim);
     GR_FREE(rw);
 }
 
@@ -8054,6 +8094,37 @@ static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
 
 static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
 static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out);
+
+/* the symbol of an axis of symbol `sym` with k rows trimmed off (x[a:-b] trims a + b): the same
+   for every slice that trims as many, so x[:-1] and x[1:] have the same length */
+static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
+    uint32_t mask, i;
+    if (k == 0) return sym;
+    if (rw->n_trim * 2 + 2 >= rw->cap_trim) {
+        uint32_t nc = rw->cap_trim ? rw->cap_trim * 2 : 64, q;
+        int64_t *t = (int64_t *)GR_MALLOC(sizeof(int64_t) * 3 * nc);
+        if (!t) return rw->next_sym++;
+        for (q = 0; q < nc; q++) t[3 * q] = -1;
+        for (q = 0; q < rw->cap_trim; q++) {
+            int64_t *e = rw->trim + 3 * q;
+            if (e[0] < 0) continue;
+            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
+            t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
+        }
+        GR_FREE(rw->trim);
+        rw->trim = t;
+        rw->cap_trim = nc;
+    }
+    mask = rw->cap_trim - 1;
+    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+        if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
+    rw->trim[3 * i] = sym;
+    rw->trim[3 * i + 1] = k;
+    rw->trim[3 * i + 2] = rw->next_sym++;
+    rw->n_trim++;
+    return (int32_t)rw->trim[3 * i + 2];
+}
 
 /* the signature of node's output j, from its inputs' (already known) signatures */
 static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
@@ -8094,6 +8165,20 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         }
     } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
         if (node->in[1]->ndim == nd) gr__sig_copy(rw, node->in[1], out);
+    } else if (op == &gr__op_Slice || op == &gr__op_Index) {
+        const gr__view_params *p = gr__vp(node);
+        int32_t s[GR_MAX_NDIM];
+        int m = 0;
+        gr__sig_copy(rw, node->in[0], s);
+        for (i = 0; i < node->in[0]->ndim; i++) {
+            if (i != p->axis) { out[m++] = s[i]; continue; }
+            if (p->is_index) continue;
+            /* a unit step from a start >= 0 to a stop < 0 (or open ends) trims a + b rows */
+            if (s[i] >= 0 && p->step == 1 && (p->start == GR_OPEN || (p->start >= 0 && p->start < ((int64_t)1 << 40))) &&
+                (p->stop == GR_OPEN || (p->stop < 0 && p->stop > -((int64_t)1 << 40))))
+                out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
+            m++;
+        }
     } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
         if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
     } else if (op == &gr__op_Dot) {
@@ -8538,7 +8623,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == 255 ? "Cast" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == 255 ? "Cast" : op->row == 254 ? "BroadcastLike" : gr__ew_ops[op->row]->name;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -8663,10 +8748,11 @@ static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **
 
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
+/* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
     if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][node->in[node->n_in - 1]->dtype] != NULL;
-    return node->op == &gr__op_Cast;
+    return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
@@ -8791,12 +8877,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             gr_var *y = node->out[0];
             if (group[node->id] != g) continue;
             op = &p->ops[op_i++];
-            op->n_args = (uint8_t)node->n_in;
-            op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+            if (node->op->flags & GR__OPF_ELEMWISE) {
+                op->n_args = (uint8_t)node->n_in;
+                op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+                op->kernel = gr__ew_kernels[node->op->code][op->dtype];
+                op->row = (uint8_t)node->op->code;
+            } else {                                     /* a cast, or a broadcast (a copy) */
+                op->n_args = 1;
+                op->dtype = (uint8_t)node->in[0]->dtype;
+                op->kernel = NULL;
+                op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : 254);
+            }
             op->odtype = (uint8_t)y->dtype;
-            op->kernel = node->op == &gr__op_Cast ? NULL : gr__ew_kernels[node->op->code][op->dtype];
-            op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : node->op->code);
-            for (i = 0; i < node->n_in; i++) op->arg[i] = ref[node->in[i]->id];
+            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
             /* the result's register first, then the registers whose last reader this is: an op never
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
@@ -9859,7 +9952,7 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 12; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == 255 ? "Cast" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == 255 ? "Cast" : p->ops[k].row == 254 ? "BroadcastLike" : gr__ew_ops[p->ops[k].row]->name);
         if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }

@@ -191,10 +191,16 @@ static gr_status gr__view_perform(const gr_node *node, const gr_array *const *in
     size_t es = gr__dsize(x->dtype);
     gr__split_axis(x->ndim, x->shape, gr__vp(node)->axis, &outer, &n, &inner);
     gr__view_span(gr__vp(node), x, &first, &count, &step);
-    for (o = 0; o < outer; o++)
+    for (o = 0; o < outer; o++) {
+        if (step == 1) {                                 /* one span of count rows */
+            memcpy((char *)out[0]->data + (size_t)(o * count * inner) * es,
+                   (const char *)x->data + (size_t)((o * n + first) * inner) * es, (size_t)(count * inner) * es);
+            continue;
+        }
         for (k = 0; k < count; k++)
             memcpy((char *)out[0]->data + (size_t)((o * count + k) * inner) * es,
                    (const char *)x->data + (size_t)((o * n + first + k * step) * inner) * es, (size_t)inner * es);
+    }
     return GR_OK;
 }
 static gr_status gr__Slice_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__view_perform(node, in, out); }
@@ -287,21 +293,52 @@ static void gr__update_elem(int dt, void *xd, int64_t xi, const void *yd, int64_
     }
 }
 
-/* writes y into rows of axis (outer, n, inner) of out: row k of the view is position
-   idx ? idx[k] (negative from the end) : first + k * step; the view's shape is vshape, y
-   broadcast to it */
-static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t outer, int64_t n, int64_t inner, int64_t count,
-                        const int64_t *idx, int64_t first, int64_t step, int vnd, const int64_t *vshape) {
-    int64_t yst[GR_MAX_NDIM], vst[GR_MAX_NDIM], vsize = outer * count * inner, e, s = 1;
-    int d;
+/* Writes y into the viewed part of out, x's (outer, n, inner) around the axis. The view's shape
+   vshape is (*pre, *mid, *post): n_pre axes before x's axis, n_mid for it (1 for a slice, 0 for
+   an index, the indices' ndim for a take), then x's axes after it. Row k of the view (k the flat
+   index over the mid axes) is position idx ? idx[k] (negative from the end) : first + k * step of
+   x's axis; y is broadcast to vshape. An odometer walks every axis but the last, whose run has
+   constant strides, so nothing is divided per element. */
+static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, int64_t inner, const int64_t *idx,
+                        int64_t first, int64_t step, int vnd, const int64_t *vshape, int n_pre, int n_mid) {
+    int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], i_d[GR_MAX_NDIM], vsize = 1, run, runs, r, j;
+    int d, last = vnd - 1;
+    for (d = 0; d < vnd; d++) vsize *= vshape[d];
+    if (vsize == 0) return;
     gr__bcast_elem_strides(y, vnd, vshape, yst);
-    for (d = vnd - 1; d >= 0; d--) { vst[d] = s; s *= vshape[d]; }
-    for (e = 0; e < vsize; e++) {
-        /* e = (o * count + k) * inner + j in the view; y's element from the view's multi-index */
-        int64_t j = e % inner, k = (e / inner) % count, o = e / (inner * count), yi = 0, rem = e;
-        int64_t pos = idx ? gr__index_resolve(n, idx[k]) : first + k * step;
-        for (d = 0; d < vnd; d++) { yi += (rem / vst[d]) * yst[d]; rem %= vst[d]; }
-        gr__update_elem(out->dtype, out->data, (o * n + pos) * inner + j, y->data, yi, inc);
+    {   /* x strides of the pre and post axes, flat-k strides of the mid axes */
+        int64_t s = 1;
+        for (d = vnd - 1; d >= n_pre + n_mid; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+        s = 1;
+        for (d = n_pre + n_mid - 1; d >= n_pre; d--) { xst[d] = 0; kst[d] = s; s *= vshape[d]; }
+        s = n * inner;
+        for (d = n_pre - 1; d >= 0; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    }
+    if (vnd == 0) { run = 1; runs = 1; }
+    else { run = vshape[last]; runs = vsize / run; }
+    for (d = 0; d < vnd; d++) i_d[d] = 0;
+    for (r = 0; r < runs; r++) {
+        int64_t xo = 0, ko = 0, yo = 0;
+        for (d = 0; d < last; d++) { xo += i_d[d] * xst[d]; ko += i_d[d] * kst[d]; yo += i_d[d] * yst[d]; }
+        if (vnd == 0 || kst[last] == 0 || !idx) {      /* constant strides along the run */
+            int64_t pos = idx ? gr__index_resolve(n, idx[ko]) : first + ko * step;
+            int64_t x0 = xo + pos * inner, ys = vnd ? yst[last] : 0;
+            int64_t xs = vnd == 0 ? 0 : kst[last] ? step * inner : xst[last];   /* a slice moves by step rows */
+#define GR__SCATTER_RUN(T) \
+            { T *xd = (T *)out->data; const T *yd = (const T *)y->data; \
+              if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
+              else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
+            if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
+            else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)
+            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * yst[last], inc);
+#undef GR__SCATTER_RUN
+        } else                                          /* the run moves along a take's indices */
+            for (j = 0; j < run; j++) {
+                int64_t k = ko + j * kst[last];
+                int64_t pos = idx ? gr__index_resolve(n, idx[k]) : first + k * step;
+                gr__update_elem(out->dtype, out->data, xo + pos * inner, y->data, yo + j * yst[last], inc);
+            }
+        for (d = last - 1; d >= 0; d--) { if (++i_d[d] < vshape[d]) break; i_d[d] = 0; }
     }
 }
 
@@ -329,7 +366,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
                                      gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
             }
     }
-    gr__scatter(y, out[0], p->inc, outer, n, inner, count, NULL, first, step, vnd, vshape);   /* an Index: count 1, no axis */
+    gr__scatter(y, out[0], p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
     return GR_OK;
 }
 
@@ -354,7 +391,7 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
                                      gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
             }
     }
-    gr__scatter(y, out[0], p->inc, outer, n, inner, idx->size, (const int64_t *)idx->data, 0, 1, vnd, vshape);
+    gr__scatter(y, out[0], p->inc, n, inner, (const int64_t *)idx->data, 0, 1, vnd, vshape, p->axis, idx->ndim);
     return GR_OK;
 }
 

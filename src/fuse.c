@@ -71,7 +71,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == 255 ? "Cast" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == 255 ? "Cast" : op->row == 254 ? "BroadcastLike" : gr__ew_ops[op->row]->name;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -196,10 +196,11 @@ static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **
 
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
+/* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
     if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][node->in[node->n_in - 1]->dtype] != NULL;
-    return node->op == &gr__op_Cast;
+    return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
@@ -324,12 +325,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             gr_var *y = node->out[0];
             if (group[node->id] != g) continue;
             op = &p->ops[op_i++];
-            op->n_args = (uint8_t)node->n_in;
-            op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+            if (node->op->flags & GR__OPF_ELEMWISE) {
+                op->n_args = (uint8_t)node->n_in;
+                op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+                op->kernel = gr__ew_kernels[node->op->code][op->dtype];
+                op->row = (uint8_t)node->op->code;
+            } else {                                     /* a cast, or a broadcast (a copy) */
+                op->n_args = 1;
+                op->dtype = (uint8_t)node->in[0]->dtype;
+                op->kernel = NULL;
+                op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : 254);
+            }
             op->odtype = (uint8_t)y->dtype;
-            op->kernel = node->op == &gr__op_Cast ? NULL : gr__ew_kernels[node->op->code][op->dtype];
-            op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : node->op->code);
-            for (i = 0; i < node->n_in; i++) op->arg[i] = ref[node->in[i]->id];
+            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
             /* the result's register first, then the registers whose last reader this is: an op never
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;

@@ -26,6 +26,8 @@ struct gr__rewriter {
     int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
     uint32_t cap_sig_at;
     int32_t next_sym;
+    int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
+    uint32_t n_trim, cap_trim;
 };
 
 #define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
@@ -44,6 +46,7 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->cse);
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
+    GR_FREE(rw->trim);
     GR_FREE(rw);
 }
 
@@ -76,6 +79,37 @@ static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
 
 static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
 static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out);
+
+/* the symbol of an axis of symbol `sym` with k rows trimmed off (x[a:-b] trims a + b): the same
+   for every slice that trims as many, so x[:-1] and x[1:] have the same length */
+static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
+    uint32_t mask, i;
+    if (k == 0) return sym;
+    if (rw->n_trim * 2 + 2 >= rw->cap_trim) {
+        uint32_t nc = rw->cap_trim ? rw->cap_trim * 2 : 64, q;
+        int64_t *t = (int64_t *)GR_MALLOC(sizeof(int64_t) * 3 * nc);
+        if (!t) return rw->next_sym++;
+        for (q = 0; q < nc; q++) t[3 * q] = -1;
+        for (q = 0; q < rw->cap_trim; q++) {
+            int64_t *e = rw->trim + 3 * q;
+            if (e[0] < 0) continue;
+            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
+            t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
+        }
+        GR_FREE(rw->trim);
+        rw->trim = t;
+        rw->cap_trim = nc;
+    }
+    mask = rw->cap_trim - 1;
+    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+        if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
+    rw->trim[3 * i] = sym;
+    rw->trim[3 * i + 1] = k;
+    rw->trim[3 * i + 2] = rw->next_sym++;
+    rw->n_trim++;
+    return (int32_t)rw->trim[3 * i + 2];
+}
 
 /* the signature of node's output j, from its inputs' (already known) signatures */
 static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
@@ -116,6 +150,20 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         }
     } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
         if (node->in[1]->ndim == nd) gr__sig_copy(rw, node->in[1], out);
+    } else if (op == &gr__op_Slice || op == &gr__op_Index) {
+        const gr__view_params *p = gr__vp(node);
+        int32_t s[GR_MAX_NDIM];
+        int m = 0;
+        gr__sig_copy(rw, node->in[0], s);
+        for (i = 0; i < node->in[0]->ndim; i++) {
+            if (i != p->axis) { out[m++] = s[i]; continue; }
+            if (p->is_index) continue;
+            /* a unit step from a start >= 0 to a stop < 0 (or open ends) trims a + b rows */
+            if (s[i] >= 0 && p->step == 1 && (p->start == GR_OPEN || (p->start >= 0 && p->start < ((int64_t)1 << 40))) &&
+                (p->stop == GR_OPEN || (p->stop < 0 && p->stop > -((int64_t)1 << 40))))
+                out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
+            m++;
+        }
     } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
         if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
     } else if (op == &gr__op_Dot) {
