@@ -144,7 +144,7 @@
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
     X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
     X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
-    X(tanh,       1, FLOAT, GR_M(tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
     X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
     X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
     X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
@@ -1678,6 +1678,10 @@ static float gr__sigmoidf(float x) {
     if (x >= 0) return 1.0f / (1.0f + expf(-x));
     { float e = expf(x); return e / (1.0f + e); }
 }
+/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],
+   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */
+static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
+static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 
@@ -8565,11 +8569,28 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
    number of outputs. A chain of a million scalar links is one node. */
 
 typedef struct gr__fop {                 /* one instruction */
-    gr__ew_kernel kernel;                /* NULL: a cast from dtype to odtype */
+    gr__ew_kernel kernel;                /* NULL: a copy or cast from dtype to odtype, or sincos */
     int32_t arg[3];                      /* operand references */
-    int32_t out;                         /* the reference written */
-    uint8_t n_args, dtype, odtype, row;
+    int32_t out, out2;                   /* the references written (out2: sincos's cosine) */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row, or one of GR__FOP_* */
 } gr__fop;
+
+enum { GR__FOP_SINCOS = 253, GR__FOP_COPY = 254, GR__FOP_CAST = 255 };
+
+/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
+   a hand-fused loop */
+static void gr__sincos_run(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)a;
+        double *ps = (double *)s, *pc = (double *)c;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
+    } else {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
+    }
+}
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
    then n_reg registers of blk elements each */
@@ -8623,7 +8644,8 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == 255 ? "Cast" : op->row == 254 ? "BroadcastLike" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == GR__FOP_CAST ? "Cast" : op->row == GR__FOP_COPY ? "BroadcastLike" :
+                                         op->row == GR__FOP_SINCOS ? "sin" : gr__ew_ops[op->row]->name;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -8638,6 +8660,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
             }
         }
         shapes[op->out] = r;
+        if (op->row == GR__FOP_SINCOS) shapes[op->out2] = r;
     }
     GR_FREE(shapes);
     return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
@@ -8728,7 +8751,9 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
                     op->kernel(n, (void *)p->ptr[op->out], args, sts);
-                } else
+                } else if (op->row == GR__FOP_SINCOS)
+                    gr__sincos_run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+                else
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
         }
@@ -8766,7 +8791,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
-    uint8_t *is_out = NULL;
+    uint8_t *is_out = NULL, *paired = NULL;
+    gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
     gr_status st = GR_OK;
     if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
@@ -8804,7 +8830,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     is_out = (uint8_t *)gr__calloc(nv, 1);
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
-    if (!is_out || !ref || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    cos_of = (gr_node **)gr__calloc(nv + n_order + 1u, sizeof(gr_node *));
+    paired = (uint8_t *)gr__calloc(nn + 1u, 1);
+    if (!is_out || !ref || !last || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
@@ -8870,13 +8898,38 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
+        /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
+            gr_node *node = order[q];
+            if (group[node->id] == g && node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
+        }
         /* the program, with registers reused after their last reader */
         for (q = (uint32_t)gstart[g]; q < n_order; q++) {
             gr_node *node = order[q];
             gr__fop *op;
             gr_var *y = node->out[0];
             if (group[node->id] != g) continue;
+            if (node->op == &gr__op_ew_cos) {
+                if (paired[node->id]) goto free_inputs;    /* computed with its sin */
+                cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
+            }
             op = &p->ops[op_i++];
+            op->out2 = -1;
+            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node) {
+                gr_node *c = cos_of[node->in[0]->id];
+                gr_var *yc = c->out[0];
+                paired[c->id] = 1;
+                op->n_args = 1;
+                op->dtype = op->odtype = (uint8_t)y->dtype;
+                op->kernel = NULL;
+                op->row = GR__FOP_SINCOS;
+                op->arg[0] = ref[node->in[0]->id];
+                if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
+                if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
+                op->out = ref[y->id];
+                op->out2 = ref[yc->id];
+                goto free_inputs;
+            }
             if (node->op->flags & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
@@ -8886,7 +8939,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 op->n_args = 1;
                 op->dtype = (uint8_t)node->in[0]->dtype;
                 op->kernel = NULL;
-                op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : 254);
+                op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
             }
             op->odtype = (uint8_t)y->dtype;
             for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
@@ -8894,6 +8947,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
             op->out = ref[y->id];
+        free_inputs:
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
                 int i2, dup = 0;
@@ -8938,7 +8992,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (q = (uint32_t)gstart[g]; q < n_order; q++) {     /* reset the references for the next group */
             gr_node *node = order[q];
             if (group[node->id] != g) continue;
-            for (i = 0; i < node->n_in; i++) ref[node->in[i]->id] = -1;
+            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
@@ -8946,6 +9000,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
 done:
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
+    GR_FREE(cos_of); GR_FREE(paired);
     return st;
 }
 
@@ -9952,7 +10007,8 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 12; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == 255 ? "Cast" : p->ops[k].row == 254 ? "BroadcastLike" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
+                    p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
         if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }

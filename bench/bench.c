@@ -43,24 +43,27 @@ static int cmp_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 typedef void (*bench_fn)(void *ctx);
-/* the median time of one call, after warm-up, over enough repetitions to last ~min_time */
-static double median_time(bench_fn fn, void *ctx, double min_time) {
-    double t[101], t0, one;
+/* Median times of one call of a and of b, measured in alternation (a, b, a, b, ...) after warm-up
+   for enough rounds to last ~min_time, so that a shared machine's drifting load and clock affect
+   both alike. */
+static void pair_time(bench_fn a, void *ca, bench_fn b, void *cb, double min_time, double *ta, double *tb) {
+    double x[101], y[101], t0, one;
     int n, i;
-    fn(ctx);
+    a(ca); b(cb);
     t0 = now();
-    fn(ctx);
+    a(ca); b(cb);
     one = now() - t0;
     n = one > 0 ? (int)(min_time / one) : 101;
-    if (n < 5) n = 5;
+    if (n < 7) n = 7;
     if (n > 101) n = 101;
     for (i = 0; i < n; i++) {
-        t0 = now();
-        fn(ctx);
-        t[i] = now() - t0;
+        t0 = now(); a(ca); x[i] = now() - t0;
+        t0 = now(); b(cb); y[i] = now() - t0;
     }
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
-    return t[n / 2];
+    qsort(x, (size_t)n, sizeof(double), cmp_double);
+    qsort(y, (size_t)n, sizeof(double), cmp_double);
+    *ta = x[n / 2];
+    *tb = y[n / 2];
 }
 
 static double checksum_sum(const gr_array *a) { double s = 0; int64_t i; for (i = 0; i < a->size; i++) s += gr_array_get(a, i); return s; }
@@ -212,8 +215,7 @@ static void bench_w1(int f32) {
     c.X = X->data; c.W1 = W1->data; c.b1 = b1->data; c.W2 = W2->data; c.b2 = b2->data;
     c.Hd = malloc(es * W1_N * W1_H); c.L = malloc(es * W1_N * W1_C); c.dL = malloc(es * W1_N * W1_C); c.dH = malloc(es * W1_N * W1_H);
     c.gW1 = malloc(es * W1_D * W1_H); c.gb1 = malloc(es * W1_H); c.gW2 = malloc(es * W1_H * W1_C); c.gb2 = malloc(es * W1_C);
-    t_gr = median_time(w1_gr, &c, 1.0);
-    t_hand = median_time(w1_hand, &c, 1.0);
+    pair_time(w1_gr, &c, w1_hand, &c, 2.0, &t_gr, &t_hand);
     {   /* agreement */
         double tol = f32 ? 1e-4 : 1e-9, *ref;
         int64_t n, k;
@@ -293,10 +295,8 @@ static void bench_w2(void) {
     c.in[0] = x;
     c.x = (const double *)x->data;
     c.g = (double *)malloc(sizeof(double) * W2_N);
-    tc_gr = median_time(w2_gr_cost, &c, 1.0);
-    tc_hand = median_time(w2_hand_cost, &c, 1.0);
-    tg_gr = median_time(w2_gr_grad, &c, 1.0);
-    tg_hand = median_time(w2_hand_grad, &c, 1.0);
+    pair_time(w2_gr_cost, &c, w2_hand_cost, &c, 2.0, &tc_gr, &tc_hand);
+    pair_time(w2_gr_grad, &c, w2_hand_grad, &c, 2.0, &tg_gr, &tg_hand);
     w2_gr_grad(&c);
     w2_hand_grad(&c);
     if (fabs(gr_array_get(c.out[0], 0) - c.cost) > 1e-9 * fabs(c.cost)) { printf("  MISMATCH W2 cost\n"); g_failures++; }
@@ -373,8 +373,7 @@ static void bench_w3(void) {
     c.f = gr_function(1, &vx, 1, &gx, NULL);
     if (!c.f) die("W3 gr_function", g, NULL);
     c.in[0] = x;
-    tg_gr = median_time(w3_gr, &c, 0.5);
-    tg_hand = median_time(w3_hand_grad, &c, 0.5);
+    pair_time(w3_gr, &c, w3_hand_grad, &c, 0.5, &tg_gr, &tg_hand);
     w3_gr(&c); w3_hand_grad(&c);
     agree("W3 gradient", c.out[0], c.g, n, 1e-9);
     gr_fn_free(c.f);
@@ -383,8 +382,7 @@ static void bench_w3(void) {
     c.f = gr_function(2, ins, 1, &hv, NULL);
     if (!c.f) die("W3 Hv gr_function", g, NULL);
     c.in[1] = v;
-    th_gr = median_time(w3_gr, &c, 0.5);
-    th_hand = median_time(w3_hand_hv, &c, 0.5);
+    pair_time(w3_gr, &c, w3_hand_hv, &c, 0.5, &th_gr, &th_hand);
     w3_gr(&c); w3_hand_hv(&c);
     agree("W3 Hv", c.out[0], c.g, n, 1e-9);
     gr_fn_free(c.f);
@@ -393,8 +391,7 @@ static void bench_w3(void) {
     c.f = gr_function(1, &vx, 1, &H, NULL);
     if (!c.f) die("W3 Hessian gr_function", g, NULL);
     c.in[0] = x2;
-    tH_gr = median_time(w3_gr, &c, 0.5);
-    tH_hand = median_time(w3_hand_hessian, &c, 0.5);
+    pair_time(w3_gr, &c, w3_hand_hessian, &c, 0.5, &tH_gr, &tH_hand);
     w3_gr(&c); w3_hand_hessian(&c);
     agree("W3 Hessian", c.out[0], c.g, n2 * n2, 1e-9);
     gr_fn_free(c.f);
@@ -442,8 +439,7 @@ static void bench_w4(void) {
     c.A = (const double *)A->data; c.b = (const double *)b->data; c.x = (const double *)x->data;
     c.J = (double *)malloc(sizeof(double) * 40000);
     c.y = (double *)malloc(sizeof(double) * 200);
-    t_gr = median_time(w4_gr, &c, 0.5);
-    t_hand = median_time(w4_hand, &c, 0.5);
+    pair_time(w4_gr, &c, w4_hand, &c, 0.5, &t_gr, &t_hand);
     w4_gr(&c); w4_hand(&c);
     agree("W4 Jacobian", c.out[0], c.J, 40000, 1e-9);
     row("W4 Jacobian 200x200", t_gr, t_hand, NULL);
@@ -496,8 +492,7 @@ static void bench_w5(int n) {
     c.in[0] = xa;
     c.n = n;
     c.ys = (double *)malloc(sizeof(double) * (size_t)n);
-    t_gr = median_time(w5_gr, &c, 0.5);
-    t_hand = median_time(w5_hand, &c, 0.5);
+    pair_time(w5_gr, &c, w5_hand, &c, 1.0, &t_gr, &t_hand);
     w5_gr(&c); w5_hand(&c);
     if (fabs(gr_array_get(c.out[0], 0) - c.cost) > 1e-9 * fabs(c.cost) || fabs(gr_array_get(c.out[1], 0) - c.grad) > 1e-9 * fabs(c.grad)) {
         printf("  MISMATCH W5 N=%d: %.15g %.15g vs %.15g %.15g\n", n, gr_array_get(c.out[0], 0), gr_array_get(c.out[1], 0), c.cost, c.grad);
@@ -572,8 +567,7 @@ static void bench_w6(void) {
     c.hs = (double *)malloc(sizeof(double) * (W6_T + 1) * W6_H);
     c.gW = (double *)malloc(sizeof(double) * W6_H * W6_H);
     c.gU = (double *)malloc(sizeof(double) * W6_H * W6_I);
-    t_gr = median_time(w6_gr, &c, 0.5);
-    t_hand = median_time(w6_hand, &c, 0.5);
+    pair_time(w6_gr, &c, w6_hand, &c, 0.5, &t_gr, &t_hand);
     w6_gr(&c); w6_hand(&c);
     agree("W6 dW", c.out[0], c.gW, W6_H * W6_H, 1e-9);
     agree("W6 dU", c.out[1], c.gU, W6_H * W6_I, 1e-9);

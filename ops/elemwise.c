@@ -50,6 +50,10 @@ static float gr__sigmoidf(float x) {
     if (x >= 0) return 1.0f / (1.0f + expf(-x));
     { float e = expf(x); return e / (1.0f + e); }
 }
+/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],
+   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */
+static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
+static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 

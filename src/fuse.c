@@ -13,11 +13,28 @@
    number of outputs. A chain of a million scalar links is one node. */
 
 typedef struct gr__fop {                 /* one instruction */
-    gr__ew_kernel kernel;                /* NULL: a cast from dtype to odtype */
+    gr__ew_kernel kernel;                /* NULL: a copy or cast from dtype to odtype, or sincos */
     int32_t arg[3];                      /* operand references */
-    int32_t out;                         /* the reference written */
-    uint8_t n_args, dtype, odtype, row;
+    int32_t out, out2;                   /* the references written (out2: sincos's cosine) */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row, or one of GR__FOP_* */
 } gr__fop;
+
+enum { GR__FOP_SINCOS = 253, GR__FOP_COPY = 254, GR__FOP_CAST = 255 };
+
+/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
+   a hand-fused loop */
+static void gr__sincos_run(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)a;
+        double *ps = (double *)s, *pc = (double *)c;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
+    } else {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
+    }
+}
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
    then n_reg registers of blk elements each */
@@ -71,7 +88,8 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == 255 ? "Cast" : op->row == 254 ? "BroadcastLike" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == GR__FOP_CAST ? "Cast" : op->row == GR__FOP_COPY ? "BroadcastLike" :
+                                         op->row == GR__FOP_SINCOS ? "sin" : gr__ew_ops[op->row]->name;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -86,6 +104,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
             }
         }
         shapes[op->out] = r;
+        if (op->row == GR__FOP_SINCOS) shapes[op->out2] = r;
     }
     GR_FREE(shapes);
     return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
@@ -176,7 +195,9 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
                     op->kernel(n, (void *)p->ptr[op->out], args, sts);
-                } else
+                } else if (op->row == GR__FOP_SINCOS)
+                    gr__sincos_run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+                else
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
         }
@@ -214,7 +235,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
-    uint8_t *is_out = NULL;
+    uint8_t *is_out = NULL, *paired = NULL;
+    gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
     gr_status st = GR_OK;
     if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
@@ -252,7 +274,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     is_out = (uint8_t *)gr__calloc(nv, 1);
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
-    if (!is_out || !ref || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    cos_of = (gr_node **)gr__calloc(nv + n_order + 1u, sizeof(gr_node *));
+    paired = (uint8_t *)gr__calloc(nn + 1u, 1);
+    if (!is_out || !ref || !last || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
@@ -318,13 +342,38 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
+        /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
+        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
+            gr_node *node = order[q];
+            if (group[node->id] == g && node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
+        }
         /* the program, with registers reused after their last reader */
         for (q = (uint32_t)gstart[g]; q < n_order; q++) {
             gr_node *node = order[q];
             gr__fop *op;
             gr_var *y = node->out[0];
             if (group[node->id] != g) continue;
+            if (node->op == &gr__op_ew_cos) {
+                if (paired[node->id]) goto free_inputs;    /* computed with its sin */
+                cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
+            }
             op = &p->ops[op_i++];
+            op->out2 = -1;
+            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node) {
+                gr_node *c = cos_of[node->in[0]->id];
+                gr_var *yc = c->out[0];
+                paired[c->id] = 1;
+                op->n_args = 1;
+                op->dtype = op->odtype = (uint8_t)y->dtype;
+                op->kernel = NULL;
+                op->row = GR__FOP_SINCOS;
+                op->arg[0] = ref[node->in[0]->id];
+                if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
+                if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
+                op->out = ref[y->id];
+                op->out2 = ref[yc->id];
+                goto free_inputs;
+            }
             if (node->op->flags & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
@@ -334,7 +383,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 op->n_args = 1;
                 op->dtype = (uint8_t)node->in[0]->dtype;
                 op->kernel = NULL;
-                op->row = (uint8_t)(node->op == &gr__op_Cast ? 255 : 254);
+                op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
             }
             op->odtype = (uint8_t)y->dtype;
             for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
@@ -342,6 +391,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
             op->out = ref[y->id];
+        free_inputs:
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
                 int i2, dup = 0;
@@ -386,7 +436,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (q = (uint32_t)gstart[g]; q < n_order; q++) {     /* reset the references for the next group */
             gr_node *node = order[q];
             if (group[node->id] != g) continue;
-            for (i = 0; i < node->n_in; i++) ref[node->in[i]->id] = -1;
+            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
@@ -394,5 +444,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
 done:
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
+    GR_FREE(cos_of); GR_FREE(paired);
     return st;
 }

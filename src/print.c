@@ -27,7 +27,8 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 12; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == 255 ? "Cast" : p->ops[k].row == 254 ? "BroadcastLike" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
+                    p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
         if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
