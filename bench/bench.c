@@ -427,7 +427,10 @@ static void bench_w4(void) {
     int64_t as[2] = { 200, 200 }, n = 200;
     gr_array *A = det_array(GR_F64, 2, as, 10, 0.1), *b = det_array(GR_F64, 1, &n, 11, 0.1), *x = det_array(GR_F64, 1, &n, 12, 1.0);
     gr_graph *g = gr_graph_new();
-    gr_var *vA = gr_matrix(g, GR_F64, "A"), *vb = gr_vector(g, GR_F64, "b"), *vx = gr_vector(g, GR_F64, "x"), *J = NULL, *ins[3];
+    /* shapes declared, as a program that knows them would: unknown ones allow NumPy broadcasting
+       of A x against b, which the Jacobian's graph then has to allow for */
+    gr_var *vA = gr_tensor(g, GR_F64, 2, as, "A"), *vb = gr_tensor(g, GR_F64, 1, &n, "b"), *vx = gr_tensor(g, GR_F64, 1, &n, "x");
+    gr_var *J = NULL, *ins[3];
     w4_ctx c;
     double t_gr, t_hand;
     memset(&c, 0, sizeof c);

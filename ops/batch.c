@@ -189,6 +189,22 @@ static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, 
     return B;
 }
 
+/* a view when the wrapped op's output is a view of row 0 at its start and input 0 carries the batch:
+   every row is then a view of its own row, and rows are contiguous */
+static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    int d;
+    if (!(p->batched & 1u) || !p->op->alias || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    gr__batched_rows(node, in, rows, row_ptrs, 0);
+    row_out = *out;
+    row_out.ndim = out->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
+    row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
+    return p->op->alias(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+}
+
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)node->params;
     gr_array rows[32], row_out;

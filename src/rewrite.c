@@ -164,6 +164,11 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
                 out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
             m++;
         }
+    } else if (op == &gr__op_EyeLike) {              /* (size(r), *shape(r)): rows as long as r when r is 1-d */
+        int32_t s[GR_MAX_NDIM];
+        gr__sig_copy(rw, node->in[0], s);
+        if (node->in[0]->ndim == 1) out[0] = s[0];
+        for (i = 0; i < node->in[0]->ndim; i++) out[i + 1] = s[i];
     } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
         if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
     } else if (op == &gr__op_Dot) {
@@ -250,6 +255,24 @@ static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
         return 1;
     }
     return 0;
+}
+
+/* v is the diagonal matrix diag(d): the m x m identity of EyeLike(r) (r 1-d, m elements) times a
+   vector d of m elements (or a 0-d d) */
+static gr_var *gr__rw_diag(gr__rewriter *rw, const gr_var *v) {
+    int k;
+    if (v->ndim != 2 || !v->owner || v->owner->op != &gr__op_ew_mul) return NULL;
+    for (k = 0; k < 2; k++) {
+        gr_var *e = v->owner->in[k], *d = v->owner->in[1 - k];
+        int32_t se[GR_MAX_NDIM], sd[GR_MAX_NDIM];
+        if (!e->owner || e->owner->op != &gr__op_EyeLike || e->owner->in[0]->ndim != 1) continue;
+        if (d->ndim == 0) return d;
+        if (d->ndim != 1) continue;
+        gr__sig_copy(rw, e, se);
+        gr__sig_copy(rw, d, sd);
+        if (sd[0] == se[1]) return d;
+    }
+    return NULL;
 }
 
 /* ---- building through the rewrites ------------------------------------------------------------- */
@@ -363,9 +386,40 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
         /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
         const gr__dot_params *p = (const gr__dot_params *)params;
         gr__dot_params q = *p;
-        gr_var *args[2];
+        gr_var *args[2], *d;
         int k, changed = 0;
         args[0] = in[0]; args[1] = in[1];
+        /* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the
+           identity seed times an elementwise derivative): O(m n) instead of a matrix product */
+        for (k = 0; k < 2; k++) {
+            gr_var *other = args[1 - k], *ob, *col;
+            int t_other = k == 0 ? p->tb : p->ta;
+            static const int as_col[2] = { 0, GR_NEWAXIS }, as_row[2] = { GR_NEWAXIS, 0 }, swap[2] = { 1, 0 };
+            gr__dimshuffle_params dp;
+            if (!(d = gr__rw_diag(rw, args[k]))) continue;
+            if (other->ndim == 1) {                     /* diag(d) v = v diag(d) = d * v */
+                gr_var *mv[2];
+                mv[0] = d; mv[1] = other;
+                return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, mv);
+            }
+            memset(&dp, 0, sizeof dp);
+            dp.n = 2;
+            ob = other;
+            if (t_other) { dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1]; ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &other); }
+            if (!ob) return NULL;
+            if (d->ndim == 0) col = d;
+            else {
+                dp.pattern[0] = k == 0 ? as_col[0] : as_row[0];
+                dp.pattern[1] = k == 0 ? as_col[1] : as_row[1];
+                col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d);
+                if (!col) return NULL;
+            }
+            {
+                gr_var *mm[2];
+                mm[0] = col; mm[1] = ob;
+                return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, mm);
+            }
+        }
         for (k = 0; k < 2; k++) {
             gr_var *v = args[k];
             if (v->ndim == 2 && v->owner && v->owner->op == &gr__op_DimShuffle && v->owner->in[0]->ndim == 2 &&
@@ -376,6 +430,34 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             }
         }
         if (changed) return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
+    } else if (op == &gr__op_Batched) {
+        /* ops applied row by row that need not be (Jacobians and Hessians are full of them) */
+        const gr__batched_params *bp = (const gr__batched_params *)params;
+        const gr_op_def *iop = bp->op;
+        if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
+            in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
+            int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
+            int i, same = 1;
+            gr__sig_copy(rw, in[0], sx);
+            gr__sig_copy(rw, in[1], sr);
+            for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
+            if (same) return in[0];                     /* every row already has ref's shape */
+        }
+        if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
+            /* a vector operand batched into rows: one matrix product for all the rows */
+            const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
+            gr__dot_params q;
+            gr_var *args[2];
+            memset(&q, 0, sizeof q);
+            if (bp->batched == 2u) {                    /* row k: op(a) b_k  ->  B op(a)^T */
+                args[0] = in[1]; args[1] = in[0];
+                q.tb = in[0]->ndim == 2 ? !ip->ta : 0;
+            } else {                                    /* row k: a_k op(b)  ->  A op(b) */
+                args[0] = in[0]; args[1] = in[1];
+                q.tb = in[1]->ndim == 2 ? ip->tb : 0;
+            }
+            return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
+        }
     } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
         return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
     } else if (op == &gr__op_Cast && gr__rw_zeros(x, &z)) {
