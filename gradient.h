@@ -177,7 +177,8 @@
             NONDIFF: no derivative flows through it (R-op contributes nothing);
             INNERCONN: its connection pattern is that of the op it wraps (Batched);
             SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); 0 otherwise
+            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
+            is read there for the last time; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -216,8 +217,8 @@
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
     X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
     X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \
@@ -708,7 +709,8 @@ enum {
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
     GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
-    GR__OPF_SHAPEREF = 16            /* inputs the connection pattern excludes are read for their shape only */
+    GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
+    GR__OPF_INPLACE0 = 32            /* output 0 may take input 0's memory when input 0 dies there */
 };
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
@@ -8337,6 +8339,23 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
     gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
     int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
     *done = 1;
+    if (row == GR__EW_add) {
+        /* x + (zeros with b added at a view) = x with b added at that view: one pass, in place */
+        int k;
+        for (k = 0; k < 2; k++) {
+            gr_var *u = in[k], *x = in[1 - k], *z = NULL;
+            if (!u->owner || !(u->owner->op == &gr__op_ViewUpdate || u->owner->op == &gr__op_TakeUpdate)) continue;
+            if (!((const gr__view_params *)u->owner->params)->inc && u->owner->op == &gr__op_ViewUpdate) continue;
+            if (u->owner->op == &gr__op_TakeUpdate && !((const gr__take_params *)u->owner->params)->inc) continue;
+            if (!gr__rw_zeros(u->owner->in[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+            {
+                gr_var *args[3];
+                args[0] = x; args[1] = u->owner->in[1];
+                if (u->owner->n_in == 3) args[2] = u->owner->in[2];
+                return gr__rw1(rw, u->owner->op, u->owner->params, u->owner->params_size, u->owner->n_in, args);
+            }
+        }
+    }
     switch (row) {
     case GR__EW_add:
     case GR__EW_sub:
@@ -8597,14 +8616,40 @@ done:
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* a variable with v's shape in every call that is cheaper to have: down the producers of v while
+   one of their inputs has the same signature (a value read for its shape only then needs nothing of
+   what came after) */
+static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
+    int guard = 0;
+    while (v->owner && guard++ < 64) {
+        const gr_node *n = v->owner;
+        int i, found = -1;
+        if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
+            n->op->infer != gr__like0_infer)
+            break;
+        for (i = 0; i < n->n_in && found < 0; i++)
+            if (n->in[i]->ndim == v->ndim && gr__sig_same(rw, n->in[i], v)) found = i;
+        if (found < 0) break;
+        v = n->in[found];
+    }
+    return v;
+}
+
 static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
-                              gr_var *const *ins, gr_var **outs) {
+                              gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
-    gr_var *r = NULL;
+    gr_var *r = NULL, *ins_local[8];
+    gr_var *const *ins = ins_given;
     uint32_t h;
     int i, j, done = 0, all_const = 1;
     gr_status st;
+    if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+        /* inputs read for their shape only: the cheapest variable of the same shape */
+        for (i = 0; i < n_in; i++)
+            ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
+        ins = ins_local;
+    }
     if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
         r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
         if (done) {
@@ -8784,12 +8829,14 @@ static gr_status gr__Fused_shape(const gr_node *node, const gr_array *const *in,
 
 /* n elements from src (element stride sst, 0 or 1) converted into dst */
 static void gr__convert_run(int dt, void *dst, int st, const void *src, int64_t sst, int64_t n) {
-    if (sst == 1 || n <= 1) gr__convert(dt, dst, st, src, n);
-    else {
-        int64_t i;
-        size_t es = gr__dsize(dt);
-        gr__convert(dt, dst, st, src, 1);
-        for (i = 1; i < n; i++) memcpy((char *)dst + (size_t)i * es, dst, es);
+    int64_t i;
+    if (sst == 1 || n <= 1) { gr__convert(dt, dst, st, src, n); return; }
+    gr__convert(dt, dst, st, src, 1);                  /* one value, then filled */
+    switch (dt) {
+    case GR_F64: { double v = *(double *)dst; for (i = 1; i < n; i++) ((double *)dst)[i] = v; break; }
+    case GR_F32: { float v = *(float *)dst; for (i = 1; i < n; i++) ((float *)dst)[i] = v; break; }
+    case GR_I64: { int64_t v = *(int64_t *)dst; for (i = 1; i < n; i++) ((int64_t *)dst)[i] = v; break; }
+    default: memset((char *)dst + 1, *(unsigned char *)dst, (size_t)(n - 1)); break;
     }
 }
 
@@ -8889,7 +8936,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
-    uint8_t *is_out = NULL, *paired = NULL;
+    uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
     gr_status st = GR_OK;
@@ -8898,6 +8945,33 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
     if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
+           as early as it can, so a view of an input precedes every group that reads it */
+        uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        gr_node **sorted = NULL;
+        if (!depth) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
+            gr_node *node = order[k];
+            uint32_t d = 0;
+            int i;
+            for (i = 0; i < node->n_in; i++) {
+                gr_node *w = node->in[i]->owner;
+                if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
+            }
+            depth[node->id] = d;
+            if (d > max_depth) max_depth = d;
+        }
+        count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
+        sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
+        if (!count || !sorted) { GR_FREE(depth); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) count[depth[order[k]->id] + 1]++;
+        for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
+        for (k = 0; k < n_order; k++) sorted[count[depth[order[k]->id]]++] = order[k];
+        GR_FREE(depth);
+        GR_FREE(count);
+        GR_FREE(order);
+        order = sorted;
+    }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
     for (k = 0; k < n_order; k++) pos[order[k]->id] = (int32_t)k;
     /* 1. groups */
@@ -8930,7 +9004,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
     cos_of = (gr_node **)gr__calloc(nv + n_order + 1u, sizeof(gr_node *));
     paired = (uint8_t *)gr__calloc(nn + 1u, 1);
-    if (!is_out || !ref || !last || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
+    if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
@@ -9011,6 +9086,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
                 cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
             }
+            if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
+                /* a broadcast read only inside the group: its readers read the source itself, with the
+                   source's (broadcast) stride; the source stays live as long as they read it */
+                gr_var *x = node->in[0];
+                ref[y->id] = ref[x->id];
+                aliased[y->id] = 1;                       /* its register is x's, freed through x */
+                if (GR__GROUP_OF(x) == g && last[y->id] > last[x->id]) last[x->id] = last[y->id];
+                continue;
+            }
             op = &p->ops[op_i++];
             op->out2 = -1;
             if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node) {
@@ -9050,7 +9134,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = node->in[i];
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
-                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && last[x->id] == (int32_t)q)
+                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == (int32_t)q)
                     free_regs[n_free++] = ref[x->id];
             }
         }
@@ -9098,7 +9182,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
 done:
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
-    GR_FREE(cos_of); GR_FREE(paired);
+    GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;
 }
 
@@ -9553,9 +9637,9 @@ static gr_status gr__fn_plan(gr_fn *f) {
                 continue;
             }
             b = -1;
-            if (node->op->flags & GR__OPF_ELEMWISE) {    /* in place over an input read here last */
-                int q;
-                for (q = 0; q < node->n_in && b < 0; q++) {
+            if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
+                int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
+                for (q = 0; q < nq && b < 0; q++) {
                     gr__slot *in = &f->slots[io[q]];
                     if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
                         in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
@@ -10104,10 +10188,10 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         const gr__fprog *p = gr__fp(node);
         int k;
         fprintf(out, " {");
-        for (k = 0; k < p->n_ops && k < 12; k++)
+        for (k = 0; k < p->n_ops && k < 40; k++)
             fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
                     p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
-        if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
+        if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
     fprintf(out, "\n");

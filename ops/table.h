@@ -108,7 +108,8 @@
             NONDIFF: no derivative flows through it (R-op contributes nothing);
             INNERCONN: its connection pattern is that of the op it wraps (Batched);
             SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); 0 otherwise
+            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
+            is read there for the last time; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -147,8 +148,8 @@
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
     X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, 0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, 0, map)      /* x with x[indices] set to or incremented by y */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
     X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \

@@ -448,9 +448,9 @@ static gr_status gr__fn_plan(gr_fn *f) {
                 continue;
             }
             b = -1;
-            if (node->op->flags & GR__OPF_ELEMWISE) {    /* in place over an input read here last */
-                int q;
-                for (q = 0; q < node->n_in && b < 0; q++) {
+            if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
+                int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
+                for (q = 0; q < nq && b < 0; q++) {
                     gr__slot *in = &f->slots[io[q]];
                     if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
                         in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {

@@ -130,12 +130,14 @@ static gr_status gr__Fused_shape(const gr_node *node, const gr_array *const *in,
 
 /* n elements from src (element stride sst, 0 or 1) converted into dst */
 static void gr__convert_run(int dt, void *dst, int st, const void *src, int64_t sst, int64_t n) {
-    if (sst == 1 || n <= 1) gr__convert(dt, dst, st, src, n);
-    else {
-        int64_t i;
-        size_t es = gr__dsize(dt);
-        gr__convert(dt, dst, st, src, 1);
-        for (i = 1; i < n; i++) memcpy((char *)dst + (size_t)i * es, dst, es);
+    int64_t i;
+    if (sst == 1 || n <= 1) { gr__convert(dt, dst, st, src, n); return; }
+    gr__convert(dt, dst, st, src, 1);                  /* one value, then filled */
+    switch (dt) {
+    case GR_F64: { double v = *(double *)dst; for (i = 1; i < n; i++) ((double *)dst)[i] = v; break; }
+    case GR_F32: { float v = *(float *)dst; for (i = 1; i < n; i++) ((float *)dst)[i] = v; break; }
+    case GR_I64: { int64_t v = *(int64_t *)dst; for (i = 1; i < n; i++) ((int64_t *)dst)[i] = v; break; }
+    default: memset((char *)dst + 1, *(unsigned char *)dst, (size_t)(n - 1)); break;
     }
 }
 
@@ -235,7 +237,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
-    uint8_t *is_out = NULL, *paired = NULL;
+    uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
     gr_status st = GR_OK;
@@ -244,6 +246,33 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
     if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
+           as early as it can, so a view of an input precedes every group that reads it */
+        uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        gr_node **sorted = NULL;
+        if (!depth) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
+            gr_node *node = order[k];
+            uint32_t d = 0;
+            int i;
+            for (i = 0; i < node->n_in; i++) {
+                gr_node *w = node->in[i]->owner;
+                if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
+            }
+            depth[node->id] = d;
+            if (d > max_depth) max_depth = d;
+        }
+        count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
+        sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
+        if (!count || !sorted) { GR_FREE(depth); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) count[depth[order[k]->id] + 1]++;
+        for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
+        for (k = 0; k < n_order; k++) sorted[count[depth[order[k]->id]]++] = order[k];
+        GR_FREE(depth);
+        GR_FREE(count);
+        GR_FREE(order);
+        order = sorted;
+    }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
     for (k = 0; k < n_order; k++) pos[order[k]->id] = (int32_t)k;
     /* 1. groups */
@@ -276,7 +305,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
     cos_of = (gr_node **)gr__calloc(nv + n_order + 1u, sizeof(gr_node *));
     paired = (uint8_t *)gr__calloc(nn + 1u, 1);
-    if (!is_out || !ref || !last || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
+    if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
@@ -357,6 +387,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
                 cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
             }
+            if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
+                /* a broadcast read only inside the group: its readers read the source itself, with the
+                   source's (broadcast) stride; the source stays live as long as they read it */
+                gr_var *x = node->in[0];
+                ref[y->id] = ref[x->id];
+                aliased[y->id] = 1;                       /* its register is x's, freed through x */
+                if (GR__GROUP_OF(x) == g && last[y->id] > last[x->id]) last[x->id] = last[y->id];
+                continue;
+            }
             op = &p->ops[op_i++];
             op->out2 = -1;
             if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node) {
@@ -396,7 +435,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = node->in[i];
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
-                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && last[x->id] == (int32_t)q)
+                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == (int32_t)q)
                     free_regs[n_free++] = ref[x->id];
             }
         }
@@ -444,6 +483,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
 done:
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
-    GR_FREE(cos_of); GR_FREE(paired);
+    GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;
 }

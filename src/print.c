@@ -26,10 +26,10 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         const gr__fprog *p = gr__fp(node);
         int k;
         fprintf(out, " {");
-        for (k = 0; k < p->n_ops && k < 12; k++)
+        for (k = 0; k < p->n_ops && k < 40; k++)
             fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
                     p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
-        if (p->n_ops > 12) fprintf(out, " ... %d ops", (int)p->n_ops);
+        if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
     fprintf(out, "\n");

@@ -302,6 +302,23 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
     gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
     int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
     *done = 1;
+    if (row == GR__EW_add) {
+        /* x + (zeros with b added at a view) = x with b added at that view: one pass, in place */
+        int k;
+        for (k = 0; k < 2; k++) {
+            gr_var *u = in[k], *x = in[1 - k], *z = NULL;
+            if (!u->owner || !(u->owner->op == &gr__op_ViewUpdate || u->owner->op == &gr__op_TakeUpdate)) continue;
+            if (!((const gr__view_params *)u->owner->params)->inc && u->owner->op == &gr__op_ViewUpdate) continue;
+            if (u->owner->op == &gr__op_TakeUpdate && !((const gr__take_params *)u->owner->params)->inc) continue;
+            if (!gr__rw_zeros(u->owner->in[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+            {
+                gr_var *args[3];
+                args[0] = x; args[1] = u->owner->in[1];
+                if (u->owner->n_in == 3) args[2] = u->owner->in[2];
+                return gr__rw1(rw, u->owner->op, u->owner->params, u->owner->params_size, u->owner->n_in, args);
+            }
+        }
+    }
     switch (row) {
     case GR__EW_add:
     case GR__EW_sub:
@@ -562,14 +579,40 @@ done:
 
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
+/* a variable with v's shape in every call that is cheaper to have: down the producers of v while
+   one of their inputs has the same signature (a value read for its shape only then needs nothing of
+   what came after) */
+static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
+    int guard = 0;
+    while (v->owner && guard++ < 64) {
+        const gr_node *n = v->owner;
+        int i, found = -1;
+        if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
+            n->op->infer != gr__like0_infer)
+            break;
+        for (i = 0; i < n->n_in && found < 0; i++)
+            if (n->in[i]->ndim == v->ndim && gr__sig_same(rw, n->in[i], v)) found = i;
+        if (found < 0) break;
+        v = n->in[found];
+    }
+    return v;
+}
+
 static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
-                              gr_var *const *ins, gr_var **outs) {
+                              gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
-    gr_var *r = NULL;
+    gr_var *r = NULL, *ins_local[8];
+    gr_var *const *ins = ins_given;
     uint32_t h;
     int i, j, done = 0, all_const = 1;
     gr_status st;
+    if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+        /* inputs read for their shape only: the cheapest variable of the same shape */
+        for (i = 0; i < n_in; i++)
+            ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
+        ins = ins_local;
+    }
     if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
         r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
         if (done) {
