@@ -8057,6 +8057,7 @@ struct gr__rewriter {
     gr_graph *cg;
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
     gr_node **cse;               /* open addressing over the nodes built, by (op, params, inputs) */
+    uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
     uint32_t n_cse, cap_cse;
     int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
     uint32_t n_sig, cap_sig;
@@ -8081,6 +8082,7 @@ static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
 static void gr__rewriter_free(gr__rewriter *rw) {
     if (!rw) return;
     GR_FREE(rw->cse);
+    GR_FREE(rw->cse_hash);
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
@@ -8545,30 +8547,33 @@ static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, 
     if (!rw->cap_cse) return NULL;
     mask = rw->cap_cse - 1;
     for (i = h & mask; rw->cse[i]; i = (i + 1) & mask)
-        if (gr__cse_equal(rw->cse[i], op, params, psize, n_in, ins)) return rw->cse[i];
+        if (rw->cse_hash[i] == h && gr__cse_equal(rw->cse[i], op, params, psize, n_in, ins)) return rw->cse[i];
     return NULL;
 }
-static int gr__cse_add(gr__rewriter *rw, gr_node *node) {
+static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     uint32_t mask, i;
     if (rw->n_cse * 2 >= rw->cap_cse) {
         uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
         gr_node **t = (gr_node **)gr__calloc(nc, sizeof(gr_node *));
-        if (!t) return 0;
+        uint32_t *th = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * nc);
+        if (!t || !th) { GR_FREE(t); GR_FREE(th); return 0; }
         for (k = 0; k < rw->cap_cse; k++) {
-            gr_node *n = rw->cse[k];
             uint32_t j;
-            if (!n) continue;
-            j = gr__cse_hash(n->op, n->params, n->params_size, n->n_in, n->in) & (nc - 1);
-            while (t[j]) j = (j + 1) & (nc - 1);
-            t[j] = n;
+            if (!rw->cse[k]) continue;
+            for (j = rw->cse_hash[k] & (nc - 1); t[j]; j = (j + 1) & (nc - 1)) {}
+            t[j] = rw->cse[k];
+            th[j] = rw->cse_hash[k];
         }
         GR_FREE(rw->cse);
+        GR_FREE(rw->cse_hash);
         rw->cse = t;
+        rw->cse_hash = th;
         rw->cap_cse = nc;
     }
     mask = rw->cap_cse - 1;
-    for (i = gr__cse_hash(node->op, node->params, node->params_size, node->n_in, node->in) & mask; rw->cse[i]; i = (i + 1) & mask) {}
+    for (i = h & mask; rw->cse[i]; i = (i + 1) & mask) {}
     rw->cse[i] = node;
+    rw->cse_hash[i] = h;
     rw->n_cse++;
     return 1;
 }
@@ -8670,7 +8675,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
     for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
-    if (!gr__cse_add(rw, node)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
+    if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
 }
 
