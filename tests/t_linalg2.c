@@ -1008,7 +1008,56 @@ TEST(test_linalg2_gradients_50) {
     gr_graph_free(g);
 }
 
+/* the blocked GEMM behind Dot against a long-double triple loop: every combination of transposes,
+   row counts around the 4-row tile, column counts around the strip width and the packed block
+   (32 or 64 columns), inner lengths around the 128-deep block, and an empty inner dimension;
+   float64, float32, and wrapping int64 (exact) */
+TEST(test_linalg2_gemm_blocking) {
+    static const int64_t mnk[][3] = { { 1, 1, 1 }, { 3, 7, 5 }, { 4, 16, 128 }, { 5, 9, 129 }, { 33, 70, 300 },
+                                      { 9, 150, 257 }, { 6, 33, 2 }, { 2, 5, 0 }, { 17, 65, 64 } };
+    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
+    gtf_rng rng = { 77 };
+    size_t c;
+    int d, ta, tb;
+    for (d = 0; d < 3; d++)
+        for (c = 0; c < sizeof mnk / sizeof mnk[0]; c++)
+            for (ta = 0; ta < 2; ta++)
+                for (tb = 0; tb < 2; tb++) {
+                    int64_t M = mnk[c][0], N = mnk[c][1], K = mnk[c][2], sa[2], sb[2], i, j, k;
+                    gr_graph *g = gr_graph_new();
+                    gr_var *x[2], *out;
+                    gr_array *A, *B, *want, *got;
+                    const gr_array *args[2];
+                    char label[96];
+                    snprintf(label, sizeof label, "%s (%lldx%lld).(%lldx%lld) ta=%d tb=%d", gr_dtype_name(dts[d]), (long long)M,
+                             (long long)K, (long long)K, (long long)N, ta, tb);
+                    sa[0] = ta ? K : M; sa[1] = ta ? M : K;
+                    sb[0] = tb ? N : K; sb[1] = tb ? K : N;
+                    A = gtf_random(&rng, dts[d], 2, sa, -9, 9);
+                    B = gtf_random(&rng, dts[d], 2, sb, -9, 9);
+                    x[0] = gr_matrix(g, dts[d], "A");
+                    x[1] = gr_matrix(g, dts[d], "B");
+                    out = gr_dot(ta ? gr_transpose(x[0]) : x[0], tb ? gr_transpose(x[1]) : x[1]);
+                    args[0] = A; args[1] = B;
+                    got = gtl_eval(2, x, args, out, label);
+                    sa[0] = M; sa[1] = N;
+                    want = gr_array_new(GR_F64, 2, sa);
+                    for (i = 0; i < M; i++)
+                        for (j = 0; j < N; j++) {
+                            long double s = 0;
+                            for (k = 0; k < K; k++)
+                                s += (long double)gr_array_get(A, ta ? k * M + i : i * K + k) * gr_array_get(B, tb ? j * K + k : k * N + j);
+                            gr_array_set(want, i * N + j, (double)s);
+                        }
+                    if (got && got->dtype != dts[d]) gt_fail(__FILE__, __LINE__, "%s: result dtype %s", label, gr_dtype_name(got->dtype));
+                    gtl_close(got, want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
+                    gr_array_free(A); gr_array_free(B); gr_array_free(want); gr_array_free(got);
+                    gr_graph_free(g);
+                }
+}
+
 SUITE(suite_linalg2) = {
+    CASE(test_linalg2_gemm_blocking),
     CASE(test_linalg2_singular),
     CASE(test_linalg2_call_shapes),
     CASE(test_linalg2_build_errors),
