@@ -28,6 +28,9 @@
      GR_TRAP_ON_ERROR          the implementation  trap (__builtin_trap, else abort) when a graph
                                                   records its first error or a call fails, to get
                                                   a call stack in a debugger
+     GR_NO_VECTOR_EXTENSIONS   the implementation  the built-in GEMM in plain C, without GCC/Clang
+                                                  vector extensions (which it uses by default, at
+                                                  the widest vector width the target enables)
 
    EXAMPLE
      gr_graph *g = gr_graph_new();
@@ -788,9 +791,11 @@ static uint64_t splitmix_hash(uint64_t z) {
 
 /* ---- arena: one per graph; everything built in the graph lives here ------------------------- */
 
+/* Blocks are 8-byte aligned (every struct here needs no more; vector code loads through memcpy), so
+   a variable takes 56 bytes, not 64: graphs of millions of nodes touch less memory. */
 static void *gr__arena_alloc(gr__arena *a, size_t n) {
     gr__chunk *c = a->head;
-    size_t need = (n + 15u) & ~(size_t)15u;
+    size_t need = (n + 7u) & ~(size_t)7u;
     if (!c || c->size - c->used < need) {
         size_t size = a->total < ((size_t)1 << 16) ? ((size_t)1 << 16) : ((size_t)1 << 20);
         if (size < need) size = need;
@@ -8165,9 +8170,17 @@ typedef struct gr__rewriter gr__rewriter;
 struct gr__rewriter {
     gr_graph *cg;
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
-    gr_node **cse;               /* open addressing over the nodes built, by (op, params, inputs) */
+    gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
     uint32_t n_cse, cap_cse;
+    uint8_t *in_cse;             /* by node id of cg: in that table */
+    uint32_t cap_in_cse;
+    int32_t *use_head;           /* by variable id of cg: its newest use (an index below), -1 none */
+    uint32_t *use_count;         /* by variable id of cg: how many nodes built read it */
+    uint32_t cap_use_var;
+    gr_node **use_node;          /* a use: the node reading the variable, and the variable's next older use */
+    int32_t *use_next;
+    uint32_t n_use, cap_use;
     int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
     uint32_t n_sig, cap_sig;
     int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
@@ -8192,6 +8205,11 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     if (!rw) return;
     GR_FREE(rw->cse);
     GR_FREE(rw->cse_hash);
+    GR_FREE(rw->in_cse);
+    GR_FREE(rw->use_head);
+    GR_FREE(rw->use_count);
+    GR_FREE(rw->use_node);
+    GR_FREE(rw->use_next);
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
@@ -8650,17 +8668,60 @@ static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *para
     for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
     return psize == 0 || memcmp(n->params, params, psize) == 0;
 }
+/* Merging looks a node up among the uses of one of its inputs: an equal node reads that input too,
+   and the uses of a variable just built sit in memory touched a moment ago, where a hash table of
+   every node would cost a cache miss per probe. A variable read by more than GR__CSE_LIST nodes is
+   "hot"; a node all of whose inputs are hot (or that has none) is found through the hash table
+   instead, entered there when the last of its inputs turns hot. So a lookup walks at most
+   GR__CSE_LIST uses, or probes the table. */
+#ifndef GR__CSE_LIST
+#define GR__CSE_LIST 16
+#endif
+
+static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_var ? rw->use_count[v->id] : 0; }
+
+static int gr__cse_all_hot(const gr__rewriter *rw, const gr_node *n) {
+    int i;
+    for (i = 0; i < n->n_in; i++) if (gr__use_count(rw, n->in[i]) <= GR__CSE_LIST) return 0;
+    return 1;
+}
+
 static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, const void *params, size_t psize, int n_in,
                             gr_var *const *ins) {
-    uint32_t mask, i;
+    uint32_t mask, i, best_count = UINT32_MAX;
+    int k, best = -1;
+    for (k = 0; k < n_in; k++) {
+        uint32_t c = gr__use_count(rw, ins[k]);
+        if (c < best_count) { best_count = c; best = k; }
+    }
+    if (best >= 0 && best_count <= GR__CSE_LIST) {   /* an equal node is among this input's few uses */
+        int32_t e;
+        if (best_count == 0) return NULL;
+        for (e = rw->use_head[ins[best]->id]; e >= 0; e = rw->use_next[e])
+            if (gr__cse_equal(rw->use_node[e], op, params, psize, n_in, ins)) return rw->use_node[e];
+        return NULL;
+    }
     if (!rw->cap_cse) return NULL;
     mask = rw->cap_cse - 1;
     for (i = h & mask; rw->cse[i]; i = (i + 1) & mask)
         if (rw->cse_hash[i] == h && gr__cse_equal(rw->cse[i], op, params, psize, n_in, ins)) return rw->cse[i];
     return NULL;
 }
-static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
+
+/* enters node in the hash table (once) */
+static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     uint32_t mask, i;
+    if (node->id >= rw->cap_in_cse) {
+        uint32_t nc = rw->cap_in_cse ? rw->cap_in_cse : 1024;
+        uint8_t *t;
+        while (nc <= node->id) nc *= 2;
+        t = (uint8_t *)GR_REALLOC(rw->in_cse, nc);
+        if (!t) return 0;
+        memset(t + rw->cap_in_cse, 0, nc - rw->cap_in_cse);
+        rw->in_cse = t;
+        rw->cap_in_cse = nc;
+    }
+    if (rw->in_cse[node->id]) return 1;
     if (rw->n_cse * 2 >= rw->cap_cse) {
         uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
         gr_node **t = (gr_node **)gr__calloc(nc, sizeof(gr_node *));
@@ -8684,6 +8745,55 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     rw->cse[i] = node;
     rw->cse_hash[i] = h;
     rw->n_cse++;
+    rw->in_cse[node->id] = 1;
+    return 1;
+}
+
+/* records node among the uses of each of its inputs (h: its hash) */
+static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
+    int i, i2;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = node->in[i];
+        int dup = 0;
+        for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
+        if (dup) continue;
+        if (x->id >= rw->cap_use_var) {
+            uint32_t nc = rw->cap_use_var ? rw->cap_use_var : 1024, k;
+            int32_t *th;
+            uint32_t *tc;
+            while (nc <= x->id) nc *= 2;
+            th = (int32_t *)GR_REALLOC(rw->use_head, sizeof(int32_t) * nc);
+            if (th) rw->use_head = th;
+            tc = th ? (uint32_t *)GR_REALLOC(rw->use_count, sizeof(uint32_t) * nc) : NULL;
+            if (!tc) return 0;
+            rw->use_count = tc;
+            for (k = rw->cap_use_var; k < nc; k++) { th[k] = -1; tc[k] = 0; }
+            rw->cap_use_var = nc;
+        }
+        if (rw->n_use >= rw->cap_use) {
+            uint32_t nc = rw->cap_use ? rw->cap_use * 2 : 4096;
+            gr_node **tn = (gr_node **)GR_REALLOC(rw->use_node, sizeof(gr_node *) * nc);
+            int32_t *tx;
+            if (tn) rw->use_node = tn;
+            tx = tn ? (int32_t *)GR_REALLOC(rw->use_next, sizeof(int32_t) * nc) : NULL;
+            if (!tx) return 0;
+            rw->use_next = tx;
+            rw->cap_use = nc;
+        }
+        rw->use_node[rw->n_use] = node;
+        rw->use_next[rw->n_use] = rw->use_head[x->id];
+        rw->use_head[x->id] = (int32_t)rw->n_use++;
+        if (++rw->use_count[x->id] == GR__CSE_LIST + 1) {   /* x turns hot: its readers may now be all-hot */
+            int32_t e;
+            for (e = rw->use_head[x->id]; e >= 0; e = rw->use_next[e]) {
+                gr_node *m = rw->use_node[e];
+                if (m != node && gr__cse_all_hot(rw, m) &&
+                    !gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in)))
+                    return 0;
+            }
+        }
+    }
+    if (gr__cse_all_hot(rw, node) && !gr__cse_table_add(rw, node, h)) return 0;
     return 1;
 }
 
@@ -8753,7 +8863,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
                               gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
-    gr_var *r = NULL, *ins_local[8];
+    gr_var *r = NULL, *ins_local[8] = { NULL };
     gr_var *const *ins = ins_given;
     uint32_t h;
     int i, j, done = 0, all_const = 1;
@@ -9049,7 +9159,9 @@ static int gr__fusable(const gr_node *node) {
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
-    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
+    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
+    gr_node **gmem = NULL;               /* each group's members in schedule order, group after group */
+    gr_var **repl = NULL;                /* by variable id: the Fused output that replaces it */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
@@ -9111,6 +9223,17 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         group[node->id] = joined;
     }
     if (n_groups == 0) goto done;
+    gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
+    gmem = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
+    repl = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
+    if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem_at[group[order[k]->id] + 1]++;
+    for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
+    {
+        int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
+        for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
+        for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem[fill[group[order[k]->id]]++] = order[k];
+    }
     /* 2. which members' values leave their group */
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     is_out = (uint8_t *)gr__calloc(nv, 1);
@@ -9138,10 +9261,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        gr_node **mem = gmem + gmem_at[g];
+        int32_t mi;
         uint32_t q;
         int i;
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) if (group[order[q]->id] == g) n_members++;
+        n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
+        for (mi = 0; mi < n_members; mi++)          /* inputs made by groups fused before read their Fused outputs */
+            for (i = 0; i < mem[mi]->n_in; i++)
+                if (mem[mi]->in[i]->id < nv && repl[mem[mi]->in[i]->id]) mem[mi]->in[i] = repl[mem[mi]->in[i]->id];
         ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
@@ -9155,9 +9283,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         }
         memset(p, 0, sizeof *p);
         /* operands: externals (and immediates) in first-use order; outputs */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] != g) continue;
+        for (mi = 0; mi < n_members; mi++) {
+            gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
@@ -9177,7 +9304,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = order[gstart[g]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = mem[0]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
         p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
         p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
@@ -9186,16 +9313,14 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] == g && node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
-        }
+        for (mi = 0; mi < n_members; mi++)
+            if (mem[mi]->op == &gr__op_ew_cos && gr__is_float(mem[mi]->in[0]->dtype)) cos_of[mem[mi]->in[0]->id] = mem[mi];
         /* the program, with registers reused after their last reader */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
+        for (mi = 0; mi < n_members; mi++) {
+            gr_node *node = mem[mi];
             gr__fop *op;
             gr_var *y = node->out[0];
-            if (group[node->id] != g) continue;
+            q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
                 cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
@@ -9273,28 +9398,29 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_out; i++) {
             if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
         }
-        /* readers outside the group, and the roots, now read the Fused node's outputs */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] == g) continue;
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
-                if (GR__GROUP_OF(x) == g) node->in[i] = outs_new[ref[x->id] - n_ext - n_imm];
-            }
-        }
-        for (i = 0; i < n_roots; i++)
-            if (GR__GROUP_OF(roots[i]) == g) roots[i] = outs_new[ref[roots[i]->id] - n_ext - n_imm];
+        /* readers outside the group, and the roots, will read the Fused node's outputs */
+        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i];
     group_done:
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {     /* reset the references for the next group */
-            gr_node *node = order[q];
-            if (group[node->id] != g) continue;
+        for (mi = 0; mi < n_members; mi++) {        /* reset the references for the next group */
+            gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
     }
+    /* the nodes left alone, and the roots, read the Fused outputs */
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        int i;
+        if (group[node->id] >= 0 && gmem_at[group[node->id] + 1] - gmem_at[group[node->id]] >= 2) continue;   /* fused away */
+        for (i = 0; i < node->n_in; i++)
+            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = repl[node->in[i]->id];
+    }
+    for (k = 0; k < (uint32_t)n_roots; k++)
+        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = repl[roots[k]->id];
 done:
+    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
     GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;

@@ -236,7 +236,9 @@ static int gr__fusable(const gr_node *node) {
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
-    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL;
+    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
+    gr_node **gmem = NULL;               /* each group's members in schedule order, group after group */
+    gr_var **repl = NULL;                /* by variable id: the Fused output that replaces it */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
@@ -298,6 +300,17 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         group[node->id] = joined;
     }
     if (n_groups == 0) goto done;
+    gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
+    gmem = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
+    repl = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
+    if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem_at[group[order[k]->id] + 1]++;
+    for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
+    {
+        int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
+        for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
+        for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem[fill[group[order[k]->id]]++] = order[k];
+    }
     /* 2. which members' values leave their group */
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     is_out = (uint8_t *)gr__calloc(nv, 1);
@@ -325,10 +338,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        gr_node **mem = gmem + gmem_at[g];
+        int32_t mi;
         uint32_t q;
         int i;
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) if (group[order[q]->id] == g) n_members++;
+        n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
+        for (mi = 0; mi < n_members; mi++)          /* inputs made by groups fused before read their Fused outputs */
+            for (i = 0; i < mem[mi]->n_in; i++)
+                if (mem[mi]->in[i]->id < nv && repl[mem[mi]->in[i]->id]) mem[mi]->in[i] = repl[mem[mi]->in[i]->id];
         ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
@@ -342,9 +360,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         }
         memset(p, 0, sizeof *p);
         /* operands: externals (and immediates) in first-use order; outputs */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] != g) continue;
+        for (mi = 0; mi < n_members; mi++) {
+            gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
@@ -364,7 +381,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = order[gstart[g]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = mem[0]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
         p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
         p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
@@ -373,16 +390,14 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] == g && node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
-        }
+        for (mi = 0; mi < n_members; mi++)
+            if (mem[mi]->op == &gr__op_ew_cos && gr__is_float(mem[mi]->in[0]->dtype)) cos_of[mem[mi]->in[0]->id] = mem[mi];
         /* the program, with registers reused after their last reader */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
+        for (mi = 0; mi < n_members; mi++) {
+            gr_node *node = mem[mi];
             gr__fop *op;
             gr_var *y = node->out[0];
-            if (group[node->id] != g) continue;
+            q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
                 cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
@@ -460,28 +475,29 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_out; i++) {
             if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
         }
-        /* readers outside the group, and the roots, now read the Fused node's outputs */
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {
-            gr_node *node = order[q];
-            if (group[node->id] == g) continue;
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
-                if (GR__GROUP_OF(x) == g) node->in[i] = outs_new[ref[x->id] - n_ext - n_imm];
-            }
-        }
-        for (i = 0; i < n_roots; i++)
-            if (GR__GROUP_OF(roots[i]) == g) roots[i] = outs_new[ref[roots[i]->id] - n_ext - n_imm];
+        /* readers outside the group, and the roots, will read the Fused node's outputs */
+        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i];
     group_done:
-        for (q = (uint32_t)gstart[g]; q < n_order; q++) {     /* reset the references for the next group */
-            gr_node *node = order[q];
-            if (group[node->id] != g) continue;
+        for (mi = 0; mi < n_members; mi++) {        /* reset the references for the next group */
+            gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
     }
+    /* the nodes left alone, and the roots, read the Fused outputs */
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        int i;
+        if (group[node->id] >= 0 && gmem_at[group[node->id] + 1] - gmem_at[group[node->id]] >= 2) continue;   /* fused away */
+        for (i = 0; i < node->n_in; i++)
+            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = repl[node->in[i]->id];
+    }
+    for (k = 0; k < (uint32_t)n_roots; k++)
+        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = repl[roots[k]->id];
 done:
+    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
     GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;

@@ -28,6 +28,9 @@
      GR_TRAP_ON_ERROR          the implementation  trap (__builtin_trap, else abort) when a graph
                                                   records its first error or a call fails, to get
                                                   a call stack in a debugger
+     GR_NO_VECTOR_EXTENSIONS   the implementation  the built-in GEMM in plain C, without GCC/Clang
+                                                  vector extensions (which it uses by default, at
+                                                  the widest vector width the target enables)
 
    EXAMPLE
      gr_graph *g = gr_graph_new();

@@ -19,9 +19,17 @@ typedef struct gr__rewriter gr__rewriter;
 struct gr__rewriter {
     gr_graph *cg;
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
-    gr_node **cse;               /* open addressing over the nodes built, by (op, params, inputs) */
+    gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
     uint32_t n_cse, cap_cse;
+    uint8_t *in_cse;             /* by node id of cg: in that table */
+    uint32_t cap_in_cse;
+    int32_t *use_head;           /* by variable id of cg: its newest use (an index below), -1 none */
+    uint32_t *use_count;         /* by variable id of cg: how many nodes built read it */
+    uint32_t cap_use_var;
+    gr_node **use_node;          /* a use: the node reading the variable, and the variable's next older use */
+    int32_t *use_next;
+    uint32_t n_use, cap_use;
     int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
     uint32_t n_sig, cap_sig;
     int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
@@ -46,6 +54,11 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     if (!rw) return;
     GR_FREE(rw->cse);
     GR_FREE(rw->cse_hash);
+    GR_FREE(rw->in_cse);
+    GR_FREE(rw->use_head);
+    GR_FREE(rw->use_count);
+    GR_FREE(rw->use_node);
+    GR_FREE(rw->use_next);
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
@@ -504,17 +517,60 @@ static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *para
     for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
     return psize == 0 || memcmp(n->params, params, psize) == 0;
 }
+/* Merging looks a node up among the uses of one of its inputs: an equal node reads that input too,
+   and the uses of a variable just built sit in memory touched a moment ago, where a hash table of
+   every node would cost a cache miss per probe. A variable read by more than GR__CSE_LIST nodes is
+   "hot"; a node all of whose inputs are hot (or that has none) is found through the hash table
+   instead, entered there when the last of its inputs turns hot. So a lookup walks at most
+   GR__CSE_LIST uses, or probes the table. */
+#ifndef GR__CSE_LIST
+#define GR__CSE_LIST 16
+#endif
+
+static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_var ? rw->use_count[v->id] : 0; }
+
+static int gr__cse_all_hot(const gr__rewriter *rw, const gr_node *n) {
+    int i;
+    for (i = 0; i < n->n_in; i++) if (gr__use_count(rw, n->in[i]) <= GR__CSE_LIST) return 0;
+    return 1;
+}
+
 static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, const void *params, size_t psize, int n_in,
                             gr_var *const *ins) {
-    uint32_t mask, i;
+    uint32_t mask, i, best_count = UINT32_MAX;
+    int k, best = -1;
+    for (k = 0; k < n_in; k++) {
+        uint32_t c = gr__use_count(rw, ins[k]);
+        if (c < best_count) { best_count = c; best = k; }
+    }
+    if (best >= 0 && best_count <= GR__CSE_LIST) {   /* an equal node is among this input's few uses */
+        int32_t e;
+        if (best_count == 0) return NULL;
+        for (e = rw->use_head[ins[best]->id]; e >= 0; e = rw->use_next[e])
+            if (gr__cse_equal(rw->use_node[e], op, params, psize, n_in, ins)) return rw->use_node[e];
+        return NULL;
+    }
     if (!rw->cap_cse) return NULL;
     mask = rw->cap_cse - 1;
     for (i = h & mask; rw->cse[i]; i = (i + 1) & mask)
         if (rw->cse_hash[i] == h && gr__cse_equal(rw->cse[i], op, params, psize, n_in, ins)) return rw->cse[i];
     return NULL;
 }
-static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
+
+/* enters node in the hash table (once) */
+static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     uint32_t mask, i;
+    if (node->id >= rw->cap_in_cse) {
+        uint32_t nc = rw->cap_in_cse ? rw->cap_in_cse : 1024;
+        uint8_t *t;
+        while (nc <= node->id) nc *= 2;
+        t = (uint8_t *)GR_REALLOC(rw->in_cse, nc);
+        if (!t) return 0;
+        memset(t + rw->cap_in_cse, 0, nc - rw->cap_in_cse);
+        rw->in_cse = t;
+        rw->cap_in_cse = nc;
+    }
+    if (rw->in_cse[node->id]) return 1;
     if (rw->n_cse * 2 >= rw->cap_cse) {
         uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
         gr_node **t = (gr_node **)gr__calloc(nc, sizeof(gr_node *));
@@ -538,6 +594,55 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     rw->cse[i] = node;
     rw->cse_hash[i] = h;
     rw->n_cse++;
+    rw->in_cse[node->id] = 1;
+    return 1;
+}
+
+/* records node among the uses of each of its inputs (h: its hash) */
+static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
+    int i, i2;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = node->in[i];
+        int dup = 0;
+        for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
+        if (dup) continue;
+        if (x->id >= rw->cap_use_var) {
+            uint32_t nc = rw->cap_use_var ? rw->cap_use_var : 1024, k;
+            int32_t *th;
+            uint32_t *tc;
+            while (nc <= x->id) nc *= 2;
+            th = (int32_t *)GR_REALLOC(rw->use_head, sizeof(int32_t) * nc);
+            if (th) rw->use_head = th;
+            tc = th ? (uint32_t *)GR_REALLOC(rw->use_count, sizeof(uint32_t) * nc) : NULL;
+            if (!tc) return 0;
+            rw->use_count = tc;
+            for (k = rw->cap_use_var; k < nc; k++) { th[k] = -1; tc[k] = 0; }
+            rw->cap_use_var = nc;
+        }
+        if (rw->n_use >= rw->cap_use) {
+            uint32_t nc = rw->cap_use ? rw->cap_use * 2 : 4096;
+            gr_node **tn = (gr_node **)GR_REALLOC(rw->use_node, sizeof(gr_node *) * nc);
+            int32_t *tx;
+            if (tn) rw->use_node = tn;
+            tx = tn ? (int32_t *)GR_REALLOC(rw->use_next, sizeof(int32_t) * nc) : NULL;
+            if (!tx) return 0;
+            rw->use_next = tx;
+            rw->cap_use = nc;
+        }
+        rw->use_node[rw->n_use] = node;
+        rw->use_next[rw->n_use] = rw->use_head[x->id];
+        rw->use_head[x->id] = (int32_t)rw->n_use++;
+        if (++rw->use_count[x->id] == GR__CSE_LIST + 1) {   /* x turns hot: its readers may now be all-hot */
+            int32_t e;
+            for (e = rw->use_head[x->id]; e >= 0; e = rw->use_next[e]) {
+                gr_node *m = rw->use_node[e];
+                if (m != node && gr__cse_all_hot(rw, m) &&
+                    !gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in)))
+                    return 0;
+            }
+        }
+    }
+    if (gr__cse_all_hot(rw, node) && !gr__cse_table_add(rw, node, h)) return 0;
     return 1;
 }
 
@@ -607,7 +712,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
                               gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
-    gr_var *r = NULL, *ins_local[8];
+    gr_var *r = NULL, *ins_local[8] = { NULL };
     gr_var *const *ins = ins_given;
     uint32_t h;
     int i, j, done = 0, all_const = 1;

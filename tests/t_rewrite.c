@@ -70,6 +70,37 @@ TEST(test_rewrite_algebra) {
     gr_graph_free(g);
 }
 
+/* occurrences of word in s */
+static int count_of(const char *s, const char *word) {
+    int n = 0;
+    for (s = strstr(s, word); s; s = strstr(s + 1, word)) n++;
+    return n;
+}
+
+/* merging finds equal nodes whether their inputs have few readers (the readers' lists) or many
+   (the table): dot(a, b) is built before and after a and b turn hot, cumsum(a) twice after */
+TEST(test_rewrite_merge_hot_inputs) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    gr_var *a = gr_exp(x), *b = gr_sin(x), *t1, *t2, *c1, *c2, *acc;
+    size_t full, none;
+    char buf[16384];
+    int k;
+    t1 = gr_dot(a, b);
+    acc = gr_add(t1, gr_dot(b, a));                 /* not equal to t1: the operands' order differs */
+    for (k = 0; k < 40; k++)                        /* forty readers of a and of b */
+        acc = gr_add(acc, gr_sum(gr_add(gr_mul(a, gr_const(g, k + 2.0)), gr_mul(b, gr_const(g, k + 3.0)))));
+    t2 = gr_dot(a, b);
+    c1 = gr_cumsum(a, 0);
+    c2 = gr_cumsum(a, 0);
+    acc = gr_add(gr_add(acc, t2), gr_sum(gr_mul(c1, c2)));
+    both_levels(x, acc, xs, 4, &full, &none, buf, sizeof buf);
+    CHECK_MSG(count_of(buf, "= Dot(") == 2, "dot(a, b) and dot(b, a) expected once each:\n%.2000s", buf);
+    CHECK_MSG(count_of(buf, "= CumSum(") == 1, "cumsum(a) expected once:\n%.2000s", buf);
+    CHECK(full < none);
+    gr_graph_free(g);
+}
+
 TEST(test_rewrite_stabilise) {
     gr_graph *g = gr_graph_new();
     gr_var *x = gr_vector(g, GR_F64, "x");
@@ -129,4 +160,4 @@ TEST(test_rewrite_transpose_flags) {
     gr_graph_free(g);
 }
 
-SUITE(suite_rewrite) = { CASE(test_rewrite_algebra), CASE(test_rewrite_stabilise), CASE(test_rewrite_transpose_flags), END_SUITE };
+SUITE(suite_rewrite) = { CASE(test_rewrite_algebra), CASE(test_rewrite_merge_hot_inputs), CASE(test_rewrite_stabilise), CASE(test_rewrite_transpose_flags), END_SUITE };

@@ -349,6 +349,54 @@ TEST(test_million_node_chain) {
     gr_fn_free(f0);
 }
 
+/* ---- many fused groups: elementwise runs cut by non-elementwise ops -------------------------------- */
+
+/* y <- cumsum(tanh(y) * 0.5 + y * 0.25) repeated: every run of elementwise ops between two cumsums is a
+   group of its own, each reading the previous group's Fused output through a cumsum. The values and
+   the gradient of sum(y) match a plain-C forward and backward pass. */
+TEST(test_fusion_many_groups) {
+    enum { STEPS = 3000, N = 4 };
+    gr_graph *g = gr_graph_new();
+    double x0[N] = { 0.3, -0.2, 0.1, 0.05 }, ys[STEPS + 1][N], y[N], gy[N], want_g[N];
+    gr_array *xa = r_vec(N, x0);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = x, *outs[2];
+    gr_fn *f;
+    const gr_array *in[1], *out[2];
+    int k, i, j;
+    for (k = 0; k < STEPS && v; k++) v = gr_cumsum(gr_add(gr_mul(gr_tanh(v), gr_const(g, 0.5)), gr_mul(v, gr_const(g, 0.25))), 0);
+    outs[0] = v;
+    outs[1] = gr_grad1(gr_sum(v), x);
+    CHECK(outs[0] != NULL && outs[1] != NULL);
+    f = gr_function(1, &x, 2, outs, NULL);
+    CHECK(f != NULL);
+    /* the groups stay apart, and every reader of a group reads its Fused node (not a re-run of the
+       members): forward a cumsum and a Fused node a step, backward as many */
+    CHECK(gr_fn_node_count(f) >= 2u * STEPS && gr_fn_node_count(f) <= 4u * STEPS);
+    /* the same computation in plain C; tanh' = 1 - tanh^2; cumsum's pullback is a reversed cumsum */
+    memcpy(ys[0], x0, sizeof x0);
+    for (k = 0; k < STEPS; k++) {
+        double acc = 0;
+        for (i = 0; i < N; i++) { acc += tanh(ys[k][i]) * 0.5 + ys[k][i] * 0.25; ys[k + 1][i] = acc; }
+    }
+    memcpy(y, ys[STEPS], sizeof y);
+    for (i = 0; i < N; i++) gy[i] = 1;
+    for (k = STEPS - 1; k >= 0; k--) {
+        double acc = 0, gz[N];
+        for (i = N - 1; i >= 0; i--) { acc += gy[i]; gz[i] = acc; }
+        for (i = 0; i < N; i++) { double t = tanh(ys[k][i]); gy[i] = gz[i] * ((1 - t * t) * 0.5 + 0.25); }
+    }
+    memcpy(want_g, gy, sizeof gy);
+    in[0] = xa;
+    for (j = 0; f && j < 2; j++) {                   /* twice: the second call runs on the plan of the first */
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        r_check_vec(out[0], N, y, 1e-9 * (fabs(y[N - 1]) + 1));
+        r_check_vec(out[1], N, want_g, 1e-9 * (fabs(want_g[0]) + 1));
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(xa);
+}
+
 /* ---- the memory plan: views, in-place reuse and shapes that switch between them ----------------- */
 
 /* transposing an (n,1) or (1,n) matrix is a view, an (n,m) one a copy: the choice follows the
@@ -588,6 +636,7 @@ SUITE(suite_runtime) = {
     CASE(test_plan_no_in_place_under_a_view),
     CASE(test_user_op_errors),
     CASE(test_million_node_chain),
+    CASE(test_fusion_many_groups),
     CASE(test_print),
     END_SUITE
 };
