@@ -2119,13 +2119,15 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 }
 
 /* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
+static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = node->out[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = node->in[k], *t;
         int kind;
-        if (!gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             continue;
         }
@@ -2141,6 +2143,7 @@ static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig
     }
     return GR_OK;
 }
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__ew_grad_some(node, og, ig, NULL); }
 
 /* R-op: sum_k d_k * v_k over the inputs that have a tangent */
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -7456,7 +7459,12 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         }
     } else {
         gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
-        gr_status st = node->op->grad(node, og, ig);
+        gr_status st;
+        if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
+            uint8_t skip[8];
+            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(node->in[i]->id < c->nv && c->reached[node->in[i]->id]);
+            st = gr__ew_grad_some(node, og, ig, skip);
+        } else st = node->op->grad(node, og, ig);
         if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
             if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
             return st != GR_OK ? st : g->status;
@@ -8659,7 +8667,16 @@ static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psi
     size_t k;
     int i;
     for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
-    for (k = 0; k < psize; k++) h = splitmix_hash(h ^ ((const unsigned char *)params)[k]) + k;
+    for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)params + k, 8);
+        h = splitmix_hash(h ^ w) + k;
+    }
+    if (k < psize) {
+        uint64_t w = 0;
+        memcpy(&w, (const unsigned char *)params + k, psize - k);
+        h = splitmix_hash(h ^ w) + k;
+    }
     return (uint32_t)(h ^ (h >> 32));
 }
 static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
@@ -8755,8 +8772,8 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = node->in[i];
         int dup = 0;
-        for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
-        if (dup) continue;
+        for (i2 = 0; i2 < i && node->n_in <= 8; i2++) if (node->in[i2] == x) dup = 1;
+        if (dup) continue;                                  /* (a wide node may enter a list twice: harmless) */
         if (x->id >= rw->cap_use_var) {
             uint32_t nc = rw->cap_use_var ? rw->cap_use_var : 1024, k;
             int32_t *th;
@@ -9470,6 +9487,7 @@ struct gr_fn {
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_free;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
+    int64_t    *plan_seen;                /* by slot: the step that last released it (read twice by a step) */
     gr_array   *out_copy;                 /* outputs whose memory is not the function's */
     gr__buffer *out_bufs;
     gr__buffer *stage;                    /* update values that must be copied before writing */
@@ -9517,7 +9535,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
-    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps);
+    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -9757,7 +9775,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_free = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_caps = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_slots + 1));
-    if (!f->plan_refs || !f->plan_free || !f->plan_caps) goto done;
+    f->plan_seen = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1));
+    if (!f->plan_refs || !f->plan_free || !f->plan_caps || !f->plan_seen) goto done;
     st = GR_OK;
 done:
     GR_FREE(roots);
@@ -9857,6 +9876,7 @@ static gr_status gr__fn_plan(gr_fn *f) {
         sl->buf = -1;
         sl->view_of = -1;
         sl->view_off = 0;
+        f->plan_seen[s] = -1;
     }
     for (k = 0; k < f->n_steps; k++) {
         gr_node *node = f->steps[k];
@@ -9915,11 +9935,11 @@ static gr_status gr__fn_plan(gr_fn *f) {
         for (j = 0; j < node->n_in + node->n_out; j++) {
             int32_t q = io[j];
             gr__slot *sl = &f->slots[q];
-            int32_t r, rb, j2, seen = 0;
+            int32_t r, rb;
             if (sl->kind != GR__SK_COMPUTED) continue;
             if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
-            for (j2 = 0; j2 < j; j2++) if (io[j2] == q) seen = 1;
-            if (seen) continue;
+            if (f->plan_seen[q] == k) continue;          /* read twice by this step: released once */
+            f->plan_seen[q] = k;
             r = gr__slot_root(f, q);
             rb = f->slots[r].buf;
             if (rb >= 0 && --refs[rb] == 0) free_list[n_free++] = rb;

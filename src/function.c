@@ -41,6 +41,7 @@ struct gr_fn {
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_free;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
+    int64_t    *plan_seen;                /* by slot: the step that last released it (read twice by a step) */
     gr_array   *out_copy;                 /* outputs whose memory is not the function's */
     gr__buffer *out_bufs;
     gr__buffer *stage;                    /* update values that must be copied before writing */
@@ -88,7 +89,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
-    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps);
+    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -328,7 +329,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_free = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_caps = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_slots + 1));
-    if (!f->plan_refs || !f->plan_free || !f->plan_caps) goto done;
+    f->plan_seen = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1));
+    if (!f->plan_refs || !f->plan_free || !f->plan_caps || !f->plan_seen) goto done;
     st = GR_OK;
 done:
     GR_FREE(roots);
@@ -428,6 +430,7 @@ static gr_status gr__fn_plan(gr_fn *f) {
         sl->buf = -1;
         sl->view_of = -1;
         sl->view_off = 0;
+        f->plan_seen[s] = -1;
     }
     for (k = 0; k < f->n_steps; k++) {
         gr_node *node = f->steps[k];
@@ -486,11 +489,11 @@ static gr_status gr__fn_plan(gr_fn *f) {
         for (j = 0; j < node->n_in + node->n_out; j++) {
             int32_t q = io[j];
             gr__slot *sl = &f->slots[q];
-            int32_t r, rb, j2, seen = 0;
+            int32_t r, rb;
             if (sl->kind != GR__SK_COMPUTED) continue;
             if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
-            for (j2 = 0; j2 < j; j2++) if (io[j2] == q) seen = 1;
-            if (seen) continue;
+            if (f->plan_seen[q] == k) continue;          /* read twice by this step: released once */
+            f->plan_seen[q] = k;
             r = gr__slot_root(f, q);
             rb = f->slots[r].buf;
             if (rb >= 0 && --refs[rb] == 0) free_list[n_free++] = rb;

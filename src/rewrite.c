@@ -508,7 +508,16 @@ static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psi
     size_t k;
     int i;
     for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
-    for (k = 0; k < psize; k++) h = splitmix_hash(h ^ ((const unsigned char *)params)[k]) + k;
+    for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)params + k, 8);
+        h = splitmix_hash(h ^ w) + k;
+    }
+    if (k < psize) {
+        uint64_t w = 0;
+        memcpy(&w, (const unsigned char *)params + k, psize - k);
+        h = splitmix_hash(h ^ w) + k;
+    }
     return (uint32_t)(h ^ (h >> 32));
 }
 static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
@@ -604,8 +613,8 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = node->in[i];
         int dup = 0;
-        for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
-        if (dup) continue;
+        for (i2 = 0; i2 < i && node->n_in <= 8; i2++) if (node->in[i2] == x) dup = 1;
+        if (dup) continue;                                  /* (a wide node may enter a list twice: harmless) */
         if (x->id >= rw->cap_use_var) {
             uint32_t nc = rw->cap_use_var ? rw->cap_use_var : 1024, k;
             int32_t *th;

@@ -397,6 +397,52 @@ TEST(test_fusion_many_groups) {
     gr_array_free(xa);
 }
 
+/* ---- wide nodes: many inputs, some read more than once by one step --------------------------------- */
+
+/* gr_stack of 20,000 computed scalars (each a distinct product) with some of them repeated: every
+   value read, the repeated ones released once; the sum of squares and its gradient vs plain C */
+TEST(test_plan_wide_nodes) {
+    enum { PARTS = 20000, N = 7 };
+    gr_graph *g = gr_graph_new();
+    double x0[N] = { 0.5, -1.0, 0.25, 2.0, -0.75, 1.5, 0.125 }, want = 0, want_g[N];
+    gr_array *xa = r_vec(N, x0);
+    gr_var *x = gr_vector(g, GR_F64, "x"), **parts = (gr_var **)malloc(sizeof(gr_var *) * (PARTS + 2)), *outs[2], *h;
+    gr_fn *f;
+    const gr_array *in[1], *out[2];
+    int k, i;
+    CHECK(parts != NULL);
+    if (!parts) return;
+    h = gr_exp(gr_sum(x));                               /* a computed value, read three times by the stack */
+    for (k = 0; k < PARTS; k++) parts[k] = gr_mul(gr_index(x, 0, k % N), gr_const(g, 1.0 + k % 13));
+    parts[PARTS] = h;
+    parts[PARTS + 1] = h;
+    parts[5] = h;
+    outs[0] = gr_sum(gr_sqr(gr_stack(PARTS + 2, parts, 0)));
+    outs[1] = gr_grad1(outs[0], x);
+    f = gr_function(1, &x, 2, outs, NULL);
+    CHECK(f != NULL);
+    {   /* plain C: cost = sum_k p_k^2 with p_k = x[k % N] (1 + k % 13), three of them e = exp(sum x) */
+        double e = 0;
+        for (i = 0; i < N; i++) { e += x0[i]; want_g[i] = 0; }
+        e = exp(e);
+        for (k = 0; k < PARTS + 2; k++) {
+            if (k == 5 || k >= PARTS) { want += e * e; for (i = 0; i < N; i++) want_g[i] += 2 * e * e; continue; }
+            want += (x0[k % N] * (1.0 + k % 13)) * (x0[k % N] * (1.0 + k % 13));
+            want_g[k % N] += 2 * x0[k % N] * (1.0 + k % 13) * (1.0 + k % 13);
+        }
+    }
+    in[0] = xa;
+    for (k = 0; f && k < 2; k++) {
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), want, 1e-10 * want);
+        r_check_vec(out[1], N, want_g, 1e-10 * want);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(xa);
+    free(parts);
+}
+
 /* ---- the memory plan: views, in-place reuse and shapes that switch between them ----------------- */
 
 /* transposing an (n,1) or (1,n) matrix is a view, an (n,m) one a copy: the choice follows the
@@ -637,6 +683,7 @@ SUITE(suite_runtime) = {
     CASE(test_user_op_errors),
     CASE(test_million_node_chain),
     CASE(test_fusion_many_groups),
+    CASE(test_plan_wide_nodes),
     CASE(test_print),
     END_SUITE
 };
