@@ -9179,6 +9179,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
     gr_node **gmem = NULL;               /* each group's members in schedule order, group after group */
     gr_var **repl = NULL;                /* by variable id: the Fused output that replaces it */
+    uint32_t *oid = NULL;                /* oid[k] = order[k]->id: the passes below read ids without touching the nodes */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
@@ -9191,8 +9192,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
         uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
         gr_node **sorted = NULL;
-        if (!depth) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
+        if (!depth || !dk || !id0 || !oid) { GR_FREE(depth); GR_FREE(dk); GR_FREE(id0); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
             gr_node *node = order[k];
             uint32_t d = 0;
@@ -9202,21 +9205,25 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
             }
             depth[node->id] = d;
+            dk[k] = d;
+            id0[k] = node->id;
             if (d > max_depth) max_depth = d;
         }
+        GR_FREE(depth);
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
         sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-        if (!count || !sorted) { GR_FREE(depth); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) count[depth[order[k]->id] + 1]++;
+        if (!count || !sorted) { GR_FREE(dk); GR_FREE(id0); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) sorted[count[depth[order[k]->id]]++] = order[k];
-        GR_FREE(depth);
+        for (k = 0; k < n_order; k++) { uint32_t at = count[dk[k]]++; sorted[at] = order[k]; oid[at] = id0[k]; }
+        GR_FREE(dk);
+        GR_FREE(id0);
         GR_FREE(count);
         GR_FREE(order);
         order = sorted;
     }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
-    for (k = 0; k < n_order; k++) pos[order[k]->id] = (int32_t)k;
+    for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* 1. groups */
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -9244,12 +9251,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gmem = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
     repl = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
     if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem_at[group[order[k]->id] + 1]++;
+    for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem_at[group[oid[k]] + 1]++;
     for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
     {
         int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
-        for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem[fill[group[order[k]->id]]++] = order[k];
+        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = order[k];
     }
     /* 2. which members' values leave their group */
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
@@ -9428,16 +9435,18 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
     /* the nodes left alone, and the roots, read the Fused outputs */
     for (k = 0; k < n_order; k++) {
-        gr_node *node = order[k];
+        int32_t gk = group[oid[k]];
+        gr_node *node;
         int i;
-        if (group[node->id] >= 0 && gmem_at[group[node->id] + 1] - gmem_at[group[node->id]] >= 2) continue;   /* fused away */
+        if (gk >= 0 && gmem_at[gk + 1] - gmem_at[gk] >= 2) continue;   /* fused away */
+        node = order[k];
         for (i = 0; i < node->n_in; i++)
             if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = repl[node->in[i]->id];
     }
     for (k = 0; k < (uint32_t)n_roots; k++)
         if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = repl[roots[k]->id];
 done:
-    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl);
+    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
     GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;

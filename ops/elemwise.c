@@ -484,13 +484,15 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 }
 
 /* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
+static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = node->out[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = node->in[k], *t;
         int kind;
-        if (!gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             continue;
         }
@@ -506,6 +508,7 @@ static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig
     }
     return GR_OK;
 }
+static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__ew_grad_some(node, og, ig, NULL); }
 
 /* R-op: sum_k d_k * v_k over the inputs that have a tangent */
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {

@@ -257,7 +257,12 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         }
     } else {
         gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
-        gr_status st = node->op->grad(node, og, ig);
+        gr_status st;
+        if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
+            uint8_t skip[8];
+            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(node->in[i]->id < c->nv && c->reached[node->in[i]->id]);
+            st = gr__ew_grad_some(node, og, ig, skip);
+        } else st = node->op->grad(node, og, ig);
         if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
             if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
             return st != GR_OK ? st : g->status;
