@@ -1632,6 +1632,41 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
     return GR_OK;
 }
 
+/* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
+   made: a topological order, since a node is registered after its inputs exist (true of every graph
+   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list marks what is needed;
+   no stack, and memory read in order. *out is GR_MALLOC'd. */
+static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                                     uint32_t *n_out) {
+    uint32_t nn = g->n_nodes, k, n = 0;
+    uint8_t *need = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **order;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!need) return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn);
+    for (r = 0; r < n_roots; r++)
+        if (roots[r] && roots[r]->owner && !(stop && stop[roots[r]->id])) need[roots[r]->owner->id] = 1;
+    for (k = nn; k-- > 0;) {
+        gr_node *node;
+        int i;
+        if (!need[k]) continue;
+        n++;
+        node = g->nodes[k];
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *in = node->in[i];
+            if (in->owner && !(stop && stop[in->id])) need[in->owner->id] = 1;
+        }
+    }
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!order) { GR_FREE(need); return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn); }
+    for (n = 0, k = 0; k < nn; k++) if (need[k]) order[n++] = g->nodes[k];
+    GR_FREE(need);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}
+
 /* ==== ops/elemwise.c: generated region; edit ops/elemwise.c, then run make gradient.h ==== */
 /* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
 
@@ -7640,7 +7675,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers */
-    if ((st = gr__toposort(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
+    if ((st = gr__needed_in_order(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
     for (k = n_order; k-- > 0;) {
         gr_node *node = order[k];
         if (node->id >= c.nn || !c.in_s[node->id]) continue;
@@ -9182,16 +9217,16 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *oid = NULL;                /* oid[k] = order[k]->id: the passes below read ids without touching the nodes */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
-    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
+    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
-    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
+    if ((st = gr__needed_in_order(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
     if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
-        uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
         uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
         gr_node **sorted = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
@@ -9200,11 +9235,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             gr_node *node = order[k];
             uint32_t d = 0;
             int i;
-            for (i = 0; i < node->n_in; i++) {
-                gr_node *w = node->in[i]->owner;
-                if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
+            for (i = 0; i < node->n_in; i++) {          /* read on the variables: no visit to the producers */
+                const gr_var *x = node->in[i];
+                if (x->owner && depth[x->id] + 1 > d) d = depth[x->id] + 1;
             }
-            depth[node->id] = d;
+            for (i = 0; i < node->n_out; i++) depth[node->out[i]->id] = d;
             dk[k] = d;
             id0[k] = node->id;
             if (d > max_depth) max_depth = d;
@@ -9268,6 +9303,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
     if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
+    for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -9291,9 +9327,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         int i;
         n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
-        for (mi = 0; mi < n_members; mi++)          /* inputs made by groups fused before read their Fused outputs */
-            for (i = 0; i < mem[mi]->n_in; i++)
-                if (mem[mi]->in[i]->id < nv && repl[mem[mi]->in[i]->id]) mem[mi]->in[i] = repl[mem[mi]->in[i]->id];
         ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
@@ -9306,16 +9339,20 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             goto done;
         }
         memset(p, 0, sizeof *p);
-        /* operands: externals (and immediates) in first-use order; outputs */
+        /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
+           made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
+           operand pair up (cos_of[a] is the member computing cos(a)) */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
+                if (x->id < nv && repl[x->id]) node->in[i] = x = repl[x->id];
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
             if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
+            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
         }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
@@ -9336,9 +9373,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
-        /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
-        for (mi = 0; mi < n_members; mi++)
-            if (mem[mi]->op == &gr__op_ew_cos && gr__is_float(mem[mi]->in[0]->dtype)) cos_of[mem[mi]->in[0]->id] = mem[mi];
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = mem[mi];
@@ -9425,7 +9459,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         /* readers outside the group, and the roots, will read the Fused node's outputs */
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i];
     group_done:
-        for (mi = 0; mi < n_members; mi++) {        /* reset the references for the next group */
+        for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
             gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
@@ -9607,7 +9641,16 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     return GR_OK;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart */
+/* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
+static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, gr_var *v, gr_var **map) {
+    if (v->kind == GR__VK_INPUT)
+        return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
+    map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
+}
+
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -9618,27 +9661,13 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     gr_status st;
     if (!given) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
-    st = gr__toposort(g, n_roots, roots, given, &order, &n_order);
+    st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
         if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
-    }
-    /* leaves the walk reaches, in a deterministic order */
-    for (k = 0; k <= n_order; k++) {
-        int n = k < n_order ? order[k]->n_in : n_roots;
-        for (j = 0; j < n; j++) {
-            gr_var *v = k < n_order ? order[k]->in[j] : roots[j];
-            if (v->owner || map[v->id]) continue;
-            if (v->kind == GR__VK_INPUT) {
-                st = gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
-                goto done;
-            }
-            map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
-            if (!map[v->id]) { st = cg->status != GR_OK ? cg->status : GR_ERR_NOMEM; goto done; }
-        }
     }
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -9650,12 +9679,18 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
             cap = need;
             if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
         }
-        for (j = 0; j < node->n_in; j++) ins[j] = map[node->in[j]->id];
+        for (j = 0; j < node->n_in; j++) {
+            gr_var *v = node->in[j];
+            if (!map[v->id] && !v->owner && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
+            ins[j] = map[v->id];
+        }
         st = gr__rewrite_node(rw, node, ins, outs);
         if (st != GR_OK) goto done;
         for (j = 0; j < node->n_out; j++)
             if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
     }
+    for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
+        if (!map[roots[j]->id] && !roots[j]->owner && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
     st = GR_OK;
 done:
     if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)

@@ -152,7 +152,16 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     return GR_OK;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart */
+/* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
+static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, gr_var *v, gr_var **map) {
+    if (v->kind == GR__VK_INPUT)
+        return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
+    map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
+}
+
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -163,27 +172,13 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     gr_status st;
     if (!given) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
-    st = gr__toposort(g, n_roots, roots, given, &order, &n_order);
+    st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
         if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
-    }
-    /* leaves the walk reaches, in a deterministic order */
-    for (k = 0; k <= n_order; k++) {
-        int n = k < n_order ? order[k]->n_in : n_roots;
-        for (j = 0; j < n; j++) {
-            gr_var *v = k < n_order ? order[k]->in[j] : roots[j];
-            if (v->owner || map[v->id]) continue;
-            if (v->kind == GR__VK_INPUT) {
-                st = gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
-                goto done;
-            }
-            map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
-            if (!map[v->id]) { st = cg->status != GR_OK ? cg->status : GR_ERR_NOMEM; goto done; }
-        }
     }
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -195,12 +190,18 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
             cap = need;
             if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
         }
-        for (j = 0; j < node->n_in; j++) ins[j] = map[node->in[j]->id];
+        for (j = 0; j < node->n_in; j++) {
+            gr_var *v = node->in[j];
+            if (!map[v->id] && !v->owner && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
+            ins[j] = map[v->id];
+        }
         st = gr__rewrite_node(rw, node, ins, outs);
         if (st != GR_OK) goto done;
         for (j = 0; j < node->n_out; j++)
             if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
     }
+    for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
+        if (!map[roots[j]->id] && !roots[j]->owner && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
     st = GR_OK;
 done:
     if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)

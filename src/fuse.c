@@ -239,11 +239,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
     gr_node **gmem = NULL;               /* each group's members in schedule order, group after group */
     gr_var **repl = NULL;                /* by variable id: the Fused output that replaces it */
+    uint32_t *oid = NULL;                /* oid[k] = order[k]->id: the passes below read ids without touching the nodes */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
     gr_node **cos_of = NULL;
-    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g;
+    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
-    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
+    if ((st = gr__needed_in_order(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
@@ -251,8 +252,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
         uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
         gr_node **sorted = NULL;
-        if (!depth) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
+        if (!depth || !dk || !id0 || !oid) { GR_FREE(depth); GR_FREE(dk); GR_FREE(id0); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
             gr_node *node = order[k];
             uint32_t d = 0;
@@ -262,21 +265,25 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
             }
             depth[node->id] = d;
+            dk[k] = d;
+            id0[k] = node->id;
             if (d > max_depth) max_depth = d;
         }
+        GR_FREE(depth);
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
         sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-        if (!count || !sorted) { GR_FREE(depth); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) count[depth[order[k]->id] + 1]++;
+        if (!count || !sorted) { GR_FREE(dk); GR_FREE(id0); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) sorted[count[depth[order[k]->id]]++] = order[k];
-        GR_FREE(depth);
+        for (k = 0; k < n_order; k++) { uint32_t at = count[dk[k]]++; sorted[at] = order[k]; oid[at] = id0[k]; }
+        GR_FREE(dk);
+        GR_FREE(id0);
         GR_FREE(count);
         GR_FREE(order);
         order = sorted;
     }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
-    for (k = 0; k < n_order; k++) pos[order[k]->id] = (int32_t)k;
+    for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* 1. groups */
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -304,12 +311,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gmem = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
     repl = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
     if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem_at[group[order[k]->id] + 1]++;
+    for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem_at[group[oid[k]] + 1]++;
     for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
     {
         int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
-        for (k = 0; k < n_order; k++) if (group[order[k]->id] >= 0) gmem[fill[group[order[k]->id]]++] = order[k];
+        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = order[k];
     }
     /* 2. which members' values leave their group */
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
@@ -321,6 +328,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
     if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
+    for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
@@ -344,9 +352,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         int i;
         n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
-        for (mi = 0; mi < n_members; mi++)          /* inputs made by groups fused before read their Fused outputs */
-            for (i = 0; i < mem[mi]->n_in; i++)
-                if (mem[mi]->in[i]->id < nv && repl[mem[mi]->in[i]->id]) mem[mi]->in[i] = repl[mem[mi]->in[i]->id];
         ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
@@ -359,16 +364,20 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             goto done;
         }
         memset(p, 0, sizeof *p);
-        /* operands: externals (and immediates) in first-use order; outputs */
+        /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
+           made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
+           operand pair up (cos_of[a] is the member computing cos(a)) */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
+                if (x->id < nv && repl[x->id]) node->in[i] = x = repl[x->id];
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
             if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
+            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
         }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
@@ -389,9 +398,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
-        /* sin(a) and cos(a) of one operand pair up: cos_of[a] is the member computing cos(a) */
-        for (mi = 0; mi < n_members; mi++)
-            if (mem[mi]->op == &gr__op_ew_cos && gr__is_float(mem[mi]->in[0]->dtype)) cos_of[mem[mi]->in[0]->id] = mem[mi];
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = mem[mi];
@@ -478,7 +484,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         /* readers outside the group, and the roots, will read the Fused node's outputs */
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i];
     group_done:
-        for (mi = 0; mi < n_members; mi++) {        /* reset the references for the next group */
+        for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
             gr_node *node = mem[mi];
             for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
             ref[node->out[0]->id] = -1;
@@ -488,16 +494,18 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
     /* the nodes left alone, and the roots, read the Fused outputs */
     for (k = 0; k < n_order; k++) {
-        gr_node *node = order[k];
+        int32_t gk = group[oid[k]];
+        gr_node *node;
         int i;
-        if (group[node->id] >= 0 && gmem_at[group[node->id] + 1] - gmem_at[group[node->id]] >= 2) continue;   /* fused away */
+        if (gk >= 0 && gmem_at[gk + 1] - gmem_at[gk] >= 2) continue;   /* fused away */
+        node = order[k];
         for (i = 0; i < node->n_in; i++)
             if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = repl[node->in[i]->id];
     }
     for (k = 0; k < (uint32_t)n_roots; k++)
         if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = repl[roots[k]->id];
 done:
-    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl);
+    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
     GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
     return st;

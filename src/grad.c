@@ -438,7 +438,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers */
-    if ((st = gr__toposort(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
+    if ((st = gr__needed_in_order(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
     for (k = n_order; k-- > 0;) {
         gr_node *node = order[k];
         if (node->id >= c.nn || !c.in_s[node->id]) continue;

@@ -547,3 +547,38 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
     *n_out = n;
     return GR_OK;
 }
+
+/* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
+   made: a topological order, since a node is registered after its inputs exist (true of every graph
+   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list marks what is needed;
+   no stack, and memory read in order. *out is GR_MALLOC'd. */
+static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                                     uint32_t *n_out) {
+    uint32_t nn = g->n_nodes, k, n = 0;
+    uint8_t *need = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **order;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!need) return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn);
+    for (r = 0; r < n_roots; r++)
+        if (roots[r] && roots[r]->owner && !(stop && stop[roots[r]->id])) need[roots[r]->owner->id] = 1;
+    for (k = nn; k-- > 0;) {
+        gr_node *node;
+        int i;
+        if (!need[k]) continue;
+        n++;
+        node = g->nodes[k];
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *in = node->in[i];
+            if (in->owner && !(stop && stop[in->id])) need[in->owner->id] = 1;
+        }
+    }
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!order) { GR_FREE(need); return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn); }
+    for (n = 0, k = 0; k < nn; k++) if (need[k]) order[n++] = g->nodes[k];
+    GR_FREE(need);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}
