@@ -251,7 +251,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
-        uint32_t *depth = (uint32_t *)gr__calloc(nn + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;
+        uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
         uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
         gr_node **sorted = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
@@ -260,11 +260,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             gr_node *node = order[k];
             uint32_t d = 0;
             int i;
-            for (i = 0; i < node->n_in; i++) {
-                gr_node *w = node->in[i]->owner;
-                if (w && w->id < nn && depth[w->id] + 1 > d) d = depth[w->id] + 1;
+            for (i = 0; i < node->n_in; i++) {          /* read on the variables: no visit to the producers */
+                const gr_var *x = node->in[i];
+                if (x->owner && depth[x->id] + 1 > d) d = depth[x->id] + 1;
             }
-            depth[node->id] = d;
+            for (i = 0; i < node->n_out; i++) depth[node->out[i]->id] = d;
             dk[k] = d;
             id0[k] = node->id;
             if (d > max_depth) max_depth = d;
