@@ -840,6 +840,13 @@ static int gr__grow(void **items, uint32_t *cap, uint32_t n, size_t elem) {
         return 1;
     }
 }
+/* gr__grow for an array indexed by id: new entries get every byte = `byte` (0, or 0xFF for -1) */
+static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
+    uint32_t old = *cap;
+    if (!gr__grow(items, cap, n, elem)) return 0;
+    if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
+    return 1;
+}
 
 static void *gr__calloc(size_t n, size_t elem) {
     size_t bytes;
@@ -1634,8 +1641,8 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
 
 /* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
    made: a topological order, since a node is registered after its inputs exist (true of every graph
-   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list marks what is needed;
-   no stack, and memory read in order. *out is GR_MALLOC'd. */
+   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list
+   marks what is needed: no stack, and memory read in order. *out is GR_MALLOC'd. */
 static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                                      uint32_t *n_out) {
     uint32_t nn = g->n_nodes, k, n = 0;
@@ -8220,10 +8227,10 @@ struct gr__rewriter {
     uint32_t cap_in_cse;
     int32_t *use_head;           /* by variable id of cg: its newest use (an index below), -1 none */
     uint32_t *use_count;         /* by variable id of cg: how many nodes built read it */
-    uint32_t cap_use_var;
+    uint32_t cap_use_head, cap_use_count;
     gr_node **use_node;          /* a use: the node reading the variable, and the variable's next older use */
     int32_t *use_next;
-    uint32_t n_use, cap_use;
+    uint32_t n_use, cap_use_node, cap_use_next;
     int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
     uint32_t n_sig, cap_sig;
     int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
@@ -8264,16 +8271,7 @@ static void gr__rewriter_free(gr__rewriter *rw) {
 /* room for v's codes; NULL when out of memory */
 static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
     uint32_t id = v->id;
-    if (id >= rw->cap_sig_at) {
-        uint32_t nc = rw->cap_sig_at ? rw->cap_sig_at : 256, k;
-        int64_t *t;
-        while (nc <= id) nc *= 2;
-        t = (int64_t *)GR_REALLOC(rw->sig_at, sizeof(int64_t) * nc);
-        if (!t) return NULL;
-        for (k = rw->cap_sig_at; k < nc; k++) t[k] = -1;
-        rw->sig_at = t;
-        rw->cap_sig_at = nc;
-    }
+    if (!gr__grow_fill((void **)&rw->sig_at, &rw->cap_sig_at, id, sizeof(int64_t), 0xFF)) return NULL;   /* -1: unknown */
     if (rw->n_sig + (uint32_t)v->ndim + 1 > rw->cap_sig &&
         !gr__grow((void **)&rw->sig, &rw->cap_sig, rw->n_sig + (uint32_t)v->ndim + 1, sizeof(int32_t)))
         return NULL;
@@ -8730,7 +8728,7 @@ static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *para
 #define GR__CSE_LIST 16
 #endif
 
-static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_var ? rw->use_count[v->id] : 0; }
+static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_count ? rw->use_count[v->id] : 0; }
 
 static int gr__cse_all_hot(const gr__rewriter *rw, const gr_node *n) {
     int i;
@@ -8763,16 +8761,7 @@ static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, 
 /* enters node in the hash table (once) */
 static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     uint32_t mask, i;
-    if (node->id >= rw->cap_in_cse) {
-        uint32_t nc = rw->cap_in_cse ? rw->cap_in_cse : 1024;
-        uint8_t *t;
-        while (nc <= node->id) nc *= 2;
-        t = (uint8_t *)GR_REALLOC(rw->in_cse, nc);
-        if (!t) return 0;
-        memset(t + rw->cap_in_cse, 0, nc - rw->cap_in_cse);
-        rw->in_cse = t;
-        rw->cap_in_cse = nc;
-    }
+    if (!gr__grow_fill((void **)&rw->in_cse, &rw->cap_in_cse, node->id, 1, 0)) return 0;
     if (rw->in_cse[node->id]) return 1;
     if (rw->n_cse * 2 >= rw->cap_cse) {
         uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
@@ -8809,29 +8798,11 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
         int dup = 0;
         for (i2 = 0; i2 < i && node->n_in <= 8; i2++) if (node->in[i2] == x) dup = 1;
         if (dup) continue;                                  /* (a wide node may enter a list twice: harmless) */
-        if (x->id >= rw->cap_use_var) {
-            uint32_t nc = rw->cap_use_var ? rw->cap_use_var : 1024, k;
-            int32_t *th;
-            uint32_t *tc;
-            while (nc <= x->id) nc *= 2;
-            th = (int32_t *)GR_REALLOC(rw->use_head, sizeof(int32_t) * nc);
-            if (th) rw->use_head = th;
-            tc = th ? (uint32_t *)GR_REALLOC(rw->use_count, sizeof(uint32_t) * nc) : NULL;
-            if (!tc) return 0;
-            rw->use_count = tc;
-            for (k = rw->cap_use_var; k < nc; k++) { th[k] = -1; tc[k] = 0; }
-            rw->cap_use_var = nc;
-        }
-        if (rw->n_use >= rw->cap_use) {
-            uint32_t nc = rw->cap_use ? rw->cap_use * 2 : 4096;
-            gr_node **tn = (gr_node **)GR_REALLOC(rw->use_node, sizeof(gr_node *) * nc);
-            int32_t *tx;
-            if (tn) rw->use_node = tn;
-            tx = tn ? (int32_t *)GR_REALLOC(rw->use_next, sizeof(int32_t) * nc) : NULL;
-            if (!tx) return 0;
-            rw->use_next = tx;
-            rw->cap_use = nc;
-        }
+        if (!gr__grow_fill((void **)&rw->use_head, &rw->cap_use_head, x->id, sizeof(int32_t), 0xFF) ||   /* -1: none */
+            !gr__grow_fill((void **)&rw->use_count, &rw->cap_use_count, x->id, sizeof(uint32_t), 0) ||
+            !gr__grow((void **)&rw->use_node, &rw->cap_use_node, rw->n_use, sizeof(gr_node *)) ||
+            !gr__grow((void **)&rw->use_next, &rw->cap_use_next, rw->n_use, sizeof(int32_t)))
+            return 0;
         rw->use_node[rw->n_use] = node;
         rw->use_next[rw->n_use] = rw->use_head[x->id];
         rw->use_head[x->id] = (int32_t)rw->n_use++;
@@ -9227,10 +9198,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
         uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
-        uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
+        uint32_t *dk = (uint32_t *)pos, *id0 = (uint32_t *)group;   /* by position: depth and id (pos and group are filled later) */
         gr_node **sorted = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-        if (!depth || !dk || !id0 || !oid) { GR_FREE(depth); GR_FREE(dk); GR_FREE(id0); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        if (!depth || !oid) { GR_FREE(depth); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
             gr_node *node = order[k];
             uint32_t d = 0;
@@ -9247,12 +9218,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         GR_FREE(depth);
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
         sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-        if (!count || !sorted) { GR_FREE(dk); GR_FREE(id0); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        if (!count || !sorted) { GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
         for (k = 0; k < n_order; k++) { uint32_t at = count[dk[k]]++; sorted[at] = order[k]; oid[at] = id0[k]; }
-        GR_FREE(dk);
-        GR_FREE(id0);
         GR_FREE(count);
         GR_FREE(order);
         order = sorted;

@@ -58,6 +58,13 @@ static int gr__grow(void **items, uint32_t *cap, uint32_t n, size_t elem) {
         return 1;
     }
 }
+/* gr__grow for an array indexed by id: new entries get every byte = `byte` (0, or 0xFF for -1) */
+static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
+    uint32_t old = *cap;
+    if (!gr__grow(items, cap, n, elem)) return 0;
+    if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
+    return 1;
+}
 
 static void *gr__calloc(size_t n, size_t elem) {
     size_t bytes;

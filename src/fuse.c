@@ -252,10 +252,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
            as early as it can, so a view of an input precedes every group that reads it */
         uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
-        uint32_t *dk = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u)), *id0 = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
+        uint32_t *dk = (uint32_t *)pos, *id0 = (uint32_t *)group;   /* by position: depth and id (pos and group are filled later) */
         gr_node **sorted = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-        if (!depth || !dk || !id0 || !oid) { GR_FREE(depth); GR_FREE(dk); GR_FREE(id0); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        if (!depth || !oid) { GR_FREE(depth); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
             gr_node *node = order[k];
             uint32_t d = 0;
@@ -272,12 +272,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         GR_FREE(depth);
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
         sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-        if (!count || !sorted) { GR_FREE(dk); GR_FREE(id0); GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        if (!count || !sorted) { GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
         for (k = 0; k < n_order; k++) { uint32_t at = count[dk[k]]++; sorted[at] = order[k]; oid[at] = id0[k]; }
-        GR_FREE(dk);
-        GR_FREE(id0);
         GR_FREE(count);
         GR_FREE(order);
         order = sorted;

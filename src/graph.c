@@ -550,8 +550,8 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
 
 /* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
    made: a topological order, since a node is registered after its inputs exist (true of every graph
-   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list marks what is needed;
-   no stack, and memory read in order. *out is GR_MALLOC'd. */
+   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list
+   marks what is needed: no stack, and memory read in order. *out is GR_MALLOC'd. */
 static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                                      uint32_t *n_out) {
     uint32_t nn = g->n_nodes, k, n = 0;
