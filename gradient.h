@@ -216,6 +216,7 @@
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
+    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
@@ -6385,6 +6386,69 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return GR_OK;
 }
 
+/* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
+   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
+   slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
+   scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
+   Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
+       out[b, j] = sum over i with j - b == k_i of c_i[j]        (every other entry 0)
+   params: d and the column offsets k_1 < ... < k_d. */
+
+#define GR__BANDED_MAX 16
+typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__banded_params;
+#define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
+
+static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
+    gr_var *ref = node->in[0], *c = node->in[1];
+    out->dtype = (gr_dtype)c->dtype;
+    out->ndim = 2;
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
+    out->shape[1] = c->shape[0];
+    return GR_OK;
+}
+static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 2; i < node->n_in; i++)
+        if (in[i]->size != in[1]->size)                 /* the rewriter proved them equal: a bug if not */
+            return gr_node_error(node, GR_ERR_SHAPE, "diagonals of %lld and %lld elements", (long long)in[1]->size, (long long)in[i]->size);
+    out[0]->shape[0] = in[0]->size;
+    out[0]->shape[1] = in[1]->size;
+    return GR_OK;
+}
+static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__banded_params *p = (const gr__banded_params *)node->params;
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
+    int dt = out[0]->dtype;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
+    for (i = 0; i < p->n; i++) {
+        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+        const gr_array *c = in[i + 1];
+        if (dt == GR_F64 && c->dtype == GR_F64) {
+            const double *cd = (const double *)c->data;
+            double *o = (double *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else if (dt == GR_F32 && c->dtype == GR_F32) {
+            const float *cd = (const float *)c->data;
+            float *o = (float *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else {
+            for (j = lo; j < hi; j++) {
+                int64_t at = (j - k) * m + j;
+                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j));
+            }
+        }
+    }
+    return GR_OK;
+}
+static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og; (void)ig;
+    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
+}
+static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)ev; (void)orop;
+    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
+}
+
 /* ---- Unflatten -------------------------------------------------------------------------------- */
 
 static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
@@ -8371,6 +8435,11 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
                 out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
             m++;
         }
+    } else if (op == &gr__op_Banded) {                /* (size(ref), length of the diagonals) */
+        int32_t s[GR_MAX_NDIM];
+        if (node->in[0]->ndim == 1) { gr__sig_copy(rw, node->in[0], s); out[0] = s[0]; }
+        gr__sig_copy(rw, node->in[1], s);
+        out[1] = s[0];
     } else if (op == &gr__op_EyeLike) {              /* (size(r), *shape(r)): rows as long as r when r is 1-d */
         int32_t s[GR_MAX_NDIM];
         gr__sig_copy(rw, node->in[0], s);
@@ -8464,22 +8533,15 @@ static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
     return 0;
 }
 
-/* v is the diagonal matrix diag(d): the m x m identity of EyeLike(r) (r 1-d, m elements) times a
-   vector d of m elements (or a 0-d d) */
+/* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
 static gr_var *gr__rw_diag(gr__rewriter *rw, const gr_var *v) {
-    int k;
-    if (v->ndim != 2 || !v->owner || v->owner->op != &gr__op_ew_mul) return NULL;
-    for (k = 0; k < 2; k++) {
-        gr_var *e = v->owner->in[k], *d = v->owner->in[1 - k];
-        int32_t se[GR_MAX_NDIM], sd[GR_MAX_NDIM];
-        if (!e->owner || e->owner->op != &gr__op_EyeLike || e->owner->in[0]->ndim != 1) continue;
-        if (d->ndim == 0) return d;
-        if (d->ndim != 1) continue;
-        gr__sig_copy(rw, e, se);
-        gr__sig_copy(rw, d, sd);
-        if (sd[0] == se[1]) return d;
-    }
-    return NULL;
+    const gr__banded_params *p;
+    int32_t s[GR_MAX_NDIM];
+    if (v->ndim != 2 || !v->owner || v->owner->op != &gr__op_Banded) return NULL;
+    p = (const gr__banded_params *)v->owner->params;
+    if (p->n != 1 || p->k[0] != 0) return NULL;
+    gr__sig_copy(rw, v, s);
+    return s[0] == s[1] ? v->owner->in[1] : NULL;
 }
 
 /* ---- building through the rewrites ------------------------------------------------------------- */
@@ -8504,11 +8566,91 @@ static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref) {
     return gr__rw_bcast(rw, z, ref);
 }
 
+/* ---- banded matrices ------------------------------------------------------------------------------
+   A Jacobian or Hessian is built from the identity seed of its batch (EyeLike). For a vector wrt,
+   the seed becomes a Banded matrix (one diagonal of ones), and what Jacobians of elementwise
+   functions of slices do to it keeps it banded: slicing its columns moves the diagonals, scaling
+   by a vector or a scalar scales them, sums of banded matrices merge them, and a slice's gradient
+   (a row placed into zeros at a slice) moves them back. So such a Hessian costs a few vectors and
+   one fill of the result instead of a dozen dense passes. Like x * 0 above, a structural zero stays
+   zero where the dense product would have met an infinity or a NaN. */
+
+static const gr__banded_params *gr__rw_banded(const gr_var *v) {
+    return v->owner && v->owner->op == &gr__op_Banded ? (const gr__banded_params *)v->owner->params : NULL;
+}
+
+/* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
+static gr_var *gr__rw_make_banded(gr__rewriter *rw, gr_var *ref, int n, gr_var **c, int64_t *k) {
+    gr__banded_params p;
+    gr_var *ins[GR__BANDED_MAX + 1];
+    int i, j, m = 0;
+    for (i = 1; i < n; i++)                              /* insertion sort: a handful of diagonals */
+        for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
+            int64_t tk = k[j]; gr_var *tc = c[j];
+            k[j] = k[j - 1]; c[j] = c[j - 1];
+            k[j - 1] = tk; c[j - 1] = tc;
+        }
+    memset(&p, 0, sizeof p);
+    ins[0] = ref;
+    for (i = 0; i < n; i++) {
+        if (m && p.k[m - 1] == k[i]) {
+            gr_var *ab[2];
+            ab[0] = ins[m]; ab[1] = c[i];
+            if (!(ins[m] = gr__rw1(rw, &gr__op_ew_add, NULL, 0, 2, ab))) return NULL;
+            continue;
+        }
+        if (m == GR__BANDED_MAX) return NULL;
+        p.k[m] = k[i];
+        ins[++m] = c[i];
+    }
+    p.n = m;
+    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
+}
+
+/* neg, mul, div and add of banded matrices that stay banded (the ops pullbacks apply to a cotangent);
+   NULL (nothing built) otherwise */
+static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b, int *failed) {
+    const gr__banded_params *pa = gr__rw_banded(a), *pb = b ? gr__rw_banded(b) : NULL, *p = pa ? pa : pb;
+    gr_var *c[2 * GR__BANDED_MAX], *x = pa ? a : b, *v = pa ? b : a;
+    int64_t k[2 * GR__BANDED_MAX];
+    int i, n = 0;
+    *failed = 0;
+    if (!p) return NULL;
+    if (row == GR__EW_add) {                            /* both banded, the same shape and dtype */
+        if (!pa || !pb || a->dtype != b->dtype || !gr__sig_same(rw, a, b)) return NULL;
+        for (i = 0; i < pa->n; i++) { c[n] = a->owner->in[i + 1]; k[n++] = pa->k[i]; }
+        for (i = 0; i < pb->n; i++) { c[n] = b->owner->in[i + 1]; k[n++] = pb->k[i]; }
+    } else if (row == GR__EW_neg || row == GR__EW_mul || (row == GR__EW_div && pa)) {
+        /* scaled by a scalar or by a vector along the columns (never widening them) */
+        if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
+        for (i = 0; i < p->n; i++) {
+            gr_var *ab[2];
+            ab[0] = x->owner->in[i + 1]; ab[1] = v;
+            if (row == GR__EW_mul && !pa) { ab[0] = v; ab[1] = x->owner->in[i + 1]; }
+            c[n] = gr__rw1(rw, gr__ew_ops[row], NULL, 0, row == GR__EW_neg ? 1 : 2, ab);
+            if (!c[n]) { *failed = 1; return NULL; }
+            k[n++] = p->k[i];
+        }
+    } else {
+        return NULL;
+    }
+    {
+        gr_var *r = gr__rw_make_banded(rw, x->owner->in[0], n, c, k);
+        if (!r && rw->cg->status != GR_OK) *failed = 1;
+        return r;
+    }
+}
+
 /* an elementwise node's equivalent, or NULL (and *done 0) to build it as it is */
 static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
     gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
     int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
     *done = 1;
+    if ((a->owner && a->owner->op == &gr__op_Banded) || (b && b->owner && b->owner->op == &gr__op_Banded)) {
+        int failed;
+        gr_var *r = gr__rw_banded_ew(rw, row, a, b, &failed);
+        if (r || failed) return r;
+    }
     if (row == GR__EW_add) {
         /* x + (zeros with b added at a view) = x with b added at that view: one pass, in place */
         int k;
@@ -8667,6 +8809,24 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
             if (same) return in[0];                     /* every row already has ref's shape */
         }
+        if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__rw_banded(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
+            gr__rw_zeros(in[0], &z) && z) {
+            /* every row placed into zeros at a slice (a slice's gradient): the diagonals are, offsets up by s */
+            const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
+            const gr__banded_params *band = gr__rw_banded(in[1]);
+            int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start, k[GR__BANDED_MAX];
+            gr_var *c[GR__BANDED_MAX], *args[2];
+            int i;
+            if (vp->axis == 0 && !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40)) {
+                args[0] = in[0];
+                for (i = 0; i < band->n; i++) {
+                    args[1] = in[1]->owner->in[i + 1];
+                    if (!(c[i] = gr__rw1(rw, &gr__op_ViewUpdate, vp, bp->inner_psize, 2, args))) return NULL;
+                    k[i] = band->k[i] + s0;
+                }
+                return gr__rw_make_banded(rw, in[1]->owner->in[0], (int)band->n, c, k);
+            }
+        }
         if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
             /* a vector operand batched into rows: one matrix product for all the rows */
             const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
@@ -8681,6 +8841,27 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
                 q.tb = in[1]->ndim == 2 ? ip->tb : 0;
             }
             return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
+        }
+    } else if (op == &gr__op_EyeLike && x->ndim == 1) {  /* the identity: one diagonal of ones */
+        gr_var *one = gr__scalar_const(rw->cg, ((const gr__dtype_params *)params)->dtype, 1.0, 0), *ones;
+        int64_t k0 = 0;
+        if (!one || !(ones = gr__rw_bcast(rw, one, x))) return NULL;
+        return gr__rw_make_banded(rw, x, 1, &ones, &k0);
+    } else if (op == &gr__op_Slice && gr__rw_banded(x)) {
+        /* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
+        const gr__view_params *vp = (const gr__view_params *)params;
+        const gr__banded_params *bp = gr__rw_banded(x);
+        int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start, k[GR__BANDED_MAX];
+        gr_var *c[GR__BANDED_MAX];
+        int i;
+        if ((vp->axis == 1 || vp->axis == -1) && !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40)) {
+            gr__view_params cp = *vp;
+            cp.axis = 0;
+            for (i = 0; i < bp->n; i++) {
+                if (!(c[i] = gr__rw1(rw, &gr__op_Slice, &cp, sizeof cp, 1, &x->owner->in[i + 1]))) return NULL;
+                k[i] = bp->k[i] - s0;
+            }
+            return gr__rw_make_banded(rw, x->owner->in[0], (int)bp->n, c, k);
         }
     } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
         return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
@@ -10451,7 +10632,9 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         gr__print_var(out, o);
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
     }
-    fprintf(out, " = %s(", node->op->name);
+    fprintf(out, " = %s", node->op->name);
+    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)node->params)->op->name);   /* what every row gets */
+    fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
         gr__print_var(out, node->in[j]);

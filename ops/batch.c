@@ -57,6 +57,69 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return GR_OK;
 }
 
+/* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
+   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
+   slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
+   scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
+   Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
+       out[b, j] = sum over i with j - b == k_i of c_i[j]        (every other entry 0)
+   params: d and the column offsets k_1 < ... < k_d. */
+
+#define GR__BANDED_MAX 16
+typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__banded_params;
+#define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
+
+static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
+    gr_var *ref = node->in[0], *c = node->in[1];
+    out->dtype = (gr_dtype)c->dtype;
+    out->ndim = 2;
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
+    out->shape[1] = c->shape[0];
+    return GR_OK;
+}
+static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 2; i < node->n_in; i++)
+        if (in[i]->size != in[1]->size)                 /* the rewriter proved them equal: a bug if not */
+            return gr_node_error(node, GR_ERR_SHAPE, "diagonals of %lld and %lld elements", (long long)in[1]->size, (long long)in[i]->size);
+    out[0]->shape[0] = in[0]->size;
+    out[0]->shape[1] = in[1]->size;
+    return GR_OK;
+}
+static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__banded_params *p = (const gr__banded_params *)node->params;
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
+    int dt = out[0]->dtype;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
+    for (i = 0; i < p->n; i++) {
+        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+        const gr_array *c = in[i + 1];
+        if (dt == GR_F64 && c->dtype == GR_F64) {
+            const double *cd = (const double *)c->data;
+            double *o = (double *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else if (dt == GR_F32 && c->dtype == GR_F32) {
+            const float *cd = (const float *)c->data;
+            float *o = (float *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else {
+            for (j = lo; j < hi; j++) {
+                int64_t at = (j - k) * m + j;
+                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j));
+            }
+        }
+    }
+    return GR_OK;
+}
+static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og; (void)ig;
+    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
+}
+static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)ev; (void)orop;
+    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
+}
+
 /* ---- Unflatten -------------------------------------------------------------------------------- */
 
 static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {

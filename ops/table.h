@@ -144,6 +144,7 @@
     X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
+    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
     X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
     X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \

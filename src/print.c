@@ -16,7 +16,9 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         gr__print_var(out, o);
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
     }
-    fprintf(out, " = %s(", node->op->name);
+    fprintf(out, " = %s", node->op->name);
+    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)node->params)->op->name);   /* what every row gets */
+    fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
         gr__print_var(out, node->in[j]);

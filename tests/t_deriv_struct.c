@@ -17,6 +17,7 @@
      Softmax LogSoftmax   axes 0, 1, -1 and the middle axis of a 3-d input;
      gradient ops         see the comment above their specs;
      EyeLike Unflatten Batched   through builders returning gr_jacobian / gr_hessian;
+     Banded               Jacobians and Hessians that gr_function computes as banded matrices;
      Slice Index Take ViewUpdate TakeUpdate   views, updates of them, y broadcast. */
 #include "deriv.h"
 
@@ -226,6 +227,29 @@ static gr_var *gts_hessian(gr_graph *g, gr_var *const *x, void *u) {
     return gr_hessian(gr_sum(gr_sqr(gr_dot(x[0], x[1]))), 1, &w, &h, NULL) == GR_OK ? h : NULL;
 }
 
+/* Banded (gr_function's form of these Jacobians and Hessians): Rosenbrock's Hessian, tridiagonal */
+static gr_var *gts_rosenbrock(gr_graph *g, gr_var *x) {
+    gr_var *head = gr_slice(x, 0, 0, -1, 1), *tail = gr_slice(x, 0, 1, GR_OPEN, 1);
+    gr_var *a = gr_sub(tail, gr_sqr(head)), *b = gr_sub(gr_const(g, 1.0), head);
+    return gr_sum(gr_add(gr_mul(gr_const(g, 100.0), gr_sqr(a)), gr_sqr(b)));
+}
+static gr_var *gts_hess_rosen(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *h = NULL, *w = x[0];
+    (void)u;
+    return gr_hessian(gts_rosenbrock(g, x[0]), 1, &w, &h, NULL) == GR_OK ? h : NULL;
+}
+/* three diagonals of a rectangular Jacobian: sin(x[2:]) x[:-2] - x[1:-1] / (1 + x[:-2]^2) */
+static gr_var *gts_band_expr(gr_graph *g, gr_var *x) {
+    gr_var *l = gr_slice(x, 0, GR_OPEN, -2, 1), *m = gr_slice(x, 0, 1, -1, 1), *r = gr_slice(x, 0, 2, GR_OPEN, 1);
+    return gr_sub(gr_mul(gr_sin(r), l), gr_div(m, gr_add(gr_const(g, 1.0), gr_sqr(l))));
+}
+static gr_var *gts_jac_band(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gts_jac1(gts_band_expr(g, x[0]), x[0]); }
+/* x[:1] * x: the slice's one column broadcasts, which no band describes (computed densely) */
+static gr_var *gts_jac_first(gr_graph *g, gr_var *const *x, void *u) {
+    (void)g; (void)u;
+    return gts_jac1(gr_mul(gr_slice(x[0], 0, GR_OPEN, 1, 1), x[0]), x[0]);
+}
+
 /* ==== indexing ========================================================================================== */
 
 typedef struct gts_view { int axis; int64_t start, stop, step; } gts_view;
@@ -429,6 +453,9 @@ GTD_SPECS(gtd_specs_struct) = {
     { "Batched", "jacobian(dot(A, B), A), (3,4) (4,2)", gts_jac_dot_a, NULL, 2, { M34(-1, 1), GTD_IN(2, 4, 2, -1, 1) }, GG },
     { "Batched", "jacobian(tanh(dot(A, B)), B), (3,4) (4,2)", gts_jac_dot_b, NULL, 2, { M34(-1, 1), GTD_IN(2, 4, 2, -1, 1) }, GG },
     { "Batched", "hessian(sum(dot(X, B)^2), X), (2,3) (3,2)", gts_hessian, NULL, 2, { GTD_IN(2, 2, 3, -1, 1), GTD_IN(2, 3, 2, -1, 1) }, GG },
+    { "Banded", "hessian(rosenbrock(x), x), (6,)", gts_hess_rosen, NULL, 1, { GTD_IN(1, 6, 0, -1, 1) }, 0 },
+    { "Banded", "jacobian(sin(x[2:]) x[:-2] - x[1:-1] / (1 + x[:-2]^2), x), (6,)", gts_jac_band, NULL, 1, { GTD_IN(1, 6, 0, -1, 1) }, 0 },
+    { "Banded", "jacobian(x[:1] * x, x), (4,): not banded", gts_jac_first, NULL, 1, { V4(-1, 1) }, 0 },
     /* Slice, Index, Take */
     { "Slice", "rows 1:4 of (5,4)", gts_slice, &sl_rows, 1, { GTD_IN(2, 5, 4, -2, 2) }, GG },
     { "Slice", "columns ::2 of (3,4)", gts_slice, &sl_cols_step, 1, { M34(-2, 2) }, GG },

@@ -1486,6 +1486,91 @@ static void gts_fn_print(gr_fn *f, char *buf, size_t size) {
     fclose(t);
 }
 
+/* ---- Banded: banded Jacobians and Hessians ------------------------------------------------------- */
+
+static gr_var *gts_rosen(gr_graph *g, gr_var *x) {
+    gr_var *head = gr_slice(x, 0, 0, -1, 1), *tail = gr_slice(x, 0, 1, GR_OPEN, 1);
+    gr_var *a = gr_sub(tail, gr_sqr(head)), *b = gr_sub(gr_const(g, 1.0), head);
+    return gr_sum(gr_add(gr_mul(gr_const(g, 100.0), gr_sqr(a)), gr_sqr(b)));
+}
+
+/* the compiled form of y has a Banded node and neither an identity nor a row-by-row op */
+static void gts_expect_banded(gr_var *x, gr_var *y, const char *label) {
+    gr_fn *f = gr_function(1, &x, 1, &y, NULL);
+    char buf[4096];
+    CHECK_MSG(f != NULL, "%s: gr_function failed", label);
+    if (!f) return;
+    gts_fn_print(f, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "Banded") && !strstr(buf, "EyeLike") && !strstr(buf, "Batched"), "%s: not banded:\n%s", label, buf);
+    gr_fn_free(f);
+}
+
+TEST(gts_op_Banded) {
+    static const int64_t sizes[4] = { 1, 2, 3, 7 };
+    gtf_rng rng;
+    int dyn, si, t;
+    rng.s = 151;
+    for (t = 0; t < 2; t++)
+        for (dyn = 0; dyn < 2; dyn++)
+            for (si = 0; si < 4; si++) {   /* Rosenbrock's Hessian, tridiagonal; n = 1 has empty slices */
+                gr_dtype dt = t ? GR_F32 : GR_F64;
+                int64_t n = sizes[si], hs[2], i;
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, dt, 1, &n, dyn, "x"), *H = NULL;
+                gr_array *a = gtf_random(&rng, dt, 1, &n, -1.5, 1.5), *want;
+                char label[96];
+                hs[0] = hs[1] = n;
+                want = gr_array_new(GR_F64, 2, hs);
+                for (i = 0; i + 1 < n; i++) {
+                    double xi = gr_array_get(a, i), xj = gr_array_get(a, i + 1), *w = (double *)want->data;
+                    w[i * n + i] += 1200 * xi * xi - 400 * xj + 2;
+                    w[i * n + i + 1] = w[(i + 1) * n + i] = -400 * xi;
+                    w[(i + 1) * n + i + 1] += 200;
+                }
+                snprintf(label, sizeof label, "hessian(rosenbrock), n = %d, %s%s", (int)n, t ? "float32" : "float64", dyn ? ", unknown shape" : "");
+                CHECK_STATUS(gr_hessian(gts_rosen(g, x), 1, &x, &H, NULL), GR_OK);
+                gtf_expect(g, 1, &x, (const gr_array *const *)&a, H, dt, want, t ? 1e-5 : GTF_TOL_F64, label);
+                if (n > 1) gts_expect_banded(x, H, label);
+                gr_array_free(a); gr_array_free(want);
+                gr_graph_free(g);
+            }
+    for (dyn = 0; dyn < 2; dyn++) {   /* a rectangular Jacobian: three diagonals, one through a division */
+        int64_t n = 6, js[2] = { 4, 6 }, i;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gtf_input(g, GR_F64, 1, &n, dyn, "x"), *J = NULL;
+        gr_var *l = gr_slice(x, 0, GR_OPEN, -2, 1), *m = gr_slice(x, 0, 1, -1, 1), *r = gr_slice(x, 0, 2, GR_OPEN, 1);
+        gr_var *e = gr_sub(gr_mul(gr_sin(r), l), gr_div(m, gr_add(gr_const(g, 1.0), gr_sqr(l))));
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want = gr_array_new(GR_F64, 2, js);
+        double *w = (double *)want->data;
+        for (i = 0; i < 4; i++) {
+            double x0 = gr_array_get(a, i), x1 = gr_array_get(a, i + 1), x2 = gr_array_get(a, i + 2), q = 1 + x0 * x0;
+            w[i * 6 + i] = sin(x2) + x1 * 2 * x0 / (q * q);
+            w[i * 6 + i + 1] = -1 / q;
+            w[i * 6 + i + 2] = cos(x2) * x0;
+        }
+        CHECK_STATUS(gr_jacobian(e, 1, &x, &J, NULL), GR_OK);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, J, GR_F64, want, GTF_TOL_F64, dyn ? "banded jacobian, unknown shape" : "banded jacobian");
+        gts_expect_banded(x, J, "banded jacobian");
+        gr_array_free(a); gr_array_free(want);
+        gr_graph_free(g);
+    }
+    for (dyn = 0; dyn < 2; dyn++) {   /* x[:1] * x: a one-column slice broadcast, not banded: still right */
+        int64_t n = 4, js[2] = { 4, 4 }, i;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gtf_input(g, GR_F64, 1, &n, dyn, "x"), *J = NULL;
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want = gr_array_new(GR_F64, 2, js);
+        double *w = (double *)want->data;
+        for (i = 0; i < 4; i++) {
+            w[i * 4 + i] += gr_array_get(a, 0);
+            w[i * 4] += gr_array_get(a, i);
+        }
+        CHECK_STATUS(gr_jacobian(gr_mul(gr_slice(x, 0, GR_OPEN, 1, 1), x), 1, &x, &J, NULL), GR_OK);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, J, GR_F64, want, GTF_TOL_F64, dyn ? "jacobian(x[:1] x), unknown shape" : "jacobian(x[:1] x)");
+        gr_array_free(a); gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
 TEST(gts_op_Fused) {
     gtf_rng rng;
     rng.s = 150;
@@ -1606,6 +1691,7 @@ SUITE(suite_forward_struct) = {
     OPCASE(Softmax),
     OPCASE(LogSoftmax),
     OPCASE(Fused),
+    OPCASE(Banded),
     OPCASE(ZeroGrad),
     OPCASE(DisconnectedGrad),
     OPCASE(ConsiderConstant),
