@@ -1554,6 +1554,21 @@ TEST(gts_op_Banded) {
         gr_array_free(a); gr_array_free(want);
         gr_graph_free(g);
     }
+    {   /* a moving sum of 20 shifted slices: more diagonals than a Banded node holds, the rest added densely */
+        int64_t n = 24, js[2] = { 5, 24 }, i, s;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gtf_input(g, GR_F64, 1, &n, 1, "x"), *e = NULL, *J = NULL;
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want = gr_array_new(GR_F64, 2, js);
+        for (s = 0; s < 20; s++) {
+            gr_var *term = gr_mul(gr_const(g, (double)(s + 1)), gr_slice(x, 0, s, s - 19 == 0 ? GR_OPEN : s - 19, 1));
+            e = e ? gr_add(e, term) : term;
+            for (i = 0; i < 5; i++) ((double *)want->data)[i * 24 + i + s] = (double)(s + 1);
+        }
+        CHECK_STATUS(gr_jacobian(e, 1, &x, &J, NULL), GR_OK);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, J, GR_F64, want, GTF_TOL_F64, "jacobian of 20 shifted slices");
+        gr_array_free(a); gr_array_free(want);
+        gr_graph_free(g);
+    }
     for (dyn = 0; dyn < 2; dyn++) {   /* x[:1] * x: a one-column slice broadcast, not banded: still right */
         int64_t n = 4, js[2] = { 4, 4 }, i;
         gr_graph *g = gr_graph_new();
