@@ -8330,6 +8330,17 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw);
 }
 
+/* what merging keeps (the uses of every variable and the hash table), freed once the copy is built:
+   fusion needs the signatures only */
+static void gr__rewriter_drop_merging(gr__rewriter *rw) {
+    GR_FREE(rw->cse); GR_FREE(rw->cse_hash); GR_FREE(rw->in_cse);
+    GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
+    rw->cse = NULL; rw->cse_hash = NULL; rw->in_cse = NULL;
+    rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
+    rw->n_cse = rw->cap_cse = rw->cap_in_cse = rw->cap_use_head = rw->cap_use_count = 0;
+    rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
+}
+
 /* ---- signatures ---------------------------------------------------------------------------------- */
 
 /* room for v's codes; NULL when out of memory */
@@ -9139,14 +9150,14 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
    after the group started can then feed it, so no cycle can appear, and a group may have any
    number of outputs. A chain of a million scalar links is one node. */
 
-typedef struct gr__fop {                 /* one instruction */
-    gr__ew_kernel kernel;                /* NULL: a copy or cast from dtype to odtype, or sincos */
+typedef struct gr__fop {                 /* one instruction (24 bytes: a chain of a million links has millions) */
     int32_t arg[3];                      /* operand references */
     int32_t out, out2;                   /* the references written (out2: sincos's cosine) */
-    uint8_t n_args, dtype, odtype, row;  /* row: the table's row, or one of GR__FOP_* */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), or one of GR__FOP_* */
 } gr__fop;
 
 enum { GR__FOP_SINCOS = 253, GR__FOP_COPY = 254, GR__FOP_CAST = 255 };
+typedef char gr__fop_rows_fit[(int)GR__EW_COUNT < (int)GR__FOP_SINCOS ? 1 : -1];   /* the table's rows stay below them */
 
 /* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
    a hand-fused loop */
@@ -9318,12 +9329,12 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
             for (k = 0; k < p->n_ops; k++) {
                 const gr__fop *op = &p->ops[k];
-                if (op->kernel) {
+                if (op->row < GR__EW_COUNT) {
                     const void *args[3];
                     int64_t sts[3];
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
-                    op->kernel(n, (void *)p->ptr[op->out], args, sts);
+                    gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
                 } else if (op->row == GR__FOP_SINCOS)
                     gr__sincos_run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
                 else
@@ -9364,11 +9375,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     gr_node **order = NULL;
     uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
-    gr_node **gmem = NULL;               /* each group's members in schedule order, group after group */
-    gr_var **repl = NULL;                /* by variable id: the Fused output that replaces it */
-    uint32_t *oid = NULL;                /* oid[k] = order[k]->id: the passes below read ids without touching the nodes */
+    uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
+    uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
+    uint32_t *oid = NULL;                /* the schedule, as node ids: the passes below read ids without touching the nodes */
     uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
-    gr_node **cos_of = NULL;
+    uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
     if ((st = gr__needed_in_order(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
@@ -9380,7 +9391,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
            as early as it can, so a view of an input precedes every group that reads it */
         uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
         uint32_t *dk = (uint32_t *)pos, *id0 = (uint32_t *)group;   /* by position: depth and id (pos and group are filled later) */
-        gr_node **sorted = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
         if (!depth || !oid) { GR_FREE(depth); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
@@ -9397,25 +9407,24 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             if (d > max_depth) max_depth = d;
         }
         GR_FREE(depth);
+        GR_FREE(order);                             /* from here on the schedule is oid */
+        order = NULL;
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
-        sorted = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-        if (!count || !sorted) { GR_FREE(count); GR_FREE(sorted); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        if (!count) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
         for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) { uint32_t at = count[dk[k]]++; sorted[at] = order[k]; oid[at] = id0[k]; }
+        for (k = 0; k < n_order; k++) oid[count[dk[k]]++] = id0[k];
         GR_FREE(count);
-        GR_FREE(order);
-        order = sorted;
     }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
     for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* 1. groups */
     for (k = 0; k < n_order; k++) {
-        gr_node *node = order[k];
+        gr_node *node = cg->nodes[oid[k]];
         int o, joined = -1;
         if (!gr__fusable(node)) continue;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
-            gr_node *first = order[gstart[open[o]]];
+            gr_node *first = cg->nodes[oid[gstart[open[o]]]];
             int i, ok = gr__sig_same(rw, node->out[0], first->out[0]);
             for (i = 0; ok && i < node->n_in; i++) {
                 gr_node *w = node->in[i]->owner;
@@ -9433,22 +9442,22 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     }
     if (n_groups == 0) goto done;
     gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
-    gmem = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_order + 1u));
-    repl = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
+    gmem = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
+    repl = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
     if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem_at[group[oid[k]] + 1]++;
     for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
     {
         int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
-        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = order[k];
+        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
     }
     /* 2. which members' values leave their group */
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     is_out = (uint8_t *)gr__calloc(nv, 1);
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
-    cos_of = (gr_node **)gr__calloc(nv + n_order + 1u, sizeof(gr_node *));
+    cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
     paired = (uint8_t *)gr__calloc(nn + 1u, 1);
     aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
     if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
@@ -9456,7 +9465,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
-        gr_node *node = order[k];
+        gr_node *node = cg->nodes[oid[k]];
         int i;
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = node->in[i]->owner;
@@ -9471,7 +9480,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
-        gr_node **mem = gmem + gmem_at[g];
+        const uint32_t *mem = gmem + gmem_at[g];
         int32_t mi;
         uint32_t q;
         int i;
@@ -9493,16 +9502,16 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = mem[mi];
+            gr_node *node = cg->nodes[mem[mi]];
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = node->in[i];
-                if (x->id < nv && repl[x->id]) node->in[i] = x = repl[x->id];
+                if (x->id < nv && repl[x->id]) node->in[i] = x = cg->vars[repl[x->id] - 1];
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
             if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
-            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node;
+            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node->id + 1;
         }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
@@ -9515,7 +9524,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = mem[0]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = cg->nodes[mem[0]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
         p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
         p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
@@ -9525,13 +9534,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = mem[mi];
+            gr_node *node = cg->nodes[mem[mi]];
             gr__fop *op;
             gr_var *y = node->out[0];
             q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
-                cos_of[node->in[0]->id] = NULL;            /* computed here: a later sin stays alone */
+                cos_of[node->in[0]->id] = 0;               /* computed here: a later sin stays alone */
             }
             if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
                 /* a broadcast read only inside the group: its readers read the source itself, with the
@@ -9544,13 +9553,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             }
             op = &p->ops[op_i++];
             op->out2 = -1;
-            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node) {
-                gr_node *c = cos_of[node->in[0]->id];
+            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node->id + 1) {
+                gr_node *c = cg->nodes[cos_of[node->in[0]->id] - 1];
                 gr_var *yc = c->out[0];
                 paired[c->id] = 1;
                 op->n_args = 1;
                 op->dtype = op->odtype = (uint8_t)y->dtype;
-                op->kernel = NULL;
                 op->row = GR__FOP_SINCOS;
                 op->arg[0] = ref[node->in[0]->id];
                 if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
@@ -9562,12 +9570,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             if (node->op->flags & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
-                op->kernel = gr__ew_kernels[node->op->code][op->dtype];
                 op->row = (uint8_t)node->op->code;
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
                 op->dtype = (uint8_t)node->in[0]->dtype;
-                op->kernel = NULL;
                 op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
             }
             op->odtype = (uint8_t)y->dtype;
@@ -9607,11 +9613,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
         }
         /* readers outside the group, and the roots, will read the Fused node's outputs */
-        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i];
+        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
     group_done:
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
-            gr_node *node = mem[mi];
-            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = NULL; }
+            gr_node *node = cg->nodes[mem[mi]];
+            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = 0; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
@@ -9623,12 +9629,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr_node *node;
         int i;
         if (gk >= 0 && gmem_at[gk + 1] - gmem_at[gk] >= 2) continue;   /* fused away */
-        node = order[k];
+        node = cg->nodes[oid[k]];
         for (i = 0; i < node->n_in; i++)
-            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = repl[node->in[i]->id];
+            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = cg->vars[repl[node->in[i]->id] - 1];
     }
     for (k = 0; k < (uint32_t)n_roots; k++)
-        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = repl[roots[k]->id];
+        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = cg->vars[repl[roots[k]->id] - 1];
 done:
     GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
@@ -10029,6 +10035,9 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
                 goto fail;
             }
     }
+    gr__rewriter_drop_merging(rw);                  /* the peak of a big compile is fusion's: room for it */
+    GR_FREE(map);
+    map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);

@@ -390,6 +390,9 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
                 goto fail;
             }
     }
+    gr__rewriter_drop_merging(rw);                  /* the peak of a big compile is fusion's: room for it */
+    GR_FREE(map);
+    map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);

@@ -65,6 +65,17 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw);
 }
 
+/* what merging keeps (the uses of every variable and the hash table), freed once the copy is built:
+   fusion needs the signatures only */
+static void gr__rewriter_drop_merging(gr__rewriter *rw) {
+    GR_FREE(rw->cse); GR_FREE(rw->cse_hash); GR_FREE(rw->in_cse);
+    GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
+    rw->cse = NULL; rw->cse_hash = NULL; rw->in_cse = NULL;
+    rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
+    rw->n_cse = rw->cap_cse = rw->cap_in_cse = rw->cap_use_head = rw->cap_use_count = 0;
+    rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
+}
+
 /* ---- signatures ---------------------------------------------------------------------------------- */
 
 /* room for v's codes; NULL when out of memory */
