@@ -8652,6 +8652,79 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
     }
 }
 
+/* ---- constant factors ------------------------------------------------------------------------------
+   Gradients are full of scalings: 2 x from a square, a constant cost weight, neg from a difference,
+   ones broadcast to a term's shape. Over float operands of one dtype a product keeps its constant
+   factors outermost and in one constant: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c, x), y)
+   -> mul(c, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), and a scalar constant
+   (or a one-element one) broadcast to a shape the other operand already has is read as the scalar. Results change by
+   rounding only (a product's factors are taken in another order). */
+
+/* v is a 0-d float constant (any_ndim: a one-element one) that can scale a value of dtype dt without
+   changing its dtype: *c its value */
+static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
+    if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
+    if (any_ndim ? ((const gr_array *)v->ext)->size != 1 : v->ndim != 0) return 0;
+    *c = gr_array_get((const gr_array *)v->ext, 0);
+    return 1;
+}
+static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
+
+/* mul(a, b) and neg(a) (b NULL) with their constant factors gathered; NULL when nothing applies */
+static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
+    gr_var *ab[2];
+    double c, c2;
+    int k, dt = a->dtype;
+    if (!b) {                                                      /* neg(mul(c, x)) */
+        if (!a->owner || a->owner->op != &gr__op_ew_mul) return NULL;
+        for (k = 0; k < 2; k++) {
+            gr_var *x = a->owner->in[1 - k];
+            if (x->dtype != dt || !gr__rw_factor(a->owner->in[k], dt, &c) || x->ndim != a->ndim) continue;
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
+            ab[1] = x;
+            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
+        }
+        return NULL;
+    }
+    if (a->dtype != b->dtype || !gr__is_float(dt)) return NULL;
+    for (k = 0; k < 2; k++) {
+        gr_var *u = k ? b : a, *y = k ? a : b, *s;
+        const gr_node *un = u->owner;
+        if (!un) continue;
+        /* a scalar broadcast to a shape y has: the scalar */
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c, 0))) return NULL;
+            ab[1] = y;
+            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
+        }
+        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && un->in[0]->dtype == dt) {   /* mul(c, neg x) */
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
+            ab[1] = un->in[0];
+            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
+        }
+        if (un->op != &gr__op_ew_mul) continue;
+        for (s = NULL; !s && un; un = NULL) {
+            int j;
+            for (j = 0; j < 2 && !s; j++) {
+                gr_var *x = un->in[1 - j];
+                if (x->dtype != dt || !gr__rw_factor(un->in[j], dt, &c2)) continue;
+                if (gr__rw_factor(y, dt, &c)) {                     /* mul(c, mul(c2, x)) */
+                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
+                    ab[1] = x;
+                } else {                                           /* mul(mul(c2, x), y) */
+                    ab[0] = x; ab[1] = y;
+                    if (!(ab[1] = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab))) return NULL;
+                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c2, 0))) return NULL;
+                }
+                s = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
+                if (!s) return NULL;
+            }
+        }
+        if (s) return s;
+    }
+    return NULL;
+}
+
 /* an elementwise node's equivalent, or NULL (and *done 0) to build it as it is */
 static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
     gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
@@ -8696,6 +8769,10 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         if (b0 && (!zb ? a->ndim == 0 : gr__sig_into(rw, a, zb))) return b;
         if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__rw_zero_fill(rw, T, b);
         if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__rw_zero_fill(rw, T, a);
+        {
+            gr_var *r = gr__rw_scale(rw, a, b);
+            if (r || rw->cg->status != GR_OK) return r;
+        }
         break;
     case GR__EW_div:
         if (gr__rw_is_scalar(b, 1.0)) return a;
@@ -8704,6 +8781,10 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
     case GR__EW_neg:
         if (a->owner && a->owner->op == &gr__op_ew_neg) return a->owner->in[0];
         if (a0) return a;
+        {
+            gr_var *r = gr__rw_scale(rw, a, NULL);
+            if (r || rw->cg->status != GR_OK) return r;
+        }
         break;
     case GR__EW_pow:
         if (gr__rw_is_scalar(b, 1.0)) return a;

@@ -160,4 +160,93 @@ TEST(test_rewrite_transpose_flags) {
     gr_graph_free(g);
 }
 
-SUITE(suite_rewrite) = { CASE(test_rewrite_algebra), CASE(test_rewrite_merge_hot_inputs), CASE(test_rewrite_stabilise), CASE(test_rewrite_transpose_flags), END_SUITE };
+/* the printed graph has one Fused node running exactly the ops `ops` ("{exp mul}") */
+static int fused_ops_are(const char *printed, const char *ops) {
+    const char *b = strstr(printed, "Fused(");
+    size_t n = strlen(ops);
+    return b && strchr(b, '{') && strncmp(strchr(b, '{'), ops, n) == 0 && strchr(b, '{')[n] == '\n' && !strstr(b + 1, "Fused(");
+}
+/* y of x (vector, xs) under both levels, equal to a relative 1e-15; the optimised one printed */
+static void scale_case(gr_var *x, gr_var *y, gr_dtype dt, char *buf, size_t size) {
+    gr_fn_opts o;
+    gr_fn *ff, *fn;
+    int64_t n = 4, k;
+    gr_array *xa = gr_array_new(dt, 1, &n);
+    const gr_array *in[1], *r1[1], *r2[1];
+    for (k = 0; k < n; k++) gr_array_set(xa, k, xs[k]);
+    memset(&o, 0, sizeof o);
+    o.optimize = GR_OPT_NONE;
+    ff = gr_function(1, &x, 1, &y, NULL);
+    fn = gr_function(1, &x, 1, &y, &o);
+    in[0] = xa;
+    buf[0] = 0;
+    CHECK(ff && fn);
+    if (ff && fn && gr_call(ff, in, r1) == GR_OK && gr_call(fn, in, r2) == GR_OK) {
+        CHECK_EQ_INT(r1[0]->dtype, r2[0]->dtype);
+        for (k = 0; k < r1[0]->size; k++) {
+            double u = gr_array_get(r1[0], k), v = gr_array_get(r2[0], k);
+            CHECK_MSG(fabs(u - v) <= (r2[0]->dtype == GR_F32 ? 1e-6 : 1e-15) * fabs(v), "element %d: %.17g vs %.17g", (int)k, u, v);
+        }
+        print_fn(ff, buf, size);
+    }
+    gr_fn_free(ff);
+    gr_fn_free(fn);
+    gr_array_free(xa);
+}
+
+TEST(test_rewrite_constant_factors) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *x32 = gr_vector(g, GR_F32, "x32"), *e = gr_exp(x), *s = gr_sin(x), *gx;
+    char buf[4096];
+    /* mul(2, mul(3, exp x)): one product by 6 */
+    scale_case(x, gr_mul(gr_const(g, 2), gr_mul(gr_const(g, 3), e)), GR_F64, buf, sizeof buf);
+    CHECK_MSG(fused_ops_are(buf, "{exp mul}"), "not exp * 6:\n%s", buf);
+    /* neg(mul(2, exp x)) and mul(2, neg(exp x)): a product by -2 */
+    scale_case(x, gr_neg(gr_mul(gr_const(g, 2), e)), GR_F64, buf, sizeof buf);
+    CHECK_MSG(fused_ops_are(buf, "{exp mul}"), "not exp * -2:\n%s", buf);
+    scale_case(x, gr_mul(gr_neg(e), gr_const(g, 2)), GR_F64, buf, sizeof buf);
+    CHECK_MSG(fused_ops_are(buf, "{exp mul}"), "not exp * -2:\n%s", buf);
+    /* mul(mul(2, exp x), mul(3, sin x)): 6 (exp x sin x), two products instead of three */
+    scale_case(x, gr_mul(gr_mul(gr_const(g, 2), e), gr_mul(s, gr_const(g, 3))), GR_F64, buf, sizeof buf);
+    CHECK_MSG(fused_ops_are(buf, "{exp sin mul mul}"), "three products:\n%s", buf);
+    /* the gradient of sum(3 exp x): ones broadcast to x's shape times 3 exp x is 3 exp x */
+    gx = gr_grad1(gr_sum(gr_mul(gr_const(g, 3), e)), x);
+    scale_case(x, gx, GR_F64, buf, sizeof buf);
+    CHECK_MSG(fused_ops_are(buf, "{exp mul}") && !strstr(buf, "BroadcastLike"), "ones kept:\n%s", buf);
+    /* a float32 operand under a float64 constant is promoted: nothing gathered across the cast */
+    {
+        gr_array *c64 = gr_array_scalar(GR_F64, 0.1);
+        gr_var *y = gr_mul(gr_constant(g, c64), gr_mul(gr_const(g, 3), gr_exp(x32)));
+        scale_case(x32, y, GR_F32, buf, sizeof buf);
+        CHECK(gr_var_dtype(y) == GR_F64);
+        /* mul(mul(0.1, x32), x32) is a float64 product of float32 values: x32 * x32 must not be
+           taken in float32 first (1e-15 relative would fail) */
+        y = gr_mul(gr_mul(gr_constant(g, c64), x32), x32);
+        scale_case(x32, y, GR_F32, buf, sizeof buf);
+        y = gr_mul(x32, gr_mul(x32, gr_constant(g, c64)));
+        scale_case(x32, y, GR_F32, buf, sizeof buf);
+        gr_array_free(c64);
+    }
+    /* Rosenbrock's gradient: its elementwise part is eight ops (thirteen before the factors gathered) */
+    {
+        gr_var *h = gr_slice(x, 0, 0, -1, 1), *t = gr_slice(x, 0, 1, GR_OPEN, 1);
+        gr_var *a = gr_sub(t, gr_sqr(h)), *b = gr_sub(gr_const(g, 1), h);
+        gr_var *f = gr_sum(gr_add(gr_mul(gr_const(g, 100), gr_sqr(a)), gr_sqr(b)));
+        gr_fn *fg;
+        gx = gr_grad1(f, x);
+        fg = gr_function(1, &x, 1, &gx, NULL);
+        CHECK(fg != NULL);
+        if (fg) {
+            int ops = 0;
+            const char *p;
+            print_fn(fg, buf, sizeof buf);
+            p = strstr(buf, "Fused(") ? strchr(strstr(buf, "Fused("), '{') : NULL;
+            for (; p && *p && *p != '}'; p++) if (*p == ' ') ops++;
+            CHECK_MSG(strstr(buf, "Fused(") && ops + 1 <= 8 && !strstr(buf, "neg"), "%d ops:\n%s", ops + 1, buf);
+            gr_fn_free(fg);
+        }
+    }
+    gr_graph_free(g);
+}
+
+SUITE(suite_rewrite) = { CASE(test_rewrite_algebra), CASE(test_rewrite_merge_hot_inputs), CASE(test_rewrite_stabilise), CASE(test_rewrite_transpose_flags), CASE(test_rewrite_constant_factors), END_SUITE };
