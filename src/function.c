@@ -21,6 +21,8 @@ typedef struct gr__slot {
 
 typedef struct gr__buffer { void *data; size_t cap; } gr__buffer;
 
+struct gr__cap_class { size_t cap; int32_t head; };   /* free buffers of one capacity (gr__fn_plan) */
+
 struct gr_fn {
     gr_graph   *g;                        /* the private graph */
     int         n_in, n_out, n_upd;
@@ -39,8 +41,9 @@ struct gr_fn {
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
-    int32_t    *plan_refs, *plan_free;    /* the planner's scratch, made with the schedule so that */
+    int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
+    struct gr__cap_class *plan_cls;       /* the free buffers, by capacity (see gr__fn_plan) */
     int64_t    *plan_seen;                /* by slot: the step that last released it (read twice by a step) */
     gr_array   *out_copy;                 /* outputs whose memory is not the function's */
     gr__buffer *out_bufs;
@@ -89,7 +92,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
-    GR_FREE(f->plan_refs); GR_FREE(f->plan_free); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
+    GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -328,10 +331,11 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         if (!f->shape_cache) goto done;
     }
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
-    f->plan_free = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+    f->plan_cls = (struct gr__cap_class *)GR_MALLOC(sizeof(struct gr__cap_class) * (size_t)(f->n_slots + 1));
     f->plan_caps = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_slots + 1));
     f->plan_seen = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1));
-    if (!f->plan_refs || !f->plan_free || !f->plan_caps || !f->plan_seen) goto done;
+    if (!f->plan_refs || !f->plan_next || !f->plan_cls || !f->plan_caps || !f->plan_seen) goto done;
     st = GR_OK;
 done:
     GR_FREE(roots);
@@ -419,11 +423,44 @@ static size_t gr__slot_bytes(const gr__slot *s) {
     return b ? b : 1;
 }
 
+/* The free buffers, grouped by capacity: one list (through plan_next) per capacity, the capacities
+   sorted, so that the smallest free buffer that fits is a binary search away however many are free
+   (a scan of one free list was quadratic in graphs that free many small buffers and then ask for a
+   big one). Graphs have few distinct sizes: inserting a new one moves few entries. */
+
+/* the first class with a capacity >= need (n when none) */
+static int32_t gr__cap_find(const struct gr__cap_class *cls, int32_t n, size_t need) {
+    int32_t lo = 0, hi = n;
+    while (lo < hi) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (cls[mid].cap < need) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+static void gr__cap_release(struct gr__cap_class *cls, int32_t *n, int32_t *next, size_t cap, int32_t b) {
+    int32_t at = gr__cap_find(cls, *n, cap);
+    if (at == *n || cls[at].cap != cap) {
+        memmove(cls + at + 1, cls + at, sizeof(*cls) * (size_t)(*n - at));
+        cls[at].cap = cap;
+        cls[at].head = -1;
+        (*n)++;
+    }
+    next[b] = cls[at].head;
+    cls[at].head = b;
+}
+static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t *next, int32_t at) {
+    int32_t b = cls[at].head;
+    cls[at].head = next[b];
+    if (cls[at].head < 0) { memmove(cls + at, cls + at + 1, sizeof(*cls) * (size_t)(*n - at - 1)); (*n)--; }
+    return b;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
-   schedule once: a buffer returns to the free list after the last read of every slot living in
+   schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
 static gr_status gr__fn_plan(gr_fn *f) {
-    int32_t *refs = f->plan_refs, *free_list = f->plan_free, n_free = 0, i, b;
+    int32_t *refs = f->plan_refs, *next = f->plan_next, n_cls = 0, i, b;
+    struct gr__cap_class *cls = f->plan_cls;
     size_t *caps = f->plan_caps;
     int32_t n_bufs = 0;
     int64_t k, s;
@@ -469,17 +506,10 @@ static gr_status gr__fn_plan(gr_fn *f) {
                 }
             }
             if (b < 0) {
-                int32_t best = -1, m;
-                for (m = 0; m < n_free; m++)
-                    if (caps[free_list[m]] >= need && (best < 0 || caps[free_list[m]] < caps[free_list[best]])) {
-                        best = m;
-                        if (caps[free_list[m]] == need) break;   /* nothing fits better: keeps long chains linear */
-                    }
-                if (best >= 0) { b = free_list[best]; free_list[best] = free_list[--n_free]; }
-                else if (n_free > 0) {                   /* grow the largest free buffer */
-                    int32_t big = 0;
-                    for (m = 1; m < n_free; m++) if (caps[free_list[m]] > caps[free_list[big]]) big = m;
-                    b = free_list[big]; free_list[big] = free_list[--n_free];
+                int32_t at = gr__cap_find(cls, n_cls, need);
+                if (at < n_cls) b = gr__cap_take(cls, &n_cls, next, at);
+                else if (n_cls > 0) {                    /* grow the largest free buffer */
+                    b = gr__cap_take(cls, &n_cls, next, n_cls - 1);
                     caps[b] = need;
                 } else {                                 /* a new buffer: as big as what it already has */
                     b = n_bufs++;
@@ -500,7 +530,7 @@ static gr_status gr__fn_plan(gr_fn *f) {
             f->plan_seen[q] = k;
             r = gr__slot_root(f, q);
             rb = f->slots[r].buf;
-            if (rb >= 0 && --refs[rb] == 0) free_list[n_free++] = rb;
+            if (rb >= 0 && --refs[rb] == 0) gr__cap_release(cls, &n_cls, next, caps[rb], rb);
         }
     }
     /* make the buffers real: keep an old allocation when it is big enough */

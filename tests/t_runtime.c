@@ -670,6 +670,50 @@ TEST(test_print) {
     gr_graph_free(g);
 }
 
+/* The memory plan's free buffers come in many capacities: 60 partial sums over slices of 60
+   lengths free 60 buffers of distinct sizes, then 60 full-length products each take the smallest
+   free one that fits (or grow one). Values against plain C, across shape changes (replanning). */
+TEST(test_plan_many_sizes) {
+    enum { K = 60 };
+    static const int64_t lens[3] = { 50, 80, 50 };
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *s[K], *out = NULL;
+    gr_fn *f;
+    int k, t;
+    for (k = 0; k < K; k++) {
+        int64_t m = 1 + (k * 37) % 70;
+        s[k] = gr_sum(gr_mul(gr_exp(gr_slice(x, 0, GR_OPEN, m, 1)), gr_const(g, 1.0 + k)));
+    }
+    for (k = 0; k < K; k++) {
+        gr_var *v = gr_mul(gr_sin(x), s[k]);
+        out = out ? gr_add(out, v) : v;
+    }
+    f = gr_function(1, &x, 1, &out, NULL);
+    CHECK(f != NULL);
+    for (t = 0; f && t < 3; t++) {
+        int64_t n = lens[t], i;
+        double *x0 = (double *)malloc(sizeof(double) * (size_t)n), *want = (double *)malloc(sizeof(double) * (size_t)n), tot = 0;
+        gr_array *xa;
+        const gr_array *in[1], *res[1];
+        for (i = 0; i < n; i++) x0[i] = 0.01 * (double)((i * 13) % 17) - 0.08;
+        for (k = 0; k < K; k++) {
+            int64_t m = 1 + (k * 37) % 70, j;
+            double sk = 0;
+            for (j = 0; j < m && j < n; j++) sk += exp(x0[j]) * (1.0 + k);
+            tot += sk;
+        }
+        for (i = 0; i < n; i++) want[i] = sin(x0[i]) * tot;
+        xa = r_vec(n, x0);
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, res), GR_OK);
+        if (res[0]) r_check_vec(res[0], n, want, 1e-10 * fabs(tot));
+        gr_array_free(xa);
+        free(x0); free(want);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
 SUITE(suite_runtime) = {
     CASE(test_updates_applied_each_call),
     CASE(test_shared_between_functions),
@@ -684,6 +728,7 @@ SUITE(suite_runtime) = {
     CASE(test_million_node_chain),
     CASE(test_fusion_many_groups),
     CASE(test_plan_wide_nodes),
+    CASE(test_plan_many_sizes),
     CASE(test_print),
     END_SUITE
 };
