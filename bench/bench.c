@@ -656,9 +656,9 @@ static void bench_scale(void) {
                                     "stack of N indexings", "concatenate N slices" };
     int64_t nx = SC_X;
     gr_array *xa = det_array(GR_F64, 1, &nx, 16, 1.0);
-    int pat, n = 4000, r;
+    int pat, n = 8000, r;
     printf("\ngraph scale (build + grad + compile + first call, median of 3; growth 4.0 is linear)\n");
-    printf("| %-34s | %12s | %12s | %6s\n", "pattern", "N=4000 ms", "N=16000 ms", "growth");
+    printf("| %-34s | %12s | %12s | %6s\n", "pattern", "N=8000 ms", "N=32000 ms", "growth");
     printf("|%s|%s|%s|%s\n", "------------------------------------", "--------------", "--------------", "--------");
     for (pat = 0; pat < 5; pat++) {
         double t[2][3];

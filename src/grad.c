@@ -148,7 +148,7 @@ done:
     return st;
 }
 
-/* step 3: the walk up from wrt (SEMANTICS 2.3, visit) */
+/* step 3: the walk up from wrt (SEMANTICS 2.3, visit); the nodes it passes are those whose grad rule is needed */
 static gr_status gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
     gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
     uint32_t sp = 0;
@@ -164,6 +164,7 @@ static gr_status gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
             gr__use *u;
             for (u = c->uses[v->id]; u; u = u->next) {
                 int j;
+                c->in_s[u->node->id] = 1;               /* a node reading a reached variable: its rule is needed */
                 for (j = 0; j < u->node->n_out; j++) {
                     gr_var *o = u->node->out[j];
                     if (gr__connected(u->node, u->pos, j) && c->uses[o->id] && !c->reached[o->id]) {
@@ -424,12 +425,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     }
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
-    if ((st = gr__walk_up(&c, n_wrt, wrt)) != GR_OK) goto done;
-    for (k = 0; k < c.nv; k++) {
-        gr__use *u;
-        if (!c.reached[k]) continue;
-        for (u = c.uses[k]; u; u = u->next) c.in_s[u->node->id] = 1;
-    }
+    if ((st = gr__walk_up(&c, n_wrt, wrt)) != GR_OK) goto done;   /* (marks in_s too) */
     /* wrt that do not reach the cost (SEMANTICS 2.4) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
