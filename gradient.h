@@ -6440,14 +6440,12 @@ static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *
     }
     return GR_OK;
 }
-static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    (void)og; (void)ig;
-    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
+/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
+static gr_status gr__compiled_only(const gr_node *node) {
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
 }
-static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev; (void)orop;
-    return gr__error(node->graph, GR_ERR_VALUE, "Banded nodes exist only inside compiled functions");
-}
+static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
+static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
 /* ---- Unflatten -------------------------------------------------------------------------------- */
 
@@ -9423,14 +9421,8 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
     return GR_OK;
 }
 
-static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    (void)og; (void)ig;
-    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
-}
-static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev; (void)orop;
-    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
-}
+static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
+static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
 /* ---- grouping ------------------------------------------------------------------------------------ */
 

@@ -208,14 +208,8 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
     return GR_OK;
 }
 
-static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    (void)og; (void)ig;
-    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
-}
-static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev; (void)orop;
-    return gr__error(node->graph, GR_ERR_VALUE, "Fused nodes exist only inside compiled functions");
-}
+static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
+static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
