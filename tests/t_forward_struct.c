@@ -1569,6 +1569,36 @@ TEST(gts_op_Banded) {
         gr_array_free(a); gr_array_free(want);
         gr_graph_free(g);
     }
+    for (dyn = 0; dyn < 2; dyn++) {   /* slices no band follows (a step of 2, a start from the end): dense, right */
+        int64_t n = 7, js[2] = { 7, 7 }, i;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gtf_input(g, GR_F64, 1, &n, dyn, "x"), *H = NULL;
+        gr_var *f = gr_add(gr_sum(gr_sqr(gr_sin(gr_slice(x, 0, GR_OPEN, GR_OPEN, 2)))), gr_sum(gr_exp(gr_slice(x, 0, -3, GR_OPEN, 1))));
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want = gr_array_new(GR_F64, 2, js);
+        for (i = 0; i < 7; i++) {
+            double v = gr_array_get(a, i), h = 0;
+            if (i % 2 == 0) h += 2 * cos(2 * v);         /* d2/dv2 sin(v)^2 */
+            if (i >= 4) h += exp(v);
+            ((double *)want->data)[i * 7 + i] = h;
+        }
+        CHECK_STATUS(gr_hessian(f, 1, &x, &H, NULL), GR_OK);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, H, GR_F64, want, GTF_TOL_F64, dyn ? "hessian through x[::2] and x[-3:], unknown shape" : "hessian through x[::2] and x[-3:]");
+        gr_array_free(want);
+        {   /* and a Jacobian, whose pullback places banded rows at x[::2] and x[-4:] */
+            int64_t j4[2] = { 4, 7 };
+            gr_var *e = gr_add(gr_sin(gr_slice(x, 0, GR_OPEN, GR_OPEN, 2)), gr_exp(gr_slice(x, 0, -4, GR_OPEN, 1))), *J = NULL;
+            want = gr_array_new(GR_F64, 2, j4);
+            for (i = 0; i < 4; i++) {
+                ((double *)want->data)[i * 7 + 2 * i] += cos(gr_array_get(a, 2 * i));
+                ((double *)want->data)[i * 7 + 3 + i] += exp(gr_array_get(a, 3 + i));
+            }
+            CHECK_STATUS(gr_jacobian(e, 1, &x, &J, NULL), GR_OK);
+            gtf_expect(g, 1, &x, (const gr_array *const *)&a, J, GR_F64, want, GTF_TOL_F64, dyn ? "jacobian through x[::2] and x[-4:], unknown shape" : "jacobian through x[::2] and x[-4:]");
+            gr_array_free(want);
+        }
+        gr_array_free(a);
+        gr_graph_free(g);
+    }
     for (dyn = 0; dyn < 2; dyn++) {   /* x[:1] * x: a one-column slice broadcast, not banded: still right */
         int64_t n = 4, js[2] = { 4, 4 }, i;
         gr_graph *g = gr_graph_new();
