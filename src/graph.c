@@ -360,6 +360,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
+    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -367,7 +368,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     node->in = (gr_var **)(node + 1);
     node->out = node->in + n_in;
     node->params = psize ? (void *)(node->out + n_out) : NULL;
-    node->params_size = psize;
+    node->params_size = (uint32_t)psize;
     node->n_in = n_in;
     node->n_out = n_out;
     node->id = UINT32_MAX;               /* numbered when registered, after the type rule (which may build nodes) */

@@ -79,7 +79,7 @@ struct gr_node {
     gr_graph *graph;
     gr_var  **in, **out;
     void     *params;
-    size_t    params_size;
+    uint32_t  params_size;           /* (56 bytes a node: graphs of millions of nodes are memory-bound) */
     uint32_t  id;
     int       n_in, n_out;
 };

@@ -389,10 +389,11 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
 
 /* ---- constant factors ------------------------------------------------------------------------------
    Gradients are full of scalings: 2 x from a square, a constant cost weight, neg from a difference,
-   ones broadcast to a term's shape. Over float operands of one dtype a product keeps its constant
-   factors outermost and in one constant: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c, x), y)
-   -> mul(c, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), and a scalar constant
-   (or a one-element one) broadcast to a shape the other operand already has is read as the scalar. Results change by
+   ones broadcast to a term's shape. Over float operands of one dtype a product gathers its constant
+   factors into one: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c1, x), mul(c2, y)) ->
+   mul(c1 c2, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), a broadcast scalar times a
+   scalar is their product broadcast, and a scalar constant (or a one-element one) broadcast to a
+   shape the other operand already has is read as the scalar. Results change by
    rounding only (a product's factors are taken in another order). */
 
 /* v is a 0-d float constant (any_ndim: a one-element one) that can scale a value of dtype dt without
@@ -404,6 +405,16 @@ static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
     return 1;
 }
 static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
+
+/* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
+static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
+    int j;
+    if (!v->owner || v->owner->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
+    for (j = 0; j < 2; j++)
+        if (v->owner->in[1 - j]->dtype == dt && v->owner->in[1 - j]->ndim == v->ndim && gr__rw_factor(v->owner->in[j], dt, c))
+            return v->owner->in[1 - j];
+    return NULL;
+}
 
 /* mul(a, b) and neg(a) (b NULL) with their constant factors gathered; NULL when nothing applies */
 static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
@@ -426,6 +437,12 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
         gr_var *u = k ? b : a, *y = k ? a : b, *s;
         const gr_node *un = u->owner;
         if (!un) continue;
+        /* a broadcast scalar times a scalar: the product broadcast */
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
+            ab[1] = un->in[1];
+            return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, ab);
+        }
         /* a scalar broadcast to a shape y has: the scalar */
         if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, c, 0))) return NULL;
@@ -446,10 +463,12 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
                 if (gr__rw_factor(y, dt, &c)) {                     /* mul(c, mul(c2, x)) */
                     if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
                     ab[1] = x;
-                } else {                                           /* mul(mul(c2, x), y) */
-                    ab[0] = x; ab[1] = y;
+                } else {                                           /* mul(mul(c2, x), mul(c, z)) */
+                    gr_var *z = gr__rw_scaled(y, dt, &c);
+                    if (!z) continue;                              /* (one factor alone: no product saved) */
+                    ab[0] = x; ab[1] = z;
                     if (!(ab[1] = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab))) return NULL;
-                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c2, 0))) return NULL;
+                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
                 }
                 s = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
                 if (!s) return NULL;
