@@ -8613,38 +8613,51 @@ static gr_var *gr__rw_make_banded(gr__rewriter *rw, gr_var *ref, int n, gr_var *
     return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
 }
 
+/* a view's start when its columns move diagonals: a unit step from a start >= 0; -1 otherwise */
+static int64_t gr__rw_unit_start(const gr__view_params *vp) {
+    int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start;
+    return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
+}
+
+/* the banded matrix X with each diagonal c replaced by op(pre, c, post) (pre, post: operands before
+   and after it, or NULL) and every offset moved by dk; NULL when out of memory */
+static gr_var *gr__rw_banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                                 gr_var *pre, gr_var *post, int64_t dk) {
+    const gr__banded_params *p = gr__rw_banded(X);
+    gr_var *c[GR__BANDED_MAX], *args[3];
+    int64_t k[GR__BANDED_MAX];
+    int i, n;
+    for (i = 0; i < p->n; i++) {
+        n = 0;
+        if (pre) args[n++] = pre;
+        args[n++] = X->owner->in[i + 1];
+        if (post) args[n++] = post;
+        if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
+        k[i] = p->k[i] + dk;
+    }
+    return gr__rw_make_banded(rw, X->owner->in[0], (int)p->n, c, k);
+}
+
 /* neg, mul, div and add of banded matrices that stay banded (the ops pullbacks apply to a cotangent);
    NULL (nothing built) otherwise */
 static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b, int *failed) {
-    const gr__banded_params *pa = gr__rw_banded(a), *pb = b ? gr__rw_banded(b) : NULL, *p = pa ? pa : pb;
-    gr_var *c[2 * GR__BANDED_MAX], *x = pa ? a : b, *v = pa ? b : a;
+    const gr__banded_params *pa = gr__rw_banded(a), *pb = b ? gr__rw_banded(b) : NULL;
+    gr_var *c[2 * GR__BANDED_MAX], *x = pa ? a : b, *v = pa ? b : a, *r = NULL;
     int64_t k[2 * GR__BANDED_MAX];
     int i, n = 0;
     *failed = 0;
-    if (!p) return NULL;
     if (row == GR__EW_add) {                            /* both banded, the same shape and dtype */
         if (!pa || !pb || a->dtype != b->dtype || !gr__sig_same(rw, a, b)) return NULL;
         for (i = 0; i < pa->n; i++) { c[n] = a->owner->in[i + 1]; k[n++] = pa->k[i]; }
         for (i = 0; i < pb->n; i++) { c[n] = b->owner->in[i + 1]; k[n++] = pb->k[i]; }
+        r = gr__rw_make_banded(rw, x->owner->in[0], n, c, k);     /* NULL, nothing built: too many */
     } else if (row == GR__EW_neg || row == GR__EW_mul || (row == GR__EW_div && pa)) {
         /* scaled by a scalar or by a vector along the columns (never widening them) */
         if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
-        for (i = 0; i < p->n; i++) {
-            gr_var *ab[2];
-            ab[0] = x->owner->in[i + 1]; ab[1] = v;
-            if (row == GR__EW_mul && !pa) { ab[0] = v; ab[1] = x->owner->in[i + 1]; }
-            c[n] = gr__rw1(rw, gr__ew_ops[row], NULL, 0, row == GR__EW_neg ? 1 : 2, ab);
-            if (!c[n]) { *failed = 1; return NULL; }
-            k[n++] = p->k[i];
-        }
-    } else {
-        return NULL;
+        r = gr__rw_banded_map(rw, x, gr__ew_ops[row], NULL, 0, pa ? NULL : v, pa ? v : NULL, 0);
     }
-    {
-        gr_var *r = gr__rw_make_banded(rw, x->owner->in[0], n, c, k);
-        if (!r && rw->cg->status != GR_OK) *failed = 1;
-        return r;
-    }
+    if (!r && rw->cg->status != GR_OK) *failed = 1;
+    return r;
 }
 
 /* ---- constant factors ------------------------------------------------------------------------------
@@ -8682,19 +8695,12 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
     double c, c2;
     int k, dt = a->dtype;
     if (!b) {                                                      /* neg(mul(c, x)) */
-        if (!a->owner || a->owner->op != &gr__op_ew_mul) return NULL;
-        for (k = 0; k < 2; k++) {
-            gr_var *x = a->owner->in[1 - k];
-            if (x->dtype != dt || !gr__rw_factor(a->owner->in[k], dt, &c) || x->ndim != a->ndim) continue;
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
-            ab[1] = x;
-            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-        }
-        return NULL;
+        if (!(ab[1] = gr__rw_scaled(a, dt, &c)) || !(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
+        return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
     }
     if (a->dtype != b->dtype || !gr__is_float(dt)) return NULL;
     for (k = 0; k < 2; k++) {
-        gr_var *u = k ? b : a, *y = k ? a : b, *s;
+        gr_var *u = k ? b : a, *y = k ? a : b, *x;
         const gr_node *un = u->owner;
         if (!un) continue;
         /* a broadcast scalar times a scalar: the product broadcast */
@@ -8714,27 +8720,18 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
             ab[1] = un->in[0];
             return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
         }
-        if (un->op != &gr__op_ew_mul) continue;
-        for (s = NULL; !s && un; un = NULL) {
-            int j;
-            for (j = 0; j < 2 && !s; j++) {
-                gr_var *x = un->in[1 - j];
-                if (x->dtype != dt || !gr__rw_factor(un->in[j], dt, &c2)) continue;
-                if (gr__rw_factor(y, dt, &c)) {                     /* mul(c, mul(c2, x)) */
-                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-                    ab[1] = x;
-                } else {                                           /* mul(mul(c2, x), mul(c, z)) */
-                    gr_var *z = gr__rw_scaled(y, dt, &c);
-                    if (!z) continue;                              /* (one factor alone: no product saved) */
-                    ab[0] = x; ab[1] = z;
-                    if (!(ab[1] = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab))) return NULL;
-                    if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-                }
-                s = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-                if (!s) return NULL;
-            }
+        if (!(x = gr__rw_scaled(u, dt, &c2))) continue;
+        if (gr__rw_factor(y, dt, &c)) {                             /* mul(c, mul(c2, x)) */
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
+            ab[1] = x;
+        } else {                                                   /* mul(mul(c2, x), mul(c, z)) */
+            gr_var *z = gr__rw_scaled(y, dt, &c);
+            if (!z) continue;                                      /* (one factor alone: no product saved) */
+            ab[0] = x; ab[1] = z;
+            if (!(ab[1] = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab))) return NULL;
+            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
         }
-        if (s) return s;
+        return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
     }
     return NULL;
 }
@@ -8744,7 +8741,7 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
     gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
     int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
     *done = 1;
-    if ((a->owner && a->owner->op == &gr__op_Banded) || (b && b->owner && b->owner->op == &gr__op_Banded)) {
+    if (gr__rw_banded(a) || (b && gr__rw_banded(b))) {
         int failed;
         gr_var *r = gr__rw_banded_ew(rw, row, a, b, &failed);
         if (r || failed) return r;
@@ -8919,19 +8916,8 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             gr__rw_zeros(in[0], &z) && z) {
             /* every row placed into zeros at a slice (a slice's gradient): the diagonals are, offsets up by s */
             const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
-            const gr__banded_params *band = gr__rw_banded(in[1]);
-            int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start, k[GR__BANDED_MAX];
-            gr_var *c[GR__BANDED_MAX], *args[2];
-            int i;
-            if (vp->axis == 0 && !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40)) {
-                args[0] = in[0];
-                for (i = 0; i < band->n; i++) {
-                    args[1] = in[1]->owner->in[i + 1];
-                    if (!(c[i] = gr__rw1(rw, &gr__op_ViewUpdate, vp, bp->inner_psize, 2, args))) return NULL;
-                    k[i] = band->k[i] + s0;
-                }
-                return gr__rw_make_banded(rw, in[1]->owner->in[0], (int)band->n, c, k);
-            }
+            int64_t s0 = gr__rw_unit_start(vp);
+            if (vp->axis == 0 && s0 >= 0) return gr__rw_banded_map(rw, in[1], &gr__op_ViewUpdate, vp, bp->inner_psize, in[0], NULL, s0);
         }
         if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
             /* a vector operand batched into rows: one matrix product for all the rows */
@@ -8956,18 +8942,11 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
     } else if (op == &gr__op_Slice && gr__rw_banded(x)) {
         /* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
         const gr__view_params *vp = (const gr__view_params *)params;
-        const gr__banded_params *bp = gr__rw_banded(x);
-        int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start, k[GR__BANDED_MAX];
-        gr_var *c[GR__BANDED_MAX];
-        int i;
-        if ((vp->axis == 1 || vp->axis == -1) && !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40)) {
+        int64_t s0 = gr__rw_unit_start(vp);
+        if ((vp->axis == 1 || vp->axis == -1) && s0 >= 0) {
             gr__view_params cp = *vp;
             cp.axis = 0;
-            for (i = 0; i < bp->n; i++) {
-                if (!(c[i] = gr__rw1(rw, &gr__op_Slice, &cp, sizeof cp, 1, &x->owner->in[i + 1]))) return NULL;
-                k[i] = bp->k[i] - s0;
-            }
-            return gr__rw_make_banded(rw, x->owner->in[0], (int)bp->n, c, k);
+            return gr__rw_banded_map(rw, x, &gr__op_Slice, &cp, sizeof cp, NULL, NULL, -s0);
         }
     } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
         return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
