@@ -9423,6 +9423,19 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
 static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
+/* A program's memory: blocks the private graph owns, not its arena, so that gr__fn_compact can
+   hand them over with their Fused node. One block holds n parts of the given sizes; at[i] is where
+   part i starts (every part 16-byte aligned). */
+static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at) {
+    size_t total = 0;
+    void *block;
+    int i;
+    for (i = 0; i < n; i++) { at[i] = total; total += (size[i] + 15u) & ~(size_t)15u; }
+    block = GR_MALLOC(total ? total : 1);
+    if (!block) { gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); return NULL; }
+    return gr__own(cg, block) ? block : NULL;
+}
+
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
@@ -9544,7 +9557,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (k = 0; k < (uint32_t)n_roots; k++) is_out[roots[k]->id] = 1;
     /* 3. one Fused node per group of two or more */
     for (g = 0; g < n_groups; g++) {
-        gr__fprog *p;
+        gr__fprog *p = NULL;
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
@@ -9559,13 +9572,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
         outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
         free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
-        p = (gr__fprog *)gr__alloc(cg, sizeof(gr__fprog));
-        if (!ext || !tmp || !outs_old || !outs_new || !free_regs || !p) {
+        if (!ext || !tmp || !outs_old || !outs_new || !free_regs) {
             GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
             st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
             goto done;
         }
-        memset(p, 0, sizeof *p);
         /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
@@ -9589,15 +9600,26 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             for (i = 0; i < n_ext; i++) { ext[i] = tmp[i]; ref[ext[i]->id] = i; }
             n_ext = e;
         }
+        {   /* the program and its instructions: one block (see gr__fprog_block) */
+            size_t at[4], size[4];
+            unsigned char *b;
+            size[0] = sizeof(gr__fprog);
+            size[1] = sizeof(gr__fop) * (size_t)n_members;
+            size[2] = sizeof(double) * (size_t)(n_imm + 1);
+            size[3] = sizeof(gr_type) * (size_t)(n_out + 1);
+            b = (unsigned char *)gr__fprog_block(cg, 4, size, at);
+            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
+            p = (gr__fprog *)b;
+            memset(p, 0, sizeof *p);
+            p->ops = (gr__fop *)(b + at[1]);
+            p->imm = (double *)(b + at[2]);
+            p->out_types = (gr_type *)(b + at[3]);
+        }
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
         p->blk = cg->nodes[mem[0]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
-        p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
-        p->out_types = (gr_type *)gr__alloc(cg, sizeof(gr_type) * (size_t)(n_out + 1));
-        if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
@@ -9662,12 +9684,22 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ops = op_i;
         p->n_reg = n_reg;
         p->n_refs = n_ext + n_imm + n_out + n_reg;
-        p->regs = (unsigned char *)gr__alloc(cg, (size_t)(n_reg + 1) * (size_t)p->blk * 8u);
-        p->ptr = (const void **)gr__alloc(cg, sizeof(void *) * (size_t)p->n_refs);
-        p->st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)p->n_refs);
-        p->ext_st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM);
-        p->ext_off = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1));
-        if (!p->regs || !p->ptr || !p->st || !p->ext_st || !p->ext_off) { st = GR_ERR_NOMEM; goto group_done; }
+        {   /* the scratch a call uses: registers, and per reference its pointer and stride */
+            size_t at[5], size[5];
+            unsigned char *b;
+            size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
+            size[1] = sizeof(void *) * (size_t)p->n_refs;
+            size[2] = sizeof(int64_t) * (size_t)p->n_refs;
+            size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
+            size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
+            b = (unsigned char *)gr__fprog_block(cg, 5, size, at);
+            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
+            p->regs = b;
+            p->ptr = (const void **)(b + at[1]);
+            p->st = (int64_t *)(b + at[2]);
+            p->ext_st = (int64_t *)(b + at[3]);
+            p->ext_off = (int64_t *)(b + at[4]);
+        }
         for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
         for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
         for (i = 0; i < n_reg; i++) {
@@ -9950,6 +9982,91 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out. When fewer than half of its nodes are still needed, the needed ones move
+   to a fresh graph (the Fused programs' blocks change owner with their nodes) and the old graph is
+   freed: a compiled chain of a million links keeps its program, not the copy it was made from. */
+static int gr__ptr_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+    gr_graph *cg = f->g, *ng = NULL;
+    gr_node **order = NULL;
+    gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
+    void **progs = NULL;
+    uint8_t *given = NULL;
+    uint32_t n_order = 0, n_progs = 0, k, max_io = 8;
+    int i, j, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
+    given = (uint8_t *)gr__calloc(cg->n_vars + 1u, 1);
+    if (!roots || !given) goto done;
+    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    st = GR_OK;
+    if ((uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
+    st = GR_ERR_NOMEM;
+    ng = gr_graph_new();
+    map = (gr_var **)gr__calloc(cg->n_vars + 1u, sizeof(gr_var *));
+    progs = (void **)GR_MALLOC(sizeof(void *) * (2u * (size_t)n_order + 1));
+    if (!ng || !map || !progs) goto done;
+    for (k = 0; k < n_order; k++) {
+        if ((uint32_t)order[k]->n_in > max_io) max_io = (uint32_t)order[k]->n_in;
+        if ((uint32_t)order[k]->n_out > max_io) max_io = (uint32_t)order[k]->n_out;
+    }
+    if (max_io > 8) {
+        ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * max_io);
+        outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * max_io);
+        if (!ins || !outs) goto done;
+    }
+    /* the leaves (inputs first, in their order), then the nodes in schedule order */
+#define GR__COMPACT_LEAF(v) (map[(v)->id] ? map[(v)->id] : (map[(v)->id] = gr__copy_leaf(ng, (v))))
+    for (i = 0; i < f->n_in; i++) if (!GR__COMPACT_LEAF(cin[i])) goto failed;
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        for (j = 0; j < node->n_in; j++)
+            if (!(ins[j] = GR__COMPACT_LEAF(node->in[j]))) goto failed;
+        if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
+        for (j = 0; j < node->n_out; j++) {
+            map[node->out[j]->id] = outs[j];
+            if (node->out[j]->name && !gr__set_name(ng, outs[j], node->out[j]->name)) goto failed;
+        }
+        if (node->op == &gr__op_Fused) { progs[n_progs++] = (void *)gr__fp(node); progs[n_progs++] = gr__fp(node)->regs; }
+    }
+    for (i = 0; i < f->n_out; i++) if (!(cout[i] = GR__COMPACT_LEAF(cout[i]))) goto failed;
+    for (i = 0; i < f->n_upd; i++) if (!(cupd[i] = GR__COMPACT_LEAF(cupd[i]))) goto failed;
+    for (i = 0; i < f->n_upd; i++) if (!(f->upd_var[i] = GR__COMPACT_LEAF(f->upd_var[i]))) goto failed;
+    for (i = 0; i < f->n_in; i++) cin[i] = map[cin[i]->id];
+#undef GR__COMPACT_LEAF
+    /* the programs change owner: the old graph forgets them */
+    qsort(progs, n_progs, sizeof(void *), gr__ptr_cmp);
+    if (n_progs && !gr__grow((void **)&ng->owned, &ng->cap_owned, ng->n_owned + n_progs, sizeof(void *))) goto done;
+    for (k = 0; k < cg->n_owned; k++)
+        if (n_progs && bsearch(&cg->owned[k], progs, n_progs, sizeof(void *), gr__ptr_cmp)) {
+            ng->owned[ng->n_owned++] = cg->owned[k];
+            cg->owned[k] = NULL;
+        }
+    f->g = ng;
+    gr_graph_free(cg);
+    ng = NULL;
+    st = GR_OK;
+    goto done;
+failed:
+    st = ng->status != GR_OK ? ng->status : GR_ERR_NOMEM;
+    gr__error(cg, st, "%s", ng->message[0] ? ng->message : "out of memory (compacting)");
+done:
+    if (st == GR_ERR_NOMEM && cg->status == GR_OK) gr__error(cg, st, "out of memory (compacting)");
+    gr_graph_free(ng);
+    if (ins != ins_stack) GR_FREE(ins);
+    if (outs != outs_stack) GR_FREE(outs);
+    GR_FREE(order); GR_FREE(map); GR_FREE(roots); GR_FREE(progs); GR_FREE(given);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -10111,6 +10228,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     GR_FREE(map);
     map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_compact(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);

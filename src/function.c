@@ -237,6 +237,91 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out. When fewer than half of its nodes are still needed, the needed ones move
+   to a fresh graph (the Fused programs' blocks change owner with their nodes) and the old graph is
+   freed: a compiled chain of a million links keeps its program, not the copy it was made from. */
+static int gr__ptr_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+    gr_graph *cg = f->g, *ng = NULL;
+    gr_node **order = NULL;
+    gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
+    void **progs = NULL;
+    uint8_t *given = NULL;
+    uint32_t n_order = 0, n_progs = 0, k, max_io = 8;
+    int i, j, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
+    given = (uint8_t *)gr__calloc(cg->n_vars + 1u, 1);
+    if (!roots || !given) goto done;
+    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    st = GR_OK;
+    if ((uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
+    st = GR_ERR_NOMEM;
+    ng = gr_graph_new();
+    map = (gr_var **)gr__calloc(cg->n_vars + 1u, sizeof(gr_var *));
+    progs = (void **)GR_MALLOC(sizeof(void *) * (2u * (size_t)n_order + 1));
+    if (!ng || !map || !progs) goto done;
+    for (k = 0; k < n_order; k++) {
+        if ((uint32_t)order[k]->n_in > max_io) max_io = (uint32_t)order[k]->n_in;
+        if ((uint32_t)order[k]->n_out > max_io) max_io = (uint32_t)order[k]->n_out;
+    }
+    if (max_io > 8) {
+        ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * max_io);
+        outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * max_io);
+        if (!ins || !outs) goto done;
+    }
+    /* the leaves (inputs first, in their order), then the nodes in schedule order */
+#define GR__COMPACT_LEAF(v) (map[(v)->id] ? map[(v)->id] : (map[(v)->id] = gr__copy_leaf(ng, (v))))
+    for (i = 0; i < f->n_in; i++) if (!GR__COMPACT_LEAF(cin[i])) goto failed;
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        for (j = 0; j < node->n_in; j++)
+            if (!(ins[j] = GR__COMPACT_LEAF(node->in[j]))) goto failed;
+        if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
+        for (j = 0; j < node->n_out; j++) {
+            map[node->out[j]->id] = outs[j];
+            if (node->out[j]->name && !gr__set_name(ng, outs[j], node->out[j]->name)) goto failed;
+        }
+        if (node->op == &gr__op_Fused) { progs[n_progs++] = (void *)gr__fp(node); progs[n_progs++] = gr__fp(node)->regs; }
+    }
+    for (i = 0; i < f->n_out; i++) if (!(cout[i] = GR__COMPACT_LEAF(cout[i]))) goto failed;
+    for (i = 0; i < f->n_upd; i++) if (!(cupd[i] = GR__COMPACT_LEAF(cupd[i]))) goto failed;
+    for (i = 0; i < f->n_upd; i++) if (!(f->upd_var[i] = GR__COMPACT_LEAF(f->upd_var[i]))) goto failed;
+    for (i = 0; i < f->n_in; i++) cin[i] = map[cin[i]->id];
+#undef GR__COMPACT_LEAF
+    /* the programs change owner: the old graph forgets them */
+    qsort(progs, n_progs, sizeof(void *), gr__ptr_cmp);
+    if (n_progs && !gr__grow((void **)&ng->owned, &ng->cap_owned, ng->n_owned + n_progs, sizeof(void *))) goto done;
+    for (k = 0; k < cg->n_owned; k++)
+        if (n_progs && bsearch(&cg->owned[k], progs, n_progs, sizeof(void *), gr__ptr_cmp)) {
+            ng->owned[ng->n_owned++] = cg->owned[k];
+            cg->owned[k] = NULL;
+        }
+    f->g = ng;
+    gr_graph_free(cg);
+    ng = NULL;
+    st = GR_OK;
+    goto done;
+failed:
+    st = ng->status != GR_OK ? ng->status : GR_ERR_NOMEM;
+    gr__error(cg, st, "%s", ng->message[0] ? ng->message : "out of memory (compacting)");
+done:
+    if (st == GR_ERR_NOMEM && cg->status == GR_OK) gr__error(cg, st, "out of memory (compacting)");
+    gr_graph_free(ng);
+    if (ins != ins_stack) GR_FREE(ins);
+    if (outs != outs_stack) GR_FREE(outs);
+    GR_FREE(order); GR_FREE(map); GR_FREE(roots); GR_FREE(progs); GR_FREE(given);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -398,6 +483,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     GR_FREE(map);
     map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_compact(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);

@@ -211,6 +211,19 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
 static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Fused_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
+/* A program's memory: blocks the private graph owns, not its arena, so that gr__fn_compact can
+   hand them over with their Fused node. One block holds n parts of the given sizes; at[i] is where
+   part i starts (every part 16-byte aligned). */
+static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at) {
+    size_t total = 0;
+    void *block;
+    int i;
+    for (i = 0; i < n; i++) { at[i] = total; total += (size[i] + 15u) & ~(size_t)15u; }
+    block = GR_MALLOC(total ? total : 1);
+    if (!block) { gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); return NULL; }
+    return gr__own(cg, block) ? block : NULL;
+}
+
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
@@ -332,7 +345,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (k = 0; k < (uint32_t)n_roots; k++) is_out[roots[k]->id] = 1;
     /* 3. one Fused node per group of two or more */
     for (g = 0; g < n_groups; g++) {
-        gr__fprog *p;
+        gr__fprog *p = NULL;
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
@@ -347,13 +360,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
         outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
         free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
-        p = (gr__fprog *)gr__alloc(cg, sizeof(gr__fprog));
-        if (!ext || !tmp || !outs_old || !outs_new || !free_regs || !p) {
+        if (!ext || !tmp || !outs_old || !outs_new || !free_regs) {
             GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
             st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
             goto done;
         }
-        memset(p, 0, sizeof *p);
         /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
@@ -377,15 +388,26 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             for (i = 0; i < n_ext; i++) { ext[i] = tmp[i]; ref[ext[i]->id] = i; }
             n_ext = e;
         }
+        {   /* the program and its instructions: one block (see gr__fprog_block) */
+            size_t at[4], size[4];
+            unsigned char *b;
+            size[0] = sizeof(gr__fprog);
+            size[1] = sizeof(gr__fop) * (size_t)n_members;
+            size[2] = sizeof(double) * (size_t)(n_imm + 1);
+            size[3] = sizeof(gr_type) * (size_t)(n_out + 1);
+            b = (unsigned char *)gr__fprog_block(cg, 4, size, at);
+            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
+            p = (gr__fprog *)b;
+            memset(p, 0, sizeof *p);
+            p->ops = (gr__fop *)(b + at[1]);
+            p->imm = (double *)(b + at[2]);
+            p->out_types = (gr_type *)(b + at[3]);
+        }
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
         p->blk = cg->nodes[mem[0]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        p->ops = (gr__fop *)gr__alloc(cg, sizeof(gr__fop) * (size_t)n_members);
-        p->imm = (double *)gr__alloc(cg, sizeof(double) * (size_t)(n_imm + 1));
-        p->out_types = (gr_type *)gr__alloc(cg, sizeof(gr_type) * (size_t)(n_out + 1));
-        if (!p->ops || !p->imm || !p->out_types) { st = GR_ERR_NOMEM; goto group_done; }
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
@@ -450,12 +472,22 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ops = op_i;
         p->n_reg = n_reg;
         p->n_refs = n_ext + n_imm + n_out + n_reg;
-        p->regs = (unsigned char *)gr__alloc(cg, (size_t)(n_reg + 1) * (size_t)p->blk * 8u);
-        p->ptr = (const void **)gr__alloc(cg, sizeof(void *) * (size_t)p->n_refs);
-        p->st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)p->n_refs);
-        p->ext_st = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM);
-        p->ext_off = (int64_t *)gr__alloc(cg, sizeof(int64_t) * (size_t)(n_ext + 1));
-        if (!p->regs || !p->ptr || !p->st || !p->ext_st || !p->ext_off) { st = GR_ERR_NOMEM; goto group_done; }
+        {   /* the scratch a call uses: registers, and per reference its pointer and stride */
+            size_t at[5], size[5];
+            unsigned char *b;
+            size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
+            size[1] = sizeof(void *) * (size_t)p->n_refs;
+            size[2] = sizeof(int64_t) * (size_t)p->n_refs;
+            size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
+            size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
+            b = (unsigned char *)gr__fprog_block(cg, 5, size, at);
+            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
+            p->regs = b;
+            p->ptr = (const void **)(b + at[1]);
+            p->st = (int64_t *)(b + at[2]);
+            p->ext_st = (int64_t *)(b + at[3]);
+            p->ext_off = (int64_t *)(b + at[4]);
+        }
         for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
         for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
         for (i = 0; i < n_reg; i++) {

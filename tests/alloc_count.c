@@ -16,8 +16,12 @@ typedef struct ac_state {
     long armed_calls;             /* allocation calls since the injector was armed */
     long fail_at;                 /* the armed call that fails, -1 for none */
     int armed, failed;
+    size_t bytes;                 /* bytes allocated and not freed */
 } ac_state;
-static ac_state ac = { 0, 0, 0, -1, 0, 0 };
+static ac_state ac = { 0, 0, 0, -1, 0, 0, 0 };
+
+/* each block starts with its size */
+typedef union ac_head { size_t n; long double ld; long long ll; void *p; } ac_head;
 
 static int ac_should_fail(void) {
     if (!ac.armed) return 0;
@@ -25,25 +29,34 @@ static int ac_should_fail(void) {
     return 0;
 }
 static void *ac_malloc(size_t n) {
-    void *p;
+    ac_head *h;
     ac.calls++;
     if (ac_should_fail()) return NULL;
-    p = malloc(n);
-    if (p) ac.live++;
-    return p;
+    h = (ac_head *)malloc(sizeof(ac_head) + n);
+    if (!h) return NULL;
+    h->n = n;
+    ac.live++;
+    ac.bytes += n;
+    return h + 1;
 }
 static void *ac_realloc(void *old, size_t n) {
-    void *p;
+    ac_head *h;
+    size_t was;
+    if (!old) return ac_malloc(n);
     ac.calls++;
     if (ac_should_fail()) return NULL;
-    p = realloc(old, n);
-    if (p && !old) ac.live++;
-    return p;
+    was = ((ac_head *)old - 1)->n;
+    h = (ac_head *)realloc((ac_head *)old - 1, sizeof(ac_head) + n);
+    if (!h) return NULL;
+    h->n = n;
+    ac.bytes = ac.bytes - was + n;
+    return h + 1;
 }
 static void ac_free(void *p) {
     if (!p) return;
     ac.live--;
-    free(p);
+    ac.bytes -= ((ac_head *)p - 1)->n;
+    free((ac_head *)p - 1);
 }
 
 #define GR_MALLOC(n) ac_malloc(n)
@@ -555,7 +568,47 @@ TEST(test_out_of_memory_everywhere) {
     ac.fail_at = -1;
 }
 
+/* A compiled function keeps what it runs, not the copy it was made from: W5's chain
+   y_{k+1} = sin(y_k) / N + y_k and its gradient fuse into one node, and once the graph is freed the
+   function holds a fraction of the graph's bytes (before gr_function compacted its private graph
+   it held more than the graph: every node it had copied, fused away or not). Values are checked
+   against the chain computed by hand. */
+TEST(test_function_keeps_only_its_program) {
+    enum { N = 3000 };
+    size_t before = ac.bytes, graph_bytes, fn_bytes;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x"), *c = gr_const(g, 1.0 / N), *y = x, *outs[2];
+    gr_array *xa = gr_array_scalar(GR_F64, 0.5);
+    gr_fn *f;
+    int k;
+    for (k = 0; k < N; k++) y = gr_add(gr_mul(gr_sin(y), c), y);
+    outs[0] = y;
+    outs[1] = gr_grad1(y, x);
+    graph_bytes = ac.bytes - before;
+    f = gr_function(1, &x, 2, outs, NULL);
+    gr_graph_free(g);
+    CHECK(f != NULL);
+    if (!f) { gr_array_free(xa); return; }
+    fn_bytes = ac.bytes - before;
+    CHECK_MSG(fn_bytes * 4 < graph_bytes, "the function keeps %zu bytes; the graph had %zu", fn_bytes, graph_bytes);
+    CHECK(gr_fn_node_count(f) == 1);
+    {
+        const gr_array *in[1], *out[2];
+        double v = 0.5, d = 1.0, ys[N];
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (k = 0; k < N; k++) { ys[k] = v; v = sin(v) / N + v; }
+        for (k = N - 1; k >= 0; k--) d *= cos(ys[k]) / N + 1;
+        CHECK_NEAR(gr_array_get(out[0], 0), v, 1e-12);
+        CHECK_NEAR(gr_array_get(out[1], 0), d, 1e-12);
+    }
+    gr_fn_free(f);
+    gr_array_free(xa);
+    CHECK(ac.bytes == before);
+}
+
 static const gt_case suite_alloc[] = {
+    CASE(test_function_keeps_only_its_program),
     CASE(test_steady_state_allocates_nothing),
     CASE(test_out_of_memory_everywhere),
     END_SUITE
@@ -563,7 +616,7 @@ static const gt_case suite_alloc[] = {
 
 int main(void) {
     gt_run(suite_alloc);
-    CHECK_MSG(ac.live == 0, "%ld blocks still allocated at exit", ac.live);
+    CHECK_MSG(ac.live == 0 && ac.bytes == 0, "%ld blocks (%zu bytes) still allocated at exit", ac.live, ac.bytes);
     if (ac.live != 0 && gt.failed == 0) gt.failed = 1;
     printf("%d passed, %d failed\n", gt.passed, gt.failed);
     return gt.failed ? 1 : 0;
