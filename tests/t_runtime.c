@@ -714,6 +714,66 @@ TEST(test_plan_many_sizes) {
     gr_graph_free(g);
 }
 
+/* A function whose chain fuses away most of its private copy keeps only what it runs (a fresh
+   graph); what it keeps must still work: an input passed through, a constant and a shared variable
+   as outputs, an update of a shared variable it does not read, names in messages and in print
+   (test_function_outlives_graph frees the graph first). */
+TEST(test_compacted_function_keeps_leaves) {
+    gr_graph *g = gr_graph_new();
+    double x0[3] = { 0.25, -0.5, 1.0 }, w0[3] = { 2, 3, 4 }, zero = 0;
+    gr_array *xa = r_vec(3, x0), *wa = r_vec(3, w0), *ta = gr_array_from(GR_F64, 0, NULL, &zero);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *w = gr_shared(g, wa, "w"), *t = gr_shared(g, ta, "total");
+    gr_var *y = x, *outs[4];
+    gr_update up;
+    gr_fn_opts opts;
+    gr_fn *f;
+    const gr_array *in[1], *out[4];
+    FILE *tmp = tmpfile();
+    int k, i, call;
+    for (k = 0; k < 12; k++) y = gr_add(gr_mul(gr_sin(y), gr_const(g, 0.5)), w);
+    gr_var_set_name(y, "result");
+    outs[0] = y; outs[1] = x; outs[2] = gr_const(g, 3.5); outs[3] = w;
+    up.shared = t; up.value = gr_sum(y);
+    memset(&opts, 0, sizeof opts);
+    opts.updates = &up; opts.n_updates = 1;
+    f = gr_function(1, &x, 4, outs, &opts);
+    CHECK(f != NULL);
+    if (!f) { gr_graph_free(g); gr_array_free(xa); gr_array_free(wa); gr_array_free(ta); if (tmp) fclose(tmp); return; }
+    CHECK(gr_fn_node_count(f) <= 3);
+    in[0] = xa;
+    for (call = 1; call <= 2; call++) {
+        double want[3], s = 0;
+        for (i = 0; i < 3; i++) {
+            want[i] = x0[i];
+            for (k = 0; k < 12; k++) want[i] = sin(want[i]) * 0.5 + w0[i];
+            s += want[i];
+        }
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        r_check_vec(out[0], 3, want, 1e-15);
+        r_check_vec(out[1], 3, x0, 0);
+        CHECK_NEAR(gr_array_get(out[2], 0), 3.5, 0);
+        r_check_vec(out[3], 3, w0, 0);
+        CHECK_NEAR(gr_array_get(gr_shared_get(t), 0), s, 1e-14);   /* the same every call: t is not read */
+    }
+    in[0] = NULL;
+    CHECK_STATUS(gr_call(f, in, out), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_fn_message(f), "'x'");
+    if (tmp) {
+        char buf[4096];
+        size_t n;
+        gr_fn_print(tmp, f);
+        rewind(tmp);
+        n = fread(buf, 1, sizeof buf - 1, tmp);
+        buf[n] = 0;
+        CHECK_CONTAINS(buf, "result");
+        CHECK_CONTAINS(buf, "Fused");
+        fclose(tmp);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);                                   /* (kept until now for gr_shared_get(t)) */
+    gr_array_free(xa); gr_array_free(wa); gr_array_free(ta);
+}
+
 SUITE(suite_runtime) = {
     CASE(test_updates_applied_each_call),
     CASE(test_shared_between_functions),
@@ -729,6 +789,7 @@ SUITE(suite_runtime) = {
     CASE(test_fusion_many_groups),
     CASE(test_plan_wide_nodes),
     CASE(test_plan_many_sizes),
+    CASE(test_compacted_function_keeps_leaves),
     CASE(test_print),
     END_SUITE
 };
