@@ -774,6 +774,78 @@ TEST(test_compacted_function_keeps_leaves) {
     gr_array_free(xa); gr_array_free(wa); gr_array_free(ta);
 }
 
+/* gr_function reads its graph and never writes it: at GR_OPT_FULL its copy stands on the source
+   nodes the rewrites leave as they are until it compacts, and the source graph must come out as it
+   went in (printed before and after: the same text), still working for more gradients and functions */
+static void r_print_to(char *buf, size_t size, gr_var *a, gr_var *b) {
+    FILE *t = tmpfile();
+    size_t n = 0;
+    buf[0] = 0;
+    if (!t) return;
+    gr_print(t, a);
+    gr_print(t, b);
+    rewind(t);
+    n = fread(buf, 1, size - 1, t);
+    buf[n] = 0;
+    fclose(t);
+}
+
+TEST(test_function_leaves_graph_unchanged) {
+    static char before[16384], after[16384];
+    gr_graph *g = gr_graph_new();
+    double x0[3] = { 0.3, -0.7, 1.1 }, w0[3] = { 0.5, 2.0, -1.5 };
+    gr_array *xa = r_vec(3, x0), *wa = r_vec(3, w0);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *w = gr_shared(g, wa, "w");
+    gr_var *t = gr_tanh(gr_mul(x, w)), *y, *outs[3];
+    gr_fn *f;
+    const gr_array *in[1], *out[3];
+    int round, i;
+    gr_var_set_name(t, "t");
+    y = gr_add(gr_mul(t, gr_const(g, 1.0)), gr_neg(gr_neg(x)));   /* rewritten: t + x */
+    outs[0] = y;
+    outs[1] = gr_grad1(gr_sum(y), x);
+    outs[2] = gr_mul(t, gr_sum(t));                     /* a second fused group, reading the first's t */
+    r_print_to(before, sizeof before, outs[1], outs[2]);
+    CHECK(strlen(before) > 100);
+    for (round = 0; round < 2; round++) {               /* a second function from the same graph */
+        double st = 0;
+        f = gr_function(1, &x, 3, outs, NULL);
+        CHECK(f != NULL);
+        if (!f) break;
+        r_print_to(after, sizeof after, outs[1], outs[2]);
+        CHECK(strcmp(before, after) == 0);
+        CHECK_STATUS(gr_graph_status(g), GR_OK);
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (i = 0; i < 3; i++) st += tanh(x0[i] * w0[i]);
+        for (i = 0; i < 3; i++) {
+            double th = tanh(x0[i] * w0[i]);
+            CHECK_NEAR(gr_array_get(out[0], i), th + x0[i], 1e-15);
+            CHECK_NEAR(gr_array_get(out[1], i), (1 - th * th) * w0[i] + 1, 1e-15);
+            CHECK_NEAR(gr_array_get(out[2], i), th * st, 1e-15);
+        }
+        CHECK(gr_fn_node_count(f) >= 3);                /* two groups and the sum between them */
+        gr_fn_free(f);
+    }
+    /* the graph still differentiates: d/dw sum(y) = (1 - t^2) x */
+    {
+        gr_var *dw = gr_grad1(gr_sum(y), w);
+        CHECK(dw != NULL);
+        f = dw ? gr_function(1, &x, 1, &dw, NULL) : NULL;
+        CHECK(f != NULL);
+        if (f) {
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            for (i = 0; i < 3; i++) {
+                double th = tanh(x0[i] * w0[i]);
+                CHECK_NEAR(gr_array_get(out[0], i), (1 - th * th) * x0[i], 1e-15);
+            }
+            gr_fn_free(f);
+        }
+    }
+    gr_graph_free(g);
+    gr_array_free(xa); gr_array_free(wa);
+}
+
 SUITE(suite_runtime) = {
     CASE(test_updates_applied_each_call),
     CASE(test_shared_between_functions),
@@ -790,6 +862,7 @@ SUITE(suite_runtime) = {
     CASE(test_plan_wide_nodes),
     CASE(test_plan_many_sizes),
     CASE(test_compacted_function_keeps_leaves),
+    CASE(test_function_leaves_graph_unchanged),
     CASE(test_print),
     END_SUITE
 };
