@@ -4,7 +4,8 @@
    products and cumulative sums, with values read by several later ops. Then, for every graph:
      - the outputs and the gradient of a cost, compiled with every rewrite and fusion (GR_OPT_FULL),
        agree with the same compiled without (GR_OPT_NONE), over two calls (the memory plan's reuse);
-     - the gradient agrees with central differences of the cost, one element of every input.
+     - the gradient agrees with central differences of the cost, one element of every input;
+     - the R-op of the first output along random directions agrees with central differences.
    The truths are the unoptimised evaluation and finite differences, both independent of the
    rewrites, fusion, compaction, views and in-place updates under test. */
 #include "harness.h"
@@ -67,7 +68,7 @@ static gr_var *fz_cost(gr_graph *g, gr_var *const *in, gr_var *o1, gr_var *o2) {
 
 static int fz_close(double a, double b, double tol) { return fabs(a - b) <= tol * (fabs(b) > 1 ? fabs(b) : 1.0); }
 
-TEST(test_fuzz_rewrites_agree) {
+TEST(test_fuzz_random_graphs) {
     fz_rng r = { 20261122u };
     int gi, built = 0, fused = 0, bad = 0;
     for (gi = 0; gi < FZ_GRAPHS && bad < 3; gi++) {
@@ -154,6 +155,58 @@ TEST(test_fuzz_rewrites_agree) {
                 }
             }
         }
+        /* the R-op of the first output along random directions, against central differences */
+        {
+            gr_var *vv[FZ_IN], *jv = NULL, *rin[2 * FZ_IN], *routs[2];
+            gr_array *va[FZ_IN];
+            gr_fn *fr = NULL;
+            for (i = 0; i < FZ_IN; i++) {
+                int64_t e;
+                char name[8];
+                name[0] = 'v'; name[1] = (char)('a' + i); name[2] = 0;
+                vv[i] = gr_tensor(g, GR_F64, fz_ndim[i], fz_shape[i], name);
+                va[i] = gr_array_new(GR_F64, fz_ndim[i], fz_shape[i]);
+                for (e = 0; e < va[i]->size; e++) gr_array_set(va[i], e, fz_unif(&r));
+                rin[i] = pool[i];
+                rin[FZ_IN + i] = vv[i];
+            }
+            CHECK_STATUS(gr_rop(1, &outs[0], FZ_IN, pool, vv, &jv, NULL), GR_OK);
+            routs[0] = outs[0];
+            routs[1] = jv;
+            if (jv) fr = gr_function(2 * FZ_IN, rin, 2, routs, NULL);
+            CHECK_MSG(!jv || fr, "graph %d: R-op function: %s", gi, gr_graph_message(g));
+            if (fr) {
+                const gr_array *rargs[2 * FZ_IN], *ro[2];
+                gr_array *jv_got = NULL, *fp = NULL;
+                double h = 1e-5;
+                int64_t e;
+                int pass;
+                for (i = 0; i < FZ_IN; i++) { rargs[i] = xa[i]; rargs[FZ_IN + i] = va[i]; }
+                CHECK_STATUS(gr_call(fr, rargs, ro), GR_OK);
+                jv_got = gr_array_copy(ro[1]);
+                for (pass = 0; pass < 2; pass++) {           /* x + h v, then x - h v */
+                    for (i = 0; i < FZ_IN; i++)
+                        for (e = 0; e < xa[i]->size; e++)
+                            gr_array_set(xa[i], e, gr_array_get(xa[i], e) + (pass ? -2 : 1) * h * gr_array_get(va[i], e));
+                    CHECK_STATUS(gr_call(fr, rargs, ro), GR_OK);
+                    if (!pass) fp = gr_array_copy(ro[0]);
+                }
+                for (i = 0; i < FZ_IN; i++)                  /* back to x */
+                    for (e = 0; e < xa[i]->size; e++) gr_array_set(xa[i], e, gr_array_get(xa[i], e) + h * gr_array_get(va[i], e));
+                for (e = 0; jv_got && fp && e < jv_got->size; e++) {
+                    double want = (gr_array_get(fp, e) - gr_array_get(ro[0], e)) / (2 * h), got = gr_array_get(jv_got, e);
+                    if (!fz_close(got, want, 1e-6)) {
+                        CHECK_MSG(0, "graph %d: R-op element %lld is %.12g, central differences %.12g", gi, (long long)e, got, want);
+                        bad++;
+                        break;
+                    }
+                }
+                gr_array_free(jv_got);
+                gr_array_free(fp);
+                gr_fn_free(fr);
+            }
+            for (i = 0; i < FZ_IN; i++) gr_array_free(va[i]);
+        }
         if (bad && f[0]) {                                  /* the graph that failed, for the record */
             fprintf(stderr, "  graph %d, optimised:\n", gi);
             gr_fn_print(stderr, f[0]);
@@ -168,6 +221,6 @@ TEST(test_fuzz_rewrites_agree) {
 }
 
 SUITE(suite_fuzz) = {
-    CASE(test_fuzz_rewrites_agree),
+    CASE(test_fuzz_random_graphs),
     END_SUITE
 };
