@@ -1,7 +1,10 @@
 /* tests/t_fuzz.c: random graphs. Each draws a dozen ops over four inputs of broadcastable shapes
    ((3,4), (4,), (), (3,1)): smooth elementwise ops, broadcasting binaries, the patterns the rewrites
    look for (x * 1, x + 0, neg(neg x), scaled products, log(1 + x)), reductions, transposes, slices,
-   products and cumulative sums, with values read by several later ops. Then, for every graph:
+   products and cumulative sums, with values read by several later ops. Every other graph has
+   inputs whose sizes are known only when called (the rewrites and fusion then work from shape
+   signatures, and sizes that do not broadcast are found by the call, which must fail alike at both
+   levels). Then, for every graph that runs:
      - the outputs and the gradient of a cost, compiled with every rewrite and fusion (GR_OPT_FULL),
        agree with the same compiled without (GR_OPT_NONE), over two calls (the memory plan's reuse);
      - the gradient agrees with central differences of the cost, one element of every input;
@@ -22,9 +25,10 @@ static uint64_t fz_next(fz_rng *r) {
 static int fz_int(fz_rng *r, int n) { return (int)(fz_next(r) % (uint64_t)n); }
 static double fz_unif(fz_rng *r) { return (double)(fz_next(r) >> 11) * 0x1p-53 * 2.0 - 1.0; }
 
-enum { FZ_IN = 4, FZ_OPS = 14, FZ_POOL = FZ_IN + FZ_OPS, FZ_GRAPHS = 120 };
+enum { FZ_IN = 4, FZ_OPS = 14, FZ_POOL = FZ_IN + FZ_OPS, FZ_GRAPHS = 400 };
 static const int fz_ndim[FZ_IN] = { 2, 1, 0, 2 };
 static const int64_t fz_shape[FZ_IN][2] = { { 3, 4 }, { 4, 0 }, { 0, 0 }, { 3, 1 } };
+static const int64_t fz_unknown[2] = { -1, -1 };     /* every other graph: sizes known only when called */
 
 /* one random op over the pool; NULL when the drawn operands do not fit it (the error is cleared) */
 static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
@@ -70,7 +74,7 @@ static int fz_close(double a, double b, double tol) { return fabs(a - b) <= tol 
 
 TEST(test_fuzz_random_graphs) {
     fz_rng r = { 20261122u };
-    int gi, built = 0, fused = 0, bad = 0;
+    int gi, built = 0, fused = 0, ran = 0, bad = 0;
     for (gi = 0; gi < FZ_GRAPHS && bad < 3; gi++) {
         gr_graph *g = gr_graph_new();
         gr_var *pool[FZ_POOL], *outs[2 + FZ_IN + 1], *cost;
@@ -78,12 +82,12 @@ TEST(test_fuzz_random_graphs) {
         gr_fn *f[2] = { NULL, NULL };
         gr_fn_opts o;
         const gr_array *in[FZ_IN], *res[2][2 + FZ_IN + 1];
-        int n = FZ_IN, i, k, lvl, call, n_out = 2 + FZ_IN + 1;
+        int n = FZ_IN, i, k, lvl, call, n_out = 2 + FZ_IN + 1, dyn = gi % 2, runs = 1;
         for (i = 0; i < FZ_IN; i++) {
             int64_t e, sz = 1;
             char name[8];
             name[0] = (char)('a' + i); name[1] = 0;
-            pool[i] = gr_tensor(g, GR_F64, fz_ndim[i], fz_shape[i], name);
+            pool[i] = gr_tensor(g, GR_F64, fz_ndim[i], dyn ? fz_unknown : fz_shape[i], name);
             xa[i] = gr_array_new(GR_F64, fz_ndim[i], fz_shape[i]);
             for (k = 0; k < fz_ndim[i]; k++) sz *= fz_shape[i][k];
             for (e = 0; e < sz; e++) gr_array_set(xa[i], e, fz_unif(&r));
@@ -113,7 +117,15 @@ TEST(test_fuzz_random_graphs) {
             CHECK_MSG(f[lvl] != NULL, "graph %d, level %d: %s", gi, lvl, gr_graph_message(g));
         }
         if (f[0] && f[1] && gr_fn_node_count(f[0]) < gr_fn_node_count(f[1])) fused++;
-        for (call = 0; f[0] && f[1] && call < 2; call++) {
+        if (f[0] && f[1] && dyn) {       /* sizes that do not broadcast are found by the call: at both levels alike */
+            gr_status s0 = gr_call(f[0], in, res[0]), s1 = gr_call(f[1], in, res[1]);
+            CHECK_MSG(s0 == s1, "graph %d: the call gives %s optimised, %s not (%s | %s)", gi, gr_status_string(s0), gr_status_string(s1),
+                      gr_fn_message(f[0]), gr_fn_message(f[1]));
+            if (s0 != s1) bad++;
+            runs = s0 == GR_OK && s1 == GR_OK;
+        }
+        ran += runs && f[0] && f[1];
+        for (call = 0; runs && f[0] && f[1] && call < 2; call++) {
             int ok = 1;
             for (lvl = 0; lvl < 2; lvl++) CHECK_STATUS(gr_call(f[lvl], in, res[lvl]), GR_OK);
             for (k = 0; k < n_out && ok; k++) {
@@ -132,7 +144,7 @@ TEST(test_fuzz_random_graphs) {
             if (!ok) bad++;
         }
         /* the gradient against central differences of the cost (unoptimised), one element per input */
-        if (f[1]) {
+        if (f[1] && runs) {
             const gr_array *grads[FZ_IN];
             for (i = 0; i < FZ_IN; i++) {
                 const gr_array *now[2 + FZ_IN + 1];
@@ -156,7 +168,7 @@ TEST(test_fuzz_random_graphs) {
             }
         }
         /* the R-op of the first output along random directions, against central differences */
-        {
+        if (runs) {
             gr_var *vv[FZ_IN], *jv = NULL, *rin[2 * FZ_IN], *routs[2];
             gr_array *va[FZ_IN];
             gr_fn *fr = NULL;
@@ -164,7 +176,7 @@ TEST(test_fuzz_random_graphs) {
                 int64_t e;
                 char name[8];
                 name[0] = 'v'; name[1] = (char)('a' + i); name[2] = 0;
-                vv[i] = gr_tensor(g, GR_F64, fz_ndim[i], fz_shape[i], name);
+                vv[i] = gr_tensor(g, GR_F64, fz_ndim[i], dyn ? fz_unknown : fz_shape[i], name);
                 va[i] = gr_array_new(GR_F64, fz_ndim[i], fz_shape[i]);
                 for (e = 0; e < va[i]->size; e++) gr_array_set(va[i], e, fz_unif(&r));
                 rin[i] = pool[i];
@@ -218,6 +230,7 @@ TEST(test_fuzz_random_graphs) {
     }
     CHECK_MSG(built >= FZ_GRAPHS * 9 / 10, "only %d of %d graphs built", built, FZ_GRAPHS);
     CHECK_MSG(fused >= built / 2, "fusion shortened only %d of %d functions", fused, built);
+    CHECK_MSG(ran >= built * 3 / 4, "only %d of %d functions could be called", ran, built);
 }
 
 SUITE(suite_fuzz) = {

@@ -13,6 +13,27 @@ static void r_check_vec(const gr_array *a, int64_t n, const double *want, double
     for (i = 0; i < n && i < a->size; i++) CHECK_NEAR(gr_array_get(a, i), want[i], tol);
 }
 
+/* what was printed to fp, as a string (truncated to size - 1) */
+static size_t r_slurp(FILE *fp, char *buf, size_t size) {
+    size_t n;
+    rewind(fp);
+    n = fread(buf, 1, size - 1, fp);
+    buf[n] = 0;
+    return n;
+}
+
+/* f printed into tmp (then closed; NULL: nothing to check) contains a, b and c */
+static void r_check_fn_prints(const gr_fn *f, FILE *tmp, const char *a, const char *b, const char *c) {
+    char buf[4096];
+    if (!tmp) return;
+    gr_fn_print(tmp, f);
+    r_slurp(tmp, buf, sizeof buf);
+    CHECK_CONTAINS(buf, a);
+    CHECK_CONTAINS(buf, b);
+    CHECK_CONTAINS(buf, c);
+    fclose(tmp);
+}
+
 /* ---- shared variables and updates ------------------------------------------------------------- */
 
 TEST(test_updates_applied_each_call) {
@@ -219,18 +240,7 @@ TEST(test_function_outlives_graph) {
     in[0] = NULL;
     CHECK_STATUS(gr_call(f, in, out), GR_ERR_VALUE);
     CHECK_CONTAINS(gr_fn_message(f), "'x'");
-    if (tmp) {
-        char buf[4096];
-        size_t n;
-        gr_fn_print(tmp, f);
-        rewind(tmp);
-        n = fread(buf, 1, sizeof buf - 1, tmp);
-        buf[n] = 0;
-        CHECK_CONTAINS(buf, "weights");
-        CHECK_CONTAINS(buf, "act");
-        CHECK_CONTAINS(buf, "tanh");
-        fclose(tmp);
-    }
+    r_check_fn_prints(f, tmp, "weights", "act", "tanh");
     gr_array_free(xa);
     gr_fn_free(f);
 }
@@ -598,14 +608,6 @@ TEST(test_user_op_errors) {
 
 /* ---- printing ------------------------------------------------------------------------------------ */
 
-static size_t r_slurp(FILE *fp, char *buf, size_t size) {
-    size_t n;
-    rewind(fp);
-    n = fread(buf, 1, size - 1, fp);
-    buf[n] = 0;
-    return n;
-}
-
 TEST(test_print) {
     gr_graph *g = gr_graph_new();
     gr_var *x = gr_vector(g, GR_F64, "x"), *m = gr_matrix(g, GR_F32, "m");
@@ -758,17 +760,7 @@ TEST(test_compacted_function_keeps_leaves) {
     in[0] = NULL;
     CHECK_STATUS(gr_call(f, in, out), GR_ERR_VALUE);
     CHECK_CONTAINS(gr_fn_message(f), "'x'");
-    if (tmp) {
-        char buf[4096];
-        size_t n;
-        gr_fn_print(tmp, f);
-        rewind(tmp);
-        n = fread(buf, 1, sizeof buf - 1, tmp);
-        buf[n] = 0;
-        CHECK_CONTAINS(buf, "result");
-        CHECK_CONTAINS(buf, "Fused");
-        fclose(tmp);
-    }
+    r_check_fn_prints(f, tmp, "result", "Fused", "");
     gr_fn_free(f);
     gr_graph_free(g);                                   /* (kept until now for gr_shared_get(t)) */
     gr_array_free(xa); gr_array_free(wa); gr_array_free(ta);
@@ -779,14 +771,11 @@ TEST(test_compacted_function_keeps_leaves) {
    went in (printed before and after: the same text), still working for more gradients and functions */
 static void r_print_to(char *buf, size_t size, gr_var *a, gr_var *b) {
     FILE *t = tmpfile();
-    size_t n = 0;
     buf[0] = 0;
     if (!t) return;
     gr_print(t, a);
     gr_print(t, b);
-    rewind(t);
-    n = fread(buf, 1, size - 1, t);
-    buf[n] = 0;
+    r_slurp(t, buf, size);
     fclose(t);
 }
 
