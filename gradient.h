@@ -9962,18 +9962,29 @@ done:
     return st;
 }
 
+/* what the passes over the private graph start from: *roots, f's outputs then its update values,
+   and *given, a mark on each of its inputs (by variable id); both GR_MALLOC'd, 0 when out of memory */
+static int gr__fn_roots(const gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd, gr_var ***roots,
+                        uint8_t **given) {
+    int i;
+    *roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(f->n_out + f->n_upd + 1));
+    *given = (uint8_t *)gr__calloc(f->g->n_vars + 1u, 1);
+    if (!*roots || !*given) { GR_FREE(*roots); GR_FREE(*given); *roots = NULL; *given = NULL; return 0; }
+    for (i = 0; i < f->n_out; i++) (*roots)[i] = cout[i];
+    for (i = 0; i < f->n_upd; i++) (*roots)[f->n_out + i] = cupd[i];
+    for (i = 0; i < f->n_in; i++) (*given)[cin[i]->id] = 1;
+    return 1;
+}
+
 /* fuses the elementwise nodes that the outputs and update values need (cout and cupd are patched
    where they are outputs of a fused group) */
 static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g;
     int n_roots = f->n_out + f->n_upd, i;
-    gr_var **roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
-    uint8_t *given = (uint8_t *)gr__calloc(cg->n_vars, 1);
+    gr_var **roots;
+    uint8_t *given;
     gr_status st;
-    if (!roots || !given) { GR_FREE(roots); GR_FREE(given); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
-    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
-    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
-    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
+    if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
     st = gr__fuse(rw, cg, n_roots, roots, given);
     for (i = 0; i < f->n_out; i++) cout[i] = roots[i];
     for (i = 0; i < f->n_upd; i++) cupd[i] = roots[f->n_out + i];
@@ -10000,12 +10011,7 @@ static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **
     uint32_t n_order = 0, n_progs = 0, k, max_io = 8;
     int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
-    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
-    given = (uint8_t *)gr__calloc(cg->n_vars + 1u, 1);
-    if (!roots || !given) goto done;
-    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
-    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
-    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
     st = GR_OK;
     if ((uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
@@ -10104,13 +10110,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     int64_t n_io = 0, at = 0;
     int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
-    roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_roots + 1));
-    given = (uint8_t *)gr__calloc(cg->n_vars, 1);
     slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->n_vars + 1u));
-    if (!roots || !given || !slot_of) goto done;
-    for (i = 0; i < f->n_out; i++) roots[i] = cout[i];
-    for (i = 0; i < f->n_upd; i++) roots[f->n_out + i] = cupd[i];
-    for (i = 0; i < f->n_in; i++) given[cin[i]->id] = 1;
+    if (!slot_of || !gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
     if (st != GR_OK) goto done;
     st = GR_ERR_NOMEM;
