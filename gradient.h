@@ -645,6 +645,7 @@ GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one 
 #define GR__TRAP() ((void)0)
 #endif
 
+
 #ifdef GRADIENT_CBLAS
 #include <cblas.h>
 #endif
@@ -698,6 +699,8 @@ struct gr_graph {
     gr__arena     arena;
     gr_var      **vars;    uint32_t n_vars, cap_vars;
     gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
+    uint32_t      var_base, node_base;   /* ids start here: a function's private graph numbers its own
+                                            after its source graph's, whose nodes it may reuse */
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
@@ -1165,6 +1168,7 @@ static int gr__own(gr_graph *g, void *block) {
 static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shape, int kind) {
     gr_var *v;
     int i;
+    if (g->n_vars >= UINT32_MAX - 1u - g->var_base) return gr__fail(g, GR_ERR_NOMEM, "too many variables (%lu)", (unsigned long)g->n_vars);
     if (!gr__grow((void **)&g->vars, &g->cap_vars, g->n_vars, sizeof(gr_var *)))
         return gr__fail(g, GR_ERR_NOMEM, "out of memory");
     v = (gr_var *)gr__alloc(g, sizeof(gr_var) + (size_t)ndim * sizeof(int64_t));
@@ -1176,7 +1180,7 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     v->dtype = (uint8_t)dtype;
     v->ndim = (uint8_t)ndim;
     v->kind = (uint8_t)kind;
-    v->id = g->n_vars;
+    v->id = g->var_base + g->n_vars;
     g->vars[g->n_vars++] = v;
     return v;
 }
@@ -1505,9 +1509,10 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     }
     /* registered only now: a type rule may build nodes of its own (Batched's builds its inner node),
        which take the slots and ids free before it ran */
+    if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
-    node->id = g->n_nodes;
+    node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < n_out; j++) outs[j] = node->out[j];
     return GR_OK;
@@ -1603,10 +1608,11 @@ static int gr__axis(int axis, int ndim) {
    variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
 static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                               uint32_t *n_out) {
-    uint8_t *state = (uint8_t *)gr__calloc(g->n_nodes, 1);
-    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
-    int *next = (int *)GR_MALLOC(sizeof(int) * (g->n_nodes + 1u));
-    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    uint32_t nn = g->node_base + g->n_nodes;     /* every node id is below */
+    uint8_t *state = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (nn + 1u));
+    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
     uint32_t sp = 0, n = 0;
     int r;
     *out = NULL;
@@ -2165,6 +2171,13 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 /* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
 /* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
    they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
+/* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
+   the grad rules leave the product out rather than build a node every compiled function must fold
+   (and everything downstream of it rebuild) */
+static int gr__is_one(const gr_var *v, int dt) {
+    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)v->ext, 0) == 1.0;
+}
+
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = node->out[0], *gz = og[0];
     int k;
@@ -2180,7 +2193,7 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
         case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
         case GR__PD_ONE: t = gz; break;
         case GR__PD_NEG_ONE: t = gr_neg(gz); break;
-        default: t = gr_mul(gz, t); break;
+        default: t = gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;
         }
         ig[k] = gr__sum_to(t, x);
         if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
@@ -8278,6 +8291,8 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
 typedef struct gr__rewriter gr__rewriter;
 struct gr__rewriter {
     gr_graph *cg;
+    gr_graph *g;                 /* the source graph: a node the rewrites leave as it is is not copied */
+    const gr_node *orig;         /* the source node being rebuilt (read once by gr__rw_build) */
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
     gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
@@ -8297,14 +8312,19 @@ struct gr__rewriter {
     int32_t next_sym;
     int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
     uint32_t n_trim, cap_trim;
+    uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
+    uint32_t n_view, cap_view;
+    uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
+    uint32_t n_repl;
 };
 
 #define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
 #define GR__SIG_ONE GR__SIG_STATIC(1)
 
-static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
+static gr__rewriter *gr__rewriter_new(gr_graph *g, gr_graph *cg, int level) {
     gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
     if (!rw) return NULL;
+    rw->g = g;
     rw->cg = cg;
     rw->level = level;
     return rw;
@@ -8322,6 +8342,8 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
+    GR_FREE(rw->view);
+    GR_FREE(rw->repl);
     GR_FREE(rw);
 }
 
@@ -9148,15 +9170,41 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     return v;
 }
 
+/* orig's outputs are typed as its inputs are now: a shared value whose shape changed since orig was
+   built leaves it stale, and then it is rebuilt. (Batched's type rule builds its inner node in the
+   node's graph: such a node is always rebuilt. A rule that fails leaves the source graph as it was.) */
+static int gr__rw_types_current(const gr_node *orig) {
+    gr_type t[4];
+    int i, j;
+    if (orig->n_out > 4 || (orig->op->flags & GR__OPF_INNERCONN)) return 0;
+    memset(t, 0, sizeof t);
+    if (orig->op->infer) {
+        gr_status before = orig->graph->status;
+        if (orig->op->infer(orig, t) != GR_OK) {
+            if (before == GR_OK) gr_graph_clear_error(orig->graph);
+            return 0;
+        }
+    } else
+        for (j = 0; j < orig->n_out; j++) gr_var_type(orig->in[0], &t[j]);
+    for (j = 0; j < orig->n_out; j++) {
+        const gr_var *v = orig->out[j];
+        if ((int)t[j].dtype != v->dtype || t[j].ndim != v->ndim) return 0;
+        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != v->shape[i]) return 0;
+    }
+    return 1;
+}
+
 static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
                               gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
     gr_var *r = NULL, *ins_local[8] = { NULL };
     gr_var *const *ins = ins_given;
+    const gr_node *orig = rw->orig;      /* only this call: the builds of replacements have none */
     uint32_t h;
     int i, j, done = 0, all_const = 1;
     gr_status st;
+    rw->orig = NULL;
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
@@ -9177,11 +9225,20 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
         return GR_OK;
     }
+    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+    /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
+       the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
+    for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
+    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) && gr__rw_types_current(orig)) {
+        node = (gr_node *)orig;
+        for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
+        if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
+        return GR_OK;
+    }
     st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
     if (st != GR_OK) return st;
     node = outs[0]->owner;
     for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
-    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
@@ -9201,10 +9258,15 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         return GR_OK;
     }
     if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
-    else st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    else {
+        rw->orig = node;
+        st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        rw->orig = NULL;
+    }
     if (st != GR_OK) return st;
-    for (j = 0; j < node->n_out; j++)
-        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && !gr__set_name(rw->cg, outs[j], node->out[j]->name))
+    for (j = 0; j < node->n_out; j++)           /* (the source graph's variables are never written) */
+        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && outs[j]->graph == rw->cg &&
+            !gr__set_name(rw->cg, outs[j], node->out[j]->name))
             return rw->cg->status;
     return GR_OK;
 }
@@ -9445,6 +9507,47 @@ static int gr__fusable(const gr_node *node) {
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
+/* the node of id `id` among the function's: its private graph's, or the source graph's it reuses */
+#define GR__NODE(id) ((id) < cg->node_base ? rw->g->nodes[id] : cg->nodes[(id) - cg->node_base])
+/* x, or the Fused output that replaces it */
+static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
+    return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
+}
+#define GR__FIN(node, i) gr__fuse_in(cg, repl, nv, (node)->in[i])
+
+/* The nodes the roots need (not above a variable v with given[v->id]), in the order the copy made
+   them (rw->view: a topological order of the function's nodes, the reused source nodes among
+   them): one sweep back down the list marks what is needed, reading a node only when it is. */
+static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *roots, const uint8_t *given, uint32_t nn,
+                                 gr_node ***out, uint32_t *n_out) {
+    gr_graph *cg = rw->cg;
+    uint8_t *need = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **order;
+    uint32_t k, n = 0;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!need) return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+    for (r = 0; r < n_roots; r++)
+        if (roots[r]->owner && !given[roots[r]->id]) need[roots[r]->owner->id] = 1;
+    for (k = rw->n_view; k-- > 0;) {
+        gr_node *node;
+        int i;
+        if (!need[rw->view[k]]) continue;
+        n++;
+        node = GR__NODE(rw->view[k]);
+        for (i = 0; i < node->n_in; i++)
+            if (node->in[i]->owner && !given[node->in[i]->id]) need[node->in[i]->owner->id] = 1;
+    }
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!order) { GR_FREE(need); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
+    for (n = 0, k = 0; k < rw->n_view; k++) if (need[rw->view[k]]) { order[n++] = GR__NODE(rw->view[k]); need[rw->view[k]] = 0; }
+    GR_FREE(need);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}
+
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
 /* the group of x's producer; -1 for leaves and for nodes made by this pass (Fused nodes) */
 #define GR__GROUP_OF(x) ((x)->owner && (x)->owner->id < nn ? group[(x)->owner->id] : -1)
@@ -9454,7 +9557,7 @@ static int gr__fusable(const gr_node *node) {
    values, patched when they are group outputs) in cg. */
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
     gr_node **order = NULL;
-    uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
+    uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
@@ -9463,7 +9566,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
-    if ((st = gr__needed_in_order(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
+    if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
@@ -9501,11 +9604,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* 1. groups */
     for (k = 0; k < n_order; k++) {
-        gr_node *node = cg->nodes[oid[k]];
+        gr_node *node = GR__NODE(oid[k]);
         int o, joined = -1;
         if (!gr__fusable(node)) continue;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
-            gr_node *first = cg->nodes[oid[gstart[open[o]]]];
+            gr_node *first = GR__NODE(oid[gstart[open[o]]]);
             int i, ok = gr__sig_same(rw, node->out[0], first->out[0]);
             for (i = 0; ok && i < node->n_in; i++) {
                 gr_node *w = node->in[i]->owner;
@@ -9546,7 +9649,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
-        gr_node *node = cg->nodes[oid[k]];
+        gr_node *node = GR__NODE(oid[k]);
         int i;
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = node->in[i]->owner;
@@ -9581,16 +9684,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = cg->nodes[mem[mi]];
+            gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
-                if (x->id < nv && repl[x->id]) node->in[i] = x = cg->vars[repl[x->id] - 1];
+                gr_var *x = GR__FIN(node, i);
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
             if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
-            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node->id + 1;
+            if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
@@ -9618,24 +9720,24 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = cg->nodes[mem[0]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = GR__NODE(mem[0])->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = cg->nodes[mem[mi]];
+            gr_node *node = GR__NODE(mem[mi]);
             gr__fop *op;
             gr_var *y = node->out[0];
             q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
-                cos_of[node->in[0]->id] = 0;               /* computed here: a later sin stays alone */
+                cos_of[GR__FIN(node, 0)->id] = 0;               /* computed here: a later sin stays alone */
             }
             if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
                 /* a broadcast read only inside the group: its readers read the source itself, with the
                    source's (broadcast) stride; the source stays live as long as they read it */
-                gr_var *x = node->in[0];
+                gr_var *x = GR__FIN(node, 0);
                 ref[y->id] = ref[x->id];
                 aliased[y->id] = 1;                       /* its register is x's, freed through x */
                 if (GR__GROUP_OF(x) == g && last[y->id] > last[x->id]) last[x->id] = last[y->id];
@@ -9643,14 +9745,14 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             }
             op = &p->ops[op_i++];
             op->out2 = -1;
-            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node->id + 1) {
-                gr_node *c = cg->nodes[cos_of[node->in[0]->id] - 1];
+            if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
+                gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
                 gr_var *yc = c->out[0];
                 paired[c->id] = 1;
                 op->n_args = 1;
                 op->dtype = op->odtype = (uint8_t)y->dtype;
                 op->row = GR__FOP_SINCOS;
-                op->arg[0] = ref[node->in[0]->id];
+                op->arg[0] = ref[GR__FIN(node, 0)->id];
                 if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
                 if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
                 op->out = ref[y->id];
@@ -9659,24 +9761,24 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             }
             if (node->op->flags & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
-                op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+                op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
                 op->row = (uint8_t)node->op->code;
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
-                op->dtype = (uint8_t)node->in[0]->dtype;
+                op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;
                 op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
             }
             op->odtype = (uint8_t)y->dtype;
-            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
+            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[GR__FIN(node, i)->id];
             /* the result's register first, then the registers whose last reader this is: an op never
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
             op->out = ref[y->id];
         free_inputs:
             for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
+                gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
-                for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
+                for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
                 if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == (int32_t)q)
                     free_regs[n_free++] = ref[x->id];
             }
@@ -9716,25 +9818,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
     group_done:
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
-            gr_node *node = cg->nodes[mem[mi]];
-            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = 0; }
+            gr_node *node = GR__NODE(mem[mi]);
+            for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
     }
-    /* the nodes left alone, and the roots, read the Fused outputs */
-    for (k = 0; k < n_order; k++) {
-        int32_t gk = group[oid[k]];
-        gr_node *node;
-        int i;
-        if (gk >= 0 && gmem_at[gk + 1] - gmem_at[gk] >= 2) continue;   /* fused away */
-        node = cg->nodes[oid[k]];
-        for (i = 0; i < node->n_in; i++)
-            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = cg->vars[repl[node->in[i]->id] - 1];
-    }
-    for (k = 0; k < (uint32_t)n_roots; k++)
-        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = cg->vars[repl[roots[k]->id] - 1];
+    /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
+       written: some are the source graph's) */
+    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, repl, nv, roots[k]);
+    rw->repl = repl;
+    rw->n_repl = nv;
+    repl = NULL;
 done:
     GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
@@ -9904,12 +10000,21 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
 static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, gr_var *v, gr_var **map) {
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
-    map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
 /* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). */
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+static int gr__fn_view_add(gr__rewriter *rw, uint32_t id) {
+    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t))) return 0;
+    rw->view[rw->n_view++] = id;
+    return 1;
+}
+
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -9923,13 +10028,16 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
-        gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        gr_var *c;
+        if (rw->level == GR_OPT_FULL && inputs[i]->kind == GR__VK_INPUT) { map[inputs[i]->id] = inputs[i]; continue; }
+        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
         if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
+        uint32_t made = cg->n_nodes, q;
         if (node->n_in > cap || node->n_out > cap) {
             int need = node->n_in > node->n_out ? node->n_in : node->n_out;
             if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
@@ -9945,6 +10053,14 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         }
         st = gr__rewrite_node(rw, node, ins, outs);
         if (st != GR_OK) goto done;
+        if (rw->level == GR_OPT_FULL) {
+            for (q = made; q < cg->n_nodes; q++)
+                if (!gr__fn_view_add(rw, cg->nodes[q]->id)) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node->id)) {
+                st = gr__error(g, GR_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+        }
         for (j = 0; j < node->n_out; j++)
             if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
     }
@@ -9968,7 +10084,7 @@ static int gr__fn_roots(const gr_fn *f, gr_var *const *cin, gr_var *const *cout,
                         uint8_t **given) {
     int i;
     *roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(f->n_out + f->n_upd + 1));
-    *given = (uint8_t *)gr__calloc(f->g->n_vars + 1u, 1);
+    *given = (uint8_t *)gr__calloc(f->g->var_base + f->g->n_vars + 1u, 1);
     if (!*roots || !*given) { GR_FREE(*roots); GR_FREE(*given); *roots = NULL; *given = NULL; return 0; }
     for (i = 0; i < f->n_out; i++) (*roots)[i] = cout[i];
     for (i = 0; i < f->n_upd; i++) (*roots)[f->n_out + i] = cupd[i];
@@ -9994,30 +10110,65 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
 }
 
 /* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out. When fewer than half of its nodes are still needed, the needed ones move
-   to a fresh graph (the Fused programs' blocks change owner with their nodes) and the old graph is
-   freed: a compiled chain of a million links keeps its program, not the copy it was made from. */
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
 }
 
-static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+/* x as the schedule reads it: the Fused output that replaces it, if any */
+static gr_var *gr__fn_read(const gr__rewriter *rw, gr_var *x) {
+    return rw->repl && x->id < rw->n_repl && rw->repl[x->id] ? rw->cg->vars[rw->repl[x->id] - 1 - rw->cg->var_base] : x;
+}
+
+static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
-    gr_node **order = NULL;
+    gr_node **order = NULL, **stack = NULL;
     gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
     void **progs = NULL;
-    uint8_t *given = NULL;
-    uint32_t n_order = 0, n_progs = 0, k, max_io = 8;
-    int i, j, n_roots = f->n_out + f->n_upd;
+    uint8_t *given = NULL, *state = NULL;
+    int32_t *next = NULL;
+    uint32_t nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, sp, k, max_io = 8;
+    int i, j, r, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
-    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    state = (uint8_t *)gr__calloc(nn + 1u, 1);
+    stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    if (!state || !stack || !next || !order) goto done;
+    /* the nodes the roots need, each after those it reads (depth first, an explicit stack) */
+    for (r = 0; r < n_roots; r++) {
+        gr_var *v = roots[r];
+        if (!v->owner || given[v->id] || state[v->owner->id]) continue;
+        state[v->owner->id] = 1;
+        stack[0] = v->owner; next[0] = 0; sp = 1;
+        while (sp) {
+            gr_node *node = stack[sp - 1];
+            if (next[sp - 1] < node->n_in) {
+                gr_var *x = gr__fn_read(rw, node->in[next[sp - 1]++]);
+                if (x->owner && !given[x->id] && !state[x->owner->id]) {
+                    state[x->owner->id] = 1;
+                    stack[sp] = x->owner; next[sp] = 0; sp++;
+                }
+            } else {
+                order[n_order++] = node;
+                sp--;
+            }
+        }
+    }
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
+    state = NULL; stack = NULL; next = NULL;
     st = GR_OK;
-    if ((uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
+    if (rw->level != GR_OPT_FULL && (uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
     st = GR_ERR_NOMEM;
     ng = gr_graph_new();
-    map = (gr_var **)gr__calloc(cg->n_vars + 1u, sizeof(gr_var *));
+    map = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
     progs = (void **)GR_MALLOC(sizeof(void *) * (2u * (size_t)n_order + 1));
     if (!ng || !map || !progs) goto done;
     for (k = 0; k < n_order; k++) {
@@ -10035,7 +10186,7 @@ static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         for (j = 0; j < node->n_in; j++)
-            if (!(ins[j] = GR__COMPACT_LEAF(node->in[j]))) goto failed;
+            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, node->in[j])))) goto failed;
         if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
         for (j = 0; j < node->n_out; j++) {
             map[node->out[j]->id] = outs[j];
@@ -10069,7 +10220,8 @@ done:
     gr_graph_free(ng);
     if (ins != ins_stack) GR_FREE(ins);
     if (outs != outs_stack) GR_FREE(outs);
-    GR_FREE(order); GR_FREE(map); GR_FREE(roots); GR_FREE(progs); GR_FREE(given);
+    GR_FREE(order); GR_FREE(map); GR_FREE(progs); GR_FREE(given); GR_FREE(roots);
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
     return st;
 }
 
@@ -10110,7 +10262,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     int64_t n_io = 0, at = 0;
     int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
-    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->n_vars + 1u));
+    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->var_base + cg->n_vars + 1u));
     if (!slot_of || !gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
     if (st != GR_OK) goto done;
@@ -10126,7 +10278,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
     f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
     if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
-    for (k = 0; k < cg->n_vars; k++) slot_of[k] = -1;
+    for (k = 0; k < cg->var_base + cg->n_vars; k++) slot_of[k] = -1;
     for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
     for (k = 0; k < n_order; k++) {
         gr_node *node = f->steps[k];
@@ -10198,7 +10350,9 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
     for (i = 0; i < n_out; i++) roots[i] = outputs[i];
     for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
-    rw = gr__rewriter_new(cg, level);
+    cg->var_base = g->n_vars;                       /* ids apart from the source graph's, which it may reuse */
+    cg->node_base = g->n_nodes;
+    rw = gr__rewriter_new(g, cg, level);
     if (!rw) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
     if (gr__fn_copy(g, cg, rw, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
     for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
@@ -10210,7 +10364,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     for (i = 0; i < n_upd; i++) {
         gr_var *sv = opts->updates[i].shared;
         cupd[i] = map[opts->updates[i].value->id];
-        if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
+        if (gr__is_weak(cupd[i]))                   /* (made in cg: cupd[i] may be the source graph's) */
+            cupd[i] = sv->dtype != GR_F64 ? gr__scalar_const(cg, sv->dtype, gr__weak_value(cupd[i]), 0) : gr__coerce(cupd[i], sv->dtype);
         /* a target the function does not read gets its counterpart here (holding a reference) */
         if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
         if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
@@ -10229,7 +10384,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     GR_FREE(map);
     map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-    if (gr__fn_compact(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);

@@ -486,6 +486,13 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 /* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
 /* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
    they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
+/* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
+   the grad rules leave the product out rather than build a node every compiled function must fold
+   (and everything downstream of it rebuild) */
+static int gr__is_one(const gr_var *v, int dt) {
+    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)v->ext, 0) == 1.0;
+}
+
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = node->out[0], *gz = og[0];
     int k;
@@ -501,7 +508,7 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
         case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
         case GR__PD_ONE: t = gz; break;
         case GR__PD_NEG_ONE: t = gr_neg(gz); break;
-        default: t = gr_mul(gz, t); break;
+        default: t = gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;
         }
         ig[k] = gr__sum_to(t, x);
         if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;

@@ -159,12 +159,21 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
 static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, gr_var *v, gr_var **map) {
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
-    map[v->id] = gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
 /* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). */
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+static int gr__fn_view_add(gr__rewriter *rw, uint32_t id) {
+    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t))) return 0;
+    rw->view[rw->n_view++] = id;
+    return 1;
+}
+
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -178,13 +187,16 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
-        gr_var *c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        gr_var *c;
+        if (rw->level == GR_OPT_FULL && inputs[i]->kind == GR__VK_INPUT) { map[inputs[i]->id] = inputs[i]; continue; }
+        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
         if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
+        uint32_t made = cg->n_nodes, q;
         if (node->n_in > cap || node->n_out > cap) {
             int need = node->n_in > node->n_out ? node->n_in : node->n_out;
             if (ins != ins_stack) { GR_FREE(ins); GR_FREE(outs); }
@@ -200,6 +212,14 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         }
         st = gr__rewrite_node(rw, node, ins, outs);
         if (st != GR_OK) goto done;
+        if (rw->level == GR_OPT_FULL) {
+            for (q = made; q < cg->n_nodes; q++)
+                if (!gr__fn_view_add(rw, cg->nodes[q]->id)) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node->id)) {
+                st = gr__error(g, GR_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+        }
         for (j = 0; j < node->n_out; j++)
             if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
     }
@@ -223,7 +243,7 @@ static int gr__fn_roots(const gr_fn *f, gr_var *const *cin, gr_var *const *cout,
                         uint8_t **given) {
     int i;
     *roots = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(f->n_out + f->n_upd + 1));
-    *given = (uint8_t *)gr__calloc(f->g->n_vars + 1u, 1);
+    *given = (uint8_t *)gr__calloc(f->g->var_base + f->g->n_vars + 1u, 1);
     if (!*roots || !*given) { GR_FREE(*roots); GR_FREE(*given); *roots = NULL; *given = NULL; return 0; }
     for (i = 0; i < f->n_out; i++) (*roots)[i] = cout[i];
     for (i = 0; i < f->n_upd; i++) (*roots)[f->n_out + i] = cupd[i];
@@ -249,30 +269,65 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
 }
 
 /* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out. When fewer than half of its nodes are still needed, the needed ones move
-   to a fresh graph (the Fused programs' blocks change owner with their nodes) and the old graph is
-   freed: a compiled chain of a million links keeps its program, not the copy it was made from. */
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
 }
 
-static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+/* x as the schedule reads it: the Fused output that replaces it, if any */
+static gr_var *gr__fn_read(const gr__rewriter *rw, gr_var *x) {
+    return rw->repl && x->id < rw->n_repl && rw->repl[x->id] ? rw->cg->vars[rw->repl[x->id] - 1 - rw->cg->var_base] : x;
+}
+
+static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
-    gr_node **order = NULL;
+    gr_node **order = NULL, **stack = NULL;
     gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
     void **progs = NULL;
-    uint8_t *given = NULL;
-    uint32_t n_order = 0, n_progs = 0, k, max_io = 8;
-    int i, j, n_roots = f->n_out + f->n_upd;
+    uint8_t *given = NULL, *state = NULL;
+    int32_t *next = NULL;
+    uint32_t nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, sp, k, max_io = 8;
+    int i, j, r, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
-    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    state = (uint8_t *)gr__calloc(nn + 1u, 1);
+    stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    if (!state || !stack || !next || !order) goto done;
+    /* the nodes the roots need, each after those it reads (depth first, an explicit stack) */
+    for (r = 0; r < n_roots; r++) {
+        gr_var *v = roots[r];
+        if (!v->owner || given[v->id] || state[v->owner->id]) continue;
+        state[v->owner->id] = 1;
+        stack[0] = v->owner; next[0] = 0; sp = 1;
+        while (sp) {
+            gr_node *node = stack[sp - 1];
+            if (next[sp - 1] < node->n_in) {
+                gr_var *x = gr__fn_read(rw, node->in[next[sp - 1]++]);
+                if (x->owner && !given[x->id] && !state[x->owner->id]) {
+                    state[x->owner->id] = 1;
+                    stack[sp] = x->owner; next[sp] = 0; sp++;
+                }
+            } else {
+                order[n_order++] = node;
+                sp--;
+            }
+        }
+    }
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
+    state = NULL; stack = NULL; next = NULL;
     st = GR_OK;
-    if ((uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
+    if (rw->level != GR_OPT_FULL && (uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
     st = GR_ERR_NOMEM;
     ng = gr_graph_new();
-    map = (gr_var **)gr__calloc(cg->n_vars + 1u, sizeof(gr_var *));
+    map = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
     progs = (void **)GR_MALLOC(sizeof(void *) * (2u * (size_t)n_order + 1));
     if (!ng || !map || !progs) goto done;
     for (k = 0; k < n_order; k++) {
@@ -290,7 +345,7 @@ static gr_status gr__fn_compact(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         for (j = 0; j < node->n_in; j++)
-            if (!(ins[j] = GR__COMPACT_LEAF(node->in[j]))) goto failed;
+            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, node->in[j])))) goto failed;
         if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
         for (j = 0; j < node->n_out; j++) {
             map[node->out[j]->id] = outs[j];
@@ -324,7 +379,8 @@ done:
     gr_graph_free(ng);
     if (ins != ins_stack) GR_FREE(ins);
     if (outs != outs_stack) GR_FREE(outs);
-    GR_FREE(order); GR_FREE(map); GR_FREE(roots); GR_FREE(progs); GR_FREE(given);
+    GR_FREE(order); GR_FREE(map); GR_FREE(progs); GR_FREE(given); GR_FREE(roots);
+    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
     return st;
 }
 
@@ -365,7 +421,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     int64_t n_io = 0, at = 0;
     int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
-    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->n_vars + 1u));
+    slot_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (cg->var_base + cg->n_vars + 1u));
     if (!slot_of || !gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
     if (st != GR_OK) goto done;
@@ -381,7 +437,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->out_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_out + 1));
     f->upd_slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_upd + 1));
     if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
-    for (k = 0; k < cg->n_vars; k++) slot_of[k] = -1;
+    for (k = 0; k < cg->var_base + cg->n_vars; k++) slot_of[k] = -1;
     for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
     for (k = 0; k < n_order; k++) {
         gr_node *node = f->steps[k];
@@ -453,7 +509,9 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     f->n_in = n_in; f->n_out = n_out; f->n_upd = n_upd;
     for (i = 0; i < n_out; i++) roots[i] = outputs[i];
     for (i = 0; i < n_upd; i++) roots[n_out + i] = opts->updates[i].value;
-    rw = gr__rewriter_new(cg, level);
+    cg->var_base = g->n_vars;                       /* ids apart from the source graph's, which it may reuse */
+    cg->node_base = g->n_nodes;
+    rw = gr__rewriter_new(g, cg, level);
     if (!rw) { gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory"); goto fail; }
     if (gr__fn_copy(g, cg, rw, n_in, inputs, n_out + n_upd, roots, map) != GR_OK) goto fail;
     for (i = 0; i < n_in; i++) cin[i] = map[inputs[i]->id];
@@ -465,7 +523,8 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     for (i = 0; i < n_upd; i++) {
         gr_var *sv = opts->updates[i].shared;
         cupd[i] = map[opts->updates[i].value->id];
-        if (gr__is_weak(cupd[i])) cupd[i] = gr__coerce(cupd[i], sv->dtype);
+        if (gr__is_weak(cupd[i]))                   /* (made in cg: cupd[i] may be the source graph's) */
+            cupd[i] = sv->dtype != GR_F64 ? gr__scalar_const(cg, sv->dtype, gr__weak_value(cupd[i]), 0) : gr__coerce(cupd[i], sv->dtype);
         /* a target the function does not read gets its counterpart here (holding a reference) */
         if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
         if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
@@ -484,7 +543,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     GR_FREE(map);
     map = NULL;
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-    if (gr__fn_compact(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     gr__rewriter_free(rw);

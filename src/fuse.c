@@ -233,6 +233,47 @@ static int gr__fusable(const gr_node *node) {
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
+/* the node of id `id` among the function's: its private graph's, or the source graph's it reuses */
+#define GR__NODE(id) ((id) < cg->node_base ? rw->g->nodes[id] : cg->nodes[(id) - cg->node_base])
+/* x, or the Fused output that replaces it */
+static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
+    return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
+}
+#define GR__FIN(node, i) gr__fuse_in(cg, repl, nv, (node)->in[i])
+
+/* The nodes the roots need (not above a variable v with given[v->id]), in the order the copy made
+   them (rw->view: a topological order of the function's nodes, the reused source nodes among
+   them): one sweep back down the list marks what is needed, reading a node only when it is. */
+static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *roots, const uint8_t *given, uint32_t nn,
+                                 gr_node ***out, uint32_t *n_out) {
+    gr_graph *cg = rw->cg;
+    uint8_t *need = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **order;
+    uint32_t k, n = 0;
+    int r;
+    *out = NULL;
+    *n_out = 0;
+    if (!need) return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+    for (r = 0; r < n_roots; r++)
+        if (roots[r]->owner && !given[roots[r]->id]) need[roots[r]->owner->id] = 1;
+    for (k = rw->n_view; k-- > 0;) {
+        gr_node *node;
+        int i;
+        if (!need[rw->view[k]]) continue;
+        n++;
+        node = GR__NODE(rw->view[k]);
+        for (i = 0; i < node->n_in; i++)
+            if (node->in[i]->owner && !given[node->in[i]->id]) need[node->in[i]->owner->id] = 1;
+    }
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!order) { GR_FREE(need); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
+    for (n = 0, k = 0; k < rw->n_view; k++) if (need[rw->view[k]]) { order[n++] = GR__NODE(rw->view[k]); need[rw->view[k]] = 0; }
+    GR_FREE(need);
+    *out = order;
+    *n_out = n;
+    return GR_OK;
+}
+
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
 /* the group of x's producer; -1 for leaves and for nodes made by this pass (Fused nodes) */
 #define GR__GROUP_OF(x) ((x)->owner && (x)->owner->id < nn ? group[(x)->owner->id] : -1)
@@ -242,7 +283,7 @@ static int gr__fusable(const gr_node *node) {
    values, patched when they are group outputs) in cg. */
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
     gr_node **order = NULL;
-    uint32_t n_order = 0, k, nn = cg->n_nodes, nv = cg->n_vars;
+    uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
@@ -251,7 +292,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
-    if ((st = gr__needed_in_order(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) return st;
+    if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
@@ -289,11 +330,11 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* 1. groups */
     for (k = 0; k < n_order; k++) {
-        gr_node *node = cg->nodes[oid[k]];
+        gr_node *node = GR__NODE(oid[k]);
         int o, joined = -1;
         if (!gr__fusable(node)) continue;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
-            gr_node *first = cg->nodes[oid[gstart[open[o]]]];
+            gr_node *first = GR__NODE(oid[gstart[open[o]]]);
             int i, ok = gr__sig_same(rw, node->out[0], first->out[0]);
             for (i = 0; ok && i < node->n_in; i++) {
                 gr_node *w = node->in[i]->owner;
@@ -334,7 +375,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
     for (k = 0; k < nv; k++) last[k] = -1;
     for (k = 0; k < n_order; k++) {
-        gr_node *node = cg->nodes[oid[k]];
+        gr_node *node = GR__NODE(oid[k]);
         int i;
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = node->in[i]->owner;
@@ -369,16 +410,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = cg->nodes[mem[mi]];
+            gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
-                if (x->id < nv && repl[x->id]) node->in[i] = x = cg->vars[repl[x->id] - 1];
+                gr_var *x = GR__FIN(node, i);
                 if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
             if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
-            if (node->op == &gr__op_ew_cos && gr__is_float(node->in[0]->dtype)) cos_of[node->in[0]->id] = node->id + 1;
+            if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
@@ -406,24 +446,24 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = cg->nodes[mem[0]]->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = GR__NODE(mem[0])->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
         for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = cg->nodes[mem[mi]];
+            gr_node *node = GR__NODE(mem[mi]);
             gr__fop *op;
             gr_var *y = node->out[0];
             q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
-                cos_of[node->in[0]->id] = 0;               /* computed here: a later sin stays alone */
+                cos_of[GR__FIN(node, 0)->id] = 0;               /* computed here: a later sin stays alone */
             }
             if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
                 /* a broadcast read only inside the group: its readers read the source itself, with the
                    source's (broadcast) stride; the source stays live as long as they read it */
-                gr_var *x = node->in[0];
+                gr_var *x = GR__FIN(node, 0);
                 ref[y->id] = ref[x->id];
                 aliased[y->id] = 1;                       /* its register is x's, freed through x */
                 if (GR__GROUP_OF(x) == g && last[y->id] > last[x->id]) last[x->id] = last[y->id];
@@ -431,14 +471,14 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             }
             op = &p->ops[op_i++];
             op->out2 = -1;
-            if (node->op == &gr__op_ew_sin && cos_of[node->in[0]->id] && cos_of[node->in[0]->id] != node->id + 1) {
-                gr_node *c = cg->nodes[cos_of[node->in[0]->id] - 1];
+            if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
+                gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
                 gr_var *yc = c->out[0];
                 paired[c->id] = 1;
                 op->n_args = 1;
                 op->dtype = op->odtype = (uint8_t)y->dtype;
                 op->row = GR__FOP_SINCOS;
-                op->arg[0] = ref[node->in[0]->id];
+                op->arg[0] = ref[GR__FIN(node, 0)->id];
                 if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
                 if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
                 op->out = ref[y->id];
@@ -447,24 +487,24 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             }
             if (node->op->flags & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
-                op->dtype = (uint8_t)node->in[node->n_in - 1]->dtype;
+                op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
                 op->row = (uint8_t)node->op->code;
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
-                op->dtype = (uint8_t)node->in[0]->dtype;
+                op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;
                 op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
             }
             op->odtype = (uint8_t)y->dtype;
-            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[node->in[i]->id];
+            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[GR__FIN(node, i)->id];
             /* the result's register first, then the registers whose last reader this is: an op never
                writes over its own operands (a cast between element sizes could not) */
             if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
             op->out = ref[y->id];
         free_inputs:
             for (i = 0; i < node->n_in; i++) {
-                gr_var *x = node->in[i];
+                gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
-                for (i2 = 0; i2 < i; i2++) if (node->in[i2] == x) dup = 1;
+                for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
                 if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == (int32_t)q)
                     free_regs[n_free++] = ref[x->id];
             }
@@ -504,25 +544,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
     group_done:
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
-            gr_node *node = cg->nodes[mem[mi]];
-            for (i = 0; i < node->n_in; i++) { ref[node->in[i]->id] = -1; cos_of[node->in[i]->id] = 0; }
+            gr_node *node = GR__NODE(mem[mi]);
+            for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
             ref[node->out[0]->id] = -1;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
     }
-    /* the nodes left alone, and the roots, read the Fused outputs */
-    for (k = 0; k < n_order; k++) {
-        int32_t gk = group[oid[k]];
-        gr_node *node;
-        int i;
-        if (gk >= 0 && gmem_at[gk + 1] - gmem_at[gk] >= 2) continue;   /* fused away */
-        node = cg->nodes[oid[k]];
-        for (i = 0; i < node->n_in; i++)
-            if (node->in[i]->id < nv && repl[node->in[i]->id]) node->in[i] = cg->vars[repl[node->in[i]->id] - 1];
-    }
-    for (k = 0; k < (uint32_t)n_roots; k++)
-        if (roots[k]->id < nv && repl[roots[k]->id]) roots[k] = cg->vars[repl[roots[k]->id] - 1];
+    /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
+       written: some are the source graph's) */
+    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, repl, nv, roots[k]);
+    rw->repl = repl;
+    rw->n_repl = nv;
+    repl = NULL;
 done:
     GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
     GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);

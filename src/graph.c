@@ -73,6 +73,7 @@ static int gr__own(gr_graph *g, void *block) {
 static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shape, int kind) {
     gr_var *v;
     int i;
+    if (g->n_vars >= UINT32_MAX - 1u - g->var_base) return gr__fail(g, GR_ERR_NOMEM, "too many variables (%lu)", (unsigned long)g->n_vars);
     if (!gr__grow((void **)&g->vars, &g->cap_vars, g->n_vars, sizeof(gr_var *)))
         return gr__fail(g, GR_ERR_NOMEM, "out of memory");
     v = (gr_var *)gr__alloc(g, sizeof(gr_var) + (size_t)ndim * sizeof(int64_t));
@@ -84,7 +85,7 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     v->dtype = (uint8_t)dtype;
     v->ndim = (uint8_t)ndim;
     v->kind = (uint8_t)kind;
-    v->id = g->n_vars;
+    v->id = g->var_base + g->n_vars;
     g->vars[g->n_vars++] = v;
     return v;
 }
@@ -413,9 +414,10 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     }
     /* registered only now: a type rule may build nodes of its own (Batched's builds its inner node),
        which take the slots and ids free before it ran */
+    if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
-    node->id = g->n_nodes;
+    node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < n_out; j++) outs[j] = node->out[j];
     return GR_OK;
@@ -511,10 +513,11 @@ static int gr__axis(int axis, int ndim) {
    variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
 static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                               uint32_t *n_out) {
-    uint8_t *state = (uint8_t *)gr__calloc(g->n_nodes, 1);
-    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
-    int *next = (int *)GR_MALLOC(sizeof(int) * (g->n_nodes + 1u));
-    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (g->n_nodes + 1u));
+    uint32_t nn = g->node_base + g->n_nodes;     /* every node id is below */
+    uint8_t *state = (uint8_t *)gr__calloc(nn + 1u, 1);
+    gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
+    int *next = (int *)GR_MALLOC(sizeof(int) * (nn + 1u));
+    gr_node **order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
     uint32_t sp = 0, n = 0;
     int r;
     *out = NULL;

@@ -35,6 +35,7 @@
 #define GR__TRAP() ((void)0)
 #endif
 
+
 #ifdef GRADIENT_CBLAS
 #include <cblas.h>
 #endif
@@ -88,6 +89,8 @@ struct gr_graph {
     gr__arena     arena;
     gr_var      **vars;    uint32_t n_vars, cap_vars;
     gr_node     **nodes;   uint32_t n_nodes, cap_nodes;
+    uint32_t      var_base, node_base;   /* ids start here: a function's private graph numbers its own
+                                            after its source graph's, whose nodes it may reuse */
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */

@@ -18,6 +18,8 @@
 typedef struct gr__rewriter gr__rewriter;
 struct gr__rewriter {
     gr_graph *cg;
+    gr_graph *g;                 /* the source graph: a node the rewrites leave as it is is not copied */
+    const gr_node *orig;         /* the source node being rebuilt (read once by gr__rw_build) */
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
     gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
@@ -37,14 +39,19 @@ struct gr__rewriter {
     int32_t next_sym;
     int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
     uint32_t n_trim, cap_trim;
+    uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
+    uint32_t n_view, cap_view;
+    uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
+    uint32_t n_repl;
 };
 
 #define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
 #define GR__SIG_ONE GR__SIG_STATIC(1)
 
-static gr__rewriter *gr__rewriter_new(gr_graph *cg, int level) {
+static gr__rewriter *gr__rewriter_new(gr_graph *g, gr_graph *cg, int level) {
     gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
     if (!rw) return NULL;
+    rw->g = g;
     rw->cg = cg;
     rw->level = level;
     return rw;
@@ -62,6 +69,8 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->sig);
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
+    GR_FREE(rw->view);
+    GR_FREE(rw->repl);
     GR_FREE(rw);
 }
 
@@ -888,15 +897,41 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     return v;
 }
 
+/* orig's outputs are typed as its inputs are now: a shared value whose shape changed since orig was
+   built leaves it stale, and then it is rebuilt. (Batched's type rule builds its inner node in the
+   node's graph: such a node is always rebuilt. A rule that fails leaves the source graph as it was.) */
+static int gr__rw_types_current(const gr_node *orig) {
+    gr_type t[4];
+    int i, j;
+    if (orig->n_out > 4 || (orig->op->flags & GR__OPF_INNERCONN)) return 0;
+    memset(t, 0, sizeof t);
+    if (orig->op->infer) {
+        gr_status before = orig->graph->status;
+        if (orig->op->infer(orig, t) != GR_OK) {
+            if (before == GR_OK) gr_graph_clear_error(orig->graph);
+            return 0;
+        }
+    } else
+        for (j = 0; j < orig->n_out; j++) gr_var_type(orig->in[0], &t[j]);
+    for (j = 0; j < orig->n_out; j++) {
+        const gr_var *v = orig->out[j];
+        if ((int)t[j].dtype != v->dtype || t[j].ndim != v->ndim) return 0;
+        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != v->shape[i]) return 0;
+    }
+    return 1;
+}
+
 static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
                               gr_var *const *ins_given, gr_var **outs) {
     gr_graph *cg = rw->cg;
     gr_node *node;
     gr_var *r = NULL, *ins_local[8] = { NULL };
     gr_var *const *ins = ins_given;
+    const gr_node *orig = rw->orig;      /* only this call: the builds of replacements have none */
     uint32_t h;
     int i, j, done = 0, all_const = 1;
     gr_status st;
+    rw->orig = NULL;
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
@@ -917,11 +952,20 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
         return GR_OK;
     }
+    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+    /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
+       the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
+    for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
+    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) && gr__rw_types_current(orig)) {
+        node = (gr_node *)orig;
+        for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
+        if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
+        return GR_OK;
+    }
     st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
     if (st != GR_OK) return st;
     node = outs[0]->owner;
     for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
-    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
@@ -941,10 +985,15 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         return GR_OK;
     }
     if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
-    else st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    else {
+        rw->orig = node;
+        st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        rw->orig = NULL;
+    }
     if (st != GR_OK) return st;
-    for (j = 0; j < node->n_out; j++)
-        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && !gr__set_name(rw->cg, outs[j], node->out[j]->name))
+    for (j = 0; j < node->n_out; j++)           /* (the source graph's variables are never written) */
+        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && outs[j]->graph == rw->cg &&
+            !gr__set_name(rw->cg, outs[j], node->out[j]->name))
             return rw->cg->status;
     return GR_OK;
 }
