@@ -645,7 +645,6 @@ GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one 
 #define GR__TRAP() ((void)0)
 #endif
 
-
 #ifdef GRADIENT_CBLAS
 #include <cblas.h>
 #endif
@@ -1606,8 +1605,11 @@ static int gr__axis(int axis, int ndim) {
 /* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
    stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
    variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
-static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
-                              uint32_t *n_out) {
+/* read (may be NULL): the variable the walk takes in place of each node input (gr_function's
+   compaction reads the Fused outputs that replace fused-away values) */
+typedef gr_var *(*gr__read_fn)(const void *ctx, gr_var *x);
+static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr__read_fn read,
+                                   const void *ctx, gr_node ***out, uint32_t *n_out) {
     uint32_t nn = g->node_base + g->n_nodes;     /* every node id is below */
     uint8_t *state = (uint8_t *)gr__calloc(nn + 1u, 1);
     gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
@@ -1630,6 +1632,7 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
             gr_node *node = stack[sp - 1];
             if (next[sp - 1] < node->n_in) {
                 gr_var *in = node->in[next[sp - 1]++];
+                if (read) in = read(ctx, in);
                 if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
                     state[in->owner->id] = 1;
                     stack[sp] = in->owner; next[sp] = 0; sp++;
@@ -1646,10 +1649,14 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
     *n_out = n;
     return GR_OK;
 }
+static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                              uint32_t *n_out) {
+    return gr__toposort_read(g, n_roots, roots, stop, NULL, NULL, out, n_out);
+}
 
 /* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
-   made: a topological order, since a node is registered after its inputs exist (true of every graph
-   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list
+   made: a topological order, since a node is registered after its inputs exist (fusion never
+   redirects a node's inputs: it records replacements beside them). One sweep down the node list
    marks what is needed: no stack, and memory read in order. *out is GR_MALLOC'd. */
 static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                                      uint32_t *n_out) {
@@ -10121,49 +10128,24 @@ static int gr__ptr_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* x as the schedule reads it: the Fused output that replaces it, if any */
-static gr_var *gr__fn_read(const gr__rewriter *rw, gr_var *x) {
-    return rw->repl && x->id < rw->n_repl && rw->repl[x->id] ? rw->cg->vars[rw->repl[x->id] - 1 - rw->cg->var_base] : x;
+/* x as the schedule reads it: the Fused output that replaces it, if any (ctx: the rewriter) */
+static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
+    const gr__rewriter *rw = (const gr__rewriter *)ctx;
+    return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
-    gr_node **order = NULL, **stack = NULL;
+    gr_node **order = NULL;
     gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
     void **progs = NULL;
-    uint8_t *given = NULL, *state = NULL;
-    int32_t *next = NULL;
-    uint32_t nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, sp, k, max_io = 8;
-    int i, j, r, n_roots = f->n_out + f->n_upd;
+    uint8_t *given = NULL;
+    uint32_t nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, k, max_io = 8;
+    int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
-    state = (uint8_t *)gr__calloc(nn + 1u, 1);
-    stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
-    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
-    if (!state || !stack || !next || !order) goto done;
-    /* the nodes the roots need, each after those it reads (depth first, an explicit stack) */
-    for (r = 0; r < n_roots; r++) {
-        gr_var *v = roots[r];
-        if (!v->owner || given[v->id] || state[v->owner->id]) continue;
-        state[v->owner->id] = 1;
-        stack[0] = v->owner; next[0] = 0; sp = 1;
-        while (sp) {
-            gr_node *node = stack[sp - 1];
-            if (next[sp - 1] < node->n_in) {
-                gr_var *x = gr__fn_read(rw, node->in[next[sp - 1]++]);
-                if (x->owner && !given[x->id] && !state[x->owner->id]) {
-                    state[x->owner->id] = 1;
-                    stack[sp] = x->owner; next[sp] = 0; sp++;
-                }
-            } else {
-                order[n_order++] = node;
-                sp--;
-            }
-        }
-    }
-    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
-    state = NULL; stack = NULL; next = NULL;
+    /* the nodes the roots need, each after those it reads */
+    if ((st = gr__toposort_read(cg, n_roots, roots, given, gr__fn_read, rw, &order, &n_order)) != GR_OK) goto done;
     st = GR_OK;
     if (rw->level != GR_OPT_FULL && (uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
     st = GR_ERR_NOMEM;
@@ -10221,7 +10203,6 @@ done:
     if (ins != ins_stack) GR_FREE(ins);
     if (outs != outs_stack) GR_FREE(outs);
     GR_FREE(order); GR_FREE(map); GR_FREE(progs); GR_FREE(given); GR_FREE(roots);
-    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
     return st;
 }
 

@@ -280,49 +280,24 @@ static int gr__ptr_cmp(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* x as the schedule reads it: the Fused output that replaces it, if any */
-static gr_var *gr__fn_read(const gr__rewriter *rw, gr_var *x) {
-    return rw->repl && x->id < rw->n_repl && rw->repl[x->id] ? rw->cg->vars[rw->repl[x->id] - 1 - rw->cg->var_base] : x;
+/* x as the schedule reads it: the Fused output that replaces it, if any (ctx: the rewriter) */
+static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
+    const gr__rewriter *rw = (const gr__rewriter *)ctx;
+    return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
-    gr_node **order = NULL, **stack = NULL;
+    gr_node **order = NULL;
     gr_var **map = NULL, **roots = NULL, *ins_stack[8], *outs_stack[8], **ins = ins_stack, **outs = outs_stack;
     void **progs = NULL;
-    uint8_t *given = NULL, *state = NULL;
-    int32_t *next = NULL;
-    uint32_t nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, sp, k, max_io = 8;
-    int i, j, r, n_roots = f->n_out + f->n_upd;
+    uint8_t *given = NULL;
+    uint32_t nv = cg->var_base + cg->n_vars, n_order = 0, n_progs = 0, k, max_io = 8;
+    int i, j, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
-    state = (uint8_t *)gr__calloc(nn + 1u, 1);
-    stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
-    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
-    if (!state || !stack || !next || !order) goto done;
-    /* the nodes the roots need, each after those it reads (depth first, an explicit stack) */
-    for (r = 0; r < n_roots; r++) {
-        gr_var *v = roots[r];
-        if (!v->owner || given[v->id] || state[v->owner->id]) continue;
-        state[v->owner->id] = 1;
-        stack[0] = v->owner; next[0] = 0; sp = 1;
-        while (sp) {
-            gr_node *node = stack[sp - 1];
-            if (next[sp - 1] < node->n_in) {
-                gr_var *x = gr__fn_read(rw, node->in[next[sp - 1]++]);
-                if (x->owner && !given[x->id] && !state[x->owner->id]) {
-                    state[x->owner->id] = 1;
-                    stack[sp] = x->owner; next[sp] = 0; sp++;
-                }
-            } else {
-                order[n_order++] = node;
-                sp--;
-            }
-        }
-    }
-    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
-    state = NULL; stack = NULL; next = NULL;
+    /* the nodes the roots need, each after those it reads */
+    if ((st = gr__toposort_read(cg, n_roots, roots, given, gr__fn_read, rw, &order, &n_order)) != GR_OK) goto done;
     st = GR_OK;
     if (rw->level != GR_OPT_FULL && (uint64_t)n_order * 2 >= cg->n_nodes) goto done;    /* little to gain */
     st = GR_ERR_NOMEM;
@@ -380,7 +355,6 @@ done:
     if (ins != ins_stack) GR_FREE(ins);
     if (outs != outs_stack) GR_FREE(outs);
     GR_FREE(order); GR_FREE(map); GR_FREE(progs); GR_FREE(given); GR_FREE(roots);
-    GR_FREE(state); GR_FREE(stack); GR_FREE(next);
     return st;
 }
 

@@ -511,8 +511,11 @@ static int gr__axis(int axis, int ndim) {
 /* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
    stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
    variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
-static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
-                              uint32_t *n_out) {
+/* read (may be NULL): the variable the walk takes in place of each node input (gr_function's
+   compaction reads the Fused outputs that replace fused-away values) */
+typedef gr_var *(*gr__read_fn)(const void *ctx, gr_var *x);
+static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr__read_fn read,
+                                   const void *ctx, gr_node ***out, uint32_t *n_out) {
     uint32_t nn = g->node_base + g->n_nodes;     /* every node id is below */
     uint8_t *state = (uint8_t *)gr__calloc(nn + 1u, 1);
     gr_node **stack = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (nn + 1u));
@@ -535,6 +538,7 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
             gr_node *node = stack[sp - 1];
             if (next[sp - 1] < node->n_in) {
                 gr_var *in = node->in[next[sp - 1]++];
+                if (read) in = read(ctx, in);
                 if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
                     state[in->owner->id] = 1;
                     stack[sp] = in->owner; next[sp] = 0; sp++;
@@ -551,10 +555,14 @@ static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, co
     *n_out = n;
     return GR_OK;
 }
+static gr_status gr__toposort(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
+                              uint32_t *n_out) {
+    return gr__toposort_read(g, n_roots, roots, stop, NULL, NULL, out, n_out);
+}
 
 /* The nodes of g that roots need (not above a variable v with stop[v->id]), in the order they were
-   made: a topological order, since a node is registered after its inputs exist (true of every graph
-   until gr_function's fusion redirects inputs in its private copy). One sweep down the node list
+   made: a topological order, since a node is registered after its inputs exist (fusion never
+   redirects a node's inputs: it records replacements beside them). One sweep down the node list
    marks what is needed: no stack, and memory read in order. *out is GR_MALLOC'd. */
 static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr_node ***out,
                                      uint32_t *n_out) {

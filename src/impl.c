@@ -35,7 +35,6 @@
 #define GR__TRAP() ((void)0)
 #endif
 
-
 #ifdef GRADIENT_CBLAS
 #include <cblas.h>
 #endif
