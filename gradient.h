@@ -7333,7 +7333,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
      2. a depth-first walk down from the cost records, for every variable, the (node, input
         position) pairs through which it reaches the cost, in discovery order (this order fixes
         the summation order of gradient terms: deterministic, left fold);
-     3. a walk up from wrt keeps only the variables that depend on some wrt;
+     3. a sweep up from wrt keeps only the variables that depend on some wrt;
      4. the nodes involved are visited in reverse topological order: each op's grad rule is
         called once, its terms checked against the op contract (SEMANTICS 2.5);
      5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
@@ -7384,18 +7384,23 @@ static int gr__connected(const gr_node *node, int i, int j) {
     return !p || p[i * node->n_out + j];
 }
 
-typedef struct gr__use { gr_node *node; int pos; struct gr__use *next; } gr__use;
+/* one (node, input position) through which a variable reaches the cost; the uses of a variable are
+   a list through `next` (1 + an index in gr__gctx.use, 0 at the end). 12 bytes: a graph of a
+   million links records five million of them. */
+typedef struct gr__use { uint32_t node, pos, next; } gr__use;
 
 typedef struct gr__gctx {
     gr_graph  *g;
     const char *fname;
     uint32_t   nv, nn;           /* variables and nodes that existed when the call began */
     gr__arena  scratch;
-    gr__use  **uses;             /* by variable: (node, position) pairs toward the cost */
-    gr__use  **tails;            /* by variable: the last of them */
+    gr__use   *use;              /* every use recorded */
+    uint32_t   n_use, cap_use;
+    uint32_t  *uses;             /* by variable: 1 + the index of its first use toward the cost, 0 none */
+    uint32_t  *tails;            /* by variable: 1 + the index of the last */
     uint8_t   *reached;          /* by variable: depends on some wrt */
     uint8_t   *constant;         /* by variable: in consider_constant */
-    uint8_t   *in_s;             /* by node: its grad rule is needed */
+    uint8_t   *in_s;             /* by node: its grad rule is needed (its id orders it: consumers after producers) */
     gr_var   **total;            /* by variable: its gradient, once known */
     gr_var  ***terms;            /* by node: its terms, once computed */
     gr_var    *cost;
@@ -7417,25 +7422,30 @@ static int gr__used_before(const gr_node *node, const gr_var *v, int pos) {
    usually v's last entry; only when the walk below an earlier input of node recorded other uses of
    v in between (A = f(v, g(v), v)), or for a multi-output node (visited once per output), is the
    group searched for. O(1) otherwise, which matters for a constant shared by a million nodes. */
+#define GR__USE(c, e) (&(c)->use[(e) - 1])        /* the use of list entry e (> 0) */
 static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
-    gr__use *tail = c->tails[v->id], *group = NULL, *u;
-    if (tail && tail->node == node) group = tail;
+    uint32_t tail = c->tails[v->id], group = 0, e, nid = node->id;
+    if (tail && GR__USE(c, tail)->node == nid) group = tail;
     else if (tail && (node->n_out > 1 || gr__used_before(node, v, pos)))
-        for (u = c->uses[v->id]; u; u = u->next) if (u->node == node) group = u;
+        for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) if (GR__USE(c, e)->node == nid) group = e;
     if (group) {                                      /* the end of node's group, unless pos is in it */
         if (node->n_out > 1)                          /* a single-output node records each position once */
-            for (u = c->uses[v->id]; u; u = u->next) if (u->node == node && u->pos == pos) return 1;
-        while (group->next && group->next->node == node) group = group->next;
+            for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next)
+                if (GR__USE(c, e)->node == nid && GR__USE(c, e)->pos == (uint32_t)pos) return 1;
+        while (GR__USE(c, group)->next && GR__USE(c, GR__USE(c, group)->next)->node == nid) group = GR__USE(c, group)->next;
     }
-    u = (gr__use *)gr__arena_alloc(&c->scratch, sizeof *u);
-    if (!u) return 0;
-    u->node = node;
-    u->pos = pos;
-    if (group) { u->next = group->next; group->next = u; if (group == tail) c->tails[v->id] = u; }
-    else {
-        u->next = NULL;
-        if (tail) tail->next = u; else c->uses[v->id] = u;
-        c->tails[v->id] = u;
+    if (c->n_use >= UINT32_MAX - 1u || !gr__grow((void **)&c->use, &c->cap_use, c->n_use, sizeof(gr__use))) return 0;
+    e = ++c->n_use;
+    GR__USE(c, e)->node = nid;
+    GR__USE(c, e)->pos = (uint32_t)pos;
+    if (group) {
+        GR__USE(c, e)->next = GR__USE(c, group)->next;
+        GR__USE(c, group)->next = e;
+        if (group == tail) c->tails[v->id] = e;
+    } else {
+        GR__USE(c, e)->next = 0;
+        if (tail) GR__USE(c, tail)->next = e; else c->uses[v->id] = e;
+        c->tails[v->id] = e;
     }
     return 1;
 }
@@ -7475,35 +7485,32 @@ done:
     return st;
 }
 
-/* step 3: the walk up from wrt (SEMANTICS 2.3, visit); the nodes it passes are those whose grad rule is needed */
-static gr_status gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
-    gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
-    uint32_t sp = 0;
+/* step 3: what depends on some wrt (SEMANTICS 2.3, visit), and the nodes whose grad rule is needed:
+   those reading such a variable toward the cost. A variable's id is above its producer's inputs',
+   so one sweep up the ids, from the lowest wrt, reaches what a walk up from wrt would. */
+static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
+    uint32_t lo = c->nv, v;
     int k;
-    if (!stack) return gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
     for (k = 0; k < n_wrt; k++) {
         gr_var *w = wrt[k];
-        if (!c->uses[w->id] || c->reached[w->id]) continue;
+        if (!c->uses[w->id]) continue;
         c->reached[w->id] = 1;
-        stack[sp++] = w;
-        while (sp) {
-            gr_var *v = stack[--sp];
-            gr__use *u;
-            for (u = c->uses[v->id]; u; u = u->next) {
-                int j;
-                c->in_s[u->node->id] = 1;               /* a node reading a reached variable: its rule is needed */
-                for (j = 0; j < u->node->n_out; j++) {
-                    gr_var *o = u->node->out[j];
-                    if (gr__connected(u->node, u->pos, j) && c->uses[o->id] && !c->reached[o->id]) {
-                        c->reached[o->id] = 1;
-                        stack[sp++] = o;
-                    }
-                }
+        if (w->id < lo) lo = w->id;
+    }
+    for (v = lo; v < c->nv; v++) {
+        uint32_t e;
+        if (!c->reached[v]) continue;
+        for (e = c->uses[v]; e; e = GR__USE(c, e)->next) {
+            const gr__use *u = GR__USE(c, e);
+            gr_node *node = c->g->nodes[u->node];
+            int j;
+            c->in_s[u->node] = 1;                     /* a node reading a reached variable: its rule is needed */
+            for (j = 0; j < node->n_out; j++) {
+                const gr_var *o = node->out[j];
+                if (gr__connected(node, (int)u->pos, j) && c->uses[o->id]) c->reached[o->id] = 1;
             }
         }
     }
-    GR_FREE(stack);
-    return GR_OK;
 }
 
 /* ---- terms and totals ------------------------------------------------------------------------ */
@@ -7631,13 +7638,14 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
 /* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
-    gr__use *u;
+    uint32_t e;
     if (c->total[v->id]) return c->total[v->id];
     if (!gr__in_map(c, v)) return c->total[v->id] = gr_disconnected_like(v);
-    for (u = c->uses[v->id]; u; u = u->next) {
-        gr_var **terms = c->terms[u->node->id];
+    for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) {
+        const gr__use *u = GR__USE(c, e);
+        gr_var **terms = c->terms[u->node];
         if (!terms) {
-            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, u->node->op->name);
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, c->g->nodes[u->node]->op->name);
             return NULL;
         }
         t = terms[u->pos];
@@ -7684,8 +7692,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     gr__gctx c;
     gr_graph *g;
     gr_var **outs = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k;
+    uint32_t k;
     int i, n_outs = 0;
     gr_status st = GR_OK;
     if (opts) o = *opts; else memset(&o, 0, sizeof o);
@@ -7727,8 +7734,8 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     }
     memset(&c, 0, sizeof c);
     c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
-    c.uses = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
-    c.tails = (gr__use **)gr__calloc(c.nv, sizeof(gr__use *));
+    c.uses = (uint32_t *)gr__calloc(c.nv, sizeof(uint32_t));
+    c.tails = (uint32_t *)gr__calloc(c.nv, sizeof(uint32_t));
     c.reached = (uint8_t *)gr__calloc(c.nv, 1);
     c.constant = (uint8_t *)gr__calloc(c.nv, 1);
     c.in_s = (uint8_t *)gr__calloc(c.nn, 1);
@@ -7752,7 +7759,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     }
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
-    if ((st = gr__walk_up(&c, n_wrt, wrt)) != GR_OK) goto done;   /* (marks in_s too) */
+    gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
     /* wrt that do not reach the cost (SEMANTICS 2.4) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
@@ -7760,13 +7767,9 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if ((st = gr__on_disconnected(g, fname, o.disconnected_inputs, w)) != GR_OK) goto done;
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
-    /* 4. every needed grad rule, consumers before producers */
-    if ((st = gr__needed_in_order(g, n_outs, outs, c.constant, &order, &n_order)) != GR_OK) goto done;
-    for (k = n_order; k-- > 0;) {
-        gr_node *node = order[k];
-        if (node->id >= c.nn || !c.in_s[node->id]) continue;
-        if ((st = gr__node_terms(&c, node)) != GR_OK) goto done;
-    }
+    /* 4. every needed grad rule, consumers before producers (down the ids) */
+    for (k = c.nn; k-- > 0;)
+        if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
     /* 5. totals and the policies (SEMANTICS 2.6) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
@@ -7786,9 +7789,8 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
 done:
     if (st != GR_OK) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
     gr__arena_free(&c.scratch);
-    GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
+    GR_FREE(c.use); GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
     GR_FREE(outs);
-    GR_FREE(order);
     return st;
 }
 
@@ -8502,11 +8504,12 @@ static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
     static const int32_t none[GR_MAX_NDIM] = { 0 };
     int32_t *out;
     int i;
+    if (v->ndim == 0) return none;                  /* nothing to know: no entry (most nodes of a scalar chain) */
     if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
     if (v->owner)
         for (i = 0; i < v->owner->n_in; i++) {
             const gr_var *x = v->owner->in[i];
-            if (!(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
+            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
                 out = gr__sig_slot(rw, v);          /* inputs unknown: nothing is known */
                 if (!out) return none;
                 for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);
@@ -9178,8 +9181,11 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 }
 
 /* orig's outputs are typed as its inputs are now: a shared value whose shape changed since orig was
-   built leaves it stale, and then it is rebuilt. (Batched's type rule builds its inner node in the
-   node's graph: such a node is always rebuilt. A rule that fails leaves the source graph as it was.) */
+   built leaves it stale, and then it is rebuilt. Asked only of a node reading a shared variable:
+   gr_shared_set is the one thing that changes a variable's type, and a node reading a stale node's
+   output is rebuilt anyway (its input is the rebuilt one). (Batched's type rule builds its inner
+   node in the node's graph: such a node is always rebuilt. A rule that fails leaves the source
+   graph as it was.) */
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
@@ -9209,7 +9215,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_var *const *ins = ins_given;
     const gr_node *orig = rw->orig;      /* only this call: the builds of replacements have none */
     uint32_t h;
-    int i, j, done = 0, all_const = 1;
+    int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
@@ -9232,11 +9238,15 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
         return GR_OK;
     }
-    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+    for (i = 0; i < n_in; i++) {
+        if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+        if (ins[i]->kind == GR__VK_SHARED) shared_in = 1;
+    }
     /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
-    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) && gr__rw_types_current(orig)) {
+    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
+        !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");

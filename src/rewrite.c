@@ -222,11 +222,12 @@ static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
     static const int32_t none[GR_MAX_NDIM] = { 0 };
     int32_t *out;
     int i;
+    if (v->ndim == 0) return none;                  /* nothing to know: no entry (most nodes of a scalar chain) */
     if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
     if (v->owner)
         for (i = 0; i < v->owner->n_in; i++) {
             const gr_var *x = v->owner->in[i];
-            if (!(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
+            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
                 out = gr__sig_slot(rw, v);          /* inputs unknown: nothing is known */
                 if (!out) return none;
                 for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);
@@ -898,8 +899,11 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 }
 
 /* orig's outputs are typed as its inputs are now: a shared value whose shape changed since orig was
-   built leaves it stale, and then it is rebuilt. (Batched's type rule builds its inner node in the
-   node's graph: such a node is always rebuilt. A rule that fails leaves the source graph as it was.) */
+   built leaves it stale, and then it is rebuilt. Asked only of a node reading a shared variable:
+   gr_shared_set is the one thing that changes a variable's type, and a node reading a stale node's
+   output is rebuilt anyway (its input is the rebuilt one). (Batched's type rule builds its inner
+   node in the node's graph: such a node is always rebuilt. A rule that fails leaves the source
+   graph as it was.) */
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
@@ -929,7 +933,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_var *const *ins = ins_given;
     const gr_node *orig = rw->orig;      /* only this call: the builds of replacements have none */
     uint32_t h;
-    int i, j, done = 0, all_const = 1;
+    int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
@@ -952,11 +956,15 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
         return GR_OK;
     }
-    for (i = 0; i < n_in; i++) if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+    for (i = 0; i < n_in; i++) {
+        if (ins[i]->kind != GR__VK_CONST) all_const = 0;
+        if (ins[i]->kind == GR__VK_SHARED) shared_in = 1;
+    }
     /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
-    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) && gr__rw_types_current(orig)) {
+    if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
+        !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
