@@ -8322,7 +8322,10 @@ struct gr__rewriter {
     int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
     uint32_t n_trim, cap_trim;
     uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
-    uint32_t n_view, cap_view;
+    uint32_t *view_depth;        /* each one's depth: the longest path up from the leaves (fusion's order) */
+    uint32_t n_view, cap_view, cap_view_depth;
+    uint32_t *depth;             /* by variable id, during the copy: its producer's depth */
+    uint32_t cap_depth;
     uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
     uint32_t n_repl;
 };
@@ -8352,17 +8355,20 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
     GR_FREE(rw->view);
+    GR_FREE(rw->view_depth);
+    GR_FREE(rw->depth);
     GR_FREE(rw->repl);
     GR_FREE(rw);
 }
 
-/* what merging keeps (the uses of every variable and the hash table), freed once the copy is built:
-   fusion needs the signatures only */
+/* what merging keeps (the uses of every variable and the hash table), and the depths by variable,
+   freed once the copy is built: fusion needs the signatures and the view only */
 static void gr__rewriter_drop_merging(gr__rewriter *rw) {
     GR_FREE(rw->cse); GR_FREE(rw->cse_hash); GR_FREE(rw->in_cse);
     GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
     rw->cse = NULL; rw->cse_hash = NULL; rw->in_cse = NULL;
     rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
+    GR_FREE(rw->depth); rw->depth = NULL; rw->cap_depth = 0;
     rw->n_cse = rw->cap_cse = rw->cap_in_cse = rw->cap_use_head = rw->cap_use_count = 0;
     rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
 }
@@ -9532,14 +9538,15 @@ static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_v
 }
 #define GR__FIN(node, i) gr__fuse_in(cg, repl, nv, (node)->in[i])
 
-/* The nodes the roots need (not above a variable v with given[v->id]), in the order the copy made
-   them (rw->view: a topological order of the function's nodes, the reused source nodes among
-   them): one sweep back down the list marks what is needed, reading a node only when it is. */
+/* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
+   order the copy made them (rw->view: a topological order of the function's nodes, the reused
+   source nodes among them): one sweep back down the list marks what is needed, reading a node only
+   when it is. */
 static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *roots, const uint8_t *given, uint32_t nn,
-                                 gr_node ***out, uint32_t *n_out) {
+                                 uint32_t **out, uint32_t *n_out) {
     gr_graph *cg = rw->cg;
     uint8_t *need = (uint8_t *)gr__calloc(nn + 1u, 1);
-    gr_node **order;
+    uint32_t *order;
     uint32_t k, n = 0;
     int r;
     *out = NULL;
@@ -9556,9 +9563,9 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
         for (i = 0; i < node->n_in; i++)
             if (node->in[i]->owner && !given[node->in[i]->id]) need[node->in[i]->owner->id] = 1;
     }
-    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    order = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n + 1u));
     if (!order) { GR_FREE(need); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
-    for (n = 0, k = 0; k < rw->n_view; k++) if (need[rw->view[k]]) { order[n++] = GR__NODE(rw->view[k]); need[rw->view[k]] = 0; }
+    for (n = 0, k = 0; k < rw->n_view; k++) if (need[rw->view[k]]) { order[n++] = k; need[rw->view[k]] = 0; }
     GR_FREE(need);
     *out = order;
     *n_out = n;
@@ -9573,9 +9580,10 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
 /* Fuses the elementwise nodes of the schedule of roots (the function's outputs and update
    values, patched when they are group outputs) in cg. */
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
-    gr_node **order = NULL;
+    uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
     uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
-    int32_t *group = NULL, *pos = NULL, *ref = NULL, *last = NULL, *gstart = NULL, *gmem_at = NULL;
+    int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
+    uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
     uint32_t *oid = NULL;                /* the schedule, as node ids: the passes below read ids without touching the nodes */
@@ -9588,45 +9596,37 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
     if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    {   /* nodes by depth (the longest path from the leaves), a topological order too: a node comes
-           as early as it can, so a view of an input precedes every group that reads it */
-        uint32_t *depth = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t)), max_depth = 0, *count = NULL;   /* by variable */
-        uint32_t *dk = (uint32_t *)pos, *id0 = (uint32_t *)group;   /* by position: depth and id (pos and group are filled later) */
+    {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
+           a topological order too: a node comes as early as it can, so a view of an input precedes
+           every group that reads it */
+        uint32_t max_depth = 0, *count = NULL;
         oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-        if (!depth || !oid) { GR_FREE(depth); st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) {             /* producers outside the schedule (given) count as depth 0 */
-            gr_node *node = order[k];
-            uint32_t d = 0;
-            int i;
-            for (i = 0; i < node->n_in; i++) {          /* read on the variables: no visit to the producers */
-                const gr_var *x = node->in[i];
-                if (x->owner && depth[x->id] + 1 > d) d = depth[x->id] + 1;
-            }
-            for (i = 0; i < node->n_out; i++) depth[node->out[i]->id] = d;
-            dk[k] = d;
-            id0[k] = node->id;
-            if (d > max_depth) max_depth = d;
-        }
-        GR_FREE(depth);
-        GR_FREE(order);                             /* from here on the schedule is oid */
-        order = NULL;
+        if (!oid) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+        for (k = 0; k < n_order; k++) if (rw->view_depth[order[k]] > max_depth) max_depth = rw->view_depth[order[k]];
         count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
         if (!count) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) count[dk[k] + 1]++;
+        for (k = 0; k < n_order; k++) count[rw->view_depth[order[k]] + 1]++;
         for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) oid[count[dk[k]]++] = id0[k];
+        for (k = 0; k < n_order; k++) oid[count[rw->view_depth[order[k]]]++] = rw->view[order[k]];
         GR_FREE(count);
+        GR_FREE(order);                             /* from here on the schedule is oid */
+        order = NULL;
     }
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
     for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
-    /* 1. groups */
+    /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
+    is_out = (uint8_t *)gr__calloc(nv, 1);
+    last = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
+    if (!is_out || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    /* 1. groups; in the same pass, which values leave the group that makes them, and the last
+       reader of each value */
     for (k = 0; k < n_order; k++) {
         gr_node *node = GR__NODE(oid[k]);
-        int o, joined = -1;
-        if (!gr__fusable(node)) continue;
+        int o, i, joined = -1;
+        if (!gr__fusable(node)) goto readers;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
             gr_node *first = GR__NODE(oid[gstart[open[o]]]);
-            int i, ok = gr__sig_same(rw, node->out[0], first->out[0]);
+            int ok = gr__sig_same(rw, node->out[0], first->out[0]);
             for (i = 0; ok && i < node->n_in; i++) {
                 gr_node *w = node->in[i]->owner;
                 if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
@@ -9640,6 +9640,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             open[n_open++] = joined;
         }
         group[node->id] = joined;
+    readers:
+        for (i = 0; i < node->n_in; i++) {
+            gr_node *w = node->in[i]->owner;
+            if (w && group[w->id] >= 0 && group[w->id] != joined) is_out[node->in[i]->id] = 1;   /* ids < nn here */
+            last[node->in[i]->id] = k + 1;
+        }
     }
     if (n_groups == 0) goto done;
     gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
@@ -9653,27 +9659,14 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
         for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
     }
-    /* 2. which members' values leave their group */
-    /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
-    is_out = (uint8_t *)gr__calloc(nv, 1);
+    /* 2. the values the roots read leave their groups too */
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
-    last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
     cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
     paired = (uint8_t *)gr__calloc(nn + 1u, 1);
     aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
-    if (!is_out || !ref || !last || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!ref || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
-    for (k = 0; k < nv; k++) last[k] = -1;
-    for (k = 0; k < n_order; k++) {
-        gr_node *node = GR__NODE(oid[k]);
-        int i;
-        for (i = 0; i < node->n_in; i++) {
-            gr_node *w = node->in[i]->owner;
-            if (w && group[w->id] >= 0 && group[w->id] != group[node->id]) is_out[node->in[i]->id] = 1;   /* ids < nn here */
-            last[node->in[i]->id] = (int32_t)k;           /* the last reader, in schedule order */
-        }
-    }
     for (k = 0; k < (uint32_t)n_roots; k++) is_out[roots[k]->id] = 1;
     /* 3. one Fused node per group of two or more */
     for (g = 0; g < n_groups; g++) {
@@ -9796,7 +9789,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == (int32_t)q)
+                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == q + 1)
                     free_regs[n_free++] = ref[x->id];
             }
         }
@@ -10026,9 +10019,25 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
    are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
    and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
    function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
-static int gr__fn_view_add(gr__rewriter *rw, uint32_t id) {
-    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t))) return 0;
-    rw->view[rw->n_view++] = id;
+static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
+    int i;                                       /* orders by depth without visiting the nodes again */
+    for (i = 0; i < node->n_in; i++) {
+        const gr_var *x = node->in[i];
+        if (x->owner) {                          /* (a producer outside the view counts as depth 0) */
+            uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
+            if (dx + 1 > d) d = dx + 1;
+        }
+    }
+    for (i = 0; i < node->n_out; i++) {
+        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, node->out[i]->id, sizeof(uint32_t), 0)) return 0;
+        rw->depth[node->out[i]->id] = d;
+    }
+    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t)) ||
+        !gr__grow((void **)&rw->view_depth, &rw->cap_view_depth, rw->n_view, sizeof(uint32_t)))
+        return 0;
+    rw->view_depth[rw->n_view] = d;
+    rw->view[rw->n_view++] = node->id;
     return 1;
 }
 
@@ -10072,8 +10081,8 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (st != GR_OK) goto done;
         if (rw->level == GR_OPT_FULL) {
             for (q = made; q < cg->n_nodes; q++)
-                if (!gr__fn_view_add(rw, cg->nodes[q]->id)) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
-            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node->id)) {
+                if (!gr__fn_view_add(rw, cg->nodes[q])) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node)) {
                 st = gr__error(g, GR_ERR_NOMEM, "out of memory");
                 goto done;
             }

@@ -168,9 +168,25 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
    are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
    and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
    function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
-static int gr__fn_view_add(gr__rewriter *rw, uint32_t id) {
-    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t))) return 0;
-    rw->view[rw->n_view++] = id;
+static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
+    int i;                                       /* orders by depth without visiting the nodes again */
+    for (i = 0; i < node->n_in; i++) {
+        const gr_var *x = node->in[i];
+        if (x->owner) {                          /* (a producer outside the view counts as depth 0) */
+            uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
+            if (dx + 1 > d) d = dx + 1;
+        }
+    }
+    for (i = 0; i < node->n_out; i++) {
+        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, node->out[i]->id, sizeof(uint32_t), 0)) return 0;
+        rw->depth[node->out[i]->id] = d;
+    }
+    if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t)) ||
+        !gr__grow((void **)&rw->view_depth, &rw->cap_view_depth, rw->n_view, sizeof(uint32_t)))
+        return 0;
+    rw->view_depth[rw->n_view] = d;
+    rw->view[rw->n_view++] = node->id;
     return 1;
 }
 
@@ -214,8 +230,8 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (st != GR_OK) goto done;
         if (rw->level == GR_OPT_FULL) {
             for (q = made; q < cg->n_nodes; q++)
-                if (!gr__fn_view_add(rw, cg->nodes[q]->id)) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
-            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node->id)) {
+                if (!gr__fn_view_add(rw, cg->nodes[q])) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
+            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node)) {
                 st = gr__error(g, GR_ERR_NOMEM, "out of memory");
                 goto done;
             }

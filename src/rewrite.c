@@ -40,7 +40,10 @@ struct gr__rewriter {
     int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
     uint32_t n_trim, cap_trim;
     uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
-    uint32_t n_view, cap_view;
+    uint32_t *view_depth;        /* each one's depth: the longest path up from the leaves (fusion's order) */
+    uint32_t n_view, cap_view, cap_view_depth;
+    uint32_t *depth;             /* by variable id, during the copy: its producer's depth */
+    uint32_t cap_depth;
     uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
     uint32_t n_repl;
 };
@@ -70,17 +73,20 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw->sig_at);
     GR_FREE(rw->trim);
     GR_FREE(rw->view);
+    GR_FREE(rw->view_depth);
+    GR_FREE(rw->depth);
     GR_FREE(rw->repl);
     GR_FREE(rw);
 }
 
-/* what merging keeps (the uses of every variable and the hash table), freed once the copy is built:
-   fusion needs the signatures only */
+/* what merging keeps (the uses of every variable and the hash table), and the depths by variable,
+   freed once the copy is built: fusion needs the signatures and the view only */
 static void gr__rewriter_drop_merging(gr__rewriter *rw) {
     GR_FREE(rw->cse); GR_FREE(rw->cse_hash); GR_FREE(rw->in_cse);
     GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
     rw->cse = NULL; rw->cse_hash = NULL; rw->in_cse = NULL;
     rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
+    GR_FREE(rw->depth); rw->depth = NULL; rw->cap_depth = 0;
     rw->n_cse = rw->cap_cse = rw->cap_in_cse = rw->cap_use_head = rw->cap_use_count = 0;
     rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
 }
