@@ -239,7 +239,7 @@ static int gr__fusable(const gr_node *node) {
 static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
     return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
 }
-#define GR__FIN(node, i) gr__fuse_in(cg, repl, nv, (node)->in[i])
+#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, (node)->in[i]) : (node)->in[i])   /* (none before the first) */
 
 /* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
    order the copy made them (rw->view: a topological order of the function's nodes, the reused
@@ -276,8 +276,11 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
 }
 
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
-/* the group of x's producer; -1 for leaves and for nodes made by this pass (Fused nodes) */
-#define GR__GROUP_OF(x) ((x)->owner && (x)->owner->id < nn ? group[(x)->owner->id] : -1)
+enum {                                   /* fusion's flags of a variable */
+    GR__FV_OUT = 1,                      /* read outside the group making it (or a root) */
+    GR__FV_ALIASED = 2,                  /* a broadcast read in place: its register is its source's */
+    GR__FV_MINE = 4                      /* made by the group being fused */
+};
 #define GR__FUSE_BLK 256                 /* elements per block */
 
 /* Fuses the elementwise nodes of the schedule of roots (the function's outputs and update
@@ -290,7 +293,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
     uint32_t *oid = NULL;                /* the schedule, as node ids: the passes below read ids without touching the nodes */
-    uint8_t *is_out = NULL, *paired = NULL, *aliased = NULL;
+    uint8_t *vflag = NULL;               /* by variable id: GR__FV_* */
+    uint8_t *paired = NULL;
+    uint32_t n_fused = 0;                /* Fused nodes made so far */
     uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
     int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
     gr_status st = GR_OK;
@@ -318,9 +323,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
     for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
-    is_out = (uint8_t *)gr__calloc(nv, 1);
+    vflag = (uint8_t *)gr__calloc(nv + n_order + 1u, 1);
     last = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
-    if (!is_out || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!vflag || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     /* 1. groups; in the same pass, which values leave the group that makes them, and the last
        reader of each value */
     for (k = 0; k < n_order; k++) {
@@ -346,7 +351,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     readers:
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = node->in[i]->owner;
-            if (w && group[w->id] >= 0 && group[w->id] != joined) is_out[node->in[i]->id] = 1;   /* ids < nn here */
+            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[node->in[i]->id] |= GR__FV_OUT;   /* ids < nn here */
             last[node->in[i]->id] = k + 1;
         }
     }
@@ -366,11 +371,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
     paired = (uint8_t *)gr__calloc(nn + 1u, 1);
-    aliased = (uint8_t *)gr__calloc(nv + 1u, 1);
-    if (!ref || !cos_of || !paired || !aliased) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!ref || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
     for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
-    for (k = 0; k < (uint32_t)n_roots; k++) is_out[roots[k]->id] = 1;
+    for (k = 0; k < (uint32_t)n_roots; k++) vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
     for (g = 0; g < n_groups; g++) {
         gr__fprog *p = NULL;
@@ -400,11 +404,12 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) {
                 gr_var *x = GR__FIN(node, i);
-                if (GR__GROUP_OF(x) == g || ref[x->id] != -1) continue;
+                if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
                 ext[n_ext++] = x;
             }
-            if (is_out[node->out[0]->id]) outs_old[n_out++] = node->out[0];
+            if (vflag[node->out[0]->id] & GR__FV_OUT) outs_old[n_out++] = node->out[0];
+            vflag[node->out[0]->id] |= GR__FV_MINE;
             if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
         {   /* externals first, then immediates */
@@ -447,13 +452,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
                 cos_of[GR__FIN(node, 0)->id] = 0;               /* computed here: a later sin stays alone */
             }
-            if (node->op == &gr__op_BroadcastLike && !is_out[y->id] && ref[y->id] < 0) {
+            if (node->op == &gr__op_BroadcastLike && !(vflag[y->id] & GR__FV_OUT) && ref[y->id] < 0) {
                 /* a broadcast read only inside the group: its readers read the source itself, with the
                    source's (broadcast) stride; the source stays live as long as they read it */
                 gr_var *x = GR__FIN(node, 0);
                 ref[y->id] = ref[x->id];
-                aliased[y->id] = 1;                       /* its register is x's, freed through x */
-                if (GR__GROUP_OF(x) == g && last[y->id] > last[x->id]) last[x->id] = last[y->id];
+                vflag[y->id] |= GR__FV_ALIASED;           /* its register is x's, freed through x */
+                if ((vflag[x->id] & GR__FV_MINE) && last[y->id] > last[x->id]) last[x->id] = last[y->id];
                 continue;
             }
             op = &p->ops[op_i++];
@@ -492,7 +497,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && GR__GROUP_OF(x) == g && !is_out[x->id] && !aliased[x->id] && last[x->id] == q + 1)
+                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1)
                     free_regs[n_free++] = ref[x->id];
             }
         }
@@ -529,11 +534,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         }
         /* readers outside the group, and the roots, will read the Fused node's outputs */
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
+        n_fused++;
     group_done:
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
             gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
             ref[node->out[0]->id] = -1;
+            vflag[node->out[0]->id] &= (uint8_t)~GR__FV_MINE;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
@@ -546,7 +553,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     repl = NULL;
 done:
     GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
-    GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(is_out); GR_FREE(ref); GR_FREE(last);
-    GR_FREE(cos_of); GR_FREE(paired); GR_FREE(aliased);
+    GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(vflag); GR_FREE(ref); GR_FREE(last);
+    GR_FREE(cos_of); GR_FREE(paired);
     return st;
 }
