@@ -851,6 +851,23 @@ static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, i
     return 1;
 }
 
+/* room for n items at once, where a pass knows how many it will add (growing by doubling copies a
+   big array several times over, and touches the fresh memory of each copy) */
+static int gr__reserve(void **items, uint32_t *cap, uint32_t n, size_t elem) {
+    void *p;
+    if (n <= *cap) return 1;
+    p = GR_REALLOC(*items, (size_t)n * elem);
+    if (!p) return 0;
+    *items = p; *cap = n;
+    return 1;
+}
+static int gr__reserve_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
+    uint32_t old = *cap;
+    if (!gr__reserve(items, cap, n, elem)) return 0;
+    if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
+    return 1;
+}
+
 static void *gr__calloc(size_t n, size_t elem) {
     size_t bytes;
     void *p;
@@ -7742,6 +7759,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     c.total = (gr_var **)gr__calloc(c.nv, sizeof(gr_var *));
     c.terms = (gr_var ***)gr__calloc(c.nn, sizeof(gr_var **));
     outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(o.n_known + 1));
+    if (c.nn < UINT32_MAX / 4u) gr__reserve((void **)&c.use, &c.cap_use, 2u * c.nn + 64u, sizeof(gr__use));   /* (a hint) */
     if (!c.uses || !c.tails || !c.reached || !c.constant || !c.in_s || !c.total || !c.terms || !outs) {
         st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
         goto done;
@@ -10060,6 +10078,22 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     for (i = 0; i < n_in; i++) given[inputs[i]->id] = 1;
     st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
+    if (rw->level == GR_OPT_FULL && n_order < UINT32_MAX / 4u) {
+        /* room at once: the view gets a node or so per source node, merging about two uses; the
+           tables by variable id cover the source graph's ids, which the reused nodes keep */
+        uint32_t nv = g->var_base + g->n_vars;
+        if (!gr__reserve((void **)&rw->view, &rw->cap_view, n_order + 64u, sizeof(uint32_t)) ||
+            !gr__reserve((void **)&rw->view_depth, &rw->cap_view_depth, n_order + 64u, sizeof(uint32_t)) ||
+            !gr__reserve((void **)&rw->use_node, &rw->cap_use_node, 2u * n_order + 64u, sizeof(gr_node *)) ||
+            !gr__reserve((void **)&rw->use_next, &rw->cap_use_next, 2u * n_order + 64u, sizeof(int32_t)) ||
+            !gr__reserve_fill((void **)&rw->depth, &rw->cap_depth, nv, sizeof(uint32_t), 0) ||
+            !gr__reserve_fill((void **)&rw->use_head, &rw->cap_use_head, nv, sizeof(int32_t), 0xFF) ||
+            !gr__reserve_fill((void **)&rw->use_count, &rw->cap_use_count, nv, sizeof(uint32_t), 0)) {
+            GR_FREE(given);
+            GR_FREE(order);
+            return gr__error(g, GR_ERR_NOMEM, "out of memory");
+        }
+    }
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c;
         if (rw->level == GR_OPT_FULL && inputs[i]->kind == GR__VK_INPUT) { map[inputs[i]->id] = inputs[i]; continue; }

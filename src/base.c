@@ -66,6 +66,23 @@ static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, i
     return 1;
 }
 
+/* room for n items at once, where a pass knows how many it will add (growing by doubling copies a
+   big array several times over, and touches the fresh memory of each copy) */
+static int gr__reserve(void **items, uint32_t *cap, uint32_t n, size_t elem) {
+    void *p;
+    if (n <= *cap) return 1;
+    p = GR_REALLOC(*items, (size_t)n * elem);
+    if (!p) return 0;
+    *items = p; *cap = n;
+    return 1;
+}
+static int gr__reserve_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
+    uint32_t old = *cap;
+    if (!gr__reserve(items, cap, n, elem)) return 0;
+    if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
+    return 1;
+}
+
 static void *gr__calloc(size_t n, size_t elem) {
     size_t bytes;
     void *p;

@@ -415,6 +415,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     c.total = (gr_var **)gr__calloc(c.nv, sizeof(gr_var *));
     c.terms = (gr_var ***)gr__calloc(c.nn, sizeof(gr_var **));
     outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(o.n_known + 1));
+    if (c.nn < UINT32_MAX / 4u) gr__reserve((void **)&c.use, &c.cap_use, 2u * c.nn + 64u, sizeof(gr__use));   /* (a hint) */
     if (!c.uses || !c.tails || !c.reached || !c.constant || !c.in_s || !c.total || !c.terms || !outs) {
         st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
         goto done;
