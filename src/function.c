@@ -203,13 +203,13 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     st = gr__needed_in_order(g, n_roots, roots, given, &order, &n_order);
     if (st != GR_OK) { GR_FREE(given); return st; }
     if (rw->level == GR_OPT_FULL && n_order < UINT32_MAX / 4u) {
-        /* room at once: the view gets a node or so per source node, merging about two uses; the
-           tables by variable id cover the source graph's ids, which the reused nodes keep */
+        /* room at once: the view and merging get a node or so per source node; the tables by
+           variable id cover the source graph's ids, which the reused nodes keep */
         uint32_t nv = g->var_base + g->n_vars;
         if (!gr__reserve((void **)&rw->view, &rw->cap_view, n_order + 64u, sizeof(uint32_t)) ||
             !gr__reserve((void **)&rw->view_depth, &rw->cap_view_depth, n_order + 64u, sizeof(uint32_t)) ||
-            !gr__reserve((void **)&rw->use_node, &rw->cap_use_node, 2u * n_order + 64u, sizeof(gr_node *)) ||
-            !gr__reserve((void **)&rw->use_next, &rw->cap_use_next, 2u * n_order + 64u, sizeof(int32_t)) ||
+            !gr__reserve((void **)&rw->use_node, &rw->cap_use_node, n_order + 64u, sizeof(gr_node *)) ||
+            !gr__reserve((void **)&rw->use_next, &rw->cap_use_next, n_order + 64u, sizeof(int32_t)) ||
             !gr__reserve_fill((void **)&rw->depth, &rw->cap_depth, nv, sizeof(uint32_t), 0) ||
             !gr__reserve_fill((void **)&rw->use_head, &rw->cap_use_head, nv, sizeof(int32_t), 0xFF) ||
             !gr__reserve_fill((void **)&rw->use_count, &rw->cap_use_count, nv, sizeof(uint32_t), 0)) {

@@ -24,12 +24,10 @@ struct gr__rewriter {
     gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
     uint32_t n_cse, cap_cse;
-    uint8_t *in_cse;             /* by node id of cg: in that table */
-    uint32_t cap_in_cse;
-    int32_t *use_head;           /* by variable id of cg: its newest use (an index below), -1 none */
-    uint32_t *use_count;         /* by variable id of cg: how many nodes built read it */
+    int32_t *use_head;           /* by variable id of cg: the newest node filed under it (an index below), -1 none */
+    uint32_t *use_count;         /* by variable id of cg: how many nodes are filed under it */
     uint32_t cap_use_head, cap_use_count;
-    gr_node **use_node;          /* a use: the node reading the variable, and the variable's next older use */
+    gr_node **use_node;          /* a filing: the node, and the next older one under the same key */
     int32_t *use_next;
     uint32_t n_use, cap_use_node, cap_use_next;
     int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
@@ -64,7 +62,6 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     if (!rw) return;
     GR_FREE(rw->cse);
     GR_FREE(rw->cse_hash);
-    GR_FREE(rw->in_cse);
     GR_FREE(rw->use_head);
     GR_FREE(rw->use_count);
     GR_FREE(rw->use_node);
@@ -82,12 +79,12 @@ static void gr__rewriter_free(gr__rewriter *rw) {
 /* what merging keeps (the uses of every variable and the hash table), and the depths by variable,
    freed once the copy is built: fusion needs the signatures and the view only */
 static void gr__rewriter_drop_merging(gr__rewriter *rw) {
-    GR_FREE(rw->cse); GR_FREE(rw->cse_hash); GR_FREE(rw->in_cse);
+    GR_FREE(rw->cse); GR_FREE(rw->cse_hash);
     GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
-    rw->cse = NULL; rw->cse_hash = NULL; rw->in_cse = NULL;
+    rw->cse = NULL; rw->cse_hash = NULL;
     rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
     GR_FREE(rw->depth); rw->depth = NULL; rw->cap_depth = 0;
-    rw->n_cse = rw->cap_cse = rw->cap_in_cse = rw->cap_use_head = rw->cap_use_count = 0;
+    rw->n_cse = rw->cap_cse = rw->cap_use_head = rw->cap_use_count = 0;
     rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
 }
 
@@ -740,36 +737,33 @@ static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *para
     for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
     return psize == 0 || memcmp(n->params, params, psize) == 0;
 }
-/* Merging looks a node up among the uses of one of its inputs: an equal node reads that input too,
-   and the uses of a variable just built sit in memory touched a moment ago, where a hash table of
-   every node would cost a cache miss per probe. A variable read by more than GR__CSE_LIST nodes is
-   "hot"; a node all of whose inputs are hot (or that has none) is found through the hash table
-   instead, entered there when the last of its inputs turns hot. So a lookup walks at most
-   GR__CSE_LIST uses, or probes the table. */
+/* Merging files each node under one of its inputs, its key: the newest (highest id), which an
+   equal node reads too. The nodes filed under a variable just built sit in memory touched a moment
+   ago, where a hash table of every node would cost a cache miss per probe. A key with more than
+   GR__CSE_LIST nodes filed under it is "hot": they move to the hash table, and so do the later
+   ones, as do the nodes without inputs. So a lookup walks at most GR__CSE_LIST nodes, or probes the
+   table, and a node is filed once (a lookup list of one entry a node, not one an input). */
 #ifndef GR__CSE_LIST
 #define GR__CSE_LIST 16
 #endif
 
-static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_count ? rw->use_count[v->id] : 0; }
-
-static int gr__cse_all_hot(const gr__rewriter *rw, const gr_node *n) {
+static const gr_var *gr__cse_key(int n_in, gr_var *const *ins) {
+    const gr_var *key = NULL;
     int i;
-    for (i = 0; i < n->n_in; i++) if (gr__use_count(rw, n->in[i]) <= GR__CSE_LIST) return 0;
-    return 1;
+    for (i = 0; i < n_in; i++) if (!key || ins[i]->id > key->id) key = ins[i];
+    return key;
 }
+
+static uint32_t gr__use_count(const gr__rewriter *rw, const gr_var *v) { return v->id < rw->cap_use_count ? rw->use_count[v->id] : 0; }
 
 static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, const void *params, size_t psize, int n_in,
                             gr_var *const *ins) {
-    uint32_t mask, i, best_count = UINT32_MAX;
-    int k, best = -1;
-    for (k = 0; k < n_in; k++) {
-        uint32_t c = gr__use_count(rw, ins[k]);
-        if (c < best_count) { best_count = c; best = k; }
-    }
-    if (best >= 0 && best_count <= GR__CSE_LIST) {   /* an equal node is among this input's few uses */
+    const gr_var *key = gr__cse_key(n_in, ins);
+    uint32_t mask, i;
+    if (key && gr__use_count(rw, key) <= GR__CSE_LIST) {   /* an equal node is filed under this key */
         int32_t e;
-        if (best_count == 0) return NULL;
-        for (e = rw->use_head[ins[best]->id]; e >= 0; e = rw->use_next[e])
+        if (gr__use_count(rw, key) == 0) return NULL;
+        for (e = rw->use_head[key->id]; e >= 0; e = rw->use_next[e])
             if (gr__cse_equal(rw->use_node[e], op, params, psize, n_in, ins)) return rw->use_node[e];
         return NULL;
     }
@@ -780,11 +774,9 @@ static gr_node *gr__cse_find(gr__rewriter *rw, uint32_t h, const gr_op_def *op, 
     return NULL;
 }
 
-/* enters node in the hash table (once) */
+/* enters node in the hash table */
 static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     uint32_t mask, i;
-    if (!gr__grow_fill((void **)&rw->in_cse, &rw->cap_in_cse, node->id, 1, 0)) return 0;
-    if (rw->in_cse[node->id]) return 1;
     if (rw->n_cse * 2 >= rw->cap_cse) {
         uint32_t nc = rw->cap_cse ? rw->cap_cse * 2 : 1024, k;
         gr_node **t = (gr_node **)gr__calloc(nc, sizeof(gr_node *));
@@ -808,37 +800,32 @@ static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
     rw->cse[i] = node;
     rw->cse_hash[i] = h;
     rw->n_cse++;
-    rw->in_cse[node->id] = 1;
     return 1;
 }
 
-/* records node among the uses of each of its inputs (h: its hash) */
+/* files node (h: its hash) for the lookups of later nodes */
 static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
-    int i, i2;
-    for (i = 0; i < node->n_in; i++) {
-        gr_var *x = node->in[i];
-        int dup = 0;
-        for (i2 = 0; i2 < i && node->n_in <= 8; i2++) if (node->in[i2] == x) dup = 1;
-        if (dup) continue;                                  /* (a wide node may enter a list twice: harmless) */
-        if (!gr__grow_fill((void **)&rw->use_head, &rw->cap_use_head, x->id, sizeof(int32_t), 0xFF) ||   /* -1: none */
-            !gr__grow_fill((void **)&rw->use_count, &rw->cap_use_count, x->id, sizeof(uint32_t), 0) ||
-            !gr__grow((void **)&rw->use_node, &rw->cap_use_node, rw->n_use, sizeof(gr_node *)) ||
-            !gr__grow((void **)&rw->use_next, &rw->cap_use_next, rw->n_use, sizeof(int32_t)))
-            return 0;
-        rw->use_node[rw->n_use] = node;
-        rw->use_next[rw->n_use] = rw->use_head[x->id];
-        rw->use_head[x->id] = (int32_t)rw->n_use++;
-        if (++rw->use_count[x->id] == GR__CSE_LIST + 1) {   /* x turns hot: its readers may now be all-hot */
-            int32_t e;
-            for (e = rw->use_head[x->id]; e >= 0; e = rw->use_next[e]) {
-                gr_node *m = rw->use_node[e];
-                if (m != node && gr__cse_all_hot(rw, m) &&
-                    !gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in)))
-                    return 0;
-            }
+    const gr_var *key = gr__cse_key(node->n_in, node->in);
+    uint32_t count;
+    if (!key) return gr__cse_table_add(rw, node, h);
+    if (!gr__grow_fill((void **)&rw->use_head, &rw->cap_use_head, key->id, sizeof(int32_t), 0xFF) ||   /* -1: none */
+        !gr__grow_fill((void **)&rw->use_count, &rw->cap_use_count, key->id, sizeof(uint32_t), 0))
+        return 0;
+    count = rw->use_count[key->id]++;
+    if (count == GR__CSE_LIST) {                       /* the key turns hot: its nodes move to the table */
+        int32_t e;
+        for (e = rw->use_head[key->id]; e >= 0; e = rw->use_next[e]) {
+            gr_node *m = rw->use_node[e];
+            if (!gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in))) return 0;
         }
     }
-    if (gr__cse_all_hot(rw, node) && !gr__cse_table_add(rw, node, h)) return 0;
+    if (count >= GR__CSE_LIST) return gr__cse_table_add(rw, node, h);
+    if (!gr__grow((void **)&rw->use_node, &rw->cap_use_node, rw->n_use, sizeof(gr_node *)) ||
+        !gr__grow((void **)&rw->use_next, &rw->cap_use_next, rw->n_use, sizeof(int32_t)))
+        return 0;
+    rw->use_node[rw->n_use] = node;
+    rw->use_next[rw->n_use] = rw->use_head[key->id];
+    rw->use_head[key->id] = (int32_t)rw->n_use++;
     return 1;
 }
 

@@ -77,19 +77,22 @@ static int count_of(const char *s, const char *word) {
     return n;
 }
 
-/* merging finds equal nodes whether their inputs have few readers (the readers' lists) or many
-   (the table): dot(a, b) is built before and after a and b turn hot, cumsum(a) twice after */
+/* merging finds equal nodes whether few nodes are filed under their newest input (its list) or
+   many (the table): dot(a, b) is built before and after b turns hot, cumsum(a) twice after a does */
 TEST(test_rewrite_merge_hot_inputs) {
     gr_graph *g = gr_graph_new();
     gr_var *x = gr_vector(g, GR_F64, "x");
-    gr_var *a = gr_exp(x), *b = gr_sin(x), *t1, *t2, *c1, *c2, *acc;
+    gr_var *ca[40], *cb[40], *a, *b, *t1, *t2, *c1, *c2, *acc;
     size_t full, none;
     char buf[16384];
     int k;
+    for (k = 0; k < 40; k++) { ca[k] = gr_const(g, k + 2.0); cb[k] = gr_const(g, k + 3.0); }   /* older than a and b */
+    a = gr_exp(x);
+    b = gr_sin(x);
     t1 = gr_dot(a, b);
     acc = gr_add(t1, gr_dot(b, a));                 /* not equal to t1: the operands' order differs */
-    for (k = 0; k < 40; k++)                        /* forty readers of a and of b */
-        acc = gr_add(acc, gr_sum(gr_add(gr_mul(a, gr_const(g, k + 2.0)), gr_mul(b, gr_const(g, k + 3.0)))));
+    for (k = 0; k < 40; k++)                        /* forty readers of a and of b, filed under them */
+        acc = gr_add(acc, gr_sum(gr_add(gr_mul(a, ca[k]), gr_mul(b, cb[k]))));
     t2 = gr_dot(a, b);
     c1 = gr_cumsum(a, 0);
     c2 = gr_cumsum(a, 0);
