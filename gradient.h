@@ -830,29 +830,9 @@ static char *gr__arena_strdup(gr__arena *a, const char *s) {
     return d;
 }
 
-/* grows *items (of `elem` bytes each) so that index n fits; 0 on failure */
-static int gr__grow(void **items, uint32_t *cap, uint32_t n, size_t elem) {
-    if (n < *cap) return 1;
-    {
-        uint32_t nc = *cap ? *cap * 2 : 64;
-        void *p;
-        while (nc <= n) nc *= 2;
-        p = GR_REALLOC(*items, (size_t)nc * elem);
-        if (!p) return 0;
-        *items = p; *cap = nc;
-        return 1;
-    }
-}
-/* gr__grow for an array indexed by id: new entries get every byte = `byte` (0, or 0xFF for -1) */
-static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
-    uint32_t old = *cap;
-    if (!gr__grow(items, cap, n, elem)) return 0;
-    if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
-    return 1;
-}
-
-/* room for n items at once, where a pass knows how many it will add (growing by doubling copies a
-   big array several times over, and touches the fresh memory of each copy) */
+/* room for n items of `elem` bytes at *items (*cap of them now); 0 on failure. Called directly
+   where a pass knows how many it will add: growing by doubling copies a big array several times
+   over, and touches the fresh memory of each copy */
 static int gr__reserve(void **items, uint32_t *cap, uint32_t n, size_t elem) {
     void *p;
     if (n <= *cap) return 1;
@@ -861,11 +841,26 @@ static int gr__reserve(void **items, uint32_t *cap, uint32_t n, size_t elem) {
     *items = p; *cap = n;
     return 1;
 }
+/* gr__reserve for an array indexed by id: new entries get every byte = `byte` (0, or 0xFF for -1) */
 static int gr__reserve_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
     uint32_t old = *cap;
     if (!gr__reserve(items, cap, n, elem)) return 0;
     if (*cap > old) memset((unsigned char *)*items + (size_t)old * elem, byte, (size_t)(*cap - old) * elem);
     return 1;
+}
+
+/* the capacity, doubled as often as needed, at which index n fits */
+static uint32_t gr__doubled(uint32_t cap, uint32_t n) {
+    uint32_t nc = cap ? cap * 2 : 64;
+    while (nc <= n) nc *= 2;
+    return nc;
+}
+/* grows *items so that index n fits; 0 on failure */
+static int gr__grow(void **items, uint32_t *cap, uint32_t n, size_t elem) {
+    return n < *cap || gr__reserve(items, cap, gr__doubled(*cap, n), elem);
+}
+static int gr__grow_fill(void **items, uint32_t *cap, uint32_t n, size_t elem, int byte) {
+    return n < *cap || gr__reserve_fill(items, cap, gr__doubled(*cap, n), elem, byte);
 }
 
 static void *gr__calloc(size_t n, size_t elem) {
