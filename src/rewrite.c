@@ -21,7 +21,7 @@ struct gr__rewriter {
     gr_graph *g;                 /* the source graph: a node the rewrites leave as it is is not copied */
     const gr_node *orig;         /* the source node being rebuilt (read once by gr__rw_build) */
     int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
-    gr_node **cse;               /* open addressing over the nodes whose inputs are all hot (see merging) */
+    gr_node **cse;               /* open addressing over the nodes filed under a hot key, or without inputs (see merging) */
     uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
     uint32_t n_cse, cap_cse;
     int32_t *use_head;           /* by variable id of cg: the newest node filed under it (an index below), -1 none */
@@ -76,7 +76,7 @@ static void gr__rewriter_free(gr__rewriter *rw) {
     GR_FREE(rw);
 }
 
-/* what merging keeps (the uses of every variable and the hash table), and the depths by variable,
+/* what merging keeps (the nodes filed by key and the hash table), and the depths by variable,
    freed once the copy is built: fusion needs the signatures and the view only */
 static void gr__rewriter_drop_merging(gr__rewriter *rw) {
     GR_FREE(rw->cse); GR_FREE(rw->cse_hash);
