@@ -381,22 +381,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        uint32_t cap_ext = 0, cap_out = 0, cap_free = 0;   /* grown as used: a group of millions has a few externals */
         const uint32_t *mem = gmem + gmem_at[g];
         int32_t mi;
         uint32_t q;
         int i;
         n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
-        ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
-        if (!ext || !tmp || !outs_old || !outs_new || !free_regs) {
-            GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
-            st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
-            goto done;
-        }
         /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
@@ -406,12 +397,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
+                if (!gr__grow((void **)&ext, &cap_ext, (uint32_t)n_ext, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
                 ext[n_ext++] = x;
             }
-            if (vflag[node->out[0]->id] & GR__FV_OUT) outs_old[n_out++] = node->out[0];
+            if (vflag[node->out[0]->id] & GR__FV_OUT) {
+                if (!gr__grow((void **)&outs_old, &cap_out, (uint32_t)n_out, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
+                outs_old[n_out++] = node->out[0];
+            }
             vflag[node->out[0]->id] |= GR__FV_MINE;
             if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
+        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_ext + 1));
+        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
+        if (!tmp || !outs_new) { st = GR_ERR_NOMEM; goto group_done; }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
             for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
@@ -497,8 +495,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1)
+                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1) {
+                    if (!gr__grow((void **)&free_regs, &cap_free, (uint32_t)n_free, sizeof(int32_t))) { st = GR_ERR_NOMEM; goto group_done; }
                     free_regs[n_free++] = ref[x->id];
+                }
             }
         }
         p->n_ops = op_i;
