@@ -289,6 +289,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
     uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
+    uint32_t cap_gstart = 0;             /* gstart: each group's first position in the schedule */
     uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
@@ -302,8 +303,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
-    if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!group || !pos) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
            a topological order too: a node comes as early as it can, so a view of an input precedes
            every group that reads it */
@@ -342,6 +342,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             if (ok) joined = open[o];
         }
         if (joined < 0) {
+            if (!gr__grow((void **)&gstart, &cap_gstart, (uint32_t)n_groups, sizeof(int32_t))) {
+                st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+                goto done;
+            }
             joined = n_groups++;
             gstart[joined] = (int32_t)k;
             if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
@@ -367,6 +371,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
         for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
     }
+    GR_FREE(group); GR_FREE(oid); GR_FREE(gstart);  /* not read below: room for the programs */
+    group = gstart = NULL;
+    oid = NULL;
     /* 2. the values the roots read leave their groups too */
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
