@@ -699,6 +699,9 @@ struct gr_node {
     int32_t   n_in, n_out;
 };
 
+typedef char gr__var_is_small[sizeof(gr_var) <= 4 * sizeof(void *) ? 1 : -1];    /* 32 bytes on 64-bit targets */
+typedef char gr__node_is_small[sizeof(gr_node) <= 2 * sizeof(void *) + 16 ? 1 : -1];
+
 static int64_t *gr__vshape(const gr_var *v) { return (int64_t *)(uintptr_t)(v + 1); }
 static gr_node *gr__owner(const gr_var *v) { return v->kind == GR__VK_OUT ? v->u.owner : NULL; }
 static void *gr__ext(const gr_var *v) { return v->kind == GR__VK_OUT ? NULL : v->u.ext; }
