@@ -608,6 +608,25 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
     return b;
 }
 
+/* Whether step k may write its output into the buffer of its input q. The input must die here,
+   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
+   value the step reads may live in that buffer, or the writes would change what is still to be
+   read. An elementwise op reads each input at the position it writes, so the same slot read twice
+   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
+   than those it reads its other inputs at, so there every other input that is the same slot (the
+   user's y = the view's base, also when compilation removed an identity between them), a view of
+   it or a value it is a view of blocks the reuse. */
+static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
+    const gr__slot *in = &f->slots[io[q]];
+    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
+        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
+        return 0;
+    for (q2 = 0; q2 < node->n_in; q2++)
+        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
@@ -647,16 +666,8 @@ static gr_status gr__fn_plan(gr_fn *f) {
             b = -1;
             if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
                 int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++) {
-                    gr__slot *in = &f->slots[io[q]];
-                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
-                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
-                        int q2, dup = 0;
-                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
-                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
-                        if (!dup) { b = in->buf; refs[b]++; }
-                    }
-                }
+                for (q = 0; q < nq && b < 0; q++)
+                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
             }
             if (b < 0) {
                 int32_t at = gr__cap_find(cls, n_cls, need);
