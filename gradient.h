@@ -118,7 +118,8 @@
     X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
     X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
     X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
     X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
@@ -238,12 +239,13 @@
     X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
     X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
     X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
     X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
     X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
     X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
     X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
     X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
     X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
@@ -4857,6 +4859,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
                     and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
                     swapped with row k at step k.
      MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
      Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
      Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
      Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
@@ -4864,8 +4868,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
    Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
    ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Solve and MatrixInverse read
-   it (Solve and MatrixInverse then work in place in their own output). F carries no derivative
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
    (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
    A^T. Cholesky factors in place in its output.
 
@@ -4873,12 +4877,17 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
    substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
    is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
    solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). Cholesky fails on a pivot that
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that
    is not > 0 (NaN included).
 
    Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
      inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G det(A) X^T                     R = det(A) tr(A^-1 V)
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
      logdet    dA = G X^T                            R = tr(A^-1 V)
      solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
      cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
@@ -5488,6 +5497,54 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
     return l;
 }
 
+/* adj A into X from A's factor F, never dividing by a pivot, so that it is exact where A is
+   singular too. adj(X Y) = adj(Y) adj(X) for any square X and Y, so A = P^T L U gives
+   adj A = adj(U) adj(L) adj(P^T) = det(P) adj(U) L^-1 P. U is upper triangular with diagonal d,
+   and so is adj U: adj(U)[i][j] = (prod_{k<i} d_k) z_ij (prod_{k>j} d_k) for i <= j, with z_jj = 1
+   and z_ij = -sum_{i<k<=j} U[i][k] (prod_{i<m<k} d_m) z_kj, which is back substitution for U^-1
+   with every division by a pivot multiplied out (both sides are polynomials in U that agree
+   wherever U is invertible). Then each row y of adj(U) becomes w = y L^-1 (w L = y, from the last
+   column), the columns are swapped as P on the right asks (the swaps in reverse order), and the
+   sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it
+   zero, and two of them make every entry zero (rank n - 2). */
+#define GR__LU_ADJUGATE(fn, T) \
+    static void fn(const double *F, int64_t n, T *X) { \
+        const double *piv = F + n * n; \
+        double pre = 1; \
+        int64_t i, j, k, swaps = 0; \
+        for (j = 0; j < n; j++) {                    /* z, column by column, from the diagonal up */ \
+            X[j * n + j] = 1; \
+            for (i = j - 1; i >= 0; i--) { \
+                double s = 0, q = 1; \
+                for (k = i + 1; k <= j; k++) { s += F[i * n + k] * q * (double)X[k * n + j]; q *= F[k * n + k]; } \
+                X[i * n + j] = (T)-s; \
+            } \
+            for (i = j + 1; i < n; i++) X[i * n + j] = 0; \
+        } \
+        for (i = 0; i < n; i++) {                    /* adj U = the pivots before row i and after column j, times z */ \
+            double suf = 1; \
+            for (j = n - 1; j >= i; j--) { X[i * n + j] = (T)((double)X[i * n + j] * pre * suf); suf *= F[j * n + j]; } \
+            pre *= F[i * n + i]; \
+        } \
+        for (i = 0; i < n; i++) {                    /* row i times L^-1 */ \
+            T *xi = X + i * n; \
+            for (j = n - 2; j >= 0; j--) { \
+                double s = (double)xi[j]; \
+                for (k = j + 1; k < n; k++) s -= (double)xi[k] * F[k * n + j]; \
+                xi[j] = (T)s; \
+            } \
+        } \
+        for (k = n - 1; k >= 0; k--) {               /* times P: columns k and piv[k] swapped */ \
+            int64_t p = (int64_t)piv[k]; \
+            if (p == k) continue; \
+            swaps++; \
+            for (i = 0; i < n; i++) { T t = X[i * n + k]; X[i * n + k] = X[i * n + p]; X[i * n + p] = t; } \
+        } \
+        if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \
+    }
+GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)
+GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
+
 /* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
    A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
    x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
@@ -5749,18 +5806,47 @@ static gr_status gr__LogDet_perform(const gr_node *node, const gr_array *const *
     gr__store(out[0]->dtype, out[0]->data, 0, sign < 0 ? NAN : l);    /* NaN: the log of a negative number */
     return GR_OK;
 }
-/* G det(A) A^-T */
+/* G adj(A)^T: no division by det, so exact at a singular A too */
 static gr_status gr__Det_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, gr__in(node)[0], gr__in(node)[1]);
-    ig[0] = gr_mul(gr_mul(og[0], gr__out(node)[0]), gr_transpose(X));
+    gr_var *J = gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1]);
+    ig[0] = gr_mul(og[0], gr_transpose(J));
     ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
-/* det(A) tr(A^-1 V), with A's factor */
+/* tr(adj(A) V) = sum(adj(A)^T * V) */
 static gr_status gr__Det_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_mul(gr__out(node)[0], gr__trace_any(gr__solve_lu(gr__in(node)[0], ev[0], gr__in(node)[1], 0)));
+    orop[0] = gr_sum(gr_mul(gr_transpose(gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1])), ev[0]));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Adjugate: the derivatives of det ------------------------------------------------------------ */
+
+static gr_status gr__Adjugate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[1]->data;
+    int64_t n = in[0]->shape[0];
+    (void)node;
+    if (out[0]->dtype == GR_F64) gr__lu_adjugate_f64(F, n, (double *)out[0]->data);
+    else gr__lu_adjugate_f32(F, n, (float *)out[0]->data);
+    return GR_OK;
+}
+/* D adj(A)[W] = tr(A^-1 W) adj(A) - adj(A) W A^-1 is the derivative along W: its adjoint, the
+   gradient, is (D adj(A)[G^T])^T, since <G, D adj(A)[W]> is the second derivative of det along G^T
+   and W, which is symmetric. Both solve with A's factor: a singular A fails the call. */
+static gr_status gr__Adjugate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *G = og[0];
+    gr_var *t = gr__trace_any(gr__solve_lu(A, gr_transpose(G), F, 0));                 /* tr(A^-1 G^T) */
+    ig[0] = gr_sub(gr_mul(t, gr_transpose(J)), gr__solve_lu(A, gr__dot_flags(G, J, 0, 1), F, 1)); /* - A^-T (G J^T) */
+    ig[1] = gr_disconnected_like(F);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Adjugate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *V = ev[0], *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(V)) return GR_OK;
+    t = gr__trace_any(gr__solve_lu(A, V, F, 0));                                       /* tr(A^-1 V) */
+    orop[0] = gr_sub(gr_mul(t, J), gr__dot_flags(J, gr__solve_lu(A, gr_transpose(V), F, 1), 0, 1));  /* - J (A^-T V^T)^T */
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* G A^-T */
@@ -10015,11 +10101,65 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f);
 }
 
+/* checks the inputs, outputs and updates of gr_function, in that order (the first error is the
+   one reported); seen (by variable id of g, zeroed; NULL when there is at most one input and one
+   update) marks the inputs (bit 1) and update targets (bit 2) met so far, so that a repeat is found
+   in one pass however many there are; the earlier position is looked up only then */
+static gr_status gr__fn_check_args(gr_graph *g, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                                   int n_upd, const gr_update *updates, uint8_t *seen) {
+    int i, j;
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        if (seen && (seen[v->id] & 1u)) {
+            for (j = 0; inputs[j] != v; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+        }
+        if (seen) seen[v->id] |= 1u;
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        if (seen && (seen[u->shared->id] & 2u)) {
+            for (j = 0; updates[j].shared != u->shared; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+        }
+        if (seen) seen[u->shared->id] |= 2u;
+    }
+    return GR_OK;
+}
+
 /* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
 static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
                               gr_graph **gout) {
     gr_graph *g = NULL;
-    int i, j, n_upd = opts ? opts->n_updates : 0;
+    uint8_t *seen = NULL;
+    gr_status st;
+    int i, n_upd = opts ? opts->n_updates : 0;
     for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
     for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
     for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
@@ -10033,44 +10173,11 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
     if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
     if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
-    for (i = 0; i < n_in; i++) {
-        gr_var *v = inputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
-                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
-        for (j = 0; j < i; j++)
-            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
-    }
-    for (i = 0; i < n_out; i++) {
-        gr_var *v = outputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind == GR__VK_NULL)
-            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
-        if (v->kind == GR__VK_DISC)
-            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
-    }
-    for (i = 0; i < n_upd; i++) {
-        const gr_update *u = &opts->updates[i];
-        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
-        if (u->shared->graph != g || u->value->graph != g)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
-        if (u->shared->kind != GR__VK_SHARED)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
-        if (gr__is_marker(u->value))
-            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
-                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
-                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
-        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
-            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
-                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < i; j++)
-            if (opts->updates[j].shared == u->shared)
-                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
-    }
-    return GR_OK;
+    if ((n_in > 1 || n_upd > 1) && !(seen = (uint8_t *)gr__calloc((size_t)g->n_vars + 1u, 1)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory");
+    st = gr__fn_check_args(g, n_in, inputs, n_out, outputs, n_upd, n_upd > 0 ? opts->updates : NULL, seen);
+    GR_FREE(seen);
+    return st;
 }
 
 /* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
@@ -10526,6 +10633,25 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
     return b;
 }
 
+/* Whether step k may write its output into the buffer of its input q. The input must die here,
+   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
+   value the step reads may live in that buffer, or the writes would change what is still to be
+   read. An elementwise op reads each input at the position it writes, so the same slot read twice
+   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
+   than those it reads its other inputs at, so there every other input that is the same slot (the
+   user's y = the view's base, also when compilation removed an identity between them), a view of
+   it or a value it is a view of blocks the reuse. */
+static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
+    const gr__slot *in = &f->slots[io[q]];
+    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
+        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
+        return 0;
+    for (q2 = 0; q2 < node->n_in; q2++)
+        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
@@ -10565,16 +10691,8 @@ static gr_status gr__fn_plan(gr_fn *f) {
             b = -1;
             if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
                 int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++) {
-                    gr__slot *in = &f->slots[io[q]];
-                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
-                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
-                        int q2, dup = 0;
-                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
-                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
-                        if (!dup) { b = in->buf; refs[b]++; }
-                    }
-                }
+                for (q = 0; q < nq && b < 0; q++)
+                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
             }
             if (b < 0) {
                 int32_t at = gr__cap_find(cls, n_cls, need);

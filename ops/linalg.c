@@ -386,6 +386,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
                     and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
                     swapped with row k at step k.
      MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
      Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
      Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
      Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
@@ -393,8 +395,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
    Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
    ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Solve and MatrixInverse read
-   it (Solve and MatrixInverse then work in place in their own output). F carries no derivative
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
    (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
    A^T. Cholesky factors in place in its output.
 
@@ -402,12 +404,17 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
    substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
    is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
    solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). Cholesky fails on a pivot that
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that
    is not > 0 (NaN included).
 
    Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
      inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G det(A) X^T                     R = det(A) tr(A^-1 V)
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
      logdet    dA = G X^T                            R = tr(A^-1 V)
      solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
      cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
@@ -1017,6 +1024,54 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
     return l;
 }
 
+/* adj A into X from A's factor F, never dividing by a pivot, so that it is exact where A is
+   singular too. adj(X Y) = adj(Y) adj(X) for any square X and Y, so A = P^T L U gives
+   adj A = adj(U) adj(L) adj(P^T) = det(P) adj(U) L^-1 P. U is upper triangular with diagonal d,
+   and so is adj U: adj(U)[i][j] = (prod_{k<i} d_k) z_ij (prod_{k>j} d_k) for i <= j, with z_jj = 1
+   and z_ij = -sum_{i<k<=j} U[i][k] (prod_{i<m<k} d_m) z_kj, which is back substitution for U^-1
+   with every division by a pivot multiplied out (both sides are polynomials in U that agree
+   wherever U is invertible). Then each row y of adj(U) becomes w = y L^-1 (w L = y, from the last
+   column), the columns are swapped as P on the right asks (the swaps in reverse order), and the
+   sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it
+   zero, and two of them make every entry zero (rank n - 2). */
+#define GR__LU_ADJUGATE(fn, T) \
+    static void fn(const double *F, int64_t n, T *X) { \
+        const double *piv = F + n * n; \
+        double pre = 1; \
+        int64_t i, j, k, swaps = 0; \
+        for (j = 0; j < n; j++) {                    /* z, column by column, from the diagonal up */ \
+            X[j * n + j] = 1; \
+            for (i = j - 1; i >= 0; i--) { \
+                double s = 0, q = 1; \
+                for (k = i + 1; k <= j; k++) { s += F[i * n + k] * q * (double)X[k * n + j]; q *= F[k * n + k]; } \
+                X[i * n + j] = (T)-s; \
+            } \
+            for (i = j + 1; i < n; i++) X[i * n + j] = 0; \
+        } \
+        for (i = 0; i < n; i++) {                    /* adj U = the pivots before row i and after column j, times z */ \
+            double suf = 1; \
+            for (j = n - 1; j >= i; j--) { X[i * n + j] = (T)((double)X[i * n + j] * pre * suf); suf *= F[j * n + j]; } \
+            pre *= F[i * n + i]; \
+        } \
+        for (i = 0; i < n; i++) {                    /* row i times L^-1 */ \
+            T *xi = X + i * n; \
+            for (j = n - 2; j >= 0; j--) { \
+                double s = (double)xi[j]; \
+                for (k = j + 1; k < n; k++) s -= (double)xi[k] * F[k * n + j]; \
+                xi[j] = (T)s; \
+            } \
+        } \
+        for (k = n - 1; k >= 0; k--) {               /* times P: columns k and piv[k] swapped */ \
+            int64_t p = (int64_t)piv[k]; \
+            if (p == k) continue; \
+            swaps++; \
+            for (i = 0; i < n; i++) { T t = X[i * n + k]; X[i * n + k] = X[i * n + p]; X[i * n + p] = t; } \
+        } \
+        if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \
+    }
+GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)
+GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
+
 /* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
    A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
    x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
@@ -1278,18 +1333,47 @@ static gr_status gr__LogDet_perform(const gr_node *node, const gr_array *const *
     gr__store(out[0]->dtype, out[0]->data, 0, sign < 0 ? NAN : l);    /* NaN: the log of a negative number */
     return GR_OK;
 }
-/* G det(A) A^-T */
+/* G adj(A)^T: no division by det, so exact at a singular A too */
 static gr_status gr__Det_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, gr__in(node)[0], gr__in(node)[1]);
-    ig[0] = gr_mul(gr_mul(og[0], gr__out(node)[0]), gr_transpose(X));
+    gr_var *J = gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1]);
+    ig[0] = gr_mul(og[0], gr_transpose(J));
     ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
-/* det(A) tr(A^-1 V), with A's factor */
+/* tr(adj(A) V) = sum(adj(A)^T * V) */
 static gr_status gr__Det_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_mul(gr__out(node)[0], gr__trace_any(gr__solve_lu(gr__in(node)[0], ev[0], gr__in(node)[1], 0)));
+    orop[0] = gr_sum(gr_mul(gr_transpose(gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1])), ev[0]));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Adjugate: the derivatives of det ------------------------------------------------------------ */
+
+static gr_status gr__Adjugate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[1]->data;
+    int64_t n = in[0]->shape[0];
+    (void)node;
+    if (out[0]->dtype == GR_F64) gr__lu_adjugate_f64(F, n, (double *)out[0]->data);
+    else gr__lu_adjugate_f32(F, n, (float *)out[0]->data);
+    return GR_OK;
+}
+/* D adj(A)[W] = tr(A^-1 W) adj(A) - adj(A) W A^-1 is the derivative along W: its adjoint, the
+   gradient, is (D adj(A)[G^T])^T, since <G, D adj(A)[W]> is the second derivative of det along G^T
+   and W, which is symmetric. Both solve with A's factor: a singular A fails the call. */
+static gr_status gr__Adjugate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *G = og[0];
+    gr_var *t = gr__trace_any(gr__solve_lu(A, gr_transpose(G), F, 0));                 /* tr(A^-1 G^T) */
+    ig[0] = gr_sub(gr_mul(t, gr_transpose(J)), gr__solve_lu(A, gr__dot_flags(G, J, 0, 1), F, 1)); /* - A^-T (G J^T) */
+    ig[1] = gr_disconnected_like(F);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Adjugate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *V = ev[0], *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(V)) return GR_OK;
+    t = gr__trace_any(gr__solve_lu(A, V, F, 0));                                       /* tr(A^-1 V) */
+    orop[0] = gr_sub(gr_mul(t, J), gr__dot_flags(J, gr__solve_lu(A, gr_transpose(V), F, 1), 0, 1));  /* - J (A^-T V^T)^T */
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* G A^-T */

@@ -97,11 +97,65 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f);
 }
 
+/* checks the inputs, outputs and updates of gr_function, in that order (the first error is the
+   one reported); seen (by variable id of g, zeroed; NULL when there is at most one input and one
+   update) marks the inputs (bit 1) and update targets (bit 2) met so far, so that a repeat is found
+   in one pass however many there are; the earlier position is looked up only then */
+static gr_status gr__fn_check_args(gr_graph *g, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                                   int n_upd, const gr_update *updates, uint8_t *seen) {
+    int i, j;
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        if (seen && (seen[v->id] & 1u)) {
+            for (j = 0; inputs[j] != v; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+        }
+        if (seen) seen[v->id] |= 1u;
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        if (seen && (seen[u->shared->id] & 2u)) {
+            for (j = 0; updates[j].shared != u->shared; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+        }
+        if (seen) seen[u->shared->id] |= 2u;
+    }
+    return GR_OK;
+}
+
 /* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
 static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
                               gr_graph **gout) {
     gr_graph *g = NULL;
-    int i, j, n_upd = opts ? opts->n_updates : 0;
+    uint8_t *seen = NULL;
+    gr_status st;
+    int i, n_upd = opts ? opts->n_updates : 0;
     for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
     for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
     for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
@@ -115,44 +169,11 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
     if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
     if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
-    for (i = 0; i < n_in; i++) {
-        gr_var *v = inputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
-                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
-        for (j = 0; j < i; j++)
-            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
-    }
-    for (i = 0; i < n_out; i++) {
-        gr_var *v = outputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind == GR__VK_NULL)
-            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
-        if (v->kind == GR__VK_DISC)
-            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
-    }
-    for (i = 0; i < n_upd; i++) {
-        const gr_update *u = &opts->updates[i];
-        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
-        if (u->shared->graph != g || u->value->graph != g)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
-        if (u->shared->kind != GR__VK_SHARED)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
-        if (gr__is_marker(u->value))
-            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
-                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
-                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
-        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
-            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
-                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < i; j++)
-            if (opts->updates[j].shared == u->shared)
-                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
-    }
-    return GR_OK;
+    if ((n_in > 1 || n_upd > 1) && !(seen = (uint8_t *)gr__calloc((size_t)g->n_vars + 1u, 1)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory");
+    st = gr__fn_check_args(g, n_in, inputs, n_out, outputs, n_upd, n_upd > 0 ? opts->updates : NULL, seen);
+    GR_FREE(seen);
+    return st;
 }
 
 /* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
@@ -608,6 +629,25 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
     return b;
 }
 
+/* Whether step k may write its output into the buffer of its input q. The input must die here,
+   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
+   value the step reads may live in that buffer, or the writes would change what is still to be
+   read. An elementwise op reads each input at the position it writes, so the same slot read twice
+   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
+   than those it reads its other inputs at, so there every other input that is the same slot (the
+   user's y = the view's base, also when compilation removed an identity between them), a view of
+   it or a value it is a view of blocks the reuse. */
+static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
+    const gr__slot *in = &f->slots[io[q]];
+    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
+        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
+        return 0;
+    for (q2 = 0; q2 < node->n_in; q2++)
+        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
@@ -647,16 +687,8 @@ static gr_status gr__fn_plan(gr_fn *f) {
             b = -1;
             if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
                 int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++) {
-                    gr__slot *in = &f->slots[io[q]];
-                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
-                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
-                        int q2, dup = 0;
-                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
-                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
-                        if (!dup) { b = in->buf; refs[b]++; }
-                    }
-                }
+                for (q = 0; q < nq && b < 0; q++)
+                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
             }
             if (b < 0) {
                 int32_t at = gr__cap_find(cls, n_cls, need);
