@@ -208,11 +208,11 @@ static int gr__is_zero(const gr_var *t) {
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
-    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1));
-    gr_var **ig = og + no;
+    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
     if (!og) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    ig = og + no;
     if (3 * no + 3 * ni > 64) {
         fl = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)(3 * no + 3 * ni));
         if (!fl) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);

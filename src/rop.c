@@ -46,13 +46,13 @@ static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_graph *g = node->graph;
     int ni = node->n_in, no = node->n_out, i, j, nk = 0, nu = 0;
-    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *));
-    gr_var **ig = u + no, **kv = ig + ni, **kg = kv + ni, **res = kg + ni;
+    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *)), **ig, **kv, **kg, **res;
     int *u_out = (int *)gr__calloc((size_t)no + 1, sizeof(int));
     gr_grad_opts o;
     gr_status st = GR_OK;
     for (j = 0; j < no; j++) orop[j] = NULL;
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
+    ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
         st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
         goto done;
