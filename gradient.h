@@ -1459,7 +1459,22 @@ static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1) */
+/* GR_OK when every input is there. A NULL input is a builder inside a builder or a rule that
+   failed: the node is not made, and the failure propagates as NULL with the error that builder
+   recorded; with none recorded (inner builders fail on valid operands only when out of memory),
+   GR_ERR_NOMEM is recorded, naming the op */
+static gr_status gr__inputs_present(gr_graph *g, const char *opname, int n_in, gr_var *const *in) {
+    int i;
+    for (i = 0; i < n_in; i++)
+        if (!in || !in[i]) {
+            if (g->status != GR_OK) return g->status;
+            return gr__error(g, GR_ERR_NOMEM, "%s: input %d is missing: a builder inside it failed (out of memory)", opname, i);
+        }
+    return GR_OK;
+}
+
+/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1); no node
+   is made on a NULL input (see gr__inputs_present) */
 static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                  gr_var *const *in, int n_out, gr_var **outs) {
     gr_node *node;
@@ -1467,6 +1482,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
     if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
@@ -2130,12 +2147,14 @@ static int gr__same_static(const gr_var *a, const gr_var *b) {
 
 /* a constant `value` of dtype dt with x's shape (x is used for its shape only) */
 static gr_var *gr__fill_like(gr_var *x, int dt, double value) {
-    gr_var *c = gr__scalar_const(x->graph, dt, value, 0);
+    gr_var *c;
+    if (!x) return NULL;
+    c = gr__scalar_const(x->graph, dt, value, 0);
     if (!c || x->ndim == 0) return c;
     return gr_broadcast_like(c, x);
 }
 /* float zeros shaped like x, of x's gradient dtype */
-static gr_var *gr__zeros_grad(gr_var *x) { return gr__fill_like(x, gr__grad_dtype(x), 0.0); }
+static gr_var *gr__zeros_grad(gr_var *x) { return x ? gr__fill_like(x, gr__grad_dtype(x), 0.0) : NULL; }
 
 /* t summed down to x's shape (the gradient of a broadcast); free when the shapes already agree */
 static gr_var *gr__sum_to(gr_var *t, gr_var *x) {
@@ -2205,14 +2224,15 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
         int kind;
         if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
+            if (!ig[k]) return node->graph->status;
             continue;
         }
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
-        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
+        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); if (!ig[k]) return node->graph->status; continue;
         case GR__PD_ONE: t = gz; break;
         case GR__PD_NEG_ONE: t = gr_neg(gz); break;
-        default: t = gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;
+        default: t = !t || gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;   /* (NULL: its builder failed) */
         }
         ig[k] = gr__sum_to(t, x);
         if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
@@ -2657,12 +2677,13 @@ typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
 static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)node->params; }
 static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
 
-static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
+/* g: the operands' graph (an operand may be NULL: its builder failed) */
+static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs, gr_graph *g) {
     gr__axdir_params p;
     memset(&p, 0, sizeof p);
     p.axis = axis;
     p.reverse = reverse;
-    return gr__node1(xs[0]->graph, op, &p, sizeof p, n, xs);
+    return gr__node1(g, op, &p, sizeof p, n, xs);
 }
 
 static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
@@ -2673,8 +2694,8 @@ static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, i
     a = gr__axis(axis, x->ndim);
     if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
     if (op == &gr__op_LogSumExp && !gr__is_float(x->dtype)) x = gr_cast(x, GR_F64);
-    if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
-    return x ? gr__axdir_node(op, a, 0, 1, &x) : NULL;
+    else if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
+    return gr__axdir_node(op, a, 0, 1, &x, g);
 }
 
 GR_API gr_var *gr_argmax_axis(gr_var *x, int axis) { return gr__axdir_op("gr_argmax_axis", &gr__op_ArgMax, x, axis); }
@@ -2687,7 +2708,7 @@ static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
     gr_var *xs[2];
     if (!a || !b) return NULL;
     xs[0] = a; xs[1] = b;
-    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs);
+    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs, a->graph);
 }
 
 /* ---- type and shape rules --------------------------------------------------------------------- */
@@ -2923,7 +2944,7 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
    the tangent */
 static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__axdir_params *p = gr__adp(node);
-    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0], node->graph)
                                               : gr__zeros_grad(node->in[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -2931,7 +2952,7 @@ static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var *
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
-    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
+    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0], node->graph);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3002,7 +3023,7 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
         xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);
         if (!xs[i]) return node->graph->status;
     }
-    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs);
+    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }
 
@@ -8896,8 +8917,10 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, x->owner->in);
         }
         if (gr__rw_zeros(x, &z)) {
+            gr_var *ref;
             if (!z) { *done = 0; return NULL; }
-            return gr__rw_zero_fill(rw, x->dtype, gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z));
+            if (!(ref = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;   /* (not a 0-d zero) */
+            return gr__rw_zero_fill(rw, x->dtype, ref);
         }
     } else if (op == &gr__op_Dot) {
         /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
@@ -9224,6 +9247,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
+    if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)

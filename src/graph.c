@@ -353,7 +353,22 @@ static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1) */
+/* GR_OK when every input is there. A NULL input is a builder inside a builder or a rule that
+   failed: the node is not made, and the failure propagates as NULL with the error that builder
+   recorded; with none recorded (inner builders fail on valid operands only when out of memory),
+   GR_ERR_NOMEM is recorded, naming the op */
+static gr_status gr__inputs_present(gr_graph *g, const char *opname, int n_in, gr_var *const *in) {
+    int i;
+    for (i = 0; i < n_in; i++)
+        if (!in || !in[i]) {
+            if (g->status != GR_OK) return g->status;
+            return gr__error(g, GR_ERR_NOMEM, "%s: input %d is missing: a builder inside it failed (out of memory)", opname, i);
+        }
+    return GR_OK;
+}
+
+/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1); no node
+   is made on a NULL input (see gr__inputs_present) */
 static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                  gr_var *const *in, int n_out, gr_var **outs) {
     gr_node *node;
@@ -361,6 +376,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
     if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
