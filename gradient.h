@@ -442,7 +442,7 @@ GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size
 
 /* ---- second wave: structure (ops/shape.c) ---- */
 /* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools) */
+   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
@@ -1434,6 +1434,16 @@ GR_API gr_var *gr_disconnected_like(gr_var *x) {
 }
 
 static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
+
+/* A driver's NULL variable argument, what[i] (i < 0: a single argument). When g already holds an
+   error, the NULL is most likely what a failed builder returned: that error is returned as it is.
+   Else GR_ERR_VALUE is recorded, naming the driver and the argument: drivers record on the graph of
+   their first non-NULL variable argument, and only builders stay silent on a NULL operand. */
+static gr_status gr__driver_null(gr_graph *g, const char *fname, const char *what, int i) {
+    if (g->status != GR_OK) return g->status;
+    if (i < 0) return gr__error(g, GR_ERR_VALUE, "%s: %s is NULL", fname, what);
+    return gr__error(g, GR_ERR_VALUE, "%s: %s[%d] is NULL", fname, what, i);
+}
 
 /* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
    the first non-NULL one); else 1 and *gout is their graph */
@@ -7719,11 +7729,14 @@ static gr_status gr__on_disconnected(gr_graph *g, const char *fname, int policy,
                      "only by a non-differentiable operator", fname, gr__d(v).s);
 }
 
+/* the graph of the first non-NULL variable argument */
 static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, const gr_grad_opts *o) {
     int i;
     if (cost) return cost->graph;
     for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    for (i = 0; o->consider_constant && i < o->n_consider_constant; i++) if (o->consider_constant[i]) return o->consider_constant[i]->graph;
     for (i = 0; o->known_vars && i < o->n_known; i++) if (o->known_vars[i]) return o->known_vars[i]->graph;
+    for (i = 0; o->known_grads && i < o->n_known; i++) if (o->known_grads[i]) return o->known_grads[i]->graph;
     return NULL;
 }
 
@@ -7747,10 +7760,12 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     if ((unsigned)o.disconnected_inputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED ||
         (unsigned)o.null_gradients > GR_NULL_RETURN)
         return gr__error(g, GR_ERR_VALUE, "%s: invalid value for disconnected_inputs, return_disconnected or null_gradients", fname);
-    if (!cost && o.n_known == 0) return gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i] || !o.known_grads[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (!cost && o.n_known == 0)               /* (a cost that is NULL because its builder failed: that error) */
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i]) return gr__driver_null(g, fname, "known_vars", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_grads[i]) return gr__driver_null(g, fname, "known_grads", i);
+    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return gr__driver_null(g, fname, "consider_constant", i);
     if (cost && cost->kind == GR__VK_NULL)
         return gr__error(g, GR_ERR_VALUE, "%s: can't differentiate a null cost; it is null because %s", fname, gr__null_reason(cost));
     if (cost && cost->ndim != 0)
@@ -7856,11 +7871,13 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_f && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (n_f < 1 || !f || !eval_points)
         return gr__error(g, GR_ERR_VALUE, "gr_lop: %s", n_f < 1 ? "needs at least one f" : !f ? "f is NULL" : "eval_points is NULL");
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_lop", "f", i);
+    for (i = 0; i < n_f; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_lop", "eval_points", i);
     for (i = 0; i < n_f; i++) {
-        if (!f[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (eval_points[i]->ndim != f[i]->ndim)
             return gr__error(g, GR_ERR_TYPE, "gr_lop: eval point %d has %d dimensions but f[%d] (%s) has %d", i,
                              eval_points[i]->ndim, i, gr__d(f[i]).s, f[i]->ndim);
@@ -7889,11 +7906,17 @@ GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_v
     for (i = 0; !g && wrt && i < n_wrt; i++) if (wrt[i]) g = wrt[i]->graph;
     for (i = 0; !g && end && i < n_end; i++) if (end[i]) g = end[i]->graph;
     for (i = 0; !g && start_vars && i < n_start; i++) if (start_vars[i]) g = start_vars[i]->graph;
+    for (i = 0; !g && start_grads && i < n_start; i++) if (start_grads[i]) g = start_grads[i]->graph;
     if (!g) return GR_ERR_VALUE;
-    if (!cost && n_start <= 0) return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
+    if (!cost && n_start <= 0)
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
     if (n_wrt < 0 || n_end < 0 || n_start < 0 || (n_wrt && (!wrt || !wrt_grads)) || (n_end && (!end || !end_grads)) ||
         (n_start && (!start_vars || !start_grads)))
         return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_subgraph_grad", "wrt", i);
+    for (i = 0; i < n_end; i++) if (!end[i]) return gr__driver_null(g, "gr_subgraph_grad", "end", i);
+    for (i = 0; i < n_start; i++) if (!start_vars[i]) return gr__driver_null(g, "gr_subgraph_grad", "start", i);
+    for (i = 0; i < n_start; i++) if (!start_grads[i]) return gr__driver_null(g, "gr_subgraph_grad", "start_grads", i);
     params = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n + 1));
     from_start = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
     from_cost = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
@@ -8048,15 +8071,17 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (opts) o = *opts; else memset(&o, 0, sizeof o);
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
     if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
-    for (i = 0; i < n_f; i++) if (!f[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
+    for (i = 0; i < n_wrt; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_rop", "eval_points", i);
     for (i = 0; i < n_wrt; i++) {
-        if (!wrt[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (wrt[i]->graph != g || eval_points[i]->graph != g)
             return gr__error(g, GR_ERR_VALUE, "gr_rop: wrt[%d] or its eval point belongs to another graph", i);
         if (wrt[i]->ndim != eval_points[i]->ndim)
@@ -8231,6 +8256,14 @@ static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
     return gr_add(a, b);
 }
 
+/* the graph of gr_jacobian's or gr_hessian's first non-NULL variable argument */
+static gr_graph *gr__jh_graph(gr_var *first, int n_wrt, gr_var *const *wrt) {
+    int i;
+    if (first) return first->graph;
+    for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    return NULL;
+}
+
 static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts,
                               int disconnected) {
     gr_graph *g;
@@ -8240,10 +8273,10 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     int i, dt;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!expr) return GR_ERR_VALUE;
-    g = expr->graph;
+    if (!(g = gr__jh_graph(expr, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!expr) return gr__driver_null(g, fname, "the expression", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "%s: a NULL array or a negative count", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
     if (gr__is_marker(expr)) return gr__error(g, GR_ERR_TYPE, "%s: the expression is a gradient marker, not a value", fname);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -8298,9 +8331,10 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     int i;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!cost) return GR_ERR_VALUE;
-    g = cost->graph;
+    if (!(g = gr__jh_graph(cost, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!cost) return gr__driver_null(g, "gr_hessian", "cost", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "gr_hessian: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_hessian", "wrt", i);
     if (cost->ndim != 0) return gr__error(g, GR_ERR_TYPE, "gr_hessian: the cost must be a scalar; %s has %d dimensions", gr__d(cost).s, cost->ndim);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -8311,7 +8345,6 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     o.no_names = 1;
     for (i = 0; i < n_wrt; i++) {
         gr_var *gw = NULL;
-        if (!wrt[i]) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; break; }
         if ((st = gr__grad("gr_hessian", cost, 1, &wrt[i], &gw, &o)) != GR_OK) break;
         /* the gradient may not depend on w although the cost does (a linear cost): ignore there */
         if ((st = gr__jacobian("gr_hessian", gw, 1, &wrt[i], &out[i], &o, GR_IGNORE)) != GR_OK) break;

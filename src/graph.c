@@ -329,6 +329,16 @@ GR_API gr_var *gr_disconnected_like(gr_var *x) {
 
 static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
 
+/* A driver's NULL variable argument, what[i] (i < 0: a single argument). When g already holds an
+   error, the NULL is most likely what a failed builder returned: that error is returned as it is.
+   Else GR_ERR_VALUE is recorded, naming the driver and the argument: drivers record on the graph of
+   their first non-NULL variable argument, and only builders stay silent on a NULL operand. */
+static gr_status gr__driver_null(gr_graph *g, const char *fname, const char *what, int i) {
+    if (g->status != GR_OK) return g->status;
+    if (i < 0) return gr__error(g, GR_ERR_VALUE, "%s: %s is NULL", fname, what);
+    return gr__error(g, GR_ERR_VALUE, "%s: %s[%d] is NULL", fname, what, i);
+}
+
 /* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
    the first non-NULL one); else 1 and *gout is their graph */
 static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **gout) {

@@ -119,15 +119,17 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (opts) o = *opts; else memset(&o, 0, sizeof o);
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
     if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
-    for (i = 0; i < n_f; i++) if (!f[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
+    for (i = 0; i < n_wrt; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_rop", "eval_points", i);
     for (i = 0; i < n_wrt; i++) {
-        if (!wrt[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (wrt[i]->graph != g || eval_points[i]->graph != g)
             return gr__error(g, GR_ERR_VALUE, "gr_rop: wrt[%d] or its eval point belongs to another graph", i);
         if (wrt[i]->ndim != eval_points[i]->ndim)

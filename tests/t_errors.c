@@ -1268,6 +1268,108 @@ TEST(test_index_static_range) {
     gr_graph_free(g);
 }
 
+/* ---- drivers given NULL entries ---------------------------------------------------------------- */
+
+/* the driver's status is GR_ERR_VALUE, recorded on the graph of its first non-NULL variable
+   argument with a message naming the driver and the argument; its outputs are NULL. When the graph
+   already holds an error (the NULL came from a failed builder), that error is returned, unchanged. */
+#define E_DRIVER_NULL(call, text) do { \
+        gr_graph_clear_error(g); \
+        res[0] = res[1] = x; \
+        CHECK_STATUS(call, GR_ERR_VALUE); \
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); \
+        CHECK_CONTAINS(gr_graph_message(g), text); \
+        CHECK(res[0] == NULL); \
+    } while (0)
+
+TEST(test_driver_null_entries) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = gr_vector(g, GR_F64, "y"), *c = gr_sum(gr_mul(x, y)), *h = gr_sin(x);
+    gr_var *res[2], *two[2], *nul[2], *cst[1];
+    gr_grad_opts o;
+    two[0] = x; two[1] = y;
+    nul[0] = x; nul[1] = NULL;
+    memset(&o, 0, sizeof o);
+    E_DRIVER_NULL(gr_grad(c, 2, nul, res, NULL), "gr_grad: wrt[1] is NULL");
+    o.known_vars = nul + 1; o.known_grads = &x; o.n_known = 1;
+    E_DRIVER_NULL(gr_grad(c, 1, &x, res, &o), "gr_grad: known_vars[0] is NULL");
+    o.known_vars = &h; o.known_grads = nul + 1;
+    E_DRIVER_NULL(gr_grad(NULL, 1, &x, res, &o), "gr_grad: known_grads[0] is NULL");
+    memset(&o, 0, sizeof o);
+    cst[0] = NULL;
+    o.consider_constant = cst; o.n_consider_constant = 1;
+    E_DRIVER_NULL(gr_grad(c, 1, &x, res, &o), "gr_grad: consider_constant[0] is NULL");
+    E_DRIVER_NULL(gr_grad(NULL, 1, &x, res, NULL), "gr_grad: cost and known gradients can't both be NULL");
+    E_DRIVER_NULL(gr_lop(1, nul + 1, 1, &x, &x, res, NULL), "gr_lop: f[0] is NULL");
+    E_DRIVER_NULL(gr_lop(1, &h, 1, &x, nul + 1, res, NULL), "gr_lop: eval_points[0] is NULL");
+    E_DRIVER_NULL(gr_lop(1, &h, 2, nul, two, res, NULL), "gr_lop: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_rop(2, nul, 1, &x, &y, res, NULL), "gr_rop: f[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, &h, 2, nul, two, res, NULL), "gr_rop: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, &h, 2, two, nul, res, NULL), "gr_rop: eval_points[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, nul + 1, 1, nul + 1, &x, res, NULL), "gr_rop: f[0] is NULL");   /* only the eval point names the graph */
+    E_DRIVER_NULL(gr_jacobian(h, 2, nul, res, NULL), "gr_jacobian: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_jacobian(NULL, 1, &x, res, NULL), "gr_jacobian: the expression is NULL");
+    E_DRIVER_NULL(gr_hessian(c, 2, nul, res, NULL), "gr_hessian: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_hessian(NULL, 1, &x, res, NULL), "gr_hessian: cost is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(2, nul, 1, &h, 0, NULL, NULL, c, res, res + 1), "gr_subgraph_grad: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 1, nul + 1, 0, NULL, NULL, c, res, res + 1), "gr_subgraph_grad: end[0] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 0, NULL, 1, nul + 1, &x, NULL, res, NULL), "gr_subgraph_grad: start[0] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 0, NULL, 1, &h, nul + 1, NULL, res, NULL), "gr_subgraph_grad: start_grads[0] is NULL");
+    /* builders stay silent */
+    gr_graph_clear_error(g);
+    CHECK(gr_grad1(NULL, x) == NULL && gr_grad1(c, NULL) == NULL);
+    CHECK_OK_GRAPH(g);
+    /* a NULL from a failed builder: the driver returns that builder's error */
+    {
+        gr_var *bad = gr_dot(x, gr_matrix(g, GR_F64, "m3"));        /* fine so far */
+        gr_var *fail = gr_reshape(x, 1, NULL);                        /* GR_ERR_VALUE: shape is NULL */
+        char msg[256];
+        (void)bad;
+        CHECK(fail == NULL);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        gr_graph_clear_error(g);
+        fail = gr_sum(gr_dimshuffle(x, 2, NULL));                    /* GR_ERR_VALUE recorded by gr_dimshuffle */
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        CHECK_STATUS(gr_grad(fail, 1, &x, res, NULL), GR_ERR_VALUE);
+        CHECK_STATUS(gr_hessian(fail, 1, &x, res, NULL), GR_ERR_VALUE);
+        CHECK(strcmp(gr_graph_message(g), msg) == 0);                /* nothing new recorded */
+        gr_graph_clear_error(g);
+        fail = gr_softmax(y, 3);                                      /* axis out of range */
+        CHECK(fail == NULL);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        two[1] = fail;
+        CHECK_STATUS(gr_rop(1, &h, 2, two, two, res, NULL), GR_ERR_VALUE);
+        CHECK(strcmp(gr_graph_message(g), msg) == 0);
+        CHECK(res[0] == NULL);
+    }
+    /* nothing to record on: every variable NULL */
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_grad(NULL, 1, nul + 1, res, NULL), GR_ERR_VALUE);
+    CHECK_STATUS(gr_hessian(NULL, 0, NULL, NULL, NULL), GR_ERR_VALUE);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+/* ---- joins of no operands ----------------------------------------------------------------------- */
+
+/* gr_concatenate / gr_stack of 0 operands: NULL, and nothing recorded anywhere, since there is no
+   variable whose graph could hold the error (API.md: the first non-NULL variable argument's) */
+TEST(test_join_of_nothing) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *xs[2];
+    xs[0] = x; xs[1] = NULL;
+    CHECK(gr_concatenate(0, xs, 0) == NULL);
+    CHECK(gr_stack(0, xs, 0) == NULL);
+    CHECK(gr_concatenate(0, NULL, 0) == NULL && gr_stack(-1, NULL, 0) == NULL);
+    CHECK(gr_concatenate(2, xs, 0) == NULL && gr_stack(2, xs, 0) == NULL);   /* a NULL operand: silent, as every builder */
+    CHECK_OK_GRAPH(g);
+    CHECK(gr_concatenate(1, xs, 1) == NULL);                                 /* with an operand, errors are recorded */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_concatenate");
+    gr_graph_free(g);
+}
+
 TEST(test_free_null) {
     gr_graph_free(NULL);
     gr_array_free(NULL);
@@ -1307,6 +1409,8 @@ SUITE(suite_errors) = {
     CASE(test_function_without_inputs),
     CASE(test_slice_matches_python),
     CASE(test_index_static_range),
+    CASE(test_driver_null_entries),
+    CASE(test_join_of_nothing),
     CASE(test_free_null),
     END_SUITE
 };
