@@ -462,6 +462,15 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
     return out;
 }
 
+/* op is one of the table's (or a copy of one taken from gr_node_op): its perform is a table row's */
+static int gr__builtin_op(const gr_op_def *op) {
+    if (op->perform == gr__ew_perform) return 1;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 1;
+    GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
+#undef GR__BUILTIN_PERFORM
+    return 0;
+}
+
 GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params_size, int n_in,
                           gr_var *const *inputs, gr_var **outputs) {
     gr_graph *g = NULL;
@@ -476,6 +485,11 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
+    if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
+    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
+                         op->name);
     return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
 }
 

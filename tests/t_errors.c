@@ -892,6 +892,14 @@ TEST(test_call_time_huge_shapes) {
 
 /* ---- gr_apply: bad op definitions and type rules ---------------------------------------------- */
 
+/* out[j] = in[0] converted to out[j]'s dtype (a perform for the ops below) */
+static gr_status e_copy_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int j;
+    int64_t i;
+    for (j = 0; j < gr_node_n_outputs(node); j++)
+        for (i = 0; i < out[j]->size && i < in[0]->size; i++) gr_array_set(out[j], i, gr_array_get(in[0], i));
+    return GR_OK;
+}
 static gr_status e_bad_infer_fail(const gr_node *node, gr_type *out) { (void)node; (void)out; return GR_ERR_TYPE; }
 static gr_status e_bad_infer_ndim(const gr_node *node, gr_type *out) { (void)node; out->ndim = 12; return GR_OK; }
 static gr_status e_bad_infer_neg(const gr_node *node, gr_type *out) {
@@ -912,7 +920,7 @@ TEST(test_apply_errors) {
     int j;
     ins[0] = x; ins[1] = x;
     memset(&op, 0, sizeof op);
-    op.name = "Mine"; op.n_in = 1; op.n_out = 1;
+    op.name = "Mine"; op.n_in = 1; op.n_out = 1; op.perform = e_copy_perform;
     CHECK_STATUS(gr_apply(NULL, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
     CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
     gr_graph_clear_error(g);
@@ -1093,6 +1101,115 @@ TEST(test_function_without_inputs) {
     CHECK_STATUS(gr_call(f, none, out), GR_OK);          /* the inputs array is not read */
     CHECK_NEAR(gr_array_get(out[0], 0), 21.0, 1e-15);
     gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* ---- users' ops: the rules gr_op_def requires, and the NULL rules it allows ------------------- */
+
+static gr_status e_scale2_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)node;
+    ig[0] = og[0];                                      /* the copy's gradient: J = I */
+    return ig[0] ? GR_OK : GR_ERR_VALUE;
+}
+
+/* perform is required (gr_call would jump to it); code, flags, alias and batch belong to the
+   built-in ops; infer, shape, connection_pattern, grad and rop may be NULL, each meaning what
+   API.md says */
+TEST(test_user_op_rules) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v"), *y = NULL, *d = NULL, *outs[2];
+    gr_op_def op;
+    gr_grad_opts o;
+    double xs[3] = { 1, 2, 3 }, vs[3] = { 0.5, -1, 4 };
+    gr_array *xa = e_vec(3, xs), *va = e_vec(3, vs);
+    gr_fn *f;
+    memset(&op, 0, sizeof op);
+    op.name = "Copy"; op.n_in = 1; op.n_out = 1;
+    /* no perform */
+    outs[0] = x;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    CHECK(outs[0] == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_apply: Copy has no perform rule");
+    gr_graph_clear_error(g);
+    /* a built-in field set in a user's op */
+    op.perform = e_copy_perform;
+    op.flags = 1;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy");
+    CHECK_CONTAINS(gr_graph_message(g), "built-in");
+    gr_graph_clear_error(g);
+    op.flags = 0;
+    op.code = 3;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    op.code = 0;
+    /* a built-in op taken from a node is one of the table's: accepted */
+    {
+        gr_var *ins[2], *z = NULL;
+        const gr_array *out[1];
+        ins[0] = x; ins[1] = x;
+        CHECK_STATUS(gr_apply(gr_node_op(gr_var_owner(gr_add(x, x))), NULL, 0, 2, ins, &z), GR_OK);
+        f = gr_function(1, &x, 1, &z, NULL);
+        CHECK(f != NULL);
+        if (f) {
+            const gr_array *in[1];
+            in[0] = xa;
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            CHECK_NEAR(gr_array_get(out[0], 2), 6.0, 0);
+        }
+        gr_fn_free(f);
+    }
+    /* NULL infer and shape: typed and shaped like input 0; NULL grad: a null "not implemented"
+       gradient; NULL rop and grad: gr_rop has nothing to build from */
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK(y != NULL && gr_var_ndim(y) == 1 && gr_var_dtype(y) == GR_F64);
+    memset(&o, 0, sizeof o);
+    CHECK_STATUS(gr_grad(gr_sum(y), 1, &x, &d, &o), GR_ERR_NULL_GRAD);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy");
+    gr_graph_clear_error(g);
+    o.null_gradients = GR_NULL_RETURN;
+    CHECK_STATUS(gr_grad(gr_sum(y), 1, &x, &d, &o), GR_OK);
+    CHECK(gr_is_null(d));
+    outs[0] = y; outs[1] = d;
+    CHECK(gr_function(1, &x, 2, outs, NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_GRAD_NOT_IMPLEMENTED);
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &d, NULL), GR_ERR_GRAD_NOT_IMPLEMENTED);
+    CHECK(d == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy has neither an R-op rule nor a grad rule");
+    gr_graph_clear_error(g);
+    f = gr_function(1, &x, 1, &y, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[1], *out[1];
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0]->ndim == 1 && out[0]->size == 3);
+        CHECK_NEAR(gr_array_get(out[0], 1), 2.0, 0);
+    }
+    gr_fn_free(f);
+    /* NULL rop with a grad rule: the double pullback gives J v = v */
+    op.grad = e_scale2_grad;
+    y = NULL;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &d, NULL), GR_OK);
+    outs[0] = d;
+    {
+        gr_var *ins[2];
+        ins[0] = x; ins[1] = v;
+        f = gr_function(2, ins, 1, outs, NULL);
+    }
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[2], *out[1];
+        int i;
+        in[0] = xa; in[1] = va;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(out[0], i), vs[i], 0);
+    }
+    gr_fn_free(f);
+    CHECK_OK_GRAPH(g);
+    gr_array_free(xa); gr_array_free(va);
     gr_graph_free(g);
 }
 
@@ -1407,6 +1524,7 @@ SUITE(suite_errors) = {
     CASE(test_apply_errors),
     CASE(test_function_errors),
     CASE(test_function_without_inputs),
+    CASE(test_user_op_rules),
     CASE(test_slice_matches_python),
     CASE(test_index_static_range),
     CASE(test_driver_null_entries),
