@@ -495,10 +495,11 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
     return out;
 }
 
-/* op is one of the table's (or a copy of one taken from gr_node_op): its perform is a table row's */
+/* op is one of the table's (or a copy of one taken from gr_node_op): its perform is a table row's;
+   1 for an elementwise row, 2 for a structural one */
 static int gr__builtin_op(const gr_op_def *op) {
     if (op->perform == gr__ew_perform) return 1;
-#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 1;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 2;
     GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
 #undef GR__BUILTIN_PERFORM
     return 0;
@@ -522,6 +523,10 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
     if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
         return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
+                         op->name);
+    /* a structural row's rules read a parameter struct of their own, which only its builder makes */
+    if (gr__builtin_op(op) == 2)
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
                          op->name);
     return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
 }

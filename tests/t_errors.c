@@ -1161,6 +1161,20 @@ TEST(test_user_op_rules) {
         }
         gr_fn_free(f);
     }
+    /* a structural one reads parameters only its builder makes (here Sum's axes; NULL params were
+       read as a struct before): refused, whatever params are given */
+    {
+        gr_var *z = NULL;
+        char junk[4] = { 0, 0, 0, 0 };
+        const gr_op_def *sum_op = gr_node_op(gr_var_owner(gr_sum(x)));
+        CHECK_STATUS(gr_apply(sum_op, NULL, 0, 1, &x, &z), GR_ERR_VALUE);
+        CHECK(z == NULL);
+        CHECK_CONTAINS(gr_graph_message(g), "built-in op with parameters");
+        gr_graph_clear_error(g);
+        CHECK_STATUS(gr_apply(sum_op, junk, sizeof junk, 1, &x, &z), GR_ERR_VALUE);
+        CHECK(z == NULL);
+        gr_graph_clear_error(g);
+    }
     /* NULL infer and shape: typed and shaped like input 0; NULL grad: a null "not implemented"
        gradient; NULL rop and grad: gr_rop has nothing to build from */
     CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, &y), GR_OK);
