@@ -808,7 +808,7 @@ static const gr_op_def *const gr__ew_ops[GR__EW_COUNT + 1] = {
 /* src/base.c: arena, growable arrays, error recording, dtypes and arrays. */
 
 /* a 64-bit mix (splitmix64's finaliser), for hash tables */
-static uint64_t splitmix_hash(uint64_t z) {
+static uint64_t gr__hash64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
@@ -1343,7 +1343,6 @@ GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
     return gr__constant(g, value, 0);
 }
 
-/* a 0-d constant of a given dtype */
 /* A 0-d constant of a given dtype. The typed ones (flags 0) are made once per graph for each dtype
    and value: derivative rules and weak constants ask for the same few values again and again. */
 static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
@@ -1371,7 +1370,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
             uint32_t j;
             if (!c) continue;
             memcpy(&ck, ((const gr_array *)gr__ext(c))->data, gr__dsize(c->dtype));
-            j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
+            j = (uint32_t)(gr__hash64(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
             while (t[j]) j = (j + 1) & (nc - 1);
             t[j] = c;
         }
@@ -1380,7 +1379,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
         g->cap_consts = nc;
     }
     mask = g->cap_consts - 1;
-    h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
+    h = (uint32_t)gr__hash64(key ^ ((uint64_t)dtype << 61)) & mask;
     for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
         uint64_t ck = 0;
         memcpy(&ck, ((const gr_array *)gr__ext(v))->data, gr__dsize(v->dtype));
@@ -1717,9 +1716,9 @@ static int gr__axis(int axis, int ndim) {
 
 /* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
    stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
-   variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
-/* read (may be NULL): the variable the walk takes in place of each node input (gr_function's
-   compaction reads the Fused outputs that replace fused-away values) */
+   variable v with stop && stop[v->id]. read (may be NULL) gives the variable the walk takes in place
+   of each node input (gr_function's compaction reads the Fused outputs that replace fused-away
+   values). *out is GR_MALLOC'd (the caller frees it). */
 typedef gr_var *(*gr__read_fn)(const void *ctx, gr_var *x);
 static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr__read_fn read,
                                    const void *ctx, gr_node ***out, uint32_t *n_out) {
@@ -2146,8 +2145,8 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
 static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
-/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
-   integers, weak constants take the other side's float dtype) */
+/* the dtype n operands combine to: F32 stays F32 unless it meets F64 (float32 graphs stay float32),
+   floats absorb integers, weak constants take the other side's float dtype */
 static int gr__promote(int n, gr_var *const *xs) {
     int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
     for (k = 0; k < n; k++) {
@@ -2290,9 +2289,6 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     return NULL;
 }
 
-/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
-   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 /* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
@@ -2300,6 +2296,10 @@ static int gr__is_one(const gr_var *v, int dt) {
     return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs and piecewise-constant rows give
+   float zeros (a gradient is always float, and zero where the function is locally constant).
+   skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;
@@ -8636,7 +8636,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         for (q = 0; q < rw->cap_trim; q++) {
             int64_t *e = rw->trim + 3 * q;
             if (e[0] < 0) continue;
-            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            i = (uint32_t)gr__hash64((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
             while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
             t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
         }
@@ -8645,7 +8645,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         rw->cap_trim = nc;
     }
     mask = rw->cap_trim - 1;
-    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+    for (i = (uint32_t)gr__hash64((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
         if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
     rw->trim[3 * i] = sym;
     rw->trim[3 * i + 1] = k;
@@ -9231,19 +9231,19 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
 /* ---- merging ------------------------------------------------------------------------------------- */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
     size_t k;
     int i;
-    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (i = 0; i < n_in; i++) h = gr__hash64(h ^ (uint64_t)ins[i]->id);
     for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
         uint64_t w;
         memcpy(&w, (const unsigned char *)params + k, 8);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     if (k < psize) {
         uint64_t w = 0;
         memcpy(&w, (const unsigned char *)params + k, psize - k);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -9487,11 +9487,6 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
-}
-
-static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
-    (void)rw;
-    return v;
 }
 
 /* builds node's counterpart from the copied inputs ins; outs receives its outputs */
@@ -10268,17 +10263,15 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
     /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
-    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__copy_leaf(cg, v);
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
-   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
-   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+/* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
-    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
-    int i;                                       /* orders by depth without visiting the nodes again */
+    uint32_t d = 0;
+    int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
@@ -10298,6 +10291,10 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     return 1;
 }
 
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -10408,13 +10405,6 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
-/* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
-   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
-   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
-   and a compiled chain of a million links keeps its program, not the copy it was made from. At
-   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
-   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
@@ -10426,6 +10416,13 @@ static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
     return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
     gr_node **order = NULL;

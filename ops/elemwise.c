@@ -341,8 +341,8 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
 static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
-/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
-   integers, weak constants take the other side's float dtype) */
+/* the dtype n operands combine to: F32 stays F32 unless it meets F64 (float32 graphs stay float32),
+   floats absorb integers, weak constants take the other side's float dtype */
 static int gr__promote(int n, gr_var *const *xs) {
     int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
     for (k = 0; k < n; k++) {
@@ -485,9 +485,6 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     return NULL;
 }
 
-/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
-   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 /* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
@@ -495,6 +492,10 @@ static int gr__is_one(const gr_var *v, int dt) {
     return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs and piecewise-constant rows give
+   float zeros (a gradient is always float, and zero where the function is locally constant).
+   skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;

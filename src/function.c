@@ -181,17 +181,15 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
     /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
-    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__copy_leaf(cg, v);
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
-   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
-   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+/* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
-    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
-    int i;                                       /* orders by depth without visiting the nodes again */
+    uint32_t d = 0;
+    int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
@@ -211,6 +209,10 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     return 1;
 }
 
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -321,13 +323,6 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
-/* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
-   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
-   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
-   and a compiled chain of a million links keeps its program, not the copy it was made from. At
-   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
-   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
@@ -339,6 +334,13 @@ static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
     return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
     gr_node **order = NULL;

@@ -122,7 +122,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         for (q = 0; q < rw->cap_trim; q++) {
             int64_t *e = rw->trim + 3 * q;
             if (e[0] < 0) continue;
-            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            i = (uint32_t)gr__hash64((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
             while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
             t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
         }
@@ -131,7 +131,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         rw->cap_trim = nc;
     }
     mask = rw->cap_trim - 1;
-    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+    for (i = (uint32_t)gr__hash64((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
         if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
     rw->trim[3 * i] = sym;
     rw->trim[3 * i + 1] = k;
@@ -717,19 +717,19 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
 /* ---- merging ------------------------------------------------------------------------------------- */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
     size_t k;
     int i;
-    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (i = 0; i < n_in; i++) h = gr__hash64(h ^ (uint64_t)ins[i]->id);
     for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
         uint64_t w;
         memcpy(&w, (const unsigned char *)params + k, 8);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     if (k < psize) {
         uint64_t w = 0;
         memcpy(&w, (const unsigned char *)params + k, psize - k);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -973,11 +973,6 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
-}
-
-static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
-    (void)rw;
-    return v;
 }
 
 /* builds node's counterpart from the copied inputs ins; outs receives its outputs */
