@@ -110,7 +110,8 @@
             INNERCONN: its connection pattern is that of the op it wraps (Batched);
             SHAPEREF: the inputs its connection pattern excludes are read for their shape only
             (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; 0 otherwise
+            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
+            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -154,8 +155,7 @@
     X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c, second wave: joining, splitting, tiling */ \
     X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \
-                                                                                 /* nodes use gr__split_ops[k - 1] (k outputs, refs shape-only) */ \
+    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
     X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
     X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \

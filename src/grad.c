@@ -45,15 +45,23 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 
 static const gr_node *gr__conn_node(const gr_node *node);
 
-/* node's connection pattern (the wrapped op's for a Batched node); NULL: all connected */
-static const unsigned char *gr__pattern(const gr_node *node) {
-    if (node->op->flags & GR__OPF_INNERCONN) node = gr__conn_node(node);
-    return node->op->connection_pattern;
+/* the node whose connection pattern is node's: the wrapped one for a Batched node */
+static const gr_node *gr__pattern_node(const gr_node *node) {
+    return (node->op->flags & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+}
+
+/* node has a connection pattern (else everything is connected) */
+static int gr__has_pattern(const gr_node *node) {
+    node = gr__pattern_node(node);
+    return (node->op->flags & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = gr__pattern(node);
+    const unsigned char *p;
+    node = gr__pattern_node(node);
+    if (node->op->flags & GR__OPF_CONN0) return i == 0;
+    p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -298,7 +306,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
                              "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
         if (t->kind == GR__VK_DISC && iconn[i]) {
-            if (gr__pattern(node))
+            if (gr__has_pattern(node))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
                                  "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
             gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "

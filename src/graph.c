@@ -484,6 +484,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
 
 static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                gr_var *const *in, gr_var **outs) {
+    GR_ASSERT(op->n_out >= 0);           /* an op of any number of outputs: gr__make_node_n */
     return gr__make_node_n(g, op, params, psize, n_in, in, op->n_out, outs);
 }
 

@@ -966,7 +966,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
         return GR_OK;
     }
-    st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
+    st = gr__make_node_n(cg, op, params, psize, n_in, ins, orig ? orig->n_out : op->n_out, outs);
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
@@ -983,7 +983,7 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
-    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
         rw->orig = node;
         st = gr__rw_build(rw, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
