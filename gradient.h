@@ -202,7 +202,7 @@
     X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
     X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
     X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
-    /* ops/linalg.c */ \
+    /* ops/dot.c */ \
     X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
     X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
@@ -4484,89 +4484,18 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
-/* ops/linalg.c: Dot, with transpose flags so that gradients never copy a transpose.
+/* ==== ops/gemm.c: generated region; edit ops/gemm.c, then run make gradient.h ==== */
+/* ops/gemm.c: the matrix products the contractions (ops/dot.c) run on, and the one place that
+   calls CBLAS.
 
-   Shapes: op(A) is A or A^T by the flag ta (likewise op(B) by tb; flags apply to 2-d operands)
-     (M,K) . (K,N) -> (M,N)     (M,K) . (K,) -> (M,)     (K,) . (K,N) -> (N,)     (K,) . (K,) -> ()
-   GEMM: our own cache-blocked kernel, or cblas_?gemm / ?gemv / ?dot with GRADIENT_CBLAS, where
-   the transposes are passed as flags. */
+   C (M x N, row-major) = op(A) (M x K) . op(B) (K x N), op(X) = X or X^T by a flag (ta, tb): A is
+   stored M x K (K x M when ta), B K x N (N x K when tb), contiguous. By the operands' shapes:
+     gr__gemm_dt   matrix . matrix   the blocked kernel below, or cblas_?gemm with GRADIENT_CBLAS
+     gr__gemv_dt   matrix . vector   a plain loop, or cblas_?gemv
+     gr__dotv_dt   vector . vector   a plain loop (float32 summed in float64), or cblas_ddot
+   Integers wrap (through uint64_t, as NumPy's) and always take the plain loops. */
 
-typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
-
-static gr_var *gr__dot_flags(gr_var *a, gr_var *b, int ta, int tb) {
-    gr__dot_params p;
-    gr_var *args[2];
-    gr_graph *g;
-    args[0] = a; args[1] = b;
-    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
-    memset(&p, 0, sizeof p);
-    p.ta = a->ndim == 2 ? ta : 0;
-    p.tb = b->ndim == 2 ? tb : 0;
-    return gr__node1(g, &gr__op_Dot, &p, sizeof p, 2, args);
-}
-
-GR_API gr_var *gr_dot(gr_var *a, gr_var *b) {
-    gr_var *args[2];
-    gr_graph *g;
-    int T;
-    args[0] = a; args[1] = b;
-    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
-    if (a->ndim == 0 || b->ndim == 0) return gr_mul(a, b);
-    if (a->ndim > 2 || b->ndim > 2)
-        return gr__fail(g, GR_ERR_TYPE, "gr_dot: takes 1-d and 2-d operands; %s has %d dimensions and %s %d "
-                        "(gr_tensordot and gr_matmul take more)", gr__d(a).s, a->ndim, gr__d(b).s, b->ndim);
-    T = gr__promote(2, args);
-    a = gr__coerce(a, T);
-    b = gr__coerce(b, T);
-    return gr__dot_flags(a, b, 0, 0);
-}
-
-/* rows, cols of op(X) for a 2-d X */
-static void gr__op_dims(const int64_t *shape, int t, int64_t *r, int64_t *c) {
-    *r = t ? shape[1] : shape[0];
-    *c = t ? shape[0] : shape[1];
-}
-
-/* result dims from the operands' dims; 0 when the inner dimensions differ */
-static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int64_t *bs, int tb, int *ond, int64_t *os,
-                        int64_t *ka, int64_t *kb) {
-    int64_t m = 1, n = 1;
-    if (annd == 2) gr__op_dims(as, ta, &m, ka); else *ka = as[0];
-    if (bnd == 2) gr__op_dims(bs, tb, kb, &n); else *kb = bs[0];
-    *ond = 0;
-    if (annd == 2) os[(*ond)++] = m;
-    if (bnd == 2) os[(*ond)++] = n;
-    return !(*ka >= 0 && *kb >= 0 && *ka != *kb);
-}
-
-static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
-    int64_t ka, kb;
-    out->dtype = (gr_dtype)a->dtype;
-    if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
-        return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
-    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
-        return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
-                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
-    return GR_OK;
-}
-
-static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    int64_t ka, kb;
-    int nd;
-    if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
-        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
-                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
-                             p->tb ? " transposed" : "");
-    return GR_OK;
-}
-
-/* ---- kernels ----------------------------------------------------------------------------------
-   C (M x N, row-major) = op(A) (M x K) . op(B) (K x N); A is M x K (K x M when ta), B is K x N
-   (N x K when tb).
+/* ---- the built-in kernels ---------------------------------------------------------------------
 
    Floating point, after GotoBLAS: a KC x NC block of op(B) is packed into strips of NR columns
    (k-major inside a strip, zero-padded), then for every 4 rows of op(A) a micro-kernel keeps a
@@ -4723,94 +4652,188 @@ GR__GEMV(gr__gemv_f64, double, double)
 GR__GEMV(gr__gemv_f32, float, float)
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
-static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    const gr_array *a = in[0], *b = in[1];
-    gr_array *c = out[0];
-    int dt = a->dtype;
-    int64_t M, N, K, i;
-    if (a->ndim == 1 && b->ndim == 1) {                     /* inner product */
-        K = a->shape[0];
-        if (dt == GR_F64) {
-            const double *x = (const double *)a->data, *y = (const double *)b->data;
-            double s = 0;
-#ifdef GRADIENT_CBLAS
-            s = cblas_ddot((int)K, x, 1, y, 1);
-#else
-            for (i = 0; i < K; i++) s += x[i] * y[i];
-#endif
-            ((double *)c->data)[0] = s;
-        } else if (dt == GR_F32) {
-            const float *x = (const float *)a->data, *y = (const float *)b->data;
-            double s = 0;
-            for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
-            ((float *)c->data)[0] = (float)s;
-        } else {
-            const uint64_t *x = (const uint64_t *)a->data, *y = (const uint64_t *)b->data;   /* wraps, as the GEMM */
-            uint64_t s = 0;
-            for (i = 0; i < K; i++) s += x[i] * y[i];
-            ((int64_t *)c->data)[0] = (int64_t)s;
-        }
-        return GR_OK;
-    }
-    if (b->ndim == 1 || a->ndim == 1) {                     /* matrix . vector, vector . matrix */
-        const gr_array *A = a->ndim == 2 ? a : b, *x = a->ndim == 2 ? b : a;
-        /* x . op(B) = op(B)^T . x */
-        int t = a->ndim == 2 ? p->ta : !p->tb;
-        int64_t rows = A->shape[0], cols = A->shape[1];
-        M = t ? cols : rows;
-        K = t ? rows : cols;
-        if (K == 0)                   /* an empty sum; ?gemv returns early without writing y */
-            memset(c->data, 0, (size_t)M * gr__dsize(dt));
-        else if (dt == GR_F64) {
-#ifdef GRADIENT_CBLAS
-            cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
-                        (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);
-#else
-            gr__gemv_f64(t, M, K, (const double *)A->data, (const double *)x->data, (double *)c->data);
-#endif
-        } else if (dt == GR_F32) {
-#ifdef GRADIENT_CBLAS
-            cblas_sgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)A->data,
-                        (int)(cols ? cols : 1), (const float *)x->data, 1, 0.0f, (float *)c->data, 1);
-#else
-            gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
-#endif
-        } else
-            gr__gemv_i64(t, M, K, (const uint64_t *)A->data, (const uint64_t *)x->data, (uint64_t *)c->data);
-        return GR_OK;
-    }
-    gr__op_dims(a->shape, p->ta, &M, &K);
-    N = c->shape[1];
+/* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
+
+/* C = op(A) op(B), of dtype dt */
+static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
     if (dt == GR_F64) {
 #ifdef GRADIENT_CBLAS
-        if (M && N) {
-            if (K) cblas_dgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                               (int)K, 1.0, (const double *)a->data, (int)a->shape[1], (const double *)b->data, (int)b->shape[1], 0.0,
-                               (double *)c->data, (int)N);
-            else memset(c->data, 0, (size_t)(M * N) * sizeof(double));
-        }
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                    (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
 #else
-        gr__gemm_f64(p->ta, p->tb, M, N, K, (const double *)a->data, (const double *)b->data, (double *)c->data);
+        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
 #endif
     } else if (dt == GR_F32) {
 #ifdef GRADIENT_CBLAS
-        if (M && N) {
-            if (K) cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                               (int)K, 1.0f, (const float *)a->data, (int)a->shape[1], (const float *)b->data, (int)b->shape[1], 0.0f,
-                               (float *)c->data, (int)N);
-            else memset(c->data, 0, (size_t)(M * N) * sizeof(float));
-        }
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
+                    (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
 #else
-        gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
+        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
 #endif
     } else
-        gr__gemm_i64(p->ta, p->tb, M, N, K, (const uint64_t *)a->data, (const uint64_t *)b->data, (uint64_t *)c->data);
+        gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
+}
+
+/* y = op(A) x, A stored rows x cols (op(A) is cols x rows when t), of dtype dt */
+static void gr__gemv_dt(int dt, int t, int64_t rows, int64_t cols, const void *A, const void *x, void *y) {
+    int64_t M = t ? cols : rows, K = t ? rows : cols;
+    if (K == 0) {                         /* an empty sum; ?gemv returns early without writing y */
+        if (M) memset(y, 0, (size_t)M * gr__dsize(dt));
+    } else if (dt == GR_F64) {
+#ifdef GRADIENT_CBLAS
+        cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A, (int)(cols ? cols : 1),
+                    (const double *)x, 1, 0.0, (double *)y, 1);
+#else
+        gr__gemv_f64(t, M, K, (const double *)A, (const double *)x, (double *)y);
+#endif
+    } else if (dt == GR_F32) {
+#ifdef GRADIENT_CBLAS
+        cblas_sgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)A, (int)(cols ? cols : 1),
+                    (const float *)x, 1, 0.0f, (float *)y, 1);
+#else
+        gr__gemv_f32(t, M, K, (const float *)A, (const float *)x, (float *)y);
+#endif
+    } else
+        gr__gemv_i64(t, M, K, (const uint64_t *)A, (const uint64_t *)x, (uint64_t *)y);
+}
+
+/* *out = sum_k x_k y_k over K elements of dtype dt */
+static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void *out) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)xp, *y = (const double *)yp;
+        double s = 0;
+#ifdef GRADIENT_CBLAS
+        s = cblas_ddot((int)K, x, 1, y, 1);
+#else
+        for (i = 0; i < K; i++) s += x[i] * y[i];
+#endif
+        *(double *)out = s;
+    } else if (dt == GR_F32) {
+        const float *x = (const float *)xp, *y = (const float *)yp;
+        double s = 0;
+        for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
+        *(float *)out = (float)s;
+    } else {
+        const uint64_t *x = (const uint64_t *)xp, *y = (const uint64_t *)yp;
+        uint64_t s = 0;
+        for (i = 0; i < K; i++) s += x[i] * y[i];
+        *(int64_t *)out = (int64_t)s;
+    }
+}
+
+/* ==== ops/dot.c: generated region; edit ops/dot.c, then run make gradient.h ==== */
+/* ops/dot.c: the contractions Dot, TensorDot and MatMul, with transpose flags so that gradients
+   never copy a transpose; they run on the products of ops/gemm.c.
+
+   Shapes: op(A) is A or A^T by the flag ta (likewise op(B) by tb; flags apply to 2-d operands)
+     Dot            (M,K) . (K,N) -> (M,N)   (M,K) . (K,) -> (M,)   (K,) . (K,N) -> (N,)   (K,) . (K,) -> ()
+     TensorDot      a (*fa, *s) . b (*s, *fb) -> (*fa, *fb). a is seen as a matrix whose rows are
+                    its first sa axes and whose columns are the others, b likewise split at sb;
+                    ta / tb transpose those matrices as Dot's flags do, so that gradients never copy.
+                    gr_tensordot moves the summed axes of a last and those of b first (DimShuffle)
+                    unless a flag does it for free.
+     MatMul         a (*ba, m, k) @ b (*bb, k, n) -> (*broadcast(ba, bb), m, n); ta / tb transpose
+                    the last two axes. gr_matmul makes a 1-d a (1, k) and a 1-d b (k, 1) and drops
+                    that axis again, as NumPy does.
+   Derivatives (C = op(A) op(B), G its cotangent): 2-d.2-d: dA = G B^T, dB = A^T G with the flags
+   folded in; TensorDot and MatMul the same on their matrices (MatMul then sums over the batch axes
+   an operand was broadcast along). */
+
+/* ---- Dot ------------------------------------------------------------------------------------------ */
+
+typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
+
+static gr_var *gr__dot_flags(gr_var *a, gr_var *b, int ta, int tb) {
+    gr__dot_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.ta = a->ndim == 2 ? ta : 0;
+    p.tb = b->ndim == 2 ? tb : 0;
+    return gr__node1(g, &gr__op_Dot, &p, sizeof p, 2, args);
+}
+
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b) {
+    gr_var *args[2];
+    gr_graph *g;
+    int T;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0) return gr_mul(a, b);
+    if (a->ndim > 2 || b->ndim > 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_dot: takes 1-d and 2-d operands; %s has %d dimensions and %s %d "
+                        "(gr_tensordot and gr_matmul take more)", gr__d(a).s, a->ndim, gr__d(b).s, b->ndim);
+    T = gr__promote(2, args);
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    return gr__dot_flags(a, b, 0, 0);
+}
+
+/* rows, cols of op(X) for a 2-d X */
+static void gr__op_dims(const int64_t *shape, int t, int64_t *r, int64_t *c) {
+    *r = t ? shape[1] : shape[0];
+    *c = t ? shape[0] : shape[1];
+}
+
+/* result dims from the operands' dims; 0 when the inner dimensions differ */
+static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int64_t *bs, int tb, int *ond, int64_t *os,
+                        int64_t *ka, int64_t *kb) {
+    int64_t m = 1, n = 1;
+    if (annd == 2) gr__op_dims(as, ta, &m, ka); else *ka = as[0];
+    if (bnd == 2) gr__op_dims(bs, tb, kb, &n); else *kb = bs[0];
+    *ond = 0;
+    if (annd == 2) os[(*ond)++] = m;
+    if (bnd == 2) os[(*ond)++] = n;
+    return !(*ka >= 0 && *kb >= 0 && *ka != *kb);
+}
+
+static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
+    int64_t ka, kb;
+    out->dtype = (gr_dtype)a->dtype;
+    if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
+    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
+                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     return GR_OK;
 }
 
-/* ---- derivative rules (C = op(A) op(B), G its cotangent) --------------------------------------
-   2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in, so no transpose is ever built.     */
+static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    int64_t ka, kb;
+    int nd;
+    if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
+        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
+                             p->tb ? " transposed" : "");
+    return GR_OK;
+}
+
+static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t M, K;
+    if (a->ndim == 1 && b->ndim == 1)                       /* inner product */
+        gr__dotv_dt(a->dtype, a->shape[0], a->data, b->data, out[0]->data);
+    else if (b->ndim == 1)                                  /* op(A) x */
+        gr__gemv_dt(a->dtype, p->ta, a->shape[0], a->shape[1], a->data, b->data, out[0]->data);
+    else if (a->ndim == 1)                                  /* x op(B) = op(B)^T x */
+        gr__gemv_dt(a->dtype, !p->tb, b->shape[0], b->shape[1], b->data, a->data, out[0]->data);
+    else {
+        gr__op_dims(a->shape, p->ta, &M, &K);
+        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data);
+    }
+    return GR_OK;
+}
+
+/* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
 static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
@@ -4856,82 +4879,6 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
     orop[0] = t;
     return t ? GR_OK : node->graph->status;
-}
-
-/* ==== second wave: TensorDot, MatMul and the LAPACK-free linear algebra =========================
-
-   Shapes (A is square, n x n; users give b as (n,) or (n, k), rules may pass (n, *rest)):
-     TensorDot      a (*fa, *s) . b (*s, *fb) -> (*fa, *fb). a is seen as a matrix whose rows are
-                    its first sa axes and whose columns are the others, b likewise split at sb;
-                    ta / tb transpose those matrices as Dot's flags do, so that gradients never copy.
-                    gr_tensordot moves the summed axes of a last and those of b first (DimShuffle)
-                    unless a flag does it for free.
-     MatMul         a (*ba, m, k) @ b (*bb, k, n) -> (*broadcast(ba, bb), m, n); ta / tb transpose
-                    the last two axes. gr_matmul makes a 1-d a (1, k) and a 1-d b (k, 1) and drops
-                    that axis again, as NumPy does.
-     LUFactor       A (n, n) -> F (n + 1, n) float64: rows 0..n-1 hold L (unit diagonal, below it)
-                    and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
-                    swapped with row k at step k.
-     MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
-     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
-                    invertible); made by the derivatives of gr_det only
-     Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
-     Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
-     Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
-     TriScale       x (*s, n, m) -> (*s, n, m): x[..., i, j] times w_below (i > j), w_on or w_above
-
-   Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
-   ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
-   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
-   (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
-   A^T. Cholesky factors in place in its output.
-
-   Numerics. LU with partial pivoting, factored in float64 also for float32 matrices (the
-   substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
-   is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
-   solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
-   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
-   rank of A is n - 2 or less. Cholesky fails on a pivot that
-   is not > 0 (NaN included).
-
-   Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
-     inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
-     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
-               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
-               second derivatives of det fail the call at a singular A, as the inverse does)
-     logdet    dA = G X^T                            R = tr(A^-1 V)
-     solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
-     cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
-               Phi keeps the lower triangle and halves the diagonal, V_s = (V + V^T) / 2: these are
-               the derivatives of A -> chol((A + A^T) / 2), so the gradient is symmetric and the
-               R-op its adjoint for any V.
-     trace     dA = G I                              R = tr V
-   Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
-
-/* C = op(A) op(B) through CBLAS or the blocked kernel above: A stored M x K (K x M when ta), B
-   stored K x N (N x K when tb), contiguous, of dtype dt */
-static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
-    if (M == 0 || N == 0) return;
-    if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
-    if (dt == GR_F64) {
-#ifdef GRADIENT_CBLAS
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                    (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
-#else
-        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
-#endif
-    } else if (dt == GR_F32) {
-#ifdef GRADIENT_CBLAS
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                    (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
-#else
-        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
-#endif
-    } else
-        gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
 }
 
 /* the product of shape[from..to) */
@@ -5335,7 +5282,53 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- linear algebra: shared pieces -------------------------------------------------------------- */
+/* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
+/* ops/linalg.c: the LAPACK-free linear algebra: LU factorisation, inverse, det, logdet, adjugate,
+   solve, Cholesky, and Trace and TriScale, which their derivatives use.
+
+   Shapes (A is square, n x n; users give b as (n,) or (n, k), rules may pass (n, *rest)):
+     LUFactor       A (n, n) -> F (n + 1, n) float64: rows 0..n-1 hold L (unit diagonal, below it)
+                    and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
+                    swapped with row k at step k.
+     MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
+     Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
+     Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
+     Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
+     TriScale       x (*s, n, m) -> (*s, n, m): x[..., i, j] times w_below (i > j), w_on or w_above
+
+   Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
+   ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own
+   output). F carries no derivative (its connection pattern is 0): the rules differentiate A
+   itself, and reuse F to solve with A or A^T. Cholesky factors in place in its output.
+
+   Numerics. LU with partial pivoting, factored in float64 also for float32 matrices (the
+   substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
+   is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
+   solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that is not > 0 (NaN included).
+
+   Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
+     inverse   dA = -X^T G X^T                       R = -X V X
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
+     logdet    dA = G X^T                            R = tr(A^-1 V)
+     solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
+     cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
+               Phi keeps the lower triangle and halves the diagonal, V_s = (V + V^T) / 2: these are
+               the derivatives of A -> chol((A + A^T) / 2), so the gradient is symmetric and the
+               R-op its adjoint for any V.
+     trace     dA = G I                              R = tr V
+   Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
+
+/* ---- shared pieces ------------------------------------------------------------------------------- */
 
 enum { GR__LU_FOR_INVERSE, GR__LU_FOR_DET, GR__LU_FOR_LOGDET, GR__LU_FOR_SOLVE, GR__LU_FOR_CHOLESKY, GR__LU_FOR_COUNT };
 static const char *const gr__lu_for[GR__LU_FOR_COUNT] = {

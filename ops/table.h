@@ -130,7 +130,7 @@
     X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
     X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
     X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
-    /* ops/linalg.c */ \
+    /* ops/dot.c */ \
     X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
     X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
