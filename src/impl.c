@@ -130,6 +130,10 @@ enum {
     GR__OPF_CONN0    = 64            /* input 0 alone reaches the outputs (any arity): the pattern */
 };
 
+/* the built-in fields of an op (0 and NULL for users' ops) */
+static unsigned gr__op_flags(const gr_op_def *op) { return op->flags; }
+static int64_t (*gr__op_alias(const gr_op_def *op))(const gr_node *, const gr_array *const *, const gr_array *) { return op->alias; }
+
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
 #define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch) \
