@@ -2412,7 +2412,7 @@ static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
-   CumSum, CumProd and LinScan along one axis (the second wave, at the end of the file).
+   CumSum, CumProd and LinScan along one axis (at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -2746,7 +2746,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
-/* ==== second wave: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
    x[(o n + i) inner + j].
@@ -2995,7 +2995,8 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
-/* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
+/* ArgMax is piecewise constant: a zero gradient for x (an integer output of a float input, as in
+   Aesara), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
     ig[0] = gr__zeros_grad(gr__in(node)[0]);
@@ -6081,7 +6082,7 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
-   (the second wave, at the end of the file).
+   (the losses, at the end of the file).
 
    Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
@@ -6167,7 +6168,7 @@ static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
-   (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
+   (J v, the true JVP: Aesara's R-op reuses the gradient formula, but J is not symmetric) */
 static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     int axis = ((const gr__axis_params *)gr__params(node))->axis;
     gr_var *s = gr_exp(gr__out(node)[0]);
@@ -6184,7 +6185,7 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
-/* ==== second wave: CrossEntropy and OneHot ======================================================
+/* ==== the losses: CrossEntropy and OneHot ========================================================
 
    Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
            product of *rows) of
@@ -6397,8 +6398,9 @@ static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var *
 }
 
 /* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */
-/* ops/gradops.c: identities in the forward pass that change only the gradient (SEMANTICS 11).
-   gr_function removes them (decision 10); their R-ops follow decision 3. */
+/* ops/gradops.c: identities in the forward pass that change only the gradient (Aesara's
+   zero_grad, disconnected_grad, grad_clip, ...). gr_function removes them: they compute nothing.
+   Their R-ops are those of the forward identity, except where no derivative flows (below). */
 
 typedef struct gr__clip_params { double lo, hi; } gr__clip_params;
 typedef struct gr__scale_params { double m; } gr__scale_params;
@@ -6478,7 +6480,8 @@ static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_v
     return ig[0] ? GR_OK : node->graph->status;
 }
 
-/* R-ops (decision 3): zeros shaped like the output; m v; v; and no tangent through the last two */
+/* R-ops: zeros shaped like the output (the op says the derivative is 0); m v (the gradient is
+   scaled by m, so is the tangent); v; and no tangent through the last two (no derivative exists) */
 static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
@@ -7494,7 +7497,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
 }
 
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
-/* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
+/* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
 
    gr_grad follows aesara.gradient.grad step by step, without recursion:
@@ -7504,7 +7507,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
         the summation order of gradient terms: deterministic, left fold);
      3. a sweep up from wrt keeps only the variables that depend on some wrt;
      4. the nodes involved are visited in reverse topological order: each op's grad rule is
-        called once, its terms checked against the op contract (SEMANTICS 2.5);
+        called once, its terms checked against the op contract (gr__node_terms_check);
      5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
 
 /* ---- null gradients ---------------------------------------------------------------------------- */
@@ -7627,7 +7630,7 @@ static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
     return 1;
 }
 
-/* step 2: the walk down from the outputs (SEMANTICS 2.3, account_for) */
+/* step 2: the walk down from the outputs (Aesara's account_for) */
 static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
     uint8_t *visited = (uint8_t *)gr__calloc(c->nv, 1);
     gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
@@ -7662,7 +7665,7 @@ done:
     return st;
 }
 
-/* step 3: what depends on some wrt (SEMANTICS 2.3, visit), and the nodes whose grad rule is needed:
+/* step 3: what depends on some wrt (Aesara's visit), and the nodes whose grad rule is needed:
    those reading such a variable toward the cost. A variable's id is above its producer's inputs',
    so one sweep up the ids, from the lowest wrt, reaches what a walk up from wrt would. */
 static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
@@ -7694,7 +7697,7 @@ static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
 
 static gr_var *gr__total(gr__gctx *c, gr_var *v);
 
-/* "yes" (1), "no" (0) or "maybe" (-1): SEMANTICS 2.5 step 7's _is_zero */
+/* "yes" (1), "no" (0) or "maybe" (-1), as Aesara's _is_zero */
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
@@ -7708,10 +7711,78 @@ static int gr__is_zero(const gr_var *t) {
     return -1;
 }
 
-/* step 4 for one node: its output gradients, its grad rule, and the checks of SEMANTICS 2.5 */
+/* the grad rule of node on the output gradients og: ig[i] the term of input i (null "not
+   implemented" ones for the connected inputs of an op without a grad rule) */
+static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *iconn) {
+    gr_graph *g = c->g;
+    gr_status before = g->status, st;                /* an error left from earlier calls is not this rule's */
+    int i, ni = node->n_in;
+    for (i = 0; i < ni; i++) ig[i] = NULL;
+    if (!node->op->grad) {
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
+            if (!ig[i]) return g->status;
+        }
+        return GR_OK;
+    }
+    if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
+        uint8_t skip[8];
+        for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
+        st = gr__ew_grad_some(node, og, ig, skip);
+    } else st = node->op->grad(node, og, ig);
+    if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        return st != GR_OK ? st : g->status;
+    }
+    return GR_OK;
+}
+
+/* the terms of a grad rule checked against the op contract: a term for every input (a null
+   gradient reaching an input wins over the rule's term), float and of the input's ndim, zero where
+   only integer-valued outputs are reached, disconnected exactly where the connection pattern says
+   so (an op without a pattern gets a warning only) */
+static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *onan,
+                                      const uint8_t *iconn, const uint8_t *only_int) {
+    gr_graph *g = c->g;
+    int i, j, ni = node->n_in, no = node->n_out;
+    for (i = 0; i < ni; i++) {
+        gr_var *t = ig[i], *x = gr__in(node)[i];
+        if (!t)
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
+                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
+            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
+        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
+            if (!gr__is_float(t->dtype))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
+                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+            if (t->ndim != x->ndim)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
+                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+        }
+        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
+            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
+                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind != GR__VK_DISC && !iconn[i])
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind == GR__VK_DISC && iconn[i]) {
+            if (gr__has_pattern(node))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
+                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
+                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+        }
+    }
+    return GR_OK;
+}
+
+/* step 4 for one node: its output gradients, then its grad rule and the checks of its terms; the
+   shortcuts skip the rule when nothing, or only null gradients, flow back */
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
+    gr_status st;
     gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
@@ -7761,58 +7832,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             og[j] = gr_cast(og[j], (gr_dtype)gr__out(node)[j]->dtype);
             if (!og[j]) return g->status;
         }
-    for (i = 0; i < ni; i++) ig[i] = NULL;
-    if (!node->op->grad) {
-        for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
-            if (!ig[i]) return g->status;
-        }
-    } else {
-        gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
-        gr_status st;
-        if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
-            uint8_t skip[8];
-            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
-            st = gr__ew_grad_some(node, og, ig, skip);
-        } else st = node->op->grad(node, og, ig);
-        if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-            if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
-            return st != GR_OK ? st : g->status;
-        }
-    }
-    for (i = 0; i < ni; i++) {
-        gr_var *t = ig[i], *x = gr__in(node)[i];
-        if (!t)
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
-        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
-            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
-        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
-            if (!gr__is_float(t->dtype))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
-            if (t->ndim != x->ndim)
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
-        }
-        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
-            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind != GR__VK_DISC && !iconn[i])
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind == GR__VK_DISC && iconn[i]) {
-            if (gr__has_pattern(node))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
-            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
-        }
-    }
-    return GR_OK;
+    if ((st = gr__node_rule(c, node, og, ig, iconn)) != GR_OK) return st;
+    return gr__node_terms_check(c, node, og, ig, onan, iconn, only_int);
 }
 
-/* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
+/* the total gradient of an original variable (Aesara's access_grad: the sum of its terms, left to right) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
     uint32_t e;
@@ -7867,18 +7891,12 @@ static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, c
     return NULL;
 }
 
-static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
-    gr_grad_opts o;
-    gr__gctx c;
-    gr_graph *g;
-    gr_var **outs = NULL;
-    uint32_t k;
-    int i, n_outs = 0;
-    gr_status st = GR_OK;
-    if (opts) o = *opts; else memset(&o, 0, sizeof o);
-    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
-    g = gr__driver_graph(cost, n_wrt, wrt, &o);
-    if (!g) return GR_ERR_VALUE;
+/* the arguments of gr__grad: counts, NULL entries, policies, graphs, the cost's type, and the dtype
+   and ndim of the known gradients; GR_OK or the error recorded */
+static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads,
+                                const gr_grad_opts *opts) {
+    const gr_grad_opts o = *opts;
+    int i;
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !grads)))
         return gr__error(g, GR_ERR_VALUE, "%s: %s", fname, n_wrt < 0 ? "n_wrt is negative" : !wrt ? "wrt is NULL" : "grads is NULL");
     if (o.n_known < 0 || o.n_consider_constant < 0 || (o.n_known > 0 && (!o.known_vars || !o.known_grads)) ||
@@ -7914,6 +7932,22 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
             return gr__error(g, GR_ERR_TYPE, "%s: the known gradient of %s has %d dimensions, but %d are required", fname,
                              gr__d(kv).s, kg->ndim, kv->ndim);
     }
+    return GR_OK;
+}
+
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr__gctx c;
+    gr_graph *g;
+    gr_var **outs = NULL;
+    uint32_t k;
+    int i, n_outs = 0;
+    gr_status st;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    g = gr__driver_graph(cost, n_wrt, wrt, &o);
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__grad_check(g, fname, cost, n_wrt, wrt, grads, &o)) != GR_OK) return st;
     memset(&c, 0, sizeof c);
     c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
     c.uses = (uint32_t *)gr__calloc(c.nv, sizeof(uint32_t));
@@ -7943,7 +7977,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
-    /* wrt that do not reach the cost (SEMANTICS 2.4) */
+    /* wrt that do not reach the cost: the disconnected_inputs policy */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
         if (gr__in_map(&c, w) || c.total[w->id]) continue;
@@ -7953,7 +7987,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 4. every needed grad rule, consumers before producers (down the ids) */
     for (k = c.nn; k-- > 0;)
         if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
-    /* 5. totals and the policies (SEMANTICS 2.6) */
+    /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
         if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
@@ -7988,7 +8022,7 @@ GR_API gr_var *gr_grad1(gr_var *cost, gr_var *wrt) {
     return out;
 }
 
-/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt (SEMANTICS 3) ---------------------------------- */
+/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt ----------------------------------------------- */
 
 GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
                         gr_var **out, const gr_grad_opts *opts) {
@@ -8018,7 +8052,7 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     return gr__grad("gr_lop", NULL, n_wrt, wrt, out, &o);
 }
 
-/* ---- gr_subgraph_grad (SEMANTICS 8) ------------------------------------------------------------ */
+/* ---- gr_subgraph_grad ------------------------------------------------------------------------ */
 
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end, int n_start,
                                   gr_var *const *start_vars, gr_var *const *start_grads, gr_var *cost,
@@ -8077,7 +8111,7 @@ done:
 }
 
 /* ==== src/rop.c: generated region; edit src/rop.c, then run make gradient.h ==== */
-/* src/rop.c: forward mode (SEMANTICS 4, decisions 2 and 3): gr_rop.
+/* src/rop.c: forward mode: gr_rop.
 
    Tangents flow forward through the nodes between wrt and f, in topological order, without
    recursion. Every variable's tangent is in one of three states:
@@ -8087,9 +8121,9 @@ done:
      NONE  no derivative reaches it: every path from wrt passes a non-differentiable op
            (gr_disconnected_grad, gr_undefined_grad, an integer-valued output).
    An op's R-op rule sees REAL tangents and disconnected markers for the others. An op without an
-   R-op rule gets one from its grad rule by the double pullback (SEMANTICS 4.5): the gradient g(u)
-   of the node for a dummy cotangent u is linear in u, so the gradient of <g(u), v> with respect
-   to u is J v. */
+   R-op rule gets one from its grad rule by the double pullback: the gradient g(u) of the node for
+   a dummy cotangent u is linear in u, so the gradient of <g(u), v> with respect to u is J v (a
+   user's op needs only a grad rule to get an R-op). */
 
 enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
@@ -8101,12 +8135,12 @@ static int gr__nondiff_out(const gr_node *node, int j) {
 
 /* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from
    wrt stopped upstream), or a REAL one stopped here by a non-differentiable output, makes it
-   NONE whatever ZERO inputs say: zeros from roots are no contribution (SEMANTICS 4.5, the 2025
-   finding: dot(disconnected_grad(x), y) with respect to x is disconnected, although Aesara's
-   direct path gives zeros from y's zero tangent). With only ZERO inputs it is ZERO,
-   non-differentiable or not: no tangent from wrt reaches it, so it is a function of roots. For a
-   differentiable output, inputs its connection pattern excludes (a shape reference) do not
-   count: the R-op of grad(dot(x, v).sum(), v) with respect to v is zeros (SEMANTICS 4.5). */
+   NONE whatever ZERO inputs say: zeros from roots are no contribution (dot(disconnected_grad(x),
+   y) with respect to x is disconnected, although Aesara's direct path gives zeros from y's zero
+   tangent). With only ZERO inputs it is ZERO, non-differentiable or not: no tangent from wrt
+   reaches it, so it is a function of roots. For a differentiable output, inputs its connection
+   pattern excludes (a shape reference) do not count: the R-op of grad(dot(x, v).sum(), v) with
+   respect to v is zeros. */
 static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state) {
     int i, real = 0, none = 0, zero = 0, nondiff = gr__nondiff_out(node, j);
     for (i = 0; i < node->n_in; i++) {
@@ -8185,25 +8219,14 @@ static gr_status gr__rop_policy(gr_graph *g, int policy, const gr_var *v) {
                      "through a non-differentiable operator)", gr__d(v).s);
 }
 
-GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points, gr_var **out,
-                        const gr_rop_opts *opts) {
-    gr_rop_opts o;
-    gr_graph *g = NULL;
-    uint8_t *state = NULL, *stop = NULL;
-    gr_var **tan = NULL, **ev = NULL, **orop = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k, nv;
-    int i, j, cap = 0;
-    gr_status st = GR_OK;
-    if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
-    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
-    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
-    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
-    if (!g) return GR_ERR_VALUE;
-    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+/* the arguments of gr_rop (g: the graph of the first one given): counts, NULL entries, policies,
+   graphs, matching dimensionalities, no gradient markers; GR_OK or the error recorded */
+static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
+                               gr_var **out, const gr_rop_opts *o) {
+    int i;
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
-    if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
+    if ((unsigned)o->disconnected_outputs > GR_IGNORE || (unsigned)o->return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
     for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
     for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
@@ -8221,6 +8244,90 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
         if (f[i]->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_rop: f[%d] belongs to another graph", i);
         if (gr__is_marker(f[i])) return gr__error(g, GR_ERR_TYPE, "gr_rop: f[%d] is a gradient marker, not a value", i);
     }
+    return GR_OK;
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
+   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
+   ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+    int i, j, any_real = 0;
+    gr_status st;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = gr__in(node)[i];
+        if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
+        if (state[x->id] == GR__T_REAL) {
+            gr_var *t = tan[x->id];
+            ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
+            any_real = 1;
+        } else
+            ev[i] = gr_disconnected_like(x);
+        if (!ev[i]) return g->status;
+    }
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    if (any_real) {
+        st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
+        if (st != GR_OK || g->status != GR_OK) {
+            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
+            return g->status;
+        }
+    }
+    for (j = 0; j < node->n_out; j++) {
+        gr_var *y = gr__out(node)[j], *r = orop[j];
+        if (r && !gr__is_marker(r)) {
+            if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
+            if (!r) return g->status;
+            if (r->ndim != y->ndim)
+                return gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
+                                 "but %d are required", node->op->name, r->ndim, j, y->ndim);
+            state[y->id] = GR__T_REAL;
+            tan[y->id] = r;
+        } else
+            state[y->id] = gr__no_tangent_state(node, j, state);
+    }
+    return GR_OK;
+}
+
+/* out[i]: f[i]'s tangent, zeros where it is known to be zero, else what the policies say */
+static gr_status gr__rop_results(gr_graph *g, int n_f, gr_var *const *f, const uint8_t *state, const uint8_t *stop,
+                                 gr_var *const *tan, gr_var **out, const gr_rop_opts *o) {
+    int i;
+    gr_status st;
+    for (i = 0; i < n_f; i++) {
+        gr_var *y = f[i], *r = NULL;
+        int s = state[y->id];
+        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: no tangent reaches it */
+        if (s == GR__T_REAL) r = tan[y->id];
+        else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
+        else {
+            if ((st = gr__rop_policy(g, o->disconnected_outputs, y)) != GR_OK) return st;
+            if (o->return_disconnected == GR_RETURN_ZERO) r = gr__zeros_grad(y);
+            else if (o->return_disconnected == GR_RETURN_DISCONNECTED) r = gr_disconnected_like(y);
+            else { out[i] = NULL; continue; }
+        }
+        if (!r) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+        out[i] = r;
+    }
+    return GR_OK;
+}
+
+GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points, gr_var **out,
+                        const gr_rop_opts *opts) {
+    gr_rop_opts o;
+    gr_graph *g = NULL;
+    uint8_t *state = NULL, *stop = NULL;
+    gr_var **tan = NULL, **ev = NULL, **orop = NULL;
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k, nv;
+    int i, cap = 0;
+    gr_status st;
+    if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
+    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
+    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if ((st = gr__rop_check(g, n_f, f, n_wrt, wrt, eval_points, out, &o)) != GR_OK) return st;
     nv = g->n_vars;
     state = (uint8_t *)gr__calloc(nv, 1);
     stop = (uint8_t *)gr__calloc(nv, 1);
@@ -8234,7 +8341,6 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if ((st = gr__toposort(g, n_f, f, stop, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any_real = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             GR_FREE(ev);
@@ -8242,57 +8348,9 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
-            if (state[x->id] == GR__T_REAL) {
-                gr_var *t = tan[x->id];
-                ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
-                any_real = 1;
-            } else
-                ev[i] = gr_disconnected_like(x);
-            if (!ev[i]) { st = g->status; goto done; }
-        }
-        for (j = 0; j < node->n_out; j++) orop[j] = NULL;
-        if (any_real) {
-            st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
-            if (st != GR_OK || g->status != GR_OK) {
-                if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
-                st = g->status;
-                goto done;
-            }
-        }
-        for (j = 0; j < node->n_out; j++) {
-            gr_var *y = gr__out(node)[j], *r = orop[j];
-            if (r && !gr__is_marker(r)) {
-                if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
-                if (!r) { st = g->status; goto done; }
-                if (r->ndim != y->ndim) {
-                    st = gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
-                                   "but %d are required", node->op->name, r->ndim, j, y->ndim);
-                    goto done;
-                }
-                state[y->id] = GR__T_REAL;
-                tan[y->id] = r;
-            } else
-                state[y->id] = gr__no_tangent_state(node, j, state);
-        }
+        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
     }
-    for (i = 0; i < n_f; i++) {
-        gr_var *y = f[i], *r = NULL;
-        int s = state[y->id];
-        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
-        if (s == GR__T_REAL) r = tan[y->id];
-        else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
-        else {
-            if ((st = gr__rop_policy(g, o.disconnected_outputs, y)) != GR_OK) goto done;
-            if (o.return_disconnected == GR_RETURN_ZERO) r = gr__zeros_grad(y);
-            else if (o.return_disconnected == GR_RETURN_DISCONNECTED) r = gr_disconnected_like(y);
-            else { out[i] = NULL; continue; }
-        }
-        if (!r) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto done; }
-        out[i] = r;
-    }
+    st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:
     if (st != GR_OK) for (i = 0; i < n_f; i++) out[i] = NULL;
     GR_FREE(state); GR_FREE(stop); GR_FREE(tan); GR_FREE(ev); GR_FREE(order);
@@ -8300,7 +8358,7 @@ done:
 }
 
 /* ==== src/jacobian.c: generated region; edit src/jacobian.c, then run make gradient.h ==== */
-/* src/jacobian.c: gr_jacobian and gr_hessian (SEMANTICS 6, 7; decisions 5 and 6).
+/* src/jacobian.c: gr_jacobian and gr_hessian.
 
    The Jacobian of an expression e (any ndim, m elements) with respect to w is built from ONE
    pullback: g(u) = Lop(flatten(e), w, u) for a cotangent u of m elements, linear in u. The graph
@@ -11014,7 +11072,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
 }
 
 /* ==== src/numeric.c: generated region; edit src/numeric.c, then run make gradient.h ==== */
-/* src/numeric.c: finite differences and gr_verify_grad (SEMANTICS 9, 10).
+/* src/numeric.c: finite differences and gr_verify_grad, as Aesara's numeric_grad and verify_grad.
 
    One-sided differences g_k = (f(x + eps e_k) - f(x)) / eps, eps 1e-7 for F64 and 3e-4 for F32
    (the largest among the inputs); errors abs = |a - b|, rel = abs / max(|a| + |b|, 1e-8); a

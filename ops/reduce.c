@@ -1,5 +1,5 @@
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
-   CumSum, CumProd and LinScan along one axis (the second wave, at the end of the file).
+   CumSum, CumProd and LinScan along one axis (at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -333,7 +333,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
-/* ==== second wave: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
    x[(o n + i) inner + j].
@@ -582,7 +582,8 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
-/* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
+/* ArgMax is piecewise constant: a zero gradient for x (an integer output of a float input, as in
+   Aesara), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
     ig[0] = gr__zeros_grad(gr__in(node)[0]);

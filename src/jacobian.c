@@ -1,4 +1,4 @@
-/* src/jacobian.c: gr_jacobian and gr_hessian (SEMANTICS 6, 7; decisions 5 and 6).
+/* src/jacobian.c: gr_jacobian and gr_hessian.
 
    The Jacobian of an expression e (any ndim, m elements) with respect to w is built from ONE
    pullback: g(u) = Lop(flatten(e), w, u) for a cotangent u of m elements, linear in u. The graph
