@@ -49,216 +49,27 @@
      else fprintf(stderr, "%s\n", gr_fn_message(f));
      gr_array_free(xa); gr_fn_free(f);                      // out[] belonged to f
 
-   ERRORS   Nothing aborts on bad input. A failing builder records an error on its graph (code and
-            a message naming the op and the variable; the first one sticks until
-            gr_graph_clear_error) and returns NULL; builders given a NULL operand return NULL
-            silently, so a chain can be checked once at the end with gr_graph_status /
-            gr_graph_message. gr_function fails the same way. gr_call returns a status, and
-            gr_fn_message says why.
-   MEMORY   A graph owns every variable and node built in it (one arena, freed by gr_graph_free).
-            Arrays belong to whoever created them; the arrays gr_call gives back belong to the
-            function until its next call. A gr_fn owns a private copy of the graph it needs and
-            its buffers: they are allocated at the first call and reused while the shapes stay the
-            same, so a steady-state gr_call allocates nothing. A shared variable's value is one
-            storage, freed with the last graph or function using it.
-   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time
-            (gr_function uses the graph it reads); different graphs and functions may be used from
-            different threads at once, except those holding the same shared variable, whose
-            storage is not locked.
+   LAYOUT   The declarations follow, grouped: types, graph and arrays, leaves, ops by family,
+            drivers, compiled functions, checking gradients, printing, defining an op. The
+            implementation (behind GRADIENT_IMPLEMENTATION) opens with the op tables; the licence
+            is at the end.
+
+   ERRORS   Nothing aborts on bad input. A failing builder records its error on the graph (a code
+            and a message naming the op and the variable; the first sticks until
+            gr_graph_clear_error) and returns NULL; given a NULL operand it returns NULL, so a
+            chain is checked once, at the end. gr_function fails alike; gr_call returns a status
+            and gr_fn_message says why.
+   MEMORY   A graph owns everything built in it (one arena, freed by gr_graph_free). Arrays belong
+            to whoever made them; those gr_call gives back are the function's until its next call.
+            A gr_fn owns a copy of what it needs and buffers made at its first call and reused
+            while the shapes stay: a steady-state gr_call allocates nothing. A shared variable's
+            value lives until the last graph or function holding it is freed.
+   THREADS  No global mutable state. A graph or a gr_fn is used by one thread at a time
+            (gr_function reads its graph); different ones may run at once, except those holding
+            the same shared variable, whose storage is not locked.
 */
 #ifndef GRADIENT_H
 #define GRADIENT_H
-
-/* ==== ops/table.h: generated region; edit ops/table.h, then run make gradient.h ==== */
-/* ops/table.h: the op tables. Every built-in op is one row here; its constructor, kernels, printer
-   name, type rule, gradient rule and R-op rule are all expanded from the row (ops/README.md is the
-   add-an-op checklist). These are macros only: nothing is expanded until the implementation asks. */
-
-/* ---- status codes, with the sentence gr_status_string() gives ------------------------------- */
-#define GR_STATUS_LIST(X) \
-    X(GR_OK,                       "ok") \
-    X(GR_ERR_NOMEM,                "out of memory") \
-    X(GR_ERR_VALUE,                "bad argument") \
-    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
-    X(GR_ERR_SHAPE,                "shapes do not combine") \
-    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
-    X(GR_ERR_NULL_GRAD,            "null gradient") \
-    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
-    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
-    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
-    X(GR_ERR_RUNTIME,              "evaluation failed")
-
-/* ---- elementwise ops ---------------------------------------------------------------------------
-   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
-
-   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
-                FLOAT  float in, same float out; integer and bool operands become F64
-                ARITH  F64/F32/I64 in, same out; bool operands become I64
-                STEP   like ARITH, piecewise constant: zero derivative everywhere
-                CMP    F64/F32/I64 in, BOOL out (not differentiable)
-                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
-                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
-   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
-              dtype (sin or sinf) and GR_T is the element type
-   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints;
-              GR__WRAP(e) wraps a uint64_t computation back to int64_t (overflow wraps, as in NumPy)
-   dK         the partial derivative of the output with respect to input K, as a graph built from
-              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
-              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
-#define GR_ELEMWISE_OPS(X) \
-    /* arithmetic */ \
-    X(neg,        1, ARITH, -a,                         GR__WRAP(0 - (uint64_t)a), D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
-    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? GR__WRAP(0 - (uint64_t)a) : a), D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
-    X(sqr,        1, ARITH, a * a,                      GR__WRAP((uint64_t)a * (uint64_t)a), D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
-    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
-    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
-    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
-    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
-    X(add,        2, ARITH, a + b,                      GR__WRAP((uint64_t)a + (uint64_t)b), D_ONE, D_ONE, D_NONE) /* a + b */ \
-    X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
-    X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
-    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
-                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
-    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
-    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
-    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
-    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
-                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
-                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* lo if x < lo, hi if x > hi, else x (Aesara's order) */ \
-    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
-                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
-    /* exponentials and logarithms */ \
-    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
-    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
-    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
-    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
-    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
-    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
-    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
-    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
-    /* trigonometric and hyperbolic */ \
-    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
-    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
-    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
-    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
-    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
-    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
-    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
-                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
-    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
-    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
-    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
-    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
-    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
-    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
-    /* special functions and activations */ \
-    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
-    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
-    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
-    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
-    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
-    /* comparisons and logic: BOOL results, no derivative */ \
-    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
-    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
-    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
-    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
-    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
-    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
-    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
-    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
-    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */ \
-    /* (end of the elementwise table: every row above ends with a backslash) */
-
-/* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
-   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
-   n_in     the number of inputs, -1 for any number
-   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
-   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
-   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
-   flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing);
-            INNERCONN: its connection pattern is that of the op it wraps (Batched);
-            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
-            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
-   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
-            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
-#define GR_STRUCT_OPS(X) \
-    /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
-    /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
-    /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
-    /* ops/dot.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
-    /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
-    /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
-    /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
-    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
-    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
-    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
-    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
-    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
-    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
-    /* ops/shape.c, second wave: joining, splitting, tiling */ \
-    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
-    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
-    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
-    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
-    /* (end of the second-wave shape rows) */ \
-    /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
-    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
-    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
-    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
-    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
-    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
-    /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
-    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
-    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
-    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
-    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
-    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
-    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
-    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
-    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
-    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
-    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
-    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
-    /* (end of the second-wave linalg rows) */ \
-    /* ops/nnet.c, second wave: losses */ \
-    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
-    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
-    /* (end of the second-wave nnet rows) */ \
-    /* src/fuse.c: made by gr_function only */ \
-    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
-    /* (end of the structural table: every row above ends with a backslash) */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
@@ -296,6 +107,19 @@ extern "C" {
 
 typedef enum gr_dtype { GR_F64, GR_F32, GR_I64, GR_BOOL } gr_dtype;
 
+/* status codes, with the sentence gr_status_string gives */
+#define GR_STATUS_LIST(X) \
+    X(GR_OK,                       "ok") \
+    X(GR_ERR_NOMEM,                "out of memory") \
+    X(GR_ERR_VALUE,                "bad argument") \
+    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
+    X(GR_ERR_SHAPE,                "shapes do not combine") \
+    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
+    X(GR_ERR_NULL_GRAD,            "null gradient") \
+    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
+    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
+    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
+    X(GR_ERR_RUNTIME,              "evaluation failed")
 #define GR__STATUS_ENUM(name, text) name,
 typedef enum gr_status { GR_STATUS_LIST(GR__STATUS_ENUM) GR__STATUS_COUNT } gr_status;
 #undef GR__STATUS_ENUM
@@ -321,36 +145,7 @@ typedef struct gr_graph  gr_graph;   /* owns every variable and node built in it
 typedef struct gr_var    gr_var;     /* a symbolic variable */
 typedef struct gr_node   gr_node;    /* an application of an op to variables */
 typedef struct gr_fn     gr_fn;      /* a compiled function; independent of its graph once made */
-typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules */
-
-/* ==== defining an op ========================================================================= */
-
-struct gr_op_def {
-    const char *name;
-    int n_in, n_out;                          /* n_in < 0: any number of inputs */
-    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
-       NULL: every output is typed and shaped like input 0. */
-    gr_status (*infer)(const gr_node *node, gr_type *out);
-    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
-       NULL: every output is shaped like input 0. */
-    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
-                                                 affects output j; NULL: everything connected */
-    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-          /* the outputs arrive allocated, shaped by the shape rule */
-    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
-          /* NULL: every connected input's gradient is a null "not implemented" one */
-    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
-          /* NULL: gr_rop uses the double-pullback construction through grad */
-    /* built-in ops only (zero in users' ops) */
-    int      code;                            /* elementwise row, or structural op number */
-    unsigned flags;                           /* GR__OPF_* */
-    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
-          /* byte offset at which output 0 can share input 0's memory, or -1 */
-    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
-          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
-             NULL: the op is applied row by row */
-};
+typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules (defining an op, below) */
 
 /* ==== graph and arrays ======================================================================= */
 
@@ -378,14 +173,16 @@ GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name);
-GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);
-GR_API gr_var *gr_const(gr_graph *g, double value);
-GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name);
+                               /* shape may be NULL; an entry of -1 is unknown; a 1 is broadcastable */
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);               /* value copied */
+GR_API gr_var *gr_const(gr_graph *g, double value);      /* a weakly typed 0-d float: it takes the
+                                                            float dtype of what it meets */
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name); /* value copied */
 GR_API const gr_array *gr_shared_get(const gr_var *shared);
 GR_API gr_status       gr_shared_set(gr_var *shared, const gr_array *value);
 
-GR_API const char *gr_var_name(const gr_var *v);
-GR_API void        gr_var_set_name(gr_var *v, const char *name);
+GR_API const char *gr_var_name(const gr_var *v);                 /* NULL when unnamed */
+GR_API void        gr_var_set_name(gr_var *v, const char *name);  /* the name is copied */
 GR_API gr_dtype    gr_var_dtype(const gr_var *v);
 GR_API int         gr_var_ndim(const gr_var *v);
 GR_API gr_graph   *gr_var_graph(const gr_var *v);
@@ -394,28 +191,76 @@ GR_API gr_node    *gr_var_owner(const gr_var *v);                /* NULL for lea
 GR_API int         gr_is_disconnected(const gr_var *v);
 GR_API int         gr_is_null(const gr_var *v);
 
-/* ==== ops ==================================================================================== */
+/* ==== ops ====================================================================================
+   A builder takes its graph from its operands and returns NULL on failure, with the error on the
+   graph; given a NULL operand it returns NULL and records nothing. Negative axes count from the
+   end. Operands of different dtypes promote as in NumPy (F32 with F64 gives F64; floats absorb
+   integers and bools; gr_const takes the other side's float dtype). */
 
-#define GR__EW_DECL_1(name) GR_API gr_var *gr_##name(gr_var *x);
-#define GR__EW_DECL_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b);
-#define GR__EW_DECL_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c);
-#define GR__EW_DECL(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_DECL_##arity(name)
-GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, b), gr_clip(x, lo, hi) */
-#undef GR__EW_DECL
-
+/* ---- elementwise, with NumPy broadcasting (ops/elemwise.c) ---------------------------------- */
+/* GR_ELEMWISE_OPS: one prototype per row of the table in ops/table.h, written here by make gradient.h */
+/* arithmetic */
+GR_API gr_var *gr_neg(gr_var *x);                              /* -x */
+GR_API gr_var *gr_abs(gr_var *x);                              /* |x| */
+GR_API gr_var *gr_sqr(gr_var *x);                              /* x^2 */
+GR_API gr_var *gr_sign(gr_var *x);                             /* -1, 0, 1 (nan stays nan) */
+GR_API gr_var *gr_floor(gr_var *x);                            /* floor(x) */
+GR_API gr_var *gr_ceil(gr_var *x);                             /* ceil(x) */
+GR_API gr_var *gr_round(gr_var *x);                            /* nearest, halves to even */
+GR_API gr_var *gr_add(gr_var *a, gr_var *b);                   /* a + b */
+GR_API gr_var *gr_sub(gr_var *a, gr_var *b);                   /* a - b */
+GR_API gr_var *gr_mul(gr_var *a, gr_var *b);                   /* a * b */
+GR_API gr_var *gr_div(gr_var *a, gr_var *b);                   /* a / b (true division) */
+GR_API gr_var *gr_pow(gr_var *a, gr_var *b);                   /* a^b; d/db = a^b log a, 0 at a = 0 */
+GR_API gr_var *gr_mod(gr_var *a, gr_var *b);                   /* a - b floor(a/b) (sign of b) */
+GR_API gr_var *gr_maximum(gr_var *a, gr_var *b);               /* max(a, b); ties feed both */
+GR_API gr_var *gr_minimum(gr_var *a, gr_var *b);               /* min(a, b); ties feed both */
+GR_API gr_var *gr_clip(gr_var *x, gr_var *lo, gr_var *hi);     /* lo if x < lo, hi if x > hi, else x */
+GR_API gr_var *gr_where(gr_var *cond, gr_var *a, gr_var *b);   /* cond ? a : b */
+/* exponentials and logarithms */
+GR_API gr_var *gr_exp(gr_var *x);                              /* e^x */
+GR_API gr_var *gr_exp2(gr_var *x);                             /* 2^x */
+GR_API gr_var *gr_expm1(gr_var *x);                            /* e^x - 1 */
+GR_API gr_var *gr_log(gr_var *x);                              /* ln x */
+GR_API gr_var *gr_log2(gr_var *x);                             /* log2 x */
+GR_API gr_var *gr_log1p(gr_var *x);                            /* ln(1 + x) */
+GR_API gr_var *gr_sqrt(gr_var *x);                             /* sqrt x */
+GR_API gr_var *gr_reciprocal(gr_var *x);                       /* 1 / x */
+/* trigonometric and hyperbolic */
+GR_API gr_var *gr_sin(gr_var *x);                              /* sin x */
+GR_API gr_var *gr_cos(gr_var *x);                              /* cos x */
+GR_API gr_var *gr_tan(gr_var *x);                              /* tan x */
+GR_API gr_var *gr_arcsin(gr_var *x);                           /* asin x */
+GR_API gr_var *gr_arccos(gr_var *x);                           /* acos x */
+GR_API gr_var *gr_arctan(gr_var *x);                           /* atan x */
+GR_API gr_var *gr_arctan2(gr_var *a, gr_var *b);               /* atan2(a, b) */
+GR_API gr_var *gr_sinh(gr_var *x);                             /* sinh x */
+GR_API gr_var *gr_cosh(gr_var *x);                             /* cosh x */
+GR_API gr_var *gr_tanh(gr_var *x);                             /* tanh x */
+GR_API gr_var *gr_arcsinh(gr_var *x);                          /* asinh x */
+GR_API gr_var *gr_arccosh(gr_var *x);                          /* acosh x */
+GR_API gr_var *gr_arctanh(gr_var *x);                          /* atanh x */
+/* special functions and activations */
+GR_API gr_var *gr_erf(gr_var *x);                              /* erf x */
+GR_API gr_var *gr_erfc(gr_var *x);                             /* 1 - erf x */
+GR_API gr_var *gr_sigmoid(gr_var *x);                          /* 1 / (1 + e^-x) */
+GR_API gr_var *gr_softplus(gr_var *x);                         /* ln(1 + e^x) */
+GR_API gr_var *gr_relu(gr_var *x);                             /* max(x, 0) */
+/* comparisons and logic: BOOL results, no derivative */
+GR_API gr_var *gr_gt(gr_var *a, gr_var *b);                    /* a > b */
+GR_API gr_var *gr_lt(gr_var *a, gr_var *b);                    /* a < b */
+GR_API gr_var *gr_ge(gr_var *a, gr_var *b);                    /* a >= b */
+GR_API gr_var *gr_le(gr_var *a, gr_var *b);                    /* a <= b */
+GR_API gr_var *gr_eq(gr_var *a, gr_var *b);                    /* a == b */
+GR_API gr_var *gr_neq(gr_var *a, gr_var *b);                   /* a != b */
+GR_API gr_var *gr_logical_and(gr_var *a, gr_var *b);           /* a and b */
+GR_API gr_var *gr_logical_or(gr_var *a, gr_var *b);            /* a or b */
+GR_API gr_var *gr_logical_not(gr_var *x);                      /* not x */
+/* conversion: floats to integers truncate */
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
 
-/* indexing (negative positions count from the end) */
-#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
-GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
-GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
-GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
-GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
-                                                              base with the viewed part replaced by y */
-GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
-
-/* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
-   (n == 0: all) with keepdims 0/1 */
+/* ---- reductions (ops/reduce.c) ----------------------------------------------------------------
+   The whole tensor to 0-d, one axis, or a set of axes (n == 0: all) with keepdims 0/1 */
 GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);
 GR_API gr_var *gr_mean(gr_var *x);  GR_API gr_var *gr_mean_axis(gr_var *x, int axis);
 GR_API gr_var *gr_prod(gr_var *x);  GR_API gr_var *gr_prod_axis(gr_var *x, int axis);
@@ -426,46 +271,48 @@ GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
+GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
 
-/* linear algebra and structure */
-GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
-GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
+/* ---- shape: axes, joining, splitting, broadcasting, tiling (ops/shape.c) --------------------- */
 GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
 #define GR_NEWAXIS (-1)
-GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern);
-GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);
-GR_API gr_var *gr_softmax(gr_var *x, int axis);
-GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern); /* GR_NEWAXIS inserts an axis; only
+                                                                       axes of static size 1 may be dropped */
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);   /* one entry may be -1 */
 GR_API gr_var *gr_flatten(gr_var *x);
 GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
-
-/* ---- second wave: structure (ops/shape.c) ---- */
-/* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
+/* joined operands promote as in elementwise ops (bools stay bools); n < 1: NULL with nothing
+   recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
    NULL on failure */
 GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out);
 GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
+                                                                   prepends axes */
 GR_API gr_var *gr_zeros_like(gr_var *x);  GR_API gr_var *gr_ones_like(gr_var *x);  /* x's dtype; the
                                                             gradient to x is disconnected */
 /* a constant: ceil((stop - start) / step) values start + i step, converted to dtype (not bool) */
 GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr_dtype dtype);
-GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
-                                                                   prepends axes */
-/* (end of the second-wave structure declarations) */
 
-/* ---- second wave: reductions (ops/reduce.c) ---- */
-GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
-GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
-GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
-/* (end of the second-wave reduction declarations) */
+/* ---- indexing (ops/index.c) ------------------------------------------------------------------ */
+#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
+                                                              base with the viewed part replaced by y */
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
 
-/* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* ---- linear algebra (ops/dot.c, ops/linalg.c) ------------------------------------------------ */
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
 /* NumPy's tensordot: the n axes a_axes of a summed against the n axes b_axes of b (n == 0: the
    outer product); the result has a's other axes, then b's */
 GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes);
@@ -478,15 +325,14 @@ GR_API gr_var *gr_logdet(gr_var *a);                 /* log det a; NaN when det 
 GR_API gr_var *gr_solve(gr_var *a, gr_var *b);       /* x with a x = b; b a vector or a matrix */
 GR_API gr_var *gr_cholesky(gr_var *a);               /* lower L, L L^T = a, from a's lower triangle */
 GR_API gr_var *gr_trace(gr_var *a);                  /* sum of the main diagonal (any 2-d shape) */
-/* (end of the second-wave linear algebra declarations) */
 
-/* ---- second wave: nnet (ops/nnet.c) ---- */
+/* ---- neural networks (ops/nnet.c) ------------------------------------------------------------ */
+GR_API gr_var *gr_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
 GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels);     /* mean softmax cross-entropy over rows;
                                                                        labels GR_I64 class ids, or one-hot floats */
-/* (end of the second-wave nnet declarations) */
 
-/* ==== ops that change only the gradient (identities in the forward pass) ===================== */
-
+/* ---- identities in the forward pass that change only the gradient (ops/gradops.c) ----------- */
 GR_API gr_var *gr_zero_grad(gr_var *x);
 GR_API gr_var *gr_disconnected_grad(gr_var *x);
 GR_API gr_var *gr_consider_constant(gr_var *x);             /* deprecated alias kept for compatibility */
@@ -553,7 +399,6 @@ GR_API gr_fn      *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_va
 GR_API gr_status   gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
 GR_API const char *gr_fn_message(const gr_fn *f);        /* "" when the last call succeeded */
 GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the rewrites */
-GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
 GR_API void        gr_fn_free(gr_fn *f);
 
 /* ==== checking gradients ===================================================================== */
@@ -581,7 +426,35 @@ GR_API double           gr_numeric_grad_max_err(const gr_numeric_grad *ng, const
                                                 double abs_tol, double rel_tol, gr_gradient_error *where);
 GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 
-/* ==== defining an op (functions) ============================================================= */
+/* ==== printing =============================================================================== */
+
+GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
+GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
+
+/* ==== defining an op =========================================================================
+   Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
+   build their results with ordinary ops, so gradients of gradients work. */
+
+struct gr__builtin;                           /* the implementation's own fields of its ops */
+struct gr_op_def {
+    const char *name;
+    int n_in, n_out;                          /* n_in < 0: any number of inputs */
+    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
+       NULL: every output is typed and shaped like input 0. */
+    gr_status (*infer)(const gr_node *node, gr_type *out);
+    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
+       NULL: every output is shaped like input 0. */
+    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
+                                                 affects output j; NULL: everything connected */
+    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+          /* required; the outputs arrive allocated, shaped by the shape rule */
+    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
+          /* NULL: every connected input's gradient is a null "not implemented" one */
+    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
+          /* NULL: gr_rop uses the double-pullback construction through grad */
+    const struct gr__builtin *builtin;        /* the library's own ops only: leave it NULL */
+};
 
 GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
                             int n_in, gr_var *const *inputs, gr_var **outputs);
@@ -599,18 +472,15 @@ GR_API const char *gr_null_reason(const gr_var *v);     /* why a null gradient i
    message (prefixed by the op's name) */
 GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
 
-/* ==== printing =============================================================================== */
-
-GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one node a line */
-
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* GRADIENT_H */
 
-/* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
-/* ==== implementation ========================================================================= */
+/* ==== src/hooks.c: generated region; edit src/hooks.c, then run make gradient.h ==== */
+/* src/hooks.c: the implementation begins: its guard, the C library, and the hooks a user may
+   define (GR_MALLOC/GR_REALLOC/GR_FREE, GR_ASSERT, GR_TRAP_ON_ERROR, GRADIENT_CBLAS). */
 #ifdef GRADIENT_IMPLEMENTATION
 #ifndef GRADIENT_IMPLEMENTATION_DONE
 #define GRADIENT_IMPLEMENTATION_DONE
@@ -654,6 +524,186 @@ GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ==== ops/table.h: generated region; edit ops/table.h, then run make gradient.h ==== */
+/* ops/table.h: the op tables, internal to the implementation. Every built-in op is one row here;
+   its constructor, kernels, printer name, type rule, gradient rule and R-op rule are all expanded
+   from the row (ops/README.md is the add-an-op checklist). These are macros only: nothing is
+   expanded until the implementation asks, except the prototypes of the elementwise constructors,
+   which make gradient.h writes into the public part from the rows (name, arity and math comment;
+   a comment "(p, q, r): ..." names the parameters, else they are x, or a, b, or a, b, c). */
+
+/* ---- elementwise ops ---------------------------------------------------------------------------
+   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
+
+   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
+                FLOAT  float in, same float out; integer and bool operands become F64
+                ARITH  F64/F32/I64 in, same out; bool operands become I64
+                STEP   like ARITH, piecewise constant: zero derivative everywhere
+                CMP    F64/F32/I64 in, BOOL out (not differentiable)
+                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
+                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
+   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
+              dtype (sin or sinf) and GR_T is the element type
+   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints;
+              GR__WRAP(e) wraps a uint64_t computation back to int64_t (overflow wraps, as in NumPy)
+   dK         the partial derivative of the output with respect to input K, as a graph built from
+              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
+              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
+#define GR_ELEMWISE_OPS(X) \
+    /* arithmetic */ \
+    X(neg,        1, ARITH, -a,                         GR__WRAP(0 - (uint64_t)a), D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
+    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? GR__WRAP(0 - (uint64_t)a) : a), D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
+    X(sqr,        1, ARITH, a * a,                      GR__WRAP((uint64_t)a * (uint64_t)a), D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
+    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
+    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
+    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
+    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
+    X(add,        2, ARITH, a + b,                      GR__WRAP((uint64_t)a + (uint64_t)b), D_ONE, D_ONE, D_NONE) /* a + b */ \
+    X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
+    X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
+    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
+    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
+    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
+    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
+    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
+                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* (x, lo, hi): lo if x < lo, hi if x > hi, else x */ \
+    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
+                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
+    /* exponentials and logarithms */ \
+    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
+    /* trigonometric and hyperbolic */ \
+    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
+    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    /* special functions and activations */ \
+    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
+    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
+    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
+    /* comparisons and logic: BOOL results, no derivative */ \
+    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
+    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
+    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
+    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
+    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
+    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
+    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
+    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not x */ \
+    /* (end of the elementwise table: every row above ends with a backslash) */
+
+/* ---- structural ops ------------------------------------------------------------------------------
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
+   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
+   n_in     the number of inputs, -1 for any number
+   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
+   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
+   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
+   flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
+            NONDIFF: no derivative flows through it (R-op contributes nothing);
+            INNERCONN: its connection pattern is that of the op it wraps (Batched);
+            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
+            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
+            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
+            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
+   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
+#define GR_STRUCT_OPS(X) \
+    /* ops/elemwise.c */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
+    /* ops/reduce.c */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
+    /* ops/shape.c */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
+    /* ops/dot.c */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
+    /* ops/nnet.c */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
+    /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
+    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
+    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    /* ops/batch.c: batching for Jacobians */ \
+    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
+    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
+    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
+    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
+    /* ops/shape.c: joining, splitting, tiling */ \
+    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
+    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
+    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
+    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
+    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    /* ops/reduce.c: along one axis */ \
+    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
+    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
+    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
+    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
+    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
+    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
+    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
+    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
+    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
+    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
+    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    /* ops/nnet.c: losses */ \
+    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    /* src/fuse.c: made by gr_function only */ \
+    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
+    /* (end of the structural table: every row above ends with a backslash) */
+
+/* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
+/* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
+   the op tables expanded: rule prototypes, op numbers, and the gr_op_def of every row. */
 
 #define GR__MSG 1024                 /* room for one error message */
 
@@ -731,6 +781,19 @@ struct gr_graph {
     void         *log_user;
 };
 
+/* ---- the built-in ops' own fields --------------------------------------------------------------- */
+
+/* what the core knows of a built-in op besides its public rules; users' ops have none (NULL) */
+struct gr__builtin {
+    int      code;                            /* elementwise row, or structural op number */
+    unsigned flags;                           /* GR__OPF_* */
+    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+          /* byte offset at which output 0 can share input 0's memory, or -1 */
+    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
+             NULL: the op is applied row by row */
+};
+
 /* op flags */
 enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
@@ -742,9 +805,15 @@ enum {
     GR__OPF_CONN0    = 64            /* input 0 alone reaches the outputs (any arity): the pattern */
 };
 
-/* the built-in fields of an op (0 and NULL for users' ops) */
-static unsigned gr__op_flags(const gr_op_def *op) { return op->flags; }
-static int64_t (*gr__op_alias(const gr_op_def *op))(const gr_node *, const gr_array *const *, const gr_array *) { return op->alias; }
+typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+
+/* an op's built-in fields: 0 and NULL for users' ops */
+static unsigned gr__op_flags(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
+static gr__alias_fn gr__op_alias(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
+static gr__batch_fn gr__op_batch(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+/* a built-in op's row (the caller knows it is one) */
+static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
@@ -774,9 +843,10 @@ enum gr__struct_code {
 #define GR__OPF_0 0
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
+    static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
+        gr__##batch##_batch }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -797,8 +867,9 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
-        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch };
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
 #undef GR__EW_DEF
 
@@ -1654,9 +1725,9 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
-    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
-        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
-                         op->name);
+    if (!op->builtin != !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s %s", op->name, op->builtin ? "sets builtin, which belongs to built-in ops "
+                         "(NULL in yours)" : "has a built-in op's perform rule without its built-in fields");
     /* a structural row's rules read a parameter struct of their own, which only its builder makes */
     if (gr__builtin_op(op) == 2)
         return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
@@ -2097,7 +2168,7 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
 }
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
-    int cls = gr__ew_class[node->op->code];
+    int cls = gr__ew_class[gr__op_code(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         int k;
@@ -2140,7 +2211,7 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 }
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__ew_kernel k = gr__ew_kernels[node->op->code][in[node->n_in - 1]->dtype];
+    gr__ew_kernel k = gr__ew_kernels[gr__op_code(node->op)][in[node->n_in - 1]->dtype];
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -2278,7 +2349,7 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 #define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define K(v) gr_const(gr__g, v)
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
 #define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
         GR_ELEMWISE_OPS(GR__PD_ROW)
@@ -2312,7 +2383,7 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = gr__in(node)[k], *t;
         int kind;
-        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             if (!ig[k]) return node->graph->status;
             continue;
@@ -2342,7 +2413,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
         int kind;
         if (gr_is_disconnected(ev[k])) continue;
         any = 1;
-        if (gr__ew_class[node->op->code] == GR__EC_STEP) continue;
+        if (gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) continue;
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
         case GR__PD_ZERO: continue;
@@ -2599,11 +2670,11 @@ static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_a
     gr__red_kernel k = NULL;
     int dt = x->dtype;
     gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
     case GR__OP_Sum:
     case GR__OP_Mean:
         gr__reduce_sum_into(x, p->mask, y);
-        if (node->op->code == GR__OP_Mean) {
+        if (gr__op_code(node->op) == GR__OP_Mean) {
             int64_t i;
             double inv = G.count ? 1.0 / (double)G.count : NAN;
             if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);
@@ -6772,13 +6843,13 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
-    if (!(p->batched & 1u) || !p->op->alias || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
     gr__batched_rows(node, in, rows, row_ptrs, 0);
     row_out = *out;
     row_out.ndim = out->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
     row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
-    return p->op->alias(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -7546,20 +7617,20 @@ static const gr_node *gr__conn_node(const gr_node *node);
 
 /* the node whose connection pattern is node's: the wrapped one for a Batched node */
 static const gr_node *gr__pattern_node(const gr_node *node) {
-    return (node->op->flags & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
 }
 
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
-    return (node->op->flags & GR__OPF_CONN0) || node->op->connection_pattern;
+    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
-    if (node->op->flags & GR__OPF_CONN0) return i == 0;
+    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
     p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
@@ -8129,7 +8200,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
+    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
            node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
 }
 
@@ -8410,7 +8481,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        if (any_b) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any_b) st = gr__op_batch(node->op) ? gr__op_batch(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
         else st = gr__make_node(g, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
@@ -8549,7 +8620,7 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
      2. merging: a node equal to one already built (op, params, inputs) is that one;
      3. constant folding: a small node of constants is run now and becomes a constant.
    A node's inputs are final when it is built, so these local rewrites reach their fixed point in
-   one pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10).
+   one pass. The gradient-modifying identities are removed at every level (they compute nothing).
 
    Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
    for an unknown size. Two axes with the same symbol have the same size in every call; an
@@ -8688,7 +8759,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int nd = v->ndim, i, k;
     for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (op->flags & GR__OPF_ELEMWISE) {
+    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
         for (i = 0; i < nd; i++) {
             int32_t code = GR__SIG_ONE;
             int clash = 0;
@@ -9383,7 +9454,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
@@ -9423,7 +9494,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     while (gr__owner(v) && guard++ < 64) {
         const gr_node *n = gr__owner(v);
         int i, found = -1;
-        if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
+        if (!(gr__op_flags(n->op) & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
             n->op->infer != gr__like0_infer)
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
@@ -9443,7 +9514,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
-    if (orig->n_out > 4 || (orig->op->flags & GR__OPF_INNERCONN)) return 0;
+    if (orig->n_out > 4 || (gr__op_flags(orig->op) & GR__OPF_INNERCONN)) return 0;
     memset(t, 0, sizeof t);
     if (orig->op->infer) {
         gr_status before = orig->graph->status;
@@ -9473,14 +9544,14 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_status st;
     rw->orig = NULL;
     if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
-    if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+    if ((gr__op_flags(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
             ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
         ins = ins_local;
     }
-    if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
-        r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
+    if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
+        r = (gr__op_flags(op) & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, gr__op_code(op), ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
             outs[0] = r;
@@ -9501,7 +9572,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
-        !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
+        !(gr__op_flags(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
@@ -9520,7 +9591,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
     gr_status st;
     int j;
-    if (node->op->flags & GR__OPF_GRADMOD) {
+    if (gr__op_flags(node->op) & GR__OPF_GRADMOD) {
         outs[0] = ins[0];
         return GR_OK;
     }
@@ -9770,7 +9841,7 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
@@ -10023,10 +10094,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 op->out2 = ref[yc->id];
                 goto free_inputs;
             }
-            if (node->op->flags & GR__OPF_ELEMWISE) {
+            if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
-                op->row = (uint8_t)node->op->code;
+                op->row = (uint8_t)gr__op_code(node->op);
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
                 op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;

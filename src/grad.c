@@ -47,20 +47,20 @@ static const gr_node *gr__conn_node(const gr_node *node);
 
 /* the node whose connection pattern is node's: the wrapped one for a Batched node */
 static const gr_node *gr__pattern_node(const gr_node *node) {
-    return (node->op->flags & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
 }
 
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
-    return (node->op->flags & GR__OPF_CONN0) || node->op->connection_pattern;
+    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
-    if (node->op->flags & GR__OPF_CONN0) return i == 0;
+    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
     p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }

@@ -521,9 +521,9 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
-    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
-        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
-                         op->name);
+    if (!op->builtin != !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s %s", op->name, op->builtin ? "sets builtin, which belongs to built-in ops "
+                         "(NULL in yours)" : "has a built-in op's perform rule without its built-in fields");
     /* a structural row's rules read a parameter struct of their own, which only its builder makes */
     if (gr__builtin_op(op) == 2)
         return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
