@@ -802,7 +802,7 @@ enum {
     GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
     GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
-    GR__OPF_CONN0    = 64            /* input 0 alone reaches the outputs (any arity): the pattern */
+    GR__OPF_CONN0    = 256           /* input 0 alone reaches the outputs (any arity): the pattern */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
