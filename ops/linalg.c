@@ -25,7 +25,7 @@
    is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
    solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
    finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
-   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   pivot (see GR__LU_ADJUGATE): it is as accurate at a singular A as elsewhere, and 0 where the
    rank of A is n - 2 or less. Cholesky fails on a pivot that is not > 0 (NaN included).
 
    Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
