@@ -267,11 +267,11 @@ static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
     return GR_OK;
 }
 
-/* every slot's shape for this call: the leaves' (shared variables bound to their storage), then
-   each step's outputs by its shape rule; *changed when some shape differs from the plan's */
-static gr_status gr__call_shapes(gr_fn *f, int *changed) {
-    int64_t k, s;
-    int i, d;
+/* the leaves' shapes for this call (shared variables bound to their storage); *changed when some
+   shape differs from the plan's */
+static gr_status gr__call_leaf_shapes(gr_fn *f, int *changed) {
+    int64_t s;
+    int d;
     gr_status st;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
@@ -287,6 +287,14 @@ static gr_status gr__call_shapes(gr_fn *f, int *changed) {
         }
         if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, changed)) != GR_OK) return st;
     }
+    return GR_OK;
+}
+/* every slot's shape for this call: the leaves', then each step's outputs by its shape rule */
+static gr_status gr__call_shapes(gr_fn *f, int *changed) {
+    int64_t k;
+    int i, d;
+    gr_status st = gr__call_leaf_shapes(f, changed);
+    if (st != GR_OK) return st;
     for (k = 0; k < f->n_steps; k++) {
         gr_node *node = f->steps[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
@@ -355,6 +363,82 @@ static gr_status gr__call_results(gr_fn *f, const gr_array **outputs) {
     return GR_OK;
 }
 
+/* The plan and the run together, step by step, for a function with a step whose outputs' shapes
+   are known only once it has run (GR__OPF_DYNSHAPE: a loop's rows): each step's shapes, then its
+   outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
+   small: it is free then, so nothing live moves), then the step. The walk is made at every call;
+   while the shapes stay the same it takes the same decisions, so a steady-state call allocates
+   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). */
+static gr_status gr__call_dynamic(gr_fn *f) {
+    gr__planner pl;
+    int64_t k, s;
+    int changed = 0, i, j;
+    gr_status st;
+    pl.n_cls = 0;
+    pl.n_bufs = 0;
+    for (s = 0; s < f->n_slots; s++) {
+        gr__slot *sl = &f->slots[s];
+        sl->buf = -1;
+        sl->view_of = -1;
+        sl->view_off = 0;
+        f->plan_seen[s] = -1;
+    }
+    if (f->cap_bufs < (int32_t)f->n_slots + 1) {          /* room for every buffer the walk can make */
+        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)(f->n_slots + 1));
+        if (!nb) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+        for (i = f->cap_bufs; i < (int32_t)f->n_slots + 1; i++) { nb[i].data = NULL; nb[i].cap = 0; }
+        f->bufs = nb;
+        f->cap_bufs = (int32_t)f->n_slots + 1;
+    }
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const int32_t *io = f->step_io + f->step_io_at[k];
+        const gr_array *const *in = f->io + f->step_io_at[k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
+        int dyn = (gr__op_flags(node->op) & GR__OPF_DYNSHAPE) != 0;
+        if (!dyn) {
+            st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+            if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+            for (j = 0; j < node->n_out; j++)
+                if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
+            for (j = 0; j < node->n_out; j++) {
+                gr__slot *o = &f->slots[io[node->n_in + j]];
+                gr__plan_output(f, &pl, k, j);
+                if (o->buf >= 0) {
+                    gr__buffer *b = &f->bufs[o->buf];
+                    if (b->cap < f->plan_caps[o->buf]) {
+                        GR_FREE(b->data);
+                        b->data = GR_MALLOC(f->plan_caps[o->buf] + 64);
+                        b->cap = b->data ? f->plan_caps[o->buf] : 0;
+                        if (!b->data) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+                    }
+                    o->arr.data = b->data;
+                } else if (o->view_of >= 0)
+                    o->arr.data = (char *)f->slots[o->view_of].arr.data + o->view_off;
+            }
+        }
+        if (dyn || !(f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1)) {
+            st = node->op->perform(node, in, out);
+            if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
+        }
+        if (dyn)
+            for (j = 0; j < node->n_out; j++)
+                if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
+        gr__plan_release(f, &pl, k);
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        int d;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
+    if (!gr__plan_external(f)) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    return GR_OK;
+}
+
 GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
     int i, changed;
     gr_status st;
@@ -364,7 +448,12 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
     if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
-    if ((st = gr__call_bind(f, inputs)) != GR_OK || (st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+    if ((st = gr__call_bind(f, inputs)) != GR_OK) return st;
+    if (f->dynamic) {
+        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f)) != GR_OK) return st;
+        return gr__call_results(f, outputs);
+    }
+    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
     if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     if ((st = gr__call_run(f)) != GR_OK) return st;
     return gr__call_results(f, outputs);

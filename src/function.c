@@ -38,6 +38,8 @@ struct gr_fn {
     gr__slot   *slots;
     /* the plan */
     int         planned;
+    int         dynamic;                  /* a step's shapes are known only once it has run: gr_call
+                                             plans step by step (src/call.c, gr__call_dynamic) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
@@ -485,6 +487,11 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         }
     }
     f->step_io_at[n_order] = at;
+    for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
+        if (gr__op_flags(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
+            f->dynamic = 1;
+            for (j = 0; j < f->steps[k]->n_out; j++) f->slots[f->step_io[f->step_io_at[k] + f->steps[k]->n_in + j]].external = 1;
+        }
     for (i = 0; i < f->n_out; i++) {
         f->out_slot[i] = gr__slot_new(f, slot_of, cout[i]);
         f->slots[f->out_slot[i]].last_use = f->n_steps;

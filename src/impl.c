@@ -98,7 +98,11 @@ enum {
     GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
     GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
-    GR__OPF_CONN0    = 256           /* input 0 alone reaches the outputs (any arity): the pattern */
+    GR__OPF_CONN0    = 256,          /* input 0 alone reaches the outputs (any arity): the pattern */
+    GR__OPF_DYNSHAPE = 512,          /* its outputs' shapes are known once it has run (a loop): its
+                                        perform sets them and points them at memory of its own */
+    GR__OPF_RUNTIME  = 1024          /* a compiled function keeps state of its own for each such node
+                                        (GR_RUNTIME_OPS: made when the function is, freed with it) */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
