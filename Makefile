@@ -12,7 +12,7 @@ B       = build
 # src/hooks.c, the op tables behind it
 PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
         src/impl.c src/base.c src/graph.c \
-        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c \
+        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c ops/scan.c \
         src/grad.c src/rop.c src/jacobian.c src/rewrite.c src/fuse.c src/function.c src/call.c src/numeric.c src/print.c src/tail.c
 
 # The packer: the parts in order, each after a banner naming its file. ops/table.h is read first

@@ -340,6 +340,50 @@ GR_API gr_var *gr_grad_clip(gr_var *x, double lower, double upper);
 GR_API gr_var *gr_grad_scale(gr_var *x, double multiplier);
 GR_API gr_var *gr_undefined_grad(gr_var *x);
 
+/* ==== loops (aesara.scan) ==================================================================== */
+
+typedef struct gr_scan_seq {
+    gr_var    *x;          /* iterated over its first axis */
+    int        n_taps;     /* 0: the one tap 0 */
+    const int *taps;       /* step t reads x[t + tap - m], m = min(0, smallest tap); the sequence
+                              allows len - (max(0, largest tap) - m) steps (Aesara's taps) */
+} gr_scan_seq;
+
+typedef struct gr_scan_out {
+    gr_var    *initial;    /* NULL: an output without state (Aesara's None, a "nit-sot") */
+    int        n_taps;     /* 0 with an initial: the one tap -1 (a "sit-sot") */
+    const int *taps;       /* all negative (a "mit-sot"): initial's first axis holds the
+                              -min(taps) values before step 0, oldest first; {-1} alone is the
+                              plain state (initial is the state itself) */
+} gr_scan_out;
+
+/* Builds the body of the loop, once, during gr_scan. in[]: for each sequence its taps (in the
+   order given), then for each output with a state its taps (in the order given), then the
+   non-sequences. Sets out[0..n_out): one step of every output, each with the dtype and ndim of
+   its state where it has one. For a while loop, sets *until to a 0-d condition (the loop stops
+   after the first step at which it is true); leaves it NULL otherwise. The body may use any
+   variable of the outer graph: those are non-sequences too. */
+typedef gr_status (*gr_scan_step)(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until,
+                                  void *user);
+
+typedef struct gr_scan_opts {
+    gr_var     *n_steps;            /* 0-d integer; NULL: as many steps as the sequences allow */
+    int         go_backwards;       /* iterate the sequences from their end */
+    int64_t     truncate_gradient;  /* 0: full backpropagation; k > 0: through the last k steps only */
+    int64_t     checkpoints;        /* 0: the gradient keeps every step's state; c > 0: it keeps at
+                                       most c states and recomputes the rest (same values, bit for bit) */
+    const char *name;               /* for messages and printing; NULL: "scan" */
+} gr_scan_opts;
+
+/* results[i]: output i at every step executed (steps on a new first axis; the initial values are
+   not included). On failure every results[i] is NULL. The non-sequences reach the step as the
+   variables themselves. */
+GR_API gr_status gr_scan(gr_scan_step step, void *user,
+                         int n_seq, const gr_scan_seq *seqs,
+                         int n_out, const gr_scan_out *outs,
+                         int n_nonseq, gr_var *const *non_seqs,
+                         const gr_scan_opts *opts, gr_var **results);
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;
@@ -697,9 +741,17 @@ extern "C" {
     /* ops/nnet.c: losses */ \
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    /* ops/scan.c: loops */ \
+    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, map)      /* a loop: its body run over sequences and states (gr_scan) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
+
+/* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the
+   function is scheduled it calls gr__<Name>_runtime(node, level), and gr__<Name>_release(node)
+   when it is freed. */
+#define GR_RUNTIME_OPS(X) \
+    X(Scan)
 
 /* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
 /* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
@@ -764,6 +816,16 @@ static void *gr__params(const gr_node *n) {
 }
 static const char *gr__vname(const gr_var *v);
 
+/* An object that nodes reach through their parameters (a loop's body, an op made of a graph), kept
+   alive by a counted reference from every graph holding such a node; the last release destroys it.
+   Its head carries the per-node connection pattern (n_in x n_out) the grad driver reads. */
+typedef struct gr__graphop {
+    int refs;
+    void (*destroy)(struct gr__graphop *o);
+    int n_in, n_out;
+    unsigned char *conn;             /* NULL: every input reaches every output */
+} gr__graphop;
+
 struct gr_graph {
     gr__arena     arena;
     gr_var      **vars;    uint32_t n_vars, cap_vars;
@@ -775,6 +837,7 @@ struct gr_graph {
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
     struct gr__name *names; uint32_t n_names, cap_names;     /* names of the named variables, by id (open
                                                                 addressing; cap a power of 2) */
+    gr__graphop **held;    uint32_t n_held, cap_held;        /* one reference for each node of a GRAPHOP op */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;
@@ -805,8 +868,10 @@ enum {
     GR__OPF_CONN0    = 256,          /* input 0 alone reaches the outputs (any arity): the pattern */
     GR__OPF_DYNSHAPE = 512,          /* its outputs' shapes are known once it has run (a loop): its
                                         perform sets them and points them at memory of its own */
-    GR__OPF_RUNTIME  = 1024          /* a compiled function keeps state of its own for each such node
+    GR__OPF_RUNTIME  = 1024,         /* a compiled function keeps state of its own for each such node
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
+    GR__OPF_GRAPHOP  = 2048          /* its params begin with a gr__graphop *: counted, and its
+                                        connection pattern is the node's */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
@@ -845,6 +910,7 @@ enum gr__struct_code {
 };
 
 #define GR__OPF_0 0
+#define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
@@ -853,6 +919,27 @@ enum gr__struct_code {
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
+
+static int gr__connected(const gr_node *node, int i, int j);   /* src/grad.c: input i of node affects output j */
+
+/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
+   function is scheduled, released when it is freed */
+#define GR__RUNTIME_PROTO(Name) \
+    static gr_status gr__##Name##_runtime(gr_node *node, int level); \
+    static void gr__##Name##_release(gr_node *node);
+GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
+#undef GR__RUNTIME_PROTO
+static gr_status gr__runtime_make(gr_node *node, int level) {
+#define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
+    GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
+#undef GR__RUNTIME_MAKE
+    return GR_OK;
+}
+static void gr__runtime_release(gr_node *node) {
+#define GR__RUNTIME_RELEASE(Name) if (node->op == &gr__op_##Name) { gr__##Name##_release(node); return; }
+    GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
+#undef GR__RUNTIME_RELEASE
+}
 
 /* ---- the elementwise rows ------------------------------------------------------------------- */
 
@@ -1225,6 +1312,9 @@ GR_API void gr_graph_free(gr_graph *g) {
     if (!g) return;
     for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
     for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
+    for (i = 0; i < g->n_held; i++)
+        if (--g->held[i]->refs == 0) g->held[i]->destroy(g->held[i]);
+    GR_FREE(g->held);
     GR_FREE(g->consts);
     GR_FREE(g->names);
     GR_FREE(g->owned);
@@ -1684,6 +1774,13 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    if (gr__op_flags(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
+        gr__graphop *o = *(gr__graphop *const *)gr__params(node);
+        if (!gr__grow((void **)&g->held, &g->cap_held, g->n_held, sizeof(gr__graphop *)))
+            return gr__error(g, GR_ERR_NOMEM, "out of memory");
+        o->refs++;
+        g->held[g->n_held++] = o;
+    }
     node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < n_out; j++) outs[j] = gr__out(node)[j];
@@ -7571,6 +7668,881 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ==== ops/scan.c: generated region; edit ops/scan.c, then run make gradient.h ==== */
+/* ops/scan.c: loops (gr_scan, after aesara.scan).
+
+   A loop is one Scan node. Its body is a graph of its own (the loop's gr__scan_def, shared by every
+   node and compiled function that applies it), made once from the user's step function: the step
+   builds one iteration on stand-ins for the sequences' and states' taps; the nodes that depend on
+   the stand-ins are copied into the body, and every other variable they read becomes an input of
+   the loop, computed once outside it (loop-invariant code stays out of the loop).
+
+   Inputs of a Scan node:  [n_steps] [ref] sequences, the initial value of each output with a state,
+                           the values the body reads (the non-sequences, then what it captured)
+   Outputs:                every output at every step run (a new first axis; only the final value
+                           for an output kept LAST), then the number of steps run (I64, 0-d)
+   The body's inputs:      each sequence's taps, each state's taps, the values read
+   The body's outputs:     one step of every output, then the until condition
+
+   Shapes: sequence (len, *s) -> tap value *s; state initial *s (the one tap -1) or (rows, *s) with
+   rows >= D = -min(taps); output (L, *s); steps run ().
+
+   A sequence's tap k at step t reads row (m = min(0, min taps), M = max(0, max taps), len' = len -
+   (M - m) the steps it allows, ref the loop's reference count of steps):
+     FWD       t + k - m                 (aesara.scan)
+     BACK      len' - 1 - t + k - m      (go_backwards: from the end of what the taps allow, as Aesara)
+     BACK_REF  ref - 1 - t + k - m       (a gradient's loop, backwards over a forward loop of ref steps)
+     FWD_REF   len' - ref + t + k - m    (the same over a go_backwards loop)
+   A state's tap k at step t reads the output of step t + k, or the initial value when t + k < 0
+   (row t + k + D of a mit-sot's initial). */
+
+enum { GR__SEQ_FWD, GR__SEQ_BACK, GR__SEQ_BACK_REF, GR__SEQ_FWD_REF };
+
+typedef struct gr__scan_def {
+    gr__graphop head;                    /* first: counted; the loop's connection pattern */
+    gr_graph *ig;                        /* the body */
+    int n_seq, n_out, n_state, n_val;    /* n_val: the values the body reads (non-sequences, captured) */
+    int has_n_steps, has_ref, has_until;
+    int n_bin, n_bout;                   /* the body's inputs and outputs */
+    gr_var **bin, **bout;                /* in ig */
+    int *seq_ntaps, *seq_at, *seq_mode, *seq_m, *seq_M;     /* per sequence; its taps at taps + seq_at */
+    int *out_state;                      /* per output: its state, or -1 */
+    int *st_out, *st_ntaps, *st_at, *st_D;                  /* per state: its output, its taps, -min(taps) */
+    unsigned char *out_last;             /* per output: only the final value is kept (gradients' states) */
+    int *taps;
+    int64_t truncate, checkpoints;
+    int go_backwards;
+    char name[64];
+} gr__scan_def;
+
+/* a Scan node's params: the loop, and the compiled function's state for it (NULL in user graphs) */
+typedef struct gr__scan_rt gr__scan_rt;
+typedef struct gr__scan_params { gr__scan_def *def; gr__scan_rt *rt; } gr__scan_params;
+
+static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
+
+/* where a node's inputs start */
+static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->has_ref; }
+static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
+static int gr__scan_i_val(const gr__scan_def *d) { return gr__scan_i_init(d) + d->n_state; }
+static int gr__scan_n_in(const gr__scan_def *d) { return gr__scan_i_val(d) + d->n_val; }
+/* where the body's inputs start: sequences' taps, states' taps, values */
+static int gr__scan_b_state(const gr__scan_def *d) { return d->n_seq ? d->seq_at[d->n_seq - 1] + d->seq_ntaps[d->n_seq - 1] : 0; }
+static int gr__scan_b_val(const gr__scan_def *d) { return d->n_bin - d->n_val; }
+
+static void gr__scan_destroy(gr__graphop *o) {
+    gr__scan_def *d = (gr__scan_def *)o;
+    gr_graph_free(d->ig);
+    GR_FREE(d->head.conn);
+    GR_FREE(d->bin); GR_FREE(d->bout);
+    GR_FREE(d->seq_ntaps); GR_FREE(d->out_state); GR_FREE(d->st_out); GR_FREE(d->out_last); GR_FREE(d->taps);
+    GR_FREE(d);
+}
+
+/* ---- the loop as the user describes it, and as gradients do ---------------------------------------- */
+
+typedef struct gr__scan_spec {
+    int n_seq;
+    gr_var *const *seq;
+    const int *seq_ntaps;                /* 0: the one tap 0 */
+    const int *const *seq_taps;
+    const int *seq_mode;                 /* NULL: all FWD, or all BACK when go_backwards */
+    int n_out;
+    gr_var *const *init;                 /* per output: its initial value, or NULL (no state) */
+    const int *out_ntaps;                /* 0 with an initial: the one tap -1 */
+    const int *const *out_taps;
+    const unsigned char *out_last;       /* NULL: every row of every output */
+    int n_val;
+    gr_var *const *val;
+    gr_var *n_steps, *ref;
+    int go_backwards;
+    int64_t truncate, checkpoints;
+    const char *name;
+    gr_scan_step step;
+    void *user;
+} gr__scan_spec;
+
+static const int gr__tap0 = 0, gr__tap_m1 = -1;
+
+static int gr__scan_seq_ntaps(const gr__scan_spec *sp, int i) { return sp->seq_ntaps[i] ? sp->seq_ntaps[i] : 1; }
+static const int *gr__scan_seq_taps(const gr__scan_spec *sp, int i) { return sp->seq_ntaps[i] ? sp->seq_taps[i] : &gr__tap0; }
+static int gr__scan_out_ntaps(const gr__scan_spec *sp, int j) { return !sp->init[j] ? 0 : sp->out_ntaps[j] ? sp->out_ntaps[j] : 1; }
+static const int *gr__scan_out_taps(const gr__scan_spec *sp, int j) { return sp->out_ntaps[j] ? sp->out_taps[j] : &gr__tap_m1; }
+/* a plain state (the one tap -1: the initial is the state itself), not a mit-sot */
+static int gr__scan_sitsot(const gr__scan_spec *sp, int j) { return sp->init[j] && (!sp->out_ntaps[j] || (sp->out_ntaps[j] == 1 && sp->out_taps[j][0] == -1)); }
+
+/* a stand-in for a tap: a free input typed like one row of x (x itself when rows is 0); shapes of
+   shared values are left unknown (gr_shared_set may change them) */
+static gr_var *gr__scan_standin(gr_graph *g, const gr_var *x, int rows) {
+    int64_t shape[GR_MAX_NDIM];
+    int i;
+    for (i = rows; i < x->ndim; i++) shape[i - rows] = x->kind == GR__VK_SHARED ? -1 : gr__vshape(x)[i];
+    return gr__new_var(g, x->dtype, x->ndim - rows, shape, GR__VK_INPUT);
+}
+
+/* Which inputs reach which outputs, through the recurrence: the body's own pattern (body input ->
+   body output, by reachability in ig), then closed over the states (a state's taps reach what its
+   output's value reaches at the next steps) until nothing changes. */
+static gr_status gr__scan_pattern(gr__scan_def *d) {
+    gr_graph *ig = d->ig;
+    uint32_t nv = ig->var_base + ig->n_vars, k;
+    int n_in = gr__scan_n_in(d), no = d->n_out + 1, b, j, s, t, changed;
+    unsigned char *reach = (unsigned char *)gr__calloc((size_t)nv * (size_t)d->n_bin + 1, 1);   /* var x body input */
+    unsigned char *bconn = (unsigned char *)gr__calloc((size_t)d->n_bin * (size_t)no + 1, 1);  /* body input x output */
+    unsigned char *conn = (unsigned char *)gr__calloc((size_t)n_in * (size_t)no + 1, 1);
+    if (!reach || !bconn || !conn) { GR_FREE(reach); GR_FREE(bconn); GR_FREE(conn); return GR_ERR_NOMEM; }
+    for (b = 0; b < d->n_bin; b++) reach[(size_t)d->bin[b]->id * (size_t)d->n_bin + (size_t)b] = 1;
+    for (k = 0; k < ig->n_nodes; k++) {                 /* nodes in the order made: inputs first */
+        gr_node *node = ig->nodes[k];
+        int i, o;
+        for (o = 0; o < node->n_out; o++)
+            for (i = 0; i < node->n_in; i++) {
+                const unsigned char *src = reach + (size_t)gr__in(node)[i]->id * (size_t)d->n_bin;
+                unsigned char *dst = reach + (size_t)gr__out(node)[o]->id * (size_t)d->n_bin;
+                const gr_node *pn = node;
+                if (!gr__connected(pn, i, o) || gr__is_marker(gr__out(node)[o])) continue;
+                for (b = 0; b < d->n_bin; b++) dst[b] |= src[b];
+            }
+    }
+    for (j = 0; j < d->n_out; j++)
+        for (b = 0; b < d->n_bin; b++) bconn[b * no + j] = reach[(size_t)d->bout[j]->id * (size_t)d->n_bin + (size_t)b];
+    /* a state's taps reach, at later steps, whatever its own output reaches */
+    do {
+        changed = 0;
+        for (s = 0; s < d->n_state; s++) {
+            int jo = d->st_out[s], bs = gr__scan_b_state(d) + d->st_at[s] - d->st_at[0];
+            for (t = 0; t < d->st_ntaps[s]; t++)
+                for (b = 0; b < d->n_bin; b++)
+                    if (bconn[b * no + jo])                /* b reaches the state: it reaches what its taps reach */
+                        for (j = 0; j < d->n_out; j++)
+                            if (bconn[(bs + t) * no + j] && !bconn[b * no + j]) { bconn[b * no + j] = 1; changed = 1; }
+        }
+    } while (changed);
+    /* node inputs: n_steps and ref reach nothing differentiable; a sequence through its taps; an
+       initial through its state's taps; a value through its body input */
+    for (s = 0; s < d->n_seq; s++)
+        for (t = 0; t < d->seq_ntaps[s]; t++)
+            for (j = 0; j < d->n_out; j++) conn[(gr__scan_i_seq(d) + s) * no + j] |= bconn[(d->seq_at[s] + t) * no + j];
+    for (s = 0; s < d->n_state; s++)
+        for (t = 0; t < d->st_ntaps[s]; t++)
+            for (j = 0; j < d->n_out; j++)
+                conn[(gr__scan_i_init(d) + s) * no + j] |= bconn[(gr__scan_b_state(d) + d->st_at[s] - d->st_at[0] + t) * no + j];
+    for (s = 0; s < d->n_val; s++)
+        for (j = 0; j < d->n_out; j++) conn[(gr__scan_i_val(d) + s) * no + j] = bconn[(gr__scan_b_val(d) + s) * no + j];
+    GR_FREE(reach);
+    GR_FREE(bconn);
+    d->head.conn = conn;
+    return GR_OK;
+}
+
+/* An open-addressing set of variables (the values the body reads, in the order found) */
+typedef struct gr__vset { gr_var **slot; int32_t *idx; uint32_t cap; gr_var **list; int n, cap_list; } gr__vset;
+static int32_t gr__vset_find(const gr__vset *s, const gr_var *v) {
+    uint32_t h = (uint32_t)(((uintptr_t)v >> 4) * 2654435761u) & (s->cap - 1u);
+    while (s->slot[h]) { if (s->slot[h] == v) return s->idx[h]; h = (h + 1u) & (s->cap - 1u); }
+    return -1;
+}
+/* index of v, added when new; -1 when out of memory */
+static int32_t gr__vset_add(gr__vset *s, gr_var *v) {
+    uint32_t h, i;
+    int32_t at = s->cap ? gr__vset_find(s, v) : -1;
+    if (at >= 0) return at;
+    if (2u * ((uint32_t)s->n + 1u) > s->cap) {
+        uint32_t cap = s->cap ? 2u * s->cap : 16u;
+        gr_var **slot = (gr_var **)gr__calloc(cap, sizeof(gr_var *));
+        int32_t *idx = (int32_t *)gr__calloc(cap, sizeof(int32_t));
+        if (!slot || !idx) { GR_FREE(slot); GR_FREE(idx); return -1; }
+        for (i = 0; i < s->cap; i++)
+            if (s->slot[i]) {
+                h = (uint32_t)(((uintptr_t)s->slot[i] >> 4) * 2654435761u) & (cap - 1u);
+                while (slot[h]) h = (h + 1u) & (cap - 1u);
+                slot[h] = s->slot[i];
+                idx[h] = s->idx[i];
+            }
+        GR_FREE(s->slot); GR_FREE(s->idx);
+        s->slot = slot; s->idx = idx; s->cap = cap;
+    }
+    if (s->n >= s->cap_list) {
+        int cap = s->cap_list ? 2 * s->cap_list : 16;
+        gr_var **l = (gr_var **)GR_REALLOC(s->list, sizeof(gr_var *) * (size_t)cap);
+        if (!l) return -1;
+        s->list = l; s->cap_list = cap;
+    }
+    h = (uint32_t)(((uintptr_t)v >> 4) * 2654435761u) & (s->cap - 1u);
+    while (s->slot[h]) h = (h + 1u) & (s->cap - 1u);
+    s->slot[h] = v;
+    s->idx[h] = s->n;
+    s->list[s->n] = v;
+    return s->n++;
+}
+static void gr__vset_free(gr__vset *s) { GR_FREE(s->slot); GR_FREE(s->idx); GR_FREE(s->list); }
+
+/* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
+   own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
+static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
+    const char *name = sp->name ? sp->name : "scan";
+    int n_stap = 0, n_ttap = 0, n_state = 0, n_bin_user, i, j, t, pos;
+    gr_var **in = NULL, **out = NULL, *until = NULL, **map = NULL, **ins = NULL;
+    uint8_t *dep = NULL, *need = NULL;
+    uint32_t v0 = g->n_vars, n0 = g->n_nodes, nv, nn, k;
+    gr__vset vals;
+    gr__scan_def *d = NULL;
+    gr__scan_params prm;
+    gr_status st = GR_ERR_NOMEM;
+    memset(&vals, 0, sizeof vals);
+    for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
+    for (i = 0; i < sp->n_seq; i++) n_stap += gr__scan_seq_ntaps(sp, i);
+    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) { n_state++; n_ttap += gr__scan_out_ntaps(sp, j); }
+    n_bin_user = n_stap + n_ttap + sp->n_val;
+    in = (gr_var **)gr__calloc((size_t)n_bin_user + 1, sizeof(gr_var *));
+    out = (gr_var **)gr__calloc((size_t)sp->n_out + 2, sizeof(gr_var *));
+    if (!in || !out) goto nomem;
+    /* 1. the stand-ins and the step */
+    for (i = 0, pos = 0; i < sp->n_seq; i++)
+        for (t = 0; t < gr__scan_seq_ntaps(sp, i); t++)
+            if (!(in[pos++] = gr__scan_standin(g, sp->seq[i], 1))) goto fail;
+    for (j = 0; j < sp->n_out; j++)
+        for (t = 0; t < gr__scan_out_ntaps(sp, j); t++)
+            if (!(in[pos++] = gr__scan_standin(g, sp->init[j], gr__scan_sitsot(sp, j) ? 0 : 1))) goto fail;
+    for (i = 0; i < sp->n_val; i++) in[pos++] = sp->val[i];
+    st = sp->step(g, in, out, &until, sp->user);
+    if (st != GR_OK) {
+        if (g->status == GR_OK) gr__error(g, st, "gr_scan '%s': the step function failed (%s)", name, gr_status_string(st));
+        goto fail;
+    }
+    for (j = 0; j < sp->n_out; j++) {
+        gr_var *o = out[j];
+        if (!o) {
+            st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': the step left output %d NULL", name, j);
+            goto fail;
+        }
+        if (o->graph != g) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d of the step belongs to another graph", name, j); goto fail; }
+        if (gr__is_marker(o)) { st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is a gradient marker", name, j); goto fail; }
+        if (sp->init[j]) {
+            const gr_var *s0 = sp->init[j];
+            int rows = gr__scan_sitsot(sp, j) ? 0 : 1, dd;
+            if (o->dtype != s0->dtype && gr__is_weak(o) && s0->ndim - rows == 0) {
+                if (!(o = out[j] = gr__coerce(o, s0->dtype))) { st = g->status; goto fail; }
+            }
+            if (o->dtype != s0->dtype || o->ndim != s0->ndim - rows) {
+                st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is %s with %d dimensions; its state %s is %s with %d",
+                               name, j, gr_dtype_name((gr_dtype)o->dtype), o->ndim, gr__d(s0).s, gr_dtype_name((gr_dtype)s0->dtype),
+                               s0->ndim - rows);
+                goto fail;
+            }
+            for (dd = 0; dd < o->ndim; dd++) {
+                int64_t a = gr__vshape(o)[dd], b = s0->kind == GR__VK_SHARED ? -1 : gr__vshape(s0)[dd + rows];
+                if (a >= 0 && b >= 0 && a != b) {
+                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d of the step has the shape %s; its state %s has rows of %lld along axis %d",
+                                   name, j, gr__vs(o).s, gr__d(s0).s, (long long)b, dd);
+                    goto fail;
+                }
+            }
+        }
+    }
+    if (until) {
+        if (until->graph != g || gr__is_marker(until) || until->ndim != 0) {
+            st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': the until condition must be a 0-d value of this graph, not %s", name, gr__d(until).s);
+            goto fail;
+        }
+        out[sp->n_out] = until;
+    }
+    /* 2. what depends on the stand-ins: the nodes made since, in the order made */
+    nv = g->n_vars - v0;
+    nn = g->n_nodes - n0;
+    dep = (uint8_t *)gr__calloc((size_t)nv + 1, 1);
+    need = (uint8_t *)gr__calloc((size_t)nn + 1, 1);
+    if (!dep || !need) goto nomem;
+#define GR__SCAN_NEW(v) ((v)->graph == g && (v)->id >= g->var_base + v0)
+#define GR__SCAN_DEP(v) (GR__SCAN_NEW(v) && dep[(v)->id - g->var_base - v0])
+    for (i = 0; i < n_stap + n_ttap; i++) dep[in[i]->id - g->var_base - v0] = 1;
+    for (k = 0; k < nn; k++) {
+        gr_node *node = g->nodes[n0 + k];
+        int any = 0;
+        for (i = 0; i < node->n_in && !any; i++) any = GR__SCAN_DEP(gr__in(node)[i]);
+        if (any) for (j = 0; j < node->n_out; j++) dep[gr__out(node)[j]->id - g->var_base - v0] = 1;
+    }
+    /* the body: the dependent nodes the outputs need, found going back down the new nodes */
+    for (j = 0; j <= sp->n_out; j++)
+        if (out[j] && GR__SCAN_DEP(out[j]) && gr__owner(out[j])) need[gr__owner(out[j])->id - g->node_base - n0] = 1;
+    for (k = nn; k-- > 0;) {
+        gr_node *node = g->nodes[n0 + k];
+        if (!need[k]) continue;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (GR__SCAN_DEP(x) && gr__owner(x)) need[gr__owner(x)->id - g->node_base - n0] = 1;
+        }
+    }
+    /* the values the body reads: the non-sequences first, then what its nodes and outputs capture */
+    for (i = 0; i < sp->n_val; i++) if (gr__vset_add(&vals, sp->val[i]) < 0) goto nomem;
+    for (k = 0; k < nn; k++) {
+        gr_node *node = g->nodes[n0 + k];
+        if (!need[k]) continue;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!GR__SCAN_DEP(x) && x->kind != GR__VK_CONST && gr__vset_add(&vals, x) < 0) goto nomem;
+        }
+    }
+    for (j = 0; j <= sp->n_out; j++)
+        if (out[j] && !GR__SCAN_DEP(out[j]) && out[j]->kind != GR__VK_CONST && gr__vset_add(&vals, out[j]) < 0) goto nomem;
+    /* 3. the loop's description and its body */
+    d = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
+    if (!d) goto nomem;
+    d->head.refs = 1;
+    d->head.destroy = gr__scan_destroy;
+    d->n_seq = sp->n_seq;
+    d->n_out = sp->n_out;
+    d->n_state = n_state;
+    d->n_val = vals.n;
+    d->has_n_steps = sp->n_steps != NULL;
+    d->has_ref = sp->ref != NULL;
+    d->has_until = until != NULL;
+    d->n_bin = n_stap + n_ttap + vals.n;
+    d->n_bout = sp->n_out + d->has_until;
+    d->go_backwards = sp->go_backwards;
+    d->truncate = sp->truncate;
+    d->checkpoints = sp->checkpoints;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->head.n_in = gr__scan_n_in(d);
+    d->head.n_out = sp->n_out + 1;
+    d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    d->seq_ntaps = (int *)gr__calloc(5u * (size_t)sp->n_seq + 1, sizeof(int));
+    d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
+    d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
+    d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
+    d->taps = (int *)gr__calloc((size_t)(n_stap + n_ttap) + 1, sizeof(int));
+    d->ig = gr_graph_new();
+    if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) goto nomem;
+    d->seq_at = d->seq_ntaps + sp->n_seq;
+    d->seq_mode = d->seq_at + sp->n_seq;
+    d->seq_m = d->seq_mode + sp->n_seq;
+    d->seq_M = d->seq_m + sp->n_seq;
+    d->st_ntaps = d->st_out + n_state;
+    d->st_at = d->st_ntaps + n_state;
+    d->st_D = d->st_at + n_state;
+    for (i = 0, pos = 0; i < sp->n_seq; i++) {
+        const int *tp = gr__scan_seq_taps(sp, i);
+        d->seq_ntaps[i] = gr__scan_seq_ntaps(sp, i);
+        d->seq_at[i] = pos;
+        d->seq_mode[i] = sp->seq_mode ? sp->seq_mode[i] : sp->go_backwards ? GR__SEQ_BACK : GR__SEQ_FWD;
+        d->seq_m[i] = d->seq_M[i] = 0;
+        for (t = 0; t < d->seq_ntaps[i]; t++) {
+            d->taps[pos++] = tp[t];
+            if (tp[t] < d->seq_m[i]) d->seq_m[i] = tp[t];
+            if (tp[t] > d->seq_M[i]) d->seq_M[i] = tp[t];
+        }
+    }
+    for (j = 0, n_state = 0; j < sp->n_out; j++) {
+        d->out_last[j] = sp->out_last ? sp->out_last[j] : 0;
+        d->out_state[j] = -1;
+        if (!sp->init[j]) continue;
+        {
+            const int *tp = gr__scan_out_taps(sp, j);
+            int s = n_state++;
+            d->out_state[j] = s;
+            d->st_out[s] = j;
+            d->st_ntaps[s] = gr__scan_out_ntaps(sp, j);
+            d->st_at[s] = pos;
+            d->st_D[s] = 0;
+            for (t = 0; t < d->st_ntaps[s]; t++) {
+                d->taps[pos++] = tp[t];
+                if (-tp[t] > d->st_D[s]) d->st_D[s] = -tp[t];
+            }
+        }
+    }
+    /* the body's graph: its inputs, then the needed nodes copied in the order made */
+    map = (gr_var **)gr__calloc((size_t)nv + 1, sizeof(gr_var *));
+    if (!map) goto nomem;
+    for (i = 0; i < n_stap + n_ttap; i++) {
+        gr_var *b = gr__new_var(d->ig, in[i]->dtype, in[i]->ndim, gr__vshape(in[i]), GR__VK_INPUT);
+        if (!b) goto body_failed;
+        d->bin[i] = map[in[i]->id - g->var_base - v0] = b;
+    }
+    for (i = 0; i < vals.n; i++) {
+        gr_var *x = vals.list[i];
+        if (!(d->bin[n_stap + n_ttap + i] = gr__scan_standin(d->ig, x, 0))) goto body_failed;
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[n_stap + n_ttap + i], gr__vname(x))) goto body_failed;
+    }
+    {
+        int max_in = 8;
+        for (k = 0; k < nn; k++) if (need[k] && g->nodes[n0 + k]->n_in > max_in) max_in = g->nodes[n0 + k]->n_in;
+        ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(max_in + 1));
+        if (!ins) goto nomem;
+    }
+#define GR__SCAN_MAP(x) (GR__SCAN_DEP(x) ? map[(x)->id - g->var_base - v0] : (x)->kind == GR__VK_CONST ? \
+    gr__constant(d->ig, (const gr_array *)gr__ext(x), (x)->flags) : d->bin[n_stap + n_ttap + gr__vset_find(&vals, (x))])
+    for (k = 0; k < nn; k++) {
+        gr_node *node = g->nodes[n0 + k];
+        gr_var *bo[64], **bouts = bo;
+        if (!need[k]) continue;
+        if (node->n_out > 64) {
+            bouts = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out);
+            if (!bouts) goto nomem;
+        }
+        for (i = 0; i < node->n_in; i++) if (!(ins[i] = GR__SCAN_MAP(gr__in(node)[i]))) break;
+        if (i < node->n_in || gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, bouts) != GR_OK) {
+            if (bouts != bo) GR_FREE(bouts);
+            goto body_failed;
+        }
+        for (j = 0; j < node->n_out; j++) {
+            map[gr__out(node)[j]->id - g->var_base - v0] = bouts[j];
+            if (gr__vname(gr__out(node)[j]) && !gr__set_name(d->ig, bouts[j], gr__vname(gr__out(node)[j]))) {
+                if (bouts != bo) GR_FREE(bouts);
+                goto body_failed;
+            }
+        }
+        if (bouts != bo) GR_FREE(bouts);
+    }
+    for (j = 0; j < d->n_bout; j++) if (!(d->bout[j] = GR__SCAN_MAP(out[j]))) goto body_failed;
+#undef GR__SCAN_MAP
+#undef GR__SCAN_DEP
+#undef GR__SCAN_NEW
+    if (gr__scan_pattern(d) != GR_OK) goto nomem;
+    /* 4. the node */
+    GR_FREE(ins);
+    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gr__scan_n_in(d) + 1));
+    if (!ins) goto nomem;
+    pos = 0;
+    if (sp->n_steps) ins[pos++] = sp->n_steps;
+    if (sp->ref) ins[pos++] = sp->ref;
+    for (i = 0; i < sp->n_seq; i++) ins[pos++] = sp->seq[i];
+    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) ins[pos++] = sp->init[j];
+    for (i = 0; i < vals.n; i++) ins[pos++] = vals.list[i];
+    prm.def = d;
+    prm.rt = NULL;
+    st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, pos, ins, sp->n_out + 1, results);
+    if (st != GR_OK) { for (i = 0; i <= sp->n_out; i++) results[i] = NULL; goto fail; }
+    goto done;
+body_failed:
+    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_scan '%s': copying the body: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    goto fail;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", name);
+fail:
+done:
+    if (d && --d->head.refs == 0) d->head.destroy(&d->head);   /* the node's graph holds it now */
+    gr__vset_free(&vals);
+    GR_FREE(in); GR_FREE(out); GR_FREE(dep); GR_FREE(need); GR_FREE(map); GR_FREE(ins);
+    return st;
+}
+
+/* ---- gr_scan: the user's loop ------------------------------------------------------------------------ */
+
+static int gr__scan_bad_var(gr_graph *g, const char *name, const char *what, int i, gr_var *v, gr_status *st) {
+    if (v->graph != g) { *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': %s %d (%s) belongs to another graph", name, what, i, gr__d(v).s); return 1; }
+    if (gr__is_marker(v)) { *st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': %s %d is a gradient marker, not a value", name, what, i); return 1; }
+    return 0;
+}
+
+GR_API gr_status gr_scan(gr_scan_step step, void *user, int n_seq, const gr_scan_seq *seqs, int n_out, const gr_scan_out *outs,
+                         int n_nonseq, gr_var *const *non_seqs, const gr_scan_opts *opts, gr_var **results) {
+    gr_graph *g = NULL;
+    const char *name = opts && opts->name ? opts->name : "scan";
+    gr_var **seq = NULL, **init = NULL, **res = NULL;
+    int *ntaps = NULL, *ontaps = NULL, i, j, t;
+    const int **taps = NULL, **otaps = NULL;
+    gr__scan_spec sp;
+    gr_status st = GR_ERR_NOMEM;
+    if (results) for (j = 0; j < n_out; j++) results[j] = NULL;
+    /* the graph: the first non-NULL of the sequences, the initial values, the non-sequences, n_steps */
+    for (i = 0; !g && seqs && i < n_seq; i++) if (seqs[i].x) g = seqs[i].x->graph;
+    for (j = 0; !g && outs && j < n_out; j++) if (outs[j].initial) g = outs[j].initial->graph;
+    for (i = 0; !g && non_seqs && i < n_nonseq; i++) if (non_seqs[i]) g = non_seqs[i]->graph;
+    if (!g && opts && opts->n_steps) g = opts->n_steps->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (!step) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': step is NULL", name);
+    if (!results) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': results is NULL", name);
+    if (n_seq < 0 || n_out < 0 || n_nonseq < 0)
+        return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': %d sequences, %d outputs and %d non-sequences", name, n_seq, n_out, n_nonseq);
+    if ((n_seq && !seqs) || (n_out && !outs) || (n_nonseq && !non_seqs))
+        return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': %s is NULL", name, n_seq && !seqs ? "seqs" : n_out && !outs ? "outs" : "non_seqs");
+    if (n_out == 0) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': a loop needs at least one output", name);
+    for (i = 0; i < n_seq; i++) {
+        gr_var *x = seqs[i].x;
+        if (!x) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': sequence %d is NULL", name, i);
+        if (gr__scan_bad_var(g, name, "sequence", i, x, &st)) return st;
+        if (x->ndim < 1) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': sequence %d (%s) is 0-d: there is no axis to iterate", name, i, gr__d(x).s);
+        if (seqs[i].n_taps < 0 || (seqs[i].n_taps > 0 && !seqs[i].taps))
+            return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': sequence %d has %d taps and taps %s", name, i, seqs[i].n_taps,
+                             seqs[i].taps ? "given" : "NULL");
+    }
+    for (j = 0; j < n_out; j++) {
+        gr_var *x = outs[j].initial;
+        if (outs[j].n_taps < 0 || (outs[j].n_taps > 0 && (!outs[j].taps || !x)))
+            return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has %d taps, taps %s and %s initial value", name, j, outs[j].n_taps,
+                             outs[j].taps ? "given" : "NULL", x ? "an" : "no");
+        if (!x) continue;
+        if (gr__scan_bad_var(g, name, "initial value", j, x, &st)) return st;
+        for (t = 0; t < outs[j].n_taps; t++) {
+            int u;
+            if (outs[j].taps[t] >= 0)
+                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d; a state's taps are negative", name, j, outs[j].taps[t]);
+            for (u = 0; u < t; u++)
+                if (outs[j].taps[u] == outs[j].taps[t])
+                    return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d twice", name, j, outs[j].taps[t]);
+        }
+        if (!(outs[j].n_taps == 0 || (outs[j].n_taps == 1 && outs[j].taps[0] == -1))) {   /* a mit-sot: rows of initial values */
+            int D = 0;
+            for (t = 0; t < outs[j].n_taps; t++) if (-outs[j].taps[t] > D) D = -outs[j].taps[t];
+            if (x->ndim < 1)
+                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s is 0-d",
+                                 name, j, -D, D, gr__d(x).s);
+            if (x->kind != GR__VK_SHARED && gr__vshape(x)[0] >= 0 && gr__vshape(x)[0] < D)
+                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s has %lld",
+                                 name, j, -D, D, gr__d(x).s, (long long)gr__vshape(x)[0]);
+        }
+    }
+    for (i = 0; i < n_nonseq; i++) {
+        if (!non_seqs[i]) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': non-sequence %d is NULL", name, i);
+        if (gr__scan_bad_var(g, name, "non-sequence", i, non_seqs[i], &st)) return st;
+    }
+    if (opts && opts->n_steps) {
+        gr_var *n = opts->n_steps;
+        if (n->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps (%s) belongs to another graph", name, gr__d(n).s);
+        if (gr__is_marker(n) || n->ndim != 0 || n->dtype != GR_I64)
+            return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': n_steps must be a 0-d int64, not %s", name, gr__d(n).s);
+    } else if (n_seq == 0)
+        return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': without sequences the loop needs n_steps", name);
+    if (opts && (opts->truncate_gradient < 0 || opts->checkpoints < 0))
+        return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': truncate_gradient and checkpoints are counts (0: off), given %lld and %lld", name,
+                         (long long)opts->truncate_gradient, (long long)opts->checkpoints);
+    seq = (gr_var **)gr__calloc((size_t)n_seq + 1, sizeof(gr_var *));
+    ntaps = (int *)gr__calloc((size_t)(n_seq + n_out) + 1, sizeof(int));
+    taps = (const int **)gr__calloc((size_t)(n_seq + n_out) + 1, sizeof(int *));
+    init = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    res = (gr_var **)gr__calloc((size_t)n_out + 2, sizeof(gr_var *));
+    if (!seq || !ntaps || !taps || !init || !res) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", name); goto done; }
+    ontaps = ntaps + n_seq;
+    otaps = taps + n_seq;
+    for (i = 0; i < n_seq; i++) { seq[i] = seqs[i].x; ntaps[i] = seqs[i].n_taps; taps[i] = seqs[i].taps; }
+    for (j = 0; j < n_out; j++) { init[j] = outs[j].initial; ontaps[j] = outs[j].n_taps; otaps[j] = outs[j].taps; }
+    memset(&sp, 0, sizeof sp);
+    sp.n_seq = n_seq; sp.seq = seq; sp.seq_ntaps = ntaps; sp.seq_taps = taps;
+    sp.n_out = n_out; sp.init = init; sp.out_ntaps = ontaps; sp.out_taps = otaps;
+    sp.n_val = n_nonseq; sp.val = non_seqs;
+    sp.n_steps = opts ? opts->n_steps : NULL;
+    sp.go_backwards = opts ? opts->go_backwards != 0 : 0;
+    sp.truncate = opts ? opts->truncate_gradient : 0;
+    sp.checkpoints = opts ? opts->checkpoints : 0;
+    sp.name = name;
+    sp.step = step;
+    sp.user = user;
+    st = gr__scan_make(g, &sp, res);
+    if (st == GR_OK) for (j = 0; j < n_out; j++) results[j] = res[j];
+done:
+    GR_FREE(seq); GR_FREE(ntaps); GR_FREE(taps); GR_FREE(init); GR_FREE(res);
+    return st;
+}
+
+/* ---- type ---------------------------------------------------------------------------------------------- */
+
+/* the steps the loop runs, when known at build time: -1 otherwise */
+static int64_t gr__scan_static_steps(const gr_node *node) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = -1;
+    int i;
+    if (d->has_until) return -1;
+    if (d->has_n_steps) {
+        const gr_var *n = gr__in(node)[0];
+        return n->kind == GR__VK_CONST ? (int64_t)gr__load(GR_I64, ((const gr_array *)gr__ext(n))->data, 0) : -1;
+    }
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_var *x = gr__in(node)[gr__scan_i_seq(d) + i];
+        int64_t len = x->kind == GR__VK_SHARED ? -1 : gr__vshape(x)[0];
+        if (len < 0 || (d->seq_mode[i] != GR__SEQ_FWD && d->seq_mode[i] != GR__SEQ_BACK)) return -1;
+        len -= d->seq_M[i] - d->seq_m[i];
+        if (len < 0) len = 0;
+        if (L < 0 || len < L) L = len;
+    }
+    return L;
+}
+
+static gr_status gr__Scan_infer(const gr_node *node, gr_type *out) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = gr__scan_static_steps(node);
+    int j, i;
+    for (j = 0; j < d->n_out; j++) {
+        const gr_var *b = d->bout[j];
+        int lead = d->out_last[j] ? 0 : 1;
+        if (b->ndim + lead > GR_MAX_NDIM)
+            return gr__error(node->graph, GR_ERR_VALUE, "gr_scan '%s': output %d would have more than %d dimensions", d->name, j, GR_MAX_NDIM);
+        out[j].dtype = (gr_dtype)b->dtype;
+        out[j].ndim = b->ndim + lead;
+        if (lead) out[j].shape[0] = L;
+        for (i = 0; i < b->ndim; i++) out[j].shape[i + lead] = gr__vshape(b)[i];
+    }
+    out[d->n_out].dtype = GR_I64;
+    out[d->n_out].ndim = 0;
+    return GR_OK;
+}
+
+/* never asked: a loop's shapes are known once it has run (GR__OPF_DYNSHAPE) */
+static gr_status gr__Scan_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)in; (void)out;
+    return gr_node_error(node, GR_ERR_VALUE, "a loop's shapes are known only by running it");
+}
+
+/* ---- running -------------------------------------------------------------------------------------------- */
+
+typedef struct gr__scan_rows { void *data; size_t cap; } gr__scan_rows;
+struct gr__scan_rt {
+    gr_fn *body;
+    gr_array *bin;                       /* the body's inputs for a step: views into rows, or the values */
+    const gr_array **bin_ptr;
+    const gr_array **bout;               /* the body's results of a step */
+    gr__scan_rows *res;                  /* per output: its rows (a LAST output's: D rows, a ring) */
+    int64_t *rows;                       /* per output: rows res holds room for */
+    int64_t steps;                       /* the steps of the last call: the steps output's value */
+};
+
+static gr_status gr__Scan_runtime(gr_node *node, int level) {
+    gr__scan_params *p = (gr__scan_params *)gr__params(node);
+    gr__scan_def *d = p->def;
+    gr__scan_rt *rt = (gr__scan_rt *)gr__calloc(1, sizeof(gr__scan_rt));
+    gr_fn_opts fo;
+    int i;
+    if (!rt) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+    p->rt = rt;
+    memset(&fo, 0, sizeof fo);
+    fo.optimize = (gr_optimize)level;
+    rt->bin = (gr_array *)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_array));
+    rt->bin_ptr = (const gr_array **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_array *));
+    rt->bout = (const gr_array **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_array *));
+    rt->res = (gr__scan_rows *)gr__calloc((size_t)d->n_out + 1, sizeof(gr__scan_rows));
+    rt->rows = (int64_t *)gr__calloc((size_t)d->n_out + 1, sizeof(int64_t));
+    if (!rt->bin || !rt->bin_ptr || !rt->bout || !rt->res || !rt->rows)
+        return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+    for (i = 0; i < d->n_bin; i++) rt->bin_ptr[i] = &rt->bin[i];
+    rt->body = gr_function(d->n_bin, d->bin, d->n_bout, d->bout, &fo);
+    if (!rt->body) {
+        gr_status st = gr__error(node->graph, d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM, "gr_scan '%s': compiling the body: %s",
+                                 d->name, d->ig->message);
+        gr_graph_clear_error(d->ig);
+        return st;
+    }
+    return GR_OK;
+}
+static void gr__Scan_release(gr_node *node) {
+    gr__scan_params *p = (gr__scan_params *)gr__params(node);
+    gr__scan_rt *rt = p->rt;
+    int j;
+    if (!rt) return;
+    gr_fn_free(rt->body);
+    for (j = 0; rt->res && j < p->def->n_out; j++) GR_FREE(rt->res[j].data);
+    GR_FREE(rt->bin); GR_FREE(rt->bin_ptr); GR_FREE(rt->bout); GR_FREE(rt->res); GR_FREE(rt->rows);
+    GR_FREE(rt);
+    p->rt = NULL;
+}
+
+/* a (ndim - 1)-d view of row r of x */
+static void gr__row_view(gr_array *v, const gr_array *x, int64_t r) {
+    int i;
+    memset(v, 0, sizeof *v);
+    v->dtype = x->dtype;
+    v->ndim = x->ndim - 1;
+    v->size = 1;
+    for (i = 1; i < x->ndim; i++) { v->shape[i - 1] = x->shape[i]; v->size *= x->shape[i]; }
+    v->data = (char *)x->data + (size_t)r * (size_t)v->size * gr__dsize(x->dtype);
+}
+
+static int64_t gr__scan_seq_row(int mode, int64_t t, int64_t lenp, int64_t ref, int tap, int m) {
+    switch (mode) {
+    case GR__SEQ_FWD: return t + tap - m;
+    case GR__SEQ_BACK: return lenp - 1 - t + tap - m;
+    case GR__SEQ_BACK_REF: return ref - 1 - t + tap - m;
+    default: return lenp - ref + t + tap - m;
+    }
+}
+
+/* room for `rows` rows of `bytes` each in output j's buffer, its rows kept; 0 when out of memory */
+static int gr__scan_room(gr__scan_rt *rt, int j, int64_t rows, size_t bytes) {
+    size_t need = (size_t)rows * bytes;
+    if (need <= rt->res[j].cap) return 1;
+    {
+        size_t cap = rt->res[j].cap ? 2 * rt->res[j].cap : 64;
+        void *p;
+        while (cap < need) cap *= 2;
+        p = GR_REALLOC(rt->res[j].data, cap);
+        if (!p) return 0;
+        rt->res[j].data = p;
+        rt->res[j].cap = cap;
+    }
+    return 1;
+}
+
+static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    const gr__scan_def *d = p->def;
+    gr__scan_rt *rt = p->rt;
+    gr_graph *g = node->graph;
+    int64_t L = -1, ref = 0, t, run = 0, *lenp = NULL, lenp_stack[16];
+    size_t *rowb = NULL, rowb_stack[16];
+    int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
+    gr_status st = GR_OK;
+    if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
+    lenp = d->n_seq <= 16 ? lenp_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
+    rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
+    if (!lenp || !rowb) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); goto out; }
+    /* the number of steps */
+    if (d->has_n_steps) {
+        L = (int64_t)gr__load(GR_I64, in[0]->data, 0);
+        if (L < 0) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); goto out; }
+    }
+    if (d->has_ref) ref = (int64_t)gr__load(GR_I64, in[d->has_n_steps]->data, 0);
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = in[i_seq + i];
+        int span = d->seq_M[i] - d->seq_m[i];
+        lenp[i] = x->shape[0] - span;
+        if (lenp[i] < 0 || (d->has_n_steps && lenp[i] < L)) {
+            st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
+                           (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0), (long long)((d->has_n_steps ? L : 0) + span));
+            goto out;
+        }
+        if ((d->seq_mode[i] == GR__SEQ_BACK_REF || d->seq_mode[i] == GR__SEQ_FWD_REF) && ref > lenp[i]) {
+            st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d allows %lld steps; the loop it follows ran %lld", d->name, i,
+                           (long long)lenp[i], (long long)ref);
+            goto out;
+        }
+        if (!d->has_n_steps && (L < 0 || lenp[i] < L)) L = lenp[i];
+    }
+    for (s = 0; s < d->n_state; s++) {
+        const gr_array *x0 = in[i_init + s];
+        if (d->taps[d->st_at[s]] != -1 || d->st_ntaps[s] != 1) {        /* a mit-sot: D rows of initial values */
+            if (x0->shape[0] < d->st_D[s]) {
+                st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
+                               d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)x0->shape[0]);
+                goto out;
+            }
+        }
+    }
+    /* rows of the outputs with a state: their state's shape */
+    for (j = 0; j < d->n_out; j++) {
+        rowb[j] = 0;
+        s = d->out_state[j];
+        if (s >= 0) {
+            const gr_array *x0 = in[i_init + s];
+            int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, a;
+            size_t n = 1;
+            for (a = sit ? 0 : 1; a < x0->ndim; a++) n *= (size_t)x0->shape[a];
+            rowb[j] = n * gr__dsize(x0->dtype);
+            out[j]->ndim = d->bout[j]->ndim + (d->out_last[j] ? 0 : 1);
+            for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (d->out_last[j] ? 0 : 1)] = x0->shape[a];
+            if (!gr__scan_room(rt, j, d->out_last[j] ? d->st_D[s] : 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+        }
+    }
+    /* the steps */
+    for (t = 0; t < L && !done; t++) {
+        for (i = 0, pos = 0; i < d->n_seq; i++)
+            for (k = 0; k < d->seq_ntaps[i]; k++)
+                gr__row_view(&rt->bin[pos++], in[i_seq + i],
+                             gr__scan_seq_row(d->seq_mode[i], t, lenp[i], ref, d->taps[d->seq_at[i] + k], d->seq_m[i]));
+        for (s = 0; s < d->n_state; s++) {
+            const gr_array *x0 = in[i_init + s];
+            int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
+            j = d->st_out[s];
+            for (k = 0; k < d->st_ntaps[s]; k++) {
+                int64_t r = t + d->taps[d->st_at[s] + k];
+                gr_array *v = &rt->bin[pos++];
+                if (r < 0) {
+                    if (sit) *v = *x0;
+                    else gr__row_view(v, x0, r + D);
+                } else {
+                    int64_t slot = d->out_last[j] ? r % D : r;
+                    *v = *x0;                     /* dtype; the state's row shape */
+                    if (!sit) gr__row_view(v, x0, 0);
+                    v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
+                }
+            }
+        }
+        for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
+        if ((st = gr_call(rt->body, rt->bin_ptr, rt->bout)) != GR_OK) {
+            const char *msg = gr_fn_message(rt->body);
+            st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
+            goto out;
+        }
+        for (j = 0; j < d->n_out; j++) {
+            const gr_array *b = rt->bout[j];
+            size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
+            int64_t slot = t;
+            s = d->out_state[j];
+            if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
+                int a;
+                rowb[j] = bytes;
+                out[j]->ndim = b->ndim + (d->out_last[j] ? 0 : 1);
+                for (a = 0; a < b->ndim; a++) out[j]->shape[a + (d->out_last[j] ? 0 : 1)] = b->shape[a];
+            }
+            {
+                int a, lead = d->out_last[j] ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
+                for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
+                if (!same) {
+                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
+                                   gr__as(b).s, s >= 0 ? "its state has another" : "the first step's was another");
+                    goto out;
+                }
+            }
+            if (d->out_last[j]) slot = s >= 0 ? t % d->st_D[s] : 0;
+            if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+            if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
+        }
+        run = t + 1;
+        if (d->has_until && gr__load(rt->bout[d->n_out]->dtype, rt->bout[d->n_out]->data, 0) != 0) done = 1;
+    }
+    /* the outputs: rows of their own memory */
+    for (j = 0; j < d->n_out; j++) {
+        gr_array *o = out[j];
+        int a;
+        if (run == 0 && d->out_state[j] < 0) {   /* no step ran: the body's shape at step 0, from its static shape */
+            const gr_var *b = d->bout[j];
+            o->ndim = b->ndim + (d->out_last[j] ? 0 : 1);
+            for (a = 0; a < b->ndim; a++) o->shape[a + (d->out_last[j] ? 0 : 1)] = gr__vshape(b)[a] > 0 ? gr__vshape(b)[a] : 0;
+        }
+        if (!d->out_last[j]) o->shape[0] = run;
+        o->size = 1;
+        for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
+        if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
+        if (d->out_last[j]) {
+            s = d->out_state[j];
+            if (run == 0 && s >= 0) {             /* the state before any step: the initial's last tap */
+                const gr_array *x0 = in[i_init + s];
+                int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
+                if (!gr__scan_room(rt, j, d->st_D[s], rowb[j] ? rowb[j] : 1)) goto nomem;
+                memcpy(rt->res[j].data, (const char *)x0->data + (sit ? 0 : (size_t)(d->st_D[s] - 1) * rowb[j]), rowb[j]);
+                o->data = rt->res[j].data;
+            } else
+                o->data = (char *)rt->res[j].data + (size_t)(s >= 0 ? (run - 1) % d->st_D[s] : 0) * rowb[j];
+        } else
+            o->data = rt->res[j].data;
+    }
+    rt->steps = run;
+    out[d->n_out]->size = 1;
+    out[d->n_out]->data = &rt->steps;
+    goto out;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+out:
+    if (lenp && lenp != lenp_stack) GR_FREE(lenp);
+    if (rowb && rowb != rowb_stack) GR_FREE(rowb);
+    return st;
+}
+
+/* ---- derivatives (below: the gradient's loop and the R-op's) ------------------------------------------- */
+
+static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int i;
+    (void)og;
+    for (i = 0; i < node->n_in; i++) {
+        ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(loops are differentiated in a later step)");
+        if (!ig[i]) return node->graph->status;
+    }
+    return GR_OK;
+}
+static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)ev; (void)orop;
+    return gr_node_error(node, GR_ERR_GRAD_NOT_IMPLEMENTED, "the R-op of a loop is not implemented yet");
+}
+
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
@@ -7627,6 +8599,7 @@ static const gr_node *gr__pattern_node(const gr_node *node) {
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
+    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
     return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
@@ -7635,7 +8608,7 @@ static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
     if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
-    p = node->op->connection_pattern;
+    p = (gr__op_flags(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -10270,7 +11243,10 @@ static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
 
 GR_API void gr_fn_free(gr_fn *f) {
     int32_t i;
+    int64_t k;
     if (!f) return;
+    for (k = 0; f->steps && k < f->n_steps; k++)
+        if (gr__op_flags(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
@@ -10766,6 +11742,11 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
+        if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
+            gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);
+            goto fail;
+        }
     gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
     return f;

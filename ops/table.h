@@ -169,6 +169,14 @@
     /* ops/nnet.c: losses */ \
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    /* ops/scan.c: loops */ \
+    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, map)      /* a loop: its body run over sequences and states (gr_scan) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
+
+/* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the
+   function is scheduled it calls gr__<Name>_runtime(node, level), and gr__<Name>_release(node)
+   when it is freed. */
+#define GR_RUNTIME_OPS(X) \
+    X(Scan)

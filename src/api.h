@@ -209,6 +209,50 @@ GR_API gr_var *gr_grad_clip(gr_var *x, double lower, double upper);
 GR_API gr_var *gr_grad_scale(gr_var *x, double multiplier);
 GR_API gr_var *gr_undefined_grad(gr_var *x);
 
+/* ==== loops (aesara.scan) ==================================================================== */
+
+typedef struct gr_scan_seq {
+    gr_var    *x;          /* iterated over its first axis */
+    int        n_taps;     /* 0: the one tap 0 */
+    const int *taps;       /* step t reads x[t + tap - m], m = min(0, smallest tap); the sequence
+                              allows len - (max(0, largest tap) - m) steps (Aesara's taps) */
+} gr_scan_seq;
+
+typedef struct gr_scan_out {
+    gr_var    *initial;    /* NULL: an output without state (Aesara's None, a "nit-sot") */
+    int        n_taps;     /* 0 with an initial: the one tap -1 (a "sit-sot") */
+    const int *taps;       /* all negative (a "mit-sot"): initial's first axis holds the
+                              -min(taps) values before step 0, oldest first; {-1} alone is the
+                              plain state (initial is the state itself) */
+} gr_scan_out;
+
+/* Builds the body of the loop, once, during gr_scan. in[]: for each sequence its taps (in the
+   order given), then for each output with a state its taps (in the order given), then the
+   non-sequences. Sets out[0..n_out): one step of every output, each with the dtype and ndim of
+   its state where it has one. For a while loop, sets *until to a 0-d condition (the loop stops
+   after the first step at which it is true); leaves it NULL otherwise. The body may use any
+   variable of the outer graph: those are non-sequences too. */
+typedef gr_status (*gr_scan_step)(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until,
+                                  void *user);
+
+typedef struct gr_scan_opts {
+    gr_var     *n_steps;            /* 0-d integer; NULL: as many steps as the sequences allow */
+    int         go_backwards;       /* iterate the sequences from their end */
+    int64_t     truncate_gradient;  /* 0: full backpropagation; k > 0: through the last k steps only */
+    int64_t     checkpoints;        /* 0: the gradient keeps every step's state; c > 0: it keeps at
+                                       most c states and recomputes the rest (same values, bit for bit) */
+    const char *name;               /* for messages and printing; NULL: "scan" */
+} gr_scan_opts;
+
+/* results[i]: output i at every step executed (steps on a new first axis; the initial values are
+   not included). On failure every results[i] is NULL. The non-sequences reach the step as the
+   variables themselves. */
+GR_API gr_status gr_scan(gr_scan_step step, void *user,
+                         int n_seq, const gr_scan_seq *seqs,
+                         int n_out, const gr_scan_out *outs,
+                         int n_nonseq, gr_var *const *non_seqs,
+                         const gr_scan_opts *opts, gr_var **results);
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;

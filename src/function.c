@@ -86,7 +86,10 @@ static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
 
 GR_API void gr_fn_free(gr_fn *f) {
     int32_t i;
+    int64_t k;
     if (!f) return;
+    for (k = 0; f->steps && k < f->n_steps; k++)
+        if (gr__op_flags(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
@@ -582,6 +585,11 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
+        if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
+            gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);
+            goto fail;
+        }
     gr__rewriter_free(rw);
     GR_FREE(map); GR_FREE(roots); GR_FREE(cin); GR_FREE(cout); GR_FREE(cupd);
     return f;

@@ -53,6 +53,7 @@ static const gr_node *gr__pattern_node(const gr_node *node) {
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
+    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
     return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
@@ -61,7 +62,7 @@ static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
     if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
-    p = node->op->connection_pattern;
+    p = (gr__op_flags(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 

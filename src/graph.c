@@ -17,6 +17,9 @@ GR_API void gr_graph_free(gr_graph *g) {
     if (!g) return;
     for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
     for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
+    for (i = 0; i < g->n_held; i++)
+        if (--g->held[i]->refs == 0) g->held[i]->destroy(g->held[i]);
+    GR_FREE(g->held);
     GR_FREE(g->consts);
     GR_FREE(g->names);
     GR_FREE(g->owned);
@@ -476,6 +479,13 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    if (gr__op_flags(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
+        gr__graphop *o = *(gr__graphop *const *)gr__params(node);
+        if (!gr__grow((void **)&g->held, &g->cap_held, g->n_held, sizeof(gr__graphop *)))
+            return gr__error(g, GR_ERR_NOMEM, "out of memory");
+        o->refs++;
+        g->held[g->n_held++] = o;
+    }
     node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
     for (j = 0; j < n_out; j++) outs[j] = gr__out(node)[j];

@@ -60,6 +60,16 @@ static void *gr__params(const gr_node *n) {
 }
 static const char *gr__vname(const gr_var *v);
 
+/* An object that nodes reach through their parameters (a loop's body, an op made of a graph), kept
+   alive by a counted reference from every graph holding such a node; the last release destroys it.
+   Its head carries the per-node connection pattern (n_in x n_out) the grad driver reads. */
+typedef struct gr__graphop {
+    int refs;
+    void (*destroy)(struct gr__graphop *o);
+    int n_in, n_out;
+    unsigned char *conn;             /* NULL: every input reaches every output */
+} gr__graphop;
+
 struct gr_graph {
     gr__arena     arena;
     gr_var      **vars;    uint32_t n_vars, cap_vars;
@@ -71,6 +81,7 @@ struct gr_graph {
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
     struct gr__name *names; uint32_t n_names, cap_names;     /* names of the named variables, by id (open
                                                                 addressing; cap a power of 2) */
+    gr__graphop **held;    uint32_t n_held, cap_held;        /* one reference for each node of a GRAPHOP op */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;
@@ -101,8 +112,10 @@ enum {
     GR__OPF_CONN0    = 256,          /* input 0 alone reaches the outputs (any arity): the pattern */
     GR__OPF_DYNSHAPE = 512,          /* its outputs' shapes are known once it has run (a loop): its
                                         perform sets them and points them at memory of its own */
-    GR__OPF_RUNTIME  = 1024          /* a compiled function keeps state of its own for each such node
+    GR__OPF_RUNTIME  = 1024,         /* a compiled function keeps state of its own for each such node
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
+    GR__OPF_GRAPHOP  = 2048          /* its params begin with a gr__graphop *: counted, and its
+                                        connection pattern is the node's */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
@@ -141,6 +154,7 @@ enum gr__struct_code {
 };
 
 #define GR__OPF_0 0
+#define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
@@ -149,6 +163,27 @@ enum gr__struct_code {
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
+
+static int gr__connected(const gr_node *node, int i, int j);   /* src/grad.c: input i of node affects output j */
+
+/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
+   function is scheduled, released when it is freed */
+#define GR__RUNTIME_PROTO(Name) \
+    static gr_status gr__##Name##_runtime(gr_node *node, int level); \
+    static void gr__##Name##_release(gr_node *node);
+GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
+#undef GR__RUNTIME_PROTO
+static gr_status gr__runtime_make(gr_node *node, int level) {
+#define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
+    GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
+#undef GR__RUNTIME_MAKE
+    return GR_OK;
+}
+static void gr__runtime_release(gr_node *node) {
+#define GR__RUNTIME_RELEASE(Name) if (node->op == &gr__op_##Name) { gr__##Name##_release(node); return; }
+    GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
+#undef GR__RUNTIME_RELEASE
+}
 
 /* ---- the elementwise rows ------------------------------------------------------------------- */
 
