@@ -6,8 +6,9 @@
    the stand-ins are copied into the body, and every other variable they read becomes an input of
    the loop, computed once outside it (loop-invariant code stays out of the loop).
 
-   Inputs of a Scan node:  [n_steps] [ref] sequences, the initial value of each output with a state,
-                           the values the body reads (the non-sequences, then what it captured)
+   Inputs of a Scan node:  [n_steps] the offsets of the sequences that have one, the sequences,
+                           the initial value of each output with a state, the values the body reads
+                           (the non-sequences, then what it captured)
    Outputs:                every output at every step run (a new first axis; only the final value
                            for an output kept LAST), then the number of steps run (I64, 0-d)
    The body's inputs:      each sequence's taps, each state's taps, the values read
@@ -16,25 +17,22 @@
    Shapes: sequence (len, *s) -> tap value *s; state initial *s (the one tap -1) or (rows, *s) with
    rows >= D = -min(taps); output (L, *s); steps run ().
 
-   A sequence's tap k at step t reads row (m = min(0, min taps), M = max(0, max taps), len' = len -
-   (M - m) the steps it allows, ref the loop's reference count of steps):
-     FWD       t + k - m                 (aesara.scan)
-     BACK      len' - 1 - t + k - m      (go_backwards: from the end of what the taps allow, as Aesara)
-     BACK_REF  ref - 1 - t + k - m       (a gradient's loop, backwards over a forward loop of ref steps)
-     FWD_REF   len' - ref + t + k - m    (the same over a go_backwards loop)
-   A state's tap k at step t reads the output of step t + k, or the initial value when t + k < 0
-   (row t + k + D of a mit-sot's initial). */
-
-enum { GR__SEQ_FWD, GR__SEQ_BACK, GR__SEQ_BACK_REF, GR__SEQ_FWD_REF };
+   A sequence's tap k at step t reads row off + dir t + k - m (m = min(0, min taps), M = max(0, max
+   taps)): dir +1 and off 0 for aesara.scan; dir -1 and off len - (M - m) - 1 for go_backwards (from
+   the end of what the taps allow, as Aesara), when the sequence has no offset input; a gradient's
+   loop reads its forward loop's sequences backwards, with an offset computed from the steps that
+   loop ran. A state's tap k at step t reads the output of step t + k, or the initial value when
+   t + k < 0 (row t + k + D of a mit-sot's initial). */
 
 typedef struct gr__scan_def {
     gr__graphop head;                    /* first: counted; the loop's connection pattern */
     gr_graph *ig;                        /* the body */
     int n_seq, n_out, n_state, n_val;    /* n_val: the values the body reads (non-sequences, captured) */
-    int has_n_steps, has_ref, has_until;
+    int has_n_steps, n_off, has_until;   /* n_off: sequences with an offset input */
     int n_bin, n_bout;                   /* the body's inputs and outputs */
     gr_var **bin, **bout;                /* in ig */
-    int *seq_ntaps, *seq_at, *seq_mode, *seq_m, *seq_M;     /* per sequence; its taps at taps + seq_at */
+    int *seq_ntaps, *seq_at, *seq_dir, *seq_off, *seq_m, *seq_M;   /* per sequence; its taps at taps + seq_at;
+                                                                      seq_off: its offset input, or -1 */
     int *out_state;                      /* per output: its state, or -1 */
     int *st_out, *st_ntaps, *st_at, *st_D;                  /* per state: its output, its taps, -min(taps) */
     unsigned char *out_last;             /* per output: only the final value is kept (gradients' states) */
@@ -51,7 +49,8 @@ typedef struct gr__scan_params { gr__scan_def *def; gr__scan_rt *rt; } gr__scan_
 static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
 
 /* where a node's inputs start */
-static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->has_ref; }
+static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
+static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
 static int gr__scan_i_val(const gr__scan_def *d) { return gr__scan_i_init(d) + d->n_state; }
 static int gr__scan_n_in(const gr__scan_def *d) { return gr__scan_i_val(d) + d->n_val; }
@@ -75,7 +74,8 @@ typedef struct gr__scan_spec {
     gr_var *const *seq;
     const int *seq_ntaps;                /* 0: the one tap 0 */
     const int *const *seq_taps;
-    const int *seq_mode;                 /* NULL: all FWD, or all BACK when go_backwards */
+    const int *seq_dir;                  /* NULL: all +1, or all -1 when go_backwards */
+    gr_var *const *seq_off;              /* NULL, or per sequence its offset (0-d I64) or NULL */
     int n_out;
     gr_var *const *init;                 /* per output: its initial value, or NULL (no state) */
     const int *out_ntaps;                /* 0 with an initial: the one tap -1 */
@@ -83,7 +83,7 @@ typedef struct gr__scan_spec {
     const unsigned char *out_last;       /* NULL: every row of every output */
     int n_val;
     gr_var *const *val;
-    gr_var *n_steps, *ref;
+    gr_var *n_steps;
     int go_backwards;
     int64_t truncate, checkpoints;
     const char *name;
@@ -147,7 +147,7 @@ static gr_status gr__scan_pattern(gr__scan_def *d) {
                             if (bconn[(bs + t) * no + j] && !bconn[b * no + j]) { bconn[b * no + j] = 1; changed = 1; }
         }
     } while (changed);
-    /* node inputs: n_steps and ref reach nothing differentiable; a sequence through its taps; an
+    /* node inputs: n_steps and offsets reach nothing differentiable; a sequence through its taps; an
        initial through its state's taps; a value through its body input */
     for (s = 0; s < d->n_seq; s++)
         for (t = 0; t < d->seq_ntaps[s]; t++)
@@ -324,7 +324,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->n_state = n_state;
     d->n_val = vals.n;
     d->has_n_steps = sp->n_steps != NULL;
-    d->has_ref = sp->ref != NULL;
+    for (i = 0; sp->seq_off && i < sp->n_seq; i++) d->n_off += sp->seq_off[i] != NULL;
     d->has_until = until != NULL;
     d->n_bin = n_stap + n_ttap + vals.n;
     d->n_bout = sp->n_out + d->has_until;
@@ -336,7 +336,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->head.n_out = sp->n_out + 1;
     d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
     d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
-    d->seq_ntaps = (int *)gr__calloc(5u * (size_t)sp->n_seq + 1, sizeof(int));
+    d->seq_ntaps = (int *)gr__calloc(6u * (size_t)sp->n_seq + 1, sizeof(int));
     d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
     d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
     d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
@@ -344,22 +344,25 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->ig = gr_graph_new();
     if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) goto nomem;
     d->seq_at = d->seq_ntaps + sp->n_seq;
-    d->seq_mode = d->seq_at + sp->n_seq;
-    d->seq_m = d->seq_mode + sp->n_seq;
+    d->seq_dir = d->seq_at + sp->n_seq;
+    d->seq_off = d->seq_dir + sp->n_seq;
+    d->seq_m = d->seq_off + sp->n_seq;
     d->seq_M = d->seq_m + sp->n_seq;
     d->st_ntaps = d->st_out + n_state;
     d->st_at = d->st_ntaps + n_state;
     d->st_D = d->st_at + n_state;
-    for (i = 0, pos = 0; i < sp->n_seq; i++) {
+    for (i = 0, pos = 0, t = 0; i < sp->n_seq; i++) {
         const int *tp = gr__scan_seq_taps(sp, i);
+        int u;
         d->seq_ntaps[i] = gr__scan_seq_ntaps(sp, i);
         d->seq_at[i] = pos;
-        d->seq_mode[i] = sp->seq_mode ? sp->seq_mode[i] : sp->go_backwards ? GR__SEQ_BACK : GR__SEQ_FWD;
+        d->seq_dir[i] = sp->seq_dir ? sp->seq_dir[i] : sp->go_backwards ? -1 : 1;
+        d->seq_off[i] = sp->seq_off && sp->seq_off[i] ? t++ : -1;
         d->seq_m[i] = d->seq_M[i] = 0;
-        for (t = 0; t < d->seq_ntaps[i]; t++) {
-            d->taps[pos++] = tp[t];
-            if (tp[t] < d->seq_m[i]) d->seq_m[i] = tp[t];
-            if (tp[t] > d->seq_M[i]) d->seq_M[i] = tp[t];
+        for (u = 0; u < d->seq_ntaps[i]; u++) {
+            d->taps[pos++] = tp[u];
+            if (tp[u] < d->seq_m[i]) d->seq_m[i] = tp[u];
+            if (tp[u] > d->seq_M[i]) d->seq_M[i] = tp[u];
         }
     }
     for (j = 0, n_state = 0; j < sp->n_out; j++) {
@@ -434,7 +437,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     if (!ins) goto nomem;
     pos = 0;
     if (sp->n_steps) ins[pos++] = sp->n_steps;
-    if (sp->ref) ins[pos++] = sp->ref;
+    for (i = 0; sp->seq_off && i < sp->n_seq; i++) if (sp->seq_off[i]) ins[pos++] = sp->seq_off[i];
     for (i = 0; i < sp->n_seq; i++) ins[pos++] = sp->seq[i];
     for (j = 0; j < sp->n_out; j++) if (sp->init[j]) ins[pos++] = sp->init[j];
     for (i = 0; i < vals.n; i++) ins[pos++] = vals.list[i];
@@ -580,7 +583,7 @@ static int64_t gr__scan_static_steps(const gr_node *node) {
     for (i = 0; i < d->n_seq; i++) {
         const gr_var *x = gr__in(node)[gr__scan_i_seq(d) + i];
         int64_t len = x->kind == GR__VK_SHARED ? -1 : gr__vshape(x)[0];
-        if (len < 0 || (d->seq_mode[i] != GR__SEQ_FWD && d->seq_mode[i] != GR__SEQ_BACK)) return -1;
+        if (len < 0 || d->seq_off[i] >= 0) return -1;
         len -= d->seq_M[i] - d->seq_m[i];
         if (len < 0) len = 0;
         if (L < 0 || len < L) L = len;
@@ -676,15 +679,6 @@ static void gr__row_view(gr_array *v, const gr_array *x, int64_t r) {
     v->data = (char *)x->data + (size_t)r * (size_t)v->size * gr__dsize(x->dtype);
 }
 
-static int64_t gr__scan_seq_row(int mode, int64_t t, int64_t lenp, int64_t ref, int tap, int m) {
-    switch (mode) {
-    case GR__SEQ_FWD: return t + tap - m;
-    case GR__SEQ_BACK: return lenp - 1 - t + tap - m;
-    case GR__SEQ_BACK_REF: return ref - 1 - t + tap - m;
-    default: return lenp - ref + t + tap - m;
-    }
-}
-
 /* room for `rows` rows of `bytes` each in output j's buffer, its rows kept; 0 when out of memory */
 static int gr__scan_room(gr__scan_rt *rt, int j, int64_t rows, size_t bytes) {
     size_t need = (size_t)rows * bytes;
@@ -706,35 +700,34 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
     const gr__scan_def *d = p->def;
     gr__scan_rt *rt = p->rt;
     gr_graph *g = node->graph;
-    int64_t L = -1, ref = 0, t, run = 0, *lenp = NULL, lenp_stack[16];
+    int64_t L = -1, t, run = 0, *off = NULL, off_stack[16];
     size_t *rowb = NULL, rowb_stack[16];
     int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
     gr_status st = GR_OK;
     if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
-    lenp = d->n_seq <= 16 ? lenp_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
+    off = d->n_seq <= 16 ? off_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
     rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
-    if (!lenp || !rowb) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); goto out; }
+    if (!off || !rowb) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); goto out; }
     /* the number of steps */
     if (d->has_n_steps) {
         L = (int64_t)gr__load(GR_I64, in[0]->data, 0);
         if (L < 0) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); goto out; }
     }
-    if (d->has_ref) ref = (int64_t)gr__load(GR_I64, in[d->has_n_steps]->data, 0);
+    /* each sequence's offset, and the steps it allows: rows off + dir t + k - m stay in [0, len) */
     for (i = 0; i < d->n_seq; i++) {
         const gr_array *x = in[i_seq + i];
-        int span = d->seq_M[i] - d->seq_m[i];
-        lenp[i] = x->shape[0] - span;
-        if (lenp[i] < 0 || (d->has_n_steps && lenp[i] < L)) {
+        int64_t span = d->seq_M[i] - d->seq_m[i], allows;
+        off[i] = d->seq_off[i] >= 0 ? (int64_t)gr__load(GR_I64, in[gr__scan_i_off(d) + d->seq_off[i]]->data, 0)
+               : d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1;
+        if (d->seq_dir[i] > 0) allows = off[i] < 0 ? -1 : x->shape[0] - span - off[i];
+        else allows = off[i] + span > x->shape[0] - 1 ? -1 : off[i] + 1;
+        if (allows < 0 || (d->has_n_steps && allows < L)) {
             st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
-                           (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0), (long long)((d->has_n_steps ? L : 0) + span));
+                           (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
+                           (long long)((d->has_n_steps ? L : 0) + span + (d->seq_off[i] >= 0 ? 0 : 0)));
             goto out;
         }
-        if ((d->seq_mode[i] == GR__SEQ_BACK_REF || d->seq_mode[i] == GR__SEQ_FWD_REF) && ref > lenp[i]) {
-            st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d allows %lld steps; the loop it follows ran %lld", d->name, i,
-                           (long long)lenp[i], (long long)ref);
-            goto out;
-        }
-        if (!d->has_n_steps && (L < 0 || lenp[i] < L)) L = lenp[i];
+        if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
     }
     for (s = 0; s < d->n_state; s++) {
         const gr_array *x0 = in[i_init + s];
@@ -765,8 +758,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
     for (t = 0; t < L && !done; t++) {
         for (i = 0, pos = 0; i < d->n_seq; i++)
             for (k = 0; k < d->seq_ntaps[i]; k++)
-                gr__row_view(&rt->bin[pos++], in[i_seq + i],
-                             gr__scan_seq_row(d->seq_mode[i], t, lenp[i], ref, d->taps[d->seq_at[i] + k], d->seq_m[i]));
+                gr__row_view(&rt->bin[pos++], in[i_seq + i], off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
         for (s = 0; s < d->n_state; s++) {
             const gr_array *x0 = in[i_init + s];
             int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
@@ -851,22 +843,586 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
 out:
-    if (lenp && lenp != lenp_stack) GR_FREE(lenp);
+    if (off && off != off_stack) GR_FREE(off);
     if (rowb && rowb != rowb_stack) GR_FREE(rowb);
     return st;
 }
 
-/* ---- derivatives (below: the gradient's loop and the R-op's) ------------------------------------------- */
+/* ---- Rows, ScanPlace, ScanGather: what the gradient's loop reads and writes ------------------------ */
 
-static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int i;
+/* Rows x: x.shape[0], an I64 0-d (the offsets of a gradient's loop are computed from it) */
+static gr_var *gr__rows(gr_var *x) {
+    gr_graph *g;
+    if (!gr__operands("rows", 1, &x, &g)) return NULL;
+    return gr__node1(g, &gr__op_Rows, NULL, 0, 1, &x);
+}
+static gr_status gr__Rows_infer(const gr_node *node, gr_type *out) {
+    const gr_var *x = gr__in(node)[0];
+    if (x->ndim < 1) return gr__error(node->graph, GR_ERR_VALUE, "Rows: %s is 0-d", gr__d(x).s);
+    out->dtype = GR_I64;
+    out->ndim = 0;
+    return GR_OK;
+}
+static gr_status gr__Rows_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node; (void)in; (void)out;
+    return GR_OK;
+}
+static gr_status gr__Rows_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    gr__store(GR_I64, out[0]->data, 0, (double)in[0]->shape[0]);
+    return GR_OK;
+}
+static gr_status gr__Rows_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    for (i = 0; i < node->n_in; i++) {
-        ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(loops are differentiated in a later step)");
-        if (!ig[i]) return node->graph->status;
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Rows_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;
+    return GR_OK;
+}
+
+/* ScanPlace (r, like, off): zeros shaped like `like`, with row t of r added to row off + dir t + k
+   (t < rows(r)): a sequence's gradient, from the rows a gradient's loop wrote for one of its taps.
+   ScanGather (g, like, off): shaped like `like` (rows(like) rows), row t is row off + dir t + k of g.
+   Each is the other's adjoint. */
+typedef struct gr__place_params { int dir, k; } gr__place_params;
+
+static gr_var *gr__place(const gr_op_def *op, gr_var *r, gr_var *like, gr_var *off, int dir, int k) {
+    gr__place_params p;
+    gr_var *ins[3];
+    gr_graph *g;
+    ins[0] = r; ins[1] = like; ins[2] = off;
+    if (!gr__operands(op->name, 3, ins, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.dir = dir;
+    p.k = k;
+    return gr__node1(g, op, &p, sizeof p, 3, ins);
+}
+static gr_status gr__place_infer(const gr_node *node, gr_type *out) {
+    const gr_var *r = gr__in(node)[0], *like = gr__in(node)[1], *off = gr__in(node)[2];
+    if (r->ndim != like->ndim || r->ndim < 1 || off->ndim != 0 || off->dtype != GR_I64)
+        return gr__error(node->graph, GR_ERR_TYPE, "%s: rows %s, like %s, offset %s", node->op->name, gr__d(r).s, gr__d(like).s, gr__d(off).s);
+    gr_var_type(like, out);
+    out->dtype = (gr_dtype)r->dtype;
+    return GR_OK;
+}
+static gr_status gr__place_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    return GR_OK;
+}
+/* rows t of `from` (rows n) go to or come from rows off + dir t + k of `at` (rows m); 0 when some row
+   is out of range */
+static int gr__place_rows_ok(const gr_node *node, int64_t off, int64_t n, int64_t m) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    int64_t first = off + p->k, last = off + (int64_t)p->dir * (n - 1) + p->k;
+    return n == 0 || (first >= 0 && first < m && last >= 0 && last < m);
+}
+static gr_status gr__ScanPlace_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *r = in[0];
+    int64_t off = (int64_t)gr__load(GR_I64, in[2]->data, 0), row = r->shape[0] ? r->size / r->shape[0] : 0, t, e;
+    gr_array *o = out[0];
+    memset(o->data, 0, (size_t)o->size * gr__dsize(o->dtype));
+    if (r->shape[0] && (!gr__place_rows_ok(node, off, r->shape[0], o->shape[0]) || row != (o->shape[0] ? o->size / o->shape[0] : 0)))
+        return gr_node_error(node, GR_ERR_SHAPE, "rows of %s do not fit %s at offset %lld", gr__as(r).s, gr__as(o).s, (long long)off);
+    for (t = 0; t < r->shape[0]; t++) {
+        int64_t at = (off + (int64_t)p->dir * t + p->k) * row;
+        for (e = 0; e < row; e++) gr__store(o->dtype, o->data, at + e, gr__load(o->dtype, o->data, at + e) + gr__load(r->dtype, r->data, t * row + e));
     }
     return GR_OK;
 }
+static gr_status gr__ScanGather_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *src = in[0];
+    gr_array *o = out[0];
+    int64_t off = (int64_t)gr__load(GR_I64, in[2]->data, 0), row = o->shape[0] ? o->size / o->shape[0] : 0, t;
+    if (o->shape[0] && (!gr__place_rows_ok(node, off, o->shape[0], src->shape[0]) || row != (src->shape[0] ? src->size / src->shape[0] : 0)))
+        return gr_node_error(node, GR_ERR_SHAPE, "rows of %s do not fit %s at offset %lld", gr__as(o).s, gr__as(src).s, (long long)off);
+    for (t = 0; t < o->shape[0]; t++)
+        memcpy((char *)o->data + (size_t)(t * row) * gr__dsize(o->dtype),
+               (const char *)src->data + (size_t)((off + (int64_t)p->dir * t + p->k) * row) * gr__dsize(o->dtype), (size_t)row * gr__dsize(o->dtype));
+    return GR_OK;
+}
+static gr_status gr__ScanPlace_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    ig[0] = gr__place(&gr__op_ScanGather, og[0], gr__in(node)[0], gr__in(node)[2], p->dir, p->k);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
+    ig[2] = gr_disconnected_like(gr__in(node)[2]);
+    return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ScanGather_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    ig[0] = gr__place(&gr__op_ScanPlace, og[0], gr__in(node)[0], gr__in(node)[2], p->dir, p->k);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
+    ig[2] = gr_disconnected_like(gr__in(node)[2]);
+    return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ScanPlace_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__place(&gr__op_ScanPlace, ev[0], gr__in(node)[1], gr__in(node)[2], p->dir, p->k);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__ScanGather_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__place(&gr__op_ScanGather, ev[0], gr__in(node)[1], gr__in(node)[2], p->dir, p->k);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- the gradient: a loop backwards over the forward loop's steps ------------------------------------
+
+   Forward step t computes y_j[t] = f_j(taps of the sequences and states at t, values). The
+   backward loop runs t = L-1 .. 0 (its own steps t_b = L-1-t) and carries, for each output with a
+   state of D_j = -min(taps) rows, the adjoints still pending for y_j[t], ..., y_j[t-D_j+1] (B_j: the
+   state itself when D_j = 1, else a (D_j, *s) window), and for each value the sum of its
+   gradient so far. At step t the output adjoints are a_j = G_j[t] + B_j[0]; the body's
+   vector-Jacobian product (the forward body copied into the gradient's body, so that gradients of
+   gradients are loops too) gives the gradients of the taps: a sequence tap's is a row of the
+   sequence's gradient, a state tap k's is pending for y_j[t+k] (B_j moves one row and takes it), a
+   value's is added to its sum. The states' history (initial rows, then every row computed) and the
+   sequences are read backwards with offsets computed from the steps the forward loop ran. After
+   the loop, B_j holds the adjoints of the initial rows; truncate_gradient = k runs the last k
+   steps only (the initial values then get a zero gradient when more steps ran). */
+
+typedef struct gr__bptt {
+    const gr_node *node;                 /* the forward loop */
+    const gr__scan_def *d;
+    int n_g;                             /* gradient sequences (outputs with every row and a gradient) */
+    int *g_of;                           /* per output: its gradient sequence, or -1 */
+    int *b_of;                           /* per state: its B state among the backward loop's states, or -1 */
+    int *acc_of;                         /* per value: its sum among the backward loop's states, or -1 */
+    int n_b, n_acc, n_sg;                /* B states, sums, and sequence-tap gradient outputs */
+    int *sg_of;                          /* per sequence: its first tap-gradient output, or -1 */
+    gr_var **null_of;                    /* per forward node input: a null gradient met in the body */
+} gr__bptt;
+
+static int gr__scan_float_seq(const gr__scan_def *d, const gr_node *node, int i) { return gr__is_float(gr__in(node)[gr__scan_i_seq(d) + i]->dtype); }
+/* input i reaches an output whose gradient is not disconnected (the steps count aside) */
+static int gr__scan_flows(const gr_node *node, gr_var *const *og, int i) {
+    int j;
+    for (j = 0; j + 1 < node->n_out; j++) if (!gr_is_disconnected(og[j]) && gr__connected(node, i, j)) return 1;
+    return 0;
+}
+
+static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr__bptt *c = (gr__bptt *)user;
+    const gr__scan_def *d = c->d;
+    gr_graph *ig = d->ig;
+    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap;
+    int b_vals = b_states + c->n_b + c->n_acc, i, j, s, k, n_wrt = 0, w;
+    gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL, *ins_stack[8], **ins = ins_stack;
+    int *wrt_of = NULL;                  /* per wrt: the forward body input, or -(1 + value) */
+    int max_in = 8, q = 0;
+    uint32_t kk;
+    gr_grad_opts lo;
+    gr_status st = GR_ERR_NOMEM;
+    (void)until;
+    map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
+    fo = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    ev = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    gr = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    wrt_of = (int *)gr__calloc((size_t)d->n_bin + 1, sizeof(int));
+    if (!map || !fo || !ev || !wrt || !gr || !wrt_of) goto nomem;
+    /* the forward body, on the backward step's values of its inputs */
+    for (i = 0; i < d->n_bin; i++)
+        map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[c->n_g + i] : in[b_vals + i - gr__scan_b_val(d)];
+    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
+    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
+    for (kk = 0; kk < ig->n_nodes; kk++) {
+        gr_node *node = ig->nodes[kk];
+        gr_var *o_stack[8], **o = o_stack;
+        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
+            if (!(ins[i] = map[x->id])) break;
+        }
+        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
+                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
+        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
+        if (o != o_stack) GR_FREE(o);
+        if (st != GR_OK) goto done;
+    }
+    for (j = 0; j < d->n_out; j++) {
+        gr_var *b = d->bout[j];
+        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);   /* a constant output */
+        if (!(fo[j] = map[b->id])) goto failed;
+    }
+    /* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
+    for (j = 0; j < d->n_out; j++) {
+        gr_var *a = NULL;
+        s = d->out_state[j];
+        if (!gr__is_float(fo[j]->dtype)) { ev[j] = gr_zeros_like(fo[j]); if (!ev[j]) goto failed; continue; }
+        if (c->g_of[j] >= 0) a = in[c->g_of[j]];
+        if (s >= 0 && c->b_of[s] >= 0) {
+            gr_var *bj = in[b_states + c->b_of[s]];
+            if (d->st_D[s] > 1) bj = gr_index(bj, 0, 0);
+            a = a ? gr_add(a, bj) : bj;
+        }
+        ev[j] = a ? a : gr_zeros_like(fo[j]);
+        if (ev[j] && ev[j]->dtype != fo[j]->dtype) ev[j] = gr_cast(ev[j], (gr_dtype)fo[j]->dtype);
+        if (!ev[j]) goto failed;
+    }
+    /* with respect to: the float sequences' taps, the float states' taps, the float values */
+    for (i = 0; i < d->n_seq; i++)
+        if (gr__scan_float_seq(d, c->node, i))
+            for (k = 0; k < d->seq_ntaps[i]; k++) { wrt_of[n_wrt] = d->seq_at[i] + k; wrt[n_wrt++] = in[c->n_g + d->seq_at[i] + k]; }
+    for (s = 0; s < d->n_state; s++)
+        if (c->b_of[s] >= 0)
+            for (k = 0; k < d->st_ntaps[s]; k++) { wrt_of[n_wrt] = d->st_at[s] + k; wrt[n_wrt++] = in[c->n_g + d->st_at[s] + k]; }
+    for (i = 0; i < d->n_val; i++)
+        if (c->acc_of[i] >= 0) { wrt_of[n_wrt] = -1 - i; wrt[n_wrt++] = in[b_vals + i]; }
+    memset(&lo, 0, sizeof lo);
+    lo.disconnected_inputs = GR_IGNORE;
+    lo.return_disconnected = GR_RETURN_ZERO;
+    lo.null_gradients = GR_NULL_RETURN;
+    {   /* sum_j <a_j, y_j>: one cost, so that an output that is also an intermediate value of another
+           gets both adjoints (gr_lop, as Aesara's known_grads, takes a given gradient as the whole one) */
+        gr_var *cost = NULL;
+        for (j = 0; j < d->n_out; j++) {
+            gr_var *term;
+            if (!gr__is_float(fo[j]->dtype)) continue;
+            term = gr_sum(gr_mul(fo[j], ev[j]));
+            cost = cost ? gr_add(cost, term) : term;
+            if (!cost) goto failed;
+        }
+        if (!cost) cost = gr__scalar_const(g, GR_F64, 0, 0);
+        if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) goto done;
+    }
+    for (w = 0; w < n_wrt; w++)                 /* a null gradient: noted for the loop's input, zeros here */
+        if (gr_is_null(gr[w]) || gr_is_disconnected(gr[w])) {
+            int b = wrt_of[w], pos;
+            if (gr_is_null(gr[w])) {
+                if (b < 0) pos = gr__scan_i_val(d) - 1 - b;
+                else if (b < n_stap) { for (i = 0; i + 1 < d->n_seq && d->seq_at[i + 1] <= b; i++) {} pos = gr__scan_i_seq(d) + i; }
+                else { for (s = 0; s + 1 < d->n_state && d->st_at[s + 1] <= b; s++) {} pos = gr__scan_i_init(d) + s; }
+                if (!c->null_of[pos]) c->null_of[pos] = gr[w];
+            }
+            if (!(gr[w] = gr__zeros_grad(wrt[w]))) goto failed;
+        }
+    /* the step's outputs: the sequences' tap gradients, the moved B windows, the sums */
+    for (w = 0; w < n_wrt && wrt_of[w] >= 0 && wrt_of[w] < n_stap; w++) out[q++] = gr[w];
+    for (s = 0; s < d->n_state; s++) {
+        int D = d->st_D[s];
+        gr_var *rows_stack[8], **rows = rows_stack, *bj;
+        if (c->b_of[s] < 0) continue;
+        bj = in[b_states + c->b_of[s]];
+        if (D > 8 && !(rows = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)D))) goto nomem;
+        for (k = 0; k < D; k++) {           /* row k: pending for y[t-1-k]: B[k+1] and the tap -(k+1)'s gradient */
+            gr_var *r = D > 1 && k + 1 < D ? gr_index(bj, 0, k + 1) : NULL;
+            for (w = 0; w < n_wrt; w++)
+                if (wrt_of[w] >= d->st_at[s] && wrt_of[w] < d->st_at[s] + d->st_ntaps[s] && d->taps[wrt_of[w]] == -(k + 1))
+                    r = r ? gr_add(r, gr[w]) : gr[w];
+            rows[k] = r ? r : D == 1 ? gr__zeros_grad(bj) : gr__zeros_grad(gr_index(bj, 0, k));
+        }
+        for (k = 0; k < D && rows[k]; k++) {}
+        out[q] = k < D ? NULL : D == 1 ? rows[0] : gr_stack(D, rows, 0);
+        if (rows != rows_stack) GR_FREE(rows);
+        if (out[q] && out[q]->dtype != bj->dtype) out[q] = gr_cast(out[q], (gr_dtype)bj->dtype);
+        if (!out[q++]) goto failed;
+    }
+    for (i = 0; i < d->n_val; i++) {
+        gr_var *acc;
+        if (c->acc_of[i] < 0) continue;
+        acc = in[b_states + c->n_b + c->acc_of[i]];
+        for (w = 0; w < n_wrt && wrt_of[w] != -1 - i; w++) {}
+        out[q] = gr_add(acc, gr[w]);
+        if (out[q] && out[q]->dtype != acc->dtype) out[q] = gr_cast(out[q], (gr_dtype)acc->dtype);
+        if (!out[q++]) goto failed;
+    }
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+done:
+    if (ins != ins_stack) GR_FREE(ins);
+    GR_FREE(map); GR_FREE(fo); GR_FREE(ev); GR_FREE(wrt); GR_FREE(gr); GR_FREE(wrt_of);
+    return st;
+}
+
+/* a copy of d (its body copied too) whose outputs keep every row: the history a gradient needs of a
+   loop whose states keep only their final value */
+static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
+    gr__scan_def *c = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
+    gr_var **map = NULL;
+    size_t n_taps = (size_t)d->n_bin - (size_t)d->n_val;
+    uint32_t k;
+    int i;
+    if (!c) return NULL;
+    *c = *d;
+    c->head.refs = 1;
+    c->head.conn = NULL;
+    c->ig = gr_graph_new();
+    c->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    c->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    c->seq_ntaps = (int *)gr__calloc(6u * (size_t)d->n_seq + 1, sizeof(int));
+    c->out_state = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
+    c->st_out = (int *)gr__calloc(4u * (size_t)d->n_state + 1, sizeof(int));
+    c->out_last = (unsigned char *)gr__calloc((size_t)d->n_out + 1, 1);
+    c->taps = (int *)gr__calloc(n_taps + 1, sizeof(int));
+    map = (gr_var **)gr__calloc((size_t)d->ig->n_vars + 1, sizeof(gr_var *));
+    if (!c->ig || !c->bin || !c->bout || !c->seq_ntaps || !c->out_state || !c->st_out || !c->out_last || !c->taps || !map) goto fail;
+    memcpy(c->seq_ntaps, d->seq_ntaps, sizeof(int) * 6u * (size_t)d->n_seq);
+    c->seq_at = c->seq_ntaps + d->n_seq; c->seq_dir = c->seq_at + d->n_seq; c->seq_off = c->seq_dir + d->n_seq;
+    c->seq_m = c->seq_off + d->n_seq; c->seq_M = c->seq_m + d->n_seq;
+    memcpy(c->out_state, d->out_state, sizeof(int) * (size_t)d->n_out);
+    memcpy(c->st_out, d->st_out, sizeof(int) * 4u * (size_t)d->n_state);
+    c->st_ntaps = c->st_out + d->n_state; c->st_at = c->st_ntaps + d->n_state; c->st_D = c->st_at + d->n_state;
+    memcpy(c->taps, d->taps, sizeof(int) * n_taps);
+    for (i = 0; i < d->n_bin; i++)
+        if (!(c->bin[i] = map[d->bin[i]->id] = gr__new_var(c->ig, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto fail;
+    for (k = 0; k < d->ig->n_nodes; k++) {
+        gr_node *node = d->ig->nodes[k];
+        gr_var *ins[64], *outs[64];
+        int j;
+        if (node->n_in > 64 || node->n_out > 64) goto fail;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!map[x->id] && x->kind == GR__VK_CONST) map[x->id] = gr__constant(c->ig, (const gr_array *)gr__ext(x), x->flags);
+            if (!(ins[i] = map[x->id])) goto fail;
+        }
+        if (gr__make_node_n(c->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto fail;
+        for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = outs[j];
+    }
+    for (i = 0; i < d->n_bout; i++) {
+        gr_var *b = d->bout[i];
+        if (!map[b->id] && b->kind == GR__VK_CONST) map[b->id] = gr__constant(c->ig, (const gr_array *)gr__ext(b), b->flags);
+        if (!(c->bout[i] = map[b->id])) goto fail;
+    }
+    if (gr__scan_pattern(c) != GR_OK) goto fail;
+    GR_FREE(map);
+    return c;
+fail:
+    GR_FREE(map);
+    gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    gr__scan_destroy(&c->head);
+    return NULL;
+}
+
+/* the forward loop's rows of every output with a state: the node itself, or a rerun keeping them */
+static const gr_node *gr__scan_history(const gr_node *node) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr__scan_def *c;
+    gr__scan_params prm;
+    gr_var *outs_stack[16], **outs = outs_stack;
+    const gr_node *h = NULL;
+    int j;
+    for (j = 0; j < d->n_out && !(d->out_last[j] && d->out_state[j] >= 0); j++) {}
+    if (j == d->n_out) return node;
+    if (!(c = gr__scan_def_all_rows(d, node->graph))) return NULL;
+    if (d->n_out + 1 > 16 && !(outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(d->n_out + 1)))) {
+        gr__scan_destroy(&c->head);
+        gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+        return NULL;
+    }
+    prm.def = c;
+    prm.rt = NULL;
+    if (gr__make_node_n(node->graph, &gr__op_Scan, &prm, sizeof prm, node->n_in, gr__in(node), node->n_out, outs) == GR_OK) h = gr__owner(outs[0]);
+    if (--c->head.refs == 0) gr__scan_destroy(&c->head);
+    if (outs != outs_stack) GR_FREE(outs);
+    return h;
+}
+
+/* the forward offset of sequence i (row off + dir t + k - m), as a graph value */
+static gr_var *gr__scan_seq_offset(const gr_node *node, int i) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr_var *x = gr__in(node)[gr__scan_i_seq(d) + i];
+    if (d->seq_off[i] >= 0) return gr__in(node)[gr__scan_i_off(d) + d->seq_off[i]];
+    if (d->seq_dir[i] > 0) return gr__scalar_const(g, GR_I64, 0, 0);
+    return gr_sub(gr__rows(x), gr__scalar_const(g, GR_I64, (double)(d->seq_M[i] - d->seq_m[i] + 1), 0));
+}
+
+static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    const gr_node *hist;
+    gr__bptt c;
+    gr__scan_spec sp;
+    gr_var *L, *Lm1, **bseq = NULL, **boff = NULL, **binit = NULL, **bres = NULL, **vals = NULL, **fwd_off = NULL;
+    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r;
+    const int **btaps = NULL, **botaps = NULL;
+    unsigned char *blast = NULL;
+    char name[80];
+    gr_status st = GR_ERR_NOMEM;
+    memset(&c, 0, sizeof c);
+    for (i = 0; i < node->n_in; i++) ig[i] = NULL;
+    c.node = node;
+    c.d = d;
+    hist = gr__scan_history(node);
+    if (!hist) return g->status;
+    L = gr__out(node)[d->n_out];
+    Lm1 = gr_sub(L, gr__scalar_const(g, GR_I64, 1, 0));
+    if (!Lm1) return g->status;
+    c.g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
+    c.b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    c.acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));
+    c.sg_of = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int));
+    c.null_of = (gr_var **)gr__calloc((size_t)node->n_in + 1, sizeof(gr_var *));
+    n_bout = d->n_bin + d->n_state + d->n_val + 1;
+    bseq = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
+    boff = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
+    bntaps = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) * 2 + 1, sizeof(int));
+    btaps = (const int **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int *));
+    binit = (gr_var **)gr__calloc((size_t)n_bout + 1, sizeof(gr_var *));
+    bontaps = (int *)gr__calloc((size_t)n_bout + 1, sizeof(int));
+    botaps = (const int **)gr__calloc((size_t)n_bout + 1, sizeof(int *));
+    blast = (unsigned char *)gr__calloc((size_t)n_bout + 1, 1);
+    bres = (gr_var **)gr__calloc((size_t)n_bout + 2, sizeof(gr_var *));
+    fwd_off = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
+    vals = (gr_var **)gr__calloc((size_t)d->n_val + 1, sizeof(gr_var *));
+    if (!c.g_of || !c.b_of || !c.acc_of || !c.sg_of || !c.null_of || !bseq || !boff || !bntaps || !btaps || !binit || !bontaps ||
+        !botaps || !blast || !bres || !fwd_off || !vals)
+        goto nomem;
+    bdir = bntaps + (d->n_out + d->n_seq + d->n_state);
+    /* the backward loop's sequences: the outputs' gradients, the forward sequences, the states' histories */
+    for (j = 0; j < d->n_out; j++) {
+        c.g_of[j] = -1;
+        if (d->out_last[j] || gr_is_disconnected(og[j]) || gr_is_null(og[j]) || !gr__is_float(og[j]->dtype)) continue;
+        c.g_of[j] = n_bseq;
+        bseq[n_bseq] = og[j]; boff[n_bseq] = Lm1; bdir[n_bseq] = -1; bntaps[n_bseq] = 0; btaps[n_bseq] = NULL;
+        n_bseq++;
+    }
+    c.n_g = n_bseq;
+    for (i = 0; i < d->n_seq; i++) {
+        gr_var *o = fwd_off[i] = gr__scan_seq_offset(node, i);
+        bseq[n_bseq] = gr__in(node)[gr__scan_i_seq(d) + i];
+        boff[n_bseq] = d->seq_dir[i] > 0 ? gr_add(o, Lm1) : gr_sub(o, Lm1);
+        if (!o || !boff[n_bseq]) goto failed;
+        bdir[n_bseq] = -d->seq_dir[i];
+        bntaps[n_bseq] = d->seq_ntaps[i];
+        btaps[n_bseq] = d->taps + d->seq_at[i];
+        n_bseq++;
+    }
+    for (s = 0; s < d->n_state; s++) {     /* history: the initial rows the taps read, then every row */
+        gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *rows0, *both[2];
+        int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
+        rows0 = sit ? gr_stack(1, &x0, 0) : gr_slice(x0, 0, 0, d->st_D[s], 1);
+        both[0] = rows0;
+        both[1] = gr__out(hist)[d->st_out[s]];
+        bseq[n_bseq] = gr_concatenate(2, both, 0);
+        if (!bseq[n_bseq]) goto failed;
+        boff[n_bseq] = Lm1; bdir[n_bseq] = -1;
+        bntaps[n_bseq] = d->st_ntaps[s];
+        btaps[n_bseq] = d->taps + d->st_at[s];
+        n_bseq++;
+    }
+    /* its states: the pending adjoints of the float states, and the sums of the float values */
+    for (s = 0, pos = 0; s < d->n_state; s++) {
+        gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *z;
+        int jo = d->st_out[s], sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
+        c.b_of[s] = -1;
+        if (!gr__is_float(x0->dtype)) continue;
+        c.b_of[s] = c.n_b++;
+        z = d->st_D[s] == 1 ? (sit ? gr__zeros_grad(x0) : gr__zeros_grad(gr_index(x0, 0, 0))) : gr__zeros_grad(gr_slice(x0, 0, 0, d->st_D[s], 1));
+        if (z && d->out_last[jo] && !gr_is_disconnected(og[jo]) && !gr_is_null(og[jo]))   /* the final value's gradient */
+            z = d->st_D[s] == 1 ? gr_cast(og[jo], (gr_dtype)z->dtype) : gr_set_subtensor(gr_index(z, 0, 0), og[jo]);
+        if (!z) goto failed;
+        binit[pos++] = z;
+    }
+    for (i = 0; i < d->n_val; i++) {
+        gr_var *v = gr__in(node)[gr__scan_i_val(d) + i];
+        vals[i] = v;
+        c.acc_of[i] = -1;
+        if (!gr__is_float(v->dtype) || !gr__scan_flows(node, og, gr__scan_i_val(d) + i)) continue;
+        c.acc_of[i] = c.n_acc++;
+        if (!(binit[pos++] = gr__zeros_grad(v))) goto failed;
+    }
+    /* the outputs: tap gradients of the float sequences (every row), then the states (final values) */
+    {
+        int n_states = pos, q = 0;
+        for (i = 0; i < d->n_seq; i++) {
+            c.sg_of[i] = -1;
+            if (!gr__scan_float_seq(d, node, i)) continue;
+            c.sg_of[i] = q;
+            q += d->seq_ntaps[i];
+        }
+        c.n_sg = q;
+        /* the spec's outputs: [tap gradients (no state)] [states] */
+        memmove(binit + q, binit, sizeof(gr_var *) * (size_t)n_states);
+        for (k = 0; k < q; k++) binit[k] = NULL;
+        for (k = 0; k < q + n_states; k++) { bontaps[k] = 0; botaps[k] = NULL; blast[k] = k >= q; }
+        n_bout = q + n_states;
+    }
+    memset(&sp, 0, sizeof sp);
+    sp.n_seq = n_bseq; sp.seq = bseq; sp.seq_ntaps = bntaps; sp.seq_taps = btaps; sp.seq_dir = bdir; sp.seq_off = boff;
+    sp.n_out = n_bout; sp.init = binit; sp.out_ntaps = bontaps; sp.out_taps = botaps; sp.out_last = blast;
+    sp.n_val = d->n_val; sp.val = vals;
+    sp.n_steps = d->truncate > 0 ? gr_minimum(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : L;
+    if (!sp.n_steps) goto failed;
+    sp.checkpoints = d->checkpoints;
+    snprintf(name, sizeof name, "grad_of_%s", d->name);
+    sp.name = name;
+    sp.step = gr__bptt_step;
+    sp.user = &c;
+    if ((st = gr__scan_make(g, &sp, bres)) != GR_OK) goto done;
+    /* the gradients of the loop's inputs */
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = gr__in(node)[i];
+        if (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i)) ig[i] = gr_disconnected_like(x);
+        else if (!gr__is_float(x->dtype)) ig[i] = gr__zeros_grad(x);
+        else if (c.null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c.null_of[i]->aux, gr__null_reason(c.null_of[i]));
+        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || c.null_of[i])) goto failed;
+    }
+    for (i = 0; i < d->n_seq; i++) {       /* a sequence's: every tap's rows, where the backward loop read them */
+        int at = gr__scan_i_seq(d) + i;
+        gr_var *sum = NULL;
+        if (ig[at] || c.sg_of[i] < 0) continue;
+        for (k = 0; k < d->seq_ntaps[i]; k++) {
+            gr_var *p = gr__place(&gr__op_ScanPlace, bres[c.sg_of[i] + k], gr__in(node)[at], boff[c.n_g + i], -d->seq_dir[i],
+                                  d->taps[d->seq_at[i] + k] - d->seq_m[i]);
+            sum = sum && p ? gr_add(sum, p) : p;
+            if (!sum) goto failed;
+        }
+        ig[at] = sum;
+    }
+    for (s = 0, r = c.n_sg; s < d->n_state; s++) {   /* an initial's: the adjoints pending after step 0 */
+        int at = gr__scan_i_init(d) + s, sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
+        gr_var *bf, *x0 = gr__in(node)[at];
+        if (c.b_of[s] < 0) continue;
+        bf = bres[r + c.b_of[s]];
+        if (ig[at]) continue;
+        if (!sit) {                          /* row d of the window is initial row D-1-d; rows past D get 0 */
+            if (d->st_D[s] == 1) bf = gr_stack(1, &bf, 0);
+            else bf = gr_slice(bf, 0, GR_OPEN, GR_OPEN, -1);
+            bf = gr__place(&gr__op_ScanPlace, bf, x0, gr__scalar_const(g, GR_I64, 0, 0), 1, 0);
+        }
+        if (bf && d->truncate > 0)           /* outside the window when more steps ran */
+            bf = gr_where(gr_gt(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)), gr_zeros_like(bf), bf);
+        if (!(ig[at] = bf)) goto failed;
+    }
+    for (i = 0, r = c.n_sg + c.n_b; i < d->n_val; i++) {
+        int at = gr__scan_i_val(d) + i;
+        if (ig[at]) continue;
+        if (c.acc_of[i] < 0) { if (!(ig[at] = gr__zeros_grad(gr__in(node)[at]))) goto failed; continue; }
+        ig[at] = bres[r + c.acc_of[i]];
+        if (!ig[at]) goto failed;
+    }
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+done:
+    GR_FREE(c.g_of); GR_FREE(c.b_of); GR_FREE(c.acc_of); GR_FREE(c.sg_of); GR_FREE(c.null_of);
+    GR_FREE(bseq); GR_FREE(boff); GR_FREE(bntaps); GR_FREE(btaps); GR_FREE(binit); GR_FREE(bontaps); GR_FREE(botaps);
+    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals);
+    return st;
+}
+
 static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     (void)ev; (void)orop;
     return gr_node_error(node, GR_ERR_GRAD_NOT_IMPLEMENTED, "the R-op of a loop is not implemented yet");

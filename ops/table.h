@@ -171,6 +171,9 @@
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* ops/scan.c: loops */ \
     X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, map)      /* a loop: its body run over sequences and states (gr_scan) */ \
+    X(Rows,          1, 1, Rows,      gr__conn_0,             none, NONDIFF_SHAPEREF, map) /* x.shape[0] (I64): offsets of a loop's gradient */ \
+    X(ScanPlace,     3, 1, place,     gr__conn_100,           none, 0, map)      /* zeros like ref, row t of r added at row off + dir t + k */ \
+    X(ScanGather,    3, 1, place,     gr__conn_100,           none, 0, map)      /* rows like ref: row t is row off + dir t + k of g */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */

@@ -144,6 +144,7 @@ GR_STRUCT_OPS(GR__STRUCT_PROTO)
 static const unsigned char gr__conn_10[2] = { 1, 0 };   /* input 0 connected, input 1 shape only */
 static const unsigned char gr__conn_00[2] = { 0, 0 };   /* both inputs shape only */
 static const unsigned char gr__conn_0[1] = { 0 };       /* the input does not reach the output's gradient */
+static const unsigned char gr__conn_100[3] = { 1, 0, 0 };  /* input 0 connected, inputs 1 and 2 not */
 static const unsigned char gr__conn_110[3] = { 1, 1, 0 }; /* inputs 0 and 1 connected, input 2 (indices) not */
 
 enum gr__struct_code {
@@ -164,7 +165,10 @@ enum gr__struct_code {
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
-static int gr__connected(const gr_node *node, int i, int j);   /* src/grad.c: input i of node affects output j */
+/* src/grad.c, for the loops' gradients (ops/scan.c) */
+static int gr__connected(const gr_node *node, int i, int j);   /* input i of node affects output j */
+static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason);
+static const char *gr__null_reason(const gr_var *v);
 
 /* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
    function is scheduled, released when it is freed */
