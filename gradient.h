@@ -742,7 +742,7 @@ extern "C" {
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* ops/scan.c: loops */ \
-    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, map)      /* a loop: its body run over sequences and states (gr_scan) */ \
+    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, Scan)     /* a loop: its body run over sequences and states (gr_scan) */ \
     X(Rows,          1, 1, Rows,      gr__conn_0,             none, NONDIFF_SHAPEREF, map) /* x.shape[0] (I64): offsets of a loop's gradient */ \
     X(ScanPlace,     3, 1, place,     gr__conn_100,           none, 0, map)      /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,    3, 1, place,     gr__conn_100,           none, 0, map)      /* rows like ref: row t is row off + dir t + k of g */ \
@@ -9101,9 +9101,443 @@ done:
     return st;
 }
 
+/* ---- the R-op: one loop computing the forward values and their tangents together ---------------------
+
+   The tangent loop has the forward loop's sequences, states and values, and beside each one with a
+   tangent (a float input whose eval point is connected) its tangent: a sequence with the same taps
+   and reading order, a state with the same taps (the eval point of its initial, or zeros), a value.
+   Its body is the forward body and, on it, the body's R-op along the tangents; its outputs are the
+   forward outputs (the states carry the recurrence; only their final values are kept) and the
+   tangents of the float outputs, which keep every row as the forward outputs do. A while loop
+   stops where the forward one did: the same condition, on the same values. */
+
+typedef struct gr__rop_ctx {
+    const gr_node *node;
+    const gr__scan_def *d;
+    int *seq_t, *st_t, *val_t;           /* per forward sequence / state / value: its tangent's index, or -1 */
+    int *out_t;                          /* per forward output: its tangent output's index, or -1 */
+    int n_seq_t, n_st_t, n_val_t, n_out_t, n_seqtap_t, n_sttap_t;
+} gr__rop_ctx;
+
+static gr_status gr__rop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr__rop_ctx *c = (gr__rop_ctx *)user;
+    const gr__scan_def *d = c->d;
+    gr_graph *ig = d->ig;
+    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap;
+    int at_ttap = n_stap + c->n_seqtap_t, at_tttap = at_ttap + n_ttap, at_val = at_tttap + c->n_sttap_t, at_tval = at_val + d->n_val;
+    int i, j, k, s, n_wrt = 0, q;
+    gr_var **map = NULL, **fo = NULL, **wrt = NULL, **tan = NULL, **ro = NULL, *ins_stack[8], **ins = ins_stack;
+    int max_in = 8, tpos;
+    uint32_t kk;
+    gr_rop_opts ro_opts;
+    gr_status st = GR_ERR_NOMEM;
+    map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
+    fo = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    tan = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    ro = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    if (!map || !fo || !wrt || !tan || !ro) goto nomem;
+    /* the forward body on the forward values: sequence taps, state taps, values */
+    for (i = 0; i < n_stap; i++) map[d->bin[i]->id] = in[i];
+    for (i = 0; i < n_ttap; i++) map[d->bin[n_stap + i]->id] = in[at_ttap + i];
+    for (i = 0; i < d->n_val; i++) map[d->bin[gr__scan_b_val(d) + i]->id] = in[at_val + i];
+    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
+    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
+    for (kk = 0; kk < ig->n_nodes; kk++) {
+        gr_node *node = ig->nodes[kk];
+        gr_var *o_stack[8], **o = o_stack;
+        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
+            if (!(ins[i] = map[x->id])) break;
+        }
+        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
+                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
+        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
+        if (o != o_stack) GR_FREE(o);
+        if (st != GR_OK) goto done;
+    }
+    for (j = 0; j < d->n_bout; j++) {
+        gr_var *b = d->bout[j];
+        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);
+        if (!(fo[j] = map[b->id])) goto failed;
+    }
+    /* the tangents along which the body's R-op runs */
+    for (i = 0, tpos = 0; i < d->n_seq; i++)
+        for (k = 0; k < d->seq_ntaps[i]; k++)
+            if (c->seq_t[i] >= 0) { wrt[n_wrt] = in[d->seq_at[i] + k]; tan[n_wrt++] = in[n_stap + tpos++]; }
+    for (s = 0, tpos = 0; s < d->n_state; s++)
+        for (k = 0; k < d->st_ntaps[s]; k++)
+            if (c->st_t[s] >= 0) { wrt[n_wrt] = in[at_ttap + d->st_at[s] - n_stap + k]; tan[n_wrt++] = in[at_tttap + tpos++]; }
+    for (i = 0; i < d->n_val; i++)
+        if (c->val_t[i] >= 0) { wrt[n_wrt] = in[at_val + i]; tan[n_wrt++] = in[at_tval + c->val_t[i]]; }
+    memset(&ro_opts, 0, sizeof ro_opts);
+    ro_opts.disconnected_outputs = GR_IGNORE;
+    ro_opts.return_disconnected = GR_RETURN_ZERO;
+    if (n_wrt > 0 && (st = gr_rop(d->n_out, fo, n_wrt, wrt, tan, ro, &ro_opts)) != GR_OK) goto done;
+    for (j = 0, q = 0; j < d->n_out; j++) out[q++] = fo[j];
+    for (j = 0; j < d->n_out; j++) {
+        gr_var *t;
+        if (c->out_t[j] < 0) continue;
+        t = n_wrt > 0 && ro[j] && !gr_is_disconnected(ro[j]) ? ro[j] : gr_zeros_like(fo[j]);
+        if (t && t->dtype != fo[j]->dtype) t = gr_cast(t, (gr_dtype)fo[j]->dtype);
+        if (!(out[q++] = t)) goto failed;
+    }
+    if (d->has_until) *until = fo[d->n_out];
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+done:
+    if (ins != ins_stack) GR_FREE(ins);
+    GR_FREE(map); GR_FREE(fo); GR_FREE(wrt); GR_FREE(tan); GR_FREE(ro);
+    return st;
+}
+
+static int gr__rop_has(gr_var *ev) { return ev && !gr_is_disconnected(ev) && !gr_is_null(ev) && gr__is_float(ev->dtype); }
+
 static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)ev; (void)orop;
-    return gr_node_error(node, GR_ERR_GRAD_NOT_IMPLEMENTED, "the R-op of a loop is not implemented yet");
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__rop_ctx c;
+    gr__scan_spec sp;
+    int n_seq2, n_out2, n_val2, i, j, s, k, q, any = 0;
+    gr_var **seq = NULL, **off = NULL, **init = NULL, **vals = NULL, **res = NULL;
+    int *ntaps = NULL, *dir = NULL, *ontaps = NULL;
+    const int **taps = NULL, **otaps = NULL;
+    unsigned char *last = NULL;
+    char name[80];
+    gr_status st = GR_ERR_NOMEM;
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    memset(&c, 0, sizeof c);
+    c.node = node;
+    c.d = d;
+    c.seq_t = (int *)gr__calloc((size_t)(d->n_seq + d->n_state + d->n_val + d->n_out) + 1, sizeof(int));
+    if (!c.seq_t) goto nomem;
+    c.st_t = c.seq_t + d->n_seq; c.val_t = c.st_t + d->n_state; c.out_t = c.val_t + d->n_val;
+    for (i = 0; i < d->n_seq; i++) {
+        c.seq_t[i] = gr__rop_has(ev[gr__scan_i_seq(d) + i]) ? c.n_seq_t++ : -1;
+        if (c.seq_t[i] >= 0) { c.n_seqtap_t += d->seq_ntaps[i]; any = 1; }
+    }
+    for (s = 0; s < d->n_state; s++) {      /* a float state carries a tangent (zeros without an eval point) */
+        gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s];
+        c.st_t[s] = gr__is_float(x0->dtype) ? c.n_st_t++ : -1;
+        if (c.st_t[s] >= 0) c.n_sttap_t += d->st_ntaps[s];
+        if (gr__rop_has(ev[gr__scan_i_init(d) + s])) any = 1;
+    }
+    for (i = 0; i < d->n_val; i++) {
+        c.val_t[i] = gr__rop_has(ev[gr__scan_i_val(d) + i]) ? c.n_val_t++ : -1;
+        if (c.val_t[i] >= 0) any = 1;
+    }
+    if (!any) { GR_FREE(c.seq_t); return GR_OK; }       /* nothing moves: every output is disconnected */
+    for (j = 0; j < d->n_out; j++) c.out_t[j] = gr__is_float(d->bout[j]->dtype) ? c.n_out_t++ : -1;
+    n_seq2 = d->n_seq + c.n_seq_t;
+    n_out2 = d->n_out + c.n_out_t;
+    n_val2 = d->n_val + c.n_val_t;
+    seq = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
+    off = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
+    ntaps = (int *)gr__calloc(2u * (size_t)n_seq2 + 1, sizeof(int));
+    taps = (const int **)gr__calloc((size_t)n_seq2 + 1, sizeof(int *));
+    init = (gr_var **)gr__calloc((size_t)n_out2 + 1, sizeof(gr_var *));
+    ontaps = (int *)gr__calloc((size_t)n_out2 + 1, sizeof(int));
+    otaps = (const int **)gr__calloc((size_t)n_out2 + 1, sizeof(int *));
+    last = (unsigned char *)gr__calloc((size_t)n_out2 + 1, 1);
+    vals = (gr_var **)gr__calloc((size_t)n_val2 + 1, sizeof(gr_var *));
+    res = (gr_var **)gr__calloc((size_t)n_out2 + 2, sizeof(gr_var *));
+    if (!seq || !off || !ntaps || !taps || !init || !ontaps || !otaps || !last || !vals || !res) goto nomem;
+    dir = ntaps + n_seq2;
+    for (i = 0; i < d->n_seq; i++) {          /* the sequences, then their tangents, read alike */
+        int at = gr__scan_i_seq(d) + i;
+        gr_var *o = d->seq_off[i] >= 0 ? gr__in(node)[gr__scan_i_off(d) + d->seq_off[i]] : NULL;
+        seq[i] = gr__in(node)[at]; off[i] = o; dir[i] = d->seq_dir[i];
+        ntaps[i] = d->seq_ntaps[i]; taps[i] = d->taps + d->seq_at[i];
+        if (c.seq_t[i] < 0) continue;
+        q = d->n_seq + c.seq_t[i];
+        seq[q] = ev[at]->dtype == seq[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)seq[i]->dtype);
+        off[q] = o; dir[q] = d->seq_dir[i]; ntaps[q] = d->seq_ntaps[i]; taps[q] = d->taps + d->seq_at[i];
+        if (!seq[q]) goto failed;
+    }
+    for (j = 0; j < d->n_out; j++) {          /* the outputs (their final values), then the tangents */
+        s = d->out_state[j];
+        last[j] = 1;
+        if (s >= 0) {
+            init[j] = gr__in(node)[gr__scan_i_init(d) + s];
+            ontaps[j] = d->st_ntaps[s];
+            otaps[j] = d->taps + d->st_at[s];
+        }
+        if (c.out_t[j] < 0) continue;
+        q = d->n_out + c.out_t[j];
+        last[q] = d->out_last[j];
+        if (s >= 0) {
+            gr_var *e = ev[gr__scan_i_init(d) + s];
+            init[q] = gr__rop_has(e) ? (e->dtype == init[j]->dtype ? e : gr_cast(e, (gr_dtype)init[j]->dtype)) : gr_zeros_like(init[j]);
+            ontaps[q] = d->st_ntaps[s];
+            otaps[q] = d->taps + d->st_at[s];
+            if (!init[q]) goto failed;
+        }
+    }
+    for (i = 0; i < d->n_val; i++) {
+        int at = gr__scan_i_val(d) + i;
+        vals[i] = gr__in(node)[at];
+        if (c.val_t[i] >= 0) {
+            q = d->n_val + c.val_t[i];
+            vals[q] = ev[at]->dtype == vals[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)vals[i]->dtype);
+            if (!vals[q]) goto failed;
+        }
+    }
+    memset(&sp, 0, sizeof sp);
+    sp.n_seq = n_seq2; sp.seq = seq; sp.seq_ntaps = ntaps; sp.seq_taps = taps; sp.seq_dir = dir; sp.seq_off = off;
+    sp.n_out = n_out2; sp.init = init; sp.out_ntaps = ontaps; sp.out_taps = otaps; sp.out_last = last;
+    sp.n_val = n_val2; sp.val = vals;
+    sp.n_steps = d->has_n_steps ? gr__in(node)[0] : NULL;
+    sp.checkpoints = d->checkpoints;
+    snprintf(name, sizeof name, "rop_of_%s", d->name);
+    sp.name = name;
+    sp.step = gr__rop_step;
+    sp.user = &c;
+    if ((st = gr__scan_make(g, &sp, res)) != GR_OK) goto done;
+    for (j = 0; j < d->n_out; j++) if (c.out_t[j] >= 0) orop[j] = res[d->n_out + c.out_t[j]];
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+done:
+    (void)k;
+    GR_FREE(c.seq_t); GR_FREE(seq); GR_FREE(off); GR_FREE(ntaps); GR_FREE(taps); GR_FREE(init); GR_FREE(ontaps); GR_FREE(otaps);
+    GR_FREE(last); GR_FREE(vals); GR_FREE(res);
+    return st;
+}
+
+/* ---- batching (Jacobians and Hessians through loops): one loop over batched rows ---------------------
+
+   Inputs that gained a leading batch axis B stay batched inside the loop: a sequence (B, len, *s) is
+   iterated as (len, B, *s), a value stays (B, ...), and a state is batched when its initial value is
+   or when its output depends on a batched input (through the recurrence too); such a state's
+   initial value is broadcast to (B, *s) when it is not batched itself. The body is the forward body
+   vectorised (src/jacobian.c) over the batched inputs; a batched output comes out (L, B, *s) and is
+   given back as (B, L, *s). */
+
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
+
+/* x (unbatched) broadcast along a leading axis of the size of ref's leading (batch) axis */
+static gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
+    int axes[GR_MAX_NDIM], pat[GR_MAX_NDIM + 1], i;
+    gr_var *r = ref, *z;
+    if (!x || !ref) return NULL;
+    for (i = 1; i < ref->ndim; i++) axes[i - 1] = i;
+    if (ref->ndim > 1) r = gr_sum_axes(ref, ref->ndim - 1, axes, 0);     /* (B,) */
+    z = gr_zeros_like(r);
+    if (z && z->dtype != x->dtype) z = gr_cast(z, (gr_dtype)x->dtype);
+    pat[0] = 0;
+    for (i = 0; i < x->ndim; i++) pat[i + 1] = GR_NEWAXIS;
+    z = z ? gr__dimshuffle(z, x->ndim + 1, pat, 0) : NULL;               /* (B, 1, ..., 1) */
+    pat[0] = GR_NEWAXIS;
+    for (i = 0; i < x->ndim; i++) pat[i + 1] = i;
+    return z ? gr_add(z, gr__dimshuffle(x, x->ndim + 1, pat, 0)) : NULL;
+}
+/* x with its first two axes swapped */
+static gr_var *gr__swap01(gr_var *x) {
+    int pat[GR_MAX_NDIM], i;
+    if (!x) return NULL;
+    pat[0] = 1; pat[1] = 0;
+    for (i = 2; i < x->ndim; i++) pat[i] = i;
+    return gr__dimshuffle(x, x->ndim, pat, 0);
+}
+
+typedef struct gr__batch_ctx {
+    const gr__scan_def *d;
+    const unsigned char *bin_b;          /* per body input: batched */
+    const unsigned char *out_b;          /* per output: batched */
+} gr__batch_ctx;
+
+static gr_status gr__batch_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr__batch_ctx *c = (gr__batch_ctx *)user;
+    const gr__scan_def *d = c->d;
+    gr_graph *ig = d->ig;
+    gr_var **map = NULL, **seed = NULL, **roots = NULL, **vo = NULL, *ref = NULL, *ins_stack[8], **ins = ins_stack;
+    uint8_t *isb = NULL, *ob = NULL;
+    int i, j, max_in = 8;
+    uint32_t kk;
+    gr_status st = GR_ERR_NOMEM;
+    map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
+    seed = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    roots = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    vo = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    isb = (uint8_t *)gr__calloc((size_t)d->n_bin + 1, 1);
+    ob = (uint8_t *)gr__calloc((size_t)d->n_bout + 1, 1);
+    if (!map || !seed || !roots || !vo || !isb || !ob) goto nomem;
+    /* the body, on stand-ins of its inputs' unbatched types, then vectorised onto the step's inputs */
+    for (i = 0; i < d->n_bin; i++) {
+        if (!(seed[i] = map[d->bin[i]->id] = gr__new_var(g, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto failed;
+        isb[i] = c->bin_b[i];
+        if (isb[i] && !ref) ref = in[i];
+    }
+    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
+    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
+    for (kk = 0; kk < ig->n_nodes; kk++) {
+        gr_node *node = ig->nodes[kk];
+        gr_var *o_stack[8], **o = o_stack;
+        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
+            if (!(ins[i] = map[x->id])) break;
+        }
+        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
+                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
+        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
+        if (o != o_stack) GR_FREE(o);
+        if (st != GR_OK) goto done;
+    }
+    for (j = 0; j < d->n_bout; j++) {
+        gr_var *b = d->bout[j];
+        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);
+        if (!(roots[j] = map[b->id])) goto failed;
+    }
+    if ((st = gr__vectorize(g, d->n_bin, seed, in, isb, d->n_bout, roots, vo, ob)) != GR_OK) goto done;
+    for (j = 0; j < d->n_out; j++) {
+        out[j] = vo[j];
+        if (c->out_b[j] && !ob[j]) out[j] = gr__batch_like(vo[j], ref);     /* a batched state's step */
+        if (!out[j]) goto failed;
+    }
+    if (d->has_until) {
+        if (ob[d->n_out]) { st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_scan '%s': its until condition would differ from row to row of a batch", d->name); goto done; }
+        *until = vo[d->n_out];
+    }
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (batching)", d->name);
+done:
+    if (ins != ins_stack) GR_FREE(ins);
+    GR_FREE(map); GR_FREE(seed); GR_FREE(roots); GR_FREE(vo); GR_FREE(isb); GR_FREE(ob);
+    return st;
+}
+
+/* which outputs depend on the batched body inputs (data, not derivatives: through every node, and
+   the states' recurrence) */
+static void gr__scan_batched_outputs(const gr__scan_def *d, unsigned char *bin_b, unsigned char *out_b, unsigned char *reach) {
+    gr_graph *ig = d->ig;
+    uint32_t k;
+    int i, j, s, t, changed;
+    do {
+        changed = 0;
+        memset(reach, 0, (size_t)ig->n_vars);
+        for (i = 0; i < d->n_bin; i++) reach[d->bin[i]->id] = bin_b[i];
+        for (k = 0; k < ig->n_nodes; k++) {
+            gr_node *node = ig->nodes[k];
+            int any = 0;
+            for (i = 0; i < node->n_in && !any; i++) any = reach[gr__in(node)[i]->id];
+            for (j = 0; any && j < node->n_out; j++) reach[gr__out(node)[j]->id] = 1;
+        }
+        for (j = 0; j < d->n_bout; j++) if (reach[d->bout[j]->id] && !out_b[j]) { out_b[j] = 1; changed = 1; }
+        for (s = 0; s < d->n_state; s++)     /* a batched output batches its state's taps */
+            if (out_b[d->st_out[s]])
+                for (t = 0; t < d->st_ntaps[s]; t++)
+                    if (!bin_b[d->st_at[s] + t]) { bin_b[d->st_at[s] + t] = 1; changed = 1; }
+    } while (changed);
+}
+
+static gr_status gr__Scan_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__batch_ctx c;
+    gr__scan_spec sp;
+    unsigned char *bin_b = NULL, *out_b = NULL, *reach = NULL;
+    gr_var **seq = NULL, **init = NULL, **vals = NULL, **off = NULL, **res = NULL, *ref = NULL;
+    int *ntaps = NULL, *dir = NULL, *ontaps = NULL, i, j, s, t;
+    const int **taps = NULL, **otaps = NULL;
+    gr_status st = GR_ERR_NOMEM;
+    for (j = 0; j < node->n_out; j++) out[j] = NULL;
+    bin_b = (unsigned char *)gr__calloc((size_t)d->n_bin + 1, 1);
+    out_b = (unsigned char *)gr__calloc((size_t)d->n_bout + 1, 1);
+    reach = (unsigned char *)gr__calloc((size_t)d->ig->n_vars + 1, 1);
+    seq = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
+    off = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
+    ntaps = (int *)gr__calloc(2u * (size_t)d->n_seq + 1, sizeof(int));
+    taps = (const int **)gr__calloc((size_t)d->n_seq + 1, sizeof(int *));
+    init = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    ontaps = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
+    otaps = (const int **)gr__calloc((size_t)d->n_out + 1, sizeof(int *));
+    vals = (gr_var **)gr__calloc((size_t)d->n_val + 1, sizeof(gr_var *));
+    res = (gr_var **)gr__calloc((size_t)d->n_out + 2, sizeof(gr_var *));
+    if (!bin_b || !out_b || !reach || !seq || !off || !ntaps || !taps || !init || !ontaps || !otaps || !vals || !res) goto nomem;
+    dir = ntaps + d->n_seq;
+    for (i = 0; i < node->n_in; i++)
+        if (batched[i] && i < gr__scan_i_seq(d))
+            return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_scan '%s': its number of steps would differ from row to row of a batch", d->name);
+    for (i = 0; i < node->n_in && !ref; i++) if (batched[i]) ref = in[i];
+    for (i = 0; i < d->n_seq; i++)
+        for (t = 0; t < d->seq_ntaps[i]; t++) bin_b[d->seq_at[i] + t] = batched[gr__scan_i_seq(d) + i];
+    for (s = 0; s < d->n_state; s++)
+        for (t = 0; t < d->st_ntaps[s]; t++) bin_b[d->st_at[s] + t] = batched[gr__scan_i_init(d) + s];
+    for (i = 0; i < d->n_val; i++) bin_b[gr__scan_b_val(d) + i] = batched[gr__scan_i_val(d) + i];
+    gr__scan_batched_outputs(d, bin_b, out_b, reach);
+    for (i = 0; i < d->n_seq; i++) {
+        int at = gr__scan_i_seq(d) + i;
+        seq[i] = batched[at] ? gr__swap01(in[at]) : in[at];
+        off[i] = d->seq_off[i] >= 0 ? in[gr__scan_i_off(d) + d->seq_off[i]] : NULL;
+        dir[i] = d->seq_dir[i];
+        ntaps[i] = d->seq_ntaps[i];
+        taps[i] = d->taps + d->seq_at[i];
+        if (!seq[i]) goto failed;
+    }
+    for (j = 0; j < d->n_out; j++) {
+        s = d->out_state[j];
+        if (s < 0) continue;
+        {
+            int at = gr__scan_i_init(d) + s, sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
+            gr_var *x0 = in[at];
+            if (out_b[j] && !batched[at]) x0 = sit ? gr__batch_like(x0, ref) : gr__swap01(gr__batch_like(x0, ref));
+            else if (batched[at] && !sit) x0 = gr__swap01(x0);      /* (B, rows, *s) -> (rows, B, *s) */
+            init[j] = x0;
+            ontaps[j] = d->st_ntaps[s];
+            otaps[j] = d->taps + d->st_at[s];
+            if (!x0) goto failed;
+        }
+    }
+    for (i = 0; i < d->n_val; i++) vals[i] = in[gr__scan_i_val(d) + i];
+    c.d = d;
+    c.bin_b = bin_b;
+    c.out_b = out_b;
+    memset(&sp, 0, sizeof sp);
+    sp.n_seq = d->n_seq; sp.seq = seq; sp.seq_ntaps = ntaps; sp.seq_taps = taps; sp.seq_dir = dir; sp.seq_off = off;
+    sp.n_out = d->n_out; sp.init = init; sp.out_ntaps = ontaps; sp.out_taps = otaps; sp.out_last = d->out_last;
+    sp.n_val = d->n_val; sp.val = vals;
+    sp.n_steps = d->has_n_steps ? in[0] : NULL;
+    sp.truncate = d->truncate;
+    sp.checkpoints = d->checkpoints;
+    sp.name = d->name;
+    sp.step = gr__batch_step;
+    sp.user = &c;
+    if ((st = gr__scan_make(g, &sp, res)) != GR_OK) goto done;
+    for (j = 0; j < d->n_out; j++) {
+        out[j] = out_b[j] && !d->out_last[j] ? gr__swap01(res[j]) : res[j];
+        if (!out[j]) goto failed;
+    }
+    out[d->n_out] = res[d->n_out];
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (batching)", d->name);
+done:
+    GR_FREE(bin_b); GR_FREE(out_b); GR_FREE(reach); GR_FREE(seq); GR_FREE(off); GR_FREE(ntaps); GR_FREE(taps);
+    GR_FREE(init); GR_FREE(ontaps); GR_FREE(otaps); GR_FREE(vals); GR_FREE(res);
+    return st;
 }
 
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
@@ -13079,9 +13513,11 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
-static void gr__print_node(FILE *out, const gr_node *node) {
+static void gr__print_scan_body(FILE *out, const gr_node *node);
+
+static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
     int j;
-    fprintf(out, "  ");
+    fprintf(out, "%*s", 2 + indent, "");
     for (j = 0; j < node->n_out; j++) {
         char buf[200];
         const gr_var *o = gr__out(node)[j];
@@ -13107,7 +13543,25 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
+    if (node->op == &gr__op_Scan) fprintf(out, " '%s'", gr__sdef(node)->name);
     fprintf(out, "\n");
+    if (node->op == &gr__op_Scan && indent == 0) gr__print_scan_body(out, node);
+}
+static void gr__print_node(FILE *out, const gr_node *node) { gr__print_node_at(out, node, 0); }
+
+/* a loop's body, under its node: its inputs (the taps and the values), its nodes, its outputs (a loop
+   inside it shows its name, not its body) */
+static void gr__print_scan_body(FILE *out, const gr_node *node) {
+    const gr__scan_def *d = gr__sdef(node);
+    uint32_t k;
+    int i;
+    fprintf(out, "    body of '%s' (inputs:", d->name);
+    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
+    fprintf(out, "):\n");
+    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
+    fprintf(out, "    outputs of '%s':", d->name);
+    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
+    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
 }
 
 GR_API void gr_print(FILE *out, gr_var *v) {

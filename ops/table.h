@@ -170,7 +170,7 @@
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* ops/scan.c: loops */ \
-    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, map)      /* a loop: its body run over sequences and states (gr_scan) */ \
+    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, Scan)     /* a loop: its body run over sequences and states (gr_scan) */ \
     X(Rows,          1, 1, Rows,      gr__conn_0,             none, NONDIFF_SHAPEREF, map) /* x.shape[0] (I64): offsets of a loop's gradient */ \
     X(ScanPlace,     3, 1, place,     gr__conn_100,           none, 0, map)      /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,    3, 1, place,     gr__conn_100,           none, 0, map)      /* rows like ref: row t is row off + dir t + k of g */ \

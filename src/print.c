@@ -6,9 +6,11 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
-static void gr__print_node(FILE *out, const gr_node *node) {
+static void gr__print_scan_body(FILE *out, const gr_node *node);
+
+static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
     int j;
-    fprintf(out, "  ");
+    fprintf(out, "%*s", 2 + indent, "");
     for (j = 0; j < node->n_out; j++) {
         char buf[200];
         const gr_var *o = gr__out(node)[j];
@@ -34,7 +36,25 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
+    if (node->op == &gr__op_Scan) fprintf(out, " '%s'", gr__sdef(node)->name);
     fprintf(out, "\n");
+    if (node->op == &gr__op_Scan && indent == 0) gr__print_scan_body(out, node);
+}
+static void gr__print_node(FILE *out, const gr_node *node) { gr__print_node_at(out, node, 0); }
+
+/* a loop's body, under its node: its inputs (the taps and the values), its nodes, its outputs (a loop
+   inside it shows its name, not its body) */
+static void gr__print_scan_body(FILE *out, const gr_node *node) {
+    const gr__scan_def *d = gr__sdef(node);
+    uint32_t k;
+    int i;
+    fprintf(out, "    body of '%s' (inputs:", d->name);
+    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
+    fprintf(out, "):\n");
+    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
+    fprintf(out, "    outputs of '%s':", d->name);
+    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
+    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
 }
 
 GR_API void gr_print(FILE *out, gr_var *v) {
