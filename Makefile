@@ -10,9 +10,10 @@ B       = build
 
 # amalgamation order: public part, then the implementation
 PARTS = src/head.h ops/table.h src/api.h \
-        src/impl.c src/base.c src/graph.c \
-        ops/elemwise.c ops/reduce.c ops/shape.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c \
-        src/grad.c src/rop.c src/jacobian.c src/rewrite.c src/fuse.c src/function.c src/numeric.c src/print.c src/tail.c
+        src/impl.c src/base.c src/graph.c src/rewrite.h \
+        ops/elemwise.c ops/reduce.c ops/shape.c ops/linalg.c ops/nnet.c ops/gradops.c ops/index.c ops/batch.c \
+        src/grad.c src/rop.c src/jacobian.c src/signature.c src/simplify.c src/merge.c src/rewrite.c src/fuse.c \
+        src/function.c src/numeric.c src/print.c src/tail.c
 PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": generated region; edit " FILENAME ", then run make gradient.h ==== */" } { print }'
 
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
