@@ -607,6 +607,45 @@ static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
     return gr__replaced(done, gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z));
 }
 
+/* ---- pairs (GR_ELEMWISE_PAIRS) ------------------------------------------------------------------ */
+
+/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
+   a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
+static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)a;
+        double *ps = (double *)s, *pc = (double *)c;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
+    } else {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
+    }
+}
+
+typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
+typedef struct gr__ew_pair { int first, second; const char *name; gr__ew_pair_kernel run; } gr__ew_pair;
+static const gr__ew_pair gr__ew_pairs[] = {
+#define GR__PAIR_ROW(first, second, name) { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },
+    GR_ELEMWISE_PAIRS(GR__PAIR_ROW)
+#undef GR__PAIR_ROW
+    { -1, -1, NULL, NULL }
+};
+
+/* the pair whose first row is `row`, or NULL */
+static const gr__ew_pair *gr__ew_pair_first(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->first == row) return p;
+    return NULL;
+}
+/* row is the second of a pair */
+static int gr__ew_pair_second(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->second == row) return 1;
+    return 0;
+}
+
 /* ---- rewrites (GR_ELEMWISE_REWRITES): the algebra ----------------------------------------------------
    Zeros are 0-d zeros or zeros filled to a shape (gr__rw_zeros); a zero operand is dropped only when
    the result keeps its shape in every call (gr__sig_into). */

@@ -130,6 +130,14 @@
     X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
     /* (end of the elementwise rewrites) */
 
+/* ---- elementwise pairs -------------------------------------------------------------------------
+   X(first, second, name)  first(x) and second(x) of one float operand computed in one loop by
+                           gr__<name>_pair (ops/elemwise.c): a fused group computing both runs
+                           them as one instruction (src/fuse.c)                                    */
+#define GR_ELEMWISE_PAIRS(X) \
+    X(sin,   cos,   sincos)    /* compilers make one sincos call of the loop */ \
+    /* (end of the elementwise pairs) */
+
 /* ---- structural ops ------------------------------------------------------------------------------
    X(Name, n_in, n_out, rules, conn, alias, flags, batch, sig, simp)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)

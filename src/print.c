@@ -17,7 +17,7 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)gr__params(node))->op->name);   /* what every row gets */
+    if (node->op->flags & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps (every row gets) */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -29,8 +29,7 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
-                    p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&p->ops[k]));
         if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
