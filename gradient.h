@@ -263,7 +263,7 @@
     X(GradScale,        1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient scaled */ \
     X(UndefinedGrad,    1,  1,  like0,         NULL,         always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         EyeLike,    EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,        2,  1,  Unflatten,     gr__conn_10,  always,     SHAPEREF,         map,         none,       none)           /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,          -1, 1,  Batched,       NULL,         Batched,    INNERCONN,        map,         none,       Batched)        /* an op applied row by row over axis 0 */ \
     X(Banded,           -1, 1,  Banded,        NULL,         none,       0,                map,         Banded,     none)           /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
@@ -7775,7 +7775,7 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
-   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
+   Made by gr_function only (the rewrite rules below), where Jacobians and Hessians of elementwise functions of
    slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
    scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
    Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
@@ -7915,16 +7915,8 @@ static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) 
     out[1] = s[0];
 }
 
-/* EyeLike's: (size(r), *shape(r)), the rows as long as r when r is 1-d */
-static void gr__EyeLike_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
-    int32_t s[GR_MAX_NDIM];
-    int i;
-    gr__sig_copy(rw, gr__in(node)[0], s);
-    if (gr__in(node)[0]->ndim == 1) out[0] = s[0];
-    for (i = 0; i < gr__in(node)[0]->ndim; i++) out[i + 1] = s[i];
-}
-
-/* the identity of a vector's size: one diagonal of ones */
+/* the identity of a vector's size (gr_jacobian's seed, always): one diagonal of ones. (So EyeLike
+   needs no signature rule: no EyeLike node is left to ask.) */
 static gr_var *gr__EyeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     gr_var *one, *ones;
     int64_t k0 = 0;
@@ -9901,10 +9893,10 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
 /* ==== src/fuse.c: generated region; edit src/fuse.c, then run make gradient.h ==== */
 /* src/fuse.c: elementwise fusion (at GR_OPT_FULL, after the rewrites).
 
-   Connected elementwise nodes (and casts) whose outputs have the same shape signature (see
-   src/rewrite.c: the same size along every axis in every call) become one Fused node: a program
-   of the table's kernels run over the data block by block, so a chain of elementwise ops is one
-   pass with no full-size temporaries. Members read their operands from the group's external
+   Connected elementwise nodes (and copies: the CONVERT and FILL rows, Cast and BroadcastLike) whose
+   outputs have the same shape signature (src/signature.c: the same size along every axis in every
+   call) become one Fused node: a program of the table's kernels run over the data block by block,
+   so a chain of elementwise ops is one pass with no full-size temporaries. Members read their operands from the group's external
    inputs (broadcast, as the ops would), 0-d constants (immediates), block-sized registers, or
    the group's outputs; a value used outside the group, or returned, is an output.
 

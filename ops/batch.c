@@ -58,7 +58,7 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
-   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
+   Made by gr_function only (the rewrite rules below), where Jacobians and Hessians of elementwise functions of
    slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
    scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
    Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
@@ -198,16 +198,8 @@ static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) 
     out[1] = s[0];
 }
 
-/* EyeLike's: (size(r), *shape(r)), the rows as long as r when r is 1-d */
-static void gr__EyeLike_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
-    int32_t s[GR_MAX_NDIM];
-    int i;
-    gr__sig_copy(rw, gr__in(node)[0], s);
-    if (gr__in(node)[0]->ndim == 1) out[0] = s[0];
-    for (i = 0; i < gr__in(node)[0]->ndim; i++) out[i + 1] = s[i];
-}
-
-/* the identity of a vector's size: one diagonal of ones */
+/* the identity of a vector's size (gr_jacobian's seed, always): one diagonal of ones. (So EyeLike
+   needs no signature rule: no EyeLike node is left to ask.) */
 static gr_var *gr__EyeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     gr_var *one, *ones;
     int64_t k0 = 0;

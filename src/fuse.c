@@ -1,9 +1,9 @@
 /* src/fuse.c: elementwise fusion (at GR_OPT_FULL, after the rewrites).
 
-   Connected elementwise nodes (and casts) whose outputs have the same shape signature (see
-   src/rewrite.c: the same size along every axis in every call) become one Fused node: a program
-   of the table's kernels run over the data block by block, so a chain of elementwise ops is one
-   pass with no full-size temporaries. Members read their operands from the group's external
+   Connected elementwise nodes (and copies: the CONVERT and FILL rows, Cast and BroadcastLike) whose
+   outputs have the same shape signature (src/signature.c: the same size along every axis in every
+   call) become one Fused node: a program of the table's kernels run over the data block by block,
+   so a chain of elementwise ops is one pass with no full-size temporaries. Members read their operands from the group's external
    inputs (broadcast, as the ops would), 0-d constants (immediates), block-sized registers, or
    the group's outputs; a value used outside the group, or returned, is an output.
 
