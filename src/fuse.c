@@ -15,17 +15,21 @@
 typedef struct gr__fop {                 /* one instruction (24 bytes: a chain of a million links has millions) */
     int32_t arg[3];                      /* operand references */
     int32_t out, out2;                   /* the references written (out2: the second of a pair, else -1) */
-    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype; with out2, the pair
-                                            it starts), or GR__FOP_COPY + the code of a copying row */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), GR__FOP_PAIR (arg[1]:
+                                            the pair's index in gr__ew_pairs), or GR__FOP_COPY + the code of
+                                            a copying row */
 } gr__fop;
 
-enum { GR__FOP_COPY = GR__EW_COUNT };    /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
-typedef char gr__fop_rows_fit[(int)GR__EW_COUNT + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
+enum {
+    GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
+    GR__FOP_COPY = GR__EW_COUNT + 1      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+};
+typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's (a pair's name for a pair) */
+/* the printed name of an instruction: its row's, or its pair's */
 static const char *gr__fop_name(const gr__fop *op) {
     if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
-    return op->out2 >= 0 ? gr__ew_pair_first(op->row)->name : gr__ew_ops[op->row]->name;
+    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
 }
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
@@ -80,7 +84,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row >= GR__FOP_COPY ? gr__fop_name(op) : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name : gr__fop_name(op);
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -95,7 +99,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
             }
         }
         shapes[op->out] = r;
-        if (op->out2 >= 0) shapes[op->out2] = r;
+        if (op->row == GR__FOP_PAIR) shapes[op->out2] = r;
     }
     GR_FREE(shapes);
     return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
@@ -182,16 +186,16 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
             for (k = 0; k < p->n_ops; k++) {
                 const gr__fop *op = &p->ops[k];
-                if (op->out2 >= 0)
-                    gr__ew_pair_first(op->row)->run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
-                                                    p->st[op->arg[0]], n);
-                else if (op->row < GR__EW_COUNT) {
+                if (op->row < GR__EW_COUNT) {
                     const void *args[3];
                     int64_t sts[3];
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
                     gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
-                } else
+                } else if (op->row == GR__FOP_PAIR)
+                    gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
+                                                 p->st[op->arg[0]], n);
+                else
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
         }
@@ -523,8 +527,9 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
         fz->paired[c->id] = 1;
         op->n_args = 1;
         op->dtype = op->odtype = (uint8_t)y->dtype;
-        op->row = (uint8_t)row;
+        op->row = GR__FOP_PAIR;
         op->arg[0] = fz->ref[x0->id];
+        op->arg[1] = (int32_t)(pair - gr__ew_pairs);
         gr__fgroup_reg(fz, gs, y);
         gr__fgroup_reg(fz, gs, yc);
         op->out = fz->ref[y->id];
