@@ -1943,7 +1943,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k);    /* 
 
 /* building through the rewrites (src/rewrite.c): the node's output, or NULL on failure */
 static gr_var *gr__rw1(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins);
-static gr_var *gr__rw_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b);  /* elementwise row; b NULL for one operand */
+static gr_var *gr__rw_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b);  /* elementwise row on a (and b: two operands) */
 
 /* recognising values (src/simplify.c) */
 static int gr__rw_is_scalar(const gr_var *v, double c);                      /* the 0-d constant c */
