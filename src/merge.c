@@ -3,19 +3,19 @@
    small node of constants is run now and becomes a constant. */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
     size_t k;
     int i;
-    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (i = 0; i < n_in; i++) h = gr__hash64(h ^ (uint64_t)ins[i]->id);
     for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
         uint64_t w;
         memcpy(&w, (const unsigned char *)params + k, 8);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     if (k < psize) {
         uint64_t w = 0;
         memcpy(&w, (const unsigned char *)params + k, psize - k);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -128,7 +128,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;

@@ -17,7 +17,7 @@ static void gr__print_node(FILE *out, const gr_node *node) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op->flags & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps (every row gets) */
+    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps (every row gets) */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");

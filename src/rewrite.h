@@ -108,26 +108,22 @@ GR_ELEMWISE_REWRITES(GR__REWRITE_PROTO)
 
 /* the rules of each structural row, by code */
 typedef struct gr__row_rules {
-    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);   /* which op it is */
     gr__sig_rule sig;
     gr__simplify_rule simplify;
 } gr__row_rules;
 
 static const gr__row_rules gr__struct_rules[GR__OP_COUNT + 1] = {
 #define GR__RULE_ROW(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
-    { gr__##Name##_perform, gr__##sig##_sig, gr__##simp##_simplify },
+    { gr__##sig##_sig, gr__##simp##_simplify },
     GR_STRUCT_OPS(GR__RULE_ROW)
 #undef GR__RULE_ROW
-    { NULL, NULL, NULL }
+    { NULL, NULL }
 };
 
-/* the rules of op's row; NULL for an elementwise row or a user's op (whose code is 0, Cast's, and
-   whose perform is its own) */
+/* the rules of op's row; NULL for an elementwise row or a user's op */
 static const gr__row_rules *gr__rules_of(const gr_op_def *op) {
-    const gr__row_rules *r;
-    if ((op->flags & GR__OPF_ELEMWISE) || op->code < 0 || op->code >= GR__OP_COUNT) return NULL;
-    r = &gr__struct_rules[op->code];
-    return r->perform == op->perform ? r : NULL;
+    if (!op->builtin || (gr__op_flags(op) & GR__OPF_ELEMWISE)) return NULL;
+    return &gr__struct_rules[gr__op_code(op)];
 }
 
 /* the elementwise rewrite rows, in the table's order */

@@ -32,7 +32,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         for (q = 0; q < rw->cap_trim; q++) {
             int64_t *e = rw->trim + 3 * q;
             if (e[0] < 0) continue;
-            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            i = (uint32_t)gr__hash64((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
             while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
             t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
         }
@@ -41,7 +41,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         rw->cap_trim = nc;
     }
     mask = rw->cap_trim - 1;
-    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+    for (i = (uint32_t)gr__hash64((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
         if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
     rw->trim[3 * i] = sym;
     rw->trim[3 * i + 1] = k;
@@ -77,7 +77,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int i;
     for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (node->op->flags & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
     else if ((rules = gr__rules_of(node->op)) != NULL) rules->sig(rw, node, out);
     for (i = 0; i < v->ndim; i++)                   /* what the static type knows wins */
         if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);
