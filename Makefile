@@ -11,9 +11,10 @@ B       = build
 # amalgamation order: the top comment and the public part; then the implementation, opened by
 # src/hooks.c, the op tables behind it
 PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
-        src/impl.c src/base.c src/graph.c \
-        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c ops/scan.c \
-        src/grad.c src/rop.c src/jacobian.c src/rewrite.c src/fuse.c src/function.c src/call.c src/numeric.c src/print.c src/tail.c
+        src/impl.c src/base.c src/graph.c src/rewrite.h \
+        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/index.c ops/batch.c ops/scan.c \
+        src/grad.c src/rop.c src/jacobian.c src/signature.c src/simplify.c src/merge.c src/rewrite.c src/fuse.c \
+        src/function.c src/call.c src/numeric.c src/print.c src/tail.c
 
 # The packer: the parts in order, each after a banner naming its file. ops/table.h is read first
 # for its elementwise rows (GR_ELEMWISE_OPS): src/api.h's line "/* GR_ELEMWISE_OPS: ... */" becomes

@@ -659,8 +659,48 @@ extern "C" {
     X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not x */ \
     /* (end of the elementwise table: every row above ends with a backslash) */
 
+/* ---- elementwise rewrites ----------------------------------------------------------------------
+   X(row, rule)  when gr_function rewrites, a node of the elementwise row may be replaced by what
+                 gr__<rule>_rewrite builds (src/rewrite.h). A row's rules are tried in the order
+                 listed and the first that applies wins; a rule is written in the family file of
+                 the ops its pattern involves.                                                    */
+#define GR_ELEMWISE_REWRITES(X) \
+    /* ops/batch.c: banded matrices stay banded */ \
+    X(add,   banded_sum)       /* B1 + B2 -> one Banded, the diagonals merged */ \
+    X(neg,   banded_scale)     /* -B -> B's diagonals negated */ \
+    X(mul,   banded_scale)     /* B * c, B * v (v along the columns) -> B's diagonals scaled */ \
+    X(div,   banded_scale)     /* B / c, B / v -> the same */ \
+    /* ops/index.c */ \
+    X(add,   update_into)      /* x + update(0, y at a view) -> update(x, y at the view), increments */ \
+    /* ops/elemwise.c: algebra (zeros are 0-d zeros or zeros filled to a shape) */ \
+    X(add,   add_zero)         /* x + 0 -> x, 0 + x -> x */ \
+    X(sub,   add_zero)         /* x - 0 -> x, 0 - x -> -x */ \
+    X(sub,   expm1)            /* exp(x) - 1 -> expm1(x) */ \
+    X(mul,   mul_one)          /* x * 1 -> x, x * -1 -> -x */ \
+    X(mul,   mul_zero)         /* x * 0 -> zeros shaped like the product (x's infinities and NaNs are not kept) */ \
+    X(mul,   mul_consts)       /* c1 (c2 x) -> (c1 c2) x, (c1 x)(c2 y) -> (c1 c2)(x y), c (-x) -> (-c) x */ \
+    X(div,   div_one)          /* x / 1 -> x */ \
+    X(div,   zero_div)         /* 0 / x -> 0 */ \
+    X(neg,   neg_neg)          /* -(-x) -> x */ \
+    X(neg,   neg_zero)         /* -0 -> 0 */ \
+    X(neg,   neg_consts)       /* -(c x) -> (-c) x */ \
+    X(pow,   pow_small)        /* x^1 -> x, x^2 -> sqr(x) */ \
+    X(log,   log1p)            /* log(1 + x) -> log1p(x) */ \
+    X(log,   log_sigmoid)      /* log(sigmoid(x)) -> -softplus(-x) */ \
+    /* ops/nnet.c */ \
+    X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
+    /* (end of the elementwise rewrites) */
+
+/* ---- elementwise pairs -------------------------------------------------------------------------
+   X(first, second, name)  first(x) and second(x) of one float operand computed in one loop by
+                           gr__<name>_pair (ops/elemwise.c): a fused group computing both runs
+                           them as one instruction (src/fuse.c)                                    */
+#define GR_ELEMWISE_PAIRS(X) \
+    X(sin,   cos,   sincos)    /* compilers make one sincos call of the loop */ \
+    /* (end of the elementwise pairs) */
+
 /* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch, sig, simp)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
    n_in     the number of inputs, -1 for any number
    rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
@@ -668,86 +708,95 @@ extern "C" {
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
             NONDIFF: no derivative flows through it (R-op contributes nothing);
-            INNERCONN: its connection pattern is that of the op it wraps (Batched);
-            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
-            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
+            INNERCONN: it wraps an op, whose connection pattern it has (Batched);
+            SHAPEREF: the inputs its connection pattern excludes are read for their shape only;
+            INPLACE0: the output may take input 0's memory when input 0 is read there for the last
+            time; CONN0: input 0 alone reaches the outputs, every one (the connection pattern of an
+            op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
+            output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
+            input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
+            a fill of zeros is zeros); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
-            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
+   sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
+            which of its axes have the size of which input axes in every call, so that rewrites
+            know when a result keeps a shape and fusion which nodes iterate alike; none: nothing
+            known (fresh symbols)
+   simp     gr__<simp>_simplify may replace a node by a cheaper equivalent when gr_function
+            rewrites (src/rewrite.h); none: never                                                */
 #define GR_STRUCT_OPS(X) \
     /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
+    X(Cast,             1,  1,  Cast,          NULL,         none,       CONVERT,          same,        like0,      Cast)           /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
+    X(Sum,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes */ \
+    X(Mean,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes / count */ \
+    X(Prod,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = product over axes */ \
+    X(Max,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = max over axes */ \
+    X(Min,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = min over axes */ \
     /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
+    X(DimShuffle,       1,  1,  DimShuffle,    NULL,         DimShuffle, 0,                DimShuffle,  DimShuffle, DimShuffle)     /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,          1,  1,  Reshape,       NULL,         always,     0,                map,         none,       Reshape)        /* same data, new shape */ \
+    X(BroadcastLike,    2,  1,  BroadcastLike, gr__conn_10,  same_size,  SHAPEREF_FILL,    map,         like1,      BroadcastLike)  /* x broadcast to the shape of ref */ \
+    X(ReduceLike,       2,  1,  ReduceLike,    gr__conn_10,  same_size,  SHAPEREF,         map,         like1,      ReduceLike)     /* x summed down to the shape of ref */ \
+    X(ReshapeLike,      2,  1,  ReshapeLike,   gr__conn_10,  always,     SHAPEREF,         map,         like1,      ReshapeLike)    /* x's data in the shape of ref */ \
+    X(SizeRatio,        2,  1,  SizeRatio,     gr__conn_00,  none,       NONDIFF_SHAPEREF, map,         none,       none)           /* size(a) / size(b), a 0-d float */ \
     /* ops/dot.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
+    X(Dot,              2,  1,  Dot,           NULL,         none,       0,                map,         Dot,        Dot)            /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
+    X(Softmax,          1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,       1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* x - logsumexp_axis x */ \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    X(ZeroGrad,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1,  1,  like0,         gr__conn_0,   always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient clipped */ \
+    X(GradScale,        1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1,  1,  like0,         NULL,         always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
-    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
-    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,        2,  1,  Unflatten,     gr__conn_10,  always,     SHAPEREF,         map,         none,       none)           /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,          -1, 1,  Batched,       NULL,         Batched,    INNERCONN,        map,         none,       Batched)        /* an op applied row by row over axis 0 */ \
+    X(Banded,           -1, 1,  Banded,        NULL,         none,       0,                map,         Banded,     none)           /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
-    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
-    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
-    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
+    X(Slice,            1,  1,  view,          NULL,         view,       0,                view,        view,       Slice)          /* x[start:stop:step] along an axis */ \
+    X(Index,            1,  1,  view,          NULL,         view,       0,                view,        view,       none)           /* x[i] along an axis (the axis goes) */ \
+    X(Take,             2,  1,  Take,          gr__conn_10,  none,       0,                Take,        none,       none)           /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,       2,  1,  like0,         NULL,         none,       INPLACE0,         map,         like0,      none)           /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,       3,  1,  like0,         gr__conn_110, none,       INPLACE0,         map,         like0,      none)           /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c: joining, splitting, tiling */ \
-    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
-    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
-    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
-    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
+    X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
+    X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
+    X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \
+    X(Untile,           2,  1,  Untile,        gr__conn_10,  same_size,  0,                Untile,      none,       none)           /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
     /* ops/reduce.c: along one axis */ \
-    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
-    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
-    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
-    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
-    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    X(ArgMax,           1,  1,  axisred,       NULL,         none,       NONDIFF,          axdir,       none,       none)           /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,        1,  1,  axisred,       NULL,         none,       0,                axdir,       none,       none)           /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,           1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,          1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,          2,  1,  LinScan,       NULL,         none,       0,                axdir,       none,       none)           /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
-    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
-    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
-    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
-    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
-    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
-    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
-    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
-    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
-    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
-    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
-    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    X(TensorDot,        2,  1,  TensorDot,     NULL,         none,       0,                TensorDot,   none,       none)           /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
+    X(MatMul,           2,  1,  MatMul,        NULL,         none,       0,                MatMul,      none,       none)           /* a @ b on the last two axes; batch axes broadcast */ \
+    X(LUFactor,         1,  1,  LUFactor,      gr__conn_0,   none,       NONDIFF,          map,         none,       none)           /* P A = L U, packed with the pivots: the workspace */ \
+    X(MatrixInverse,    2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* A^-1, from (A, LUFactor(A)) */ \
+    X(Det,              2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,         2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
+    X(LogDet,           2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* log det A (NaN when det A < 0) */ \
+    X(Solve,            3,  1,  Solve,         gr__conn_110, none,       0,                Solve,       none,       none)           /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
+    X(Cholesky,         1,  1,  la_square,     NULL,         none,       0,                map,         none,       none)           /* lower L with L L^T = A (lower triangle read) */ \
+    X(Trace,            1,  1,  Trace,         NULL,         none,       0,                same,        none,       none)           /* sum_i x[..., i, i] */ \
+    X(TriScale,         1,  1,  like0,         NULL,         none,       0,                same,        like0,      none)           /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
     /* ops/nnet.c: losses */ \
-    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
-    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    X(CrossEntropy,     2,  1,  CrossEntropy,  NULL,         none,       0,                map,         none,       none)           /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,           2,  1,  OneHot,        gr__conn_00,  none,       NONDIFF,          map,         none,       none)           /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* ops/scan.c: loops */ \
-    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, Scan)     /* a loop: its body run over sequences and states (gr_scan) */ \
-    X(Rows,          1, 1, Rows,      gr__conn_0,             none, NONDIFF_SHAPEREF, map) /* x.shape[0] (I64): offsets of a loop's gradient */ \
-    X(ScanPlace,     3, 1, place,     gr__conn_100,           none, 0, map)      /* zeros like ref, row t of r added at row off + dir t + k */ \
-    X(ScanGather,    3, 1, place,     gr__conn_100,           none, 0, map)      /* rows like ref: row t is row off + dir t + k of g */ \
+    X(Scan,            -1, -1,  Scan,          NULL,         none,       LOOP,             Scan,        none,       none)           /* a loop: its body run over sequences and states (gr_scan) */ \
+    X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
+    X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
+    X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
     /* src/fuse.c: made by gr_function only */ \
-    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
+    X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
 
 /* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the
@@ -827,6 +876,8 @@ typedef struct gr__graphop {
     void (*destroy)(struct gr__graphop *o);
     int n_in, n_out;
     unsigned char *conn;             /* NULL: every input reaches every output */
+    const char *name;                /* printed after the op's name */
+    void (*print)(FILE *out, const struct gr__graphop *o);   /* prints the inner graph under the node */
 } gr__graphop;
 
 struct gr_graph {
@@ -865,9 +916,11 @@ enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
-    GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
+    GR__OPF_INNERCONN = 8,           /* wraps an op, whose connection pattern it has (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
     GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_CONVERT  = 64,           /* output 0 is input 0 converted to its dtype, element by element */
+    GR__OPF_FILL     = 128,          /* output 0 is input 0 broadcast to input 1's shape, dtype and values kept */
     GR__OPF_CONN0    = 256,          /* input 0 alone reaches the outputs (any arity): the pattern */
     GR__OPF_DYNSHAPE = 512,          /* its outputs' shapes are known once it has run (a loop): its
                                         perform sets them and points them at memory of its own */
@@ -889,7 +942,7 @@ static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
@@ -907,7 +960,7 @@ static const unsigned char gr__conn_100[3] = { 1, 0, 0 };  /* input 0 connected,
 static const unsigned char gr__conn_110[3] = { 1, 1, 0 }; /* inputs 0 and 1 connected, input 2 (indices) not */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
@@ -916,7 +969,9 @@ enum gr__struct_code {
 #define GR__OPF_0 0
 #define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
+#define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
+#define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
         gr__##batch##_batch }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
@@ -947,6 +1002,13 @@ static void gr__runtime_release(gr_node *node) {
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
 }
+/* the structural rows by code */
+static const gr_op_def *const gr__struct_ops[GR__OP_COUNT + 1] = {
+#define GR__STRUCT_PTR(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) &gr__op_##Name,
+    GR_STRUCT_OPS(GR__STRUCT_PTR)
+#undef GR__STRUCT_PTR
+    NULL
+};
 
 /* ---- the elementwise rows ------------------------------------------------------------------- */
 
@@ -1811,7 +1873,7 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
    1 for an elementwise row, 2 for a structural one */
 static int gr__builtin_op(const gr_op_def *op) {
     if (op->perform == gr__ew_perform) return 1;
-#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 2;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) if (op->perform == gr__##Name##_perform) return 2;
     GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
 #undef GR__BUILTIN_PERFORM
     return 0;
@@ -1985,6 +2047,145 @@ static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *ro
     *n_out = n;
     return GR_OK;
 }
+
+/* ==== src/rewrite.h: generated region; edit src/rewrite.h, then run make gradient.h ==== */
+/* src/rewrite.h: what gr_function's rewrites (at GR_OPT_FULL) share with the op rules.
+
+   The machinery is generic and lives in src/: shape signatures (src/signature.c), simplification
+   to a fixed point (src/simplify.c), merging and constant folding (src/merge.c), the pipeline that
+   rebuilds every node through them (src/rewrite.c) and fusion (src/fuse.c). What is true of one op
+   is a rule in its family file, named by its table row (ops/table.h):
+     gr__<sig>_sig          the `sig` column: output 0's signature from the inputs';
+     gr__<simp>_simplify    the `simp` column: a cheaper equivalent of a structural node;
+     gr__<rule>_rewrite     a row of GR_ELEMWISE_REWRITES: a cheaper equivalent of an elementwise
+                            node (the algebra: x + 0 -> x, x * 1 -> x, -(-x) -> x, ...).
+   `none` in a column names the rule that knows nothing (gr__none_sig, gr__none_simplify).
+
+   Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
+   for an unknown size. Two axes with the same symbol have the same size in every call; an
+   elementwise result keeps an axis's symbol when its operands agree on it. This tells when a
+   rewrite keeps a result's shape, and (src/fuse.c) which elementwise nodes iterate alike. */
+
+typedef struct gr__rewriter gr__rewriter;
+struct gr__rewriter {
+    gr_graph *cg;
+    gr_graph *g;                 /* the source graph: a node the rewrites leave as it is is not copied */
+    const gr_node *orig;         /* the source node being rebuilt (read once by gr__rw_build) */
+    int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
+    gr_node **cse;               /* open addressing over the nodes filed under a hot key, or without inputs (see merging) */
+    uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
+    uint32_t n_cse, cap_cse;
+    int32_t *use_head;           /* by variable id of cg: the newest node filed under it (an index below), -1 none */
+    uint32_t *use_count;         /* by variable id of cg: how many nodes are filed under it */
+    uint32_t cap_use_head, cap_use_count;
+    gr_node **use_node;          /* a filing: the node, and the next older one under the same key */
+    int32_t *use_next;
+    uint32_t n_use, cap_use_node, cap_use_next;
+    int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
+    uint32_t n_sig, cap_sig;
+    int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
+    uint32_t cap_sig_at;
+    int32_t next_sym;
+    int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
+    uint32_t n_trim, cap_trim;
+    uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
+    uint32_t *view_depth;        /* each one's depth: the longest path up from the leaves (fusion's order) */
+    uint32_t n_view, cap_view, cap_view_depth;
+    uint32_t *depth;             /* by variable id, during the copy: its producer's depth */
+    uint32_t cap_depth;
+    uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
+    uint32_t n_repl;
+};
+
+#define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
+#define GR__SIG_ONE GR__SIG_STATIC(1)
+
+/* ---- the rules' forms -------------------------------------------------------------------------
+   sig       out[0 .. ndim of output 0) arrives holding fresh symbols; the rule sets the axes it knows
+             from the inputs' signatures (gr__sig_copy). What the static type knows wins afterwards.
+   simplify  node op(params; in) about to be built: its replacement, built through gr__rw1 (so that
+             it is rewritten in turn), with *done set (gr__replaced); NULL with *done still 0 when no
+             rewrite applies. NULL with *done set: building the replacement failed.
+   rewrite   the same for a node of elementwise row `row` on operands in. */
+typedef void (*gr__sig_rule)(gr__rewriter *rw, const gr_node *node, int32_t *out);
+typedef gr_var *(*gr__simplify_rule)(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done);
+typedef gr_var *(*gr__rewrite_rule)(gr__rewriter *rw, int row, gr_var *const *in, int *done);
+
+/* a rule's answer: node replaced by r (NULL: building it failed) */
+static gr_var *gr__replaced(int *done, gr_var *r) {
+    *done = 1;
+    return r;
+}
+
+/* ---- what the rules may call -------------------------------------------------------------------- */
+
+/* signatures (src/signature.c) */
+static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
+static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out);   /* the pool may move: copy */
+static int gr__sig_same(gr__rewriter *rw, const gr_var *a, const gr_var *b); /* the same shape in every call */
+static int gr__sig_into(gr__rewriter *rw, const gr_var *x, const gr_var *r); /* x broadcasts to r's shape, keeping it */
+static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k);    /* sym's axis with k rows trimmed off */
+
+/* building through the rewrites (src/rewrite.c): the node's output, or NULL on failure */
+static gr_var *gr__rw1(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins);
+static gr_var *gr__rw_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b);  /* elementwise row on a (and b: two operands) */
+
+/* recognising values (src/simplify.c) */
+static int gr__rw_is_scalar(const gr_var *v, double c);                      /* the 0-d constant c */
+static gr_var *gr__rw_filled(const gr_var *v, gr_var **ref);                 /* a fill (a FILL row): its value and ref */
+static int gr__rw_zeros(const gr_var *v, gr_var **ref);                      /* a 0-d zero (*ref NULL) or one filled to ref */
+static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref);      /* zeros of dtype dt shaped like ref */
+
+/* the fill: x broadcast to the shape of ref (ops/shape.c) */
+static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref);
+
+/* banded matrices (ops/batch.c): Jacobians and Hessians kept as a few diagonals */
+static int gr__banded_n(const gr_var *v);                                    /* its diagonals; 0: not banded */
+static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v);           /* v = diag(d), square: d */
+static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                              gr_var *pre, gr_var *post, int64_t dk);
+
+/* ---- the rules named by the tables --------------------------------------------------------------- */
+
+#define GR__RULE_PROTO(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
+    static void gr__##sig##_sig(gr__rewriter *rw, const gr_node *node, int32_t *out); \
+    static gr_var *gr__##simp##_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done);
+GR_STRUCT_OPS(GR__RULE_PROTO)
+#undef GR__RULE_PROTO
+
+#define GR__REWRITE_PROTO(ewrow, rule) static gr_var *gr__##rule##_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done);
+GR_ELEMWISE_REWRITES(GR__REWRITE_PROTO)
+#undef GR__REWRITE_PROTO
+
+/* the rules of each structural row, by code */
+typedef struct gr__row_rules {
+    gr__sig_rule sig;
+    gr__simplify_rule simplify;
+} gr__row_rules;
+
+static const gr__row_rules gr__struct_rules[GR__OP_COUNT + 1] = {
+#define GR__RULE_ROW(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
+    { gr__##sig##_sig, gr__##simp##_simplify },
+    GR_STRUCT_OPS(GR__RULE_ROW)
+#undef GR__RULE_ROW
+    { NULL, NULL }
+};
+
+/* the rules of op's row; NULL for an elementwise row or a user's op */
+static const gr__row_rules *gr__rules_of(const gr_op_def *op) {
+    if (!op->builtin || (gr__op_flags(op) & GR__OPF_ELEMWISE)) return NULL;
+    return &gr__struct_rules[gr__op_code(op)];
+}
+
+/* the elementwise rewrite rows, in the table's order */
+typedef struct gr__ew_rewrite { int row; gr__rewrite_rule rule; } gr__ew_rewrite;
+
+static const gr__ew_rewrite gr__ew_rewrites[] = {
+#define GR__REWRITE_ROW(ewrow, rule) { GR__EW_##ewrow, gr__##rule##_rewrite },
+    GR_ELEMWISE_REWRITES(GR__REWRITE_ROW)
+#undef GR__REWRITE_ROW
+    { -1, NULL }
+};
 
 /* ==== ops/elemwise.c: generated region; edit ops/elemwise.c, then run make gradient.h ==== */
 /* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
@@ -2589,6 +2790,233 @@ static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* Cast of zeros: zeros of the new dtype */
+static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op;
+    if (!gr__rw_zeros(in[0], &z)) return NULL;
+    return gr__replaced(done, gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z));
+}
+
+/* ---- pairs (GR_ELEMWISE_PAIRS) ------------------------------------------------------------------ */
+
+/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
+   a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
+static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)a;
+        double *ps = (double *)s, *pc = (double *)c;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
+    } else {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
+    }
+}
+
+typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
+typedef struct gr__ew_pair { int first, second; const char *name; gr__ew_pair_kernel run; } gr__ew_pair;
+static const gr__ew_pair gr__ew_pairs[] = {
+#define GR__PAIR_ROW(first, second, name) { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },
+    GR_ELEMWISE_PAIRS(GR__PAIR_ROW)
+#undef GR__PAIR_ROW
+    { -1, -1, NULL, NULL }
+};
+
+/* the pair whose first row is `row`, or NULL */
+static const gr__ew_pair *gr__ew_pair_first(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->first == row) return p;
+    return NULL;
+}
+/* row is the second of a pair */
+static int gr__ew_pair_second(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->second == row) return 1;
+    return 0;
+}
+
+/* ---- rewrites (GR_ELEMWISE_REWRITES): the algebra ----------------------------------------------------
+   Zeros are 0-d zeros or zeros filled to a shape (gr__rw_zeros); a zero operand is dropped only when
+   the result keeps its shape in every call (gr__sig_into). */
+
+/* x + 0 -> x, 0 + x -> x; x - 0 -> x, 0 - x -> -x */
+static gr_var *gr__add_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *za = NULL, *zb = NULL;
+    int a0 = gr__rw_zeros(a, &za), b0 = gr__rw_zeros(b, &zb);
+    if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__replaced(done, a);
+    if (b0 && zb && gr__sig_into(rw, a, zb)) return gr__replaced(done, gr__rw_fill(rw, a, zb));
+    if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__replaced(done, row == GR__EW_add ? b : gr__rw_ew(rw, GR__EW_neg, b, NULL));
+    return NULL;
+}
+
+/* exp(x) - 1 -> expm1(x) */
+static gr_var *gr__expm1_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *e = gr__owner(in[0]);
+    (void)row;
+    if (!gr__rw_is_scalar(in[1], 1.0) || !e || e->op != &gr__op_ew_exp) return NULL;
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_expm1, gr__in(e)[0], NULL));
+}
+
+/* x * 1 -> x, x * -1 -> -x (either side) */
+static gr_var *gr__mul_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1];
+    (void)row;
+    if (gr__rw_is_scalar(b, 1.0)) return gr__replaced(done, a);
+    if (gr__rw_is_scalar(a, 1.0)) return gr__replaced(done, b);
+    if (gr__rw_is_scalar(b, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, a, NULL));
+    if (gr__rw_is_scalar(a, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, b, NULL));
+    return NULL;
+}
+
+/* x * 0, as zero gradients make it: the zeros, shaped like the product (like Aesara, x's infinities
+   and NaNs are not kept) */
+static gr_var *gr__mul_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *za = NULL, *zb = NULL;
+    int a0 = gr__rw_zeros(a, &za), b0 = gr__rw_zeros(b, &zb);
+    (void)row;
+    if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return gr__replaced(done, a);
+    if (b0 && (!zb ? a->ndim == 0 : gr__sig_into(rw, a, zb))) return gr__replaced(done, b);
+    if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__replaced(done, gr__rw_zero_fill(rw, a->dtype, b));
+    if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__replaced(done, gr__rw_zero_fill(rw, a->dtype, a));
+    return NULL;
+}
+
+/* x / 1 -> x */
+static gr_var *gr__div_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    (void)rw; (void)row;
+    return gr__rw_is_scalar(in[1], 1.0) ? gr__replaced(done, in[0]) : NULL;
+}
+
+/* 0 / x -> 0, when x does not widen the zeros */
+static gr_var *gr__zero_div_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *za = NULL;
+    (void)row;
+    if (gr__rw_zeros(in[0], &za) && (!za ? in[1]->ndim == 0 : gr__sig_into(rw, in[1], za))) return gr__replaced(done, in[0]);
+    return NULL;
+}
+
+/* -(-x) -> x */
+static gr_var *gr__neg_neg_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)rw; (void)row;
+    return n && n->op == &gr__op_ew_neg ? gr__replaced(done, gr__in(n)[0]) : NULL;
+}
+
+/* -0 -> 0 */
+static gr_var *gr__neg_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)rw; (void)row;
+    return gr__rw_zeros(in[0], &z) ? gr__replaced(done, in[0]) : NULL;
+}
+
+/* x^1 -> x, x^2 -> sqr(x) */
+static gr_var *gr__pow_small_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    (void)row;
+    if (gr__rw_is_scalar(in[1], 1.0)) return gr__replaced(done, in[0]);
+    if (gr__rw_is_scalar(in[1], 2.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_sqr, in[0], NULL));
+    return NULL;
+}
+
+/* log(1 + x) -> log1p(x) (either order; x not widened by the 1) */
+static gr_var *gr__log1p_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    gr_var *p, *q;
+    (void)row;
+    if (!n || n->op != &gr__op_ew_add) return NULL;
+    p = gr__in(n)[0];
+    q = gr__in(n)[1];
+    if (gr__rw_is_scalar(p, 1.0) && q->ndim == in[0]->ndim) return gr__replaced(done, gr__rw_ew(rw, GR__EW_log1p, q, NULL));
+    if (gr__rw_is_scalar(q, 1.0) && p->ndim == in[0]->ndim) return gr__replaced(done, gr__rw_ew(rw, GR__EW_log1p, p, NULL));
+    return NULL;
+}
+
+/* log(sigmoid(x)) -> -softplus(-x) */
+static gr_var *gr__log_sigmoid_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)row;
+    if (!n || n->op != &gr__op_ew_sigmoid) return NULL;
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, gr__rw_ew(rw, GR__EW_softplus, gr__rw_ew(rw, GR__EW_neg, gr__in(n)[0], NULL), NULL), NULL));
+}
+
+/* ---- constant factors ------------------------------------------------------------------------------
+   Gradients are full of scalings: 2 x from a square, a constant cost weight, neg from a difference,
+   ones filled to a term's shape. Over float operands of one dtype a product gathers its constant
+   factors into one: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c1, x), mul(c2, y)) ->
+   mul(c1 c2, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), a filled scalar times a
+   scalar is their product filled, and a scalar constant (or a one-element one) filled to a shape
+   the other operand already has is read as the scalar. Results change by rounding only (a
+   product's factors are taken in another order). */
+
+/* v is a 0-d float constant (any_ndim: a one-element one) that can scale a value of dtype dt without
+   changing its dtype: *c its value */
+static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
+    if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
+    if (any_ndim ? ((const gr_array *)gr__ext(v))->size != 1 : v->ndim != 0) return 0;
+    *c = gr_array_get((const gr_array *)gr__ext(v), 0);
+    return 1;
+}
+static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
+
+/* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
+static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
+    const gr_node *n = gr__owner(v);
+    int j;
+    if (!n || n->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
+    for (j = 0; j < 2; j++)
+        if (gr__in(n)[1 - j]->dtype == dt && gr__in(n)[1 - j]->ndim == v->ndim && gr__rw_factor(gr__in(n)[j], dt, c))
+            return gr__in(n)[1 - j];
+    return NULL;
+}
+
+/* c * x for a constant c of dtype dt */
+static gr_var *gr__rw_times(gr__rewriter *rw, int dt, double c, gr_var *x) {
+    gr_var *k = gr__scalar_const(rw->cg, dt, c, 0);
+    return k ? gr__rw_ew(rw, GR__EW_mul, k, x) : NULL;
+}
+
+/* mul(u, y) with u's constant factors gathered with y's; NULL when nothing applies */
+static gr_var *gr__rw_scale_side(gr__rewriter *rw, gr_var *u, gr_var *y) {
+    const gr_node *un = gr__owner(u);
+    gr_var *f, *ref = NULL, *x, *z, *k;
+    double c, c2;
+    int dt = u->dtype;
+    if (!un) return NULL;
+    f = gr__rw_filled(u, &ref);
+    if (f && gr__rw_factor_of(f, dt, 1, &c) && gr__rw_factor(y, dt, &c2)) {   /* a filled scalar times a scalar */
+        k = gr__scalar_const(rw->cg, dt, c * c2, 0);
+        return k ? gr__rw_fill(rw, k, ref) : NULL;
+    }
+    if (f && gr__rw_factor_of(f, dt, 1, &c) && gr__sig_into(rw, u, y)) return gr__rw_times(rw, dt, c, y);   /* filled to y's shape */
+    if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && gr__in(un)[0]->dtype == dt)   /* mul(c, neg x) */
+        return gr__rw_times(rw, dt, -c, gr__in(un)[0]);
+    if (!(x = gr__rw_scaled(u, dt, &c2))) return NULL;
+    if (gr__rw_factor(y, dt, &c)) return gr__rw_times(rw, dt, c * c2, x);   /* mul(c, mul(c2, x)) */
+    if (!(z = gr__rw_scaled(y, dt, &c))) return NULL;                       /* (one factor alone: no product saved) */
+    if (!(z = gr__rw_ew(rw, GR__EW_mul, x, z))) return NULL;                /* mul(mul(c2, x), mul(c, z)) */
+    return gr__rw_times(rw, dt, c * c2, z);
+}
+
+/* c1 (c2 x) -> (c1 c2) x, (c1 x)(c2 y) -> (c1 c2)(x y), c (-x) -> (-c) x, with the fills above */
+static gr_var *gr__mul_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *r = NULL;
+    (void)row;
+    if (a->dtype == b->dtype && gr__is_float(a->dtype) && (r = gr__rw_scale_side(rw, a, b)) == NULL && rw->cg->status == GR_OK)
+        r = gr__rw_scale_side(rw, b, a);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
+/* -(c x) -> (-c) x */
+static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *x, *r;
+    double c;
+    (void)row;
+    if (!(x = gr__rw_scaled(in[0], in[0]->dtype, &c))) return rw->cg->status != GR_OK ? gr__replaced(done, NULL) : NULL;
+    r = gr__rw_times(rw, in[0]->dtype, -c, x);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
    CumSum, CumProd and LinScan along one axis (at the end of the file).
@@ -2802,6 +3230,18 @@ static gr_status gr__Mean_perform(const gr_node *node, const gr_array *const *in
 static gr_status gr__Prod_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
 static gr_status gr__Max_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
 static gr_status gr__Min_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
+
+/* its signature: the kept axes keep their symbols; a reduced one kept (keepdims) has size 1 */
+static void gr__reduce_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__reduce_params *p = gr__rp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i, m = 0;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < gr__in(node)[0]->ndim; i++) {
+        if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
+        else out[m++] = s[i];
+    }
+}
 
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
@@ -3461,6 +3901,36 @@ static gr_status gr__DimShuffle_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* its signature: the input's axes in the pattern's order, broadcastable ones added */
+static void gr__DimShuffle_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < p->n; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
+}
+/* a DimShuffle of a DimShuffle is one (none when they cancel); of zeros, zeros */
+static gr_var *gr__DimShuffle_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
+    gr_var *x = in[0], *z, *ref;
+    if (gr__owner(x) && gr__owner(x)->op == op) {                        /* compose the two patterns */
+        const gr__dimshuffle_params *q = gr__dsp(gr__owner(x));
+        gr__dimshuffle_params c;
+        int i, identity = p->n == gr__in(gr__owner(x))[0]->ndim;
+        memset(&c, 0, sizeof c);
+        c.n = p->n;
+        for (i = 0; i < p->n; i++) {
+            c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
+            if (c.pattern[i] != i) identity = 0;
+        }
+        if (identity) return gr__replaced(done, gr__in(gr__owner(x))[0]);
+        return gr__replaced(done, gr__rw1(rw, op, &c, sizeof c, 1, gr__in(gr__owner(x))));
+    }
+    if (!gr__rw_zeros(x, &z) || !z) return NULL;                          /* (a 0-d zero: as it is) */
+    if (!(ref = gr__rw1(rw, op, params, sizeof *p, 1, &z))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__rw_zero_fill(rw, x->dtype, ref));
+}
+
 /* ---- Reshape ------------------------------------------------------------------------------- */
 
 typedef struct gr__reshape_params { int ndim; int64_t shape[GR_MAX_NDIM]; } gr__reshape_params;
@@ -3552,6 +4022,13 @@ static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* a Reshape of a Reshape is one */
+static gr_var *gr__Reshape_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    if (!n || n->op != op) return NULL;
+    return gr__replaced(done, gr__rw1(rw, op, params, sizeof(gr__reshape_params), 1, gr__in(n)));
+}
+
 /* ---- ReshapeLike: a's data in ref's shape ---------------------------------------------------- */
 
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref) {
@@ -3596,6 +4073,19 @@ static gr_status gr__ReshapeLike_rop(const gr_node *node, gr_var *const *ev, gr_
     args[0] = ev[0]; args[1] = gr__in(node)[1];
     orop[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* the signature of BroadcastLike, ReduceLike and ReshapeLike: ref's (input 1), when as many axes */
+static void gr__like1_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    if (gr__in(node)[1]->ndim == gr__out(node)[0]->ndim) gr__sig_copy(rw, gr__in(node)[1], out);
+}
+/* zeros in ref's shape are zeros filled to it; x already in ref's shape is x */
+static gr_var *gr__ReshapeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z)) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (in[0]->ndim == in[1]->ndim && gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
 }
 
 /* ---- BroadcastLike ----------------------------------------------------------------------------- */
@@ -3686,6 +4176,22 @@ static gr_status gr__BroadcastLike_rop(const gr_node *node, gr_var *const *ev, g
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* the fill the rewrites make: x broadcast to the shape of ref (src/rewrite.h) */
+static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    args[0] = x; args[1] = ref;
+    return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, args);
+}
+/* filled zeros (not a 0-d zero: that is the fill itself) are zeros filled to ref; x already in ref's
+   shape is x */
+static gr_var *gr__BroadcastLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z) && z) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
+}
+
 /* ---- ReduceLike -------------------------------------------------------------------------------- */
 
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
@@ -3744,6 +4250,15 @@ static gr_status gr__ReduceLike_rop(const gr_node *node, gr_var *const *ev, gr_v
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_reduce_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* zeros summed down are zeros in ref's shape; x already in ref's shape is x */
+static gr_var *gr__ReduceLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z)) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
 }
 
 /* ---- SizeRatio: size(a) / size(b) as a 0-d float (a constant of the shapes only) ---------- */
@@ -5073,6 +5588,70 @@ static int64_t gr__dims_prod(const int64_t *shape, int from, int to) {
     return p;
 }
 
+/* ---- Dot's rewrite rules (src/rewrite.h) -------------------------------------------------------- */
+
+/* its signature: op(a)'s rows, then op(b)'s columns */
+static void gr__Dot_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
+    int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    int m = 0;
+    gr__sig_copy(rw, a, sa);
+    gr__sig_copy(rw, b, sb);
+    if (a->ndim == 2) out[m++] = sa[p->ta ? 1 : 0];
+    if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
+}
+
+/* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the identity seed
+   times an elementwise derivative): O(m n) instead of a matrix product. NULL, *done 0: no diag. */
+static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
+    static const int as_col[2] = { 0, GR_NEWAXIS }, as_row[2] = { GR_NEWAXIS, 0 }, swap[2] = { 1, 0 };
+    int k;
+    for (k = 0; k < 2; k++) {
+        gr_var *other = in[1 - k], *d, *ob, *col;
+        gr__dimshuffle_params dp;
+        if (!(d = gr__banded_diag(rw, in[k]))) continue;
+        if (other->ndim == 1) return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, d, other));   /* diag(d) v = v diag(d) = d * v */
+        memset(&dp, 0, sizeof dp);
+        dp.n = 2;
+        ob = other;
+        if (k == 0 ? p->tb : p->ta) {
+            dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+            if (!(ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &other))) return gr__replaced(done, NULL);
+        }
+        if (d->ndim == 0) col = d;
+        else {
+            dp.pattern[0] = k == 0 ? as_col[0] : as_row[0];
+            dp.pattern[1] = k == 0 ? as_col[1] : as_row[1];
+            if (!(col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d))) return gr__replaced(done, NULL);
+        }
+        return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
+    }
+    return NULL;
+}
+
+/* a diagonal operand scales the other; a transposed matrix operand becomes a flag (BLAS reads it in
+   place, nothing is copied) */
+static gr_var *gr__Dot_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__dot_params *p = (const gr__dot_params *)params;
+    gr__dot_params q = *p;
+    gr_var *args[2], *r;
+    int k, changed = 0;
+    r = gr__dot_diag(rw, p, in, done);
+    if (*done) return r;
+    args[0] = in[0]; args[1] = in[1];
+    for (k = 0; k < 2; k++) {
+        const gr_node *t = gr__owner(args[k]);
+        if (args[k]->ndim == 2 && t && t->op == &gr__op_DimShuffle && gr__in(t)[0]->ndim == 2 &&
+            gr__dsp(t)->pattern[0] == 1 && gr__dsp(t)->pattern[1] == 0) {
+            args[k] = gr__in(t)[0];
+            if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
+            changed = 1;
+        }
+    }
+    return changed ? gr__replaced(done, gr__rw1(rw, op, &q, sizeof q, 2, args)) : NULL;
+}
+
 /* ---- TensorDot ---------------------------------------------------------------------------------- */
 
 typedef struct gr__tdot_params { int sa, sb, ta, tb; } gr__tdot_params;
@@ -6364,6 +6943,14 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* log(softmax(x)) -> log_softmax(x): exact where the softmax underflows (src/rewrite.h) */
+static gr_var *gr__log_softmax_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)row;
+    if (!n || n->op != &gr__op_Softmax) return NULL;
+    return gr__replaced(done, gr__rw1(rw, &gr__op_LogSoftmax, gr__params(n), n->params_size, 1, gr__in(n)));
+}
+
 /* ==== the losses: CrossEntropy and OneHot ========================================================
 
    Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
@@ -6689,469 +7276,6 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
     (void)node; (void)ev;
     orop[0] = NULL;
     return GR_OK;
-}
-
-/* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
-/* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
-
-   gr__vectorize (src/jacobian.c) rebuilds a graph in which some variables gained a leading batch
-   axis of size B; each op says how through its table row's `batch` column:
-     ew, reduce, DimShuffle, axis, same   rules that rebuild the op on the batched operands;
-     map                                  the Batched op: the original op applied to every row,
-                                          through views into the rows (contiguous: no copies).
-   Also EyeLike, the identity seed of the batch, and Unflatten, which gives a Jacobian its shape.
-
-   Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
-           Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
-
-/* ---- EyeLike -------------------------------------------------------------------------------- */
-
-typedef struct gr__dtype_params { int dtype; } gr__dtype_params;
-
-static gr_var *gr__eye_like(gr_var *ref, int dtype) {
-    gr__dtype_params p;
-    gr_graph *g;
-    if (!gr__operands("eye_like", 1, &ref, &g)) return NULL;
-    if (ref->ndim + 1 > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: %s has too many dimensions", gr__d(ref).s);
-    memset(&p, 0, sizeof p);
-    p.dtype = dtype;
-    return gr__node1(g, &gr__op_EyeLike, &p, sizeof p, 1, &ref);
-}
-static gr_status gr__EyeLike_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = gr__in(node)[0];
-    int i;
-    out->dtype = (gr_dtype)((const gr__dtype_params *)gr__params(node))->dtype;
-    out->ndim = ref->ndim + 1;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = gr__vshape(ref)[i];
-    return GR_OK;
-}
-static gr_status gr__EyeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    (void)node;
-    out[0]->shape[0] = in[0]->size;
-    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i + 1] = in[0]->shape[i];
-    return GR_OK;
-}
-static gr_status gr__EyeLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int64_t m = in[0]->size, k;
-    (void)node;
-    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
-    for (k = 0; k < m; k++) gr__store(out[0]->dtype, out[0]->data, k * m + k, 1.0);
-    return GR_OK;
-}
-static gr_status gr__EyeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    (void)og;
-    ig[0] = gr_disconnected_like(gr__in(node)[0]);
-    return ig[0] ? GR_OK : node->graph->status;
-}
-static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    (void)node; (void)ev;
-    orop[0] = NULL;                      /* a constant of the shapes only */
-    return GR_OK;
-}
-
-/* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
-   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
-   slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
-   scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
-   Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
-       out[b, j] = sum over i with j - b == k_i of c_i[j]        (every other entry 0)
-   params: d and the column offsets k_1 < ... < k_d. */
-
-#define GR__BANDED_MAX 16
-typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__banded_params;
-#define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
-
-static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[1];
-    out->dtype = (gr_dtype)c->dtype;
-    out->ndim = 2;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
-    out->shape[1] = gr__vshape(c)[0];
-    return GR_OK;
-}
-static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    for (i = 2; i < node->n_in; i++)
-        if (in[i]->size != in[1]->size)                 /* the rewriter proved them equal: a bug if not */
-            return gr_node_error(node, GR_ERR_SHAPE, "diagonals of %lld and %lld elements", (long long)in[1]->size, (long long)in[i]->size);
-    out[0]->shape[0] = in[0]->size;
-    out[0]->shape[1] = in[1]->size;
-    return GR_OK;
-}
-static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
-    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
-    int dt = out[0]->dtype;
-    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
-    for (i = 0; i < p->n; i++) {
-        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
-        const gr_array *c = in[i + 1];
-        if (dt == GR_F64 && c->dtype == GR_F64) {
-            const double *cd = (const double *)c->data;
-            double *o = (double *)out[0]->data;
-            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
-        } else if (dt == GR_F32 && c->dtype == GR_F32) {
-            const float *cd = (const float *)c->data;
-            float *o = (float *)out[0]->data;
-            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
-        } else {
-            for (j = lo; j < hi; j++) {
-                int64_t at = (j - k) * m + j;
-                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j));
-            }
-        }
-    }
-    return GR_OK;
-}
-/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
-static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
-}
-static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
-static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
-
-/* ---- Unflatten -------------------------------------------------------------------------------- */
-
-static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
-    gr_var *args[2];
-    gr_graph *g;
-    args[0] = x; args[1] = ref;
-    if (!gr__operands("unflatten", 2, args, &g)) return NULL;
-    if (x->ndim < 1 || ref->ndim + x->ndim - 1 > GR_MAX_NDIM)
-        return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: the result would have %d dimensions (at most %d)", ref->ndim + x->ndim - 1, GR_MAX_NDIM);
-    return gr__node1(g, &gr__op_Unflatten, NULL, 0, 2, args);
-}
-static gr_status gr__Unflatten_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
-    int i;
-    out->dtype = (gr_dtype)x->dtype;
-    out->ndim = ref->ndim + x->ndim - 1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i] = gr__vshape(ref)[i];
-    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = gr__vshape(x)[i];
-    return GR_OK;
-}
-static gr_status gr__Unflatten_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    if (in[0]->shape[0] != in[1]->size)
-        return gr_node_error(node, GR_ERR_SHAPE, "leading axis %lld of %s does not match the %lld elements of %s",
-                             (long long)in[0]->shape[0], gr__d(gr__in(node)[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
-    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
-    for (i = 1; i < in[0]->ndim; i++) out[0]->shape[in[1]->ndim + i - 1] = in[0]->shape[i];
-    return GR_OK;
-}
-static gr_status gr__Unflatten_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    return gr__Reshape_perform(node, in, out);
-}
-static gr_status gr__Unflatten_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
-    ig[1] = gr_disconnected_like(gr__in(node)[1]);
-    return ig[0] && ig[1] ? GR_OK : node->graph->status;
-}
-static gr_status gr__Unflatten_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    orop[0] = NULL;
-    if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__unflatten(ev[0], gr__in(node)[1]);
-    return orop[0] ? GR_OK : node->graph->status;
-}
-
-/* ---- Batched: an op applied to every row --------------------------------------------------------
-   params: this header, then n_in gr_type (the row types of the inputs), then the op's params.
-   The type rule builds the op's node over row-typed placeholders in the node's own graph (again
-   in every copy of the graph) and keeps it in `inner`: perform and the shape rule run it on
-   views of the rows. */
-
-typedef struct gr__batched_params {
-    const gr_op_def *op;
-    gr_node *inner;                      /* filled by the type rule, in this node's graph */
-    uint32_t batched;                    /* bit i: input i has the leading batch axis */
-    int n_in;
-    size_t inner_psize;
-} gr__batched_params;
-
-#define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
-#define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
-
-/* the node whose connection pattern a Batched node has: the op it applies to every row */
-static const gr_node *gr__conn_node(const gr_node *node) {
-    const gr_node *inner = ((const gr__batched_params *)gr__params(node))->inner;
-    return inner ? inner : node;
-}
-
-static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr_graph *g = node->graph;
-    size_t head = (sizeof(gr__batched_params) + 15u) & ~(size_t)15u;
-    size_t size = head + sizeof(gr_type) * (size_t)node->n_in + node->params_size;
-    gr__batched_params *p;
-    int i;
-    if (node->n_out != 1)
-        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
-    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
-    p = (gr__batched_params *)gr__calloc(1, size);
-    if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
-    p->op = node->op;
-    p->n_in = node->n_in;
-    p->inner_psize = node->params_size;
-    for (i = 0; i < node->n_in; i++) {
-        if (batched[i]) p->batched |= 1u << i;
-        gr_var_type(gr__in(node)[i], &GR__BP_TYPES(p)[i]);
-    }
-    if (node->params_size) memcpy(GR__BP_INNER(p), gr__params(node), node->params_size);
-    out[0] = gr__node1(g, &gr__op_Batched, p, size, node->n_in, in);
-    GR_FREE(p);
-    return out[0] ? GR_OK : g->status;
-}
-
-static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
-    gr__batched_params *p = (gr__batched_params *)gr__params(node);    /* the node's own copy */
-    gr_graph *g = node->graph;
-    gr_var *ph[32], *res = NULL;
-    int i, lead = -1;
-    gr_status st;
-    for (i = 0; i < p->n_in; i++) {
-        const gr_type *t = &GR__BP_TYPES(p)[i];
-        ph[i] = gr__new_var(g, (int)t->dtype, t->ndim, t->shape, GR__VK_INPUT);
-        if (!ph[i]) return GR_ERR_NOMEM;
-        if (lead < 0 && (p->batched & (1u << i))) lead = i;
-    }
-    st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
-    if (st != GR_OK) return st;
-    p->inner = gr__owner(res);
-    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
-    out->dtype = (gr_dtype)res->dtype;
-    out->ndim = res->ndim + 1;
-    out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
-    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = gr__vshape(res)[i];
-    return GR_OK;
-}
-
-/* row k of every input: a view, or the input itself when not batched; returns the batch size */
-static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, gr_array *rows, const gr_array **row_ptrs, int64_t k) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    int64_t B = -1;
-    int i, d;
-    for (i = 0; i < p->n_in; i++) {
-        if (!(p->batched & (1u << i))) { row_ptrs[i] = in[i]; continue; }
-        if (B < 0) B = in[i]->shape[0];
-        rows[i] = *in[i];
-        rows[i].ndim = in[i]->ndim - 1;
-        for (d = 0; d < rows[i].ndim; d++) rows[i].shape[d] = in[i]->shape[d + 1];
-        rows[i].size = in[i]->shape[0] ? in[i]->size / in[i]->shape[0] : gr__shape_size(rows[i].ndim, rows[i].shape);
-        rows[i].data = in[i]->data ? (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype) : NULL;
-        row_ptrs[i] = &rows[i];
-    }
-    return B;
-}
-
-/* a view when the wrapped op's output is a view of row 0 at its start and input 0 carries the batch:
-   every row is then a view of its own row, and rows are contiguous */
-static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    gr_array rows[32], row_out;
-    const gr_array *row_ptrs[32];
-    int d;
-    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
-    gr__batched_rows(node, in, rows, row_ptrs, 0);
-    row_out = *out;
-    row_out.ndim = out->ndim - 1;
-    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
-    row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
-    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
-}
-
-static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    gr_array rows[32], row_out;
-    const gr_array *row_ptrs[32];
-    gr_array *row_out_ptr = &row_out;
-    gr_node *inner = p->inner;
-    int64_t B;
-    int i;
-    gr_status st;
-    B = gr__batched_rows(node, in, rows, row_ptrs, 0);
-    for (i = 0; i < p->n_in; i++)
-        if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
-            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
-                                 (long long)B, (long long)in[i]->shape[0]);
-    memset(&row_out, 0, sizeof row_out);
-    row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
-    row_out.ndim = gr__out(inner)[0]->ndim;
-    st = p->op->shape ? p->op->shape(inner, row_ptrs, &row_out_ptr) : gr__like0_shape(inner, row_ptrs, &row_out_ptr);
-    if (st != GR_OK) return st;
-    out[0]->shape[0] = B;
-    for (i = 0; i < row_out.ndim; i++) out[0]->shape[i + 1] = row_out.shape[i];
-    return GR_OK;
-}
-
-static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    gr_array rows[32], row_out;
-    const gr_array *row_ptrs[32];
-    gr_array *row_out_ptr = &row_out;
-    int64_t B = out[0]->shape[0], k, row_size = B ? out[0]->size / B : 0;
-    int d;
-    row_out = *out[0];
-    row_out.ndim = out[0]->ndim - 1;
-    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
-    row_out.size = row_size;
-    /* a dot whose left operand carries the batch is one matrix product over all the rows */
-    if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta) {
-        gr_array a = *in[0], c = *out[0];
-        const gr_array *ab[2];
-        gr_array *cp = &c;
-        a.ndim = 2; a.shape[0] = in[0]->shape[0] * in[0]->shape[1]; a.shape[1] = in[0]->shape[2];
-        c.ndim = in[1]->ndim == 2 ? 2 : 1;
-        c.shape[0] = a.shape[0];
-        if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
-        ab[0] = &a; ab[1] = in[1];
-        return p->op->perform(p->inner, ab, &cp);
-    }
-    for (k = 0; k < B; k++) {
-        gr_status st;
-        gr__batched_rows(node, in, rows, row_ptrs, k);
-        row_out.data = (char *)out[0]->data + (size_t)(k * row_size) * gr__dsize(out[0]->dtype);
-        st = p->op->perform(p->inner, row_ptrs, &row_out_ptr);
-        if (st != GR_OK) return st;
-    }
-    return GR_OK;
-}
-
-/* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives
-   a graph in terms of the row placeholders; vectorising that graph with the placeholders replaced
-   by the real operands (batched where they are) gives the rule for all rows at once. */
-static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
-                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
-static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
-
-/* the seeds mapping the inner node's placeholders (and its output) to the real operands */
-static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    int i, n = 0;
-    for (i = 0; i < p->n_in; i++) {
-        seed[n] = gr__in(p->inner)[i];
-        seed_b[n] = gr__in(node)[i];
-        isb[n++] = (uint8_t)((p->batched >> i) & 1u);
-    }
-    seed[n] = gr__out(p->inner)[0];
-    seed_b[n] = gr__out(node)[0];
-    isb[n++] = 1;
-    return n;
-}
-
-static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    gr_graph *g = node->graph;
-    gr_node *inner = p->inner;
-    gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
-    uint8_t isb[34], rb;
-    int i, ns;
-    gr_status st;
-    u = gr__new_var(g, gr__grad_dtype(gr__out(inner)[0]), gr__out(inner)[0]->ndim, gr__vshape(gr__out(inner)[0]), GR__VK_INPUT);
-    if (!u) return g->status;
-    for (i = 0; i < p->n_in; i++) terms[i] = NULL;
-    if (!p->op->grad) {
-        for (i = 0; i < p->n_in; i++)
-            if (!(ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(the batched op has no grad rule)"))) return g->status;
-        return GR_OK;
-    }
-    st = p->op->grad(inner, &u, terms);
-    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
-    ns = gr__batched_seeds(node, seed, seed_b, isb);
-    seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
-    for (i = 0; i < p->n_in; i++) {
-        gr_var *t = terms[i], *x = gr__in(node)[i];
-        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
-        if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
-        if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
-        if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
-        else ig[i] = rb ? gr_sum_axis(res, 0) : gr__zeros_grad(x);   /* an operand shared by every row */
-        if (!ig[i]) return g->status;
-    }
-    return GR_OK;
-}
-
-static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    gr_graph *g = node->graph;
-    gr_node *inner = p->inner;
-    gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
-    uint8_t isb[66], rb;
-    int i, ns;
-    gr_status st;
-    orop[0] = NULL;
-    ns = gr__batched_seeds(node, seed, seed_b, isb);
-    for (i = 0; i < p->n_in; i++) {
-        gr_var *ph = gr__in(inner)[i];
-        if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
-        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, gr__vshape(ph), GR__VK_INPUT);
-        if (!tv[i]) return g->status;
-        seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
-    }
-    st = p->op->rop ? p->op->rop(inner, tv, &r) : gr__rop_by_pullback(inner, tv, &r);
-    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
-    if (!r || gr__is_marker(r)) return GR_OK;
-    if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
-    orop[0] = rb ? res : gr_broadcast_like(res, gr__out(node)[0]);
-    return orop[0] ? GR_OK : g->status;
-}
-
-/* ---- batching rules ------------------------------------------------------------------------------ */
-
-/* unary ops that do not care about shapes: the same op on the batched operand */
-static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    (void)batched;
-    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
-    return out[0] ? GR_OK : node->graph->status;
-}
-
-/* elementwise: batched operands get their missing axes after the batch axis; NumPy broadcasting
-   aligns the rest on the right */
-static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr_var *xs[3];
-    int d = gr__out(node)[0]->ndim, i;
-    for (i = 0; i < node->n_in; i++) {
-        int n_i = gr__in(node)[i]->ndim;
-        xs[i] = in[i];
-        if (batched[i] && n_i < d) {
-            int pattern[GR_MAX_NDIM], k, m = 0;
-            pattern[m++] = 0;
-            for (k = 0; k < d - n_i; k++) pattern[m++] = GR_NEWAXIS;
-            for (k = 0; k < n_i; k++) pattern[m++] = k + 1;
-            xs[i] = gr__dimshuffle(in[i], m, pattern, 0);
-            if (!xs[i]) return node->graph->status;
-        }
-    }
-    out[0] = gr__node1(node->graph, node->op, NULL, 0, node->n_in, xs);
-    return out[0] ? GR_OK : node->graph->status;
-}
-
-static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__reduce_params p = *gr__rp(node);
-    (void)batched;
-    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
-    p.mask <<= 1;
-    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
-    return out[0] ? GR_OK : node->graph->status;
-}
-
-static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__dimshuffle_params *p = gr__dsp(node);
-    int pattern[GR_MAX_NDIM], i;
-    if (p->n + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
-    pattern[0] = 0;
-    for (i = 0; i < p->n; i++) pattern[i + 1] = p->pattern[i] < 0 ? GR_NEWAXIS : p->pattern[i] + 1;
-    out[0] = gr__dimshuffle(in[0], p->n + 1, pattern, 0);
-    return out[0] ? GR_OK : node->graph->status;
-}
-
-/* ops with one axis parameter: the axis moves one to the right */
-static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__axis_params p = *(const gr__axis_params *)gr__params(node);
-    (void)batched;
-    p.axis += 1;
-    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
-    return out[0] ? GR_OK : node->graph->status;
 }
 
 /* ==== ops/index.c: generated region; edit ops/index.c, then run make gradient.h ==== */
@@ -7559,6 +7683,61 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
     return GR_OK;
 }
 
+/* ---- rewrite rules (src/rewrite.h) ------------------------------------------------------------------ */
+
+/* a view's signature: the other axes keep their symbols, an Index's axis goes; a unit step from a
+   start >= 0 to a stop < 0 (or open ends) trims a + b rows, the same for every slice trimming as many */
+static void gr__view_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__view_params *p = gr__vp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i, m = 0;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < gr__in(node)[0]->ndim; i++) {
+        if (i != p->axis) { out[m++] = s[i]; continue; }
+        if (p->is_index) continue;
+        if (s[i] >= 0 && p->step == 1 && (p->start == GR_OPEN || (p->start >= 0 && p->start < ((int64_t)1 << 40))) &&
+            (p->stop == GR_OPEN || (p->stop < 0 && p->stop > -((int64_t)1 << 40))))
+            out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
+        m++;
+    }
+}
+
+/* a view's start when its columns move a banded matrix's diagonals: a unit step from a start >= 0;
+   -1 otherwise */
+static int64_t gr__view_unit_start(const gr__view_params *vp) {
+    int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start;
+    return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
+}
+
+/* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
+static gr_var *gr__Slice_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__view_params *vp = (const gr__view_params *)params;
+    gr__view_params cp;
+    int64_t s0 = gr__view_unit_start(vp);
+    if (!gr__banded_n(in[0]) || !(vp->axis == 1 || vp->axis == -1) || s0 < 0) return NULL;
+    cp = *vp;
+    cp.axis = 0;
+    return gr__replaced(done, gr__banded_map(rw, in[0], op, &cp, sizeof cp, NULL, NULL, -s0));
+}
+
+/* x + (zeros with y added at a view) -> x with y added at that view: one pass, in place */
+static gr_var *gr__update_into_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    int k;
+    (void)row;
+    for (k = 0; k < 2; k++) {
+        gr_var *u = in[k], *x = in[1 - k], *z = NULL, *args[3];
+        const gr_node *n = gr__owner(u);
+        if (!n || !(n->op == &gr__op_ViewUpdate || n->op == &gr__op_TakeUpdate)) continue;
+        if (n->op == &gr__op_ViewUpdate && !gr__vp(n)->inc) continue;
+        if (n->op == &gr__op_TakeUpdate && !((const gr__take_params *)gr__params(n))->inc) continue;
+        if (!gr__rw_zeros(gr__in(n)[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+        args[0] = x; args[1] = gr__in(n)[1];
+        if (n->n_in == 3) args[2] = gr__in(n)[2];
+        return gr__replaced(done, gr__rw1(rw, n->op, gr__params(n), n->params_size, n->n_in, args));
+    }
+    return NULL;
+}
+
 /* ---- derivative rules --------------------------------------------------------------------------- */
 
 /* x's view, rebuilt with the params of node (a Slice, Index or a ViewUpdate) */
@@ -7675,6 +7854,629 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
+/* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
+
+   gr__vectorize (src/jacobian.c) rebuilds a graph in which some variables gained a leading batch
+   axis of size B; each op says how through its table row's `batch` column:
+     ew, reduce, DimShuffle, axis, same   rules that rebuild the op on the batched operands;
+     map                                  the Batched op: the original op applied to every row,
+                                          through views into the rows (contiguous: no copies).
+   Also EyeLike, the identity seed of the batch, and Unflatten, which gives a Jacobian its shape.
+
+   Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
+           Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
+
+/* ---- EyeLike -------------------------------------------------------------------------------- */
+
+typedef struct gr__dtype_params { int dtype; } gr__dtype_params;
+
+static gr_var *gr__eye_like(gr_var *ref, int dtype) {
+    gr__dtype_params p;
+    gr_graph *g;
+    if (!gr__operands("eye_like", 1, &ref, &g)) return NULL;
+    if (ref->ndim + 1 > GR_MAX_NDIM) return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: %s has too many dimensions", gr__d(ref).s);
+    memset(&p, 0, sizeof p);
+    p.dtype = dtype;
+    return gr__node1(g, &gr__op_EyeLike, &p, sizeof p, 1, &ref);
+}
+static gr_status gr__EyeLike_infer(const gr_node *node, gr_type *out) {
+    gr_var *ref = gr__in(node)[0];
+    int i;
+    out->dtype = (gr_dtype)((const gr__dtype_params *)gr__params(node))->dtype;
+    out->ndim = ref->ndim + 1;
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = gr__vshape(ref)[i];
+    return GR_OK;
+}
+static gr_status gr__EyeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    (void)node;
+    out[0]->shape[0] = in[0]->size;
+    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i + 1] = in[0]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__EyeLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t m = in[0]->size, k;
+    (void)node;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    for (k = 0; k < m; k++) gr__store(out[0]->dtype, out[0]->data, k * m + k, 1.0);
+    return GR_OK;
+}
+static gr_status gr__EyeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)og;
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    (void)node; (void)ev;
+    orop[0] = NULL;                      /* a constant of the shapes only */
+    return GR_OK;
+}
+
+/* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
+   Made by gr_function only (the rewrite rules below), where Jacobians and Hessians of elementwise functions of
+   slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
+   scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
+   Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
+       out[b, j] = sum over i with j - b == k_i of c_i[j]        (every other entry 0)
+   params: d and the column offsets k_1 < ... < k_d. */
+
+#define GR__BANDED_MAX 16
+typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__banded_params;
+#define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
+
+static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
+    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[1];
+    out->dtype = (gr_dtype)c->dtype;
+    out->ndim = 2;
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    out->shape[1] = gr__vshape(c)[0];
+    return GR_OK;
+}
+static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    for (i = 2; i < node->n_in; i++)
+        if (in[i]->size != in[1]->size)                 /* the rewriter proved them equal: a bug if not */
+            return gr_node_error(node, GR_ERR_SHAPE, "diagonals of %lld and %lld elements", (long long)in[1]->size, (long long)in[i]->size);
+    out[0]->shape[0] = in[0]->size;
+    out[0]->shape[1] = in[1]->size;
+    return GR_OK;
+}
+static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
+    int dt = out[0]->dtype;
+    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
+    for (i = 0; i < p->n; i++) {
+        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+        const gr_array *c = in[i + 1];
+        if (dt == GR_F64 && c->dtype == GR_F64) {
+            const double *cd = (const double *)c->data;
+            double *o = (double *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else if (dt == GR_F32 && c->dtype == GR_F32) {
+            const float *cd = (const float *)c->data;
+            float *o = (float *)out[0]->data;
+            for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
+        } else {
+            for (j = lo; j < hi; j++) {
+                int64_t at = (j - k) * m + j;
+                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j));
+            }
+        }
+    }
+    return GR_OK;
+}
+/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
+static gr_status gr__compiled_only(const gr_node *node) {
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
+}
+static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
+static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
+
+/* ---- Banded and EyeLike in the rewrites (src/rewrite.h) ---------------------------------------------
+   A Jacobian or Hessian is built from the identity seed of its batch (EyeLike). For a vector wrt,
+   the seed becomes a Banded matrix (one diagonal of ones), and what Jacobians of elementwise
+   functions of slices do to it keeps it banded: slicing its columns moves the diagonals (Slice's
+   rule, ops/index.c), scaling by a vector or a scalar scales them, sums of banded matrices merge
+   them, and a slice's gradient (a row placed into zeros at a slice, Batched's rule below) moves
+   them back. So such a Hessian costs a few vectors and one fill of the result instead of a dozen
+   dense passes. Like x * 0, a structural zero stays zero where the dense product would have met
+   an infinity or a NaN. */
+
+static const gr__banded_params *gr__banded_of(const gr_var *v) {
+    return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
+}
+static int gr__banded_n(const gr_var *v) {
+    const gr__banded_params *p = gr__banded_of(v);
+    return p ? (int)p->n : 0;
+}
+
+/* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
+static gr_var *gr__banded_make(gr__rewriter *rw, gr_var *ref, int n, gr_var **c, int64_t *k) {
+    gr__banded_params p;
+    gr_var *ins[GR__BANDED_MAX + 1];
+    int i, j, m = 0;
+    for (i = 1; i < n; i++)                              /* insertion sort: a handful of diagonals */
+        for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
+            int64_t tk = k[j]; gr_var *tc = c[j];
+            k[j] = k[j - 1]; c[j] = c[j - 1];
+            k[j - 1] = tk; c[j - 1] = tc;
+        }
+    memset(&p, 0, sizeof p);
+    ins[0] = ref;
+    for (i = 0; i < n; i++) {
+        if (m && p.k[m - 1] == k[i]) {
+            if (!(ins[m] = gr__rw_ew(rw, GR__EW_add, ins[m], c[i]))) return NULL;
+            continue;
+        }
+        if (m == GR__BANDED_MAX) return NULL;
+        p.k[m] = k[i];
+        ins[++m] = c[i];
+    }
+    p.n = m;
+    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
+}
+
+/* the banded matrix X with each diagonal c replaced by op(pre, c, post) (pre, post: operands before
+   and after it, or NULL) and every offset moved by dk; NULL when out of memory */
+static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                              gr_var *pre, gr_var *post, int64_t dk) {
+    const gr__banded_params *p = gr__banded_of(X);
+    gr_var *c[GR__BANDED_MAX], *args[3];
+    int64_t k[GR__BANDED_MAX];
+    int i, n;
+    for (i = 0; i < p->n; i++) {
+        n = 0;
+        if (pre) args[n++] = pre;
+        args[n++] = gr__in(gr__owner(X))[i + 1];
+        if (post) args[n++] = post;
+        if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
+        k[i] = p->k[i] + dk;
+    }
+    return gr__banded_make(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
+}
+
+/* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
+static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
+    const gr__banded_params *p = gr__banded_of(v);
+    int32_t s[GR_MAX_NDIM];
+    if (v->ndim != 2 || !p || p->n != 1 || p->k[0] != 0) return NULL;
+    gr__sig_copy(rw, v, s);
+    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
+}
+
+/* Banded's signature: (size(ref), the diagonals' length); size(ref) is ref's length when ref is 1-d */
+static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    int32_t s[GR_MAX_NDIM];
+    if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
+    gr__sig_copy(rw, gr__in(node)[1], s);
+    out[1] = s[0];
+}
+
+/* the identity of a vector's size (gr_jacobian's seed, always): one diagonal of ones. (So EyeLike
+   needs no signature rule: no EyeLike node is left to ask.) */
+static gr_var *gr__EyeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *one, *ones;
+    int64_t k0 = 0;
+    (void)op;
+    if (in[0]->ndim != 1) return NULL;
+    one = gr__scalar_const(rw->cg, ((const gr__dtype_params *)params)->dtype, 1.0, 0);
+    if (!one || !(ones = gr__rw_fill(rw, one, in[0]))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__banded_make(rw, in[0], 1, &ones, &k0));
+}
+
+/* B1 + B2 -> one Banded of both's diagonals (same shape and dtype) */
+static gr_var *gr__banded_sum_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr__banded_params *pa = gr__banded_of(in[0]), *pb = gr__banded_of(in[1]);
+    gr_var *c[2 * GR__BANDED_MAX], *r;
+    int64_t k[2 * GR__BANDED_MAX];
+    int i, n = 0;
+    (void)row;
+    if (!pa || !pb || in[0]->dtype != in[1]->dtype || !gr__sig_same(rw, in[0], in[1])) return NULL;
+    for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(in[0]))[i + 1]; k[n++] = pa->k[i]; }
+    for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(in[1]))[i + 1]; k[n++] = pb->k[i]; }
+    r = gr__banded_make(rw, gr__in(gr__owner(in[0]))[0], n, c, k);   /* NULL, nothing built: too many */
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
+/* -B, B * s, s * B, B / s for a scalar s, or a vector s along the columns (never widening B): each
+   diagonal scaled (the ops pullbacks apply to a cotangent) */
+static gr_var *gr__banded_scale_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = row == GR__EW_neg ? NULL : in[1], *x, *v, *r;
+    const gr__banded_params *pa = gr__banded_of(a), *pb = b ? gr__banded_of(b) : NULL;
+    if (!pa && !(pb && row == GR__EW_mul)) return NULL;              /* a divisor is never banded here */
+    x = pa ? a : b;
+    v = pa ? b : a;
+    if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
+    r = gr__banded_map(rw, x, gr__ew_ops[row], NULL, 0, pa ? NULL : v, pa ? v : NULL, 0);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
+/* ---- Unflatten -------------------------------------------------------------------------------- */
+
+static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = x; args[1] = ref;
+    if (!gr__operands("unflatten", 2, args, &g)) return NULL;
+    if (x->ndim < 1 || ref->ndim + x->ndim - 1 > GR_MAX_NDIM)
+        return gr__fail(g, GR_ERR_VALUE, "gr_jacobian: the result would have %d dimensions (at most %d)", ref->ndim + x->ndim - 1, GR_MAX_NDIM);
+    return gr__node1(g, &gr__op_Unflatten, NULL, 0, 2, args);
+}
+static gr_status gr__Unflatten_infer(const gr_node *node, gr_type *out) {
+    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
+    int i;
+    out->dtype = (gr_dtype)x->dtype;
+    out->ndim = ref->ndim + x->ndim - 1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i] = gr__vshape(ref)[i];
+    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = gr__vshape(x)[i];
+    return GR_OK;
+}
+static gr_status gr__Unflatten_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int i;
+    if (in[0]->shape[0] != in[1]->size)
+        return gr_node_error(node, GR_ERR_SHAPE, "leading axis %lld of %s does not match the %lld elements of %s",
+                             (long long)in[0]->shape[0], gr__d(gr__in(node)[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
+    for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
+    for (i = 1; i < in[0]->ndim; i++) out[0]->shape[in[1]->ndim + i - 1] = in[0]->shape[i];
+    return GR_OK;
+}
+static gr_status gr__Unflatten_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    return gr__Reshape_perform(node, in, out);
+}
+static gr_status gr__Unflatten_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Unflatten_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__unflatten(ev[0], gr__in(node)[1]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Batched: an op applied to every row --------------------------------------------------------
+   params: this header, then n_in gr_type (the row types of the inputs), then the op's params.
+   The type rule builds the op's node over row-typed placeholders in the node's own graph (again
+   in every copy of the graph) and keeps it in `inner`: perform and the shape rule run it on
+   views of the rows. */
+
+typedef struct gr__batched_params {
+    const gr_op_def *op;
+    gr_node *inner;                      /* filled by the type rule, in this node's graph */
+    uint32_t batched;                    /* bit i: input i has the leading batch axis */
+    int n_in;
+    size_t inner_psize;
+} gr__batched_params;
+
+#define GR__BP_TYPES(p) ((gr_type *)(void *)((char *)(p) + ((sizeof(gr__batched_params) + 15u) & ~(size_t)15u)))
+#define GR__BP_INNER(p) ((void *)(GR__BP_TYPES(p) + (p)->n_in))
+
+/* the node whose connection pattern a Batched node has: the op it applies to every row */
+static const gr_node *gr__conn_node(const gr_node *node) {
+    const gr_node *inner = ((const gr__batched_params *)gr__params(node))->inner;
+    return inner ? inner : node;
+}
+
+static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr_graph *g = node->graph;
+    size_t head = (sizeof(gr__batched_params) + 15u) & ~(size_t)15u;
+    size_t size = head + sizeof(gr_type) * (size_t)node->n_in + node->params_size;
+    gr__batched_params *p;
+    int i;
+    if (node->n_out != 1)
+        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
+    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
+    p = (gr__batched_params *)gr__calloc(1, size);
+    if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
+    p->op = node->op;
+    p->n_in = node->n_in;
+    p->inner_psize = node->params_size;
+    for (i = 0; i < node->n_in; i++) {
+        if (batched[i]) p->batched |= 1u << i;
+        gr_var_type(gr__in(node)[i], &GR__BP_TYPES(p)[i]);
+    }
+    if (node->params_size) memcpy(GR__BP_INNER(p), gr__params(node), node->params_size);
+    out[0] = gr__node1(g, &gr__op_Batched, p, size, node->n_in, in);
+    GR_FREE(p);
+    return out[0] ? GR_OK : g->status;
+}
+
+static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
+    gr__batched_params *p = (gr__batched_params *)gr__params(node);    /* the node's own copy */
+    gr_graph *g = node->graph;
+    gr_var *ph[32], *res = NULL;
+    int i, lead = -1;
+    gr_status st;
+    for (i = 0; i < p->n_in; i++) {
+        const gr_type *t = &GR__BP_TYPES(p)[i];
+        ph[i] = gr__new_var(g, (int)t->dtype, t->ndim, t->shape, GR__VK_INPUT);
+        if (!ph[i]) return GR_ERR_NOMEM;
+        if (lead < 0 && (p->batched & (1u << i))) lead = i;
+    }
+    st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
+    if (st != GR_OK) return st;
+    p->inner = gr__owner(res);
+    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
+    out->dtype = (gr_dtype)res->dtype;
+    out->ndim = res->ndim + 1;
+    out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
+    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = gr__vshape(res)[i];
+    return GR_OK;
+}
+
+/* row k of every input: a view, or the input itself when not batched; returns the batch size */
+static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, gr_array *rows, const gr_array **row_ptrs, int64_t k) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    int64_t B = -1;
+    int i, d;
+    for (i = 0; i < p->n_in; i++) {
+        if (!(p->batched & (1u << i))) { row_ptrs[i] = in[i]; continue; }
+        if (B < 0) B = in[i]->shape[0];
+        rows[i] = *in[i];
+        rows[i].ndim = in[i]->ndim - 1;
+        for (d = 0; d < rows[i].ndim; d++) rows[i].shape[d] = in[i]->shape[d + 1];
+        rows[i].size = in[i]->shape[0] ? in[i]->size / in[i]->shape[0] : gr__shape_size(rows[i].ndim, rows[i].shape);
+        rows[i].data = in[i]->data ? (char *)in[i]->data + (size_t)(k * rows[i].size) * gr__dsize(in[i]->dtype) : NULL;
+        row_ptrs[i] = &rows[i];
+    }
+    return B;
+}
+
+/* a view when the wrapped op's output is a view of row 0 at its start and input 0 carries the batch:
+   every row is then a view of its own row, and rows are contiguous */
+static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    int d;
+    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    gr__batched_rows(node, in, rows, row_ptrs, 0);
+    row_out = *out;
+    row_out.ndim = out->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
+    row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
+    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+}
+
+static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    gr_array *row_out_ptr = &row_out;
+    gr_node *inner = p->inner;
+    int64_t B;
+    int i;
+    gr_status st;
+    B = gr__batched_rows(node, in, rows, row_ptrs, 0);
+    for (i = 0; i < p->n_in; i++)
+        if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
+            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
+                                 (long long)B, (long long)in[i]->shape[0]);
+    memset(&row_out, 0, sizeof row_out);
+    row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
+    row_out.ndim = gr__out(inner)[0]->ndim;
+    st = p->op->shape ? p->op->shape(inner, row_ptrs, &row_out_ptr) : gr__like0_shape(inner, row_ptrs, &row_out_ptr);
+    if (st != GR_OK) return st;
+    out[0]->shape[0] = B;
+    for (i = 0; i < row_out.ndim; i++) out[0]->shape[i + 1] = row_out.shape[i];
+    return GR_OK;
+}
+
+static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32];
+    gr_array *row_out_ptr = &row_out;
+    int64_t B = out[0]->shape[0], k, row_size = B ? out[0]->size / B : 0;
+    int d;
+    row_out = *out[0];
+    row_out.ndim = out[0]->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
+    row_out.size = row_size;
+    /* a dot whose left operand carries the batch is one matrix product over all the rows */
+    if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta) {
+        gr_array a = *in[0], c = *out[0];
+        const gr_array *ab[2];
+        gr_array *cp = &c;
+        a.ndim = 2; a.shape[0] = in[0]->shape[0] * in[0]->shape[1]; a.shape[1] = in[0]->shape[2];
+        c.ndim = in[1]->ndim == 2 ? 2 : 1;
+        c.shape[0] = a.shape[0];
+        if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+        ab[0] = &a; ab[1] = in[1];
+        return p->op->perform(p->inner, ab, &cp);
+    }
+    for (k = 0; k < B; k++) {
+        gr_status st;
+        gr__batched_rows(node, in, rows, row_ptrs, k);
+        row_out.data = (char *)out[0]->data + (size_t)(k * row_size) * gr__dsize(out[0]->dtype);
+        st = p->op->perform(p->inner, row_ptrs, &row_out_ptr);
+        if (st != GR_OK) return st;
+    }
+    return GR_OK;
+}
+
+/* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives
+   a graph in terms of the row placeholders; vectorising that graph with the placeholders replaced
+   by the real operands (batched where they are) gives the rule for all rows at once. */
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+
+/* the seeds mapping the inner node's placeholders (and its output) to the real operands */
+static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    int i, n = 0;
+    for (i = 0; i < p->n_in; i++) {
+        seed[n] = gr__in(p->inner)[i];
+        seed_b[n] = gr__in(node)[i];
+        isb[n++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    seed[n] = gr__out(p->inner)[0];
+    seed_b[n] = gr__out(node)[0];
+    isb[n++] = 1;
+    return n;
+}
+
+static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
+    uint8_t isb[34], rb;
+    int i, ns;
+    gr_status st;
+    u = gr__new_var(g, gr__grad_dtype(gr__out(inner)[0]), gr__out(inner)[0]->ndim, gr__vshape(gr__out(inner)[0]), GR__VK_INPUT);
+    if (!u) return g->status;
+    for (i = 0; i < p->n_in; i++) terms[i] = NULL;
+    if (!p->op->grad) {
+        for (i = 0; i < p->n_in; i++)
+            if (!(ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(the batched op has no grad rule)"))) return g->status;
+        return GR_OK;
+    }
+    st = p->op->grad(inner, &u, terms);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *t = terms[i], *x = gr__in(node)[i];
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
+        if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
+        if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
+        else ig[i] = rb ? gr_sum_axis(res, 0) : gr__zeros_grad(x);   /* an operand shared by every row */
+        if (!ig[i]) return g->status;
+    }
+    return GR_OK;
+}
+
+static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_graph *g = node->graph;
+    gr_node *inner = p->inner;
+    gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
+    uint8_t isb[66], rb;
+    int i, ns;
+    gr_status st;
+    orop[0] = NULL;
+    ns = gr__batched_seeds(node, seed, seed_b, isb);
+    for (i = 0; i < p->n_in; i++) {
+        gr_var *ph = gr__in(inner)[i];
+        if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
+        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, gr__vshape(ph), GR__VK_INPUT);
+        if (!tv[i]) return g->status;
+        seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
+    }
+    st = p->op->rop ? p->op->rop(inner, tv, &r) : gr__rop_by_pullback(inner, tv, &r);
+    if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
+    if (!r || gr__is_marker(r)) return GR_OK;
+    if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
+    orop[0] = rb ? res : gr_broadcast_like(res, gr__out(node)[0]);
+    return orop[0] ? GR_OK : g->status;
+}
+
+/* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
+   ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
+   rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
+   offsets up by the slice's start; a vector operand of Dot batched into rows is one matrix product */
+static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__batched_params *bp = (const gr__batched_params *)params;
+    const gr_op_def *iop = bp->op;
+    gr_var *z;
+    (void)op;
+    if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
+        in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
+        int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
+        int i, same = 1;
+        gr__sig_copy(rw, in[0], sx);
+        gr__sig_copy(rw, in[1], sr);
+        for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
+        if (same) return gr__replaced(done, in[0]);
+    }
+    if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__banded_n(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
+        gr__rw_zeros(in[0], &z) && z) {
+        const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
+        int64_t s0 = gr__view_unit_start(vp);
+        if (vp->axis == 0 && s0 >= 0) return gr__replaced(done, gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0));
+    }
+    if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
+        const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
+        gr__dot_params q;
+        gr_var *args[2];
+        memset(&q, 0, sizeof q);
+        if (bp->batched == 2u) {                    /* row k: op(a) b_k  ->  B op(a)^T */
+            args[0] = in[1]; args[1] = in[0];
+            q.tb = in[0]->ndim == 2 ? !ip->ta : 0;
+        } else {                                    /* row k: a_k op(b)  ->  A op(b) */
+            args[0] = in[0]; args[1] = in[1];
+            q.tb = in[1]->ndim == 2 ? ip->tb : 0;
+        }
+        return gr__replaced(done, gr__rw1(rw, iop, &q, sizeof q, 2, args));
+    }
+    return NULL;
+}
+
+/* ---- batching rules ------------------------------------------------------------------------------ */
+
+/* unary ops that do not care about shapes: the same op on the batched operand */
+static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    (void)batched;
+    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* elementwise: batched operands get their missing axes after the batch axis; NumPy broadcasting
+   aligns the rest on the right */
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr_var *xs[3];
+    int d = gr__out(node)[0]->ndim, i;
+    for (i = 0; i < node->n_in; i++) {
+        int n_i = gr__in(node)[i]->ndim;
+        xs[i] = in[i];
+        if (batched[i] && n_i < d) {
+            int pattern[GR_MAX_NDIM], k, m = 0;
+            pattern[m++] = 0;
+            for (k = 0; k < d - n_i; k++) pattern[m++] = GR_NEWAXIS;
+            for (k = 0; k < n_i; k++) pattern[m++] = k + 1;
+            xs[i] = gr__dimshuffle(in[i], m, pattern, 0);
+            if (!xs[i]) return node->graph->status;
+        }
+    }
+    out[0] = gr__node1(node->graph, node->op, NULL, 0, node->n_in, xs);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__reduce_params p = *gr__rp(node);
+    (void)batched;
+    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    p.mask <<= 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int pattern[GR_MAX_NDIM], i;
+    if (p->n + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    pattern[0] = 0;
+    for (i = 0; i < p->n; i++) pattern[i + 1] = p->pattern[i] < 0 ? GR_NEWAXIS : p->pattern[i] + 1;
+    out[0] = gr__dimshuffle(in[0], p->n + 1, pattern, 0);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* ops with one axis parameter: the axis moves one to the right */
+static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__axis_params p = *(const gr__axis_params *)gr__params(node);
+    (void)batched;
+    p.axis += 1;
+    out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
 /* ==== ops/scan.c: generated region; edit ops/scan.c, then run make gradient.h ==== */
 /* ops/scan.c: loops (gr_scan, after aesara.scan).
 
@@ -7743,6 +8545,23 @@ static void gr__scan_destroy(gr__graphop *o) {
     GR_FREE(d->bin); GR_FREE(d->bout);
     GR_FREE(d->seq_ntaps); GR_FREE(d->out_state); GR_FREE(d->st_out); GR_FREE(d->out_last); GR_FREE(d->taps);
     GR_FREE(d);
+}
+
+/* a loop's body, under its node (src/print.c): its inputs (the taps and the values), its nodes, its
+   outputs; a loop inside it shows its name, not its body (printing does not recurse) */
+static void gr__print_node_at(FILE *out, const gr_node *node, int indent);
+static void gr__print_var(FILE *out, const gr_var *v);
+static void gr__scan_print(FILE *out, const gr__graphop *o) {
+    const gr__scan_def *d = (const gr__scan_def *)o;
+    uint32_t k;
+    int i;
+    fprintf(out, "    body of '%s' (inputs:", d->name);
+    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
+    fprintf(out, "):\n");
+    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
+    fprintf(out, "    outputs of '%s':", d->name);
+    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
+    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
 }
 
 /* ---- the loop as the user describes it, and as gradients do ---------------------------------------- */
@@ -7997,6 +8816,8 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     if (!d) goto nomem;
     d->head.refs = 1;
     d->head.destroy = gr__scan_destroy;
+    d->head.name = d->name;
+    d->head.print = gr__scan_print;
     d->n_seq = sp->n_seq;
     d->n_out = sp->n_out;
     d->n_state = n_state;
@@ -8841,6 +9662,7 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     *c = *d;
     c->head.refs = 1;
     c->head.conn = NULL;
+    c->head.name = c->name;
     c->ig = gr_graph_new();
     c->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
     c->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
@@ -9746,7 +10568,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (gr__owner(t) && gr__owner(t)->op == &gr__op_BroadcastLike) t = gr__in(gr__owner(t))[0];
+    if (gr__owner(t) && (gr__op_flags(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
     if (t->kind == GR__VK_CONST) {
         const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;
@@ -10174,8 +10996,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
-           node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
+    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype);
 }
 
 /* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from
@@ -10583,98 +11404,11 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     return st;
 }
 
-/* ==== src/rewrite.c: generated region; edit src/rewrite.c, then run make gradient.h ==== */
-/* src/rewrite.c: rewrites applied while gr_function copies the graph (at GR_OPT_FULL).
-
-   Every node is rebuilt in the function's private graph after its inputs, through gr__rw_build:
-     1. local simplification: algebra (x+0, x*1, x*0 from zero gradients, neg(neg x)), zero fills,
-        dimshuffle and reshape composition, transposes folded into Dot's flags, stabilisation
-        (log(softmax) -> log_softmax, log(1+x) -> log1p, log(sigmoid x) -> -softplus(-x),
-        exp(x)-1 -> expm1); a replacement is itself built through gr__rw_build;
-     2. merging: a node equal to one already built (op, params, inputs) is that one;
-     3. constant folding: a small node of constants is run now and becomes a constant.
-   A node's inputs are final when it is built, so these local rewrites reach their fixed point in
-   one pass. The gradient-modifying identities are removed at every level (they compute nothing).
-
-   Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
-   for an unknown size. Two axes with the same symbol have the same size in every call; an
-   elementwise result keeps an axis's symbol when its operands agree on it. This tells when a
-   rewrite keeps a result's shape, and (src/fuse.c) which elementwise nodes iterate alike. */
-
-typedef struct gr__rewriter gr__rewriter;
-struct gr__rewriter {
-    gr_graph *cg;
-    gr_graph *g;                 /* the source graph: a node the rewrites leave as it is is not copied */
-    const gr_node *orig;         /* the source node being rebuilt (read once by gr__rw_build) */
-    int level;                   /* GR_OPT_FULL or GR_OPT_NONE */
-    gr_node **cse;               /* open addressing over the nodes filed under a hot key, or without inputs (see merging) */
-    uint32_t *cse_hash;          /* each entry's hash: probes compare it before touching the node */
-    uint32_t n_cse, cap_cse;
-    int32_t *use_head;           /* by variable id of cg: the newest node filed under it (an index below), -1 none */
-    uint32_t *use_count;         /* by variable id of cg: how many nodes are filed under it */
-    uint32_t cap_use_head, cap_use_count;
-    gr_node **use_node;          /* a filing: the node, and the next older one under the same key */
-    int32_t *use_next;
-    uint32_t n_use, cap_use_node, cap_use_next;
-    int32_t *sig;                /* signature codes: >= 0 a symbol, < 0 the static size -code - 1 */
-    uint32_t n_sig, cap_sig;
-    int64_t *sig_at;             /* by variable id of cg: where its codes start, -1 when not yet known */
-    uint32_t cap_sig_at;
-    int32_t next_sym;
-    int64_t *trim;               /* symbols of trimmed axes: (symbol, rows trimmed) -> symbol, open addressing */
-    uint32_t n_trim, cap_trim;
-    uint32_t *view;              /* the function's nodes as the copy made or reused them (ids, topological) */
-    uint32_t *view_depth;        /* each one's depth: the longest path up from the leaves (fusion's order) */
-    uint32_t n_view, cap_view, cap_view_depth;
-    uint32_t *depth;             /* by variable id, during the copy: its producer's depth */
-    uint32_t cap_depth;
-    uint32_t *repl;              /* after fusion, by variable id: 1 + the id of the Fused output replacing it */
-    uint32_t n_repl;
-};
-
-#define GR__SIG_STATIC(n) ((int32_t)(-(n) - 1))
-#define GR__SIG_ONE GR__SIG_STATIC(1)
-
-static gr__rewriter *gr__rewriter_new(gr_graph *g, gr_graph *cg, int level) {
-    gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
-    if (!rw) return NULL;
-    rw->g = g;
-    rw->cg = cg;
-    rw->level = level;
-    return rw;
-}
-
-static void gr__rewriter_free(gr__rewriter *rw) {
-    if (!rw) return;
-    GR_FREE(rw->cse);
-    GR_FREE(rw->cse_hash);
-    GR_FREE(rw->use_head);
-    GR_FREE(rw->use_count);
-    GR_FREE(rw->use_node);
-    GR_FREE(rw->use_next);
-    GR_FREE(rw->sig);
-    GR_FREE(rw->sig_at);
-    GR_FREE(rw->trim);
-    GR_FREE(rw->view);
-    GR_FREE(rw->view_depth);
-    GR_FREE(rw->depth);
-    GR_FREE(rw->repl);
-    GR_FREE(rw);
-}
-
-/* what merging keeps (the nodes filed by key and the hash table), and the depths by variable,
-   freed once the copy is built: fusion needs the signatures and the view only */
-static void gr__rewriter_drop_merging(gr__rewriter *rw) {
-    GR_FREE(rw->cse); GR_FREE(rw->cse_hash);
-    GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
-    rw->cse = NULL; rw->cse_hash = NULL;
-    rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
-    GR_FREE(rw->depth); rw->depth = NULL; rw->cap_depth = 0;
-    rw->n_cse = rw->cap_cse = rw->cap_use_head = rw->cap_use_count = 0;
-    rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
-}
-
-/* ---- signatures ---------------------------------------------------------------------------------- */
+/* ==== src/signature.c: generated region; edit src/signature.c, then run make gradient.h ==== */
+/* src/signature.c: shape signatures (src/rewrite.h): one code per axis, a static size or a symbol
+   for a size unknown until the call; equal symbols, equal sizes in every call. An elementwise
+   result keeps an axis's symbol where its operands agree on it; a structural node's output 0 gets
+   what its row's `sig` rule (ops/table.h) says; anything else fresh symbols. */
 
 /* room for v's codes; NULL when out of memory */
 static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
@@ -10691,9 +11425,6 @@ static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
 static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
     return gr__vshape(v)[axis] >= 0 ? GR__SIG_STATIC(gr__vshape(v)[axis]) : rw->next_sym++;
 }
-
-static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
-static void gr__sig_copy(gr__rewriter *rw, const gr_var *v, int32_t *out);
 
 /* the symbol of an axis of symbol `sym` with k rows trimmed off (x[a:-b] trims a + b): the same
    for every slice that trims as many, so x[:-1] and x[1:] have the same length */
@@ -10726,82 +11457,36 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
     return (int32_t)rw->trim[3 * i + 2];
 }
 
-/* the signature of node's output j, from its inputs' (already known) signatures */
+/* the elementwise rule: an axis keeps the symbol its operands agree on (broadcast ones aside) */
+static void gr__ew_sig(gr__rewriter *rw, const gr_node *node, const gr_var *v, int32_t *out) {
+    int nd = v->ndim, i, k;
+    for (i = 0; i < nd; i++) {
+        int32_t code = GR__SIG_ONE;
+        int clash = 0;
+        for (k = 0; k < node->n_in; k++) {
+            const gr_var *x = gr__in(node)[k];
+            int xi = i - (nd - x->ndim);
+            int32_t c;
+            if (xi < 0) continue;
+            c = gr__sig(rw, x)[xi];
+            if (c == GR__SIG_ONE) continue;
+            if (code == GR__SIG_ONE) code = c;
+            else if (code != c) clash = 1;
+        }
+        if (!clash && (gr__vshape(v)[i] < 0 || GR__SIG_STATIC(gr__vshape(v)[i]) == code)) out[i] = code;
+    }
+}
+
+/* the signature of v (a node's output) from its inputs' (already known) signatures */
 static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     const gr_node *node = gr__owner(v);
-    const gr_op_def *op = node ? node->op : NULL;
-    int nd = v->ndim, i, k;
-    for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
+    const gr__row_rules *rules;
+    int i;
+    for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
-        for (i = 0; i < nd; i++) {
-            int32_t code = GR__SIG_ONE;
-            int clash = 0;
-            for (k = 0; k < node->n_in; k++) {
-                const gr_var *x = gr__in(node)[k];
-                int xi = i - (nd - x->ndim);
-                int32_t c;
-                if (xi < 0) continue;
-                c = gr__sig(rw, x)[xi];
-                if (c == GR__SIG_ONE) continue;
-                if (code == GR__SIG_ONE) code = c;
-                else if (code != c) clash = 1;
-            }
-            if (!clash && (gr__vshape(v)[i] < 0 || GR__SIG_STATIC(gr__vshape(v)[i]) == code)) out[i] = code;
-        }
-    } else if (op == &gr__op_DimShuffle) {
-        const gr__dimshuffle_params *p = gr__dsp(node);
-        int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, gr__in(node)[0], s);
-        for (i = 0; i < nd; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
-    } else if (op->infer == gr__reduce_infer) {
-        const gr__reduce_params *p = gr__rp(node);
-        int32_t s[GR_MAX_NDIM];
-        int m = 0;
-        gr__sig_copy(rw, gr__in(node)[0], s);
-        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
-            if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
-            else out[m++] = s[i];
-        }
-    } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
-        if (gr__in(node)[1]->ndim == nd) gr__sig_copy(rw, gr__in(node)[1], out);
-    } else if (op == &gr__op_Slice || op == &gr__op_Index) {
-        const gr__view_params *p = gr__vp(node);
-        int32_t s[GR_MAX_NDIM];
-        int m = 0;
-        gr__sig_copy(rw, gr__in(node)[0], s);
-        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
-            if (i != p->axis) { out[m++] = s[i]; continue; }
-            if (p->is_index) continue;
-            /* a unit step from a start >= 0 to a stop < 0 (or open ends) trims a + b rows */
-            if (s[i] >= 0 && p->step == 1 && (p->start == GR_OPEN || (p->start >= 0 && p->start < ((int64_t)1 << 40))) &&
-                (p->stop == GR_OPEN || (p->stop < 0 && p->stop > -((int64_t)1 << 40))))
-                out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
-            m++;
-        }
-    } else if (op == &gr__op_Banded) {                /* (size(ref), length of the diagonals) */
-        int32_t s[GR_MAX_NDIM];
-        if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
-        gr__sig_copy(rw, gr__in(node)[1], s);
-        out[1] = s[0];
-    } else if (op == &gr__op_EyeLike) {              /* (size(r), *shape(r)): rows as long as r when r is 1-d */
-        int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, gr__in(node)[0], s);
-        if (gr__in(node)[0]->ndim == 1) out[0] = s[0];
-        for (i = 0; i < gr__in(node)[0]->ndim; i++) out[i + 1] = s[i];
-    } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
-        if (gr__in(node)[0]->ndim == nd) gr__sig_copy(rw, gr__in(node)[0], out);
-    } else if (op == &gr__op_Dot) {
-        const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-        const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
-        int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
-        int m = 0;
-        gr__sig_copy(rw, a, sa);
-        gr__sig_copy(rw, b, sb);
-        if (a->ndim == 2) out[m++] = sa[p->ta ? 1 : 0];
-        if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
-    }
-    for (i = 0; i < nd; i++)                        /* what the static type knows wins */
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
+    else if ((rules = gr__rules_of(node->op)) != NULL) rules->sig(rw, node, out);
+    for (i = 0; i < v->ndim; i++)                   /* what the static type knows wins */
         if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);
 }
 
@@ -10862,445 +11547,82 @@ static int gr__sig_into(gr__rewriter *rw, const gr_var *x, const gr_var *r) {
     return 1;
 }
 
-/* ---- recognising values ------------------------------------------------------------------------- */
+/* ---- the shared rules ------------------------------------------------------------------------------ */
+
+/* none: nothing known, every axis a fresh symbol */
+static void gr__none_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) { (void)rw; (void)node; (void)out; }
+
+/* like0: output 0 is shaped like input 0 (the like0 type rule, Cast, the updates) */
+static void gr__like0_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    if (gr__in(node)[0]->ndim == gr__out(node)[0]->ndim) gr__sig_copy(rw, gr__in(node)[0], out);
+}
+
+/* ==== src/simplify.c: generated region; edit src/simplify.c, then run make gradient.h ==== */
+/* src/simplify.c: local simplification (src/rewrite.h). A node about to be built is replaced by what
+   the first applicable rule of its row builds: the `simp` rule of a structural row, or the rows of
+   GR_ELEMWISE_REWRITES for an elementwise one. A replacement is built through the rewrites in turn,
+   and a node's inputs are final when it is built, so one pass reaches the fixed point. */
+
+/* ---- recognising values ---------------------------------------------------------------------------- */
 
 /* v is the 0-d constant c */
 static int gr__rw_is_scalar(const gr_var *v, double c) {
     return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)gr__ext(v), 0) == c;
 }
-/* v is zeros: a 0-d zero (*ref = NULL) or zeros broadcast to the shape of *ref */
+
+/* v is a fill (a FILL row: input 0 broadcast to input 1's shape): the value filled, and *ref; NULL otherwise */
+static gr_var *gr__rw_filled(const gr_var *v, gr_var **ref) {
+    const gr_node *n = gr__owner(v);
+    if (!n || !(gr__op_flags(n->op) & GR__OPF_FILL)) return NULL;
+    *ref = gr__in(n)[1];
+    return gr__in(n)[0];
+}
+
+/* v is zeros: a 0-d zero (*ref = NULL) or a 0-d zero filled to the shape of *ref */
 static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
+    gr_var *x;
     if (gr__rw_is_scalar(v, 0.0)) { *ref = NULL; return 1; }
-    if (gr__owner(v) && gr__owner(v)->op == &gr__op_BroadcastLike && gr__rw_is_scalar(gr__in(gr__owner(v))[0], 0.0)) {
-        *ref = gr__in(gr__owner(v))[1];
-        return 1;
-    }
-    return 0;
+    return (x = gr__rw_filled(v, ref)) != NULL && gr__rw_is_scalar(x, 0.0);
 }
 
-/* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
-static gr_var *gr__rw_diag(gr__rewriter *rw, const gr_var *v) {
-    const gr__banded_params *p;
-    int32_t s[GR_MAX_NDIM];
-    if (v->ndim != 2 || !gr__owner(v) || gr__owner(v)->op != &gr__op_Banded) return NULL;
-    p = (const gr__banded_params *)gr__params(gr__owner(v));
-    if (p->n != 1 || p->k[0] != 0) return NULL;
-    gr__sig_copy(rw, v, s);
-    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
-}
-
-/* ---- building through the rewrites ------------------------------------------------------------- */
-
-static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
-                              gr_var *const *ins, gr_var **outs);
-
-static gr_var *gr__rw1(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    gr_var *out = NULL;
-    return gr__rw_build(rw, op, params, psize, n_in, ins, &out) == GR_OK ? out : NULL;
-}
-static gr_var *gr__rw_ew1(gr__rewriter *rw, int row, gr_var *a) { return gr__rw1(rw, gr__ew_ops[row], NULL, 0, 1, &a); }
-static gr_var *gr__rw_bcast(gr__rewriter *rw, gr_var *x, gr_var *ref) {
-    gr_var *args[2];
-    args[0] = x; args[1] = ref;
-    return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, args);
-}
 /* zeros of dtype dt shaped like ref (a 0-d zero when ref is NULL or 0-d) */
 static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref) {
     gr_var *z = gr__scalar_const(rw->cg, dt, 0.0, 0);
     if (!z || !ref || ref->ndim == 0) return z;
-    return gr__rw_bcast(rw, z, ref);
+    return gr__rw_fill(rw, z, ref);
 }
 
-/* ---- banded matrices ------------------------------------------------------------------------------
-   A Jacobian or Hessian is built from the identity seed of its batch (EyeLike). For a vector wrt,
-   the seed becomes a Banded matrix (one diagonal of ones), and what Jacobians of elementwise
-   functions of slices do to it keeps it banded: slicing its columns moves the diagonals, scaling
-   by a vector or a scalar scales them, sums of banded matrices merge them, and a slice's gradient
-   (a row placed into zeros at a slice) moves them back. So such a Hessian costs a few vectors and
-   one fill of the result instead of a dozen dense passes. Like x * 0 above, a structural zero stays
-   zero where the dense product would have met an infinity or a NaN. */
+/* ---- asking the rows ------------------------------------------------------------------------------- */
 
-static const gr__banded_params *gr__rw_banded(const gr_var *v) {
-    return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
-}
-
-/* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
-static gr_var *gr__rw_make_banded(gr__rewriter *rw, gr_var *ref, int n, gr_var **c, int64_t *k) {
-    gr__banded_params p;
-    gr_var *ins[GR__BANDED_MAX + 1];
-    int i, j, m = 0;
-    for (i = 1; i < n; i++)                              /* insertion sort: a handful of diagonals */
-        for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
-            int64_t tk = k[j]; gr_var *tc = c[j];
-            k[j] = k[j - 1]; c[j] = c[j - 1];
-            k[j - 1] = tk; c[j - 1] = tc;
-        }
-    memset(&p, 0, sizeof p);
-    ins[0] = ref;
-    for (i = 0; i < n; i++) {
-        if (m && p.k[m - 1] == k[i]) {
-            gr_var *ab[2];
-            ab[0] = ins[m]; ab[1] = c[i];
-            if (!(ins[m] = gr__rw1(rw, &gr__op_ew_add, NULL, 0, 2, ab))) return NULL;
-            continue;
-        }
-        if (m == GR__BANDED_MAX) return NULL;
-        p.k[m] = k[i];
-        ins[++m] = c[i];
-    }
-    p.n = m;
-    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
-}
-
-/* a view's start when its columns move diagonals: a unit step from a start >= 0; -1 otherwise */
-static int64_t gr__rw_unit_start(const gr__view_params *vp) {
-    int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start;
-    return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
-}
-
-/* the banded matrix X with each diagonal c replaced by op(pre, c, post) (pre, post: operands before
-   and after it, or NULL) and every offset moved by dk; NULL when out of memory */
-static gr_var *gr__rw_banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
-                                 gr_var *pre, gr_var *post, int64_t dk) {
-    const gr__banded_params *p = gr__rw_banded(X);
-    gr_var *c[GR__BANDED_MAX], *args[3];
-    int64_t k[GR__BANDED_MAX];
-    int i, n;
-    for (i = 0; i < p->n; i++) {
-        n = 0;
-        if (pre) args[n++] = pre;
-        args[n++] = gr__in(gr__owner(X))[i + 1];
-        if (post) args[n++] = post;
-        if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
-        k[i] = p->k[i] + dk;
-    }
-    return gr__rw_make_banded(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
-}
-
-/* neg, mul, div and add of banded matrices that stay banded (the ops pullbacks apply to a cotangent);
-   NULL (nothing built) otherwise */
-static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b, int *failed) {
-    const gr__banded_params *pa = gr__rw_banded(a), *pb = b ? gr__rw_banded(b) : NULL;
-    gr_var *c[2 * GR__BANDED_MAX], *x = pa ? a : b, *v = pa ? b : a, *r = NULL;
-    int64_t k[2 * GR__BANDED_MAX];
-    int i, n = 0;
-    *failed = 0;
-    if (row == GR__EW_add) {                            /* both banded, the same shape and dtype */
-        if (!pa || !pb || a->dtype != b->dtype || !gr__sig_same(rw, a, b)) return NULL;
-        for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(a))[i + 1]; k[n++] = pa->k[i]; }
-        for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(b))[i + 1]; k[n++] = pb->k[i]; }
-        r = gr__rw_make_banded(rw, gr__in(gr__owner(x))[0], n, c, k);     /* NULL, nothing built: too many */
-    } else if (row == GR__EW_neg || row == GR__EW_mul || (row == GR__EW_div && pa)) {
-        /* scaled by a scalar or by a vector along the columns (never widening them) */
-        if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
-        r = gr__rw_banded_map(rw, x, gr__ew_ops[row], NULL, 0, pa ? NULL : v, pa ? v : NULL, 0);
-    }
-    if (!r && rw->cg->status != GR_OK) *failed = 1;
-    return r;
-}
-
-/* ---- constant factors ------------------------------------------------------------------------------
-   Gradients are full of scalings: 2 x from a square, a constant cost weight, neg from a difference,
-   ones broadcast to a term's shape. Over float operands of one dtype a product gathers its constant
-   factors into one: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c1, x), mul(c2, y)) ->
-   mul(c1 c2, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), a broadcast scalar times a
-   scalar is their product broadcast, and a scalar constant (or a one-element one) broadcast to a
-   shape the other operand already has is read as the scalar. Results change by
-   rounding only (a product's factors are taken in another order). */
-
-/* v is a 0-d float constant (any_ndim: a one-element one) that can scale a value of dtype dt without
-   changing its dtype: *c its value */
-static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
-    if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
-    if (any_ndim ? ((const gr_array *)gr__ext(v))->size != 1 : v->ndim != 0) return 0;
-    *c = gr_array_get((const gr_array *)gr__ext(v), 0);
-    return 1;
-}
-static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
-
-/* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
-static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
-    int j;
-    if (!gr__owner(v) || gr__owner(v)->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
-    for (j = 0; j < 2; j++)
-        if (gr__in(gr__owner(v))[1 - j]->dtype == dt && gr__in(gr__owner(v))[1 - j]->ndim == v->ndim && gr__rw_factor(gr__in(gr__owner(v))[j], dt, c))
-            return gr__in(gr__owner(v))[1 - j];
+/* none: a structural row without simplifications */
+static gr_var *gr__none_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    (void)rw; (void)op; (void)params; (void)in; (void)done;
     return NULL;
 }
 
-/* mul(a, b) and neg(a) (b NULL) with their constant factors gathered; NULL when nothing applies */
-static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
-    gr_var *ab[2];
-    double c, c2;
-    int k, dt = a->dtype;
-    if (!b) {                                                      /* neg(mul(c, x)) */
-        if (!(ab[1] = gr__rw_scaled(a, dt, &c)) || !(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
-        return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-    }
-    if (a->dtype != b->dtype || !gr__is_float(dt)) return NULL;
-    for (k = 0; k < 2; k++) {
-        gr_var *u = k ? b : a, *y = k ? a : b, *x;
-        const gr_node *un = gr__owner(u);
-        if (!un) continue;
-        /* a broadcast scalar times a scalar: the product broadcast */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-            ab[1] = gr__in(un)[1];
-            return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, ab);
-        }
-        /* a scalar broadcast to a shape y has: the scalar */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c, 0))) return NULL;
-            ab[1] = y;
-            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-        }
-        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && gr__in(un)[0]->dtype == dt) {   /* mul(c, neg x) */
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
-            ab[1] = gr__in(un)[0];
-            return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-        }
-        if (!(x = gr__rw_scaled(u, dt, &c2))) continue;
-        if (gr__rw_factor(y, dt, &c)) {                             /* mul(c, mul(c2, x)) */
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-            ab[1] = x;
-        } else {                                                   /* mul(mul(c2, x), mul(c, z)) */
-            gr_var *z = gr__rw_scaled(y, dt, &c);
-            if (!z) continue;                                      /* (one factor alone: no product saved) */
-            ab[0] = x; ab[1] = z;
-            if (!(ab[1] = gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab))) return NULL;
-            if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-        }
-        return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
-    }
-    return NULL;
-}
-
-/* an elementwise node's equivalent, or NULL (and *done 0) to build it as it is */
-static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
-    gr_var *a = in[0], *b = gr__ew_ops[row]->n_in > 1 ? in[1] : NULL, *za = NULL, *zb = NULL;
-    int a0 = gr__rw_zeros(a, &za), b0 = b && gr__rw_zeros(b, &zb), T = a->dtype;
-    *done = 1;
-    if (gr__rw_banded(a) || (b && gr__rw_banded(b))) {
-        int failed;
-        gr_var *r = gr__rw_banded_ew(rw, row, a, b, &failed);
-        if (r || failed) return r;
-    }
-    if (row == GR__EW_add) {
-        /* x + (zeros with b added at a view) = x with b added at that view: one pass, in place */
-        int k;
-        for (k = 0; k < 2; k++) {
-            gr_var *u = in[k], *x = in[1 - k], *z = NULL;
-            if (!gr__owner(u) || !(gr__owner(u)->op == &gr__op_ViewUpdate || gr__owner(u)->op == &gr__op_TakeUpdate)) continue;
-            if (!((const gr__view_params *)gr__params(gr__owner(u)))->inc && gr__owner(u)->op == &gr__op_ViewUpdate) continue;
-            if (gr__owner(u)->op == &gr__op_TakeUpdate && !((const gr__take_params *)gr__params(gr__owner(u)))->inc) continue;
-            if (!gr__rw_zeros(gr__in(gr__owner(u))[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
-            {
-                gr_var *args[3];
-                args[0] = x; args[1] = gr__in(gr__owner(u))[1];
-                if (gr__owner(u)->n_in == 3) args[2] = gr__in(gr__owner(u))[2];
-                return gr__rw1(rw, gr__owner(u)->op, gr__params(gr__owner(u)), gr__owner(u)->params_size, gr__owner(u)->n_in, args);
-            }
-        }
-    }
-    switch (row) {
-    case GR__EW_add:
-    case GR__EW_sub:
-        if (b0 && (!zb || gr__sig_into(rw, zb, a))) return a;                 /* a + 0 */
-        if (b0 && zb && gr__sig_into(rw, a, zb)) return gr__rw_bcast(rw, a, zb);
-        if (a0 && (!za || gr__sig_into(rw, za, b))) return row == GR__EW_add ? b : gr__rw_ew1(rw, GR__EW_neg, b);
-        break;
-    case GR__EW_mul:
-        if (gr__rw_is_scalar(b, 1.0)) return a;
-        if (gr__rw_is_scalar(a, 1.0)) return b;
-        if (gr__rw_is_scalar(b, -1.0)) return gr__rw_ew1(rw, GR__EW_neg, a);
-        if (gr__rw_is_scalar(a, -1.0)) return gr__rw_ew1(rw, GR__EW_neg, b);
-        /* x * 0, as zero gradients make it (like Aesara, x's infinities and NaNs are not kept) */
-        if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
-        if (b0 && (!zb ? a->ndim == 0 : gr__sig_into(rw, a, zb))) return b;
-        if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__rw_zero_fill(rw, T, b);
-        if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__rw_zero_fill(rw, T, a);
-        {
-            gr_var *r = gr__rw_scale(rw, a, b);
-            if (r || rw->cg->status != GR_OK) return r;
-        }
-        break;
-    case GR__EW_div:
-        if (gr__rw_is_scalar(b, 1.0)) return a;
-        if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
-        break;
-    case GR__EW_neg:
-        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_neg) return gr__in(gr__owner(a))[0];
-        if (a0) return a;
-        {
-            gr_var *r = gr__rw_scale(rw, a, NULL);
-            if (r || rw->cg->status != GR_OK) return r;
-        }
-        break;
-    case GR__EW_pow:
-        if (gr__rw_is_scalar(b, 1.0)) return a;
-        if (gr__rw_is_scalar(b, 2.0)) return gr__rw_ew1(rw, GR__EW_sqr, a);
-        break;
-    case GR__EW_log:
-        if (gr__owner(a) && gr__owner(a)->op == &gr__op_Softmax)                   /* log(softmax x) */
-            return gr__rw1(rw, &gr__op_LogSoftmax, gr__params(gr__owner(a)), gr__owner(a)->params_size, 1, gr__in(gr__owner(a)));
-        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_add) {                   /* log(1 + x) */
-            gr_var *p = gr__in(gr__owner(a))[0], *q = gr__in(gr__owner(a))[1];
-            if (gr__rw_is_scalar(p, 1.0) && q->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, q);
-            if (gr__rw_is_scalar(q, 1.0) && p->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, p);
-        }
-        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
-            gr_var *x = gr__in(gr__owner(a))[0];
-            return gr__rw_ew1(rw, GR__EW_neg, gr__rw_ew1(rw, GR__EW_softplus, gr__rw_ew1(rw, GR__EW_neg, x)));
-        }
-        break;
-    default:
-        break;
-    }
-    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && gr__owner(a) && gr__owner(a)->op == &gr__op_ew_exp)
-        return gr__rw_ew1(rw, GR__EW_expm1, gr__in(gr__owner(a))[0]);                  /* exp(x) - 1 */
+/* node op(params; in)'s replacement, or NULL with *done 0 when it is built as it is */
+static gr_var *gr__rw_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__row_rules *rules;
     *done = 0;
-    return NULL;
-}
-
-/* a structural node's equivalent, or NULL (and *done 0) */
-static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
-    gr_var *x = in[0], *z = NULL;
-    *done = 1;
-    if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
-        gr_var *ref = in[1];
-        if (gr__rw_zeros(x, &z) && (z || op != &gr__op_BroadcastLike)) return gr__rw_zero_fill(rw, x->dtype, ref);
-        if (op != &gr__op_ReshapeLike && gr__sig_same(rw, x, ref)) return x;
-        if (op == &gr__op_ReshapeLike && x->ndim == ref->ndim && gr__sig_same(rw, x, ref)) return x;
-    } else if (op == &gr__op_DimShuffle) {
-        const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
-        if (gr__owner(x) && gr__owner(x)->op == &gr__op_DimShuffle) {               /* compose the two patterns */
-            const gr__dimshuffle_params *q = gr__dsp(gr__owner(x));
-            gr__dimshuffle_params c;
-            int i, identity = p->n == gr__in(gr__owner(x))[0]->ndim;
-            memset(&c, 0, sizeof c);
-            c.n = p->n;
-            for (i = 0; i < p->n; i++) {
-                c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
-                if (c.pattern[i] != i) identity = 0;
-            }
-            if (identity) return gr__in(gr__owner(x))[0];
-            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, gr__in(gr__owner(x)));
+    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
+        const gr__ew_rewrite *e;
+        int row = gr__op_code(op);
+        for (e = gr__ew_rewrites; e->rule; e++) {
+            gr_var *r;
+            if (e->row != row) continue;
+            r = e->rule(rw, row, in, done);
+            if (*done) return r;
         }
-        if (gr__rw_zeros(x, &z)) {
-            gr_var *ref;
-            if (!z) { *done = 0; return NULL; }
-            if (!(ref = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;   /* (not a 0-d zero) */
-            return gr__rw_zero_fill(rw, x->dtype, ref);
-        }
-    } else if (op == &gr__op_Dot) {
-        /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
-        const gr__dot_params *p = (const gr__dot_params *)params;
-        gr__dot_params q = *p;
-        gr_var *args[2], *d;
-        int k, changed = 0;
-        args[0] = in[0]; args[1] = in[1];
-        /* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the
-           identity seed times an elementwise derivative): O(m n) instead of a matrix product */
-        for (k = 0; k < 2; k++) {
-            gr_var *other = args[1 - k], *ob, *col;
-            int t_other = k == 0 ? p->tb : p->ta;
-            static const int as_col[2] = { 0, GR_NEWAXIS }, as_row[2] = { GR_NEWAXIS, 0 }, swap[2] = { 1, 0 };
-            gr__dimshuffle_params dp;
-            if (!(d = gr__rw_diag(rw, args[k]))) continue;
-            if (other->ndim == 1) {                     /* diag(d) v = v diag(d) = d * v */
-                gr_var *mv[2];
-                mv[0] = d; mv[1] = other;
-                return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, mv);
-            }
-            memset(&dp, 0, sizeof dp);
-            dp.n = 2;
-            ob = other;
-            if (t_other) { dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1]; ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &other); }
-            if (!ob) return NULL;
-            if (d->ndim == 0) col = d;
-            else {
-                dp.pattern[0] = k == 0 ? as_col[0] : as_row[0];
-                dp.pattern[1] = k == 0 ? as_col[1] : as_row[1];
-                col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d);
-                if (!col) return NULL;
-            }
-            {
-                gr_var *mm[2];
-                mm[0] = col; mm[1] = ob;
-                return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, mm);
-            }
-        }
-        for (k = 0; k < 2; k++) {
-            gr_var *v = args[k];
-            if (v->ndim == 2 && gr__owner(v) && gr__owner(v)->op == &gr__op_DimShuffle && gr__in(gr__owner(v))[0]->ndim == 2 &&
-                gr__dsp(gr__owner(v))->pattern[0] == 1 && gr__dsp(gr__owner(v))->pattern[1] == 0) {
-                args[k] = gr__in(gr__owner(v))[0];
-                if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
-                changed = 1;
-            }
-        }
-        if (changed) return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
-    } else if (op == &gr__op_Batched) {
-        /* ops applied row by row that need not be (Jacobians and Hessians are full of them) */
-        const gr__batched_params *bp = (const gr__batched_params *)params;
-        const gr_op_def *iop = bp->op;
-        if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
-            in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
-            int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
-            int i, same = 1;
-            gr__sig_copy(rw, in[0], sx);
-            gr__sig_copy(rw, in[1], sr);
-            for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
-            if (same) return in[0];                     /* every row already has ref's shape */
-        }
-        if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__rw_banded(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
-            gr__rw_zeros(in[0], &z) && z) {
-            /* every row placed into zeros at a slice (a slice's gradient): the diagonals are, offsets up by s */
-            const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
-            int64_t s0 = gr__rw_unit_start(vp);
-            if (vp->axis == 0 && s0 >= 0) return gr__rw_banded_map(rw, in[1], &gr__op_ViewUpdate, vp, bp->inner_psize, in[0], NULL, s0);
-        }
-        if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
-            /* a vector operand batched into rows: one matrix product for all the rows */
-            const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
-            gr__dot_params q;
-            gr_var *args[2];
-            memset(&q, 0, sizeof q);
-            if (bp->batched == 2u) {                    /* row k: op(a) b_k  ->  B op(a)^T */
-                args[0] = in[1]; args[1] = in[0];
-                q.tb = in[0]->ndim == 2 ? !ip->ta : 0;
-            } else {                                    /* row k: a_k op(b)  ->  A op(b) */
-                args[0] = in[0]; args[1] = in[1];
-                q.tb = in[1]->ndim == 2 ? ip->tb : 0;
-            }
-            return gr__rw1(rw, &gr__op_Dot, &q, sizeof q, 2, args);
-        }
-    } else if (op == &gr__op_EyeLike && x->ndim == 1) {  /* the identity: one diagonal of ones */
-        gr_var *one = gr__scalar_const(rw->cg, ((const gr__dtype_params *)params)->dtype, 1.0, 0), *ones;
-        int64_t k0 = 0;
-        if (!one || !(ones = gr__rw_bcast(rw, one, x))) return NULL;
-        return gr__rw_make_banded(rw, x, 1, &ones, &k0);
-    } else if (op == &gr__op_Slice && gr__rw_banded(x)) {
-        /* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
-        const gr__view_params *vp = (const gr__view_params *)params;
-        int64_t s0 = gr__rw_unit_start(vp);
-        if ((vp->axis == 1 || vp->axis == -1) && s0 >= 0) {
-            gr__view_params cp = *vp;
-            cp.axis = 0;
-            return gr__rw_banded_map(rw, x, &gr__op_Slice, &cp, sizeof cp, NULL, NULL, -s0);
-        }
-    } else if (op == &gr__op_Reshape && gr__owner(x) && gr__owner(x)->op == &gr__op_Reshape) {
-        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, gr__in(gr__owner(x)));
-    } else if (op == &gr__op_Cast && gr__rw_zeros(x, &z)) {
-        return gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z);
-    } else if (op == &gr__op_ew_neg) {
-        /* handled with the elementwise rows */
+        return NULL;
     }
-    *done = 0;
-    return NULL;
+    rules = gr__rules_of(op);
+    return rules ? rules->simplify(rw, op, params, in, done) : NULL;
 }
 
-/* ---- merging ------------------------------------------------------------------------------------- */
+/* ==== src/merge.c: generated region; edit src/merge.c, then run make gradient.h ==== */
+/* src/merge.c: merging and constant folding, the last steps of building a node through the
+   rewrites (src/rewrite.c): a node equal to one already built (op, params, inputs) is that one; a
+   small node of constants is run now and becomes a constant. */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
     uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
@@ -11458,18 +11780,88 @@ done:
     return ok;
 }
 
+/* ==== src/rewrite.c: generated region; edit src/rewrite.c, then run make gradient.h ==== */
+/* src/rewrite.c: the rewrites applied while gr_function copies the graph (at GR_OPT_FULL).
+
+   Every node is rebuilt in the function's private graph after its inputs, through gr__rw_build:
+     1. simplification (src/simplify.c): the rules of its row (src/rewrite.h), such as the algebra
+        (x+0, x*1, x*0 from zero gradients, neg(neg x)), zero fills, dimshuffle and reshape
+        composition, transposes folded into Dot's flags, stabilisation (log(softmax) ->
+        log_softmax, log(1+x) -> log1p, log(sigmoid x) -> -softplus(-x), exp(x)-1 -> expm1);
+        a replacement is itself built through gr__rw_build;
+     2. merging (src/merge.c): a node equal to one already built (op, params, inputs) is that one;
+     3. constant folding (src/merge.c): a small node of constants is run now and becomes a constant.
+   A node's inputs are final when it is built, so these local rewrites reach their fixed point in
+   one pass. The gradient-modifying identities are removed at every level (they compute nothing).
+   Signatures (src/signature.c) tell when a rewrite keeps a result's shape. */
+
+static gr__rewriter *gr__rewriter_new(gr_graph *g, gr_graph *cg, int level) {
+    gr__rewriter *rw = (gr__rewriter *)gr__calloc(1, sizeof(gr__rewriter));
+    if (!rw) return NULL;
+    rw->g = g;
+    rw->cg = cg;
+    rw->level = level;
+    return rw;
+}
+
+static void gr__rewriter_free(gr__rewriter *rw) {
+    if (!rw) return;
+    GR_FREE(rw->cse);
+    GR_FREE(rw->cse_hash);
+    GR_FREE(rw->use_head);
+    GR_FREE(rw->use_count);
+    GR_FREE(rw->use_node);
+    GR_FREE(rw->use_next);
+    GR_FREE(rw->sig);
+    GR_FREE(rw->sig_at);
+    GR_FREE(rw->trim);
+    GR_FREE(rw->view);
+    GR_FREE(rw->view_depth);
+    GR_FREE(rw->depth);
+    GR_FREE(rw->repl);
+    GR_FREE(rw);
+}
+
+/* what merging keeps (the nodes filed by key and the hash table), and the depths by variable,
+   freed once the copy is built: fusion needs the signatures and the view only */
+static void gr__rewriter_drop_merging(gr__rewriter *rw) {
+    GR_FREE(rw->cse); GR_FREE(rw->cse_hash);
+    GR_FREE(rw->use_head); GR_FREE(rw->use_count); GR_FREE(rw->use_node); GR_FREE(rw->use_next);
+    rw->cse = NULL; rw->cse_hash = NULL;
+    rw->use_head = NULL; rw->use_node = NULL; rw->use_next = NULL; rw->use_count = NULL;
+    GR_FREE(rw->depth); rw->depth = NULL; rw->cap_depth = 0;
+    rw->n_cse = rw->cap_cse = rw->cap_use_head = rw->cap_use_count = 0;
+    rw->n_use = rw->cap_use_node = rw->cap_use_next = 0;
+}
+
+/* ---- building through the rewrites ------------------------------------------------------------- */
+
+static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in,
+                              gr_var *const *ins, gr_var **outs);
+
+static gr_var *gr__rw1(gr__rewriter *rw, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
+    gr_var *out = NULL;
+    return gr__rw_build(rw, op, params, psize, n_in, ins, &out) == GR_OK ? out : NULL;
+}
+static gr_var *gr__rw_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b) {
+    gr_var *ab[2];
+    ab[0] = a; ab[1] = b;
+    return gr__rw1(rw, gr__ew_ops[row], NULL, 0, gr__ew_ops[row]->n_in, ab);
+}
+
 /* ---- the pipeline ------------------------------------------------------------------------------------ */
 
 /* a variable with v's shape in every call that is cheaper to have: down the producers of v while
    one of their inputs has the same signature (a value read for its shape only then needs nothing of
-   what came after) */
+   what came after). The producers walked through are those shaped like an input by their rows:
+   elementwise, fills, and the like0 signature rule's. */
 static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     int guard = 0;
     while (gr__owner(v) && guard++ < 64) {
         const gr_node *n = gr__owner(v);
+        const gr__row_rules *rules = gr__rules_of(n->op);
         int i, found = -1;
-        if (!(gr__op_flags(n->op) & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
-            n->op->infer != gr__like0_infer)
+        if (!(gr__op_flags(n->op) & (GR__OPF_ELEMWISE | GR__OPF_FILL)) && !(rules && rules->sig == gr__like0_sig))
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
             if (gr__in(n)[i]->ndim == v->ndim && gr__sig_same(rw, gr__in(n)[i], v)) found = i;
@@ -11525,7 +11917,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
         ins = ins_local;
     }
     if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
-        r = (gr__op_flags(op) & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, gr__op_code(op), ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
+        r = gr__rw_simplify(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
             outs[0] = r;
@@ -11556,7 +11948,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
-    if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
+    if (all_const && n_in > 0 && !(gr__op_flags(op) & GR__OPF_RUNTIME) && gr__rw_fold(rw, node, outs)) return GR_OK;   /* (a loop runs with a function's state) */
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
 }
@@ -11586,10 +11978,10 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
 /* ==== src/fuse.c: generated region; edit src/fuse.c, then run make gradient.h ==== */
 /* src/fuse.c: elementwise fusion (at GR_OPT_FULL, after the rewrites).
 
-   Connected elementwise nodes (and casts) whose outputs have the same shape signature (see
-   src/rewrite.c: the same size along every axis in every call) become one Fused node: a program
-   of the table's kernels run over the data block by block, so a chain of elementwise ops is one
-   pass with no full-size temporaries. Members read their operands from the group's external
+   Connected elementwise nodes (and copies: the CONVERT and FILL rows, Cast and BroadcastLike) whose
+   outputs have the same shape signature (src/signature.c: the same size along every axis in every
+   call) become one Fused node: a program of the table's kernels run over the data block by block,
+   so a chain of elementwise ops is one pass with no full-size temporaries. Members read their operands from the group's external
    inputs (broadcast, as the ops would), 0-d constants (immediates), block-sized registers, or
    the group's outputs; a value used outside the group, or returned, is an output.
 
@@ -11600,26 +11992,22 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
 
 typedef struct gr__fop {                 /* one instruction (24 bytes: a chain of a million links has millions) */
     int32_t arg[3];                      /* operand references */
-    int32_t out, out2;                   /* the references written (out2: sincos's cosine) */
-    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), or one of GR__FOP_* */
+    int32_t out, out2;                   /* the references written (out2: the second of a pair, else -1) */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), GR__FOP_PAIR (arg[1]:
+                                            the pair's index in gr__ew_pairs), or GR__FOP_COPY + the code of
+                                            a copying row */
 } gr__fop;
 
-enum { GR__FOP_SINCOS = 253, GR__FOP_COPY = 254, GR__FOP_CAST = 255 };
-typedef char gr__fop_rows_fit[(int)GR__EW_COUNT < (int)GR__FOP_SINCOS ? 1 : -1];   /* the table's rows stay below them */
+enum {
+    GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
+    GR__FOP_COPY = GR__EW_COUNT + 1      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+};
+typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
-   a hand-fused loop */
-static void gr__sincos_run(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
-    int64_t i;
-    if (dt == GR_F64) {
-        const double *x = (const double *)a;
-        double *ps = (double *)s, *pc = (double *)c;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
-    } else {
-        const float *x = (const float *)a;
-        float *ps = (float *)s, *pc = (float *)c;
-        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
-    }
+/* the printed name of an instruction: its row's, or its pair's */
+static const char *gr__fop_name(const gr__fop *op) {
+    if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
+    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
 }
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
@@ -11674,8 +12062,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_CAST ? "Cast" : op->row == GR__FOP_COPY ? "BroadcastLike" :
-                                         op->row == GR__FOP_SINCOS ? "sin" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name : gr__fop_name(op);
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -11690,7 +12077,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
             }
         }
         shapes[op->out] = r;
-        if (op->row == GR__FOP_SINCOS) shapes[op->out2] = r;
+        if (op->row == GR__FOP_PAIR) shapes[op->out2] = r;
     }
     GR_FREE(shapes);
     return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
@@ -11783,8 +12170,9 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
                     gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
-                } else if (op->row == GR__FOP_SINCOS)
-                    gr__sincos_run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+                } else if (op->row == GR__FOP_PAIR)
+                    gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
+                                                 p->st[op->arg[0]], n);
                 else
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
@@ -11810,22 +12198,16 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
     return gr__own(cg, block) ? block : NULL;
 }
 
-/* ---- grouping ------------------------------------------------------------------------------------ */
-
-/* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
-static int gr__fusable(const gr_node *node) {
-    if (node->n_out != 1) return 0;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
-    return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
-}
+/* ---- the schedule ---------------------------------------------------------------------------------- */
 
 /* the node of id `id` among the function's: its private graph's, or the source graph's it reuses */
-#define GR__NODE(id) ((id) < cg->node_base ? rw->g->nodes[id] : cg->nodes[(id) - cg->node_base])
+static gr_node *gr__fuse_node(const gr__rewriter *rw, const gr_graph *cg, uint32_t id) {
+    return id < cg->node_base ? rw->g->nodes[id] : cg->nodes[id - cg->node_base];
+}
 /* x, or the Fused output that replaces it */
 static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
     return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
 }
-#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, gr__in((node))[i]) : gr__in((node))[i])   /* (none before the first) */
 
 /* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
    order the copy made them (rw->view: a topological order of the function's nodes, the reused
@@ -11848,7 +12230,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
         int i;
         if (!need[rw->view[k]]) continue;
         n++;
-        node = GR__NODE(rw->view[k]);
+        node = gr__fuse_node(rw, cg, rw->view[k]);
         for (i = 0; i < node->n_in; i++)
             if (gr__owner(gr__in(node)[i]) && !given[gr__in(node)[i]->id]) need[gr__owner(gr__in(node)[i])->id] = 1;
     }
@@ -11864,290 +12246,407 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
 enum {                                   /* fusion's flags of a variable */
     GR__FV_OUT = 1,                      /* read outside the group making it (or a root) */
-    GR__FV_ALIASED = 2,                  /* a broadcast read in place: its register is its source's */
+    GR__FV_ALIASED = 2,                  /* a fill read in place: its register is its source's */
     GR__FV_MINE = 4                      /* made by the group being fused */
 };
 #define GR__FUSE_BLK 256                 /* elements per block */
 
+/* fusion's state over the schedule (ids: the function's variables and nodes, both graphs') */
+typedef struct gr__fuser {
+    gr__rewriter *rw;
+    gr_graph *cg;
+    uint32_t nn, nv;                     /* id bounds of the nodes and the variables */
+    uint32_t n_order;
+    uint32_t *oid;                       /* the schedule, as node ids: the passes read ids without touching the nodes */
+    int32_t *pos;                        /* by node id: its position in the schedule, -1 none */
+    int32_t *group;                      /* by node id: its group, -1 none */
+    int32_t *gstart;                     /* each group's first position in the schedule */
+    uint32_t cap_gstart;
+    int32_t n_groups, last_big;          /* last_big: the last group fused (two members or more) */
+    int32_t *gmem_at;                    /* where each group's members start in gmem */
+    uint32_t *gmem;                      /* each group's members (node ids) in schedule order, group after group */
+    uint8_t *vflag;                      /* by variable id: GR__FV_* */
+    uint32_t *last;                      /* by variable id: 1 + the schedule position of its last reader, 0 none */
+    int32_t *ref;                        /* by variable id: its operand reference in the program being made */
+    uint32_t *second_of;                 /* by variable id: 1 + the id of the member computing the second of a pair of it */
+    uint8_t *paired;                     /* by node id: computed with the first of its pair */
+    uint32_t *repl;                      /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
+    uint32_t n_fused;                    /* Fused nodes made so far */
+} gr__fuser;
+
+/* input i of node, or the Fused output that replaces it (none before the first Fused node) */
+static gr_var *gr__fuse_input(const gr__fuser *fz, const gr_node *node, int i) {
+    return fz->n_fused ? gr__fuse_in(fz->cg, fz->repl, fz->nv, gr__in(node)[i]) : gr__in(node)[i];
+}
+
+static gr_status gr__fuse_nomem(gr__fuser *fz) { return gr__error(fz->cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
+
+/* the schedule: the needed nodes by depth (the longest path from the leaves, which the copy noted
+   in rw->view_depth), a topological order too: a node comes as early as it can, so a view of an
+   input precedes every group that reads it. order (positions in rw->view) is freed. */
+static gr_status gr__fuse_schedule(gr__fuser *fz, uint32_t *order) {
+    gr__rewriter *rw = fz->rw;
+    uint32_t max_depth = 0, *count, k;
+    fz->oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (fz->n_order + 1u));
+    if (!fz->oid) { GR_FREE(order); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) if (rw->view_depth[order[k]] > max_depth) max_depth = rw->view_depth[order[k]];
+    count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
+    if (!count) { GR_FREE(order); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) count[rw->view_depth[order[k]] + 1]++;
+    for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
+    for (k = 0; k < fz->n_order; k++) fz->oid[count[rw->view_depth[order[k]]]++] = rw->view[order[k]];
+    GR_FREE(count);
+    GR_FREE(order);
+    for (k = 0; k < fz->nn; k++) { fz->group[k] = -1; fz->pos[k] = -1; }
+    for (k = 0; k < fz->n_order; k++) fz->pos[fz->oid[k]] = (int32_t)k;
+    return GR_OK;
+}
+
+/* ---- grouping ------------------------------------------------------------------------------------ */
+
+/* elementwise rows with a kernel for the dtype; CONVERT and FILL rows (Cast, BroadcastLike) become
+   copies (a fill's reference is an input read for its shape) */
+static int gr__fusable(const gr_node *node) {
+    if (node->n_out != 1) return 0;
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    return (gr__op_flags(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
+}
+
+/* the open group node can join: one of its signature none of whose inputs was computed after the
+   group started outside it; -1 none */
+static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32_t *open, int n_open) {
+    int o, i;
+    for (o = n_open - 1; o >= 0; o--) {
+        gr_node *first = gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[open[o]]]);
+        int ok = gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
+        for (i = 0; ok && i < node->n_in; i++) {
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
+        }   /* (no Fused node exists yet: every id is below nn) */
+        if (ok) return open[o];
+    }
+    return -1;
+}
+
+/* 1. groups, in schedule order; in the same pass, which values leave the group that makes them,
+   and the last reader of each value */
+static gr_status gr__fuse_group(gr__fuser *fz) {
+    int32_t open[GR__FUSE_OPEN], n_open = 0;
+    uint32_t k;
+    int i;
+    for (k = 0; k < fz->n_order; k++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, fz->oid[k]);
+        int32_t joined = -1;
+        if (gr__fusable(node)) {
+            joined = gr__fuse_joinable(fz, node, open, n_open);
+            if (joined < 0) {                       /* a new group, the oldest open one closed */
+                if (!gr__grow((void **)&fz->gstart, &fz->cap_gstart, (uint32_t)fz->n_groups, sizeof(int32_t))) return gr__fuse_nomem(fz);
+                joined = fz->n_groups++;
+                fz->gstart[joined] = (int32_t)k;
+                if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
+                open[n_open++] = joined;
+            }
+            fz->group[node->id] = joined;
+        }
+        for (i = 0; i < node->n_in; i++) {
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && fz->group[w->id] >= 0 && fz->group[w->id] != joined) fz->vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
+            fz->last[gr__in(node)[i]->id] = k + 1;
+        }
+    }
+    return GR_OK;
+}
+
+/* each group's members, group after group; the grouping's arrays are freed (room for the programs) */
+static gr_status gr__fuse_members(gr__fuser *fz) {
+    uint32_t k;
+    int32_t g, *fill;
+    fz->gmem_at = (int32_t *)gr__calloc((size_t)fz->n_groups + 1, sizeof(int32_t));
+    fz->gmem = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (fz->n_order + 1u));
+    fz->repl = (uint32_t *)gr__calloc(fz->nv + 1u, sizeof(uint32_t));
+    if (!fz->gmem_at || !fz->gmem || !fz->repl) return gr__fuse_nomem(fz);
+    for (k = 0; k < fz->n_order; k++) if (fz->group[fz->oid[k]] >= 0) fz->gmem_at[fz->group[fz->oid[k]] + 1]++;
+    for (g = 0; g < fz->n_groups; g++) fz->gmem_at[g + 1] += fz->gmem_at[g];
+    fill = fz->gstart;                              /* gstart is not needed any more: a cursor per group */
+    for (g = 0; g < fz->n_groups; g++) fill[g] = fz->gmem_at[g];
+    for (k = 0; k < fz->n_order; k++) if (fz->group[fz->oid[k]] >= 0) fz->gmem[fill[fz->group[fz->oid[k]]]++] = fz->oid[k];
+    GR_FREE(fz->group); GR_FREE(fz->oid); GR_FREE(fz->gstart);
+    fz->group = fz->gstart = NULL;
+    fz->oid = NULL;
+    return GR_OK;
+}
+
+/* ---- one group's program ------------------------------------------------------------------------- */
+
+/* the group being fused */
+typedef struct gr__fgroup {
+    const uint32_t *mem;                 /* its members (node ids), in schedule order */
+    int32_t n_members;
+    gr_var **ext, **outs_old, **outs_new;
+    int32_t *free_regs;
+    uint32_t cap_ext, cap_out, cap_free; /* grown as used: a group of millions has a few externals */
+    int32_t n_ext, n_imm, n_out, n_reg, n_free, op_i;
+    gr__fprog *p;
+} gr__fgroup;
+
+/* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs made by
+   groups fused before now read their Fused outputs, and the seconds of pairs are noted
+   (second_of[a] is the member computing second(a)) */
+static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
+    gr_var **tmp;
+    int32_t mi, e = 0, m = 0;
+    int i;
+    for (mi = 0; mi < gs->n_members; mi++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
+        gr_var *y = gr__out(node)[0];
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__fuse_input(fz, node, i);
+            if ((fz->vflag[x->id] & GR__FV_MINE) || fz->ref[x->id] != -1) continue;
+            fz->ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);   /* -2 external, -3 immediate */
+            if (!gr__grow((void **)&gs->ext, &gs->cap_ext, (uint32_t)gs->n_ext, sizeof(gr_var *))) return GR_ERR_NOMEM;
+            gs->ext[gs->n_ext++] = x;
+        }
+        if (fz->vflag[y->id] & GR__FV_OUT) {
+            if (!gr__grow((void **)&gs->outs_old, &gs->cap_out, (uint32_t)gs->n_out, sizeof(gr_var *))) return GR_ERR_NOMEM;
+            gs->outs_old[gs->n_out++] = y;
+        }
+        fz->vflag[y->id] |= GR__FV_MINE;
+        if ((gr__op_flags(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__op_code(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
+            fz->second_of[gr__fuse_input(fz, node, 0)->id] = node->id + 1;
+    }
+    tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_ext + 1));
+    gs->outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_out + 1));
+    if (!tmp || !gs->outs_new) { GR_FREE(tmp); return GR_ERR_NOMEM; }
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -2) tmp[e++] = gs->ext[i];   /* externals first, then immediates */
+    gs->n_imm = gs->n_ext - e;
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -3) tmp[e + m++] = gs->ext[i];
+    for (i = 0; i < gs->n_ext; i++) { gs->ext[i] = tmp[i]; fz->ref[gs->ext[i]->id] = i; }
+    gs->n_ext = e;
+    GR_FREE(tmp);
+    return GR_OK;
+}
+
+/* the program and its instructions: one block (see gr__fprog_block), with the immediates' values,
+   the outputs' references and types */
+static gr_status gr__fgroup_program(gr__fuser *fz, gr__fgroup *gs) {
+    size_t at[4], size[4];
+    unsigned char *b;
+    gr__fprog *p;
+    int i;
+    size[0] = sizeof(gr__fprog);
+    size[1] = sizeof(gr__fop) * (size_t)gs->n_members;
+    size[2] = sizeof(double) * (size_t)(gs->n_imm + 1);
+    size[3] = sizeof(gr_type) * (size_t)(gs->n_out + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 4, size, at);
+    if (!b) return GR_ERR_NOMEM;
+    p = gs->p = (gr__fprog *)b;
+    memset(p, 0, sizeof *p);
+    p->ops = (gr__fop *)(b + at[1]);
+    p->imm = (double *)(b + at[2]);
+    p->out_types = (gr_type *)(b + at[3]);
+    p->n_ext = gs->n_ext;
+    p->n_imm = gs->n_imm;
+    p->n_out = gs->n_out;
+    p->blk = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+    for (i = 0; i < gs->n_out; i++) fz->ref[gs->outs_old[i]->id] = gs->n_ext + gs->n_imm + i;
+    for (i = 0; i < gs->n_imm; i++)
+        memcpy(&p->imm[i], ((const gr_array *)gr__ext(gs->ext[gs->n_ext + i]))->data, gr__dsize(gs->ext[gs->n_ext + i]->dtype));
+    for (i = 0; i < gs->n_out; i++) gr_var_type(gs->outs_old[i], &p->out_types[i]);
+    return GR_OK;
+}
+
+/* y's register: one freed before, or a new one */
+static void gr__fgroup_reg(gr__fuser *fz, gr__fgroup *gs, const gr_var *y) {
+    if (fz->ref[y->id] < 0) fz->ref[y->id] = gs->n_free ? gs->free_regs[--gs->n_free] : gs->n_ext + gs->n_imm + gs->n_out + gs->n_reg++;
+}
+
+/* the registers of node's inputs whose last reader it is (at schedule position q) become free */
+static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_node *node, uint32_t q) {
+    int i, i2;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = gr__fuse_input(fz, node, i);
+        int dup = 0;
+        for (i2 = 0; i2 < i; i2++) if (gr__fuse_input(fz, node, i2) == x) dup = 1;
+        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1) {
+            if (!gr__grow((void **)&gs->free_regs, &gs->cap_free, (uint32_t)gs->n_free, sizeof(int32_t))) return GR_ERR_NOMEM;
+            gs->free_regs[gs->n_free++] = fz->ref[x->id];
+        }
+    }
+    return GR_OK;
+}
+
+/* member node's instruction, with registers reused after their last reader: the result's register
+   first, then the registers whose last reader this is (an op never writes over its own operands: a
+   cast between element sizes could not) */
+static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
+    gr_var *y = gr__out(node)[0], *x0 = gr__fuse_input(fz, node, 0);
+    uint32_t q = (uint32_t)fz->pos[node->id];
+    int row = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) ? gr__op_code(node->op) : -1, i;
+    const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
+    uint32_t second = fz->second_of[x0->id];
+    gr__fop *op;
+    if (row >= 0 && gr__ew_pair_second(row)) {
+        if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
+        if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
+    }
+    if ((gr__op_flags(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
+        /* a fill read only inside the group: its readers read the source itself, with the source's
+           (broadcast) stride; the source stays live as long as they read it */
+        fz->ref[y->id] = fz->ref[x0->id];
+        fz->vflag[y->id] |= GR__FV_ALIASED;          /* its register is x0's, freed through x0 */
+        if ((fz->vflag[x0->id] & GR__FV_MINE) && fz->last[y->id] > fz->last[x0->id]) fz->last[x0->id] = fz->last[y->id];
+        return GR_OK;
+    }
+    op = &gs->p->ops[gs->op_i++];
+    op->out2 = -1;
+    if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */
+        gr_node *c = gr__fuse_node(fz->rw, fz->cg, second - 1);
+        gr_var *yc = gr__out(c)[0];
+        fz->paired[c->id] = 1;
+        op->n_args = 1;
+        op->dtype = op->odtype = (uint8_t)y->dtype;
+        op->row = GR__FOP_PAIR;
+        op->arg[0] = fz->ref[x0->id];
+        op->arg[1] = (int32_t)(pair - gr__ew_pairs);
+        gr__fgroup_reg(fz, gs, y);
+        gr__fgroup_reg(fz, gs, yc);
+        op->out = fz->ref[y->id];
+        op->out2 = fz->ref[yc->id];
+        return gr__fgroup_free_inputs(fz, gs, node, q);
+    }
+    if (row >= 0) {
+        op->n_args = (uint8_t)node->n_in;
+        op->dtype = (uint8_t)gr__fuse_input(fz, node, node->n_in - 1)->dtype;
+        op->row = (uint8_t)row;
+    } else {                                         /* a copy: a cast, or a fill */
+        op->n_args = 1;
+        op->dtype = (uint8_t)x0->dtype;
+        op->row = (uint8_t)(GR__FOP_COPY + gr__op_code(node->op));
+    }
+    op->odtype = (uint8_t)y->dtype;
+    for (i = 0; i < op->n_args; i++) op->arg[i] = fz->ref[gr__fuse_input(fz, node, i)->id];
+    gr__fgroup_reg(fz, gs, y);
+    op->out = fz->ref[y->id];
+    return gr__fgroup_free_inputs(fz, gs, node, q);
+}
+
+/* the scratch a call uses: registers, and per reference its pointer and stride */
+static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
+    gr__fprog *p = gs->p;
+    size_t at[5], size[5];
+    unsigned char *b;
+    int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i;
+    p->n_ops = gs->op_i;
+    p->n_reg = n_reg;
+    p->n_refs = n_ext + n_imm + n_out + n_reg;
+    size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
+    size[1] = sizeof(void *) * (size_t)p->n_refs;
+    size[2] = sizeof(int64_t) * (size_t)p->n_refs;
+    size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
+    size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 5, size, at);
+    if (!b) return GR_ERR_NOMEM;
+    p->regs = b;
+    p->ptr = (const void **)(b + at[1]);
+    p->st = (int64_t *)(b + at[2]);
+    p->ext_st = (int64_t *)(b + at[3]);
+    p->ext_off = (int64_t *)(b + at[4]);
+    for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
+    for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
+    for (i = 0; i < n_reg; i++) {
+        p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
+        p->st[n_ext + n_imm + n_out + i] = 1;
+    }
+    return GR_OK;
+}
+
+/* the group as one Fused node; readers outside the group, and the roots, will read its outputs */
+static gr_status gr__fgroup_node(gr__fuser *fz, gr__fgroup *gs) {
+    gr__fused_params fp;
+    gr_status st;
+    int i;
+    fp.prog = gs->p;
+    st = gr__make_node_n(fz->cg, &gr__op_Fused, &fp, sizeof fp, gs->n_ext, gs->ext, gs->n_out, gs->outs_new);
+    if (st != GR_OK) return st;
+    for (i = 0; i < gs->n_out; i++)
+        if (gr__vname(gs->outs_old[i]) && !gr__set_name(fz->cg, gs->outs_new[i], gr__vname(gs->outs_old[i]))) return fz->cg->status;
+    for (i = 0; i < gs->n_out; i++) fz->repl[gs->outs_old[i]->id] = gs->outs_new[i]->id + 1;
+    fz->n_fused++;
+    return GR_OK;
+}
+
+/* group g of two members or more as one Fused node */
+static gr_status gr__fuse_one(gr__fuser *fz, int32_t g) {
+    gr__fgroup gs;
+    gr_status st;
+    int32_t mi;
+    memset(&gs, 0, sizeof gs);
+    gs.mem = fz->gmem + fz->gmem_at[g];
+    gs.n_members = fz->gmem_at[g + 1] - fz->gmem_at[g];
+    st = gr__fgroup_operands(fz, &gs);
+    if (st == GR_OK) st = gr__fgroup_program(fz, &gs);
+    for (mi = 0; st == GR_OK && mi < gs.n_members; mi++) st = gr__fgroup_emit(fz, &gs, gr__fuse_node(fz->rw, fz->cg, gs.mem[mi]));
+    if (st == GR_OK) st = gr__fgroup_scratch(fz, &gs);
+    if (st == GR_OK) st = gr__fgroup_node(fz, &gs);
+    for (mi = 0; mi < gs.n_members && g < fz->last_big; mi++) {   /* reset the references for the next group */
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs.mem[mi]);
+        int i;
+        for (i = 0; i < node->n_in; i++) { fz->ref[gr__fuse_input(fz, node, i)->id] = -1; fz->second_of[gr__fuse_input(fz, node, i)->id] = 0; }
+        fz->ref[gr__out(node)[0]->id] = -1;
+        fz->vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
+    }
+    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs);
+    if (st != GR_OK && fz->cg->status == GR_OK) gr__error(fz->cg, st, "out of memory (fusion)");
+    return st;
+}
+
+/* ---- fusion ---------------------------------------------------------------------------------------- */
+
 /* Fuses the elementwise nodes of the schedule of roots (the function's outputs and update
    values, patched when they are group outputs) in cg. */
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
-    uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
-    uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
-    int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
-    uint32_t cap_gstart = 0;             /* gstart: each group's first position in the schedule */
-    uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
-    uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
-    uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
-    uint32_t *oid = NULL;                /* the schedule, as node ids: the passes below read ids without touching the nodes */
-    uint8_t *vflag = NULL;               /* by variable id: GR__FV_* */
-    uint8_t *paired = NULL;
-    uint32_t n_fused = 0;                /* Fused nodes made so far */
-    uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
-    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
-    gr_status st = GR_OK;
-    if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
-    group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    if (!group || !pos) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
-           a topological order too: a node comes as early as it can, so a view of an input precedes
-           every group that reads it */
-        uint32_t max_depth = 0, *count = NULL;
-        oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-        if (!oid) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) if (rw->view_depth[order[k]] > max_depth) max_depth = rw->view_depth[order[k]];
-        count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
-        if (!count) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) count[rw->view_depth[order[k]] + 1]++;
-        for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) oid[count[rw->view_depth[order[k]]]++] = rw->view[order[k]];
-        GR_FREE(count);
-        GR_FREE(order);                             /* from here on the schedule is oid */
-        order = NULL;
-    }
-    for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
-    for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
+    gr__fuser fz;
+    uint32_t *order = NULL, k;           /* the needed nodes' positions in rw->view */
+    int32_t g;
+    gr_status st;
+    memset(&fz, 0, sizeof fz);
+    fz.rw = rw;
+    fz.cg = cg;
+    fz.nn = cg->node_base + cg->n_nodes;
+    fz.nv = cg->var_base + cg->n_vars;
+    fz.last_big = -1;
+    if ((st = gr__fuse_needed(rw, n_roots, roots, given, fz.nn, &order, &fz.n_order)) != GR_OK) return st;
+    fz.group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
+    fz.pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
+    if (!fz.group || !fz.pos) { GR_FREE(order); st = gr__fuse_nomem(&fz); goto done; }
+    if ((st = gr__fuse_schedule(&fz, order)) != GR_OK) goto done;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
-    vflag = (uint8_t *)gr__calloc(nv + n_order + 1u, 1);
-    last = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
-    if (!vflag || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    /* 1. groups; in the same pass, which values leave the group that makes them, and the last
-       reader of each value */
-    for (k = 0; k < n_order; k++) {
-        gr_node *node = GR__NODE(oid[k]);
-        int o, i, joined = -1;
-        if (!gr__fusable(node)) goto readers;
-        for (o = n_open - 1; o >= 0 && joined < 0; o--) {
-            gr_node *first = GR__NODE(oid[gstart[open[o]]]);
-            int ok = gr__sig_same(rw, gr__out(node)[0], gr__out(first)[0]);
-            for (i = 0; ok && i < node->n_in; i++) {
-                gr_node *w = gr__owner(gr__in(node)[i]);
-                if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
-            }   /* (no Fused node exists yet: every id is below nn) */
-            if (ok) joined = open[o];
-        }
-        if (joined < 0) {
-            if (!gr__grow((void **)&gstart, &cap_gstart, (uint32_t)n_groups, sizeof(int32_t))) {
-                st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
-                goto done;
-            }
-            joined = n_groups++;
-            gstart[joined] = (int32_t)k;
-            if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
-            open[n_open++] = joined;
-        }
-        group[node->id] = joined;
-    readers:
-        for (i = 0; i < node->n_in; i++) {
-            gr_node *w = gr__owner(gr__in(node)[i]);
-            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
-            last[gr__in(node)[i]->id] = k + 1;
-        }
-    }
-    if (n_groups == 0) goto done;
-    gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
-    gmem = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-    repl = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
-    if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem_at[group[oid[k]] + 1]++;
-    for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
-    {
-        int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
-        for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
-        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
-    }
-    GR_FREE(group); GR_FREE(oid); GR_FREE(gstart);  /* not read below: room for the programs */
-    group = gstart = NULL;
-    oid = NULL;
+    fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
+    fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
+    if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
+    if ((st = gr__fuse_group(&fz)) != GR_OK || fz.n_groups == 0) goto done;
+    if ((st = gr__fuse_members(&fz)) != GR_OK) goto done;
     /* 2. the values the roots read leave their groups too */
-    ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
-    cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
-    paired = (uint8_t *)gr__calloc(nn + 1u, 1);
-    if (!ref || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
-    for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
-    for (k = 0; k < (uint32_t)n_roots; k++) vflag[roots[k]->id] |= GR__FV_OUT;
+    fz.ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nv + fz.n_order + 1u));
+    fz.second_of = (uint32_t *)gr__calloc(fz.nv + fz.n_order + 1u, sizeof(uint32_t));
+    fz.paired = (uint8_t *)gr__calloc(fz.nn + 1u, 1);
+    if (!fz.ref || !fz.second_of || !fz.paired) { st = gr__fuse_nomem(&fz); goto done; }
+    for (k = 0; k < fz.nv + fz.n_order + 1u; k++) fz.ref[k] = -1;
+    for (g = 0; g < fz.n_groups; g++) if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2) fz.last_big = g;
+    for (k = 0; k < (uint32_t)n_roots; k++) fz.vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
-    for (g = 0; g < n_groups; g++) {
-        gr__fprog *p = NULL;
-        gr__fused_params fp;
-        gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
-        int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
-        uint32_t cap_ext = 0, cap_out = 0, cap_free = 0;   /* grown as used: a group of millions has a few externals */
-        const uint32_t *mem = gmem + gmem_at[g];
-        int32_t mi;
-        uint32_t q;
-        int i;
-        n_members = gmem_at[g + 1] - gmem_at[g];
-        if (n_members < 2) continue;
-        /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
-           made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
-           operand pair up (cos_of[a] is the member computing cos(a)) */
-        for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = GR__NODE(mem[mi]);
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = GR__FIN(node, i);
-                if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
-                ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
-                if (!gr__grow((void **)&ext, &cap_ext, (uint32_t)n_ext, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
-                ext[n_ext++] = x;
-            }
-            if (vflag[gr__out(node)[0]->id] & GR__FV_OUT) {
-                if (!gr__grow((void **)&outs_old, &cap_out, (uint32_t)n_out, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
-                outs_old[n_out++] = gr__out(node)[0];
-            }
-            vflag[gr__out(node)[0]->id] |= GR__FV_MINE;
-            if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
-        }
-        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_ext + 1));
-        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
-        if (!tmp || !outs_new) { st = GR_ERR_NOMEM; goto group_done; }
-        {   /* externals first, then immediates */
-            int32_t e = 0, m = 0;
-            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
-            n_imm = n_ext - e;
-            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -3) tmp[e + m++] = ext[i];
-            for (i = 0; i < n_ext; i++) { ext[i] = tmp[i]; ref[ext[i]->id] = i; }
-            n_ext = e;
-        }
-        {   /* the program and its instructions: one block (see gr__fprog_block) */
-            size_t at[4], size[4];
-            unsigned char *b;
-            size[0] = sizeof(gr__fprog);
-            size[1] = sizeof(gr__fop) * (size_t)n_members;
-            size[2] = sizeof(double) * (size_t)(n_imm + 1);
-            size[3] = sizeof(gr_type) * (size_t)(n_out + 1);
-            b = (unsigned char *)gr__fprog_block(cg, 4, size, at);
-            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
-            p = (gr__fprog *)b;
-            memset(p, 0, sizeof *p);
-            p->ops = (gr__fop *)(b + at[1]);
-            p->imm = (double *)(b + at[2]);
-            p->out_types = (gr_type *)(b + at[3]);
-        }
-        p->n_ext = n_ext;
-        p->n_imm = n_imm;
-        p->n_out = n_out;
-        p->blk = gr__out(GR__NODE(mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
-        for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)gr__ext(ext[n_ext + i]))->data, gr__dsize(ext[n_ext + i]->dtype));
-        for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
-        /* the program, with registers reused after their last reader */
-        for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = GR__NODE(mem[mi]);
-            gr__fop *op;
-            gr_var *y = gr__out(node)[0];
-            q = (uint32_t)pos[node->id];
-            if (node->op == &gr__op_ew_cos) {
-                if (paired[node->id]) goto free_inputs;    /* computed with its sin */
-                cos_of[GR__FIN(node, 0)->id] = 0;               /* computed here: a later sin stays alone */
-            }
-            if (node->op == &gr__op_BroadcastLike && !(vflag[y->id] & GR__FV_OUT) && ref[y->id] < 0) {
-                /* a broadcast read only inside the group: its readers read the source itself, with the
-                   source's (broadcast) stride; the source stays live as long as they read it */
-                gr_var *x = GR__FIN(node, 0);
-                ref[y->id] = ref[x->id];
-                vflag[y->id] |= GR__FV_ALIASED;           /* its register is x's, freed through x */
-                if ((vflag[x->id] & GR__FV_MINE) && last[y->id] > last[x->id]) last[x->id] = last[y->id];
-                continue;
-            }
-            op = &p->ops[op_i++];
-            op->out2 = -1;
-            if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
-                gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
-                gr_var *yc = gr__out(c)[0];
-                paired[c->id] = 1;
-                op->n_args = 1;
-                op->dtype = op->odtype = (uint8_t)y->dtype;
-                op->row = GR__FOP_SINCOS;
-                op->arg[0] = ref[GR__FIN(node, 0)->id];
-                if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-                if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-                op->out = ref[y->id];
-                op->out2 = ref[yc->id];
-                goto free_inputs;
-            }
-            if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) {
-                op->n_args = (uint8_t)node->n_in;
-                op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
-                op->row = (uint8_t)gr__op_code(node->op);
-            } else {                                     /* a cast, or a broadcast (a copy) */
-                op->n_args = 1;
-                op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;
-                op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
-            }
-            op->odtype = (uint8_t)y->dtype;
-            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[GR__FIN(node, i)->id];
-            /* the result's register first, then the registers whose last reader this is: an op never
-               writes over its own operands (a cast between element sizes could not) */
-            if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-            op->out = ref[y->id];
-        free_inputs:
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = GR__FIN(node, i);
-                int i2, dup = 0;
-                for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1) {
-                    if (!gr__grow((void **)&free_regs, &cap_free, (uint32_t)n_free, sizeof(int32_t))) { st = GR_ERR_NOMEM; goto group_done; }
-                    free_regs[n_free++] = ref[x->id];
-                }
-            }
-        }
-        p->n_ops = op_i;
-        p->n_reg = n_reg;
-        p->n_refs = n_ext + n_imm + n_out + n_reg;
-        {   /* the scratch a call uses: registers, and per reference its pointer and stride */
-            size_t at[5], size[5];
-            unsigned char *b;
-            size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
-            size[1] = sizeof(void *) * (size_t)p->n_refs;
-            size[2] = sizeof(int64_t) * (size_t)p->n_refs;
-            size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
-            size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
-            b = (unsigned char *)gr__fprog_block(cg, 5, size, at);
-            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
-            p->regs = b;
-            p->ptr = (const void **)(b + at[1]);
-            p->st = (int64_t *)(b + at[2]);
-            p->ext_st = (int64_t *)(b + at[3]);
-            p->ext_off = (int64_t *)(b + at[4]);
-        }
-        for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
-        for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
-        for (i = 0; i < n_reg; i++) {
-            p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
-            p->st[n_ext + n_imm + n_out + i] = 1;
-        }
-        fp.prog = p;
-        st = gr__make_node_n(cg, &gr__op_Fused, &fp, sizeof fp, n_ext, ext, n_out, outs_new);
-        if (st != GR_OK) goto group_done;
-        for (i = 0; i < n_out; i++) {
-            if (gr__vname(outs_old[i]) && !gr__set_name(cg, outs_new[i], gr__vname(outs_old[i]))) { st = cg->status; goto group_done; }
-        }
-        /* readers outside the group, and the roots, will read the Fused node's outputs */
-        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
-        n_fused++;
-    group_done:
-        for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
-            gr_node *node = GR__NODE(mem[mi]);
-            for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
-            ref[gr__out(node)[0]->id] = -1;
-            vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
-        }
-        GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
-        if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
-    }
+    for (g = 0; g < fz.n_groups; g++)
+        if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2 && (st = gr__fuse_one(&fz, g)) != GR_OK) goto done;
     /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
        written: some are the source graph's) */
-    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, repl, nv, roots[k]);
-    rw->repl = repl;
-    rw->n_repl = nv;
-    repl = NULL;
+    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, fz.repl, fz.nv, roots[k]);
+    rw->repl = fz.repl;
+    rw->n_repl = fz.nv;
+    fz.repl = NULL;
 done:
-    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
-    GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(vflag); GR_FREE(ref); GR_FREE(last);
-    GR_FREE(cos_of); GR_FREE(paired);
+    GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
+    GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired);
     return st;
 }
 
@@ -13513,8 +14012,6 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
-static void gr__print_scan_body(FILE *out, const gr_node *node);
-
 static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
     int j;
     fprintf(out, "%*s", 2 + indent, "");
@@ -13526,7 +14023,7 @@ static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)gr__params(node))->op->name);   /* what every row gets */
+    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps (every row gets) */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -13538,31 +14035,19 @@ static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
-                    p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&p->ops[k]));
         if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
-    if (node->op == &gr__op_Scan) fprintf(out, " '%s'", gr__sdef(node)->name);
+    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {   /* an op made of a graph: its name, then that graph */
+        const gr__graphop *o = *(gr__graphop *const *)gr__params(node);
+        fprintf(out, " '%s'\n", o->name);
+        if (indent == 0 && o->print) o->print(out, o);
+        return;
+    }
     fprintf(out, "\n");
-    if (node->op == &gr__op_Scan && indent == 0) gr__print_scan_body(out, node);
 }
 static void gr__print_node(FILE *out, const gr_node *node) { gr__print_node_at(out, node, 0); }
-
-/* a loop's body, under its node: its inputs (the taps and the values), its nodes, its outputs (a loop
-   inside it shows its name, not its body) */
-static void gr__print_scan_body(FILE *out, const gr_node *node) {
-    const gr__scan_def *d = gr__sdef(node);
-    uint32_t k;
-    int i;
-    fprintf(out, "    body of '%s' (inputs:", d->name);
-    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
-    fprintf(out, "):\n");
-    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
-    fprintf(out, "    outputs of '%s':", d->name);
-    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
-    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
-}
 
 GR_API void gr_print(FILE *out, gr_var *v) {
     gr_node **order = NULL;

@@ -58,7 +58,7 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* ---- Banded: a matrix given by some of its diagonals ---------------------------------------------
-   Made by gr_function only (src/rewrite.c), where Jacobians and Hessians of elementwise functions of
+   Made by gr_function only (the rewrite rules below), where Jacobians and Hessians of elementwise functions of
    slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
    scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
    Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
@@ -117,6 +117,125 @@ static gr_status gr__compiled_only(const gr_node *node) {
 }
 static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
+
+/* ---- Banded and EyeLike in the rewrites (src/rewrite.h) ---------------------------------------------
+   A Jacobian or Hessian is built from the identity seed of its batch (EyeLike). For a vector wrt,
+   the seed becomes a Banded matrix (one diagonal of ones), and what Jacobians of elementwise
+   functions of slices do to it keeps it banded: slicing its columns moves the diagonals (Slice's
+   rule, ops/index.c), scaling by a vector or a scalar scales them, sums of banded matrices merge
+   them, and a slice's gradient (a row placed into zeros at a slice, Batched's rule below) moves
+   them back. So such a Hessian costs a few vectors and one fill of the result instead of a dozen
+   dense passes. Like x * 0, a structural zero stays zero where the dense product would have met
+   an infinity or a NaN. */
+
+static const gr__banded_params *gr__banded_of(const gr_var *v) {
+    return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
+}
+static int gr__banded_n(const gr_var *v) {
+    const gr__banded_params *p = gr__banded_of(v);
+    return p ? (int)p->n : 0;
+}
+
+/* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
+static gr_var *gr__banded_make(gr__rewriter *rw, gr_var *ref, int n, gr_var **c, int64_t *k) {
+    gr__banded_params p;
+    gr_var *ins[GR__BANDED_MAX + 1];
+    int i, j, m = 0;
+    for (i = 1; i < n; i++)                              /* insertion sort: a handful of diagonals */
+        for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
+            int64_t tk = k[j]; gr_var *tc = c[j];
+            k[j] = k[j - 1]; c[j] = c[j - 1];
+            k[j - 1] = tk; c[j - 1] = tc;
+        }
+    memset(&p, 0, sizeof p);
+    ins[0] = ref;
+    for (i = 0; i < n; i++) {
+        if (m && p.k[m - 1] == k[i]) {
+            if (!(ins[m] = gr__rw_ew(rw, GR__EW_add, ins[m], c[i]))) return NULL;
+            continue;
+        }
+        if (m == GR__BANDED_MAX) return NULL;
+        p.k[m] = k[i];
+        ins[++m] = c[i];
+    }
+    p.n = m;
+    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
+}
+
+/* the banded matrix X with each diagonal c replaced by op(pre, c, post) (pre, post: operands before
+   and after it, or NULL) and every offset moved by dk; NULL when out of memory */
+static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                              gr_var *pre, gr_var *post, int64_t dk) {
+    const gr__banded_params *p = gr__banded_of(X);
+    gr_var *c[GR__BANDED_MAX], *args[3];
+    int64_t k[GR__BANDED_MAX];
+    int i, n;
+    for (i = 0; i < p->n; i++) {
+        n = 0;
+        if (pre) args[n++] = pre;
+        args[n++] = gr__in(gr__owner(X))[i + 1];
+        if (post) args[n++] = post;
+        if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
+        k[i] = p->k[i] + dk;
+    }
+    return gr__banded_make(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
+}
+
+/* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
+static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
+    const gr__banded_params *p = gr__banded_of(v);
+    int32_t s[GR_MAX_NDIM];
+    if (v->ndim != 2 || !p || p->n != 1 || p->k[0] != 0) return NULL;
+    gr__sig_copy(rw, v, s);
+    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
+}
+
+/* Banded's signature: (size(ref), the diagonals' length); size(ref) is ref's length when ref is 1-d */
+static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    int32_t s[GR_MAX_NDIM];
+    if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
+    gr__sig_copy(rw, gr__in(node)[1], s);
+    out[1] = s[0];
+}
+
+/* the identity of a vector's size (gr_jacobian's seed, always): one diagonal of ones. (So EyeLike
+   needs no signature rule: no EyeLike node is left to ask.) */
+static gr_var *gr__EyeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *one, *ones;
+    int64_t k0 = 0;
+    (void)op;
+    if (in[0]->ndim != 1) return NULL;
+    one = gr__scalar_const(rw->cg, ((const gr__dtype_params *)params)->dtype, 1.0, 0);
+    if (!one || !(ones = gr__rw_fill(rw, one, in[0]))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__banded_make(rw, in[0], 1, &ones, &k0));
+}
+
+/* B1 + B2 -> one Banded of both's diagonals (same shape and dtype) */
+static gr_var *gr__banded_sum_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr__banded_params *pa = gr__banded_of(in[0]), *pb = gr__banded_of(in[1]);
+    gr_var *c[2 * GR__BANDED_MAX], *r;
+    int64_t k[2 * GR__BANDED_MAX];
+    int i, n = 0;
+    (void)row;
+    if (!pa || !pb || in[0]->dtype != in[1]->dtype || !gr__sig_same(rw, in[0], in[1])) return NULL;
+    for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(in[0]))[i + 1]; k[n++] = pa->k[i]; }
+    for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(in[1]))[i + 1]; k[n++] = pb->k[i]; }
+    r = gr__banded_make(rw, gr__in(gr__owner(in[0]))[0], n, c, k);   /* NULL, nothing built: too many */
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
+/* -B, B * s, s * B, B / s for a scalar s, or a vector s along the columns (never widening B): each
+   diagonal scaled (the ops pullbacks apply to a cotangent) */
+static gr_var *gr__banded_scale_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = row == GR__EW_neg ? NULL : in[1], *x, *v, *r;
+    const gr__banded_params *pa = gr__banded_of(a), *pb = b ? gr__banded_of(b) : NULL;
+    if (!pa && !(pb && row == GR__EW_mul)) return NULL;              /* a divisor is never banded here */
+    x = pa ? a : b;
+    v = pa ? b : a;
+    if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
+    r = gr__banded_map(rw, x, gr__ew_ops[row], NULL, 0, pa ? NULL : v, pa ? v : NULL, 0);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
 
 /* ---- Unflatten -------------------------------------------------------------------------------- */
 
@@ -400,6 +519,47 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
     orop[0] = rb ? res : gr_broadcast_like(res, gr__out(node)[0]);
     return orop[0] ? GR_OK : g->status;
+}
+
+/* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
+   ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
+   rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
+   offsets up by the slice's start; a vector operand of Dot batched into rows is one matrix product */
+static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__batched_params *bp = (const gr__batched_params *)params;
+    const gr_op_def *iop = bp->op;
+    gr_var *z;
+    (void)op;
+    if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
+        in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
+        int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
+        int i, same = 1;
+        gr__sig_copy(rw, in[0], sx);
+        gr__sig_copy(rw, in[1], sr);
+        for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
+        if (same) return gr__replaced(done, in[0]);
+    }
+    if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__banded_n(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
+        gr__rw_zeros(in[0], &z) && z) {
+        const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
+        int64_t s0 = gr__view_unit_start(vp);
+        if (vp->axis == 0 && s0 >= 0) return gr__replaced(done, gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0));
+    }
+    if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
+        const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
+        gr__dot_params q;
+        gr_var *args[2];
+        memset(&q, 0, sizeof q);
+        if (bp->batched == 2u) {                    /* row k: op(a) b_k  ->  B op(a)^T */
+            args[0] = in[1]; args[1] = in[0];
+            q.tb = in[0]->ndim == 2 ? !ip->ta : 0;
+        } else {                                    /* row k: a_k op(b)  ->  A op(b) */
+            args[0] = in[0]; args[1] = in[1];
+            q.tb = in[1]->ndim == 2 ? ip->tb : 0;
+        }
+        return gr__replaced(done, gr__rw1(rw, iop, &q, sizeof q, 2, args));
+    }
+    return NULL;
 }
 
 /* ---- batching rules ------------------------------------------------------------------------------ */

@@ -162,6 +162,70 @@ static int64_t gr__dims_prod(const int64_t *shape, int from, int to) {
     return p;
 }
 
+/* ---- Dot's rewrite rules (src/rewrite.h) -------------------------------------------------------- */
+
+/* its signature: op(a)'s rows, then op(b)'s columns */
+static void gr__Dot_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
+    int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    int m = 0;
+    gr__sig_copy(rw, a, sa);
+    gr__sig_copy(rw, b, sb);
+    if (a->ndim == 2) out[m++] = sa[p->ta ? 1 : 0];
+    if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
+}
+
+/* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the identity seed
+   times an elementwise derivative): O(m n) instead of a matrix product. NULL, *done 0: no diag. */
+static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
+    static const int as_col[2] = { 0, GR_NEWAXIS }, as_row[2] = { GR_NEWAXIS, 0 }, swap[2] = { 1, 0 };
+    int k;
+    for (k = 0; k < 2; k++) {
+        gr_var *other = in[1 - k], *d, *ob, *col;
+        gr__dimshuffle_params dp;
+        if (!(d = gr__banded_diag(rw, in[k]))) continue;
+        if (other->ndim == 1) return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, d, other));   /* diag(d) v = v diag(d) = d * v */
+        memset(&dp, 0, sizeof dp);
+        dp.n = 2;
+        ob = other;
+        if (k == 0 ? p->tb : p->ta) {
+            dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+            if (!(ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &other))) return gr__replaced(done, NULL);
+        }
+        if (d->ndim == 0) col = d;
+        else {
+            dp.pattern[0] = k == 0 ? as_col[0] : as_row[0];
+            dp.pattern[1] = k == 0 ? as_col[1] : as_row[1];
+            if (!(col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d))) return gr__replaced(done, NULL);
+        }
+        return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
+    }
+    return NULL;
+}
+
+/* a diagonal operand scales the other; a transposed matrix operand becomes a flag (BLAS reads it in
+   place, nothing is copied) */
+static gr_var *gr__Dot_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__dot_params *p = (const gr__dot_params *)params;
+    gr__dot_params q = *p;
+    gr_var *args[2], *r;
+    int k, changed = 0;
+    r = gr__dot_diag(rw, p, in, done);
+    if (*done) return r;
+    args[0] = in[0]; args[1] = in[1];
+    for (k = 0; k < 2; k++) {
+        const gr_node *t = gr__owner(args[k]);
+        if (args[k]->ndim == 2 && t && t->op == &gr__op_DimShuffle && gr__in(t)[0]->ndim == 2 &&
+            gr__dsp(t)->pattern[0] == 1 && gr__dsp(t)->pattern[1] == 0) {
+            args[k] = gr__in(t)[0];
+            if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
+            changed = 1;
+        }
+    }
+    return changed ? gr__replaced(done, gr__rw1(rw, op, &q, sizeof q, 2, args)) : NULL;
+}
+
 /* ---- TensorDot ---------------------------------------------------------------------------------- */
 
 typedef struct gr__tdot_params { int sa, sb, ta, tb; } gr__tdot_params;

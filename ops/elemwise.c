@@ -599,3 +599,230 @@ static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     orop[0] = gr_cast(ev[0], (gr_dtype)gr__out(node)[0]->dtype);
     return orop[0] ? GR_OK : node->graph->status;
 }
+
+/* Cast of zeros: zeros of the new dtype */
+static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op;
+    if (!gr__rw_zeros(in[0], &z)) return NULL;
+    return gr__replaced(done, gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z));
+}
+
+/* ---- pairs (GR_ELEMWISE_PAIRS) ------------------------------------------------------------------ */
+
+/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
+   a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
+static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)a;
+        double *ps = (double *)s, *pc = (double *)c;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
+    } else {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
+    }
+}
+
+typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
+typedef struct gr__ew_pair { int first, second; const char *name; gr__ew_pair_kernel run; } gr__ew_pair;
+static const gr__ew_pair gr__ew_pairs[] = {
+#define GR__PAIR_ROW(first, second, name) { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },
+    GR_ELEMWISE_PAIRS(GR__PAIR_ROW)
+#undef GR__PAIR_ROW
+    { -1, -1, NULL, NULL }
+};
+
+/* the pair whose first row is `row`, or NULL */
+static const gr__ew_pair *gr__ew_pair_first(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->first == row) return p;
+    return NULL;
+}
+/* row is the second of a pair */
+static int gr__ew_pair_second(int row) {
+    const gr__ew_pair *p;
+    for (p = gr__ew_pairs; p->run; p++) if (p->second == row) return 1;
+    return 0;
+}
+
+/* ---- rewrites (GR_ELEMWISE_REWRITES): the algebra ----------------------------------------------------
+   Zeros are 0-d zeros or zeros filled to a shape (gr__rw_zeros); a zero operand is dropped only when
+   the result keeps its shape in every call (gr__sig_into). */
+
+/* x + 0 -> x, 0 + x -> x; x - 0 -> x, 0 - x -> -x */
+static gr_var *gr__add_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *za = NULL, *zb = NULL;
+    int a0 = gr__rw_zeros(a, &za), b0 = gr__rw_zeros(b, &zb);
+    if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__replaced(done, a);
+    if (b0 && zb && gr__sig_into(rw, a, zb)) return gr__replaced(done, gr__rw_fill(rw, a, zb));
+    if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__replaced(done, row == GR__EW_add ? b : gr__rw_ew(rw, GR__EW_neg, b, NULL));
+    return NULL;
+}
+
+/* exp(x) - 1 -> expm1(x) */
+static gr_var *gr__expm1_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *e = gr__owner(in[0]);
+    (void)row;
+    if (!gr__rw_is_scalar(in[1], 1.0) || !e || e->op != &gr__op_ew_exp) return NULL;
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_expm1, gr__in(e)[0], NULL));
+}
+
+/* x * 1 -> x, x * -1 -> -x (either side) */
+static gr_var *gr__mul_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1];
+    (void)row;
+    if (gr__rw_is_scalar(b, 1.0)) return gr__replaced(done, a);
+    if (gr__rw_is_scalar(a, 1.0)) return gr__replaced(done, b);
+    if (gr__rw_is_scalar(b, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, a, NULL));
+    if (gr__rw_is_scalar(a, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, b, NULL));
+    return NULL;
+}
+
+/* x * 0, as zero gradients make it: the zeros, shaped like the product (like Aesara, x's infinities
+   and NaNs are not kept) */
+static gr_var *gr__mul_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *za = NULL, *zb = NULL;
+    int a0 = gr__rw_zeros(a, &za), b0 = gr__rw_zeros(b, &zb);
+    (void)row;
+    if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return gr__replaced(done, a);
+    if (b0 && (!zb ? a->ndim == 0 : gr__sig_into(rw, a, zb))) return gr__replaced(done, b);
+    if (a0 && (!za || gr__sig_into(rw, za, b))) return gr__replaced(done, gr__rw_zero_fill(rw, a->dtype, b));
+    if (b0 && (!zb || gr__sig_into(rw, zb, a))) return gr__replaced(done, gr__rw_zero_fill(rw, a->dtype, a));
+    return NULL;
+}
+
+/* x / 1 -> x */
+static gr_var *gr__div_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    (void)rw; (void)row;
+    return gr__rw_is_scalar(in[1], 1.0) ? gr__replaced(done, in[0]) : NULL;
+}
+
+/* 0 / x -> 0, when x does not widen the zeros */
+static gr_var *gr__zero_div_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *za = NULL;
+    (void)row;
+    if (gr__rw_zeros(in[0], &za) && (!za ? in[1]->ndim == 0 : gr__sig_into(rw, in[1], za))) return gr__replaced(done, in[0]);
+    return NULL;
+}
+
+/* -(-x) -> x */
+static gr_var *gr__neg_neg_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)rw; (void)row;
+    return n && n->op == &gr__op_ew_neg ? gr__replaced(done, gr__in(n)[0]) : NULL;
+}
+
+/* -0 -> 0 */
+static gr_var *gr__neg_zero_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)rw; (void)row;
+    return gr__rw_zeros(in[0], &z) ? gr__replaced(done, in[0]) : NULL;
+}
+
+/* x^1 -> x, x^2 -> sqr(x) */
+static gr_var *gr__pow_small_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    (void)row;
+    if (gr__rw_is_scalar(in[1], 1.0)) return gr__replaced(done, in[0]);
+    if (gr__rw_is_scalar(in[1], 2.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_sqr, in[0], NULL));
+    return NULL;
+}
+
+/* log(1 + x) -> log1p(x) (either order; x not widened by the 1) */
+static gr_var *gr__log1p_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    gr_var *p, *q;
+    (void)row;
+    if (!n || n->op != &gr__op_ew_add) return NULL;
+    p = gr__in(n)[0];
+    q = gr__in(n)[1];
+    if (gr__rw_is_scalar(p, 1.0) && q->ndim == in[0]->ndim) return gr__replaced(done, gr__rw_ew(rw, GR__EW_log1p, q, NULL));
+    if (gr__rw_is_scalar(q, 1.0) && p->ndim == in[0]->ndim) return gr__replaced(done, gr__rw_ew(rw, GR__EW_log1p, p, NULL));
+    return NULL;
+}
+
+/* log(sigmoid(x)) -> -softplus(-x) */
+static gr_var *gr__log_sigmoid_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)row;
+    if (!n || n->op != &gr__op_ew_sigmoid) return NULL;
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, gr__rw_ew(rw, GR__EW_softplus, gr__rw_ew(rw, GR__EW_neg, gr__in(n)[0], NULL), NULL), NULL));
+}
+
+/* ---- constant factors ------------------------------------------------------------------------------
+   Gradients are full of scalings: 2 x from a square, a constant cost weight, neg from a difference,
+   ones filled to a term's shape. Over float operands of one dtype a product gathers its constant
+   factors into one: mul(c1, mul(c2, x)) -> mul(c1 c2, x), mul(mul(c1, x), mul(c2, y)) ->
+   mul(c1 c2, mul(x, y)), neg(mul(c, x)) = mul(c, neg x) -> mul(-c, x), a filled scalar times a
+   scalar is their product filled, and a scalar constant (or a one-element one) filled to a shape
+   the other operand already has is read as the scalar. Results change by rounding only (a
+   product's factors are taken in another order). */
+
+/* v is a 0-d float constant (any_ndim: a one-element one) that can scale a value of dtype dt without
+   changing its dtype: *c its value */
+static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
+    if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
+    if (any_ndim ? ((const gr_array *)gr__ext(v))->size != 1 : v->ndim != 0) return 0;
+    *c = gr_array_get((const gr_array *)gr__ext(v), 0);
+    return 1;
+}
+static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
+
+/* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
+static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
+    const gr_node *n = gr__owner(v);
+    int j;
+    if (!n || n->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
+    for (j = 0; j < 2; j++)
+        if (gr__in(n)[1 - j]->dtype == dt && gr__in(n)[1 - j]->ndim == v->ndim && gr__rw_factor(gr__in(n)[j], dt, c))
+            return gr__in(n)[1 - j];
+    return NULL;
+}
+
+/* c * x for a constant c of dtype dt */
+static gr_var *gr__rw_times(gr__rewriter *rw, int dt, double c, gr_var *x) {
+    gr_var *k = gr__scalar_const(rw->cg, dt, c, 0);
+    return k ? gr__rw_ew(rw, GR__EW_mul, k, x) : NULL;
+}
+
+/* mul(u, y) with u's constant factors gathered with y's; NULL when nothing applies */
+static gr_var *gr__rw_scale_side(gr__rewriter *rw, gr_var *u, gr_var *y) {
+    const gr_node *un = gr__owner(u);
+    gr_var *f, *ref = NULL, *x, *z, *k;
+    double c, c2;
+    int dt = u->dtype;
+    if (!un) return NULL;
+    f = gr__rw_filled(u, &ref);
+    if (f && gr__rw_factor_of(f, dt, 1, &c) && gr__rw_factor(y, dt, &c2)) {   /* a filled scalar times a scalar */
+        k = gr__scalar_const(rw->cg, dt, c * c2, 0);
+        return k ? gr__rw_fill(rw, k, ref) : NULL;
+    }
+    if (f && gr__rw_factor_of(f, dt, 1, &c) && gr__sig_into(rw, u, y)) return gr__rw_times(rw, dt, c, y);   /* filled to y's shape */
+    if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && gr__in(un)[0]->dtype == dt)   /* mul(c, neg x) */
+        return gr__rw_times(rw, dt, -c, gr__in(un)[0]);
+    if (!(x = gr__rw_scaled(u, dt, &c2))) return NULL;
+    if (gr__rw_factor(y, dt, &c)) return gr__rw_times(rw, dt, c * c2, x);   /* mul(c, mul(c2, x)) */
+    if (!(z = gr__rw_scaled(y, dt, &c))) return NULL;                       /* (one factor alone: no product saved) */
+    if (!(z = gr__rw_ew(rw, GR__EW_mul, x, z))) return NULL;                /* mul(mul(c2, x), mul(c, z)) */
+    return gr__rw_times(rw, dt, c * c2, z);
+}
+
+/* c1 (c2 x) -> (c1 c2) x, (c1 x)(c2 y) -> (c1 c2)(x y), c (-x) -> (-c) x, with the fills above */
+static gr_var *gr__mul_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *a = in[0], *b = in[1], *r = NULL;
+    (void)row;
+    if (a->dtype == b->dtype && gr__is_float(a->dtype) && (r = gr__rw_scale_side(rw, a, b)) == NULL && rw->cg->status == GR_OK)
+        r = gr__rw_scale_side(rw, b, a);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}
+
+/* -(c x) -> (-c) x */
+static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr_var *x, *r;
+    double c;
+    (void)row;
+    if (!(x = gr__rw_scaled(in[0], in[0]->dtype, &c))) return rw->cg->status != GR_OK ? gr__replaced(done, NULL) : NULL;
+    r = gr__rw_times(rw, in[0]->dtype, -c, x);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+}

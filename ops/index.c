@@ -402,6 +402,61 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
     return GR_OK;
 }
 
+/* ---- rewrite rules (src/rewrite.h) ------------------------------------------------------------------ */
+
+/* a view's signature: the other axes keep their symbols, an Index's axis goes; a unit step from a
+   start >= 0 to a stop < 0 (or open ends) trims a + b rows, the same for every slice trimming as many */
+static void gr__view_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__view_params *p = gr__vp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i, m = 0;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < gr__in(node)[0]->ndim; i++) {
+        if (i != p->axis) { out[m++] = s[i]; continue; }
+        if (p->is_index) continue;
+        if (s[i] >= 0 && p->step == 1 && (p->start == GR_OPEN || (p->start >= 0 && p->start < ((int64_t)1 << 40))) &&
+            (p->stop == GR_OPEN || (p->stop < 0 && p->stop > -((int64_t)1 << 40))))
+            out[m] = gr__sig_trimmed(rw, s[i], (p->start == GR_OPEN ? 0 : p->start) + (p->stop == GR_OPEN ? 0 : -p->stop));
+        m++;
+    }
+}
+
+/* a view's start when its columns move a banded matrix's diagonals: a unit step from a start >= 0;
+   -1 otherwise */
+static int64_t gr__view_unit_start(const gr__view_params *vp) {
+    int64_t s0 = vp->start == GR_OPEN ? 0 : vp->start;
+    return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
+}
+
+/* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
+static gr_var *gr__Slice_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__view_params *vp = (const gr__view_params *)params;
+    gr__view_params cp;
+    int64_t s0 = gr__view_unit_start(vp);
+    if (!gr__banded_n(in[0]) || !(vp->axis == 1 || vp->axis == -1) || s0 < 0) return NULL;
+    cp = *vp;
+    cp.axis = 0;
+    return gr__replaced(done, gr__banded_map(rw, in[0], op, &cp, sizeof cp, NULL, NULL, -s0));
+}
+
+/* x + (zeros with y added at a view) -> x with y added at that view: one pass, in place */
+static gr_var *gr__update_into_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    int k;
+    (void)row;
+    for (k = 0; k < 2; k++) {
+        gr_var *u = in[k], *x = in[1 - k], *z = NULL, *args[3];
+        const gr_node *n = gr__owner(u);
+        if (!n || !(n->op == &gr__op_ViewUpdate || n->op == &gr__op_TakeUpdate)) continue;
+        if (n->op == &gr__op_ViewUpdate && !gr__vp(n)->inc) continue;
+        if (n->op == &gr__op_TakeUpdate && !((const gr__take_params *)gr__params(n))->inc) continue;
+        if (!gr__rw_zeros(gr__in(n)[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+        args[0] = x; args[1] = gr__in(n)[1];
+        if (n->n_in == 3) args[2] = gr__in(n)[2];
+        return gr__replaced(done, gr__rw1(rw, n->op, gr__params(n), n->params_size, n->n_in, args));
+    }
+    return NULL;
+}
+
 /* ---- derivative rules --------------------------------------------------------------------------- */
 
 /* x's view, rebuilt with the params of node (a Slice, Index or a ViewUpdate) */

@@ -102,6 +102,14 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* log(softmax(x)) -> log_softmax(x): exact where the softmax underflows (src/rewrite.h) */
+static gr_var *gr__log_softmax_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    (void)row;
+    if (!n || n->op != &gr__op_Softmax) return NULL;
+    return gr__replaced(done, gr__rw1(rw, &gr__op_LogSoftmax, gr__params(n), n->params_size, 1, gr__in(n)));
+}
+
 /* ==== the losses: CrossEntropy and OneHot ========================================================
 
    Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the

@@ -211,6 +211,18 @@ static gr_status gr__Prod_perform(const gr_node *node, const gr_array *const *in
 static gr_status gr__Max_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
 static gr_status gr__Min_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) { return gr__reduce_perform(node, in[0], out[0]); }
 
+/* its signature: the kept axes keep their symbols; a reduced one kept (keepdims) has size 1 */
+static void gr__reduce_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__reduce_params *p = gr__rp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i, m = 0;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < gr__in(node)[0]->ndim; i++) {
+        if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
+        else out[m++] = s[i];
+    }
+}
+
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
 static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict);

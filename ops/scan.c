@@ -67,6 +67,23 @@ static void gr__scan_destroy(gr__graphop *o) {
     GR_FREE(d);
 }
 
+/* a loop's body, under its node (src/print.c): its inputs (the taps and the values), its nodes, its
+   outputs; a loop inside it shows its name, not its body (printing does not recurse) */
+static void gr__print_node_at(FILE *out, const gr_node *node, int indent);
+static void gr__print_var(FILE *out, const gr_var *v);
+static void gr__scan_print(FILE *out, const gr__graphop *o) {
+    const gr__scan_def *d = (const gr__scan_def *)o;
+    uint32_t k;
+    int i;
+    fprintf(out, "    body of '%s' (inputs:", d->name);
+    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
+    fprintf(out, "):\n");
+    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
+    fprintf(out, "    outputs of '%s':", d->name);
+    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
+    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
+}
+
 /* ---- the loop as the user describes it, and as gradients do ---------------------------------------- */
 
 typedef struct gr__scan_spec {
@@ -319,6 +336,8 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     if (!d) goto nomem;
     d->head.refs = 1;
     d->head.destroy = gr__scan_destroy;
+    d->head.name = d->name;
+    d->head.print = gr__scan_print;
     d->n_seq = sp->n_seq;
     d->n_out = sp->n_out;
     d->n_state = n_state;
@@ -1163,6 +1182,7 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     *c = *d;
     c->head.refs = 1;
     c->head.conn = NULL;
+    c->head.name = c->name;
     c->ig = gr_graph_new();
     c->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
     c->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));

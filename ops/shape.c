@@ -161,6 +161,36 @@ static gr_status gr__DimShuffle_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* its signature: the input's axes in the pattern's order, broadcastable ones added */
+static void gr__DimShuffle_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__dimshuffle_params *p = gr__dsp(node);
+    int32_t s[GR_MAX_NDIM];
+    int i;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < p->n; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
+}
+/* a DimShuffle of a DimShuffle is one (none when they cancel); of zeros, zeros */
+static gr_var *gr__DimShuffle_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
+    gr_var *x = in[0], *z, *ref;
+    if (gr__owner(x) && gr__owner(x)->op == op) {                        /* compose the two patterns */
+        const gr__dimshuffle_params *q = gr__dsp(gr__owner(x));
+        gr__dimshuffle_params c;
+        int i, identity = p->n == gr__in(gr__owner(x))[0]->ndim;
+        memset(&c, 0, sizeof c);
+        c.n = p->n;
+        for (i = 0; i < p->n; i++) {
+            c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
+            if (c.pattern[i] != i) identity = 0;
+        }
+        if (identity) return gr__replaced(done, gr__in(gr__owner(x))[0]);
+        return gr__replaced(done, gr__rw1(rw, op, &c, sizeof c, 1, gr__in(gr__owner(x))));
+    }
+    if (!gr__rw_zeros(x, &z) || !z) return NULL;                          /* (a 0-d zero: as it is) */
+    if (!(ref = gr__rw1(rw, op, params, sizeof *p, 1, &z))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__rw_zero_fill(rw, x->dtype, ref));
+}
+
 /* ---- Reshape ------------------------------------------------------------------------------- */
 
 typedef struct gr__reshape_params { int ndim; int64_t shape[GR_MAX_NDIM]; } gr__reshape_params;
@@ -252,6 +282,13 @@ static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* a Reshape of a Reshape is one */
+static gr_var *gr__Reshape_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    const gr_node *n = gr__owner(in[0]);
+    if (!n || n->op != op) return NULL;
+    return gr__replaced(done, gr__rw1(rw, op, params, sizeof(gr__reshape_params), 1, gr__in(n)));
+}
+
 /* ---- ReshapeLike: a's data in ref's shape ---------------------------------------------------- */
 
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref) {
@@ -296,6 +333,19 @@ static gr_status gr__ReshapeLike_rop(const gr_node *node, gr_var *const *ev, gr_
     args[0] = ev[0]; args[1] = gr__in(node)[1];
     orop[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* the signature of BroadcastLike, ReduceLike and ReshapeLike: ref's (input 1), when as many axes */
+static void gr__like1_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    if (gr__in(node)[1]->ndim == gr__out(node)[0]->ndim) gr__sig_copy(rw, gr__in(node)[1], out);
+}
+/* zeros in ref's shape are zeros filled to it; x already in ref's shape is x */
+static gr_var *gr__ReshapeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z)) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (in[0]->ndim == in[1]->ndim && gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
 }
 
 /* ---- BroadcastLike ----------------------------------------------------------------------------- */
@@ -386,6 +436,22 @@ static gr_status gr__BroadcastLike_rop(const gr_node *node, gr_var *const *ev, g
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* the fill the rewrites make: x broadcast to the shape of ref (src/rewrite.h) */
+static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref) {
+    gr_var *args[2];
+    args[0] = x; args[1] = ref;
+    return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, args);
+}
+/* filled zeros (not a 0-d zero: that is the fill itself) are zeros filled to ref; x already in ref's
+   shape is x */
+static gr_var *gr__BroadcastLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z) && z) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
+}
+
 /* ---- ReduceLike -------------------------------------------------------------------------------- */
 
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
@@ -444,6 +510,15 @@ static gr_status gr__ReduceLike_rop(const gr_node *node, gr_var *const *ev, gr_v
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_reduce_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* zeros summed down are zeros in ref's shape; x already in ref's shape is x */
+static gr_var *gr__ReduceLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *z;
+    (void)op; (void)params;
+    if (gr__rw_zeros(in[0], &z)) return gr__replaced(done, gr__rw_zero_fill(rw, in[0]->dtype, in[1]));
+    if (gr__sig_same(rw, in[0], in[1])) return gr__replaced(done, in[0]);
+    return NULL;
 }
 
 /* ---- SizeRatio: size(a) / size(b) as a 0-d float (a constant of the shapes only) ---------- */

@@ -87,8 +87,48 @@
     X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not x */ \
     /* (end of the elementwise table: every row above ends with a backslash) */
 
+/* ---- elementwise rewrites ----------------------------------------------------------------------
+   X(row, rule)  when gr_function rewrites, a node of the elementwise row may be replaced by what
+                 gr__<rule>_rewrite builds (src/rewrite.h). A row's rules are tried in the order
+                 listed and the first that applies wins; a rule is written in the family file of
+                 the ops its pattern involves.                                                    */
+#define GR_ELEMWISE_REWRITES(X) \
+    /* ops/batch.c: banded matrices stay banded */ \
+    X(add,   banded_sum)       /* B1 + B2 -> one Banded, the diagonals merged */ \
+    X(neg,   banded_scale)     /* -B -> B's diagonals negated */ \
+    X(mul,   banded_scale)     /* B * c, B * v (v along the columns) -> B's diagonals scaled */ \
+    X(div,   banded_scale)     /* B / c, B / v -> the same */ \
+    /* ops/index.c */ \
+    X(add,   update_into)      /* x + update(0, y at a view) -> update(x, y at the view), increments */ \
+    /* ops/elemwise.c: algebra (zeros are 0-d zeros or zeros filled to a shape) */ \
+    X(add,   add_zero)         /* x + 0 -> x, 0 + x -> x */ \
+    X(sub,   add_zero)         /* x - 0 -> x, 0 - x -> -x */ \
+    X(sub,   expm1)            /* exp(x) - 1 -> expm1(x) */ \
+    X(mul,   mul_one)          /* x * 1 -> x, x * -1 -> -x */ \
+    X(mul,   mul_zero)         /* x * 0 -> zeros shaped like the product (x's infinities and NaNs are not kept) */ \
+    X(mul,   mul_consts)       /* c1 (c2 x) -> (c1 c2) x, (c1 x)(c2 y) -> (c1 c2)(x y), c (-x) -> (-c) x */ \
+    X(div,   div_one)          /* x / 1 -> x */ \
+    X(div,   zero_div)         /* 0 / x -> 0 */ \
+    X(neg,   neg_neg)          /* -(-x) -> x */ \
+    X(neg,   neg_zero)         /* -0 -> 0 */ \
+    X(neg,   neg_consts)       /* -(c x) -> (-c) x */ \
+    X(pow,   pow_small)        /* x^1 -> x, x^2 -> sqr(x) */ \
+    X(log,   log1p)            /* log(1 + x) -> log1p(x) */ \
+    X(log,   log_sigmoid)      /* log(sigmoid(x)) -> -softplus(-x) */ \
+    /* ops/nnet.c */ \
+    X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
+    /* (end of the elementwise rewrites) */
+
+/* ---- elementwise pairs -------------------------------------------------------------------------
+   X(first, second, name)  first(x) and second(x) of one float operand computed in one loop by
+                           gr__<name>_pair (ops/elemwise.c): a fused group computing both runs
+                           them as one instruction (src/fuse.c)                                    */
+#define GR_ELEMWISE_PAIRS(X) \
+    X(sin,   cos,   sincos)    /* compilers make one sincos call of the loop */ \
+    /* (end of the elementwise pairs) */
+
 /* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch, sig, simp)
    Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
    n_in     the number of inputs, -1 for any number
    rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
@@ -96,86 +136,95 @@
    alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
    flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
             NONDIFF: no derivative flows through it (R-op contributes nothing);
-            INNERCONN: its connection pattern is that of the op it wraps (Batched);
-            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
-            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
+            INNERCONN: it wraps an op, whose connection pattern it has (Batched);
+            SHAPEREF: the inputs its connection pattern excludes are read for their shape only;
+            INPLACE0: the output may take input 0's memory when input 0 is read there for the last
+            time; CONN0: input 0 alone reaches the outputs, every one (the connection pattern of an
+            op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
+            output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
+            input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
+            a fill of zeros is zeros); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
-            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
+   sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
+            which of its axes have the size of which input axes in every call, so that rewrites
+            know when a result keeps a shape and fusion which nodes iterate alike; none: nothing
+            known (fresh symbols)
+   simp     gr__<simp>_simplify may replace a node by a cheaper equivalent when gr_function
+            rewrites (src/rewrite.h); none: never                                                */
 #define GR_STRUCT_OPS(X) \
     /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
+    X(Cast,             1,  1,  Cast,          NULL,         none,       CONVERT,          same,        like0,      Cast)           /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
+    X(Sum,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes */ \
+    X(Mean,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes / count */ \
+    X(Prod,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = product over axes */ \
+    X(Max,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = max over axes */ \
+    X(Min,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = min over axes */ \
     /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
+    X(DimShuffle,       1,  1,  DimShuffle,    NULL,         DimShuffle, 0,                DimShuffle,  DimShuffle, DimShuffle)     /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,          1,  1,  Reshape,       NULL,         always,     0,                map,         none,       Reshape)        /* same data, new shape */ \
+    X(BroadcastLike,    2,  1,  BroadcastLike, gr__conn_10,  same_size,  SHAPEREF_FILL,    map,         like1,      BroadcastLike)  /* x broadcast to the shape of ref */ \
+    X(ReduceLike,       2,  1,  ReduceLike,    gr__conn_10,  same_size,  SHAPEREF,         map,         like1,      ReduceLike)     /* x summed down to the shape of ref */ \
+    X(ReshapeLike,      2,  1,  ReshapeLike,   gr__conn_10,  always,     SHAPEREF,         map,         like1,      ReshapeLike)    /* x's data in the shape of ref */ \
+    X(SizeRatio,        2,  1,  SizeRatio,     gr__conn_00,  none,       NONDIFF_SHAPEREF, map,         none,       none)           /* size(a) / size(b), a 0-d float */ \
     /* ops/dot.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
+    X(Dot,              2,  1,  Dot,           NULL,         none,       0,                map,         Dot,        Dot)            /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
+    X(Softmax,          1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,       1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* x - logsumexp_axis x */ \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    X(ZeroGrad,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1,  1,  like0,         gr__conn_0,   always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient clipped */ \
+    X(GradScale,        1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1,  1,  like0,         NULL,         always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
-    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
-    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,        2,  1,  Unflatten,     gr__conn_10,  always,     SHAPEREF,         map,         none,       none)           /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,          -1, 1,  Batched,       NULL,         Batched,    INNERCONN,        map,         none,       Batched)        /* an op applied row by row over axis 0 */ \
+    X(Banded,           -1, 1,  Banded,        NULL,         none,       0,                map,         Banded,     none)           /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
-    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
-    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
-    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
+    X(Slice,            1,  1,  view,          NULL,         view,       0,                view,        view,       Slice)          /* x[start:stop:step] along an axis */ \
+    X(Index,            1,  1,  view,          NULL,         view,       0,                view,        view,       none)           /* x[i] along an axis (the axis goes) */ \
+    X(Take,             2,  1,  Take,          gr__conn_10,  none,       0,                Take,        none,       none)           /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,       2,  1,  like0,         NULL,         none,       INPLACE0,         map,         like0,      none)           /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,       3,  1,  like0,         gr__conn_110, none,       INPLACE0,         map,         like0,      none)           /* x with x[indices] set to or incremented by y */ \
     /* ops/shape.c: joining, splitting, tiling */ \
-    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
-    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
-    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
-    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
+    X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
+    X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
+    X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \
+    X(Untile,           2,  1,  Untile,        gr__conn_10,  same_size,  0,                Untile,      none,       none)           /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
     /* ops/reduce.c: along one axis */ \
-    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
-    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
-    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
-    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
-    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    X(ArgMax,           1,  1,  axisred,       NULL,         none,       NONDIFF,          axdir,       none,       none)           /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,        1,  1,  axisred,       NULL,         none,       0,                axdir,       none,       none)           /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,           1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,          1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,          2,  1,  LinScan,       NULL,         none,       0,                axdir,       none,       none)           /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
-    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
-    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
-    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
-    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
-    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
-    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
-    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
-    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
-    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
-    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
-    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    X(TensorDot,        2,  1,  TensorDot,     NULL,         none,       0,                TensorDot,   none,       none)           /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
+    X(MatMul,           2,  1,  MatMul,        NULL,         none,       0,                MatMul,      none,       none)           /* a @ b on the last two axes; batch axes broadcast */ \
+    X(LUFactor,         1,  1,  LUFactor,      gr__conn_0,   none,       NONDIFF,          map,         none,       none)           /* P A = L U, packed with the pivots: the workspace */ \
+    X(MatrixInverse,    2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* A^-1, from (A, LUFactor(A)) */ \
+    X(Det,              2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,         2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
+    X(LogDet,           2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* log det A (NaN when det A < 0) */ \
+    X(Solve,            3,  1,  Solve,         gr__conn_110, none,       0,                Solve,       none,       none)           /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
+    X(Cholesky,         1,  1,  la_square,     NULL,         none,       0,                map,         none,       none)           /* lower L with L L^T = A (lower triangle read) */ \
+    X(Trace,            1,  1,  Trace,         NULL,         none,       0,                same,        none,       none)           /* sum_i x[..., i, i] */ \
+    X(TriScale,         1,  1,  like0,         NULL,         none,       0,                same,        like0,      none)           /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
     /* ops/nnet.c: losses */ \
-    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
-    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    X(CrossEntropy,     2,  1,  CrossEntropy,  NULL,         none,       0,                map,         none,       none)           /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,           2,  1,  OneHot,        gr__conn_00,  none,       NONDIFF,          map,         none,       none)           /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
     /* ops/scan.c: loops */ \
-    X(Scan,         -1, -1, Scan,     NULL,                   none, LOOP, Scan)     /* a loop: its body run over sequences and states (gr_scan) */ \
-    X(Rows,          1, 1, Rows,      gr__conn_0,             none, NONDIFF_SHAPEREF, map) /* x.shape[0] (I64): offsets of a loop's gradient */ \
-    X(ScanPlace,     3, 1, place,     gr__conn_100,           none, 0, map)      /* zeros like ref, row t of r added at row off + dir t + k */ \
-    X(ScanGather,    3, 1, place,     gr__conn_100,           none, 0, map)      /* rows like ref: row t is row off + dir t + k of g */ \
+    X(Scan,            -1, -1,  Scan,          NULL,         none,       LOOP,             Scan,        none,       none)           /* a loop: its body run over sequences and states (gr_scan) */ \
+    X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
+    X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
+    X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
     /* src/fuse.c: made by gr_function only */ \
-    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
+    X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
 
 /* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the

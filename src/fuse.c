@@ -1,9 +1,9 @@
 /* src/fuse.c: elementwise fusion (at GR_OPT_FULL, after the rewrites).
 
-   Connected elementwise nodes (and casts) whose outputs have the same shape signature (see
-   src/rewrite.c: the same size along every axis in every call) become one Fused node: a program
-   of the table's kernels run over the data block by block, so a chain of elementwise ops is one
-   pass with no full-size temporaries. Members read their operands from the group's external
+   Connected elementwise nodes (and copies: the CONVERT and FILL rows, Cast and BroadcastLike) whose
+   outputs have the same shape signature (src/signature.c: the same size along every axis in every
+   call) become one Fused node: a program of the table's kernels run over the data block by block,
+   so a chain of elementwise ops is one pass with no full-size temporaries. Members read their operands from the group's external
    inputs (broadcast, as the ops would), 0-d constants (immediates), block-sized registers, or
    the group's outputs; a value used outside the group, or returned, is an output.
 
@@ -14,26 +14,22 @@
 
 typedef struct gr__fop {                 /* one instruction (24 bytes: a chain of a million links has millions) */
     int32_t arg[3];                      /* operand references */
-    int32_t out, out2;                   /* the references written (out2: sincos's cosine) */
-    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), or one of GR__FOP_* */
+    int32_t out, out2;                   /* the references written (out2: the second of a pair, else -1) */
+    uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), GR__FOP_PAIR (arg[1]:
+                                            the pair's index in gr__ew_pairs), or GR__FOP_COPY + the code of
+                                            a copying row */
 } gr__fop;
 
-enum { GR__FOP_SINCOS = 253, GR__FOP_COPY = 254, GR__FOP_CAST = 255 };
-typedef char gr__fop_rows_fit[(int)GR__EW_COUNT < (int)GR__FOP_SINCOS ? 1 : -1];   /* the table's rows stay below them */
+enum {
+    GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
+    GR__FOP_COPY = GR__EW_COUNT + 1      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+};
+typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
-   a hand-fused loop */
-static void gr__sincos_run(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
-    int64_t i;
-    if (dt == GR_F64) {
-        const double *x = (const double *)a;
-        double *ps = (double *)s, *pc = (double *)c;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
-    } else {
-        const float *x = (const float *)a;
-        float *ps = (float *)s, *pc = (float *)c;
-        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
-    }
+/* the printed name of an instruction: its row's, or its pair's */
+static const char *gr__fop_name(const gr__fop *op) {
+    if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
+    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
 }
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
@@ -88,8 +84,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_CAST ? "Cast" : op->row == GR__FOP_COPY ? "BroadcastLike" :
-                                         op->row == GR__FOP_SINCOS ? "sin" : gr__ew_ops[op->row]->name;
+                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name : gr__fop_name(op);
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -104,7 +99,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
             }
         }
         shapes[op->out] = r;
-        if (op->row == GR__FOP_SINCOS) shapes[op->out2] = r;
+        if (op->row == GR__FOP_PAIR) shapes[op->out2] = r;
     }
     GR_FREE(shapes);
     return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast");
@@ -197,8 +192,9 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
                     gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
-                } else if (op->row == GR__FOP_SINCOS)
-                    gr__sincos_run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+                } else if (op->row == GR__FOP_PAIR)
+                    gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
+                                                 p->st[op->arg[0]], n);
                 else
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
@@ -224,22 +220,16 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
     return gr__own(cg, block) ? block : NULL;
 }
 
-/* ---- grouping ------------------------------------------------------------------------------------ */
-
-/* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
-static int gr__fusable(const gr_node *node) {
-    if (node->n_out != 1) return 0;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
-    return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
-}
+/* ---- the schedule ---------------------------------------------------------------------------------- */
 
 /* the node of id `id` among the function's: its private graph's, or the source graph's it reuses */
-#define GR__NODE(id) ((id) < cg->node_base ? rw->g->nodes[id] : cg->nodes[(id) - cg->node_base])
+static gr_node *gr__fuse_node(const gr__rewriter *rw, const gr_graph *cg, uint32_t id) {
+    return id < cg->node_base ? rw->g->nodes[id] : cg->nodes[id - cg->node_base];
+}
 /* x, or the Fused output that replaces it */
 static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
     return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
 }
-#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, gr__in((node))[i]) : gr__in((node))[i])   /* (none before the first) */
 
 /* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
    order the copy made them (rw->view: a topological order of the function's nodes, the reused
@@ -262,7 +252,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
         int i;
         if (!need[rw->view[k]]) continue;
         n++;
-        node = GR__NODE(rw->view[k]);
+        node = gr__fuse_node(rw, cg, rw->view[k]);
         for (i = 0; i < node->n_in; i++)
             if (gr__owner(gr__in(node)[i]) && !given[gr__in(node)[i]->id]) need[gr__owner(gr__in(node)[i])->id] = 1;
     }
@@ -278,289 +268,406 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
 #define GR__FUSE_OPEN 8                  /* groups kept open at once */
 enum {                                   /* fusion's flags of a variable */
     GR__FV_OUT = 1,                      /* read outside the group making it (or a root) */
-    GR__FV_ALIASED = 2,                  /* a broadcast read in place: its register is its source's */
+    GR__FV_ALIASED = 2,                  /* a fill read in place: its register is its source's */
     GR__FV_MINE = 4                      /* made by the group being fused */
 };
 #define GR__FUSE_BLK 256                 /* elements per block */
 
+/* fusion's state over the schedule (ids: the function's variables and nodes, both graphs') */
+typedef struct gr__fuser {
+    gr__rewriter *rw;
+    gr_graph *cg;
+    uint32_t nn, nv;                     /* id bounds of the nodes and the variables */
+    uint32_t n_order;
+    uint32_t *oid;                       /* the schedule, as node ids: the passes read ids without touching the nodes */
+    int32_t *pos;                        /* by node id: its position in the schedule, -1 none */
+    int32_t *group;                      /* by node id: its group, -1 none */
+    int32_t *gstart;                     /* each group's first position in the schedule */
+    uint32_t cap_gstart;
+    int32_t n_groups, last_big;          /* last_big: the last group fused (two members or more) */
+    int32_t *gmem_at;                    /* where each group's members start in gmem */
+    uint32_t *gmem;                      /* each group's members (node ids) in schedule order, group after group */
+    uint8_t *vflag;                      /* by variable id: GR__FV_* */
+    uint32_t *last;                      /* by variable id: 1 + the schedule position of its last reader, 0 none */
+    int32_t *ref;                        /* by variable id: its operand reference in the program being made */
+    uint32_t *second_of;                 /* by variable id: 1 + the id of the member computing the second of a pair of it */
+    uint8_t *paired;                     /* by node id: computed with the first of its pair */
+    uint32_t *repl;                      /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
+    uint32_t n_fused;                    /* Fused nodes made so far */
+} gr__fuser;
+
+/* input i of node, or the Fused output that replaces it (none before the first Fused node) */
+static gr_var *gr__fuse_input(const gr__fuser *fz, const gr_node *node, int i) {
+    return fz->n_fused ? gr__fuse_in(fz->cg, fz->repl, fz->nv, gr__in(node)[i]) : gr__in(node)[i];
+}
+
+static gr_status gr__fuse_nomem(gr__fuser *fz) { return gr__error(fz->cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
+
+/* the schedule: the needed nodes by depth (the longest path from the leaves, which the copy noted
+   in rw->view_depth), a topological order too: a node comes as early as it can, so a view of an
+   input precedes every group that reads it. order (positions in rw->view) is freed. */
+static gr_status gr__fuse_schedule(gr__fuser *fz, uint32_t *order) {
+    gr__rewriter *rw = fz->rw;
+    uint32_t max_depth = 0, *count, k;
+    fz->oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (fz->n_order + 1u));
+    if (!fz->oid) { GR_FREE(order); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) if (rw->view_depth[order[k]] > max_depth) max_depth = rw->view_depth[order[k]];
+    count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
+    if (!count) { GR_FREE(order); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) count[rw->view_depth[order[k]] + 1]++;
+    for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
+    for (k = 0; k < fz->n_order; k++) fz->oid[count[rw->view_depth[order[k]]]++] = rw->view[order[k]];
+    GR_FREE(count);
+    GR_FREE(order);
+    for (k = 0; k < fz->nn; k++) { fz->group[k] = -1; fz->pos[k] = -1; }
+    for (k = 0; k < fz->n_order; k++) fz->pos[fz->oid[k]] = (int32_t)k;
+    return GR_OK;
+}
+
+/* ---- grouping ------------------------------------------------------------------------------------ */
+
+/* elementwise rows with a kernel for the dtype; CONVERT and FILL rows (Cast, BroadcastLike) become
+   copies (a fill's reference is an input read for its shape) */
+static int gr__fusable(const gr_node *node) {
+    if (node->n_out != 1) return 0;
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    return (gr__op_flags(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
+}
+
+/* the open group node can join: one of its signature none of whose inputs was computed after the
+   group started outside it; -1 none */
+static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32_t *open, int n_open) {
+    int o, i;
+    for (o = n_open - 1; o >= 0; o--) {
+        gr_node *first = gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[open[o]]]);
+        int ok = gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
+        for (i = 0; ok && i < node->n_in; i++) {
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
+        }   /* (no Fused node exists yet: every id is below nn) */
+        if (ok) return open[o];
+    }
+    return -1;
+}
+
+/* 1. groups, in schedule order; in the same pass, which values leave the group that makes them,
+   and the last reader of each value */
+static gr_status gr__fuse_group(gr__fuser *fz) {
+    int32_t open[GR__FUSE_OPEN], n_open = 0;
+    uint32_t k;
+    int i;
+    for (k = 0; k < fz->n_order; k++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, fz->oid[k]);
+        int32_t joined = -1;
+        if (gr__fusable(node)) {
+            joined = gr__fuse_joinable(fz, node, open, n_open);
+            if (joined < 0) {                       /* a new group, the oldest open one closed */
+                if (!gr__grow((void **)&fz->gstart, &fz->cap_gstart, (uint32_t)fz->n_groups, sizeof(int32_t))) return gr__fuse_nomem(fz);
+                joined = fz->n_groups++;
+                fz->gstart[joined] = (int32_t)k;
+                if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
+                open[n_open++] = joined;
+            }
+            fz->group[node->id] = joined;
+        }
+        for (i = 0; i < node->n_in; i++) {
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && fz->group[w->id] >= 0 && fz->group[w->id] != joined) fz->vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
+            fz->last[gr__in(node)[i]->id] = k + 1;
+        }
+    }
+    return GR_OK;
+}
+
+/* each group's members, group after group; the grouping's arrays are freed (room for the programs) */
+static gr_status gr__fuse_members(gr__fuser *fz) {
+    uint32_t k;
+    int32_t g, *fill;
+    fz->gmem_at = (int32_t *)gr__calloc((size_t)fz->n_groups + 1, sizeof(int32_t));
+    fz->gmem = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (fz->n_order + 1u));
+    fz->repl = (uint32_t *)gr__calloc(fz->nv + 1u, sizeof(uint32_t));
+    if (!fz->gmem_at || !fz->gmem || !fz->repl) return gr__fuse_nomem(fz);
+    for (k = 0; k < fz->n_order; k++) if (fz->group[fz->oid[k]] >= 0) fz->gmem_at[fz->group[fz->oid[k]] + 1]++;
+    for (g = 0; g < fz->n_groups; g++) fz->gmem_at[g + 1] += fz->gmem_at[g];
+    fill = fz->gstart;                              /* gstart is not needed any more: a cursor per group */
+    for (g = 0; g < fz->n_groups; g++) fill[g] = fz->gmem_at[g];
+    for (k = 0; k < fz->n_order; k++) if (fz->group[fz->oid[k]] >= 0) fz->gmem[fill[fz->group[fz->oid[k]]]++] = fz->oid[k];
+    GR_FREE(fz->group); GR_FREE(fz->oid); GR_FREE(fz->gstart);
+    fz->group = fz->gstart = NULL;
+    fz->oid = NULL;
+    return GR_OK;
+}
+
+/* ---- one group's program ------------------------------------------------------------------------- */
+
+/* the group being fused */
+typedef struct gr__fgroup {
+    const uint32_t *mem;                 /* its members (node ids), in schedule order */
+    int32_t n_members;
+    gr_var **ext, **outs_old, **outs_new;
+    int32_t *free_regs;
+    uint32_t cap_ext, cap_out, cap_free; /* grown as used: a group of millions has a few externals */
+    int32_t n_ext, n_imm, n_out, n_reg, n_free, op_i;
+    gr__fprog *p;
+} gr__fgroup;
+
+/* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs made by
+   groups fused before now read their Fused outputs, and the seconds of pairs are noted
+   (second_of[a] is the member computing second(a)) */
+static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
+    gr_var **tmp;
+    int32_t mi, e = 0, m = 0;
+    int i;
+    for (mi = 0; mi < gs->n_members; mi++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
+        gr_var *y = gr__out(node)[0];
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__fuse_input(fz, node, i);
+            if ((fz->vflag[x->id] & GR__FV_MINE) || fz->ref[x->id] != -1) continue;
+            fz->ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);   /* -2 external, -3 immediate */
+            if (!gr__grow((void **)&gs->ext, &gs->cap_ext, (uint32_t)gs->n_ext, sizeof(gr_var *))) return GR_ERR_NOMEM;
+            gs->ext[gs->n_ext++] = x;
+        }
+        if (fz->vflag[y->id] & GR__FV_OUT) {
+            if (!gr__grow((void **)&gs->outs_old, &gs->cap_out, (uint32_t)gs->n_out, sizeof(gr_var *))) return GR_ERR_NOMEM;
+            gs->outs_old[gs->n_out++] = y;
+        }
+        fz->vflag[y->id] |= GR__FV_MINE;
+        if ((gr__op_flags(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__op_code(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
+            fz->second_of[gr__fuse_input(fz, node, 0)->id] = node->id + 1;
+    }
+    tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_ext + 1));
+    gs->outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_out + 1));
+    if (!tmp || !gs->outs_new) { GR_FREE(tmp); return GR_ERR_NOMEM; }
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -2) tmp[e++] = gs->ext[i];   /* externals first, then immediates */
+    gs->n_imm = gs->n_ext - e;
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -3) tmp[e + m++] = gs->ext[i];
+    for (i = 0; i < gs->n_ext; i++) { gs->ext[i] = tmp[i]; fz->ref[gs->ext[i]->id] = i; }
+    gs->n_ext = e;
+    GR_FREE(tmp);
+    return GR_OK;
+}
+
+/* the program and its instructions: one block (see gr__fprog_block), with the immediates' values,
+   the outputs' references and types */
+static gr_status gr__fgroup_program(gr__fuser *fz, gr__fgroup *gs) {
+    size_t at[4], size[4];
+    unsigned char *b;
+    gr__fprog *p;
+    int i;
+    size[0] = sizeof(gr__fprog);
+    size[1] = sizeof(gr__fop) * (size_t)gs->n_members;
+    size[2] = sizeof(double) * (size_t)(gs->n_imm + 1);
+    size[3] = sizeof(gr_type) * (size_t)(gs->n_out + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 4, size, at);
+    if (!b) return GR_ERR_NOMEM;
+    p = gs->p = (gr__fprog *)b;
+    memset(p, 0, sizeof *p);
+    p->ops = (gr__fop *)(b + at[1]);
+    p->imm = (double *)(b + at[2]);
+    p->out_types = (gr_type *)(b + at[3]);
+    p->n_ext = gs->n_ext;
+    p->n_imm = gs->n_imm;
+    p->n_out = gs->n_out;
+    p->blk = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+    for (i = 0; i < gs->n_out; i++) fz->ref[gs->outs_old[i]->id] = gs->n_ext + gs->n_imm + i;
+    for (i = 0; i < gs->n_imm; i++)
+        memcpy(&p->imm[i], ((const gr_array *)gr__ext(gs->ext[gs->n_ext + i]))->data, gr__dsize(gs->ext[gs->n_ext + i]->dtype));
+    for (i = 0; i < gs->n_out; i++) gr_var_type(gs->outs_old[i], &p->out_types[i]);
+    return GR_OK;
+}
+
+/* y's register: one freed before, or a new one */
+static void gr__fgroup_reg(gr__fuser *fz, gr__fgroup *gs, const gr_var *y) {
+    if (fz->ref[y->id] < 0) fz->ref[y->id] = gs->n_free ? gs->free_regs[--gs->n_free] : gs->n_ext + gs->n_imm + gs->n_out + gs->n_reg++;
+}
+
+/* the registers of node's inputs whose last reader it is (at schedule position q) become free */
+static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_node *node, uint32_t q) {
+    int i, i2;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = gr__fuse_input(fz, node, i);
+        int dup = 0;
+        for (i2 = 0; i2 < i; i2++) if (gr__fuse_input(fz, node, i2) == x) dup = 1;
+        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1) {
+            if (!gr__grow((void **)&gs->free_regs, &gs->cap_free, (uint32_t)gs->n_free, sizeof(int32_t))) return GR_ERR_NOMEM;
+            gs->free_regs[gs->n_free++] = fz->ref[x->id];
+        }
+    }
+    return GR_OK;
+}
+
+/* member node's instruction, with registers reused after their last reader: the result's register
+   first, then the registers whose last reader this is (an op never writes over its own operands: a
+   cast between element sizes could not) */
+static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
+    gr_var *y = gr__out(node)[0], *x0 = gr__fuse_input(fz, node, 0);
+    uint32_t q = (uint32_t)fz->pos[node->id];
+    int row = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) ? gr__op_code(node->op) : -1, i;
+    const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
+    uint32_t second = fz->second_of[x0->id];
+    gr__fop *op;
+    if (row >= 0 && gr__ew_pair_second(row)) {
+        if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
+        if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
+    }
+    if ((gr__op_flags(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
+        /* a fill read only inside the group: its readers read the source itself, with the source's
+           (broadcast) stride; the source stays live as long as they read it */
+        fz->ref[y->id] = fz->ref[x0->id];
+        fz->vflag[y->id] |= GR__FV_ALIASED;          /* its register is x0's, freed through x0 */
+        if ((fz->vflag[x0->id] & GR__FV_MINE) && fz->last[y->id] > fz->last[x0->id]) fz->last[x0->id] = fz->last[y->id];
+        return GR_OK;
+    }
+    op = &gs->p->ops[gs->op_i++];
+    op->out2 = -1;
+    if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */
+        gr_node *c = gr__fuse_node(fz->rw, fz->cg, second - 1);
+        gr_var *yc = gr__out(c)[0];
+        fz->paired[c->id] = 1;
+        op->n_args = 1;
+        op->dtype = op->odtype = (uint8_t)y->dtype;
+        op->row = GR__FOP_PAIR;
+        op->arg[0] = fz->ref[x0->id];
+        op->arg[1] = (int32_t)(pair - gr__ew_pairs);
+        gr__fgroup_reg(fz, gs, y);
+        gr__fgroup_reg(fz, gs, yc);
+        op->out = fz->ref[y->id];
+        op->out2 = fz->ref[yc->id];
+        return gr__fgroup_free_inputs(fz, gs, node, q);
+    }
+    if (row >= 0) {
+        op->n_args = (uint8_t)node->n_in;
+        op->dtype = (uint8_t)gr__fuse_input(fz, node, node->n_in - 1)->dtype;
+        op->row = (uint8_t)row;
+    } else {                                         /* a copy: a cast, or a fill */
+        op->n_args = 1;
+        op->dtype = (uint8_t)x0->dtype;
+        op->row = (uint8_t)(GR__FOP_COPY + gr__op_code(node->op));
+    }
+    op->odtype = (uint8_t)y->dtype;
+    for (i = 0; i < op->n_args; i++) op->arg[i] = fz->ref[gr__fuse_input(fz, node, i)->id];
+    gr__fgroup_reg(fz, gs, y);
+    op->out = fz->ref[y->id];
+    return gr__fgroup_free_inputs(fz, gs, node, q);
+}
+
+/* the scratch a call uses: registers, and per reference its pointer and stride */
+static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
+    gr__fprog *p = gs->p;
+    size_t at[5], size[5];
+    unsigned char *b;
+    int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i;
+    p->n_ops = gs->op_i;
+    p->n_reg = n_reg;
+    p->n_refs = n_ext + n_imm + n_out + n_reg;
+    size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
+    size[1] = sizeof(void *) * (size_t)p->n_refs;
+    size[2] = sizeof(int64_t) * (size_t)p->n_refs;
+    size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
+    size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 5, size, at);
+    if (!b) return GR_ERR_NOMEM;
+    p->regs = b;
+    p->ptr = (const void **)(b + at[1]);
+    p->st = (int64_t *)(b + at[2]);
+    p->ext_st = (int64_t *)(b + at[3]);
+    p->ext_off = (int64_t *)(b + at[4]);
+    for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
+    for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
+    for (i = 0; i < n_reg; i++) {
+        p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
+        p->st[n_ext + n_imm + n_out + i] = 1;
+    }
+    return GR_OK;
+}
+
+/* the group as one Fused node; readers outside the group, and the roots, will read its outputs */
+static gr_status gr__fgroup_node(gr__fuser *fz, gr__fgroup *gs) {
+    gr__fused_params fp;
+    gr_status st;
+    int i;
+    fp.prog = gs->p;
+    st = gr__make_node_n(fz->cg, &gr__op_Fused, &fp, sizeof fp, gs->n_ext, gs->ext, gs->n_out, gs->outs_new);
+    if (st != GR_OK) return st;
+    for (i = 0; i < gs->n_out; i++)
+        if (gr__vname(gs->outs_old[i]) && !gr__set_name(fz->cg, gs->outs_new[i], gr__vname(gs->outs_old[i]))) return fz->cg->status;
+    for (i = 0; i < gs->n_out; i++) fz->repl[gs->outs_old[i]->id] = gs->outs_new[i]->id + 1;
+    fz->n_fused++;
+    return GR_OK;
+}
+
+/* group g of two members or more as one Fused node */
+static gr_status gr__fuse_one(gr__fuser *fz, int32_t g) {
+    gr__fgroup gs;
+    gr_status st;
+    int32_t mi;
+    memset(&gs, 0, sizeof gs);
+    gs.mem = fz->gmem + fz->gmem_at[g];
+    gs.n_members = fz->gmem_at[g + 1] - fz->gmem_at[g];
+    st = gr__fgroup_operands(fz, &gs);
+    if (st == GR_OK) st = gr__fgroup_program(fz, &gs);
+    for (mi = 0; st == GR_OK && mi < gs.n_members; mi++) st = gr__fgroup_emit(fz, &gs, gr__fuse_node(fz->rw, fz->cg, gs.mem[mi]));
+    if (st == GR_OK) st = gr__fgroup_scratch(fz, &gs);
+    if (st == GR_OK) st = gr__fgroup_node(fz, &gs);
+    for (mi = 0; mi < gs.n_members && g < fz->last_big; mi++) {   /* reset the references for the next group */
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs.mem[mi]);
+        int i;
+        for (i = 0; i < node->n_in; i++) { fz->ref[gr__fuse_input(fz, node, i)->id] = -1; fz->second_of[gr__fuse_input(fz, node, i)->id] = 0; }
+        fz->ref[gr__out(node)[0]->id] = -1;
+        fz->vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
+    }
+    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs);
+    if (st != GR_OK && fz->cg->status == GR_OK) gr__error(fz->cg, st, "out of memory (fusion)");
+    return st;
+}
+
+/* ---- fusion ---------------------------------------------------------------------------------------- */
+
 /* Fuses the elementwise nodes of the schedule of roots (the function's outputs and update
    values, patched when they are group outputs) in cg. */
 static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **roots, const uint8_t *given) {
-    uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
-    uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
-    int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
-    uint32_t cap_gstart = 0;             /* gstart: each group's first position in the schedule */
-    uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
-    uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
-    uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
-    uint32_t *oid = NULL;                /* the schedule, as node ids: the passes below read ids without touching the nodes */
-    uint8_t *vflag = NULL;               /* by variable id: GR__FV_* */
-    uint8_t *paired = NULL;
-    uint32_t n_fused = 0;                /* Fused nodes made so far */
-    uint32_t *cos_of = NULL;             /* by variable id: 1 + the id of the member computing its cosine, 0 none */
-    int32_t open[GR__FUSE_OPEN], n_open = 0, n_groups = 0, g, last_big = -1;   /* last_big: the last group fused */
-    gr_status st = GR_OK;
-    if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
-    group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    if (!group || !pos) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
-           a topological order too: a node comes as early as it can, so a view of an input precedes
-           every group that reads it */
-        uint32_t max_depth = 0, *count = NULL;
-        oid = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-        if (!oid) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) if (rw->view_depth[order[k]] > max_depth) max_depth = rw->view_depth[order[k]];
-        count = (uint32_t *)gr__calloc((size_t)max_depth + 2, sizeof(uint32_t));
-        if (!count) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-        for (k = 0; k < n_order; k++) count[rw->view_depth[order[k]] + 1]++;
-        for (k = 1; k <= max_depth + 1; k++) count[k] += count[k - 1];
-        for (k = 0; k < n_order; k++) oid[count[rw->view_depth[order[k]]]++] = rw->view[order[k]];
-        GR_FREE(count);
-        GR_FREE(order);                             /* from here on the schedule is oid */
-        order = NULL;
-    }
-    for (k = 0; k < nn; k++) { group[k] = -1; pos[k] = -1; }
-    for (k = 0; k < n_order; k++) pos[oid[k]] = (int32_t)k;
+    gr__fuser fz;
+    uint32_t *order = NULL, k;           /* the needed nodes' positions in rw->view */
+    int32_t g;
+    gr_status st;
+    memset(&fz, 0, sizeof fz);
+    fz.rw = rw;
+    fz.cg = cg;
+    fz.nn = cg->node_base + cg->n_nodes;
+    fz.nv = cg->var_base + cg->n_vars;
+    fz.last_big = -1;
+    if ((st = gr__fuse_needed(rw, n_roots, roots, given, fz.nn, &order, &fz.n_order)) != GR_OK) return st;
+    fz.group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
+    fz.pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
+    if (!fz.group || !fz.pos) { GR_FREE(order); st = gr__fuse_nomem(&fz); goto done; }
+    if ((st = gr__fuse_schedule(&fz, order)) != GR_OK) goto done;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
-    vflag = (uint8_t *)gr__calloc(nv + n_order + 1u, 1);
-    last = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
-    if (!vflag || !last) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    /* 1. groups; in the same pass, which values leave the group that makes them, and the last
-       reader of each value */
-    for (k = 0; k < n_order; k++) {
-        gr_node *node = GR__NODE(oid[k]);
-        int o, i, joined = -1;
-        if (!gr__fusable(node)) goto readers;
-        for (o = n_open - 1; o >= 0 && joined < 0; o--) {
-            gr_node *first = GR__NODE(oid[gstart[open[o]]]);
-            int ok = gr__sig_same(rw, gr__out(node)[0], gr__out(first)[0]);
-            for (i = 0; ok && i < node->n_in; i++) {
-                gr_node *w = gr__owner(gr__in(node)[i]);
-                if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
-            }   /* (no Fused node exists yet: every id is below nn) */
-            if (ok) joined = open[o];
-        }
-        if (joined < 0) {
-            if (!gr__grow((void **)&gstart, &cap_gstart, (uint32_t)n_groups, sizeof(int32_t))) {
-                st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
-                goto done;
-            }
-            joined = n_groups++;
-            gstart[joined] = (int32_t)k;
-            if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
-            open[n_open++] = joined;
-        }
-        group[node->id] = joined;
-    readers:
-        for (i = 0; i < node->n_in; i++) {
-            gr_node *w = gr__owner(gr__in(node)[i]);
-            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
-            last[gr__in(node)[i]->id] = k + 1;
-        }
-    }
-    if (n_groups == 0) goto done;
-    gmem_at = (int32_t *)gr__calloc((size_t)n_groups + 1, sizeof(int32_t));
-    gmem = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_order + 1u));
-    repl = (uint32_t *)gr__calloc(nv + 1u, sizeof(uint32_t));
-    if (!gmem_at || !gmem || !repl) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem_at[group[oid[k]] + 1]++;
-    for (g = 0; g < n_groups; g++) gmem_at[g + 1] += gmem_at[g];
-    {
-        int32_t *fill = gstart;                     /* gstart is not needed any more: a cursor per group */
-        for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
-        for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
-    }
-    GR_FREE(group); GR_FREE(oid); GR_FREE(gstart);  /* not read below: room for the programs */
-    group = gstart = NULL;
-    oid = NULL;
+    fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
+    fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
+    if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
+    if ((st = gr__fuse_group(&fz)) != GR_OK || fz.n_groups == 0) goto done;
+    if ((st = gr__fuse_members(&fz)) != GR_OK) goto done;
     /* 2. the values the roots read leave their groups too */
-    ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
-    cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
-    paired = (uint8_t *)gr__calloc(nn + 1u, 1);
-    if (!ref || !cos_of || !paired) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
-    for (k = 0; k < nv + n_order + 1u; k++) ref[k] = -1;
-    for (g = 0; g < n_groups; g++) if (gmem_at[g + 1] - gmem_at[g] >= 2) last_big = g;
-    for (k = 0; k < (uint32_t)n_roots; k++) vflag[roots[k]->id] |= GR__FV_OUT;
+    fz.ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nv + fz.n_order + 1u));
+    fz.second_of = (uint32_t *)gr__calloc(fz.nv + fz.n_order + 1u, sizeof(uint32_t));
+    fz.paired = (uint8_t *)gr__calloc(fz.nn + 1u, 1);
+    if (!fz.ref || !fz.second_of || !fz.paired) { st = gr__fuse_nomem(&fz); goto done; }
+    for (k = 0; k < fz.nv + fz.n_order + 1u; k++) fz.ref[k] = -1;
+    for (g = 0; g < fz.n_groups; g++) if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2) fz.last_big = g;
+    for (k = 0; k < (uint32_t)n_roots; k++) fz.vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
-    for (g = 0; g < n_groups; g++) {
-        gr__fprog *p = NULL;
-        gr__fused_params fp;
-        gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
-        int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
-        uint32_t cap_ext = 0, cap_out = 0, cap_free = 0;   /* grown as used: a group of millions has a few externals */
-        const uint32_t *mem = gmem + gmem_at[g];
-        int32_t mi;
-        uint32_t q;
-        int i;
-        n_members = gmem_at[g + 1] - gmem_at[g];
-        if (n_members < 2) continue;
-        /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
-           made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
-           operand pair up (cos_of[a] is the member computing cos(a)) */
-        for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = GR__NODE(mem[mi]);
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = GR__FIN(node, i);
-                if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
-                ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
-                if (!gr__grow((void **)&ext, &cap_ext, (uint32_t)n_ext, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
-                ext[n_ext++] = x;
-            }
-            if (vflag[gr__out(node)[0]->id] & GR__FV_OUT) {
-                if (!gr__grow((void **)&outs_old, &cap_out, (uint32_t)n_out, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
-                outs_old[n_out++] = gr__out(node)[0];
-            }
-            vflag[gr__out(node)[0]->id] |= GR__FV_MINE;
-            if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
-        }
-        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_ext + 1));
-        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
-        if (!tmp || !outs_new) { st = GR_ERR_NOMEM; goto group_done; }
-        {   /* externals first, then immediates */
-            int32_t e = 0, m = 0;
-            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
-            n_imm = n_ext - e;
-            for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -3) tmp[e + m++] = ext[i];
-            for (i = 0; i < n_ext; i++) { ext[i] = tmp[i]; ref[ext[i]->id] = i; }
-            n_ext = e;
-        }
-        {   /* the program and its instructions: one block (see gr__fprog_block) */
-            size_t at[4], size[4];
-            unsigned char *b;
-            size[0] = sizeof(gr__fprog);
-            size[1] = sizeof(gr__fop) * (size_t)n_members;
-            size[2] = sizeof(double) * (size_t)(n_imm + 1);
-            size[3] = sizeof(gr_type) * (size_t)(n_out + 1);
-            b = (unsigned char *)gr__fprog_block(cg, 4, size, at);
-            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
-            p = (gr__fprog *)b;
-            memset(p, 0, sizeof *p);
-            p->ops = (gr__fop *)(b + at[1]);
-            p->imm = (double *)(b + at[2]);
-            p->out_types = (gr_type *)(b + at[3]);
-        }
-        p->n_ext = n_ext;
-        p->n_imm = n_imm;
-        p->n_out = n_out;
-        p->blk = gr__out(GR__NODE(mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
-        for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)gr__ext(ext[n_ext + i]))->data, gr__dsize(ext[n_ext + i]->dtype));
-        for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
-        /* the program, with registers reused after their last reader */
-        for (mi = 0; mi < n_members; mi++) {
-            gr_node *node = GR__NODE(mem[mi]);
-            gr__fop *op;
-            gr_var *y = gr__out(node)[0];
-            q = (uint32_t)pos[node->id];
-            if (node->op == &gr__op_ew_cos) {
-                if (paired[node->id]) goto free_inputs;    /* computed with its sin */
-                cos_of[GR__FIN(node, 0)->id] = 0;               /* computed here: a later sin stays alone */
-            }
-            if (node->op == &gr__op_BroadcastLike && !(vflag[y->id] & GR__FV_OUT) && ref[y->id] < 0) {
-                /* a broadcast read only inside the group: its readers read the source itself, with the
-                   source's (broadcast) stride; the source stays live as long as they read it */
-                gr_var *x = GR__FIN(node, 0);
-                ref[y->id] = ref[x->id];
-                vflag[y->id] |= GR__FV_ALIASED;           /* its register is x's, freed through x */
-                if ((vflag[x->id] & GR__FV_MINE) && last[y->id] > last[x->id]) last[x->id] = last[y->id];
-                continue;
-            }
-            op = &p->ops[op_i++];
-            op->out2 = -1;
-            if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
-                gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
-                gr_var *yc = gr__out(c)[0];
-                paired[c->id] = 1;
-                op->n_args = 1;
-                op->dtype = op->odtype = (uint8_t)y->dtype;
-                op->row = GR__FOP_SINCOS;
-                op->arg[0] = ref[GR__FIN(node, 0)->id];
-                if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-                if (ref[yc->id] < 0) ref[yc->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-                op->out = ref[y->id];
-                op->out2 = ref[yc->id];
-                goto free_inputs;
-            }
-            if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) {
-                op->n_args = (uint8_t)node->n_in;
-                op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
-                op->row = (uint8_t)gr__op_code(node->op);
-            } else {                                     /* a cast, or a broadcast (a copy) */
-                op->n_args = 1;
-                op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;
-                op->row = (uint8_t)(node->op == &gr__op_Cast ? GR__FOP_CAST : GR__FOP_COPY);
-            }
-            op->odtype = (uint8_t)y->dtype;
-            for (i = 0; i < op->n_args; i++) op->arg[i] = ref[GR__FIN(node, i)->id];
-            /* the result's register first, then the registers whose last reader this is: an op never
-               writes over its own operands (a cast between element sizes could not) */
-            if (ref[y->id] < 0) ref[y->id] = n_free ? free_regs[--n_free] : n_ext + n_imm + n_out + n_reg++;
-            op->out = ref[y->id];
-        free_inputs:
-            for (i = 0; i < node->n_in; i++) {
-                gr_var *x = GR__FIN(node, i);
-                int i2, dup = 0;
-                for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1) {
-                    if (!gr__grow((void **)&free_regs, &cap_free, (uint32_t)n_free, sizeof(int32_t))) { st = GR_ERR_NOMEM; goto group_done; }
-                    free_regs[n_free++] = ref[x->id];
-                }
-            }
-        }
-        p->n_ops = op_i;
-        p->n_reg = n_reg;
-        p->n_refs = n_ext + n_imm + n_out + n_reg;
-        {   /* the scratch a call uses: registers, and per reference its pointer and stride */
-            size_t at[5], size[5];
-            unsigned char *b;
-            size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
-            size[1] = sizeof(void *) * (size_t)p->n_refs;
-            size[2] = sizeof(int64_t) * (size_t)p->n_refs;
-            size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
-            size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
-            b = (unsigned char *)gr__fprog_block(cg, 5, size, at);
-            if (!b) { st = GR_ERR_NOMEM; goto group_done; }
-            p->regs = b;
-            p->ptr = (const void **)(b + at[1]);
-            p->st = (int64_t *)(b + at[2]);
-            p->ext_st = (int64_t *)(b + at[3]);
-            p->ext_off = (int64_t *)(b + at[4]);
-        }
-        for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
-        for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
-        for (i = 0; i < n_reg; i++) {
-            p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
-            p->st[n_ext + n_imm + n_out + i] = 1;
-        }
-        fp.prog = p;
-        st = gr__make_node_n(cg, &gr__op_Fused, &fp, sizeof fp, n_ext, ext, n_out, outs_new);
-        if (st != GR_OK) goto group_done;
-        for (i = 0; i < n_out; i++) {
-            if (gr__vname(outs_old[i]) && !gr__set_name(cg, outs_new[i], gr__vname(outs_old[i]))) { st = cg->status; goto group_done; }
-        }
-        /* readers outside the group, and the roots, will read the Fused node's outputs */
-        for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
-        n_fused++;
-    group_done:
-        for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
-            gr_node *node = GR__NODE(mem[mi]);
-            for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
-            ref[gr__out(node)[0]->id] = -1;
-            vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
-        }
-        GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
-        if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
-    }
+    for (g = 0; g < fz.n_groups; g++)
+        if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2 && (st = gr__fuse_one(&fz, g)) != GR_OK) goto done;
     /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
        written: some are the source graph's) */
-    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, repl, nv, roots[k]);
-    rw->repl = repl;
-    rw->n_repl = nv;
-    repl = NULL;
+    for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, fz.repl, fz.nv, roots[k]);
+    rw->repl = fz.repl;
+    rw->n_repl = fz.nv;
+    fz.repl = NULL;
 done:
-    GR_FREE(gmem_at); GR_FREE(gmem); GR_FREE(repl); GR_FREE(oid);
-    GR_FREE(order); GR_FREE(group); GR_FREE(pos); GR_FREE(gstart); GR_FREE(vflag); GR_FREE(ref); GR_FREE(last);
-    GR_FREE(cos_of); GR_FREE(paired);
+    GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
+    GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired);
     return st;
 }

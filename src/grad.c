@@ -203,7 +203,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (gr__owner(t) && gr__owner(t)->op == &gr__op_BroadcastLike) t = gr__in(gr__owner(t))[0];
+    if (gr__owner(t) && (gr__op_flags(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
     if (t->kind == GR__VK_CONST) {
         const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;

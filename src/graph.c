@@ -509,7 +509,7 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
    1 for an elementwise row, 2 for a structural one */
 static int gr__builtin_op(const gr_op_def *op) {
     if (op->perform == gr__ew_perform) return 1;
-#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 2;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) if (op->perform == gr__##Name##_perform) return 2;
     GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
 #undef GR__BUILTIN_PERFORM
     return 0;

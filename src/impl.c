@@ -68,6 +68,8 @@ typedef struct gr__graphop {
     void (*destroy)(struct gr__graphop *o);
     int n_in, n_out;
     unsigned char *conn;             /* NULL: every input reaches every output */
+    const char *name;                /* printed after the op's name */
+    void (*print)(FILE *out, const struct gr__graphop *o);   /* prints the inner graph under the node */
 } gr__graphop;
 
 struct gr_graph {
@@ -106,9 +108,11 @@ enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
     GR__OPF_GRADMOD  = 2,            /* identity that only changes the gradient: removed when compiled */
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
-    GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
+    GR__OPF_INNERCONN = 8,           /* wraps an op, whose connection pattern it has (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
     GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_CONVERT  = 64,           /* output 0 is input 0 converted to its dtype, element by element */
+    GR__OPF_FILL     = 128,          /* output 0 is input 0 broadcast to input 1's shape, dtype and values kept */
     GR__OPF_CONN0    = 256,          /* input 0 alone reaches the outputs (any arity): the pattern */
     GR__OPF_DYNSHAPE = 512,          /* its outputs' shapes are known once it has run (a loop): its
                                         perform sets them and points them at memory of its own */
@@ -130,7 +134,7 @@ static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
-#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch) \
+#define GR__STRUCT_PROTO(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static gr_status gr__##rules##_infer(const gr_node *node, gr_type *out); \
     static gr_status gr__##rules##_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
     static gr_status gr__##Name##_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out); \
@@ -148,7 +152,7 @@ static const unsigned char gr__conn_100[3] = { 1, 0, 0 };  /* input 0 connected,
 static const unsigned char gr__conn_110[3] = { 1, 1, 0 }; /* inputs 0 and 1 connected, input 2 (indices) not */
 
 enum gr__struct_code {
-#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch) GR__OP_##Name,
+#define GR__STRUCT_CODE(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) GR__OP_##Name,
     GR_STRUCT_OPS(GR__STRUCT_CODE)
 #undef GR__STRUCT_CODE
     GR__OP_COUNT
@@ -157,7 +161,9 @@ enum gr__struct_code {
 #define GR__OPF_0 0
 #define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
-#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
+#define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
+#define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
+#define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
         gr__##batch##_batch }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
@@ -188,6 +194,13 @@ static void gr__runtime_release(gr_node *node) {
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
 }
+/* the structural rows by code */
+static const gr_op_def *const gr__struct_ops[GR__OP_COUNT + 1] = {
+#define GR__STRUCT_PTR(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) &gr__op_##Name,
+    GR_STRUCT_OPS(GR__STRUCT_PTR)
+#undef GR__STRUCT_PTR
+    NULL
+};
 
 /* ---- the elementwise rows ------------------------------------------------------------------- */
 

@@ -6,8 +6,6 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
-static void gr__print_scan_body(FILE *out, const gr_node *node);
-
 static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
     int j;
     fprintf(out, "%*s", 2 + indent, "");
@@ -19,7 +17,7 @@ static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)gr__params(node))->op->name);   /* what every row gets */
+    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps (every row gets) */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -31,31 +29,19 @@ static void gr__print_node_at(FILE *out, const gr_node *node, int indent) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < p->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", p->ops[k].row == GR__FOP_CAST ? "Cast" : p->ops[k].row == GR__FOP_COPY ? "BroadcastLike" :
-                    p->ops[k].row == GR__FOP_SINCOS ? "sincos" : gr__ew_ops[p->ops[k].row]->name);
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&p->ops[k]));
         if (p->n_ops > 40) fprintf(out, " ... %d ops", (int)p->n_ops);
         fprintf(out, "}");
     }
-    if (node->op == &gr__op_Scan) fprintf(out, " '%s'", gr__sdef(node)->name);
+    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {   /* an op made of a graph: its name, then that graph */
+        const gr__graphop *o = *(gr__graphop *const *)gr__params(node);
+        fprintf(out, " '%s'\n", o->name);
+        if (indent == 0 && o->print) o->print(out, o);
+        return;
+    }
     fprintf(out, "\n");
-    if (node->op == &gr__op_Scan && indent == 0) gr__print_scan_body(out, node);
 }
 static void gr__print_node(FILE *out, const gr_node *node) { gr__print_node_at(out, node, 0); }
-
-/* a loop's body, under its node: its inputs (the taps and the values), its nodes, its outputs (a loop
-   inside it shows its name, not its body) */
-static void gr__print_scan_body(FILE *out, const gr_node *node) {
-    const gr__scan_def *d = gr__sdef(node);
-    uint32_t k;
-    int i;
-    fprintf(out, "    body of '%s' (inputs:", d->name);
-    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
-    fprintf(out, "):\n");
-    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
-    fprintf(out, "    outputs of '%s':", d->name);
-    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
-    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
-}
 
 GR_API void gr_print(FILE *out, gr_var *v) {
     gr_node **order = NULL;

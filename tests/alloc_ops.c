@@ -494,7 +494,7 @@ static void ao_drivers(ao_run *r) {
 typedef void (*ao_builder)(ao_run *r);
 typedef struct ao_struct_row { const char *name; ao_builder build; } ao_struct_row;
 static const ao_struct_row ao_struct_rows[] = {
-#define AO_STRUCT_ROW(Name, nin, nout, rules, conn, alias, flags, batch) { #Name, ao_##Name },
+#define AO_STRUCT_ROW(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) { #Name, ao_##Name },
     GR_STRUCT_OPS(AO_STRUCT_ROW)
 #undef AO_STRUCT_ROW
 };

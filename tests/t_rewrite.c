@@ -1,4 +1,4 @@
-/* tests/t_rewrite.c: each rewrite of src/rewrite.c fires (the optimised graph shows it) and keeps
+/* tests/t_rewrite.c: the rewrites gr_function applies (src/rewrite.c and the op rules) fire (the optimised graph shows it) and keeps
    the values of GR_OPT_NONE. */
 #include "harness.h"
 
