@@ -801,7 +801,8 @@ extern "C" {
 
 /* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the
    function is scheduled it calls gr__<Name>_runtime(node, level), and gr__<Name>_release(node)
-   when it is freed. */
+   when it is freed; before scheduling (GR_OPT_FULL), gr__<Name>_narrow(node, readers, map) may
+   make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
     X(Scan)
 
@@ -983,18 +984,34 @@ GR_STRUCT_OPS(GR__STRUCT_DEF)
 static int gr__connected(const gr_node *node, int i, int j);   /* input i of node affects output j */
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason);
 static const char *gr__null_reason(const gr_var *v);
+static int gr__is_zero(const gr_var *t);                      /* 1: zeros, 0: not, -1: not known when built */
 
 /* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
    function is scheduled, released when it is freed */
+/* the readers of a compiled function's variables (ids from base): a list per variable through next,
+   and whether the function returns or updates it (root) */
+typedef struct gr__readers {
+    uint32_t base;
+    const int32_t *first, *next;
+    gr_node *const *node;
+    const uint8_t *root;
+} gr__readers;
 #define GR__RUNTIME_PROTO(Name) \
     static gr_status gr__##Name##_runtime(gr_node *node, int level); \
-    static void gr__##Name##_release(gr_node *node);
+    static void gr__##Name##_release(gr_node *node); \
+    static gr_status gr__##Name##_narrow(gr_node *node, const gr__readers *rd, gr_var **map);
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
 #define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
+    return GR_OK;
+}
+static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+#define GR__RUNTIME_NARROW(Name) if (node->op == &gr__op_##Name) return gr__##Name##_narrow(node, rd, map);
+    GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
+#undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
@@ -8519,14 +8536,30 @@ typedef struct gr__scan_def {
     int *taps;
     int64_t truncate, checkpoints;
     int go_backwards;
+    /* a checkpointed gradient's loop: the states' histories it reads are recomputed from the forward
+       loop (replay, counted) instead of stored: sequence i is the history of replay's state
+       seq_replay[i] (-1: an ordinary sequence); the forward sequences are this loop's sequences
+       from replay_seq0, the forward initial values its values from replay_init0 */
+    struct gr__scan_def *replay;
+    int *seq_replay, replay_seq0, replay_init0;
     char name[64];
 } gr__scan_def;
 
 /* a Scan node's params: the loop, and the compiled function's state for it (NULL in user graphs) */
 typedef struct gr__scan_rt gr__scan_rt;
-typedef struct gr__scan_params { gr__scan_def *def; gr__scan_rt *rt; } gr__scan_params;
+typedef struct gr__scan_params {
+    gr__scan_def *def;
+    gr__scan_rt *rt;
+    uint64_t narrowed;                   /* outputs j < 64 a compiled function reads only at their last row
+                                            (Aesara's scan_save_mem): kept as LAST (gr__Scan_narrow) */
+} gr__scan_params;
 
 static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
+/* output j keeps only its final value: the loop's own choice (a gradient's states) or the function's */
+static int gr__scan_last(const gr_node *node, int j) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    return p->def->out_last[j] || (j < 64 && ((p->narrowed >> j) & 1u));
+}
 
 /* where a node's inputs start */
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
@@ -8544,6 +8577,8 @@ static void gr__scan_destroy(gr__graphop *o) {
     GR_FREE(d->head.conn);
     GR_FREE(d->bin); GR_FREE(d->bout);
     GR_FREE(d->seq_ntaps); GR_FREE(d->out_state); GR_FREE(d->st_out); GR_FREE(d->out_last); GR_FREE(d->taps);
+    GR_FREE(d->seq_replay);
+    if (d->replay && --d->replay->head.refs == 0) d->replay->head.destroy(&d->replay->head);
     GR_FREE(d);
 }
 
@@ -8586,6 +8621,9 @@ typedef struct gr__scan_spec {
     const char *name;
     gr_scan_step step;
     void *user;
+    gr__scan_def *replay;                /* see gr__scan_def */
+    const int *seq_replay;
+    int replay_seq0, replay_init0;
 } gr__scan_spec;
 
 static const int gr__tap0 = 0, gr__tap_m1 = -1;
@@ -8701,6 +8739,21 @@ static int32_t gr__vset_add(gr__vset *s, gr_var *v) {
     s->list[s->n] = v;
     return s->n++;
 }
+/* v appended even when present (the positions of the explicit values are kept; a capture finds the
+   first); -1 when out of memory */
+static int32_t gr__vset_push(gr__vset *s, gr_var *v) {
+    int32_t at = s->cap ? gr__vset_find(s, v) : -1, n;
+    if (at < 0) return gr__vset_add(s, v);
+    if (s->n >= s->cap_list) {
+        int cap = s->cap_list ? 2 * s->cap_list : 16;
+        gr_var **l = (gr_var **)GR_REALLOC(s->list, sizeof(gr_var *) * (size_t)cap);
+        if (!l) return -1;
+        s->list = l; s->cap_list = cap;
+    }
+    n = s->n++;
+    s->list[n] = v;
+    return n;
+}
 static void gr__vset_free(gr__vset *s) { GR_FREE(s->slot); GR_FREE(s->idx); GR_FREE(s->list); }
 
 /* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
@@ -8800,7 +8853,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
         }
     }
     /* the values the body reads: the non-sequences first, then what its nodes and outputs capture */
-    for (i = 0; i < sp->n_val; i++) if (gr__vset_add(&vals, sp->val[i]) < 0) goto nomem;
+    for (i = 0; i < sp->n_val; i++) if (gr__vset_push(&vals, sp->val[i]) < 0) goto nomem;
     for (k = 0; k < nn; k++) {
         gr_node *node = g->nodes[n0 + k];
         if (!need[k]) continue;
@@ -8831,6 +8884,14 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->truncate = sp->truncate;
     d->checkpoints = sp->checkpoints;
     snprintf(d->name, sizeof d->name, "%s", name);
+    if (sp->replay) {
+        if (!(d->seq_replay = (int *)gr__calloc((size_t)sp->n_seq + 1, sizeof(int)))) goto nomem;
+        memcpy(d->seq_replay, sp->seq_replay, sizeof(int) * (size_t)sp->n_seq);
+        d->replay = sp->replay;
+        d->replay->head.refs++;
+        d->replay_seq0 = sp->replay_seq0;
+        d->replay_init0 = sp->replay_init0;
+    }
     d->head.n_in = gr__scan_n_in(d);
     d->head.n_out = sp->n_out + 1;
     d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
@@ -8940,8 +9001,8 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     for (i = 0; i < sp->n_seq; i++) ins[pos++] = sp->seq[i];
     for (j = 0; j < sp->n_out; j++) if (sp->init[j]) ins[pos++] = sp->init[j];
     for (i = 0; i < vals.n; i++) ins[pos++] = vals.list[i];
+    memset(&prm, 0, sizeof prm);
     prm.def = d;
-    prm.rt = NULL;
     st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, pos, ins, sp->n_out + 1, results);
     if (st != GR_OK) { for (i = 0; i <= sp->n_out; i++) results[i] = NULL; goto fail; }
     goto done;
@@ -9096,7 +9157,7 @@ static gr_status gr__Scan_infer(const gr_node *node, gr_type *out) {
     int j, i;
     for (j = 0; j < d->n_out; j++) {
         const gr_var *b = d->bout[j];
-        int lead = d->out_last[j] ? 0 : 1;
+        int lead = gr__scan_last(node, j) ? 0 : 1;
         if (b->ndim + lead > GR_MAX_NDIM)
             return gr__error(node->graph, GR_ERR_VALUE, "gr_scan '%s': output %d would have more than %d dimensions", d->name, j, GR_MAX_NDIM);
         out[j].dtype = (gr_dtype)b->dtype;
@@ -9118,8 +9179,31 @@ static gr_status gr__Scan_shape(const gr_node *node, const gr_array *const *in, 
 /* ---- running -------------------------------------------------------------------------------------------- */
 
 typedef struct gr__scan_rows { void *data; size_t cap; } gr__scan_rows;
+/* The replay of a checkpointed gradient's loop: the forward states' windows (each state's last D
+   rows) at the steps the backward loop needs, in decreasing order, recomputed from at most
+   `checkpoints` stored windows by binomial checkpointing (Griewank and Walther, "Algorithm 799:
+   revolve", ACM TOMS 26, 2000): to reverse steps [a, b) holding the window at a and s free slots,
+   with r the least repetition count such that C(s + r, s) >= b - a, advance to m = a + max(1,
+   b - a - C(s - 1 + r, s - 1)), keep the window at m in a slot, reverse [m, b) with s - 1 slots,
+   free it, then reverse [a, m) with s. An explicit stack: no recursion over steps. */
+typedef struct gr__rframe { int64_t a, b; int s, slot, owns; } gr__rframe;
+typedef struct gr__replay {
+    gr_fn *body;                         /* the forward loop's body, compiled as the forward loop's */
+    gr_array *bin;
+    const gr_array **bin_ptr, **bout;
+    int n_slots;                         /* checkpoints */
+    unsigned char *mem;                  /* n_slots + 2 windows: the slots, the start's, the one advanced */
+    size_t wbytes, *s_off, *s_row;       /* a window's bytes; per forward state: its rows' place and size */
+    int *slot_free;                      /* stack of free slots */
+    int n_free;
+    size_t memcap;
+    gr__rframe *stack;
+    int sp;
+} gr__replay;
+
 struct gr__scan_rt {
     gr_fn *body;
+    gr__replay *rp;                      /* a checkpointed gradient's loop: its forward replay */
     gr_array *bin;                       /* the body's inputs for a step: views into rows, or the values */
     const gr_array **bin_ptr;
     const gr_array **bout;               /* the body's results of a step */
@@ -9153,6 +9237,29 @@ static gr_status gr__Scan_runtime(gr_node *node, int level) {
         gr_graph_clear_error(d->ig);
         return st;
     }
+    if (d->replay) {                             /* the forward loop's body, for the replay */
+        const gr__scan_def *f = d->replay;
+        gr__replay *rp = (gr__replay *)gr__calloc(1, sizeof(gr__replay));
+        if (!rp) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        rt->rp = rp;
+        rp->n_slots = d->checkpoints > 0 && d->checkpoints < INT_MAX - 4 ? (int)d->checkpoints : 1;
+        rp->bin = (gr_array *)gr__calloc((size_t)f->n_bin + 1, sizeof(gr_array));
+        rp->bin_ptr = (const gr_array **)gr__calloc((size_t)f->n_bin + 1, sizeof(gr_array *));
+        rp->bout = (const gr_array **)gr__calloc((size_t)f->n_bout + 1, sizeof(gr_array *));
+        rp->s_off = (size_t *)gr__calloc(2u * (size_t)f->n_state + 1, sizeof(size_t));
+        rp->slot_free = (int *)gr__calloc((size_t)rp->n_slots + 1, sizeof(int));
+        if (!rp->bin || !rp->bin_ptr || !rp->bout || !rp->s_off || !rp->slot_free)
+            return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        rp->s_row = rp->s_off + f->n_state;
+        for (i = 0; i < f->n_bin; i++) rp->bin_ptr[i] = &rp->bin[i];
+        rp->body = gr_function(f->n_bin, f->bin, f->n_bout, f->bout, &fo);
+        if (!rp->body) {
+            gr_status st = gr__error(node->graph, f->ig->status != GR_OK ? f->ig->status : GR_ERR_NOMEM,
+                                     "gr_scan '%s': compiling the forward body: %s", d->name, f->ig->message);
+            gr_graph_clear_error(f->ig);
+            return st;
+        }
+    }
     return GR_OK;
 }
 static void gr__Scan_release(gr_node *node) {
@@ -9161,6 +9268,12 @@ static void gr__Scan_release(gr_node *node) {
     int j;
     if (!rt) return;
     gr_fn_free(rt->body);
+    if (rt->rp) {
+        gr_fn_free(rt->rp->body);
+        GR_FREE(rt->rp->bin); GR_FREE(rt->rp->bin_ptr); GR_FREE(rt->rp->bout); GR_FREE(rt->rp->s_off);
+        GR_FREE(rt->rp->slot_free); GR_FREE(rt->rp->mem); GR_FREE(rt->rp->stack);
+        GR_FREE(rt->rp);
+    }
     for (j = 0; rt->res && j < p->def->n_out; j++) GR_FREE(rt->res[j].data);
     GR_FREE(rt->bin); GR_FREE(rt->bin_ptr); GR_FREE(rt->bout); GR_FREE(rt->res); GR_FREE(rt->rows);
     GR_FREE(rt);
@@ -9194,12 +9307,161 @@ static int gr__scan_room(gr__scan_rt *rt, int j, int64_t rows, size_t bytes) {
     return 1;
 }
 
+/* C(s + r, s), saturated far above any number of steps */
+static int64_t gr__binom(int64_t s, int64_t r) {
+    int64_t k, lo = s < r ? s : r, v = 1;
+    for (k = 1; k <= lo; k++) {              /* v = C(s + r - lo + k, k), exactly */
+        int64_t top = s + r - lo + k;
+        if (v > ((int64_t)1 << 52) / top) return (int64_t)1 << 52;
+        v = v * top / k;
+    }
+    return v;
+}
+
+/* rp's window w: the slots, then the start's (n_slots), then the one advanced (n_slots + 1) */
+static unsigned char *gr__replay_w(const gr__replay *rp, int w) { return rp->mem + (size_t)w * rp->wbytes; }
+
+/* window dst := the forward loop's window at step t, from window src at step a (a <= t): the forward
+   body run over steps a .. t-1. in: the gradient loop's inputs; off: its sequences' offsets */
+static gr_status gr__replay_advance(const gr_node *node, gr__replay *rp, const gr_array *const *in, const int64_t *off, int64_t lm1,
+                                    int src, int dst, int64_t a, int64_t t) {
+    const gr__scan_def *d = gr__sdef(node), *f = d->replay;
+    unsigned char *w = gr__replay_w(rp, dst);
+    int64_t u;
+    int i, k, s, pos;
+    gr_status st;
+    if (src != dst) memcpy(w, gr__replay_w(rp, src), rp->wbytes);
+    for (u = a; u < t; u++) {
+        for (i = 0, pos = 0; i < f->n_seq; i++) {     /* forward sequence i is this loop's replay_seq0 + i */
+            int bi = d->replay_seq0 + i;
+            int64_t off_f = off[bi] + (int64_t)d->seq_dir[bi] * lm1, dir_f = -d->seq_dir[bi];
+            for (k = 0; k < f->seq_ntaps[i]; k++)
+                gr__row_view(&rp->bin[pos++], in[gr__scan_i_seq(d) + bi], off_f + dir_f * u + f->taps[f->seq_at[i] + k] - f->seq_m[i]);
+        }
+        for (s = 0; s < f->n_state; s++) {
+            const gr_array *x0 = in[gr__scan_i_val(d) + d->replay_init0 + s];
+            int sit = f->st_ntaps[s] == 1 && f->taps[f->st_at[s]] == -1;
+            for (k = 0; k < f->st_ntaps[s]; k++) {
+                gr_array *v = &rp->bin[pos++];
+                *v = *x0;
+                if (!sit) gr__row_view(v, x0, 0);
+                v->data = w + rp->s_off[s] + (size_t)(f->st_D[s] + f->taps[f->st_at[s] + k]) * rp->s_row[s];
+            }
+        }
+        for (i = 0; i < f->n_val; i++) rp->bin[pos++] = *in[gr__scan_i_val(d) + i];
+        if ((st = gr_call(rp->body, rp->bin_ptr, rp->bout)) != GR_OK) {
+            const char *msg = gr_fn_message(rp->body);
+            return gr__error(node->graph, st, "gr_scan '%s', recomputing step %lld: %s", d->name, (long long)u,
+                             strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
+        }
+        for (s = 0; s < f->n_state; s++) {           /* the window moves one row */
+            const gr_array *y = rp->bout[f->st_out[s]];
+            unsigned char *rows = w + rp->s_off[s];
+            if ((size_t)y->size * gr__dsize(y->dtype) != rp->s_row[s])
+                return gr__error(node->graph, GR_ERR_SHAPE, "gr_scan '%s', recomputing step %lld: a state changed its shape", d->name, (long long)u);
+            if (f->st_D[s] > 1) memmove(rows, rows + rp->s_row[s], (size_t)(f->st_D[s] - 1) * rp->s_row[s]);
+            if (rp->s_row[s]) memcpy(rows + (size_t)(f->st_D[s] - 1) * rp->s_row[s], y->data, rp->s_row[s]);
+        }
+    }
+    return GR_OK;
+}
+
+/* the window of the next forward step the gradient's loop needs (decreasing steps), in *win */
+static gr_status gr__replay_next(const gr_node *node, gr__replay *rp, const gr_array *const *in, const int64_t *off, int64_t lm1,
+                                 int64_t want, const unsigned char **win) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_status st;
+    while (rp->sp > 0) {
+        gr__rframe *fr = &rp->stack[rp->sp - 1];
+        int64_t n = fr->b - fr->a;
+        if (n == 1) {
+            if (fr->a != want) break;
+            *win = gr__replay_w(rp, fr->slot);
+            if (fr->owns) rp->slot_free[rp->n_free++] = fr->slot;   /* read before the next advance */
+            rp->sp--;
+            return GR_OK;
+        }
+        if (fr->s == 0 || rp->n_free == 0) {         /* no slot left (not reached by the schedule): recompute */
+            if ((st = gr__replay_advance(node, rp, in, off, lm1, fr->slot, rp->n_slots + 1, fr->a, fr->b - 1)) != GR_OK) return st;
+            if (fr->b - 1 != want) break;
+            *win = gr__replay_w(rp, rp->n_slots + 1);
+            fr->b--;
+            return GR_OK;
+        }
+        {
+            int64_t r = 0, m;
+            int slot = rp->slot_free[--rp->n_free];
+            while (gr__binom(fr->s, r) < n) r++;
+            m = n - gr__binom(fr->s - 1, r);
+            m = fr->a + (m < 1 ? 1 : m);
+            if ((st = gr__replay_advance(node, rp, in, off, lm1, fr->slot, slot, fr->a, m)) != GR_OK) return st;
+            rp->stack[rp->sp].a = m;                 /* the right part first: later steps come first */
+            rp->stack[rp->sp].b = fr->b;
+            rp->stack[rp->sp].s = fr->s - 1;
+            rp->stack[rp->sp].slot = slot;
+            rp->stack[rp->sp].owns = 1;
+            fr->b = m;
+            rp->sp++;
+        }
+    }
+    return gr__error(node->graph, GR_ERR_VALUE, "gr_scan '%s': the replay lost step %lld (internal)", d->name, (long long)want);
+}
+
+/* the replay ready to give the windows of steps L-1 down to start: the forward windows' layout, the
+   window at `start` (from the initial values), the schedule's root */
+static gr_status gr__replay_begin(const gr_node *node, gr__replay *rp, const gr_array *const *in, const int64_t *off, int64_t lm1,
+                                  int64_t start) {
+    const gr__scan_def *d = gr__sdef(node), *f = d->replay;
+    unsigned char *w0;
+    size_t total = 0, need;
+    int s, i;
+    for (s = 0; s < f->n_state; s++) {
+        const gr_array *x0 = in[gr__scan_i_val(d) + d->replay_init0 + s];
+        int sit = f->st_ntaps[s] == 1 && f->taps[f->st_at[s]] == -1;
+        rp->s_row[s] = (size_t)(sit ? x0->size : (x0->shape[0] ? x0->size / x0->shape[0] : 0)) * gr__dsize(x0->dtype);
+        rp->s_off[s] = total;
+        total += ((size_t)f->st_D[s] * rp->s_row[s] + 15u) & ~(size_t)15u;
+    }
+    rp->wbytes = total ? total : 16;
+    need = (size_t)(rp->n_slots + 2) * rp->wbytes;
+    if (!rp->mem || need > rp->memcap) {                 /* made again only when a window grew */
+        GR_FREE(rp->mem);
+        rp->mem = (unsigned char *)GR_MALLOC(need);
+        rp->memcap = rp->mem ? need : 0;
+        if (!rp->mem) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (checkpoints)", d->name);
+    }
+    if (!rp->stack) {
+        rp->stack = (gr__rframe *)GR_MALLOC(sizeof(gr__rframe) * (size_t)(rp->n_slots + 2));
+        if (!rp->stack) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (checkpoints)", d->name);
+    }
+    w0 = gr__replay_w(rp, rp->n_slots + 1);              /* the initial window, then the start's */
+    for (s = 0; s < f->n_state; s++) {
+        const gr_array *x0 = in[gr__scan_i_val(d) + d->replay_init0 + s];
+        if (rp->s_row[s]) memcpy(w0 + rp->s_off[s], x0->data, (size_t)f->st_D[s] * rp->s_row[s]);
+    }
+    for (i = 0; i < rp->n_slots; i++) rp->slot_free[i] = rp->n_slots - 1 - i;
+    rp->n_free = rp->n_slots;
+    rp->sp = 0;
+    if (start > lm1 + 1) return GR_OK;                    /* no step: nothing to give */
+    {
+        gr_status st = gr__replay_advance(node, rp, in, off, lm1, rp->n_slots + 1, rp->n_slots, 0, start);
+        if (st != GR_OK) return st;
+    }
+    rp->stack[0].a = start;
+    rp->stack[0].b = lm1 + 1;
+    rp->stack[0].s = rp->n_slots;
+    rp->stack[0].slot = rp->n_slots;
+    rp->stack[0].owns = 0;
+    rp->sp = lm1 + 1 > start ? 1 : 0;
+    return GR_OK;
+}
+
 static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     const gr__scan_def *d = p->def;
     gr__scan_rt *rt = p->rt;
     gr_graph *g = node->graph;
-    int64_t L = -1, t, run = 0, *off = NULL, off_stack[16];
+    int64_t L = -1, t, run = 0, *off = NULL, off_stack[16], lm1 = -1;
     size_t *rowb = NULL, rowb_stack[16];
     int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
     gr_status st = GR_OK;
@@ -9218,6 +9480,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         int64_t span = d->seq_M[i] - d->seq_m[i], allows;
         off[i] = d->seq_off[i] >= 0 ? (int64_t)gr__load(GR_I64, in[gr__scan_i_off(d) + d->seq_off[i]]->data, 0)
                : d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1;
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
         if (d->seq_dir[i] > 0) allows = off[i] < 0 ? -1 : x->shape[0] - span - off[i];
         else allows = off[i] + span > x->shape[0] - 1 ? -1 : off[i] + 1;
         if (allows < 0 || (d->has_n_steps && allows < L)) {
@@ -9248,16 +9511,32 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             size_t n = 1;
             for (a = sit ? 0 : 1; a < x0->ndim; a++) n *= (size_t)x0->shape[a];
             rowb[j] = n * gr__dsize(x0->dtype);
-            out[j]->ndim = d->bout[j]->ndim + (d->out_last[j] ? 0 : 1);
-            for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (d->out_last[j] ? 0 : 1)] = x0->shape[a];
-            if (!gr__scan_room(rt, j, d->out_last[j] ? d->st_D[s] : 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+            out[j]->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
+            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1, rowb[j] ? rowb[j] : 1)) goto nomem;
         }
+    }
+    /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
+    if (rt->rp) {
+        for (i = 0; i < d->n_seq && d->seq_replay[i] < 0; i++) {}
+        lm1 = i < d->n_seq ? off[i] : -1;
+        if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, off, lm1, lm1 + 1 - L)) != GR_OK) goto out;
     }
     /* the steps */
     for (t = 0; t < L && !done; t++) {
+        const unsigned char *win = NULL;
+        if (rt->rp && lm1 >= 0 && (st = gr__replay_next(node, rt->rp, in, off, lm1, lm1 - t, &win)) != GR_OK) goto out;
         for (i = 0, pos = 0; i < d->n_seq; i++)
-            for (k = 0; k < d->seq_ntaps[i]; k++)
-                gr__row_view(&rt->bin[pos++], in[i_seq + i], off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
+            for (k = 0; k < d->seq_ntaps[i]; k++) {
+                gr_array *v = &rt->bin[pos++];
+                if (win && d->seq_replay[i] >= 0) {      /* a forward state's row, from the replayed window */
+                    int fs = d->seq_replay[i];
+                    gr__row_view(v, in[i_seq + i], 0);
+                    v->data = (unsigned char *)(uintptr_t)win + rt->rp->s_off[fs] +
+                              (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * rt->rp->s_row[fs];
+                } else
+                    gr__row_view(v, in[i_seq + i], off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
+            }
         for (s = 0; s < d->n_state; s++) {
             const gr_array *x0 = in[i_init + s];
             int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
@@ -9269,7 +9548,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                     if (sit) *v = *x0;
                     else gr__row_view(v, x0, r + D);
                 } else {
-                    int64_t slot = d->out_last[j] ? r % D : r;
+                    int64_t slot = gr__scan_last(node, j) ? r % D : r;
                     *v = *x0;                     /* dtype; the state's row shape */
                     if (!sit) gr__row_view(v, x0, 0);
                     v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
@@ -9290,11 +9569,11 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
                 int a;
                 rowb[j] = bytes;
-                out[j]->ndim = b->ndim + (d->out_last[j] ? 0 : 1);
-                for (a = 0; a < b->ndim; a++) out[j]->shape[a + (d->out_last[j] ? 0 : 1)] = b->shape[a];
+                out[j]->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
+                for (a = 0; a < b->ndim; a++) out[j]->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = b->shape[a];
             }
             {
-                int a, lead = d->out_last[j] ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
+                int a, lead = gr__scan_last(node, j) ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
                 for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
                 if (!same) {
                     st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
@@ -9302,7 +9581,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                     goto out;
                 }
             }
-            if (d->out_last[j]) slot = s >= 0 ? t % d->st_D[s] : 0;
+            if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
             if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1)) goto nomem;
             if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
         }
@@ -9315,14 +9594,18 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         int a;
         if (run == 0 && d->out_state[j] < 0) {   /* no step ran: the body's shape at step 0, from its static shape */
             const gr_var *b = d->bout[j];
-            o->ndim = b->ndim + (d->out_last[j] ? 0 : 1);
-            for (a = 0; a < b->ndim; a++) o->shape[a + (d->out_last[j] ? 0 : 1)] = gr__vshape(b)[a] > 0 ? gr__vshape(b)[a] : 0;
+            o->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = 0; a < b->ndim; a++) o->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = gr__vshape(b)[a] > 0 ? gr__vshape(b)[a] : 0;
         }
-        if (!d->out_last[j]) o->shape[0] = run;
+        if (!gr__scan_last(node, j)) o->shape[0] = run;
         o->size = 1;
         for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
         if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
-        if (d->out_last[j]) {
+        if (run == 0 && !d->out_last[j] && gr__scan_last(node, j)) {   /* read at row -1, which 0 steps do not have */
+            st = gr__error(g, GR_ERR_RUNTIME, "gr_scan '%s': output %d is read at its last row, and no step ran", d->name, j);
+            goto out;
+        }
+        if (gr__scan_last(node, j)) {
             s = d->out_state[j];
             if (run == 0 && s >= 0) {             /* the state before any step: the initial's last tap */
                 const gr_array *x0 = in[i_init + s];
@@ -9663,6 +9946,14 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     c->head.refs = 1;
     c->head.conn = NULL;
     c->head.name = c->name;
+    c->seq_replay = NULL;
+    c->replay = NULL;
+    if (d->replay) {
+        if (!(c->seq_replay = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int)))) { GR_FREE(c); return NULL; }
+        memcpy(c->seq_replay, d->seq_replay, sizeof(int) * (size_t)d->n_seq);
+        c->replay = d->replay;
+        c->replay->head.refs++;
+    }
     c->ig = gr_graph_new();
     c->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
     c->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
@@ -9726,8 +10017,8 @@ static const gr_node *gr__scan_history(const gr_node *node) {
         gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
         return NULL;
     }
+    memset(&prm, 0, sizeof prm);
     prm.def = c;
-    prm.rt = NULL;
     if (gr__make_node_n(node->graph, &gr__op_Scan, &prm, sizeof prm, node->n_in, gr__in(node), node->n_out, outs) == GR_OK) h = gr__owner(outs[0]);
     if (--c->head.refs == 0) gr__scan_destroy(&c->head);
     if (outs != outs_stack) GR_FREE(outs);
@@ -9744,6 +10035,17 @@ static gr_var *gr__scan_seq_offset(const gr_node *node, int i) {
     return gr_sub(gr__rows(x), gr__scalar_const(g, GR_I64, (double)(d->seq_M[i] - d->seq_m[i] + 1), 0));
 }
 
+/* y when og, the gradient of a loop's output, is zeros but at the last row, where it is y (the
+   gradient of gr_index(r, 0, -1)); else NULL. The loop then takes y as the final value's gradient
+   instead of reading rows of zeros at every step. */
+static gr_var *gr__scan_last_row_grad(gr_var *og) {
+    const gr_node *u = og ? gr__owner(og) : NULL;
+    const gr__view_params *vp;
+    if (!u || u->op != &gr__op_ViewUpdate) return NULL;
+    vp = (const gr__view_params *)gr__params(u);
+    return vp->is_index && vp->axis == 0 && vp->start == -1 && gr__is_zero(gr__in(u)[0]) == 1 ? gr__in(u)[1] : NULL;
+}
+
 static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__scan_def *d = gr__sdef(node);
     gr_graph *g = node->graph;
@@ -9751,7 +10053,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     gr__bptt c;
     gr__scan_spec sp;
     gr_var *L, *Lm1, **bseq = NULL, **boff = NULL, **binit = NULL, **bres = NULL, **vals = NULL, **fwd_off = NULL;
-    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r;
+    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, *replayed = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r, ckpt;
     const int **btaps = NULL, **botaps = NULL;
     unsigned char *blast = NULL;
     char name[80];
@@ -9760,7 +10062,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     for (i = 0; i < node->n_in; i++) ig[i] = NULL;
     c.node = node;
     c.d = d;
-    hist = gr__scan_history(node);
+    hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
     if (!hist) return g->status;
     L = gr__out(node)[d->n_out];
     Lm1 = gr_sub(L, gr__scalar_const(g, GR_I64, 1, 0));
@@ -9781,7 +10083,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     blast = (unsigned char *)gr__calloc((size_t)n_bout + 1, 1);
     bres = (gr_var **)gr__calloc((size_t)n_bout + 2, sizeof(gr_var *));
     fwd_off = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
-    vals = (gr_var **)gr__calloc((size_t)d->n_val + 1, sizeof(gr_var *));
+    vals = (gr_var **)gr__calloc((size_t)(d->n_val + d->n_state) + 1, sizeof(gr_var *));
     if (!c.g_of || !c.b_of || !c.acc_of || !c.sg_of || !c.null_of || !bseq || !boff || !bntaps || !btaps || !binit || !bontaps ||
         !botaps || !blast || !bres || !fwd_off || !vals)
         goto nomem;
@@ -9790,6 +10092,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     for (j = 0; j < d->n_out; j++) {
         c.g_of[j] = -1;
         if (d->out_last[j] || gr_is_disconnected(og[j]) || gr_is_null(og[j]) || !gr__is_float(og[j]->dtype)) continue;
+        if (d->out_state[j] >= 0 && gr__scan_last_row_grad(og[j])) continue;     /* seeds its state instead */
         c.g_of[j] = n_bseq;
         bseq[n_bseq] = og[j]; boff[n_bseq] = Lm1; bdir[n_bseq] = -1; bntaps[n_bseq] = 0; btaps[n_bseq] = NULL;
         n_bseq++;
@@ -9805,13 +10108,21 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         btaps[n_bseq] = d->taps + d->seq_at[i];
         n_bseq++;
     }
+    ckpt = d->checkpoints > 0 && d->n_state > 0;
+    if (ckpt && !(replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) goto nomem;
+    for (i = 0; ckpt && i < n_bseq; i++) replayed[i] = -1;
     for (s = 0; s < d->n_state; s++) {     /* history: the initial rows the taps read, then every row */
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *rows0, *both[2];
         int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
         rows0 = sit ? gr_stack(1, &x0, 0) : gr_slice(x0, 0, 0, d->st_D[s], 1);
-        both[0] = rows0;
-        both[1] = gr__out(hist)[d->st_out[s]];
-        bseq[n_bseq] = gr_concatenate(2, both, 0);
+        if (ckpt) {                          /* recomputed by the gradient's loop: rows0 only gives the type */
+            replayed[n_bseq] = s;
+            bseq[n_bseq] = rows0;
+        } else {
+            both[0] = rows0;
+            both[1] = gr__out(hist)[d->st_out[s]];
+            bseq[n_bseq] = gr_concatenate(2, both, 0);
+        }
         if (!bseq[n_bseq]) goto failed;
         boff[n_bseq] = Lm1; bdir[n_bseq] = -1;
         bntaps[n_bseq] = d->st_ntaps[s];
@@ -9826,11 +10137,14 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         if (!gr__is_float(x0->dtype)) continue;
         c.b_of[s] = c.n_b++;
         z = d->st_D[s] == 1 ? (sit ? gr__zeros_grad(x0) : gr__zeros_grad(gr_index(x0, 0, 0))) : gr__zeros_grad(gr_slice(x0, 0, 0, d->st_D[s], 1));
-        if (z && d->out_last[jo] && !gr_is_disconnected(og[jo]) && !gr_is_null(og[jo]))   /* the final value's gradient */
-            z = d->st_D[s] == 1 ? gr_cast(og[jo], (gr_dtype)z->dtype) : gr_set_subtensor(gr_index(z, 0, 0), og[jo]);
+        if (z && !gr_is_disconnected(og[jo]) && !gr_is_null(og[jo]) && (d->out_last[jo] || gr__scan_last_row_grad(og[jo]))) {
+            gr_var *y = d->out_last[jo] ? og[jo] : gr__scan_last_row_grad(og[jo]);   /* the final value's gradient */
+            z = d->st_D[s] == 1 ? gr_cast(y, (gr_dtype)z->dtype) : gr_set_subtensor(gr_index(z, 0, 0), y);
+        }
         if (!z) goto failed;
         binit[pos++] = z;
     }
+    for (s = 0; ckpt && s < d->n_state; s++) vals[d->n_val + s] = gr__in(node)[gr__scan_i_init(d) + s];   /* the replay's */
     for (i = 0; i < d->n_val; i++) {
         gr_var *v = gr__in(node)[gr__scan_i_val(d) + i];
         vals[i] = v;
@@ -9858,7 +10172,13 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     memset(&sp, 0, sizeof sp);
     sp.n_seq = n_bseq; sp.seq = bseq; sp.seq_ntaps = bntaps; sp.seq_taps = btaps; sp.seq_dir = bdir; sp.seq_off = boff;
     sp.n_out = n_bout; sp.init = binit; sp.out_ntaps = bontaps; sp.out_taps = botaps; sp.out_last = blast;
-    sp.n_val = d->n_val; sp.val = vals;
+    sp.n_val = d->n_val + (ckpt ? d->n_state : 0); sp.val = vals;
+    if (ckpt) {
+        sp.replay = (gr__scan_def *)(uintptr_t)d;
+        sp.seq_replay = replayed;
+        sp.replay_seq0 = c.n_g;
+        sp.replay_init0 = d->n_val;
+    }
     sp.n_steps = d->truncate > 0 ? gr_minimum(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : L;
     if (!sp.n_steps) goto failed;
     sp.checkpoints = d->checkpoints;
@@ -9919,7 +10239,7 @@ nomem:
 done:
     GR_FREE(c.g_of); GR_FREE(c.b_of); GR_FREE(c.acc_of); GR_FREE(c.sg_of); GR_FREE(c.null_of);
     GR_FREE(bseq); GR_FREE(boff); GR_FREE(bntaps); GR_FREE(btaps); GR_FREE(binit); GR_FREE(bontaps); GR_FREE(botaps);
-    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals);
+    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals); GR_FREE(replayed);
     return st;
 }
 
@@ -10292,7 +10612,7 @@ static gr_status gr__Scan_batch(const gr_node *node, gr_var *const *in, const un
     init = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
     ontaps = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
     otaps = (const int **)gr__calloc((size_t)d->n_out + 1, sizeof(int *));
-    vals = (gr_var **)gr__calloc((size_t)d->n_val + 1, sizeof(gr_var *));
+    vals = (gr_var **)gr__calloc((size_t)(d->n_val + d->n_state) + 1, sizeof(gr_var *));
     res = (gr_var **)gr__calloc((size_t)d->n_out + 2, sizeof(gr_var *));
     if (!bin_b || !out_b || !reach || !seq || !off || !ntaps || !taps || !init || !ontaps || !otaps || !vals || !res) goto nomem;
     dir = ntaps + d->n_seq;
@@ -10359,6 +10679,47 @@ nomem:
 done:
     GR_FREE(bin_b); GR_FREE(out_b); GR_FREE(reach); GR_FREE(seq); GR_FREE(off); GR_FREE(ntaps); GR_FREE(taps);
     GR_FREE(init); GR_FREE(ontaps); GR_FREE(otaps); GR_FREE(vals); GR_FREE(res);
+    return st;
+}
+
+/* ---- what a compiled function reads: an output read only at its last row keeps that row alone ----
+
+   gr_function (src/function.c, gr__fn_narrow) shows each loop the readers of its outputs. An output
+   that the function does not return and whose every reader takes its last row (gr_index(r, 0, -1))
+   is kept as LAST: the loop is made again with the output narrowed, and those readers are replaced
+   by the narrowed output (Aesara's scan_save_mem): a loop whose last state only is read holds one
+   row, not one a step. */
+static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    const gr__scan_def *d = p->def;
+    gr__scan_params np = *p;
+    gr_var *outs_stack[16], **outs = outs_stack;
+    int j, k;
+    gr_status st;
+    for (j = 0; j < d->n_out && j < 64; j++) {
+        gr_var *o = gr__out(node)[j];
+        int n = 0, ok = !d->out_last[j] && !rd->root[o->id - rd->base];
+        for (k = rd->first[o->id - rd->base]; ok && k >= 0; k = rd->next[k]) {
+            const gr_node *r = rd->node[k];
+            const gr__view_params *vp = (const gr__view_params *)gr__params(r);
+            ok = r->op == &gr__op_Index && vp->axis == 0 && vp->start == -1;
+            n++;
+        }
+        if (ok && n > 0) np.narrowed |= (uint64_t)1 << j;
+    }
+    if (np.narrowed == p->narrowed) return GR_OK;
+    if (node->n_out > 16 && !(outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+    np.rt = NULL;
+    st = gr__make_node_n(node->graph, &gr__op_Scan, &np, sizeof np, node->n_in, gr__in(node), node->n_out, outs);
+    if (st == GR_OK)
+        for (j = 0; j < node->n_out; j++) {
+            gr_var *o = gr__out(node)[j];
+            map[o->id - rd->base] = outs[j];
+            if (j < 64 && ((np.narrowed >> j) & 1u))    /* its readers read the narrowed output itself */
+                for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+        }
+    if (outs != outs_stack) GR_FREE(outs);
     return st;
 }
 
@@ -13071,6 +13432,60 @@ done:
     return st;
 }
 
+/* Ops that keep state of their own (loops) see who reads their outputs and may compute less: a
+   node's narrow rule makes a replacement and maps the variables it replaces (gr__readers,
+   src/impl.c), which every node and root then reads instead. Costs nothing without such a node. */
+static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+    gr_graph *cg = f->g;
+    uint32_t base = cg->var_base, nv = cg->n_vars, n_order = 0, k, n_use = 0;
+    gr_node **order = NULL;
+    gr_var **roots = NULL, **map = NULL;
+    uint8_t *given = NULL, *root = NULL;
+    int32_t *first = NULL, *next = NULL;
+    gr_node **rnode = NULL;
+    gr__readers rd;
+    int i, j, any = 0, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    (void)cin;
+    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__op_flags(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
+    if (!any) return GR_OK;
+    if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
+    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    for (k = 0; k < n_order; k++) n_use += (uint32_t)order[k]->n_in;
+    first = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_use + 1u));
+    rnode = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_use + 1u));
+    root = (uint8_t *)gr__calloc(nv + 1u, 1);
+    map = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
+    if (!first || !next || !rnode || !root || !map) goto done;
+    for (k = 0; k < nv; k++) first[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->graph == cg && roots[i]->id >= base) root[roots[i]->id - base] = 1;
+    for (k = 0, n_use = 0; k < n_order; k++)
+        for (i = 0; i < order[k]->n_in; i++) {
+            gr_var *x = gr__in(order[k])[i];
+            if (x->graph != cg || x->id < base || x->id - base >= nv) continue;
+            rnode[n_use] = order[k];
+            next[n_use] = first[x->id - base];
+            first[x->id - base] = (int32_t)n_use++;
+        }
+    rd.base = base; rd.first = first; rd.next = next; rd.node = rnode; rd.root = root;
+    for (k = 0; k < n_order; k++)
+        if ((gr__op_flags(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
+    /* everything reads the replacements */
+#define GR__NARROWED(x) ((x)->graph == cg && (x)->id >= base && (x)->id - base < nv && map[(x)->id - base] ? map[(x)->id - base] : (x))
+    for (k = 0; k < cg->n_nodes; k++)
+        for (j = 0; j < cg->nodes[k]->n_in; j++) gr__in(cg->nodes[k])[j] = GR__NARROWED(gr__in(cg->nodes[k])[j]);
+    for (i = 0; i < f->n_out; i++) cout[i] = GR__NARROWED(cout[i]);
+    for (i = 0; i < f->n_upd; i++) cupd[i] = GR__NARROWED(cupd[i]);
+#undef GR__NARROWED
+    st = GR_OK;
+done:
+    if (st == GR_ERR_NOMEM && cg->status == GR_OK) gr__error(cg, st, "out of memory (narrowing)");
+    GR_FREE(order); GR_FREE(roots); GR_FREE(given); GR_FREE(first); GR_FREE(next); GR_FREE(rnode); GR_FREE(root); GR_FREE(map);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -13237,6 +13652,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
+    if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
         if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {

@@ -229,6 +229,7 @@
 
 /* The ops whose every node keeps state of its own in a compiled function (flag RUNTIME): once the
    function is scheduled it calls gr__<Name>_runtime(node, level), and gr__<Name>_release(node)
-   when it is freed. */
+   when it is freed; before scheduling (GR_OPT_FULL), gr__<Name>_narrow(node, readers, map) may
+   make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
     X(Scan)

@@ -418,6 +418,60 @@ done:
     return st;
 }
 
+/* Ops that keep state of their own (loops) see who reads their outputs and may compute less: a
+   node's narrow rule makes a replacement and maps the variables it replaces (gr__readers,
+   src/impl.c), which every node and root then reads instead. Costs nothing without such a node. */
+static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **cupd) {
+    gr_graph *cg = f->g;
+    uint32_t base = cg->var_base, nv = cg->n_vars, n_order = 0, k, n_use = 0;
+    gr_node **order = NULL;
+    gr_var **roots = NULL, **map = NULL;
+    uint8_t *given = NULL, *root = NULL;
+    int32_t *first = NULL, *next = NULL;
+    gr_node **rnode = NULL;
+    gr__readers rd;
+    int i, j, any = 0, n_roots = f->n_out + f->n_upd;
+    gr_status st = GR_ERR_NOMEM;
+    (void)cin;
+    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__op_flags(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
+    if (!any) return GR_OK;
+    if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
+    if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    for (k = 0; k < n_order; k++) n_use += (uint32_t)order[k]->n_in;
+    first = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_use + 1u));
+    rnode = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n_use + 1u));
+    root = (uint8_t *)gr__calloc(nv + 1u, 1);
+    map = (gr_var **)gr__calloc(nv + 1u, sizeof(gr_var *));
+    if (!first || !next || !rnode || !root || !map) goto done;
+    for (k = 0; k < nv; k++) first[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->graph == cg && roots[i]->id >= base) root[roots[i]->id - base] = 1;
+    for (k = 0, n_use = 0; k < n_order; k++)
+        for (i = 0; i < order[k]->n_in; i++) {
+            gr_var *x = gr__in(order[k])[i];
+            if (x->graph != cg || x->id < base || x->id - base >= nv) continue;
+            rnode[n_use] = order[k];
+            next[n_use] = first[x->id - base];
+            first[x->id - base] = (int32_t)n_use++;
+        }
+    rd.base = base; rd.first = first; rd.next = next; rd.node = rnode; rd.root = root;
+    for (k = 0; k < n_order; k++)
+        if ((gr__op_flags(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
+    /* everything reads the replacements */
+#define GR__NARROWED(x) ((x)->graph == cg && (x)->id >= base && (x)->id - base < nv && map[(x)->id - base] ? map[(x)->id - base] : (x))
+    for (k = 0; k < cg->n_nodes; k++)
+        for (j = 0; j < cg->nodes[k]->n_in; j++) gr__in(cg->nodes[k])[j] = GR__NARROWED(gr__in(cg->nodes[k])[j]);
+    for (i = 0; i < f->n_out; i++) cout[i] = GR__NARROWED(cout[i]);
+    for (i = 0; i < f->n_upd; i++) cupd[i] = GR__NARROWED(cupd[i]);
+#undef GR__NARROWED
+    st = GR_OK;
+done:
+    if (st == GR_ERR_NOMEM && cg->status == GR_OK) gr__error(cg, st, "out of memory (narrowing)");
+    GR_FREE(order); GR_FREE(roots); GR_FREE(given); GR_FREE(first); GR_FREE(next); GR_FREE(rnode); GR_FREE(root); GR_FREE(map);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -584,6 +638,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (level == GR_OPT_FULL && gr__fn_fuse(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
+    if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
         if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {

@@ -175,18 +175,34 @@ GR_STRUCT_OPS(GR__STRUCT_DEF)
 static int gr__connected(const gr_node *node, int i, int j);   /* input i of node affects output j */
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason);
 static const char *gr__null_reason(const gr_var *v);
+static int gr__is_zero(const gr_var *t);                      /* 1: zeros, 0: not, -1: not known when built */
 
 /* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
    function is scheduled, released when it is freed */
+/* the readers of a compiled function's variables (ids from base): a list per variable through next,
+   and whether the function returns or updates it (root) */
+typedef struct gr__readers {
+    uint32_t base;
+    const int32_t *first, *next;
+    gr_node *const *node;
+    const uint8_t *root;
+} gr__readers;
 #define GR__RUNTIME_PROTO(Name) \
     static gr_status gr__##Name##_runtime(gr_node *node, int level); \
-    static void gr__##Name##_release(gr_node *node);
+    static void gr__##Name##_release(gr_node *node); \
+    static gr_status gr__##Name##_narrow(gr_node *node, const gr__readers *rd, gr_var **map);
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
 #define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
+    return GR_OK;
+}
+static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+#define GR__RUNTIME_NARROW(Name) if (node->op == &gr__op_##Name) return gr__##Name##_narrow(node, rd, map);
+    GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
+#undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
