@@ -879,6 +879,9 @@ typedef struct gr__graphop {
     unsigned char *conn;             /* NULL: every input reaches every output */
     const char *name;                /* printed after the op's name */
     void (*print)(FILE *out, const struct gr__graphop *o);   /* prints the inner graph under the node */
+    /* the grad rule told which inputs' terms are not needed (skip[i]: zeros will do), so that a loop
+       computes no gradient of a sequence nobody asked for; NULL: the op's grad */
+    gr_status (*grad_some)(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
 } gr__graphop;
 
 struct gr_graph {
@@ -8555,6 +8558,7 @@ typedef struct gr__scan_params {
 } gr__scan_params;
 
 static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
+static gr__scan_rt *gr__scan_rt_of(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->rt; }
 /* output j keeps only its final value: the loop's own choice (a gradient's states) or the function's */
 static int gr__scan_last(const gr_node *node, int j) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
@@ -8581,6 +8585,8 @@ static void gr__scan_destroy(gr__graphop *o) {
     if (d->replay && --d->replay->head.refs == 0) d->replay->head.destroy(&d->replay->head);
     GR_FREE(d);
 }
+
+static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
 
 /* a loop's body, under its node (src/print.c): its inputs (the taps and the values), its nodes, its
    outputs; a loop inside it shows its name, not its body (printing does not recurse) */
@@ -8756,6 +8762,45 @@ static int32_t gr__vset_push(gr__vset *s, gr_var *v) {
 }
 static void gr__vset_free(gr__vset *s) { GR_FREE(s->slot); GR_FREE(s->idx); GR_FREE(s->list); }
 
+/* d's body made again in g, on the counterparts of its inputs that map holds (map: by body variable
+   id; map[bin[i]->id] set for every input): the nodes its outputs need, in order, each typed again
+   from its inputs there; constants copied. out[j]: output j's counterpart (n_bout of them). Errors
+   are recorded on g. */
+static gr_status gr__scan_clone(const gr__scan_def *d, gr_graph *g, gr_var **map, gr_var **out) {
+    gr_node **order = NULL;
+    uint32_t n = 0, k;
+    gr_var *ins_stack[8], **ins = ins_stack, *o_stack[8], **o = o_stack;
+    int i, j, cap = 8;
+    gr_status st = gr__toposort(d->ig, d->n_bout, d->bout, NULL, &order, &n);
+    if (st != GR_OK) { gr_graph_clear_error(d->ig); return gr__error(g, st, "gr_scan '%s': out of memory", d->name); }
+    for (k = 0; k < n && st == GR_OK; k++) {
+        gr_node *node = order[k];
+        if (node->n_in > cap || node->n_out > cap) {
+            cap = node->n_in > node->n_out ? node->n_in : node->n_out;
+            if (ins != ins_stack) { GR_FREE(ins); GR_FREE(o); }
+            ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            if (!ins || !o) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); break; }
+        }
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            if (!map[x->id] && x->kind == GR__VK_CONST) map[x->id] = gr__constant(g, (const gr_array *)gr__ext(x), x->flags);
+            if (!(ins[i] = map[x->id])) break;
+        }
+        if (i < node->n_in) st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
+        for (j = 0; st == GR_OK && j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
+    }
+    for (j = 0; st == GR_OK && j < d->n_bout; j++) {
+        gr_var *b = d->bout[j];
+        if (!map[b->id] && b->kind == GR__VK_CONST) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);
+        if (!(out[j] = map[b->id])) st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+    }
+    if (ins != ins_stack) { GR_FREE(ins); GR_FREE(o); }
+    GR_FREE(order);
+    return st;
+}
+
 /* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
    own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
 static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
@@ -8871,6 +8916,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->head.destroy = gr__scan_destroy;
     d->head.name = d->name;
     d->head.print = gr__scan_print;
+    d->head.grad_some = gr__scan_grad_some;
     d->n_seq = sp->n_seq;
     d->n_out = sp->n_out;
     d->n_state = n_state;
@@ -9189,6 +9235,7 @@ typedef struct gr__scan_rows { void *data; size_t cap; } gr__scan_rows;
 typedef struct gr__rframe { int64_t a, b; int s, slot, owns; } gr__rframe;
 typedef struct gr__replay {
     gr_fn *body;                         /* the forward loop's body, compiled as the forward loop's */
+    int64_t *spec;                       /* its input shapes (see gr__scan_rt) */
     gr_array *bin;
     const gr_array **bin_ptr, **bout;
     int n_slots;                         /* checkpoints */
@@ -9203,6 +9250,8 @@ typedef struct gr__replay {
 
 struct gr__scan_rt {
     gr_fn *body;
+    int level;                           /* the enclosing function's optimisation level */
+    int64_t *spec;                       /* the body's input shapes it was compiled for (n_bin x (1 + GR_MAX_NDIM)) */
     gr__replay *rp;                      /* a checkpointed gradient's loop: its forward replay */
     gr_array *bin;                       /* the body's inputs for a step: views into rows, or the values */
     const gr_array **bin_ptr;
@@ -9230,7 +9279,10 @@ static gr_status gr__Scan_runtime(gr_node *node, int level) {
     if (!rt->bin || !rt->bin_ptr || !rt->bout || !rt->res || !rt->rows)
         return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
     for (i = 0; i < d->n_bin; i++) rt->bin_ptr[i] = &rt->bin[i];
-    rt->body = gr_function(d->n_bin, d->bin, d->n_bout, d->bout, &fo);
+    rt->level = level;
+    rt->spec = (int64_t *)gr__calloc((size_t)d->n_bin * (1 + GR_MAX_NDIM) + 1, sizeof(int64_t));
+    if (!rt->spec) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+    rt->body = gr_function(d->n_bin, d->bin, d->n_bout, d->bout, &fo);   /* (its errors show now; calls specialise it) */
     if (!rt->body) {
         gr_status st = gr__error(node->graph, d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM, "gr_scan '%s': compiling the body: %s",
                                  d->name, d->ig->message);
@@ -9252,6 +9304,8 @@ static gr_status gr__Scan_runtime(gr_node *node, int level) {
             return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
         rp->s_row = rp->s_off + f->n_state;
         for (i = 0; i < f->n_bin; i++) rp->bin_ptr[i] = &rp->bin[i];
+        rp->spec = (int64_t *)gr__calloc((size_t)f->n_bin * (1 + GR_MAX_NDIM) + 1, sizeof(int64_t));
+        if (!rp->spec) return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
         rp->body = gr_function(f->n_bin, f->bin, f->n_bout, f->bout, &fo);
         if (!rp->body) {
             gr_status st = gr__error(node->graph, f->ig->status != GR_OK ? f->ig->status : GR_ERR_NOMEM,
@@ -9268,8 +9322,10 @@ static void gr__Scan_release(gr_node *node) {
     int j;
     if (!rt) return;
     gr_fn_free(rt->body);
+    GR_FREE(rt->spec);
     if (rt->rp) {
         gr_fn_free(rt->rp->body);
+        GR_FREE(rt->rp->spec);
         GR_FREE(rt->rp->bin); GR_FREE(rt->rp->bin_ptr); GR_FREE(rt->rp->bout); GR_FREE(rt->rp->s_off);
         GR_FREE(rt->rp->slot_free); GR_FREE(rt->rp->mem); GR_FREE(rt->rp->stack);
         GR_FREE(rt->rp);
@@ -9289,6 +9345,57 @@ static void gr__row_view(gr_array *v, const gr_array *x, int64_t r) {
     v->size = 1;
     for (i = 1; i < x->ndim; i++) { v->shape[i - 1] = x->shape[i]; v->size *= x->shape[i]; }
     v->data = (char *)x->data + (size_t)r * (size_t)v->size * gr__dsize(x->dtype);
+}
+
+/* *body compiled for this call's input shapes (bin: the body's inputs of a step): when they differ from
+   those it was compiled for (spec), the body is copied with them as static shapes (its nodes typed
+   again) and compiled, so that the rewrites know every size: a ReduceLike to the same shape goes, the
+   recomputation nothing reads then goes, fusion sees equal shapes. The first call, and a call with
+   other shapes, compile; a steady-state call compares the shapes only. */
+static gr_status gr__scan_specialise(const gr_node *node, const gr__scan_def *d, const gr_array *bin, int level, gr_fn **body,
+                                     int64_t *spec) {
+    gr_graph *cg = NULL;
+    gr_var **map = NULL, **cin = NULL, **cout = NULL;
+    int i, same = spec[0] != 0;
+    gr_fn_opts fo;
+    gr_fn *f;
+    gr_status st = GR_ERR_NOMEM;
+    for (i = 0; same && i < d->n_bin; i++) {
+        const int64_t *e = spec + 1 + (size_t)i * (1 + GR_MAX_NDIM);
+        same = e[0] == bin[i].ndim && memcmp(e + 1, bin[i].shape, sizeof(int64_t) * (size_t)bin[i].ndim) == 0;
+    }
+    if (same) return GR_OK;
+    cg = gr_graph_new();
+    map = (gr_var **)gr__calloc((size_t)d->ig->n_vars + 1, sizeof(gr_var *));
+    cin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    cout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    if (!cg || !map || !cin || !cout) goto nomem;
+    for (i = 0; i < d->n_bin; i++)
+        if (!(cin[i] = map[d->bin[i]->id] = gr__new_var(cg, d->bin[i]->dtype, bin[i].ndim, bin[i].shape, GR__VK_INPUT))) goto failed;
+    if (gr__scan_clone(d, cg, map, cout) != GR_OK) goto failed;
+    memset(&fo, 0, sizeof fo);
+    fo.optimize = (gr_optimize)level;
+    if (!(f = gr_function(d->n_bin, cin, d->n_bout, cout, &fo))) goto failed;
+    gr_fn_free(*body);
+    *body = f;
+    for (i = 0; i < d->n_bin; i++) {
+        int64_t *e = spec + 1 + (size_t)i * (1 + GR_MAX_NDIM);
+        e[0] = bin[i].ndim;
+        memcpy(e + 1, bin[i].shape, sizeof(int64_t) * (size_t)bin[i].ndim);
+    }
+    spec[0] = 1;
+    st = GR_OK;
+    goto done;
+failed:
+    st = gr__error(node->graph, cg && cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_scan '%s': the body for these shapes: %s",
+                   d->name, cg && cg->message[0] ? cg->message : "out of memory");
+    goto done;
+nomem:
+    st = gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+done:
+    GR_FREE(map); GR_FREE(cin); GR_FREE(cout);
+    gr_graph_free(cg);
+    return st;
 }
 
 /* room for `rows` rows of `bytes` each in output j's buffer, its rows kept; 0 when out of memory */
@@ -9349,6 +9456,7 @@ static gr_status gr__replay_advance(const gr_node *node, gr__replay *rp, const g
             }
         }
         for (i = 0; i < f->n_val; i++) rp->bin[pos++] = *in[gr__scan_i_val(d) + i];
+        if ((st = gr__scan_specialise(node, f, rp->bin, gr__scan_rt_of(node)->level, &rp->body, rp->spec)) != GR_OK) return st;
         if ((st = gr_call(rp->body, rp->bin_ptr, rp->bout)) != GR_OK) {
             const char *msg = gr_fn_message(rp->body);
             return gr__error(node->graph, st, "gr_scan '%s', recomputing step %lld: %s", d->name, (long long)u,
@@ -9556,6 +9664,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             }
         }
         for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
+        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, rt->spec)) != GR_OK) goto out;
         if ((st = gr_call(rt->body, rt->bin_ptr, rt->bout)) != GR_OK) {
             const char *msg = gr_fn_message(rt->body);
             st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
@@ -9783,6 +9892,8 @@ typedef struct gr__bptt {
     int n_b, n_acc, n_sg;                /* B states, sums, and sequence-tap gradient outputs */
     int *sg_of;                          /* per sequence: its first tap-gradient output, or -1 */
     gr_var **null_of;                    /* per forward node input: a null gradient met in the body */
+    int n_hy;                            /* states whose history also gives y[t] (tap 0): their count, */
+    int *hy;                             /* and per state that tap's place among the step's inputs, or -1 */
 } gr__bptt;
 
 static int gr__scan_float_seq(const gr__scan_def *d, const gr_node *node, int i) { return gr__is_float(gr__in(node)[gr__scan_i_seq(d) + i]->dtype); }
@@ -9793,15 +9904,26 @@ static int gr__scan_flows(const gr_node *node, gr_var *const *og, int i) {
     return 0;
 }
 
+/* where forward body input b (a sequence's or a state's tap) is among the gradient step's inputs:
+   after the outputs' gradients, in the same order, each state's history with its tap 0 after the
+   forward taps when c->hy says so */
+static int gr__bptt_at(const gr__bptt *c, int b) {
+    const gr__scan_def *d = c->d;
+    int s, at = c->n_g + b;
+    for (s = 0; s < d->n_state; s++) if (c->hy[s] >= 0 && d->st_at[s] + d->st_ntaps[s] <= b) at++;
+    return at;
+}
+
 static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
     gr__bptt *c = (gr__bptt *)user;
     const gr__scan_def *d = c->d;
     gr_graph *ig = d->ig;
-    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap;
+    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap + c->n_hy;
     int b_vals = b_states + c->n_b + c->n_acc, i, j, s, k, n_wrt = 0, w;
+    uint32_t n_fwd_nodes;
     gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL, *ins_stack[8], **ins = ins_stack;
     int *wrt_of = NULL;                  /* per wrt: the forward body input, or -(1 + value) */
-    int max_in = 8, q = 0;
+    int q = 0;
     uint32_t kk;
     gr_grad_opts lo;
     gr_status st = GR_ERR_NOMEM;
@@ -9815,29 +9937,9 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
     if (!map || !fo || !ev || !wrt || !gr || !wrt_of) goto nomem;
     /* the forward body, on the backward step's values of its inputs */
     for (i = 0; i < d->n_bin; i++)
-        map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[c->n_g + i] : in[b_vals + i - gr__scan_b_val(d)];
-    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
-    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
-    for (kk = 0; kk < ig->n_nodes; kk++) {
-        gr_node *node = ig->nodes[kk];
-        gr_var *o_stack[8], **o = o_stack;
-        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
-            if (!(ins[i] = map[x->id])) break;
-        }
-        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
-                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
-        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
-        if (o != o_stack) GR_FREE(o);
-        if (st != GR_OK) goto done;
-    }
-    for (j = 0; j < d->n_out; j++) {
-        gr_var *b = d->bout[j];
-        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);   /* a constant output */
-        if (!(fo[j] = map[b->id])) goto failed;
-    }
+        map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[gr__bptt_at(c, i)] : in[b_vals + i - gr__scan_b_val(d)];
+    if ((st = gr__scan_clone(d, g, map, fo)) != GR_OK) goto done;
+    n_fwd_nodes = g->n_nodes;
     /* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
     for (j = 0; j < d->n_out; j++) {
         gr_var *a = NULL;
@@ -9855,11 +9957,11 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
     }
     /* with respect to: the float sequences' taps, the float states' taps, the float values */
     for (i = 0; i < d->n_seq; i++)
-        if (gr__scan_float_seq(d, c->node, i))
-            for (k = 0; k < d->seq_ntaps[i]; k++) { wrt_of[n_wrt] = d->seq_at[i] + k; wrt[n_wrt++] = in[c->n_g + d->seq_at[i] + k]; }
+        if (c->sg_of[i] >= 0)
+            for (k = 0; k < d->seq_ntaps[i]; k++) { wrt_of[n_wrt] = d->seq_at[i] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->seq_at[i] + k)]; }
     for (s = 0; s < d->n_state; s++)
         if (c->b_of[s] >= 0)
-            for (k = 0; k < d->st_ntaps[s]; k++) { wrt_of[n_wrt] = d->st_at[s] + k; wrt[n_wrt++] = in[c->n_g + d->st_at[s] + k]; }
+            for (k = 0; k < d->st_ntaps[s]; k++) { wrt_of[n_wrt] = d->st_at[s] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->st_at[s] + k)]; }
     for (i = 0; i < d->n_val; i++)
         if (c->acc_of[i] >= 0) { wrt_of[n_wrt] = -1 - i; wrt[n_wrt++] = in[b_vals + i]; }
     memset(&lo, 0, sizeof lo);
@@ -9878,6 +9980,15 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
         }
         if (!cost) cost = gr__scalar_const(g, GR_F64, 0, 0);
         if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) goto done;
+    }
+    /* the forward values the gradient reads are the stored ones: a node made for the gradient that reads
+       a recomputed output y_j[t] reads the history's row of it instead (the recomputation is then dead
+       where the rules read outputs, not intermediates: tanh's gradient reads tanh's output) */
+    for (kk = n_fwd_nodes; kk < g->n_nodes; kk++) {
+        gr_node *node = g->nodes[kk];
+        for (i = 0; i < node->n_in; i++)
+            for (s = 0; s < d->n_state; s++)
+                if (c->hy[s] >= 0 && gr__in(node)[i] == fo[d->st_out[s]]) gr__in(node)[i] = in[c->hy[s]];
     }
     for (w = 0; w < n_wrt; w++)                 /* a null gradient: noted for the loop's input, zeros here */
         if (gr_is_null(gr[w]) || gr_is_disconnected(gr[w])) {
@@ -9939,7 +10050,6 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     gr__scan_def *c = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
     gr_var **map = NULL;
     size_t n_taps = (size_t)d->n_bin - (size_t)d->n_val;
-    uint32_t k;
     int i;
     if (!c) return NULL;
     *c = *d;
@@ -9973,24 +10083,7 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     memcpy(c->taps, d->taps, sizeof(int) * n_taps);
     for (i = 0; i < d->n_bin; i++)
         if (!(c->bin[i] = map[d->bin[i]->id] = gr__new_var(c->ig, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto fail;
-    for (k = 0; k < d->ig->n_nodes; k++) {
-        gr_node *node = d->ig->nodes[k];
-        gr_var *ins[64], *outs[64];
-        int j;
-        if (node->n_in > 64 || node->n_out > 64) goto fail;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (!map[x->id] && x->kind == GR__VK_CONST) map[x->id] = gr__constant(c->ig, (const gr_array *)gr__ext(x), x->flags);
-            if (!(ins[i] = map[x->id])) goto fail;
-        }
-        if (gr__make_node_n(c->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto fail;
-        for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = outs[j];
-    }
-    for (i = 0; i < d->n_bout; i++) {
-        gr_var *b = d->bout[i];
-        if (!map[b->id] && b->kind == GR__VK_CONST) map[b->id] = gr__constant(c->ig, (const gr_array *)gr__ext(b), b->flags);
-        if (!(c->bout[i] = map[b->id])) goto fail;
-    }
+    if (gr__scan_clone(d, c->ig, map, c->bout) != GR_OK) goto fail;
     if (gr__scan_pattern(c) != GR_OK) goto fail;
     GR_FREE(map);
     return c;
@@ -10046,14 +10139,17 @@ static gr_var *gr__scan_last_row_grad(gr_var *og) {
     return vp->is_index && vp->axis == 0 && vp->start == -1 && gr__is_zero(gr__in(u)[0]) == 1 ? gr__in(u)[1] : NULL;
 }
 
-static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__scan_grad_some(node, og, ig, NULL); }
+
+/* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
+static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     const gr__scan_def *d = gr__sdef(node);
     gr_graph *g = node->graph;
     const gr_node *hist;
     gr__bptt c;
     gr__scan_spec sp;
     gr_var *L, *Lm1, **bseq = NULL, **boff = NULL, **binit = NULL, **bres = NULL, **vals = NULL, **fwd_off = NULL;
-    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, *replayed = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r, ckpt;
+    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, *replayed = NULL, *htaps = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r, ckpt, hy_at;
     const int **btaps = NULL, **botaps = NULL;
     unsigned char *blast = NULL;
     char name[80];
@@ -10109,6 +10205,10 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         n_bseq++;
     }
     ckpt = d->checkpoints > 0 && d->n_state > 0;
+    c.hy = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    htaps = (int *)gr__calloc((size_t)(gr__scan_b_val(d) - gr__scan_b_state(d) + d->n_state) + 1, sizeof(int));
+    if (!c.hy || !htaps) goto nomem;
+    for (i = 0, hy_at = 0; i < n_bseq; i++) hy_at += bntaps[i] ? bntaps[i] : 1;   /* where the histories' taps start */
     if (ckpt && !(replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) goto nomem;
     for (i = 0; ckpt && i < n_bseq; i++) replayed[i] = -1;
     for (s = 0; s < d->n_state; s++) {     /* history: the initial rows the taps read, then every row */
@@ -10127,6 +10227,17 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         boff[n_bseq] = Lm1; bdir[n_bseq] = -1;
         bntaps[n_bseq] = d->st_ntaps[s];
         btaps[n_bseq] = d->taps + d->st_at[s];
+        c.hy[s] = -1;
+        if (!ckpt) {                         /* and y[t] itself (tap 0): what the gradient reads of the output */
+            int *ht = htaps + d->st_at[s] - gr__scan_b_state(d) + s;
+            memcpy(ht, d->taps + d->st_at[s], sizeof(int) * (size_t)d->st_ntaps[s]);
+            ht[d->st_ntaps[s]] = 0;
+            btaps[n_bseq] = ht;
+            bntaps[n_bseq] = d->st_ntaps[s] + 1;
+            c.hy[s] = hy_at + d->st_ntaps[s];
+            c.n_hy++;
+        }
+        hy_at += bntaps[n_bseq];
         n_bseq++;
     }
     /* its states: the pending adjoints of the float states, and the sums of the float values */
@@ -10149,7 +10260,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         gr_var *v = gr__in(node)[gr__scan_i_val(d) + i];
         vals[i] = v;
         c.acc_of[i] = -1;
-        if (!gr__is_float(v->dtype) || !gr__scan_flows(node, og, gr__scan_i_val(d) + i)) continue;
+        if (!gr__is_float(v->dtype) || !gr__scan_flows(node, og, gr__scan_i_val(d) + i) || (skip && skip[gr__scan_i_val(d) + i])) continue;
         c.acc_of[i] = c.n_acc++;
         if (!(binit[pos++] = gr__zeros_grad(v))) goto failed;
     }
@@ -10158,7 +10269,7 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
         int n_states = pos, q = 0;
         for (i = 0; i < d->n_seq; i++) {
             c.sg_of[i] = -1;
-            if (!gr__scan_float_seq(d, node, i)) continue;
+            if (!gr__scan_float_seq(d, node, i) || (skip && skip[gr__scan_i_seq(d) + i])) continue;
             c.sg_of[i] = q;
             q += d->seq_ntaps[i];
         }
@@ -10191,9 +10302,10 @@ static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i)) ig[i] = gr_disconnected_like(x);
-        else if (!gr__is_float(x->dtype)) ig[i] = gr__zeros_grad(x);
+        else if (!gr__is_float(x->dtype) || (skip && skip[i])) ig[i] = gr__zeros_grad(x);   /* (not asked for) */
         else if (c.null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c.null_of[i]->aux, gr__null_reason(c.null_of[i]));
-        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || c.null_of[i])) goto failed;
+        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || (skip && skip[i]) || c.null_of[i]))
+            goto failed;
     }
     for (i = 0; i < d->n_seq; i++) {       /* a sequence's: every tap's rows, where the backward loop read them */
         int at = gr__scan_i_seq(d) + i;
@@ -10239,7 +10351,7 @@ nomem:
 done:
     GR_FREE(c.g_of); GR_FREE(c.b_of); GR_FREE(c.acc_of); GR_FREE(c.sg_of); GR_FREE(c.null_of);
     GR_FREE(bseq); GR_FREE(boff); GR_FREE(bntaps); GR_FREE(btaps); GR_FREE(binit); GR_FREE(bontaps); GR_FREE(botaps);
-    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals); GR_FREE(replayed);
+    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals); GR_FREE(replayed); GR_FREE(c.hy); GR_FREE(htaps);
     return st;
 }
 
@@ -10269,8 +10381,7 @@ static gr_status gr__rop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_v
     int at_ttap = n_stap + c->n_seqtap_t, at_tttap = at_ttap + n_ttap, at_val = at_tttap + c->n_sttap_t, at_tval = at_val + d->n_val;
     int i, j, k, s, n_wrt = 0, q;
     gr_var **map = NULL, **fo = NULL, **wrt = NULL, **tan = NULL, **ro = NULL, *ins_stack[8], **ins = ins_stack;
-    int max_in = 8, tpos;
-    uint32_t kk;
+    int tpos;
     gr_rop_opts ro_opts;
     gr_status st = GR_ERR_NOMEM;
     map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
@@ -10283,28 +10394,7 @@ static gr_status gr__rop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_v
     for (i = 0; i < n_stap; i++) map[d->bin[i]->id] = in[i];
     for (i = 0; i < n_ttap; i++) map[d->bin[n_stap + i]->id] = in[at_ttap + i];
     for (i = 0; i < d->n_val; i++) map[d->bin[gr__scan_b_val(d) + i]->id] = in[at_val + i];
-    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
-    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
-    for (kk = 0; kk < ig->n_nodes; kk++) {
-        gr_node *node = ig->nodes[kk];
-        gr_var *o_stack[8], **o = o_stack;
-        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
-            if (!(ins[i] = map[x->id])) break;
-        }
-        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
-                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
-        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
-        if (o != o_stack) GR_FREE(o);
-        if (st != GR_OK) goto done;
-    }
-    for (j = 0; j < d->n_bout; j++) {
-        gr_var *b = d->bout[j];
-        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);
-        if (!(fo[j] = map[b->id])) goto failed;
-    }
+    if ((st = gr__scan_clone(d, g, map, fo)) != GR_OK) goto done;
     /* the tangents along which the body's R-op runs */
     for (i = 0, tpos = 0; i < d->n_seq; i++)
         for (k = 0; k < d->seq_ntaps[i]; k++)
@@ -10506,8 +10596,7 @@ static gr_status gr__batch_step(gr_graph *g, gr_var *const *in, gr_var **out, gr
     gr_graph *ig = d->ig;
     gr_var **map = NULL, **seed = NULL, **roots = NULL, **vo = NULL, *ref = NULL, *ins_stack[8], **ins = ins_stack;
     uint8_t *isb = NULL, *ob = NULL;
-    int i, j, max_in = 8;
-    uint32_t kk;
+    int i, j;
     gr_status st = GR_ERR_NOMEM;
     map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
     seed = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
@@ -10522,28 +10611,7 @@ static gr_status gr__batch_step(gr_graph *g, gr_var *const *in, gr_var **out, gr
         isb[i] = c->bin_b[i];
         if (isb[i] && !ref) ref = in[i];
     }
-    for (kk = 0; kk < ig->n_nodes; kk++) if (ig->nodes[kk]->n_in > max_in) max_in = ig->nodes[kk]->n_in;
-    if (max_in > 8 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)max_in))) goto nomem;
-    for (kk = 0; kk < ig->n_nodes; kk++) {
-        gr_node *node = ig->nodes[kk];
-        gr_var *o_stack[8], **o = o_stack;
-        if (node->n_out > 8 && !(o = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out))) goto nomem;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (!map[x->id]) map[x->id] = x->kind == GR__VK_CONST ? gr__constant(g, (const gr_array *)gr__ext(x), x->flags) : NULL;
-            if (!(ins[i] = map[x->id])) break;
-        }
-        st = i < node->n_in ? (g->status != GR_OK ? g->status : GR_ERR_NOMEM)
-                            : gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, o);
-        if (st == GR_OK) for (j = 0; j < node->n_out; j++) map[gr__out(node)[j]->id] = o[j];
-        if (o != o_stack) GR_FREE(o);
-        if (st != GR_OK) goto done;
-    }
-    for (j = 0; j < d->n_bout; j++) {
-        gr_var *b = d->bout[j];
-        if (!map[b->id]) map[b->id] = gr__constant(g, (const gr_array *)gr__ext(b), b->flags);
-        if (!(roots[j] = map[b->id])) goto failed;
-    }
+    if ((st = gr__scan_clone(d, g, map, roots)) != GR_OK) goto done;
     if ((st = gr__vectorize(g, d->n_bin, seed, in, isb, d->n_bout, roots, vo, ob)) != GR_OK) goto done;
     for (j = 0; j < d->n_out; j++) {
         out[j] = vo[j];
@@ -10957,6 +11025,11 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         uint8_t skip[8];
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
         st = gr__ew_grad_some(node, og, ig, skip);
+    } else if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
+        uint8_t *skip = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)ni + 1);   /* the same, for an op made of a graph */
+        if (!skip) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+        for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
+        st = (*(gr__graphop *const *)gr__params(node))->grad_some(node, og, ig, skip);
     } else st = node->op->grad(node, og, ig);
     if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
         if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));

@@ -648,6 +648,217 @@ static void bench_w6(void) {
     gr_array_free(W); gr_array_free(U); gr_array_free(X); gr_array_free(h0);
 }
 
+/* ==== W6 with gr_scan: the same RNN as one loop, at T = 100 and T = 10,000 (x_t: row t of the stream-15
+   matrix, T x 32), against the hand-written BPTT of the same T; build + grad + compile timed too ======== */
+
+typedef struct w6s_ctx { gr_fn *f; const gr_array *in[3]; const gr_array *out[2]; const double *W, *U, *X; double *hs, *gW, *gU; int T; } w6s_ctx;
+
+static void w6s_hand(void *ctx) {
+    w6s_ctx *c = (w6s_ctx *)ctx;
+    double dh[W6_H], dz[W6_H];
+    int t, i, j;
+    for (i = 0; i < W6_H; i++) c->hs[i] = 0;
+    for (t = 1; t <= c->T; t++) {
+        const double *hp = c->hs + (size_t)(t - 1) * W6_H, *xt = c->X + (size_t)(t - 1) * W6_I;
+        double *h = c->hs + (size_t)t * W6_H;
+        for (i = 0; i < W6_H; i++) {
+            double s = 0;
+            for (j = 0; j < W6_H; j++) s += c->W[i * W6_H + j] * hp[j];
+            for (j = 0; j < W6_I; j++) s += c->U[i * W6_I + j] * xt[j];
+            h[i] = tanh(s);
+        }
+    }
+    memset(c->gW, 0, sizeof(double) * W6_H * W6_H);
+    memset(c->gU, 0, sizeof(double) * W6_H * W6_I);
+    for (i = 0; i < W6_H; i++) dh[i] = 1;
+    for (t = c->T; t >= 1; t--) {
+        const double *h = c->hs + (size_t)t * W6_H, *hp = c->hs + (size_t)(t - 1) * W6_H, *xt = c->X + (size_t)(t - 1) * W6_I;
+        for (i = 0; i < W6_H; i++) dz[i] = dh[i] * (1 - h[i] * h[i]);
+        for (i = 0; i < W6_H; i++) {
+            for (j = 0; j < W6_H; j++) c->gW[i * W6_H + j] += dz[i] * hp[j];
+            for (j = 0; j < W6_I; j++) c->gU[i * W6_I + j] += dz[i] * xt[j];
+        }
+        for (j = 0; j < W6_H; j++) { double s = 0; for (i = 0; i < W6_H; i++) s += c->W[i * W6_H + j] * dz[i]; dh[j] = s; }
+    }
+}
+static void w6s_gr(void *ctx) { w6s_ctx *c = (w6s_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
+
+/* h_t = tanh(W h_{t-1} + U x_t): in = (x_t, h_{t-1}, W, U) */
+static gr_status w6s_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(gr_dot(in[2], in[1]), gr_dot(in[3], in[0])));
+    return out[0] ? GR_OK : GR_ERR_NOMEM;
+}
+
+static void bench_w6_scan(int T) {
+    int64_t ws[2] = { W6_H, W6_H }, us[2] = { W6_H, W6_I }, xs[2], hs = W6_H;
+    gr_array *W = det_array(GR_F64, 2, ws, 13, 0.15), *U = det_array(GR_F64, 2, us, 14, 0.2), *X, *h0 = gr_array_new(GR_F64, 1, &hs);
+    gr_graph *g;
+    gr_var *vW, *vU, *vX, *h, *r = NULL, *params[2], *grads[2], *ins[3], *nonseq[2];
+    gr_scan_seq sq;
+    gr_scan_out so;
+    w6s_ctx c;
+    double t_gr, t_hand, t0, t_build;
+    size_t base;
+    char name[64], note[160];
+    xs[0] = T; xs[1] = W6_I;
+    X = det_array(GR_F64, 2, xs, 15, 1.0);
+    memset(&c, 0, sizeof c);
+    t0 = now();
+    g = gr_graph_new();
+    vW = gr_matrix(g, GR_F64, "W"); vU = gr_matrix(g, GR_F64, "U"); vX = gr_matrix(g, GR_F64, "X"); h = gr_constant(g, h0);
+    sq.x = vX; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = h; so.n_taps = 0; so.taps = NULL;
+    nonseq[0] = vW; nonseq[1] = vU;
+    if (gr_scan(w6s_step, NULL, 1, &sq, 1, &so, 2, nonseq, NULL, &r) != GR_OK) die("W6 gr_scan", g, NULL);
+    params[0] = vW; params[1] = vU;
+    if (gr_grad(gr_sum(gr_index(r, 0, -1)), 2, params, grads, NULL) != GR_OK) die("W6 scan gr_grad", g, NULL);
+    ins[0] = vW; ins[1] = vU; ins[2] = vX;
+    c.f = gr_function(3, ins, 2, grads, NULL);
+    t_build = now() - t0;
+    if (!c.f) die("W6 scan gr_function", g, NULL);
+    gr_graph_free(g);
+    c.in[0] = W; c.in[1] = U; c.in[2] = X;
+    c.W = (const double *)W->data; c.U = (const double *)U->data; c.X = (const double *)X->data; c.T = T;
+    c.hs = (double *)malloc(sizeof(double) * (size_t)(T + 1) * W6_H);
+    c.gW = (double *)malloc(sizeof(double) * W6_H * W6_H);
+    c.gU = (double *)malloc(sizeof(double) * W6_H * W6_I);
+    base = g_live;
+    g_peak = g_live;
+    w6s_gr(&c);
+    snprintf(note, sizeof note, "build + grad + compile %.2f ms; a call holds %.0f KB above the function", t_build * 1e3,
+             (double)(g_peak - base) / 1024.0);
+    pair_time(w6s_gr, &c, w6s_hand, &c, T > 1000 ? 2.0 : 0.5, &t_gr, &t_hand);
+    w6s_gr(&c); w6s_hand(&c);
+    agree("W6 scan dW", c.out[0], c.gW, W6_H * W6_H, 1e-9);
+    agree("W6 scan dU", c.out[1], c.gU, W6_H * W6_I, 1e-9);
+    snprintf(name, sizeof name, "W6 RNN with gr_scan, T=%d", T);
+    row(name, t_gr, t_hand, note);
+    free(c.hs); free(c.gW); free(c.gU);
+    gr_fn_free(c.f);
+    gr_array_free(W); gr_array_free(U); gr_array_free(X); gr_array_free(h0);
+}
+
+/* ==== a long time-stepping loop: a damped pendulum by RK4 over 1e6 steps, and the gradient of its
+   final energy-like cost with respect to the parameters and the initial state, with and without
+   checkpoints (the time ratio and the bytes a call holds); the hand-written forward loop gives the
+   forward time and, by central differences, the gradient checked ================================= */
+
+enum { OD_STEPS = 1000000 };
+static const double od_h = 1e-4;
+
+/* f(s) = (v, -k sin(x) - c v) for s = (x, v); the gradient's closed form is not simple: checked by
+   central differences of od_cost */
+static void od_f(const double *s, double k, double cc, double *ds) { ds[0] = s[1]; ds[1] = -k * sin(s[0]) - cc * s[1]; }
+static double od_cost(const double *p) {                  /* p = (x0, v0, k, c) */
+    double s[2] = { p[0], p[1] }, k1[2], k2[2], k3[2], k4[2], t[2];
+    long i;
+    for (i = 0; i < OD_STEPS; i++) {
+        od_f(s, p[2], p[3], k1);
+        t[0] = s[0] + 0.5 * od_h * k1[0]; t[1] = s[1] + 0.5 * od_h * k1[1]; od_f(t, p[2], p[3], k2);
+        t[0] = s[0] + 0.5 * od_h * k2[0]; t[1] = s[1] + 0.5 * od_h * k2[1]; od_f(t, p[2], p[3], k3);
+        t[0] = s[0] + od_h * k3[0]; t[1] = s[1] + od_h * k3[1]; od_f(t, p[2], p[3], k4);
+        s[0] += od_h / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]);
+        s[1] += od_h / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]);
+    }
+    return s[0] * s[0] + s[1] * s[1];
+}
+static void od_hand(void *ctx) { *(double *)ctx = od_cost((const double[4]){ 1.0, 0.0, 2.0, 0.3 }); }
+
+/* the RK4 step on s = (x, v) with the values th = (k, c, h) */
+static gr_var *od_rhs(gr_var *s, gr_var *k, gr_var *cc) {
+    gr_var *x = gr_index(s, 0, 0), *v = gr_index(s, 0, 1), *parts[2];
+    parts[0] = v;
+    parts[1] = gr_sub(gr_neg(gr_mul(k, gr_sin(x))), gr_mul(cc, v));
+    return gr_stack(2, parts, 0);
+}
+static gr_status od_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr_var *s = in[0], *k = gr_index(in[1], 0, 0), *cc = gr_index(in[1], 0, 1), *h = gr_const(g, od_h), *half = gr_const(g, 0.5 * od_h);
+    gr_var *k1, *k2, *k3, *k4, *sum;
+    (void)until; (void)user;
+    k1 = od_rhs(s, k, cc);
+    k2 = od_rhs(gr_add(s, gr_mul(half, k1)), k, cc);
+    k3 = od_rhs(gr_add(s, gr_mul(half, k2)), k, cc);
+    k4 = od_rhs(gr_add(s, gr_mul(h, k3)), k, cc);
+    sum = gr_add(gr_add(k1, k4), gr_mul(gr_const(g, 2.0), gr_add(k2, k3)));
+    out[0] = gr_add(s, gr_mul(gr_const(g, od_h / 6), sum));
+    return out[0] ? GR_OK : g->status;
+}
+typedef struct od_ctx { gr_fn *f; const gr_array *in[2]; const gr_array *out[3]; } od_ctx;
+static void od_gr(void *ctx) { od_ctx *c = (od_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
+
+static void bench_ode(void) {
+    double p[4] = { 1.0, 0.0, 2.0, 0.3 }, fd[4], t_call[2], t_hand = 0, cost_hand = 0, held[2];
+    int64_t two = 2;
+    gr_array *s0a = gr_array_from(GR_F64, 1, &two, p), *tha = gr_array_from(GR_F64, 1, &two, p + 2);
+    int ck, i;
+    for (i = 0; i < 4; i++) {                             /* the reference gradient, by central differences */
+        double q[4], e = 1e-6;
+        memcpy(q, p, sizeof q); q[i] += e;
+        fd[i] = od_cost(q);
+        q[i] -= 2 * e;
+        fd[i] = (fd[i] - od_cost(q)) / (2 * e);
+    }
+    {
+        double t0 = now();
+        od_hand(&cost_hand);
+        t_hand = now() - t0;
+    }
+    for (ck = 0; ck < 2; ck++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *s0 = gr_vector(g, GR_F64, "s0"), *th = gr_vector(g, GR_F64, "theta"), *r = NULL, *last, *cost, *w[2], *gw[2], *outs[3];
+        gr_array *na = gr_array_scalar(GR_I64, OD_STEPS);
+        gr_scan_out so;
+        gr_scan_opts op;
+        od_ctx c;
+        size_t base;
+        double t0;
+        memset(&op, 0, sizeof op);
+        op.n_steps = gr_constant(g, na);
+        op.checkpoints = ck ? 100 : 0;
+        op.name = "rk4";
+        so.initial = s0; so.n_taps = 0; so.taps = NULL;
+        if (gr_scan(od_step, NULL, 0, NULL, 1, &so, 1, &th, &op, &r) != GR_OK) die("ODE gr_scan", g, NULL);
+        last = gr_index(r, 0, -1);
+        cost = gr_sum(gr_sqr(last));
+        w[0] = s0; w[1] = th;
+        if (gr_grad(cost, 2, w, gw, NULL) != GR_OK) die("ODE gr_grad", g, NULL);
+        outs[0] = cost; outs[1] = gw[0]; outs[2] = gw[1];
+        c.f = gr_function(2, w, 3, outs, NULL);
+        if (!c.f) die("ODE gr_function", g, NULL);
+        gr_graph_free(g);
+        gr_array_free(na);
+        c.in[0] = s0a; c.in[1] = tha;
+        base = g_live;
+        g_peak = g_live;
+        t0 = now();
+        od_gr(&c);
+        t_call[ck] = now() - t0;
+        held[ck] = (double)(g_peak - base);
+        if (fabs(gr_array_get(c.out[0], 0) - cost_hand) > 1e-9 * fabs(cost_hand)) {
+            printf("  MISMATCH ODE cost: %.15g vs %.15g\n", gr_array_get(c.out[0], 0), cost_hand);
+            g_failures++;
+        }
+        for (i = 0; i < 4; i++) {
+            double gv = gr_array_get(c.out[1 + i / 2], i % 2);
+            if (fabs(gv - fd[i]) > 1e-5 * (fabs(fd[i]) > 1 ? fabs(fd[i]) : 1)) {
+                printf("  MISMATCH ODE gradient %d: %.12g vs central differences %.12g\n", i, gv, fd[i]);
+                g_failures++;
+            }
+        }
+        gr_fn_free(c.f);
+    }
+    {
+        char note[200];
+        snprintf(note, sizeof note, "a call holds %.1f MB; gradient alone, without checkpoints", held[0] / 1048576.0);
+        row("RK4 1e6 steps, cost + gradient", t_call[0], t_hand, note);
+        snprintf(note, sizeof note, "a call holds %.1f KB; checkpoints = 100: %.2fx the time without",
+                 held[1] / 1024.0, t_call[1] / t_call[0]);
+        row("  the same, checkpoints = 100", t_call[1], t_hand, note);
+    }
+    gr_array_free(s0a); gr_array_free(tha);
+}
+
 /* ==== graph scale beyond W5: other shapes of big graphs must grow linearly too ======================
    Each pattern is built for N and 4N terms over x (1000 elements), differentiated, compiled and
    called once; the median of three such runs is printed with the growth factor: 4 when linear, 16
@@ -739,6 +950,13 @@ int main(int argc, char **argv) {
 #endif
     printf("| %-34s | %12s | %12s | %6s | %s\n", "workload (median of repeated calls)", "gradient.h ms", "hand C ms", "ratio", "notes");
     printf("|%s|%s|%s|%s|%s\n", "------------------------------------", "--------------", "--------------", "--------", "------");
+    if (argc > 1 && strcmp(argv[1], "--loops") == 0) {   /* bench --loops: W6 with gr_scan and the RK4 loop */
+        bench_w6();
+        bench_w6_scan(100);
+        bench_w6_scan(10000);
+        bench_ode();
+        return g_failures ? 1 : 0;
+    }
     if (w5_only) {                                   /* bench --w5: the graph-scale workload alone */
         for (n = 1000; n <= 1000000; n *= 10) bench_w5(n, W5_RUNS);
         bench_w5(10000000, 1);                       /* once: ~1 min and ~12 GB */
@@ -751,6 +969,9 @@ int main(int argc, char **argv) {
     bench_w4();
     for (n = 1000; n <= (quick ? 10000 : 1000000); n *= 10) bench_w5(n, W5_RUNS);
     bench_w6();
+    bench_w6_scan(100);
+    bench_w6_scan(10000);
+    if (!quick) bench_ode();
 #ifndef GR_HAVE_CBLAS
     if (!quick) bench_scale();                       /* graph work does not depend on the BLAS */
 #endif

@@ -231,6 +231,11 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         uint8_t skip[8];
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
         st = gr__ew_grad_some(node, og, ig, skip);
+    } else if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
+        uint8_t *skip = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)ni + 1);   /* the same, for an op made of a graph */
+        if (!skip) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+        for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
+        st = (*(gr__graphop *const *)gr__params(node))->grad_some(node, og, ig, skip);
     } else st = node->op->grad(node, og, ig);
     if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
         if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));

@@ -70,6 +70,9 @@ typedef struct gr__graphop {
     unsigned char *conn;             /* NULL: every input reaches every output */
     const char *name;                /* printed after the op's name */
     void (*print)(FILE *out, const struct gr__graphop *o);   /* prints the inner graph under the node */
+    /* the grad rule told which inputs' terms are not needed (skip[i]: zeros will do), so that a loop
+       computes no gradient of a sequence nobody asked for; NULL: the op's grad */
+    gr_status (*grad_some)(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
 } gr__graphop;
 
 struct gr_graph {
