@@ -9921,7 +9921,7 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
     int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap + c->n_hy;
     int b_vals = b_states + c->n_b + c->n_acc, i, j, s, k, n_wrt = 0, w;
     uint32_t n_fwd_nodes;
-    gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL, *ins_stack[8], **ins = ins_stack;
+    gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL;
     int *wrt_of = NULL;                  /* per wrt: the forward body input, or -(1 + value) */
     int q = 0;
     uint32_t kk;
@@ -10039,7 +10039,6 @@ failed:
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
 done:
-    if (ins != ins_stack) GR_FREE(ins);
     GR_FREE(map); GR_FREE(fo); GR_FREE(ev); GR_FREE(wrt); GR_FREE(gr); GR_FREE(wrt_of);
     return st;
 }
@@ -10380,7 +10379,7 @@ static gr_status gr__rop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_v
     int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap;
     int at_ttap = n_stap + c->n_seqtap_t, at_tttap = at_ttap + n_ttap, at_val = at_tttap + c->n_sttap_t, at_tval = at_val + d->n_val;
     int i, j, k, s, n_wrt = 0, q;
-    gr_var **map = NULL, **fo = NULL, **wrt = NULL, **tan = NULL, **ro = NULL, *ins_stack[8], **ins = ins_stack;
+    gr_var **map = NULL, **fo = NULL, **wrt = NULL, **tan = NULL, **ro = NULL;
     int tpos;
     gr_rop_opts ro_opts;
     gr_status st = GR_ERR_NOMEM;
@@ -10425,7 +10424,6 @@ failed:
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
 done:
-    if (ins != ins_stack) GR_FREE(ins);
     GR_FREE(map); GR_FREE(fo); GR_FREE(wrt); GR_FREE(tan); GR_FREE(ro);
     return st;
 }
@@ -10594,7 +10592,7 @@ static gr_status gr__batch_step(gr_graph *g, gr_var *const *in, gr_var **out, gr
     gr__batch_ctx *c = (gr__batch_ctx *)user;
     const gr__scan_def *d = c->d;
     gr_graph *ig = d->ig;
-    gr_var **map = NULL, **seed = NULL, **roots = NULL, **vo = NULL, *ref = NULL, *ins_stack[8], **ins = ins_stack;
+    gr_var **map = NULL, **seed = NULL, **roots = NULL, **vo = NULL, *ref = NULL;
     uint8_t *isb = NULL, *ob = NULL;
     int i, j;
     gr_status st = GR_ERR_NOMEM;
@@ -10630,7 +10628,6 @@ failed:
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (batching)", d->name);
 done:
-    if (ins != ins_stack) GR_FREE(ins);
     GR_FREE(map); GR_FREE(seed); GR_FREE(roots); GR_FREE(vo); GR_FREE(isb); GR_FREE(ob);
     return st;
 }
