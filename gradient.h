@@ -9250,6 +9250,10 @@ typedef struct gr__replay {
 
 struct gr__scan_rt {
     gr_fn *body;
+    gr_fn *body2;                        /* a second instance, when steps alternate between the two: an
+                                            output keeping its final value only is then passed from one
+                                            step to the next without a copy (gr__scan_pingpong) */
+    const gr_array **bout2;
     int level;                           /* the enclosing function's optimisation level */
     int64_t *spec;                       /* the body's input shapes it was compiled for (n_bin x (1 + GR_MAX_NDIM)) */
     gr__replay *rp;                      /* a checkpointed gradient's loop: its forward replay */
@@ -9260,6 +9264,13 @@ struct gr__scan_rt {
     int64_t *rows;                       /* per output: rows res holds room for */
     int64_t steps;                       /* the steps of the last call: the steps output's value */
 };
+
+/* output j goes from step to step without a copy: only its final value is kept, and it is a plain
+   state or has no state (a window of several rows is a ring, copied into) */
+static int gr__scan_pingpong(const gr_node *node, int j) {
+    const gr__scan_def *d = gr__sdef(node);
+    return gr__scan_last(node, j) && (d->out_state[j] < 0 || d->st_D[d->out_state[j]] == 1);
+}
 
 static gr_status gr__Scan_runtime(gr_node *node, int level) {
     gr__scan_params *p = (gr__scan_params *)gr__params(node);
@@ -9274,9 +9285,10 @@ static gr_status gr__Scan_runtime(gr_node *node, int level) {
     rt->bin = (gr_array *)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_array));
     rt->bin_ptr = (const gr_array **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_array *));
     rt->bout = (const gr_array **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_array *));
+    rt->bout2 = (const gr_array **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_array *));
     rt->res = (gr__scan_rows *)gr__calloc((size_t)d->n_out + 1, sizeof(gr__scan_rows));
     rt->rows = (int64_t *)gr__calloc((size_t)d->n_out + 1, sizeof(int64_t));
-    if (!rt->bin || !rt->bin_ptr || !rt->bout || !rt->res || !rt->rows)
+    if (!rt->bin || !rt->bin_ptr || !rt->bout || !rt->bout2 || !rt->res || !rt->rows)
         return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
     for (i = 0; i < d->n_bin; i++) rt->bin_ptr[i] = &rt->bin[i];
     rt->level = level;
@@ -9322,6 +9334,8 @@ static void gr__Scan_release(gr_node *node) {
     int j;
     if (!rt) return;
     gr_fn_free(rt->body);
+    gr_fn_free(rt->body2);
+    GR_FREE(rt->bout2);
     GR_FREE(rt->spec);
     if (rt->rp) {
         gr_fn_free(rt->rp->body);
@@ -9353,7 +9367,7 @@ static void gr__row_view(gr_array *v, const gr_array *x, int64_t r) {
    recomputation nothing reads then goes, fusion sees equal shapes. The first call, and a call with
    other shapes, compile; a steady-state call compares the shapes only. */
 static gr_status gr__scan_specialise(const gr_node *node, const gr__scan_def *d, const gr_array *bin, int level, gr_fn **body,
-                                     int64_t *spec) {
+                                     gr_fn **body2, int64_t *spec) {
     gr_graph *cg = NULL;
     gr_var **map = NULL, **cin = NULL, **cout = NULL;
     int i, same = spec[0] != 0;
@@ -9378,6 +9392,11 @@ static gr_status gr__scan_specialise(const gr_node *node, const gr__scan_def *d,
     if (!(f = gr_function(d->n_bin, cin, d->n_bout, cout, &fo))) goto failed;
     gr_fn_free(*body);
     *body = f;
+    if (body2) {                                  /* the same program again: identical results */
+        if (!(f = gr_function(d->n_bin, cin, d->n_bout, cout, &fo))) goto failed;
+        gr_fn_free(*body2);
+        *body2 = f;
+    }
     for (i = 0; i < d->n_bin; i++) {
         int64_t *e = spec + 1 + (size_t)i * (1 + GR_MAX_NDIM);
         e[0] = bin[i].ndim;
@@ -9456,7 +9475,7 @@ static gr_status gr__replay_advance(const gr_node *node, gr__replay *rp, const g
             }
         }
         for (i = 0; i < f->n_val; i++) rp->bin[pos++] = *in[gr__scan_i_val(d) + i];
-        if ((st = gr__scan_specialise(node, f, rp->bin, gr__scan_rt_of(node)->level, &rp->body, rp->spec)) != GR_OK) return st;
+        if ((st = gr__scan_specialise(node, f, rp->bin, gr__scan_rt_of(node)->level, &rp->body, NULL, rp->spec)) != GR_OK) return st;
         if ((st = gr_call(rp->body, rp->bin_ptr, rp->bout)) != GR_OK) {
             const char *msg = gr_fn_message(rp->body);
             return gr__error(node->graph, st, "gr_scan '%s', recomputing step %lld: %s", d->name, (long long)u,
@@ -9570,6 +9589,8 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
     gr__scan_rt *rt = p->rt;
     gr_graph *g = node->graph;
     int64_t L = -1, t, run = 0, *off = NULL, off_stack[16], lm1 = -1;
+    unsigned char *pp = NULL, pp_stack[16];
+    int any_pp = 0;
     size_t *rowb = NULL, rowb_stack[16];
     int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
     gr_status st = GR_OK;
@@ -9630,6 +9651,9 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         lm1 = i < d->n_seq ? off[i] : -1;
         if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, off, lm1, lm1 + 1 - L)) != GR_OK) goto out;
     }
+    pp = d->n_out <= 16 ? pp_stack : (unsigned char *)GR_MALLOC((size_t)d->n_out);
+    if (!pp) goto nomem;
+    for (j = 0; j < d->n_out; j++) { pp[j] = (unsigned char)gr__scan_pingpong(node, j); any_pp |= pp[j]; }
     /* the steps */
     for (t = 0; t < L && !done; t++) {
         const unsigned char *win = NULL;
@@ -9655,6 +9679,9 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                 if (r < 0) {
                     if (sit) *v = *x0;
                     else gr__row_view(v, x0, r + D);
+                } else if (pp[j]) {                  /* the other instance's output of the step before */
+                    *v = *x0;
+                    v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
                 } else {
                     int64_t slot = gr__scan_last(node, j) ? r % D : r;
                     *v = *x0;                     /* dtype; the state's row shape */
@@ -9664,14 +9691,15 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             }
         }
         for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
-        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, rt->spec)) != GR_OK) goto out;
-        if ((st = gr_call(rt->body, rt->bin_ptr, rt->bout)) != GR_OK) {
-            const char *msg = gr_fn_message(rt->body);
+        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK)
+            goto out;
+        if ((st = gr_call(any_pp && (t & 1) ? rt->body2 : rt->body, rt->bin_ptr, any_pp && (t & 1) ? rt->bout2 : rt->bout)) != GR_OK) {
+            const char *msg = gr_fn_message(any_pp && (t & 1) ? rt->body2 : rt->body);
             st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
             goto out;
         }
         for (j = 0; j < d->n_out; j++) {
-            const gr_array *b = rt->bout[j];
+            const gr_array *b = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
             size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
             int64_t slot = t;
             s = d->out_state[j];
@@ -9690,12 +9718,23 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                     goto out;
                 }
             }
+            if (pp[j] && !(t + 1 == L)) continue;       /* read from the instance's output: copied at the end only */
             if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
             if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1)) goto nomem;
             if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
         }
         run = t + 1;
-        if (d->has_until && gr__load(rt->bout[d->n_out]->dtype, rt->bout[d->n_out]->data, 0) != 0) done = 1;
+        {
+            const gr_array *cond = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[d->n_out];
+            if (d->has_until && gr__load(cond->dtype, cond->data, 0) != 0) done = 1;
+        }
+        if (done && any_pp && t + 1 < L)                  /* the last step: its ping-pong values kept now */
+            for (j = 0; j < d->n_out; j++) {
+                const gr_array *b = (t & 1 ? rt->bout2 : rt->bout)[j];
+                if (!pp[j]) continue;
+                if (!gr__scan_room(rt, j, 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+                if (b->size) memcpy(rt->res[j].data, b->data, (size_t)b->size * gr__dsize(b->dtype));
+            }
     }
     /* the outputs: rows of their own memory */
     for (j = 0; j < d->n_out; j++) {
@@ -9735,6 +9774,7 @@ nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
 out:
     if (off && off != off_stack) GR_FREE(off);
+    if (pp && pp != pp_stack) GR_FREE(pp);
     if (rowb && rowb != rowb_stack) GR_FREE(rowb);
     return st;
 }
