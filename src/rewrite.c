@@ -601,8 +601,11 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, x->owner->in);
         }
         if (gr__rw_zeros(x, &z)) {
+            gr_var *zs;
             if (!z) { *done = 0; return NULL; }
-            return gr__rw_zero_fill(rw, x->dtype, gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z));
+            /* (a failed build must fail: gr__rw_zero_fill of NULL is a 0-d zero) */
+            if (!(zs = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;
+            return gr__rw_zero_fill(rw, x->dtype, zs);
         }
     } else if (op == &gr__op_Dot) {
         /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
