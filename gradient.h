@@ -118,7 +118,8 @@
     X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
     X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
     X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
     X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
@@ -238,12 +239,13 @@
     X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
     X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
     X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
     X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
     X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
     X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
     X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
     X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
     X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
@@ -671,15 +673,22 @@ enum gr__var_kind {
     GR__VK_DISC,         /* DisconnectedType marker */
     GR__VK_NULL          /* NullType marker; ext is its reason, aux its status code */
 };
-enum { GR__VF_WEAK = 1 };            /* a weakly typed gr_const */
+enum {
+    GR__VF_WEAK  = 1,                /* a weakly typed gr_const */
+    GR__VF_NAMED = 2                 /* the graph's name table holds a name for it */
+};
 
+/* A variable is 32 bytes, followed by its ndim shape entries (-1 unknown); a node is 32 bytes,
+   followed by its input and output variables and its parameters. Graphs of tens of millions of
+   nodes are memory-bound, so nothing that can be computed or is rare (names) is stored. */
 struct gr_var {
     gr_graph *graph;
-    gr_node  *owner;
-    int64_t  *shape;                 /* ndim entries, -1 unknown */
-    char     *name;
-    void     *ext;
-    uint32_t  id;                    /* index in graph->vars */
+    union {
+        gr_node *owner;              /* GR__VK_OUT: the node computing it */
+        void    *ext;                /* the constant's gr_array, the shared variable's gr__storage,
+                                        the null gradient's reason */
+    } u;
+    uint32_t  id;                    /* index in graph->vars (after var_base) */
     int32_t   out_index;
     uint8_t   dtype, ndim, kind, flags, aux;
 };
@@ -687,12 +696,23 @@ struct gr_var {
 struct gr_node {
     const gr_op_def *op;
     gr_graph *graph;
-    gr_var  **in, **out;
-    void     *params;
-    uint32_t  params_size;           /* (56 bytes a node: graphs of millions of nodes are memory-bound) */
+    uint32_t  params_size;
     uint32_t  id;
-    int       n_in, n_out;
+    int32_t   n_in, n_out;
 };
+
+typedef char gr__var_is_small[sizeof(gr_var) <= 4 * sizeof(void *) ? 1 : -1];    /* 32 bytes on 64-bit targets */
+typedef char gr__node_is_small[sizeof(gr_node) <= 2 * sizeof(void *) + 16 ? 1 : -1];
+
+static int64_t *gr__vshape(const gr_var *v) { return (int64_t *)(uintptr_t)(v + 1); }
+static gr_node *gr__owner(const gr_var *v) { return v->kind == GR__VK_OUT ? v->u.owner : NULL; }
+static void *gr__ext(const gr_var *v) { return v->kind == GR__VK_OUT ? NULL : v->u.ext; }
+static gr_var **gr__in(const gr_node *n) { return (gr_var **)(uintptr_t)(n + 1); }
+static gr_var **gr__out(const gr_node *n) { return (gr_var **)(uintptr_t)(n + 1) + n->n_in; }
+static void *gr__params(const gr_node *n) {
+    return n->params_size ? (void *)((gr_var **)(uintptr_t)(n + 1) + n->n_in + n->n_out) : NULL;
+}
+static const char *gr__vname(const gr_var *v);
 
 struct gr_graph {
     gr__arena     arena;
@@ -703,6 +723,8 @@ struct gr_graph {
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
+    struct gr__name *names; uint32_t n_names, cap_names;     /* names of the named variables, by id (open
+                                                                addressing; cap a power of 2) */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;
@@ -1124,6 +1146,7 @@ GR_API void gr_graph_free(gr_graph *g) {
     for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
     for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
     GR_FREE(g->consts);
+    GR_FREE(g->names);
     GR_FREE(g->owned);
     GR_FREE(g->stores);
     GR_FREE(g->vars);
@@ -1151,17 +1174,53 @@ static void *gr__alloc(gr_graph *g, size_t n) {
     return p;
 }
 
-/* v->name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
+/* ---- names: most variables have none, so they live in a table of the graph, by variable id ---- */
+
+struct gr__name { uint32_t id; char *name; };   /* name NULL: the variable was named, then unnamed */
+
+static struct gr__name *gr__name_slot(const gr_graph *g, uint32_t id) {
+    uint32_t mask = g->cap_names - 1u, h = (id * 2654435761u) & mask;
+    while (g->names[h].name || g->names[h].id) {     /* (ids start at 1 in a slot: id + 1 is stored) */
+        if (g->names[h].id == id + 1u) return &g->names[h];
+        h = (h + 1u) & mask;
+    }
+    return &g->names[h];
+}
+
+static const char *gr__vname(const gr_var *v) {
+    if (!(v->flags & GR__VF_NAMED) || !v->graph->cap_names) return NULL;
+    return gr__name_slot(v->graph, v->id)->name;
+}
+
+/* v's name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
    of memory, leaving v unnamed */
 static int gr__set_name(gr_graph *g, gr_var *v, const char *name) {
+    struct gr__name *e;
     char *copy = NULL;
+    if (!name && !(v->flags & GR__VF_NAMED)) return 1;
+    if (2u * (g->n_names + 1u) > g->cap_names) {      /* at most half full */
+        uint32_t cap = g->cap_names ? 2u * g->cap_names : 16u, i, old_cap = g->cap_names;
+        struct gr__name *old = g->names;
+        if (cap < g->cap_names || !(g->names = (struct gr__name *)gr__calloc(cap, sizeof(struct gr__name)))) {
+            g->names = old;
+            v->flags = (uint8_t)(v->flags & ~GR__VF_NAMED);
+            gr__error(g, GR_ERR_NOMEM, "out of memory (variable names)");
+            return 0;
+        }
+        g->cap_names = cap;
+        for (i = 0; i < old_cap; i++) if (old[i].id) *gr__name_slot(g, old[i].id - 1u) = old[i];
+        GR_FREE(old);
+    }
     if (name) {
         size_t n = strlen(name) + 1;
         copy = (char *)gr__alloc(g, n);
-        if (!copy) { v->name = NULL; return 0; }
+        if (!copy) { v->flags = (uint8_t)(v->flags & ~GR__VF_NAMED); return 0; }
         memcpy(copy, name, n);
     }
-    v->name = copy;
+    e = gr__name_slot(g, v->id);
+    if (!e->id) { e->id = v->id + 1u; g->n_names++; }
+    e->name = copy;
+    v->flags = (uint8_t)(copy ? v->flags | GR__VF_NAMED : v->flags & ~GR__VF_NAMED);
     return 1;
 }
 
@@ -1186,8 +1245,7 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     if (!v) return NULL;
     memset(v, 0, sizeof *v);
     v->graph = g;
-    v->shape = (int64_t *)(v + 1);
-    for (i = 0; i < ndim; i++) v->shape[i] = shape ? shape[i] : -1;
+    for (i = 0; i < ndim; i++) gr__vshape(v)[i] = shape ? shape[i] : -1;
     v->dtype = (uint8_t)dtype;
     v->ndim = (uint8_t)ndim;
     v->kind = (uint8_t)kind;
@@ -1203,10 +1261,10 @@ typedef struct gr__desc { char s[112]; } gr__desc;
 static gr__desc gr__d(const gr_var *v) {
     gr__desc d;
     if (!v) snprintf(d.s, sizeof d.s, "NULL");
-    else if (v->name) snprintf(d.s, sizeof d.s, "'%.80s'", v->name);
-    else if (v->owner) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, v->owner->op->name);
+    else if (gr__vname(v)) snprintf(d.s, sizeof d.s, "'%.80s'", gr__vname(v));
+    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__owner(v)->op->name);
     else if (v->kind == GR__VK_CONST && v->ndim == 0)
-        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)v->ext, 0));
+        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)gr__ext(v), 0));
     else {
         static const char *const kinds[] = { "output", "input", "constant", "shared", "disconnected", "null" };
         snprintf(d.s, sizeof d.s, "#%lu (%s)", (unsigned long)v->id, kinds[v->kind]);
@@ -1217,7 +1275,7 @@ static gr__desc gr__d(const gr_var *v) {
 typedef struct gr__shp { char s[200]; } gr__shp;
 static gr__shp gr__vs(const gr_var *v) {
     gr__shp s;
-    gr__shape_str(s.s, sizeof s.s, v->ndim, v->shape);
+    gr__shape_str(s.s, sizeof s.s, v->ndim, gr__vshape(v));
     return s;
 }
 static gr__shp gr__as(const gr_array *a) {
@@ -1272,7 +1330,7 @@ static gr_var *gr__constant(gr_graph *g, const gr_array *value, int flags) {
     }
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_CONST);
     if (!v) return NULL;
-    v->ext = copy;
+    v->u.ext = copy;
     v->flags = (uint8_t)flags;
     return v;
 }
@@ -1312,7 +1370,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
             uint64_t ck = 0;
             uint32_t j;
             if (!c) continue;
-            memcpy(&ck, ((const gr_array *)c->ext)->data, gr__dsize(c->dtype));
+            memcpy(&ck, ((const gr_array *)gr__ext(c))->data, gr__dsize(c->dtype));
             j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
             while (t[j]) j = (j + 1) & (nc - 1);
             t[j] = c;
@@ -1325,7 +1383,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
     h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
     for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
         uint64_t ck = 0;
-        memcpy(&ck, ((const gr_array *)v->ext)->data, gr__dsize(v->dtype));
+        memcpy(&ck, ((const gr_array *)gr__ext(v))->data, gr__dsize(v->dtype));
         if (v->dtype == dtype && ck == key) return v;
     }
     v = gr__constant(g, &a, 0);
@@ -1357,14 +1415,14 @@ GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
     g->stores[g->n_stores++] = s;
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
     if (!v) return NULL;
-    v->ext = s;
+    v->u.ext = s;
     if (!gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
 GR_API const gr_array *gr_shared_get(const gr_var *v) {
     if (!v || v->kind != GR__VK_SHARED) return NULL;
-    return ((const gr__storage *)v->ext)->value;
+    return ((const gr__storage *)gr__ext(v))->value;
 }
 
 /* the value of a shared storage becomes a copy of `value` (same dtype and ndim) */
@@ -1396,16 +1454,16 @@ GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
     if ((int)value->dtype != v->dtype || value->ndim != v->ndim)
         return gr__error(v->graph, GR_ERR_TYPE, "gr_shared_set: %s is %s with %d dimensions; the value is %s with %d",
                          gr__d(v).s, gr_dtype_name((gr_dtype)v->dtype), v->ndim, gr_dtype_name(value->dtype), value->ndim);
-    s = (gr__storage *)v->ext;
+    s = (gr__storage *)gr__ext(v);
     if (gr__storage_assign(s, value) != GR_OK)
         return gr__error(v->graph, GR_ERR_NOMEM, "gr_shared_set: out of memory for %s", gr__d(v).s);
-    for (i = 0; i < v->ndim; i++) v->shape[i] = value->shape[i];
+    for (i = 0; i < v->ndim; i++) gr__vshape(v)[i] = value->shape[i];
     return GR_OK;
 }
 
 /* ---- variable accessors ---------------------------------------------------------------------- */
 
-GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
+GR_API const char *gr_var_name(const gr_var *v) { return v ? gr__vname(v) : NULL; }
 GR_API void gr_var_set_name(gr_var *v, const char *name) {
     if (!v) return;
     gr__set_name(v->graph, v, name);
@@ -1413,7 +1471,7 @@ GR_API void gr_var_set_name(gr_var *v, const char *name) {
 GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
 GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
 GR_API gr_graph *gr_var_graph(const gr_var *v) { return v ? v->graph : NULL; }
-GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? v->owner : NULL; }
+GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? gr__owner(v) : NULL; }
 GR_API int gr_is_disconnected(const gr_var *v) { return v && v->kind == GR__VK_DISC; }
 GR_API int gr_is_null(const gr_var *v) { return v && v->kind == GR__VK_NULL; }
 GR_API int gr_var_type(const gr_var *v, gr_type *out) {
@@ -1422,14 +1480,14 @@ GR_API int gr_var_type(const gr_var *v, gr_type *out) {
     memset(out, 0, sizeof *out);
     out->dtype = (gr_dtype)v->dtype;
     out->ndim = v->ndim;
-    for (i = 0; i < v->ndim; i++) out->shape[i] = v->shape[i];
+    for (i = 0; i < v->ndim; i++) out->shape[i] = gr__vshape(v)[i];
     return 1;
 }
 
 GR_API gr_var *gr_disconnected_like(gr_var *x) {
     gr_var *v;
     if (!x) return NULL;
-    v = gr__new_var(x->graph, x->dtype, x->ndim, x->shape, GR__VK_DISC);
+    v = gr__new_var(x->graph, x->dtype, x->ndim, gr__vshape(x), GR__VK_DISC);
     return v;
 }
 
@@ -1472,16 +1530,13 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
     node->graph = g;
-    node->in = (gr_var **)(node + 1);
-    node->out = node->in + n_in;
-    node->params = psize ? (void *)(node->out + n_out) : NULL;
     node->params_size = (uint32_t)psize;
     node->n_in = n_in;
     node->n_out = n_out;
     node->id = UINT32_MAX;               /* numbered when registered, after the type rule (which may build nodes) */
-    for (i = 0; i < n_in; i++) node->in[i] = in[i];
-    for (j = 0; j < n_out; j++) node->out[j] = NULL;
-    if (psize) memcpy(node->params, params, psize);
+    for (i = 0; i < n_in; i++) gr__in(node)[i] = in[i];
+    for (j = 0; j < n_out; j++) gr__out(node)[j] = NULL;
+    if (psize) memcpy(gr__params(node), params, psize);
     if (n_out > 4) {
         types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)n_out);
         if (!types) return GR_ERR_NOMEM;
@@ -1514,9 +1569,9 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
         if (!v) return GR_ERR_NOMEM;
-        v->owner = node;
+        v->u.owner = node;
         v->out_index = j;
-        node->out[j] = v;
+        gr__out(node)[j] = v;
     }
     /* registered only now: a type rule may build nodes of its own (Batched's builds its inner node),
        which take the slots and ids free before it ran */
@@ -1525,7 +1580,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
-    for (j = 0; j < n_out; j++) outs[j] = node->out[j];
+    for (j = 0; j < n_out; j++) outs[j] = gr__out(node)[j];
     return GR_OK;
 }
 
@@ -1559,14 +1614,14 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
 }
 
 GR_API gr_var *gr_node_input(const gr_node *node, int i) {
-    return node && i >= 0 && i < node->n_in ? node->in[i] : NULL;
+    return node && i >= 0 && i < node->n_in ? gr__in(node)[i] : NULL;
 }
 GR_API gr_var *gr_node_output(const gr_node *node, int i) {
-    return node && i >= 0 && i < node->n_out ? node->out[i] : NULL;
+    return node && i >= 0 && i < node->n_out ? gr__out(node)[i] : NULL;
 }
 GR_API int gr_node_n_inputs(const gr_node *node) { return node ? node->n_in : 0; }
 GR_API int gr_node_n_outputs(const gr_node *node) { return node ? node->n_out : 0; }
-GR_API const void *gr_node_params(const gr_node *node) { return node ? node->params : NULL; }
+GR_API const void *gr_node_params(const gr_node *node) { return node ? gr__params(node) : NULL; }
 GR_API const gr_op_def *gr_node_op(const gr_node *node) { return node ? node->op : NULL; }
 
 GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) {
@@ -1582,7 +1637,7 @@ GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *
 
 /* the first input's static type (the default type rule, and the like0 rule of the table) */
 static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[0], out);
+    gr_var_type(gr__in(node)[0], out);
     return GR_OK;
 }
 static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -1637,17 +1692,17 @@ static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *root
     }
     for (r = 0; r < n_roots; r++) {
         gr_var *v = roots[r];
-        if (!v || !v->owner || (stop && stop[v->id]) || state[v->owner->id]) continue;
-        state[v->owner->id] = 1;
-        stack[sp] = v->owner; next[sp] = 0; sp++;
+        if (!v || !gr__owner(v) || (stop && stop[v->id]) || state[gr__owner(v)->id]) continue;
+        state[gr__owner(v)->id] = 1;
+        stack[sp] = gr__owner(v); next[sp] = 0; sp++;
         while (sp) {
             gr_node *node = stack[sp - 1];
             if (next[sp - 1] < node->n_in) {
-                gr_var *in = node->in[next[sp - 1]++];
+                gr_var *in = gr__in(node)[next[sp - 1]++];
                 if (read) in = read(ctx, in);
-                if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
-                    state[in->owner->id] = 1;
-                    stack[sp] = in->owner; next[sp] = 0; sp++;
+                if (gr__owner(in) && !(stop && stop[in->id]) && !state[gr__owner(in)->id]) {
+                    state[gr__owner(in)->id] = 1;
+                    stack[sp] = gr__owner(in); next[sp] = 0; sp++;
                 }
             } else {
                 state[node->id] = 2;
@@ -1680,7 +1735,7 @@ static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *ro
     *n_out = 0;
     if (!need) return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn);
     for (r = 0; r < n_roots; r++)
-        if (roots[r] && roots[r]->owner && !(stop && stop[roots[r]->id])) need[roots[r]->owner->id] = 1;
+        if (roots[r] && gr__owner(roots[r]) && !(stop && stop[roots[r]->id])) need[gr__owner(roots[r])->id] = 1;
     for (k = nn; k-- > 0;) {
         gr_node *node;
         int i;
@@ -1688,8 +1743,8 @@ static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *ro
         n++;
         node = g->nodes[k];
         for (i = 0; i < node->n_in; i++) {
-            gr_var *in = node->in[i];
-            if (in->owner && !(stop && stop[in->id])) need[in->owner->id] = 1;
+            gr_var *in = gr__in(node)[i];
+            if (gr__owner(in) && !(stop && stop[in->id])) need[gr__owner(in)->id] = 1;
         }
     }
     order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
@@ -1976,7 +2031,7 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
     for (k = 0; k < n; k++) {
         int off = nd - xs[k]->ndim;
         for (i = 0; i < xs[k]->ndim; i++) {
-            int64_t a = out->shape[off + i], b = xs[k]->shape[i];
+            int64_t a = out->shape[off + i], b = gr__vshape(xs[k])[i];
             int64_t r;
             if (a == 1) r = b;
             else if (b == 1) r = a;
@@ -1992,17 +2047,17 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
     int cls = gr__ew_class[node->op->code];
-    int bad = gr__broadcast_static(node->n_in, node->in, out);
+    int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         int k;
         char buf[GR__MSG];
         size_t used = 0;
         for (k = 0; k <= bad; k++)
             used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
-                                     k ? " and " : "", gr__vs(node->in[k]).s, gr__d(node->in[k]).s);
+                                     k ? " and " : "", gr__vs(gr__in(node)[k]).s, gr__d(gr__in(node)[k]).s);
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
     }
-    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)node->in[node->n_in - 1]->dtype;
+    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)gr__in(node)[node->n_in - 1]->dtype;
     return GR_OK;
 }
 
@@ -2021,7 +2076,7 @@ static gr_status gr__broadcast_shapes(const gr_node *node, int n, const gr_array
                 gr_array tmp = *out;
                 for (j = 0; j < off; j++) tmp.shape[j] = 1;
                 return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast: %s of %s against %s so far",
-                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(node->in[k]).s,
+                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(gr__in(node)[k]).s,
                                      gr__shape_str(s2, sizeof s2, nd, tmp.shape));
             }
         }
@@ -2043,7 +2098,7 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 /* ---- building: dtype promotion and weak constants ------------------------------------------- */
 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
-static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)v->ext, 0); }
+static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
 /* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
    integers, weak constants take the other side's float dtype) */
@@ -2118,13 +2173,13 @@ static int gr__grad_dtype(const gr_var *x) { return gr__is_float(x->dtype) ? (in
 
 static int gr__static_known(const gr_var *v) {
     int i;
-    for (i = 0; i < v->ndim; i++) if (v->shape[i] < 0) return 0;
+    for (i = 0; i < v->ndim; i++) if (gr__vshape(v)[i] < 0) return 0;
     return 1;
 }
 static int gr__same_static(const gr_var *a, const gr_var *b) {
     int i;
     if (a->ndim != b->ndim || !gr__static_known(a) || !gr__static_known(b)) return 0;
-    for (i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    for (i = 0; i < a->ndim; i++) if (gr__vshape(a)[i] != gr__vshape(b)[i]) return 0;
     return 1;
 }
 
@@ -2158,10 +2213,10 @@ enum { GR__PD_EXPR, GR__PD_ONE, GR__PD_NEG_ONE, GR__PD_ZERO };
    is a known constant instead (then NULL is returned) */
 static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     gr_graph *gr__g = node->graph;
-    gr_var *x0 = node->in[0];
-    gr_var *x1 = node->n_in > 1 ? node->in[1] : NULL;
-    gr_var *x2 = node->n_in > 2 ? node->in[2] : NULL;
-    gr_var *y = node->out[0];
+    gr_var *x0 = gr__in(node)[0];
+    gr_var *x1 = node->n_in > 1 ? gr__in(node)[1] : NULL;
+    gr_var *x2 = node->n_in > 2 ? gr__in(node)[2] : NULL;
+    gr_var *y = gr__out(node)[0];
     (void)x1; (void)x2; (void)y; (void)gr__g;
     *kind = GR__PD_EXPR;
 #define D(e) (e)
@@ -2194,14 +2249,14 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
 static int gr__is_one(const gr_var *v, int dt) {
-    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)v->ext, 0) == 1.0;
+    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
-    gr_var *y = node->out[0], *gz = og[0];
+    gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
-        gr_var *x = node->in[k], *t;
+        gr_var *x = gr__in(node)[k], *t;
         int kind;
         if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
@@ -2223,7 +2278,7 @@ static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig
 
 /* R-op: sum_k d_k * v_k over the inputs that have a tangent */
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *y = node->out[0], *acc = NULL;
+    gr_var *y = gr__out(node)[0], *acc = NULL;
     int k, any = 0;
     orop[0] = NULL;
     if (!gr__is_float(y->dtype)) return GR_OK;          /* integer-valued: not differentiable */
@@ -2265,8 +2320,8 @@ GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype) {
 }
 
 static gr_status gr__Cast_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[0], out);
-    out->dtype = (gr_dtype)((const gr__cast_params *)node->params)->dtype;
+    gr_var_type(gr__in(node)[0], out);
+    out->dtype = (gr_dtype)((const gr__cast_params *)gr__params(node))->dtype;
     return GR_OK;
 }
 static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -2288,15 +2343,15 @@ static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in
 }
 /* float outputs pass the gradient back (cast to x's float dtype); integer outputs give zeros */
 static gr_status gr__Cast_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_cast(og[0], (gr_dtype)gr__grad_dtype(x));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_cast(ev[0], (gr_dtype)node->out[0]->dtype);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_cast(ev[0], (gr_dtype)gr__out(node)[0]->dtype);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -2348,17 +2403,17 @@ GR_API gr_var *gr_prod_axis(gr_var *x, int axis) { return gr__reduce("gr_prod_ax
 GR_API gr_var *gr_max_axis(gr_var *x, int axis) { return gr__reduce("gr_max_axis", &gr__op_Max, x, 1, &axis, 0); }
 GR_API gr_var *gr_min_axis(gr_var *x, int axis) { return gr__reduce("gr_min_axis", &gr__op_Min, x, 1, &axis, 0); }
 
-static const gr__reduce_params *gr__rp(const gr_node *node) { return (const gr__reduce_params *)node->params; }
+static const gr__reduce_params *gr__rp(const gr_node *node) { return (const gr__reduce_params *)gr__params(node); }
 
 static gr_status gr__reduce_infer(const gr_node *node, gr_type *out) {
-    const gr_var *x = node->in[0];
+    const gr_var *x = gr__in(node)[0];
     const gr__reduce_params *p = gr__rp(node);
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
     if (node->op == &gr__op_Mean && !gr__is_float(x->dtype)) out->dtype = GR_F64;
     for (i = 0; i < x->ndim; i++) {
         if (p->mask & (1u << i)) { if (p->keepdims) out->shape[m++] = 1; }
-        else out->shape[m++] = x->shape[i];
+        else out->shape[m++] = gr__vshape(x)[i];
     }
     out->ndim = m;
     return GR_OK;
@@ -2378,7 +2433,7 @@ static gr_status gr__reduce_shape(const gr_node *node, const gr_array *const *in
         }
     }
     if (count == 0 && rest > 0 && (node->op == &gr__op_Max || node->op == &gr__op_Min))
-        return gr_node_error(node, GR_ERR_RUNTIME, "reduction over an empty axis of %s has no identity", gr__d(node->in[0]).s);
+        return gr_node_error(node, GR_ERR_RUNTIME, "reduction over an empty axis of %s has no identity", gr__d(gr__in(node)[0]).s);
     return GR_OK;
 }
 
@@ -2521,7 +2576,7 @@ static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict);
 /* y (a reduction's output, or its gradient) with the reduced axes back as axes of size 1 */
 static gr_var *gr__unreduce(gr_var *y, const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
-    int pattern[GR_MAX_NDIM], i, m = 0, nd = node->in[0]->ndim;
+    int pattern[GR_MAX_NDIM], i, m = 0, nd = gr__in(node)[0]->ndim;
     if (!y || p->keepdims) return y;
     for (i = 0; i < nd; i++) pattern[i] = (p->mask & (1u << i)) ? GR_NEWAXIS : m++;
     return gr__dimshuffle(y, nd, pattern, 0);
@@ -2529,29 +2584,29 @@ static gr_var *gr__unreduce(gr_var *y, const gr_node *node) {
 
 /* gz broadcast back over the reduced axes, shaped like x */
 static gr_var *gr__spread_back(gr_var *gz, const gr_node *node) {
-    return gr__spread_to(gr__unreduce(gz, node), node->in[0]);
+    return gr__spread_to(gr__unreduce(gz, node), gr__in(node)[0]);
 }
 
 static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype);
 
 static gr_status gr__Sum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__spread_back(og[0], node) : gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__spread_back(og[0], node) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Sum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     const gr__reduce_params *p = gr__rp(node);
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     orop[0] = gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* the gradient of a mean is the spread cotangent times count(y) / count(x) */
 static gr_status gr__Mean_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->out[0], *scale;
+    gr_var *x = gr__in(node)[0], *y = gr__out(node)[0], *scale;
     if (gr__static_known(x)) {
-        int64_t nx = gr__shape_size(x->ndim, x->shape), ny = gr__shape_size(y->ndim, y->shape);
+        int64_t nx = gr__shape_size(x->ndim, gr__vshape(x)), ny = gr__shape_size(y->ndim, gr__vshape(y));
         scale = gr__scalar_const(node->graph, y->dtype, nx ? (double)ny / (double)nx : 0.0, 0);
     } else scale = gr__size_ratio(y, x, y->dtype);
     ig[0] = gr__spread_back(gr_mul(og[0], scale), node);
@@ -2576,7 +2631,7 @@ static gr_status gr__Mean_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 static gr_var *gr__prod_partial(const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
     gr__reduce_params keep = *p;
-    gr_var *x = node->in[0], *is0, *zeros_at, *nz, *safe, *pnz, *s0, *x0s, *zero_case, *plain_case, *one, *zero;
+    gr_var *x = gr__in(node)[0], *is0, *zeros_at, *nz, *safe, *pnz, *s0, *x0s, *zero_case, *plain_case, *one, *zero;
     gr_graph *g = node->graph;
     keep.keepdims = 1;
     one = gr_const(g, 1.0);
@@ -2590,13 +2645,13 @@ static gr_var *gr__prod_partial(const gr_node *node) {
     s0 = x0s ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &x0s) : NULL;            /* sum of the zeros: 0 */
     /* with two zeros the derivative is 0 but its derivative is not: pnz * (s0 - x) keeps both right */
     zero_case = gr_where(gr_eq(nz, one), pnz, gr_where(gr_eq(nz, gr_const(g, 2.0)), gr_mul(pnz, gr_sub(s0, x)), zero));
-    plain_case = gr_div(gr__unreduce(node->out[0], node), safe);
+    plain_case = gr_div(gr__unreduce(gr__out(node)[0], node), safe);
     return gr_where(is0, zero_case, plain_case);
 }
 
 static gr_status gr__Prod_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__prod_partial(node));
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -2604,7 +2659,7 @@ static gr_status gr__Prod_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     const gr__reduce_params *p = gr__rp(node);
     gr_var *t;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     t = gr_mul(ev[0], gr__prod_partial(node));
     orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
     return orop[0] ? GR_OK : node->graph->status;
@@ -2612,11 +2667,11 @@ static gr_status gr__Prod_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 
 /* where x attains the extremum of its slice, as x's dtype (ties: every tied element) */
 static gr_var *gr__argext_mask(const gr_node *node) {
-    gr_var *x = node->in[0];
-    return gr__cast_like(gr_eq(x, gr__spread_back(node->out[0], node)), x);
+    gr_var *x = gr__in(node)[0];
+    return gr__cast_like(gr_eq(x, gr__spread_back(gr__out(node)[0], node)), x);
 }
 static gr_status gr__extremum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__argext_mask(node));
     return ig[0] ? GR_OK : node->graph->status;
@@ -2626,7 +2681,7 @@ static gr_status gr__extremum_rop(const gr_node *node, gr_var *const *ev, gr_var
     const gr__reduce_params *p = gr__rp(node);
     gr_var *t;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     t = gr_mul(ev[0], gr__argext_mask(node));
     orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
     return orop[0] ? GR_OK : node->graph->status;
@@ -2654,7 +2709,7 @@ static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
 typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
 
-static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)node->params; }
+static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)gr__params(node); }
 static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
 
 static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
@@ -2694,10 +2749,10 @@ static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
 
 /* ArgMax and LogSumExp: the axis goes */
 static gr_status gr__axisred_infer(const gr_node *node, gr_type *out) {
-    const gr_var *x = node->in[0];
+    const gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis, i, m = 0;
     out->dtype = node->op == &gr__op_ArgMax ? GR_I64 : (gr_dtype)x->dtype;
-    for (i = 0; i < x->ndim; i++) if (i != axis) out->shape[m++] = x->shape[i];
+    for (i = 0; i < x->ndim; i++) if (i != axis) out->shape[m++] = gr__vshape(x)[i];
     out->ndim = m;
     return GR_OK;
 }
@@ -2707,13 +2762,13 @@ static gr_status gr__axisred_shape(const gr_node *node, const gr_array *const *i
     for (i = 0; i < in[0]->ndim; i++)
         if (i != axis) { out[0]->shape[m++] = in[0]->shape[i]; rest *= in[0]->shape[i]; }
     if (node->op == &gr__op_ArgMax && in[0]->shape[axis] == 0 && rest > 0)
-        return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(node->in[0]).s,
+        return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(gr__in(node)[0]).s,
                              gr__as(in[0]).s);
     return GR_OK;
 }
 
 static gr_status gr__LinScan_infer(const gr_node *node, gr_type *out) {
-    const gr_var *a = node->in[0], *b = node->in[1];
+    const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int i;
     if (a->ndim != b->ndim || a->dtype != b->dtype || !gr__is_float(a->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "LinScan: a %s (%s, %d-d) and b %s (%s, %d-d) need one float dtype and one ndim",
@@ -2721,10 +2776,10 @@ static gr_status gr__LinScan_infer(const gr_node *node, gr_type *out) {
     out->dtype = (gr_dtype)a->dtype;
     out->ndim = a->ndim;
     for (i = 0; i < a->ndim; i++) {
-        if (a->shape[i] >= 0 && b->shape[i] >= 0 && a->shape[i] != b->shape[i])
+        if (gr__vshape(a)[i] >= 0 && gr__vshape(b)[i] >= 0 && gr__vshape(a)[i] != gr__vshape(b)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "LinScan: a %s %s and b %s %s differ in shape", gr__d(a).s, gr__vs(a).s,
                              gr__d(b).s, gr__vs(b).s);
-        out->shape[i] = a->shape[i] >= 0 ? a->shape[i] : b->shape[i];
+        out->shape[i] = gr__vshape(a)[i] >= 0 ? gr__vshape(a)[i] : gr__vshape(b)[i];
     }
     return GR_OK;
 }
@@ -2732,8 +2787,8 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
     int i;
     for (i = 0; i < in[0]->ndim; i++) {
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "a %s of shape %s and b %s of shape %s differ", gr__d(node->in[0]).s,
-                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "a %s of shape %s and b %s of shape %s differ", gr__d(gr__in(node)[0]).s,
+                                 gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
         out[0]->shape[i] = in[0]->shape[i];
     }
     return GR_OK;
@@ -2887,7 +2942,7 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 /* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr__zeros_grad(node->in[0]);
+    ig[0] = gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ArgMax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -2906,7 +2961,7 @@ static gr_var *gr__axis_back(gr_var *y, int axis, int ndim) {
 
 /* d lse / d x = softmax(x) along the axis: gradient gz softmax(x), R-op sum_axis(softmax(x) v) */
 static gr_status gr__LogSumExp_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis;
     ig[0] = gr_mul(gr__axis_back(og[0], axis, x->ndim), gr_softmax(x, axis));
     return ig[0] ? GR_OK : node->graph->status;
@@ -2915,7 +2970,7 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
     int axis = gr__adp(node)->axis;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_sum_axis(gr_mul(gr_softmax(node->in[0], axis), ev[0]), axis);
+    orop[0] = gr_sum_axis(gr_mul(gr_softmax(gr__in(node)[0], axis), ev[0]), axis);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -2923,14 +2978,14 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
    the tangent */
 static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__axdir_params *p = gr__adp(node);
-    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
-                                              : gr__zeros_grad(node->in[0]);
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+                                              : gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -2950,17 +3005,17 @@ static gr_var *gr__shift(gr_var *z, int axis, int dir, double fill) {
      gradient  g_x = E * S,  S_i = g_i + x_{i+1} S_{i+1}   = E * LinScan(x, g, reverse)
      R-op      r_k = x_k r_{k-1} + E_k v_k                 = LinScan(x, E * v, forward) */
 static gr_status gr__CumProd_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis;
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
-    else ig[0] = gr_mul(gr__shift(node->out[0], axis, 1, 1.0), gr__linscan(x, og[0], axis, 1));
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_mul(gr__shift(gr__out(node)[0], axis, 1, 1.0), gr__linscan(x, og[0], axis, 1));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__CumProd_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     int axis = gr__adp(node)->axis;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
-    orop[0] = gr__linscan(node->in[0], gr_mul(gr__shift(node->out[0], axis, 1, 1.0), ev[0]), axis, 0);
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
+    orop[0] = gr__linscan(gr__in(node)[0], gr_mul(gr__shift(gr__out(node)[0], axis, 1, 1.0), ev[0]), axis, 0);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -2970,7 +3025,7 @@ static gr_status gr__CumProd_rop(const gr_node *node, gr_var *const *ev, gr_var 
      reverse  ds = L'(a, next(da s) + db);         gradient: m = L(a, g),  g_b = m, g_a = prev(m) s
    (L' the reverse scan), so its derivatives are LinScans again and differentiate further. */
 static gr_status gr__LinScan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *a = node->in[0], *s = node->out[0], *l;
+    gr_var *a = gr__in(node)[0], *s = gr__out(node)[0], *l;
     const gr__axdir_params *p = gr__adp(node);
     l = gr__linscan(a, og[0], p->axis, !p->reverse);
     ig[1] = l;
@@ -2978,7 +3033,7 @@ static gr_status gr__LinScan_grad(const gr_node *node, gr_var *const *og, gr_var
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LinScan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *a = node->in[0], *s = node->out[0], *w = NULL;
+    gr_var *a = gr__in(node)[0], *s = gr__out(node)[0], *w = NULL;
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
@@ -2996,7 +3051,7 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     const gr__axdir_params *p = gr__adp(node);
     gr_var *xs[2];
     int i, lead = 0;
-    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     while (lead < node->n_in && !batched[lead]) lead++;
     for (i = 0; i < node->n_in; i++) {
         xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);
@@ -3086,7 +3141,7 @@ static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict) 
         if (a != i) identity = 0;
     }
     for (i = 0; i < x->ndim; i++)
-        if (!(seen & (1u << i)) && strict && x->shape[i] != 1)
+        if (!(seen & (1u << i)) && strict && gr__vshape(x)[i] != 1)
             return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: axis %d of %s %s is dropped but its static size is not 1",
                             i, gr__d(x).s, gr__vs(x).s);
     if (identity) return x;
@@ -3104,14 +3159,14 @@ GR_API gr_var *gr_transpose(gr_var *x) {
     return gr__dimshuffle(x, x->ndim, pattern, 1);
 }
 
-static const gr__dimshuffle_params *gr__dsp(const gr_node *node) { return (const gr__dimshuffle_params *)node->params; }
+static const gr__dimshuffle_params *gr__dsp(const gr_node *node) { return (const gr__dimshuffle_params *)gr__params(node); }
 
 static gr_status gr__DimShuffle_infer(const gr_node *node, gr_type *out) {
     const gr__dimshuffle_params *p = gr__dsp(node);
     int i;
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     out->ndim = p->n;
-    for (i = 0; i < p->n; i++) out->shape[i] = p->pattern[i] < 0 ? 1 : node->in[0]->shape[p->pattern[i]];
+    for (i = 0; i < p->n; i++) out->shape[i] = p->pattern[i] < 0 ? 1 : gr__vshape(gr__in(node)[0])[p->pattern[i]];
     return GR_OK;
 }
 static gr_status gr__DimShuffle_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -3125,7 +3180,7 @@ static gr_status gr__DimShuffle_shape(const gr_node *node, const gr_array *const
     for (i = 0; i < in[0]->ndim; i++)
         if (!(seen & (1u << i)) && in[0]->shape[i] != 1)
             return gr_node_error(node, GR_ERR_SHAPE, "axis %d of %s is dropped but has size %lld", i,
-                                 gr__d(node->in[0]).s, (long long)in[0]->shape[i]);
+                                 gr__d(gr__in(node)[0]).s, (long long)in[0]->shape[i]);
     return GR_OK;
 }
 /* element strides of x seen through the pattern */
@@ -3156,7 +3211,7 @@ static int64_t gr__DimShuffle_alias(const gr_node *node, const gr_array *const *
 }
 static gr_status gr__DimShuffle_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__dimshuffle_params *p = gr__dsp(node);
-    int inv[GR_MAX_NDIM], i, nd = node->in[0]->ndim;
+    int inv[GR_MAX_NDIM], i, nd = gr__in(node)[0]->ndim;
     for (i = 0; i < nd; i++) inv[i] = GR_NEWAXIS;
     for (i = 0; i < p->n; i++) if (p->pattern[i] >= 0) inv[p->pattern[i]] = i;
     ig[0] = gr__dimshuffle(og[0], nd, inv, 0);
@@ -3217,7 +3272,7 @@ GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape) {
     if (gr__static_overflows(ndim, p.shape))         /* also keeps gr__reshape_resolve's product in range */
         return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the element count of the new shape %s of %s overflows",
                         gr__shape_str(buf, sizeof buf, ndim, p.shape), gr__d(x).s);
-    if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, x->shape), tmp))
+    if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, gr__vshape(x)), tmp))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape: cannot reshape %s of shape %s to %s", gr__d(x).s, gr__vs(x).s,
                         gr__shape_str(buf, sizeof buf, ndim, p.shape));
     return gr__node1(g, &gr__op_Reshape, &p, sizeof p, 1, &x);
@@ -3229,18 +3284,18 @@ GR_API gr_var *gr_flatten(gr_var *x) {
 }
 
 static gr_status gr__Reshape_infer(const gr_node *node, gr_type *out) {
-    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__reshape_params *p = (const gr__reshape_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = p->ndim;
-    gr__reshape_resolve(p, gr__static_known(x) ? gr__shape_size(x->ndim, x->shape) : -1, out->shape);
+    gr__reshape_resolve(p, gr__static_known(x) ? gr__shape_size(x->ndim, gr__vshape(x)) : -1, out->shape);
     return GR_OK;
 }
 static gr_status gr__Reshape_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
+    const gr__reshape_params *p = (const gr__reshape_params *)gr__params(node);
     if (!gr__reshape_resolve(p, in[0]->size, out[0]->shape)) {
         char buf[200];
-        return gr_node_error(node, GR_ERR_SHAPE, "cannot reshape %s of shape %s to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "cannot reshape %s of shape %s to %s", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                              gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
     }
     return GR_OK;
@@ -3251,13 +3306,13 @@ static gr_status gr__Reshape_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 static gr_status gr__Reshape_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reshape_like(og[0], node->in[0]);
+    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_Reshape, node->params, node->params_size, 1, &ev[0]);
+    orop[0] = gr__node1(node->graph, &gr__op_Reshape, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3269,22 +3324,22 @@ GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref) {
     args[0] = x; args[1] = ref;
     if (!gr__operands("gr_reshape_like", 2, args, &g)) return NULL;
     if (gr__static_known(x) && gr__static_known(ref) &&
-        gr__shape_size(x->ndim, x->shape) != gr__shape_size(ref->ndim, ref->shape))
+        gr__shape_size(x->ndim, gr__vshape(x)) != gr__shape_size(ref->ndim, gr__vshape(ref)))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape_like: %s %s and %s %s differ in size", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     return gr__node1(g, &gr__op_ReshapeLike, NULL, 0, 2, args);
 }
 
 static gr_status gr__ReshapeLike_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[1], out);
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    gr_var_type(gr__in(node)[1], out);
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     return GR_OK;
 }
 static gr_status gr__ReshapeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (in[0]->size != in[1]->size)
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not have the %lld elements of %s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not have the %lld elements of %s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -3293,16 +3348,16 @@ static gr_status gr__ReshapeLike_perform(const gr_node *node, const gr_array *co
 }
 static gr_status gr__ReshapeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     gr_var *args[2];
-    args[0] = og[0]; args[1] = node->in[0];
+    args[0] = og[0]; args[1] = gr__in(node)[0];
     ig[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ReshapeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *args[2];
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    args[0] = ev[0]; args[1] = node->in[1];
+    args[0] = ev[0]; args[1] = gr__in(node)[1];
     orop[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -3320,7 +3375,7 @@ GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref) {
         return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s has more dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     for (i = 0; i < x->ndim; i++) {
-        int64_t a = x->shape[i], b = ref->shape[off + i];
+        int64_t a = gr__vshape(x)[i], b = gr__vshape(ref)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b)
             return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s does not broadcast to %s %s", gr__d(x).s, gr__vs(x).s,
                             gr__d(ref).s, gr__vs(ref).s);
@@ -3329,12 +3384,12 @@ GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref) {
 }
 
 static gr_status gr__BroadcastLike_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0], *ref = node->in[1];
+    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
     int i, off = ref->ndim - x->ndim;
     gr_var_type(ref, out);
     out->dtype = (gr_dtype)x->dtype;
     for (i = 0; i < x->ndim; i++)
-        if (out->shape[off + i] < 0 && x->shape[i] > 1) out->shape[off + i] = x->shape[i];
+        if (out->shape[off + i] < 0 && gr__vshape(x)[i] > 1) out->shape[off + i] = gr__vshape(x)[i];
     return GR_OK;
 }
 /* x's shape broadcasts to target's (right-aligned) */
@@ -3348,8 +3403,8 @@ static int gr__broadcasts_to(const gr_array *x, const gr_array *target) {
 static gr_status gr__BroadcastLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (!gr__broadcasts_to(in[0], in[1]))
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to shape %s of %s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, gr__as(in[1]).s, gr__d(node->in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to shape %s of %s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, gr__as(in[1]).s, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -3384,14 +3439,14 @@ static gr_status gr__BroadcastLike_perform(const gr_node *node, const gr_array *
     return GR_OK;
 }
 static gr_status gr__BroadcastLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reduce_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_reduce_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__BroadcastLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_broadcast_like(ev[0], node->in[1]);
+    orop[0] = gr_broadcast_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3408,7 +3463,7 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
         return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s has fewer dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     for (i = 0; i < ref->ndim; i++) {
-        int64_t a = ref->shape[i], b = x->shape[off + i];
+        int64_t a = gr__vshape(ref)[i], b = gr__vshape(x)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b)
             return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s does not broadcast to %s %s", gr__d(ref).s, gr__vs(ref).s,
                             gr__d(x).s, gr__vs(x).s);
@@ -3421,15 +3476,15 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
 }
 
 static gr_status gr__ReduceLike_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[1], out);
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    gr_var_type(gr__in(node)[1], out);
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     return GR_OK;
 }
 static gr_status gr__ReduceLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (!gr__broadcasts_to(in[1], in[0]))
         return gr_node_error(node, GR_ERR_SHAPE, "shape %s of %s does not broadcast to shape %s of %s", gr__as(in[1]).s,
-                             gr__d(node->in[1]).s, gr__as(in[0]).s, gr__d(node->in[0]).s);
+                             gr__d(gr__in(node)[1]).s, gr__as(in[0]).s, gr__d(gr__in(node)[0]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -3444,14 +3499,14 @@ static gr_status gr__ReduceLike_perform(const gr_node *node, const gr_array *con
     return GR_OK;
 }
 static gr_status gr__ReduceLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_broadcast_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_broadcast_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ReduceLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_reduce_like(ev[0], node->in[1]);
+    orop[0] = gr_reduce_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3473,7 +3528,7 @@ static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype) {
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype) { return gr__size_ratio(a, b, (int)dtype); }
 
 static gr_status gr__SizeRatio_infer(const gr_node *node, gr_type *out) {
-    out->dtype = (gr_dtype)((const gr__size_ratio_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__size_ratio_params *)gr__params(node))->dtype;
     out->ndim = 0;
     return GR_OK;
 }
@@ -3488,8 +3543,8 @@ static gr_status gr__SizeRatio_perform(const gr_node *node, const gr_array *cons
 }
 static gr_status gr__SizeRatio_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__SizeRatio_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -3651,9 +3706,9 @@ static int gr__join_check(const char *fname, gr_graph *g, int n, gr_var *const *
         int known = -1;                              /* the first operand whose size along d is known */
         if (d == skip) continue;
         for (i = 0; i < n; i++) {
-            if (xs[i]->shape[d] < 0) continue;
+            if (gr__vshape(xs[i])[d] < 0) continue;
             if (known < 0) { known = i; continue; }
-            if (xs[i]->shape[d] != xs[known]->shape[d]) {
+            if (gr__vshape(xs[i])[d] != gr__vshape(xs[known])[d]) {
                 gr__error(g, GR_ERR_SHAPE, "%s: operand %d %s of shape %s and operand %d %s of shape %s differ along axis %d%s", fname,
                           known, gr__d(xs[known]).s, gr__vs(xs[known]).s, i, gr__d(xs[i]).s, gr__vs(xs[i]).s, d,
                           skip >= 0 ? " (only the joining axis may differ)" : "");
@@ -3735,9 +3790,9 @@ GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_v
         if (total > INT64_MAX - sizes[i]) return gr__error(g, GR_ERR_VALUE, "gr_split: the sizes of the pieces of %s overflow", gr__d(x).s);
         total += sizes[i];
     }
-    if (x->shape[a] >= 0 && total != x->shape[a])
+    if (gr__vshape(x)[a] >= 0 && total != gr__vshape(x)[a])
         return gr__error(g, GR_ERR_SHAPE, "gr_split: the %d sizes add up to %lld, but axis %d of %s of shape %s has length %lld", n,
-                         (long long)total, a, gr__d(x).s, gr__vs(x).s, (long long)x->shape[a]);
+                         (long long)total, a, gr__d(x).s, gr__vs(x).s, (long long)gr__vshape(x)[a]);
     st = gr__split_static(g, x, a - x->ndim, n, sizes, out);
     if (st != GR_OK) {
         for (i = 0; i < n; i++) out[i] = NULL;
@@ -3762,8 +3817,8 @@ static gr_status gr__split_like(gr_graph *g, gr_var *x, int axis, int k, gr_var 
 /* ---- Join ---------------------------------------------------------------------------------------- */
 
 static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
-    gr_var *x0 = node->in[0];
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
+    gr_var *x0 = gr__in(node)[0];
     int nd = x0->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     if (a < 0 || a >= nd) return gr__error(node->graph, GR_ERR_VALUE, "Join: axis %d out of range for %s with %d dimensions", a, gr__d(x0).s, nd);
@@ -3771,24 +3826,24 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
         return gr__error(node->graph, GR_ERR_VALUE, "Join: %d operands in one node (at most %d)", node->n_in, GR__SPLIT_MAX);
     gr_var_type(x0, out);
     for (i = 0; i < node->n_in; i++) {
-        gr_var *x = node->in[i];
+        gr_var *x = gr__in(node)[i];
         if (x->dtype != x0->dtype || x->ndim != nd)
             return gr__error(node->graph, GR_ERR_TYPE, "Join: operand %d %s is %s with %d dimensions, operand 0 %s is %s with %d", i,
                              gr__d(x).s, gr_dtype_name((gr_dtype)x->dtype), x->ndim, gr__d(x0).s, gr_dtype_name((gr_dtype)x0->dtype), nd);
         for (d = 0; d < nd; d++) {
-            if (d == a || x->shape[d] < 0) continue;
-            if (out->shape[d] >= 0 && out->shape[d] != x->shape[d]) {
+            if (d == a || gr__vshape(x)[d] < 0) continue;
+            if (out->shape[d] >= 0 && out->shape[d] != gr__vshape(x)[d]) {
                 char b1[200];
                 return gr__error(node->graph, GR_ERR_SHAPE, "Join: operand %d %s of shape %s does not match the shape %s of the others "
                                  "along axis %d", i, gr__d(x).s, gr__vs(x).s, gr__shape_str(b1, sizeof b1, nd, out->shape), d);
             }
-            out->shape[d] = x->shape[d];
+            out->shape[d] = gr__vshape(x)[d];
         }
         if (total >= 0) {
-            if (x->shape[a] < 0) total = -1;
-            else if (total > INT64_MAX - x->shape[a])
+            if (gr__vshape(x)[a] < 0) total = -1;
+            else if (total > INT64_MAX - gr__vshape(x)[a])
                 return gr__error(node->graph, GR_ERR_SHAPE, "Join: the lengths along axis %d overflow", a);
-            else total += x->shape[a];
+            else total += gr__vshape(x)[a];
         }
     }
     out->shape[a] = total;
@@ -3796,14 +3851,14 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Join_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
     int nd = in[0]->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     for (i = 0; i < node->n_in; i++) {
         for (d = 0; d < nd; d++)
             if (d != a && in[i]->shape[d] != in[0]->shape[d])
                 return gr_node_error(node, GR_ERR_SHAPE, "operand %d %s of shape %s and operand 0 %s of shape %s differ along axis %d "
-                                     "(only axis %d may differ)", i, gr__d(node->in[i]).s, gr__as(in[i]).s, gr__d(node->in[0]).s,
+                                     "(only axis %d may differ)", i, gr__d(gr__in(node)[i]).s, gr__as(in[i]).s, gr__d(gr__in(node)[0]).s,
                                      gr__as(in[0]).s, d, a);
         total += in[i]->shape[a];                   /* arrays in memory: no overflow */
     }
@@ -3822,7 +3877,7 @@ static void gr__around_axis(int nd, const int64_t *shape, int a, int64_t *outer,
 
 /* out = [x_0 | x_1 | ...] along the axis: for each position before it, one block of each operand */
 static gr_status gr__Join_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
     int a = out[0]->ndim + p->axis, i;
     int64_t outer, inner, o;
     size_t es = gr__dsize(out[0]->dtype);
@@ -3841,11 +3896,11 @@ static gr_status gr__Join_perform(const gr_node *node, const gr_array *const *in
 /* the gradient of a join is the split of gz into pieces shaped like the operands */
 static gr_status gr__Join_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     int i;
-    if (!gr__is_float(node->out[0]->dtype)) {
-        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr__zeros_grad(node->in[i]))) return node->graph->status;
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
+        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr__zeros_grad(gr__in(node)[i]))) return node->graph->status;
         return GR_OK;
     }
-    return gr__split_like(node->graph, og[0], ((const gr__join_params *)node->params)->axis, node->n_in, node->in, ig);
+    return gr__split_like(node->graph, og[0], ((const gr__join_params *)gr__params(node))->axis, node->n_in, gr__in(node), ig);
 }
 
 /* linear: the join of the tangents, zeros for operands without one */
@@ -3853,14 +3908,14 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     gr_var *vs[GR__SPLIT_MAX];
     int i, any = 0;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     for (i = 0; i < node->n_in; i++) {
-        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(node->in[i]);
+        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(gr__in(node)[i]);
         else { vs[i] = ev[i]; any = 1; }
         if (!vs[i]) return node->graph->status;
     }
     if (!any) return GR_OK;
-    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)node->params)->axis);
+    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3868,17 +3923,17 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 static gr_status gr__Join_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     int i;
     for (i = 0; i < node->n_in; i++) if (!batched[i]) return gr__map_batch(node, in, batched, out);
-    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
 }
 
 /* ---- Split ----------------------------------------------------------------------------------------- */
 
-static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)node->params; }
+static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)gr__params(node); }
 
 static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     const gr__split_params *p = gr__spp(node);
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int k = node->n_out, a = x->ndim + p->axis, j, known = 1;
     int64_t total = 0;
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
@@ -3887,18 +3942,18 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     for (j = 0; j < k; j++) {
         int64_t s = p->sizes[j];
         if (p->refs) {
-            gr_var *r = node->in[j + 1];
+            gr_var *r = gr__in(node)[j + 1];
             if (r->ndim + p->axis < 0)
                 return gr__error(node->graph, GR_ERR_TYPE, "Split: reference %s has %d dimensions, too few for axis %d from the end",
                                  gr__d(r).s, r->ndim, -p->axis);
-            s = r->shape[r->ndim + p->axis];
+            s = gr__vshape(r)[r->ndim + p->axis];
         }
         gr_var_type(x, &out[j]);
         out[j].shape[a] = s;
         if (s < 0) known = 0;
         else if (total <= INT64_MAX - s) total += s;
     }
-    if (known && x->shape[a] >= 0 && total != x->shape[a])
+    if (known && gr__vshape(x)[a] >= 0 && total != gr__vshape(x)[a])
         return gr__error(node->graph, GR_ERR_SHAPE, "Split: the %d pieces add up to %lld along axis %d, but %s has shape %s", k,
                          (long long)total, a, gr__d(x).s, gr__vs(x).s);
     return GR_OK;
@@ -3917,7 +3972,7 @@ static gr_status gr__Split_shape(const gr_node *node, const gr_array *const *in,
     }
     if (total != x->shape[a])
         return gr_node_error(node, GR_ERR_SHAPE, "the %d pieces add up to %lld along axis %d, but %s has shape %s", k, (long long)total,
-                             a, gr__d(node->in[0]).s, gr__as(x).s);
+                             a, gr__d(gr__in(node)[0]).s, gr__as(x).s);
     return GR_OK;
 }
 
@@ -3941,9 +3996,9 @@ static gr_status gr__Split_perform(const gr_node *node, const gr_array *const *i
 /* the join of the output gradients. A piece that does not reach the cost has a disconnected
    gradient: it contributes zeros shaped like itself (Theano#1589, Aesara#1200) */
 static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *pieces[GR__SPLIT_MAX], *x = node->in[0];
+    gr_var *pieces[GR__SPLIT_MAX], *x = gr__in(node)[0];
     int i, j;
-    for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return node->graph->status;
+    for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return node->graph->status;
     if (!gr__is_float(x->dtype)) {
         ig[0] = gr__zeros_grad(x);
         return ig[0] ? GR_OK : node->graph->status;
@@ -3951,7 +4006,7 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
     for (j = 0; j < node->n_out; j++) {
-        pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(node->out[j]) : og[j];
+        pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
         if (!pieces[j]) return node->graph->status;
     }
     ig[0] = gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis);
@@ -3963,10 +4018,10 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
     gr_var *ins[GR__SPLIT_MAX + 1];
     int i;
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     ins[0] = ev[0];
-    for (i = 1; i < node->n_in; i++) ins[i] = node->in[i];
-    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, ins, orop);
+    for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
+    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, orop);
 }
 
 /* x batched: the same split (its axis counts from the end, so references may or may not be
@@ -3975,8 +4030,8 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
 static gr_status gr__Split_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     if (!batched[0])
         return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: a Split of %s whose only batched inputs are "
-                         "references (shapes) cannot be batched", gr__d(node->in[0]).s);
-    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, in, out);
+                         "references (shapes) cannot be batched", gr__d(gr__in(node)[0]).s);
+    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, out);
 }
 
 /* ---- BroadcastTo ----------------------------------------------------------------------------------- */
@@ -4011,7 +4066,7 @@ GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape) {
                         gr__vs(x).s, gr__shape_str(buf, sizeof buf, ndim, p.shape));
     same = off == 0;
     for (i = 0; i < x->ndim; i++) {
-        int64_t s = x->shape[i];
+        int64_t s = gr__vshape(x)[i];
         if (s >= 0 && s != 1 && s != p.shape[off + i])
             return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_to: %s of shape %s does not broadcast to %s", gr__d(x).s, gr__vs(x).s,
                             gr__shape_str(buf, sizeof buf, ndim, p.shape));
@@ -4022,8 +4077,8 @@ GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape) {
 }
 
 static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
-    const gr__bto_params *p = (const gr__bto_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__bto_params *p = (const gr__bto_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     int i, off = p->ndim - x->ndim;
     char buf[200];
     if (off < 0)
@@ -4032,7 +4087,7 @@ static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = p->ndim;
     for (i = 0; i < p->ndim; i++) {
-        int64_t s = i >= off ? x->shape[i - off] : 1, t = p->shape[i];
+        int64_t s = i >= off ? gr__vshape(x)[i - off] : 1, t = p->shape[i];
         if (t < 0) {
             if (i < off) return gr__error(node->graph, GR_ERR_VALUE, "BroadcastTo: axis %d keeps the length of %s, which has no such axis", i, gr__d(x).s);
             out->shape[i] = s;
@@ -4047,13 +4102,13 @@ static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__BroadcastTo_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__bto_params *p = (const gr__bto_params *)node->params;
+    const gr__bto_params *p = (const gr__bto_params *)gr__params(node);
     int i, off = p->ndim - in[0]->ndim;
     for (i = 0; i < p->ndim; i++) {
         int64_t s = i >= off ? in[0]->shape[i - off] : 1, t = p->shape[i] < 0 ? s : p->shape[i];
         if (s != 1 && s != t) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to %s", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                                  gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
         }
         out[0]->shape[i] = t;
@@ -4069,15 +4124,15 @@ static gr_status gr__BroadcastTo_perform(const gr_node *node, const gr_array *co
 
 /* the gradient of a broadcast sums back over the broadcast axes */
 static gr_status gr__BroadcastTo_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     ig[0] = gr__is_float(x->dtype) ? gr__sum_to(og[0], x) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__BroadcastTo_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_BroadcastTo, node->params, node->params_size, 1, &ev[0]);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_BroadcastTo, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -4085,8 +4140,8 @@ static gr_status gr__BroadcastTo_rop(const gr_node *node, gr_var *const *ev, gr_
    its length */
 static gr_status gr__BroadcastTo_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__bto_params p;
-    const gr__bto_params *q = (const gr__bto_params *)node->params;
-    int pattern[GR_MAX_NDIM], nd = node->in[0]->ndim, i, m = 0;
+    const gr__bto_params *q = (const gr__bto_params *)gr__params(node);
+    int pattern[GR_MAX_NDIM], nd = gr__in(node)[0]->ndim, i, m = 0;
     gr_var *x;
     if (q->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     pattern[m++] = 0;
@@ -4142,7 +4197,7 @@ GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr
         for (i = 0; i < n; i++) gr__store((int)dtype, a->data, i, start + (double)i * step);
     if (!gr__own(g, a)) return NULL;
     v = gr__new_var(g, (int)dtype, 1, &n, GR__VK_CONST);
-    if (v) v->ext = a;
+    if (v) v->u.ext = a;
     return v;
 }
 
@@ -4184,7 +4239,7 @@ GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps) {
         if (reps[i] != 1) trivial = 0;
     }
     if (trivial && n <= x->ndim) return x;           /* nothing repeated, no axis added */
-    m = gr__tile_pad(&p, x->ndim, x->shape, r, s);
+    m = gr__tile_pad(&p, x->ndim, gr__vshape(x), r, s);
     for (i = 0; i < m; i++) {
         o[i] = gr__tile_len(r[i], s[i]);
         if (o[i] == -2) break;
@@ -4196,10 +4251,10 @@ GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps) {
 }
 
 static gr_status gr__Tile_infer(const gr_node *node, gr_type *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
-    int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
+    int m = gr__tile_pad(p, x->ndim, gr__vshape(x), r, s), k;
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = m;
     for (k = 0; k < m; k++) {
@@ -4214,14 +4269,14 @@ static gr_status gr__Tile_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Tile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m = gr__tile_pad(p, in[0]->ndim, in[0]->shape, r, s), k;
     for (k = 0; k < m; k++) {
         out[0]->shape[k] = gr__tile_len(r[k], s[k]);
         if (out[0]->shape[k] < 0) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s tiled by %s overflows", gr__d(node->in[0]).s, gr__as(in[0]).s,
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s tiled by %s overflows", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                                  gr__shape_str(buf, sizeof buf, p->n, p->reps));
         }
     }
@@ -4231,7 +4286,7 @@ static gr_status gr__Tile_shape(const gr_node *node, const gr_array *const *in, 
 /* each output row (all axes but the last) is a row of x, repeated r_last times: output position i
    along axis k reads x at i mod s_k */
 static gr_status gr__Tile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *x = in[0];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], xst[GR_MAX_NDIM], idx[GR_MAX_NDIM], rows, row, len, t;
     int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
@@ -4279,21 +4334,21 @@ static gr_var *gr__tile_after(gr_graph *g, gr_var *x, int b, const gr__tile_para
 }
 
 static gr_status gr__Tile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    ig[0] = gr__is_float(x->dtype) ? gr__untile(og[0], x, (const gr__tile_params *)node->params) : gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    ig[0] = gr__is_float(x->dtype) ? gr__untile(og[0], x, (const gr__tile_params *)gr__params(node)) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Tile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_Tile, node->params, node->params_size, 1, &ev[0]);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Tile, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Tile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    int d = node->in[0]->ndim, m = p->n > d ? p->n : d;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    int d = gr__in(node)[0]->ndim, m = p->n > d ? p->n : d;
     if (m + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     out[0] = gr__tile_after(node->graph, in[0], 1, p);
     return out[0] ? GR_OK : node->graph->status;
@@ -4301,25 +4356,25 @@ static gr_status gr__Tile_batch(const gr_node *node, gr_var *const *in, const un
 
 /* Untile: the leading batch axes b = ndim(g) - m */
 static int gr__untile_dims(const gr_node *node, int nd_g, int nd_ref, int *m) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     *m = p->n > nd_ref ? p->n : nd_ref;
     return nd_g - *m;
 }
 
 static gr_status gr__Untile_infer(const gr_node *node, gr_type *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    gr_var *g_ = node->in[0], *ref = node->in[1];
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    gr_var *g_ = gr__in(node)[0], *ref = gr__in(node)[1];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
     if (b < 0 || g_->dtype == GR_BOOL)
         return gr__error(node->graph, GR_ERR_TYPE, "Untile: %s (%s with %d dimensions) cannot be the tiles of %s with %d dimensions", gr__d(g_).s,
                          gr_dtype_name((gr_dtype)g_->dtype), g_->ndim, gr__d(ref).s, ref->ndim);
-    gr__tile_pad(p, ref->ndim, ref->shape, r, s);
+    gr__tile_pad(p, ref->ndim, gr__vshape(ref), r, s);
     out->dtype = (gr_dtype)g_->dtype;
     out->ndim = b + ref->ndim;
-    for (k = 0; k < b; k++) out->shape[k] = g_->shape[k];
+    for (k = 0; k < b; k++) out->shape[k] = gr__vshape(g_)[k];
     for (k = 0; k < m; k++) {
-        int64_t gl = g_->shape[b + k], want = gr__tile_len(r[k], s[k]);
+        int64_t gl = gr__vshape(g_)[b + k], want = gr__tile_len(r[k], s[k]);
         if (gl >= 0 && want >= 0 && gl != want) {
             char buf[200];
             return gr__error(node->graph, GR_ERR_SHAPE, "Untile: %s of shape %s is not %s of shape %s tiled by %s", gr__d(g_).s, gr__vs(g_).s,
@@ -4335,7 +4390,7 @@ static gr_status gr__Untile_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *g_ = in[0], *ref = in[1];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
@@ -4343,8 +4398,8 @@ static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in
     for (k = 0; k < m; k++)
         if (g_->shape[b + k] != gr__tile_len(r[k], s[k])) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not %s of shape %s tiled by %s", gr__d(node->in[0]).s, gr__as(g_).s,
-                                 gr__d(node->in[1]).s, gr__as(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not %s of shape %s tiled by %s", gr__d(gr__in(node)[0]).s, gr__as(g_).s,
+                                 gr__d(gr__in(node)[1]).s, gr__as(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
         }
     for (k = 0; k < b; k++) out[0]->shape[k] = g_->shape[k];
     for (k = 0; k < ref->ndim; k++) out[0]->shape[b + k] = ref->shape[k];
@@ -4360,7 +4415,7 @@ static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in
 #define GR__UNTILE_FADD(a, b) ((a) + (b))
 #define GR__UNTILE_IADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
 static gr_status gr__Untile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *g_ = in[0], *ref = in[1];
     int64_t r[GR_MAX_NDIM + GR_MAX_NDIM], s[GR_MAX_NDIM + GR_MAX_NDIM], ost[GR_MAX_NDIM + GR_MAX_NDIM], idx[GR_MAX_NDIM + GR_MAX_NDIM];
     int64_t rows, row, rl, sl, glen;
@@ -4394,24 +4449,24 @@ static gr_status gr__Untile_perform(const gr_node *node, const gr_array *const *
 
 /* the gradient of a sum over tiles is the tiling of gz */
 static gr_status gr__Untile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *g_ = node->in[0];
-    int m, b = gr__untile_dims(node, g_->ndim, node->in[1]->ndim, &m);
-    ig[0] = gr__is_float(g_->dtype) ? gr__tile_after(node->graph, og[0], b, (const gr__tile_params *)node->params) : gr__zeros_grad(g_);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    gr_var *g_ = gr__in(node)[0];
+    int m, b = gr__untile_dims(node, g_->ndim, gr__in(node)[1]->ndim, &m);
+    ig[0] = gr__is_float(g_->dtype) ? gr__tile_after(node->graph, og[0], b, (const gr__tile_params *)gr__params(node)) : gr__zeros_grad(g_);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Untile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__untile(ev[0], node->in[1], (const gr__tile_params *)node->params);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__untile(ev[0], gr__in(node)[1], (const gr__tile_params *)gr__params(node));
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* g batched: the same op, one more batch axis; a batched reference: row by row */
 static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     if (batched[1] || in[0]->ndim > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
-    out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)node->params);
+    out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)gr__params(node));
     return out[0] ? GR_OK : node->graph->status;
 }
 
@@ -4472,25 +4527,25 @@ static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int6
 }
 
 static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int64_t ka, kb;
     out->dtype = (gr_dtype)a->dtype;
     if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
-    if (!gr__dot_dims(a->ndim, a->shape, p->ta, b->ndim, b->shape, p->tb, &out->ndim, out->shape, &ka, &kb))
+    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
                          gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     return GR_OK;
 }
 
 static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     int64_t ka, kb;
     int nd;
     if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
-        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(in[1]).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
                              p->tb ? " transposed" : "");
     return GR_OK;
 }
@@ -4655,7 +4710,7 @@ GR__GEMV(gr__gemv_f32, float, float)
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     gr_array *c = out[0];
     int dt = a->dtype;
@@ -4743,9 +4798,9 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
 /* ---- derivative rules (C = op(A) op(B), G its cotangent) --------------------------------------
    2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in, so no transpose is ever built.     */
 static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
-    if (!gr__is_float(node->out[0]->dtype)) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
     } else if (a->ndim == 1 && b->ndim == 1) {
@@ -4774,13 +4829,13 @@ static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **i
 }
 
 static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__dot_flags(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__dot_flags(ev[0], gr__in(node)[1], p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__dot_flags(node->in[0], ev[1], p->ta, p->tb);
+        gr_var *u = gr__dot_flags(gr__in(node)[0], ev[1], p->ta, p->tb);
         t = t ? gr_add(t, u) : u;
         if (!t) return node->graph->status;
     }
@@ -4804,6 +4859,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
                     and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
                     swapped with row k at step k.
      MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
      Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
      Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
      Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
@@ -4811,8 +4868,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
    Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
    ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Solve and MatrixInverse read
-   it (Solve and MatrixInverse then work in place in their own output). F carries no derivative
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
    (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
    A^T. Cholesky factors in place in its output.
 
@@ -4820,12 +4877,17 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
    substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
    is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
    solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). Cholesky fails on a pivot that
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that
    is not > 0 (NaN included).
 
    Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
      inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G det(A) X^T                     R = det(A) tr(A^-1 V)
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
      logdet    dA = G X^T                            R = tr(A^-1 V)
      solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
      cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
@@ -4919,7 +4981,7 @@ GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, cons
                             b_axes[i], gr__d(b).s);
         seen_a |= 1u << ax[i];
         seen_b |= 1u << bx[i];
-        if (a->shape[ax[i]] >= 0 && b->shape[bx[i]] >= 0 && a->shape[ax[i]] != b->shape[bx[i]])
+        if (gr__vshape(a)[ax[i]] >= 0 && gr__vshape(b)[bx[i]] >= 0 && gr__vshape(a)[ax[i]] != gr__vshape(b)[bx[i]])
             return gr__fail(g, GR_ERR_SHAPE, "gr_tensordot: axis %d of %s %s and axis %d of %s %s differ in size", ax[i],
                             gr__d(a).s, gr__vs(a).s, bx[i], gr__d(b).s, gr__vs(b).s);
     }
@@ -4954,8 +5016,8 @@ GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, cons
 }
 
 static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
     out->dtype = (gr_dtype)a->dtype;
     if (a->dtype != b->dtype)
@@ -4968,7 +5030,7 @@ static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
     if (acn != bcn)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: %s sums %d axes but %s %d", gr__d(a).s, acn, gr__d(b).s, bcn);
     for (i = 0; i < acn; i++) {
-        int64_t x = a->shape[ac0 + i], y = b->shape[bc0 + i];
+        int64_t x = gr__vshape(a)[ac0 + i], y = gr__vshape(b)[bc0 + i];
         if (x >= 0 && y >= 0 && x != y)
             return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: summed axes of %s %s and %s %s differ in size", gr__d(a).s,
                              gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
@@ -4976,28 +5038,28 @@ static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
     if (afn + bfn > GR_MAX_NDIM)
         return gr__error(node->graph, GR_ERR_VALUE, "gr_tensordot: the result would have %d dimensions", afn + bfn);
     out->ndim = afn + bfn;
-    for (i = 0; i < afn; i++) out->shape[i] = a->shape[af0 + i];
-    for (i = 0; i < bfn; i++) out->shape[afn + i] = b->shape[bf0 + i];
+    for (i = 0; i < afn; i++) out->shape[i] = gr__vshape(a)[af0 + i];
+    for (i = 0; i < bfn; i++) out->shape[afn + i] = gr__vshape(b)[bf0 + i];
     return GR_OK;
 }
 
 static gr_status gr__TensorDot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
     gr__tdot_axes(a->ndim, p->sa, p->ta, 1, &af0, &afn, &ac0, &acn);
     gr__tdot_axes(b->ndim, p->sb, p->tb, 0, &bf0, &bfn, &bc0, &bcn);
     for (i = 0; i < acn; i++)
         if (a->shape[ac0 + i] != b->shape[bc0 + i])
-            return gr_node_error(node, GR_ERR_SHAPE, "summed axes of %s %s and %s %s differ in size", gr__d(node->in[0]).s,
-                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "summed axes of %s %s and %s %s differ in size", gr__d(gr__in(node)[0]).s,
+                                 gr__as(a).s, gr__d(gr__in(node)[1]).s, gr__as(b).s);
     for (i = 0; i < afn; i++) out[0]->shape[i] = a->shape[af0 + i];
     for (i = 0; i < bfn; i++) out[0]->shape[afn + i] = b->shape[bf0 + i];
     return GR_OK;
 }
 
 static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
@@ -5008,10 +5070,10 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
    The four cases are Dot's, with the flags folded in so that no transpose is ever built. */
 static gr_status gr__TensorDot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
     int sa = p->sa, sb = p->sb, sg = p->ta ? a->ndim - sa : sa;
-    if (!gr__is_float(node->out[0]->dtype)) {
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
     } else if (!p->ta && !p->tb) {          /* C = A B:     dA = G B^T,     dB = A^T G */
@@ -5031,13 +5093,13 @@ static gr_status gr__TensorDot_grad(const gr_node *node, gr_var *const *og, gr_v
 }
 
 static gr_status gr__TensorDot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__tdot(ev[0], node->in[1], p->sa, p->sb, p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__tdot(ev[0], gr__in(node)[1], p->sa, p->sb, p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__tdot(node->in[0], ev[1], p->sa, p->sb, p->ta, p->tb);
+        gr_var *u = gr__tdot(gr__in(node)[0], ev[1], p->sa, p->sb, p->ta, p->tb);
         t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
     }
     orop[0] = t;
@@ -5046,8 +5108,8 @@ static gr_status gr__TensorDot_rop(const gr_node *node, gr_var *const *ev, gr_va
 
 /* a batched a (its free rows gain the leading axis) is the same product; anything else row by row */
 static gr_status gr__TensorDot_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    if (batched[0] && !batched[1] && !p->ta && node->out[0]->ndim < GR_MAX_NDIM) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    if (batched[0] && !batched[1] && !p->ta && gr__out(node)[0]->ndim < GR_MAX_NDIM) {
         out[0] = gr__tdot(in[0], in[1], p->sa + 1, p->sb, 0, p->tb);
         return out[0] ? GR_OK : node->graph->status;
     }
@@ -5087,13 +5149,13 @@ GR_API gr_var *gr_matmul(gr_var *a, gr_var *b) {
     if (!gr__operands("gr_matmul", 2, args, &g)) return NULL;
     if (a->ndim == 0 || b->ndim == 0)
         return gr__fail(g, GR_ERR_TYPE, "gr_matmul: %s is 0-d; matmul takes 1-d or more (gr_mul scales)", gr__d(a->ndim ? b : a).s);
-    ka = a->shape[a->ndim - 1];
-    kb = b->shape[b->ndim == 1 ? 0 : b->ndim - 2];
+    ka = gr__vshape(a)[a->ndim - 1];
+    kb = gr__vshape(b)[b->ndim == 1 ? 0 : b->ndim - 2];
     if (ka >= 0 && kb >= 0 && ka != kb)
         return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: %s %s and %s %s: the inner dimensions %lld and %lld differ", gr__d(a).s,
                         gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)ka, (long long)kb);
     for (i = 3; i <= a->ndim && i <= b->ndim; i++)
-        if (gr__bcast_dim(a->shape[a->ndim - i], b->shape[b->ndim - i]) == -2)
+        if (gr__bcast_dim(gr__vshape(a)[a->ndim - i], gr__vshape(b)[b->ndim - i]) == -2)
             return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
                             gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
     T = gr__promote(2, args);
@@ -5114,8 +5176,8 @@ GR_API gr_var *gr_matmul(gr_var *a, gr_var *b) {
 }
 
 static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int nba, nbb, nbo, i;
     int64_t m, ka, kb, n;
     out->dtype = (gr_dtype)a->dtype;
@@ -5124,13 +5186,13 @@ static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
                          gr__d(a).s, gr__d(b).s);
     nba = a->ndim - 2; nbb = b->ndim - 2;
     nbo = nba > nbb ? nba : nbb;
-    gr__op_dims(a->shape + nba, p->ta, &m, &ka);
-    gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
+    gr__op_dims(gr__vshape(a) + nba, p->ta, &m, &ka);
+    gr__op_dims(gr__vshape(b) + nbb, p->tb, &kb, &n);
     if (ka >= 0 && kb >= 0 && ka != kb)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: %s %s%s and %s %s%s: the inner dimensions differ", gr__d(a).s,
                          gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     for (i = 0; i < nbo; i++) {
-        int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
+        int64_t x = i - (nbo - nba) >= 0 ? gr__vshape(a)[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? gr__vshape(b)[i - (nbo - nbb)] : 1;
         out->shape[i] = gr__bcast_dim(x, y);
         if (out->shape[i] == -2)
             return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
@@ -5143,20 +5205,20 @@ static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__MatMul_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = out[0]->ndim - 2, i;
     int64_t m, ka, kb, n;
     gr__op_dims(a->shape + nba, p->ta, &m, &ka);
     gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
     if (ka != kb)
-        return gr_node_error(node, GR_ERR_SHAPE, "%s %s%s and %s %s%s: the inner dimensions differ", gr__d(node->in[0]).s, gr__as(a).s,
-                             p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(b).s, p->tb ? " transposed" : "");
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s%s and %s %s%s: the inner dimensions differ", gr__d(gr__in(node)[0]).s, gr__as(a).s,
+                             p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(b).s, p->tb ? " transposed" : "");
     for (i = 0; i < nbo; i++) {
         int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
         if (x != y && x != 1 && y != 1)
-            return gr_node_error(node, GR_ERR_SHAPE, "the batch axes of %s %s and %s %s do not broadcast", gr__d(node->in[0]).s,
-                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "the batch axes of %s %s and %s %s do not broadcast", gr__d(gr__in(node)[0]).s,
+                                 gr__as(a).s, gr__d(gr__in(node)[1]).s, gr__as(b).s);
         out[0]->shape[i] = x == 1 ? y : x;
     }
     out[0]->shape[nbo] = m;
@@ -5167,7 +5229,7 @@ static gr_status gr__MatMul_shape(const gr_node *node, const gr_array *const *in
 /* one GEMM per output matrix, the operands found through broadcast strides (in matrices); when b
    has no batch and a's batch is the output's, one GEMM of all a's rows at once */
 static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     gr_array *c = out[0];
     int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = c->ndim - 2, d;
@@ -5208,9 +5270,9 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was
    broadcast along */
 static gr_status gr__MatMul_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
-    if (!gr__is_float(node->out[0]->dtype)) {
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
         return ig[0] && ig[1] ? GR_OK : node->graph->status;
@@ -5225,13 +5287,13 @@ static gr_status gr__MatMul_grad(const gr_node *node, gr_var *const *og, gr_var 
 }
 
 static gr_status gr__MatMul_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__mm(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__mm(ev[0], gr__in(node)[1], p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__mm(node->in[0], ev[1], p->ta, p->tb);
+        gr_var *u = gr__mm(gr__in(node)[0], ev[1], p->ta, p->tb);
         t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
     }
     orop[0] = t;
@@ -5241,12 +5303,12 @@ static gr_status gr__MatMul_rop(const gr_node *node, gr_var *const *ev, gr_var *
 /* batching by shifting: a batched operand gets its missing batch axes (size 1) after the new
    leading one, so that it lines up with the output's batch axes and the other operand broadcasts */
 static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    int nbo = node->out[0]->ndim - 2, k, i;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    int nbo = gr__out(node)[0]->ndim - 2, k, i;
     gr_var *xs[2];
     if (nbo + 3 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     for (k = 0; k < 2; k++) {
-        int pattern[GR_MAX_NDIM], m = 0, nd = node->in[k]->ndim;
+        int pattern[GR_MAX_NDIM], m = 0, nd = gr__in(node)[k]->ndim;
         xs[k] = in[k];
         if (!batched[k] || nd - 2 == nbo) continue;
         pattern[m++] = 0;
@@ -5279,10 +5341,10 @@ static const char *gr__la_fname(const gr_node *node) {
     const char *own = node->op == &gr__op_MatrixInverse ? "gr_matrix_inverse" : node->op == &gr__op_Det ? "gr_det"
                     : node->op == &gr__op_LogDet ? "gr_logdet" : node->op == &gr__op_Solve ? "gr_solve"
                     : node->op == &gr__op_Cholesky ? "gr_cholesky" : node->op->name;
-    const gr_var *F = node->op == &gr__op_LUFactor ? NULL : node->n_in >= 2 ? node->in[node->n_in - 1] : NULL;
+    const gr_var *F = node->op == &gr__op_LUFactor ? NULL : node->n_in >= 2 ? gr__in(node)[node->n_in - 1] : NULL;
     int who = -1;
-    if (node->op == &gr__op_LUFactor) who = ((const gr__lu_params *)node->params)->who;
-    else if (F && F->owner && F->owner->op == &gr__op_LUFactor) who = ((const gr__lu_params *)F->owner->params)->who;
+    if (node->op == &gr__op_LUFactor) who = ((const gr__lu_params *)gr__params(node))->who;
+    else if (F && gr__owner(F) && gr__owner(F)->op == &gr__op_LUFactor) who = ((const gr__lu_params *)gr__params(gr__owner(F)))->who;
     if (who < 0 || who >= GR__LU_FOR_COUNT) return own;
     if (node->op == &gr__op_LUFactor || strcmp(gr__lu_for[who], own) == 0) return gr__lu_for[who];
     return gr__lu_deriv[who];
@@ -5293,7 +5355,7 @@ static const char *gr__la_fname(const gr_node *node) {
 static gr_var *gr__la_operand(const char *fname, gr_graph *g, gr_var *a) {
     if (a->ndim != 2)
         return gr__fail(g, GR_ERR_TYPE, "%s: %s must be a matrix (2-d); it has %d dimensions", fname, gr__d(a).s, a->ndim);
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__fail(g, GR_ERR_SHAPE, "%s: %s of shape %s is not square", fname, gr__d(a).s, gr__vs(a).s);
     return gr__is_float(a->dtype) ? a : gr_cast(a, GR_F64);
 }
@@ -5303,7 +5365,7 @@ static gr_status gr__la_square_static(const gr_node *node, const gr_var *a) {
     if (a->ndim != 2 || !gr__is_float(a->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "%s: %s must be a 2-d float matrix; it is %d-d %s", gr__la_fname(node),
                          gr__d(a).s, a->ndim, gr_dtype_name((gr_dtype)a->dtype));
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__error(node->graph, GR_ERR_SHAPE, "%s: %s of shape %s is not square", gr__la_fname(node), gr__d(a).s, gr__vs(a).s);
     return GR_OK;
 }
@@ -5317,11 +5379,11 @@ static gr_status gr__lu_static(const gr_node *node, const gr_var *F) {
 /* at call time: A square; F, when given, the (n + 1, n) factor of an n x n matrix */
 static gr_status gr__la_square_check(const gr_node *node, const gr_array *A, const gr_array *F) {
     if (A->shape[0] != A->shape[1])
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not square (in %s)", gr__d(node->in[0]).s, gr__as(A).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not square (in %s)", gr__d(gr__in(node)[0]).s, gr__as(A).s,
                              gr__la_fname(node));
     if (F && (F->shape[0] != A->shape[0] + 1 || F->shape[1] != A->shape[0]))
         return gr_node_error(node, GR_ERR_SHAPE, "the factorisation %s %s does not belong to %s %s (in %s)",
-                             gr__d(node->in[node->n_in - 1]).s, gr__as(F).s, gr__d(node->in[0]).s, gr__as(A).s, gr__la_fname(node));
+                             gr__d(gr__in(node)[node->n_in - 1]).s, gr__as(F).s, gr__d(gr__in(node)[0]).s, gr__as(A).s, gr__la_fname(node));
     return GR_OK;
 }
 
@@ -5435,6 +5497,54 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
     return l;
 }
 
+/* adj A into X from A's factor F, never dividing by a pivot, so that it is exact where A is
+   singular too. adj(X Y) = adj(Y) adj(X) for any square X and Y, so A = P^T L U gives
+   adj A = adj(U) adj(L) adj(P^T) = det(P) adj(U) L^-1 P. U is upper triangular with diagonal d,
+   and so is adj U: adj(U)[i][j] = (prod_{k<i} d_k) z_ij (prod_{k>j} d_k) for i <= j, with z_jj = 1
+   and z_ij = -sum_{i<k<=j} U[i][k] (prod_{i<m<k} d_m) z_kj, which is back substitution for U^-1
+   with every division by a pivot multiplied out (both sides are polynomials in U that agree
+   wherever U is invertible). Then each row y of adj(U) becomes w = y L^-1 (w L = y, from the last
+   column), the columns are swapped as P on the right asks (the swaps in reverse order), and the
+   sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it
+   zero, and two of them make every entry zero (rank n - 2). */
+#define GR__LU_ADJUGATE(fn, T) \
+    static void fn(const double *F, int64_t n, T *X) { \
+        const double *piv = F + n * n; \
+        double pre = 1; \
+        int64_t i, j, k, swaps = 0; \
+        for (j = 0; j < n; j++) {                    /* z, column by column, from the diagonal up */ \
+            X[j * n + j] = 1; \
+            for (i = j - 1; i >= 0; i--) { \
+                double s = 0, q = 1; \
+                for (k = i + 1; k <= j; k++) { s += F[i * n + k] * q * (double)X[k * n + j]; q *= F[k * n + k]; } \
+                X[i * n + j] = (T)-s; \
+            } \
+            for (i = j + 1; i < n; i++) X[i * n + j] = 0; \
+        } \
+        for (i = 0; i < n; i++) {                    /* adj U = the pivots before row i and after column j, times z */ \
+            double suf = 1; \
+            for (j = n - 1; j >= i; j--) { X[i * n + j] = (T)((double)X[i * n + j] * pre * suf); suf *= F[j * n + j]; } \
+            pre *= F[i * n + i]; \
+        } \
+        for (i = 0; i < n; i++) {                    /* row i times L^-1 */ \
+            T *xi = X + i * n; \
+            for (j = n - 2; j >= 0; j--) { \
+                double s = (double)xi[j]; \
+                for (k = j + 1; k < n; k++) s -= (double)xi[k] * F[k * n + j]; \
+                xi[j] = (T)s; \
+            } \
+        } \
+        for (k = n - 1; k >= 0; k--) {               /* times P: columns k and piv[k] swapped */ \
+            int64_t p = (int64_t)piv[k]; \
+            if (p == k) continue; \
+            swaps++; \
+            for (i = 0; i < n; i++) { T t = X[i * n + k]; X[i * n + k] = X[i * n + p]; X[i * n + p] = t; } \
+        } \
+        if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \
+    }
+GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)
+GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
+
 /* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
    A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
    x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
@@ -5529,21 +5639,21 @@ static int gr__all_finite(const gr_array *a) {
 static gr_status gr__la_overflow_check(const gr_node *node, const gr_array *x, const gr_array *A, const gr_array *b) {
     if (gr__all_finite(x) || !gr__all_finite(A) || (b && !gr__all_finite(b))) return GR_OK;
     return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular to working precision: the solution overflows (in %s)",
-                         gr__d(node->in[0]).s, gr__la_fname(node));
+                         gr__d(gr__in(node)[0]).s, gr__la_fname(node));
 }
 static gr_status gr__la_singular(const gr_node *node, int64_t k) {
     return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular: pivot %lld of its LU factorisation is zero (in %s)",
-                         gr__d(node->in[0]).s, (long long)k, gr__la_fname(node));
+                         gr__d(gr__in(node)[0]).s, (long long)k, gr__la_fname(node));
 }
 
 /* ---- LUFactor ------------------------------------------------------------------------------------- */
 
 static gr_status gr__LUFactor_infer(const gr_node *node, gr_type *out) {
-    gr_var *a = node->in[0];
+    gr_var *a = gr__in(node)[0];
     int64_t n;
     gr_status st = gr__la_square_static(node, a);
     if (st != GR_OK) return st;
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
     out->dtype = GR_F64;
     out->ndim = 2;
     out->shape[0] = n >= 0 ? n + 1 : -1;
@@ -5564,7 +5674,7 @@ static gr_status gr__LUFactor_perform(const gr_node *node, const gr_array *const
 }
 static gr_status gr__LUFactor_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LUFactor_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -5576,10 +5686,10 @@ static gr_status gr__LUFactor_rop(const gr_node *node, gr_var *const *ev, gr_var
 /* ---- MatrixInverse and Cholesky: a square matrix to a square matrix --------------------------- */
 
 static gr_status gr__la_square_infer(const gr_node *node, gr_type *out) {
-    gr_status st = gr__la_square_static(node, node->in[0]);
-    if (st == GR_OK && node->n_in == 2) st = gr__lu_static(node, node->in[1]);
+    gr_status st = gr__la_square_static(node, gr__in(node)[0]);
+    if (st == GR_OK && node->n_in == 2) st = gr__lu_static(node, gr__in(node)[1]);
     if (st != GR_OK) return st;
-    gr_var_type(node->in[0], out);
+    gr_var_type(gr__in(node)[0], out);
     if (out->shape[0] < 0) out->shape[0] = out->shape[1];
     if (out->shape[1] < 0) out->shape[1] = out->shape[0];
     return GR_OK;
@@ -5610,13 +5720,13 @@ static gr_status gr__MatrixInverse_perform(const gr_node *node, const gr_array *
     return gr__la_overflow_check(node, X, in[0], NULL);
 }
 static gr_status gr__MatrixInverse_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = node->out[0];
+    gr_var *X = gr__out(node)[0];
     ig[0] = gr_neg(gr__dot_flags(X, gr__dot_flags(og[0], X, 0, 1), 1, 0));      /* -X^T (G X^T) */
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__MatrixInverse_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *X = node->out[0];
+    gr_var *X = gr__out(node)[0];
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_neg(gr_dot(gr_dot(X, ev[0]), X));                             /* -X V X */
@@ -5636,19 +5746,19 @@ static gr_status gr__Cholesky_perform(const gr_node *node, const gr_array *const
     else bad = gr__cholesky_f32((const float *)in[0]->data, (float *)out[0]->data, n);
     if (bad >= 0)
         return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is not positive definite: its leading minor of order %lld is not "
-                             "positive (in gr_cholesky)", gr__d(node->in[0]).s, (long long)(bad + 1));
+                             "positive (in gr_cholesky)", gr__d(gr__in(node)[0]).s, (long long)(bad + 1));
     return GR_OK;
 }
 /* P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2 */
 static gr_status gr__Cholesky_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *L = node->out[0], *Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
+    gr_var *L = gr__out(node)[0], *Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
     gr_var *P = gr__triscale(gr__dot_flags(L, og[0], 1, 0), 1.0, 0.5, 0.0);
     ig[0] = gr__sym(gr__dot_flags(Li, gr_dot(P, Li), 1, 0));
     return ig[0] ? GR_OK : node->graph->status;
 }
 /* L Phi(L^-1 V_s L^-T) */
 static gr_status gr__Cholesky_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *L = node->out[0], *Li;
+    gr_var *L = gr__out(node)[0], *Li;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
@@ -5659,10 +5769,10 @@ static gr_status gr__Cholesky_rop(const gr_node *node, gr_var *const *ev, gr_var
 /* ---- Det and LogDet: a square matrix to a scalar ------------------------------------------------ */
 
 static gr_status gr__la_scalar_infer(const gr_node *node, gr_type *out) {
-    gr_status st = gr__la_square_static(node, node->in[0]);
-    if (st == GR_OK) st = gr__lu_static(node, node->in[1]);
+    gr_status st = gr__la_square_static(node, gr__in(node)[0]);
+    if (st == GR_OK) st = gr__lu_static(node, gr__in(node)[1]);
     if (st != GR_OK) return st;
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     out->ndim = 0;
     return GR_OK;
 }
@@ -5696,32 +5806,61 @@ static gr_status gr__LogDet_perform(const gr_node *node, const gr_array *const *
     gr__store(out[0]->dtype, out[0]->data, 0, sign < 0 ? NAN : l);    /* NaN: the log of a negative number */
     return GR_OK;
 }
-/* G det(A) A^-T */
+/* G adj(A)^T: no division by det, so exact at a singular A too */
 static gr_status gr__Det_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
-    ig[0] = gr_mul(gr_mul(og[0], node->out[0]), gr_transpose(X));
-    ig[1] = gr_disconnected_like(node->in[1]);
+    gr_var *J = gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1]);
+    ig[0] = gr_mul(og[0], gr_transpose(J));
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
-/* det(A) tr(A^-1 V), with A's factor */
+/* tr(adj(A) V) = sum(adj(A)^T * V) */
 static gr_status gr__Det_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_mul(node->out[0], gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0)));
+    orop[0] = gr_sum(gr_mul(gr_transpose(gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1])), ev[0]));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Adjugate: the derivatives of det ------------------------------------------------------------ */
+
+static gr_status gr__Adjugate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[1]->data;
+    int64_t n = in[0]->shape[0];
+    (void)node;
+    if (out[0]->dtype == GR_F64) gr__lu_adjugate_f64(F, n, (double *)out[0]->data);
+    else gr__lu_adjugate_f32(F, n, (float *)out[0]->data);
+    return GR_OK;
+}
+/* D adj(A)[W] = tr(A^-1 W) adj(A) - adj(A) W A^-1 is the derivative along W: its adjoint, the
+   gradient, is (D adj(A)[G^T])^T, since <G, D adj(A)[W]> is the second derivative of det along G^T
+   and W, which is symmetric. Both solve with A's factor: a singular A fails the call. */
+static gr_status gr__Adjugate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *G = og[0];
+    gr_var *t = gr__trace_any(gr__solve_lu(A, gr_transpose(G), F, 0));                 /* tr(A^-1 G^T) */
+    ig[0] = gr_sub(gr_mul(t, gr_transpose(J)), gr__solve_lu(A, gr__dot_flags(G, J, 0, 1), F, 1)); /* - A^-T (G J^T) */
+    ig[1] = gr_disconnected_like(F);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Adjugate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *V = ev[0], *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(V)) return GR_OK;
+    t = gr__trace_any(gr__solve_lu(A, V, F, 0));                                       /* tr(A^-1 V) */
+    orop[0] = gr_sub(gr_mul(t, J), gr__dot_flags(J, gr__solve_lu(A, gr_transpose(V), F, 1), 0, 1));  /* - J (A^-T V^T)^T */
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* G A^-T */
 static gr_status gr__LogDet_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
+    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, gr__in(node)[0], gr__in(node)[1]);
     ig[0] = gr_mul(og[0], gr_transpose(X));
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 /* tr(A^-1 V) */
 static gr_status gr__LogDet_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0));
+    orop[0] = gr__trace_any(gr__solve_lu(gr__in(node)[0], ev[0], gr__in(node)[1], 0));
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -5739,10 +5878,10 @@ GR_API gr_var *gr_solve(gr_var *a, gr_var *b) {
     if (b->ndim < 1 || b->ndim > 2)
         return gr__fail(g, GR_ERR_TYPE, "gr_solve: the right-hand side %s must be a vector or a matrix; it has %d dimensions",
                         gr__d(b).s, b->ndim);
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s of shape %s is not square", gr__d(a).s, gr__vs(a).s);
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
-    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
+    if (n >= 0 && gr__vshape(b)[0] >= 0 && gr__vshape(b)[0] != n)
         return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match: the right-hand side needs %lld rows", gr__d(a).s,
                         gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)n);
     T = gr__promote(2, args);
@@ -5753,16 +5892,16 @@ GR_API gr_var *gr_solve(gr_var *a, gr_var *b) {
 }
 
 static gr_status gr__Solve_infer(const gr_node *node, gr_type *out) {
-    gr_var *a = node->in[0], *b = node->in[1];
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int64_t n;
     gr_status st = gr__la_square_static(node, a);
-    if (st == GR_OK) st = gr__lu_static(node, node->in[2]);
+    if (st == GR_OK) st = gr__lu_static(node, gr__in(node)[2]);
     if (st != GR_OK) return st;
     if (b->ndim < 1 || b->dtype != a->dtype)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_solve: the right-hand side %s must have 1 dimension or more and the dtype "
                          "of %s", gr__d(b).s, gr__d(a).s);
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
-    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
+    if (n >= 0 && gr__vshape(b)[0] >= 0 && gr__vshape(b)[0] != n)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match", gr__d(a).s, gr__vs(a).s, gr__d(b).s,
                          gr__vs(b).s);
     gr_var_type(b, out);
@@ -5774,8 +5913,8 @@ static gr_status gr__Solve_shape(const gr_node *node, const gr_array *const *in,
     gr_status st = gr__la_square_check(node, in[0], in[2]);
     if (st != GR_OK) return st;
     if (in[1]->shape[0] != in[0]->shape[0])
-        return gr_node_error(node, GR_ERR_SHAPE, "%s %s and the right-hand side %s %s do not match (in gr_solve)", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s and the right-hand side %s %s do not match (in gr_solve)", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -5785,31 +5924,31 @@ static gr_status gr__Solve_perform(const gr_node *node, const gr_array *const *i
     int64_t n = in[0]->shape[0], k = gr__lu_zero_pivot(F, n);
     if (k >= 0) return gr__la_singular(node, k);
     if (out[0]->data != in[1]->data) memcpy(out[0]->data, in[1]->data, (size_t)in[1]->size * gr__dsize(in[1]->dtype));
-    gr__lu_solve(F, n, ((const gr__solve_params *)node->params)->trans, out[0]);
+    gr__lu_solve(F, n, ((const gr__solve_params *)gr__params(node))->trans, out[0]);
     return gr__la_overflow_check(node, out[0], in[0], in[1]);
 }
 /* x = op(A)^-1 b: db = op(A)^-T G; dA = -db x^T (op = identity) or -x db^T (op = transpose),
    contracted over every axis of b but the first */
 static gr_status gr__Solve_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int trans = ((const gr__solve_params *)node->params)->trans;
-    gr_var *x = node->out[0], *db = gr__solve_lu(node->in[0], og[0], node->in[2], !trans);
+    int trans = ((const gr__solve_params *)gr__params(node))->trans;
+    gr_var *x = gr__out(node)[0], *db = gr__solve_lu(gr__in(node)[0], og[0], gr__in(node)[2], !trans);
     ig[1] = db;
     ig[0] = gr_neg(trans ? gr__tdot(x, db, 1, 1, 0, 1) : gr__tdot(db, x, 1, 1, 0, 1));
-    ig[2] = gr_disconnected_like(node->in[2]);
+    ig[2] = gr_disconnected_like(gr__in(node)[2]);
     return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
 }
 /* op(A)^-1 (v_b - op(V) x) */
 static gr_status gr__Solve_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    int trans = ((const gr__solve_params *)node->params)->trans;
+    int trans = ((const gr__solve_params *)gr__params(node))->trans;
     gr_var *rhs = NULL;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
     if (!gr_is_disconnected(ev[0])) {
-        gr_var *vx = gr__tdot(ev[0], node->out[0], 1, 1, trans, 0);
+        gr_var *vx = gr__tdot(ev[0], gr__out(node)[0], 1, 1, trans, 0);
         rhs = gr_is_disconnected(ev[1]) ? gr_neg(vx) : gr_sub(ev[1], vx);
     } else
         rhs = ev[1];
-    orop[0] = gr__solve_lu(node->in[0], rhs, node->in[2], trans);
+    orop[0] = gr__solve_lu(gr__in(node)[0], rhs, gr__in(node)[2], trans);
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* only b batched: one solve of all the right-hand sides, the batch axis moved behind b's first
@@ -5820,7 +5959,7 @@ static gr_status gr__Solve_batch(const gr_node *node, gr_var *const *in, const u
     if (batched[0] || batched[2] || !batched[1]) return gr__map_batch(node, in, batched, out);
     pattern[0] = 1; pattern[1] = 0;
     for (i = 2; i < nd; i++) pattern[i] = i;
-    x = gr__solve_lu(in[0], gr__dimshuffle(in[1], nd, pattern, 0), in[2], ((const gr__solve_params *)node->params)->trans);
+    x = gr__solve_lu(in[0], gr__dimshuffle(in[1], nd, pattern, 0), in[2], ((const gr__solve_params *)gr__params(node))->trans);
     out[0] = gr__dimshuffle(x, nd, pattern, 0);
     return out[0] ? GR_OK : node->graph->status;
 }
@@ -5837,13 +5976,13 @@ GR_API gr_var *gr_trace(gr_var *a) {
 }
 
 static gr_status gr__Trace_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int i;
     if (x->ndim < 2 || x->dtype == GR_BOOL)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_trace: %s must have 2 dimensions or more and a numeric dtype", gr__d(x).s);
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = x->ndim - 2;
-    for (i = 0; i < out->ndim; i++) out->shape[i] = x->shape[i];
+    for (i = 0; i < out->ndim; i++) out->shape[i] = gr__vshape(x)[i];
     return GR_OK;
 }
 static gr_status gr__Trace_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -5872,7 +6011,7 @@ static gr_status gr__Trace_perform(const gr_node *node, const gr_array *const *i
 }
 /* G on the diagonal: TriScale(0, 1, 0) of G broadcast to x's shape */
 static gr_status gr__Trace_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int pattern[GR_MAX_NDIM], i, k = og[0]->ndim;
     if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
     else {
@@ -5884,7 +6023,7 @@ static gr_status gr__Trace_grad(const gr_node *node, gr_var *const *og, gr_var *
 }
 static gr_status gr__Trace_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr__trace_any(ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -5903,11 +6042,11 @@ GR__TRISCALE(gr__triscale_f64, double)
 GR__TRISCALE(gr__triscale_f32, float)
 
 static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     const gr_array *x = in[0];
     int64_t n, m, outer;
     if (x->ndim < 2 || !gr__is_float(x->dtype))
-        return gr_node_error(node, GR_ERR_TYPE, "%s must be a float tensor of 2 dimensions or more", gr__d(node->in[0]).s);
+        return gr_node_error(node, GR_ERR_TYPE, "%s must be a float tensor of 2 dimensions or more", gr__d(gr__in(node)[0]).s);
     n = x->shape[x->ndim - 2];
     m = x->shape[x->ndim - 1];
     outer = n * m != 0 ? x->size / (n * m) : 0;
@@ -5917,12 +6056,12 @@ static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const
 }
 /* a fixed weight per element: its own adjoint */
 static gr_status gr__TriScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     ig[0] = gr__triscale(og[0], w[0], w[1], w[2]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr__triscale(ev[0], w[0], w[1], w[2]);
@@ -5984,7 +6123,7 @@ GR__SOFTMAX(gr__softmax_f32, float, exp, log)
 
 static gr_status gr__softmax_run(const gr_node *node, int log_out, const gr_array *x, gr_array *y) {
     int64_t outer, n, inner;
-    gr__axis_split(x, ((const gr__axis_params *)node->params)->axis, &outer, &n, &inner);
+    gr__axis_split(x, ((const gr__axis_params *)gr__params(node))->axis, &outer, &n, &inner);
     if (x->dtype == GR_F64) gr__softmax_f64(log_out, outer, n, inner, (const double *)x->data, (double *)y->data);
     else gr__softmax_f32(log_out, outer, n, inner, (const float *)x->data, (float *)y->data);
     return GR_OK;
@@ -6001,8 +6140,8 @@ static gr_var *gr__sum_keep(gr_var *x, int axis) { return gr_sum_axes(x, 1, &axi
 /* softmax: J = diag(s) - s s^T (symmetric), so the gradient and the R-op are one formula:
    s * (g - sum_axis(s * g)) */
 static gr_var *gr__softmax_jprod(const gr_node *node, gr_var *g) {
-    gr_var *s = node->out[0];
-    int axis = ((const gr__axis_params *)node->params)->axis;
+    gr_var *s = gr__out(node)[0];
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
     return gr_mul(s, gr_sub(g, gr__sum_keep(gr_mul(s, g), axis)));
 }
 static gr_status gr__Softmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
@@ -6019,17 +6158,17 @@ static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var 
 /* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
    (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
 static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int axis = ((const gr__axis_params *)node->params)->axis;
-    gr_var *s = gr_exp(node->out[0]);
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
+    gr_var *s = gr_exp(gr__out(node)[0]);
     ig[0] = gr_sub(og[0], gr_mul(s, gr__sum_keep(og[0], axis)));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    int axis = ((const gr__axis_params *)node->params)->axis;
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
     gr_var *s;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    s = gr_exp(node->out[0]);
+    s = gr_exp(gr__out(node)[0]);
     orop[0] = gr_sub(ev[0], gr__sum_keep(gr_mul(s, ev[0]), axis));
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -6067,7 +6206,7 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
             return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the class ids %s have %d dimensions; the logits %s %s need %d (one id per row)",
                             gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd - 1);
         for (i = 0; i < nd - 1; i++)
-            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+            if (gr__vshape(labels)[i] >= 0 && gr__vshape(logits)[i] >= 0 && gr__vshape(labels)[i] != gr__vshape(logits)[i])
                 return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the class ids %s %s do not match the rows of the logits %s %s",
                                 gr__d(labels).s, gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
         args[0] = gr__coerce(logits, T);
@@ -6081,7 +6220,7 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
             return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the labels %s have %d dimensions; the logits %s %s have %d (give float "
                             "label rows, or int64 class ids)", gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd);
         for (i = 0; i < nd; i++)
-            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+            if (gr__vshape(labels)[i] >= 0 && gr__vshape(logits)[i] >= 0 && gr__vshape(labels)[i] != gr__vshape(logits)[i])
                 return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the labels %s %s do not match the logits %s %s", gr__d(labels).s,
                                 gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
         if (labels->dtype == GR_F64) T = GR_F64;
@@ -6095,14 +6234,14 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
 /* ---- type and shape rules --------------------------------------------------------------------- */
 
 static gr_status gr__CrossEntropy_infer(const gr_node *node, gr_type *out) {
-    const gr_var *z = node->in[0], *t = node->in[1];
+    const gr_var *z = gr__in(node)[0], *t = gr__in(node)[1];
     int i;
     if (z->ndim < 1 || t->ndim != z->ndim || t->dtype != z->dtype || !gr__is_float(z->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "CrossEntropy: logits %s (%s, %d-d) and labels %s (%s, %d-d) need one float dtype "
                          "and one ndim of at least 1", gr__d(z).s, gr_dtype_name((gr_dtype)z->dtype), z->ndim, gr__d(t).s,
                          gr_dtype_name((gr_dtype)t->dtype), t->ndim);
     for (i = 0; i < z->ndim; i++)
-        if (z->shape[i] >= 0 && t->shape[i] >= 0 && z->shape[i] != t->shape[i])
+        if (gr__vshape(z)[i] >= 0 && gr__vshape(t)[i] >= 0 && gr__vshape(z)[i] != gr__vshape(t)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "CrossEntropy: labels %s %s do not match logits %s %s", gr__d(t).s, gr__vs(t).s,
                              gr__d(z).s, gr__vs(z).s);
     out->dtype = (gr_dtype)z->dtype;
@@ -6114,31 +6253,31 @@ static gr_status gr__CrossEntropy_shape(const gr_node *node, const gr_array *con
     (void)out;
     for (i = 0; i < in[0]->ndim; i++)
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(node->in[1]).s,
-                                 gr__as(in[1]).s, gr__d(node->in[0]).s, gr__as(in[0]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(gr__in(node)[1]).s,
+                                 gr__as(in[1]).s, gr__d(gr__in(node)[0]).s, gr__as(in[0]).s);
     return GR_OK;
 }
 
 static gr_status gr__OneHot_infer(const gr_node *node, gr_type *out) {
-    const gr_var *ids = node->in[0], *ref = node->in[1];
+    const gr_var *ids = gr__in(node)[0], *ref = gr__in(node)[1];
     int i;
     if (ids->dtype != GR_I64 || ref->ndim < 1 || ids->ndim != ref->ndim - 1)
         return gr__error(node->graph, GR_ERR_TYPE, "OneHot: class ids %s (%s, %d-d) need int64 and one dimension less than %s (%d-d)",
                          gr__d(ids).s, gr_dtype_name((gr_dtype)ids->dtype), ids->ndim, gr__d(ref).s, ref->ndim);
     for (i = 0; i < ids->ndim; i++)
-        if (ids->shape[i] >= 0 && ref->shape[i] >= 0 && ids->shape[i] != ref->shape[i])
+        if (gr__vshape(ids)[i] >= 0 && gr__vshape(ref)[i] >= 0 && gr__vshape(ids)[i] != gr__vshape(ref)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "OneHot: class ids %s %s do not match the rows of %s %s", gr__d(ids).s,
                              gr__vs(ids).s, gr__d(ref).s, gr__vs(ref).s);
     gr_var_type(ref, out);
-    out->dtype = (gr_dtype)((const gr__onehot_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__onehot_params *)gr__params(node))->dtype;
     return GR_OK;
 }
 static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     for (i = 0; i < in[0]->ndim; i++)
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(node->in[0]).s,
-                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(gr__in(node)[0]).s,
+                                 gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -6185,7 +6324,7 @@ static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *
     for (r = 0; r < in[0]->size; r++) {
         if (ids[r] < 0 || ids[r] >= K)
             return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
-                                 (long long)ids[r], (long long)r, gr__d(node->in[0]).s, (long long)K, gr__d(node->in[1]).s);
+                                 (long long)ids[r], (long long)r, gr__d(gr__in(node)[0]).s, (long long)K, gr__d(gr__in(node)[1]).s);
         gr__store(out[0]->dtype, out[0]->data, r * K + ids[r], 1.0);
     }
     return GR_OK;
@@ -6196,20 +6335,20 @@ static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *
 /* *inv_n = 1/N (from the shapes only) and, when dz is given, *dz = softmax(z) sum_k t_k - t; one-hot
    rows made from class ids sum to 1, so there *dz = softmax(z) - t */
 static void gr__xent_parts(const gr_node *node, gr_var **inv_n, gr_var **dz) {
-    gr_var *z = node->in[0], *t = node->in[1], *tsum;
-    int last = z->ndim - 1, dt = node->out[0]->dtype;
-    if (t->owner && t->owner->op == &gr__op_OneHot) {
-        *inv_n = gr__size_ratio(node->out[0], t->owner->in[0], dt);   /* 1 / size(ids) */
+    gr_var *z = gr__in(node)[0], *t = gr__in(node)[1], *tsum;
+    int last = z->ndim - 1, dt = gr__out(node)[0]->dtype;
+    if (gr__owner(t) && gr__owner(t)->op == &gr__op_OneHot) {
+        *inv_n = gr__size_ratio(gr__out(node)[0], gr__in(gr__owner(t))[0], dt);   /* 1 / size(ids) */
         if (dz) *dz = gr_sub(gr_softmax(z, last), t);
         return;
     }
     tsum = gr_sum_axes(t, 1, &last, 1);                                /* (*rows, 1): N elements */
-    *inv_n = tsum ? gr__size_ratio(node->out[0], tsum, dt) : NULL;
+    *inv_n = tsum ? gr__size_ratio(gr__out(node)[0], tsum, dt) : NULL;
     if (dz) *dz = gr_sub(gr_mul(gr_softmax(z, last), tsum), t);
 }
 
 static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *scale;
+    gr_var *z = gr__in(node)[0], *inv_n = NULL, *dz = NULL, *scale;
     gr__xent_parts(node, &inv_n, &dz);
     scale = inv_n ? gr_mul(og[0], inv_n) : NULL;
     ig[0] = gr_mul(dz, scale);
@@ -6219,7 +6358,7 @@ static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, g
 
 /* the JVP: (sum(dz v) - sum(log_softmax(z) w)) / N for tangents v of z and w of t */
 static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
+    gr_var *z = gr__in(node)[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
     int has_v = !gr_is_disconnected(ev[0]), has_w = !gr_is_disconnected(ev[1]);
     orop[0] = NULL;
     if (!has_v && !has_w) return GR_OK;
@@ -6236,8 +6375,8 @@ static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr
 /* OneHot: a constant of the class ids, no derivative to anything */
 static gr_status gr__OneHot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -6309,21 +6448,21 @@ static gr_status gr__ZeroGrad_grad(const gr_node *node, gr_var *const *og, gr_va
 static gr_status gr__ConsiderConstant_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__ZeroGrad_grad(node, og, ig); }
 static gr_status gr__DisconnectedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__UndefinedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_grad_undefined(node, 0, node->in[0], "gr_undefined_grad marks it so");
+    ig[0] = gr_grad_undefined(node, 0, gr__in(node)[0], "gr_undefined_grad marks it so");
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__GradClip_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__clip_params *p = (const gr__clip_params *)node->params;
+    const gr__clip_params *p = (const gr__clip_params *)gr__params(node);
     ig[0] = gr_clip(og[0], gr_const(node->graph, p->lo), gr_const(node->graph, p->hi));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    const gr__scale_params *p = (const gr__scale_params *)gr__params(node);
     ig[0] = gr_mul(og[0], gr_const(node->graph, p->m));
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -6332,12 +6471,12 @@ static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_v
 static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__fill_like(node->out[0], gr__grad_dtype(node->out[0]), 0.0);
+    orop[0] = gr__fill_like(gr__out(node)[0], gr__grad_dtype(gr__out(node)[0]), 0.0);
     return orop[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ConsiderConstant_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__ZeroGrad_rop(node, ev, orop); }
 static gr_status gr__GradScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    const gr__scale_params *p = (const gr__scale_params *)gr__params(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_mul(ev[0], gr_const(node->graph, p->m));
@@ -6386,12 +6525,12 @@ static gr_var *gr__eye_like(gr_var *ref, int dtype) {
     return gr__node1(g, &gr__op_EyeLike, &p, sizeof p, 1, &ref);
 }
 static gr_status gr__EyeLike_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = node->in[0];
+    gr_var *ref = gr__in(node)[0];
     int i;
-    out->dtype = (gr_dtype)((const gr__dtype_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__dtype_params *)gr__params(node))->dtype;
     out->ndim = ref->ndim + 1;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = ref->shape[i];
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = gr__vshape(ref)[i];
     return GR_OK;
 }
 static gr_status gr__EyeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -6410,7 +6549,7 @@ static gr_status gr__EyeLike_perform(const gr_node *node, const gr_array *const 
 }
 static gr_status gr__EyeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -6432,11 +6571,11 @@ typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__b
 #define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
 
 static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = node->in[0], *c = node->in[1];
+    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[1];
     out->dtype = (gr_dtype)c->dtype;
     out->ndim = 2;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
-    out->shape[1] = c->shape[0];
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    out->shape[1] = gr__vshape(c)[0];
     return GR_OK;
 }
 static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -6449,7 +6588,7 @@ static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in
     return GR_OK;
 }
 static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__banded_params *p = (const gr__banded_params *)node->params;
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
     int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
     int dt = out[0]->dtype;
     memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
@@ -6492,19 +6631,19 @@ static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
     return gr__node1(g, &gr__op_Unflatten, NULL, 0, 2, args);
 }
 static gr_status gr__Unflatten_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0], *ref = node->in[1];
+    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
     int i;
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = ref->ndim + x->ndim - 1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i] = ref->shape[i];
-    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = x->shape[i];
+    for (i = 0; i < ref->ndim; i++) out->shape[i] = gr__vshape(ref)[i];
+    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = gr__vshape(x)[i];
     return GR_OK;
 }
 static gr_status gr__Unflatten_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (in[0]->shape[0] != in[1]->size)
         return gr_node_error(node, GR_ERR_SHAPE, "leading axis %lld of %s does not match the %lld elements of %s",
-                             (long long)in[0]->shape[0], gr__d(node->in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+                             (long long)in[0]->shape[0], gr__d(gr__in(node)[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     for (i = 1; i < in[0]->ndim; i++) out[0]->shape[in[1]->ndim + i - 1] = in[0]->shape[i];
     return GR_OK;
@@ -6513,14 +6652,14 @@ static gr_status gr__Unflatten_perform(const gr_node *node, const gr_array *cons
     return gr__Reshape_perform(node, in, out);
 }
 static gr_status gr__Unflatten_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reshape_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Unflatten_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__unflatten(ev[0], node->in[1]);
+    orop[0] = gr__unflatten(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -6543,7 +6682,7 @@ typedef struct gr__batched_params {
 
 /* the node whose connection pattern a Batched node has: the op it applies to every row */
 static const gr_node *gr__conn_node(const gr_node *node) {
-    const gr_node *inner = ((const gr__batched_params *)node->params)->inner;
+    const gr_node *inner = ((const gr__batched_params *)gr__params(node))->inner;
     return inner ? inner : node;
 }
 
@@ -6563,16 +6702,16 @@ static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const uns
     p->inner_psize = node->params_size;
     for (i = 0; i < node->n_in; i++) {
         if (batched[i]) p->batched |= 1u << i;
-        gr_var_type(node->in[i], &GR__BP_TYPES(p)[i]);
+        gr_var_type(gr__in(node)[i], &GR__BP_TYPES(p)[i]);
     }
-    if (node->params_size) memcpy(GR__BP_INNER(p), node->params, node->params_size);
+    if (node->params_size) memcpy(GR__BP_INNER(p), gr__params(node), node->params_size);
     out[0] = gr__node1(g, &gr__op_Batched, p, size, node->n_in, in);
     GR_FREE(p);
     return out[0] ? GR_OK : g->status;
 }
 
 static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
-    gr__batched_params *p = (gr__batched_params *)node->params;    /* the node's own copy */
+    gr__batched_params *p = (gr__batched_params *)gr__params(node);    /* the node's own copy */
     gr_graph *g = node->graph;
     gr_var *ph[32], *res = NULL;
     int i, lead = -1;
@@ -6585,18 +6724,18 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     }
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
-    p->inner = res->owner;
+    p->inner = gr__owner(res);
     if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
     out->dtype = (gr_dtype)res->dtype;
     out->ndim = res->ndim + 1;
-    out->shape[0] = lead >= 0 ? node->in[lead]->shape[0] : 1;
-    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = res->shape[i];
+    out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
+    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = gr__vshape(res)[i];
     return GR_OK;
 }
 
 /* row k of every input: a view, or the input itself when not batched; returns the batch size */
 static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, gr_array *rows, const gr_array **row_ptrs, int64_t k) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     int64_t B = -1;
     int i, d;
     for (i = 0; i < p->n_in; i++) {
@@ -6615,7 +6754,7 @@ static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, 
 /* a view when the wrapped op's output is a view of row 0 at its start and input 0 carries the batch:
    every row is then a view of its own row, and rows are contiguous */
 static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
@@ -6629,7 +6768,7 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     gr_array *row_out_ptr = &row_out;
@@ -6643,8 +6782,8 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
             return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
                                  (long long)B, (long long)in[i]->shape[0]);
     memset(&row_out, 0, sizeof row_out);
-    row_out.dtype = (gr_dtype)inner->out[0]->dtype;
-    row_out.ndim = inner->out[0]->ndim;
+    row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
+    row_out.ndim = gr__out(inner)[0]->ndim;
     st = p->op->shape ? p->op->shape(inner, row_ptrs, &row_out_ptr) : gr__like0_shape(inner, row_ptrs, &row_out_ptr);
     if (st != GR_OK) return st;
     out[0]->shape[0] = B;
@@ -6653,7 +6792,7 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
 }
 
 static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     gr_array *row_out_ptr = &row_out;
@@ -6694,33 +6833,33 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
 
 /* the seeds mapping the inner node's placeholders (and its output) to the real operands */
 static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     int i, n = 0;
     for (i = 0; i < p->n_in; i++) {
-        seed[n] = p->inner->in[i];
-        seed_b[n] = node->in[i];
+        seed[n] = gr__in(p->inner)[i];
+        seed_b[n] = gr__in(node)[i];
         isb[n++] = (uint8_t)((p->batched >> i) & 1u);
     }
-    seed[n] = p->inner->out[0];
-    seed_b[n] = node->out[0];
+    seed[n] = gr__out(p->inner)[0];
+    seed_b[n] = gr__out(node)[0];
     isb[n++] = 1;
     return n;
 }
 
 static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_graph *g = node->graph;
     gr_node *inner = p->inner;
     gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
     uint8_t isb[34], rb;
     int i, ns;
     gr_status st;
-    u = gr__new_var(g, gr__grad_dtype(inner->out[0]), inner->out[0]->ndim, inner->out[0]->shape, GR__VK_INPUT);
+    u = gr__new_var(g, gr__grad_dtype(gr__out(inner)[0]), gr__out(inner)[0]->ndim, gr__vshape(gr__out(inner)[0]), GR__VK_INPUT);
     if (!u) return g->status;
     for (i = 0; i < p->n_in; i++) terms[i] = NULL;
     if (!p->op->grad) {
         for (i = 0; i < p->n_in; i++)
-            if (!(ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(the batched op has no grad rule)"))) return g->status;
+            if (!(ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(the batched op has no grad rule)"))) return g->status;
         return GR_OK;
     }
     st = p->op->grad(inner, &u, terms);
@@ -6728,7 +6867,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
     ns = gr__batched_seeds(node, seed, seed_b, isb);
     seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
     for (i = 0; i < p->n_in; i++) {
-        gr_var *t = terms[i], *x = node->in[i];
+        gr_var *t = terms[i], *x = gr__in(node)[i];
         if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
         if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
         if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
@@ -6740,7 +6879,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
 }
 
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_graph *g = node->graph;
     gr_node *inner = p->inner;
     gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
@@ -6750,9 +6889,9 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     orop[0] = NULL;
     ns = gr__batched_seeds(node, seed, seed_b, isb);
     for (i = 0; i < p->n_in; i++) {
-        gr_var *ph = inner->in[i];
+        gr_var *ph = gr__in(inner)[i];
         if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
-        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, ph->shape, GR__VK_INPUT);
+        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, gr__vshape(ph), GR__VK_INPUT);
         if (!tv[i]) return g->status;
         seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
     }
@@ -6760,7 +6899,7 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
     if (!r || gr__is_marker(r)) return GR_OK;
     if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
-    orop[0] = rb ? res : gr_broadcast_like(res, node->out[0]);
+    orop[0] = rb ? res : gr_broadcast_like(res, gr__out(node)[0]);
     return orop[0] ? GR_OK : g->status;
 }
 
@@ -6769,7 +6908,7 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
 /* unary ops that do not care about shapes: the same op on the batched operand */
 static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     (void)batched;
-    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
 }
 
@@ -6777,9 +6916,9 @@ static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const un
    aligns the rest on the right */
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_var *xs[3];
-    int d = node->out[0]->ndim, i;
+    int d = gr__out(node)[0]->ndim, i;
     for (i = 0; i < node->n_in; i++) {
-        int n_i = node->in[i]->ndim;
+        int n_i = gr__in(node)[i]->ndim;
         xs[i] = in[i];
         if (batched[i] && n_i < d) {
             int pattern[GR_MAX_NDIM], k, m = 0;
@@ -6797,7 +6936,7 @@ static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsi
 static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__reduce_params p = *gr__rp(node);
     (void)batched;
-    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     p.mask <<= 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
     return out[0] ? GR_OK : node->graph->status;
@@ -6815,7 +6954,7 @@ static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, co
 
 /* ops with one axis parameter: the axis moves one to the right */
 static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__axis_params p = *(const gr__axis_params *)node->params;
+    gr__axis_params p = *(const gr__axis_params *)gr__params(node);
     (void)batched;
     p.axis += 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
@@ -6843,7 +6982,7 @@ typedef struct gr__view_params {
 
 typedef struct gr__take_params { int axis; int inc; } gr__take_params;
 
-static const gr__view_params *gr__vp(const gr_node *node) { return (const gr__view_params *)node->params; }
+static const gr__view_params *gr__vp(const gr_node *node) { return (const gr__view_params *)gr__params(node); }
 
 /* (outer, n, inner) of shape around axis */
 static void gr__split_axis(int ndim, const int64_t *shape, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
@@ -6925,7 +7064,7 @@ static int gr__fits_view(const gr_var *y, const gr_var *view) {
     int i, off = view->ndim - y->ndim;
     if (off < 0) return 0;
     for (i = 0; i < y->ndim; i++) {
-        int64_t a = y->shape[i], b = view->shape[off + i];
+        int64_t a = gr__vshape(y)[i], b = gr__vshape(view)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b) return 0;
     }
     return 1;
@@ -6937,23 +7076,23 @@ static gr_var *gr__update(const char *fname, gr_var *view, gr_var *y, int inc) {
     const gr_op_def *op;
     args[0] = view; args[1] = y;
     if (!gr__operands(fname, 2, args, &g)) return NULL;
-    op = view->owner ? view->owner->op : NULL;
+    op = gr__owner(view) ? gr__owner(view)->op : NULL;
     if (op != &gr__op_Slice && op != &gr__op_Index && op != &gr__op_Take)
         return gr__fail(g, GR_ERR_VALUE, "%s: %s is not a view (a result of gr_slice, gr_index or gr_take)", fname, gr__d(view).s);
     if (!gr__fits_view(y, view))
         return gr__fail(g, GR_ERR_SHAPE, "%s: %s %s does not broadcast to the view %s %s", fname, gr__d(y).s, gr__vs(y).s,
                         gr__d(view).s, gr__vs(view).s);
-    x = view->owner->in[0];
+    x = gr__in(gr__owner(view))[0];
     args[0] = x;
     args[1] = gr__coerce(y, x->dtype);
     if (!args[1]) return NULL;
     if (op == &gr__op_Take) {
-        gr__take_params p = *(const gr__take_params *)view->owner->params;
+        gr__take_params p = *(const gr__take_params *)gr__params(gr__owner(view));
         p.inc = inc;
-        args[2] = view->owner->in[1];
+        args[2] = gr__in(gr__owner(view))[1];
         return gr__node1(g, &gr__op_TakeUpdate, &p, sizeof p, 3, args);
     } else {
-        gr__view_params p = *gr__vp(view->owner);
+        gr__view_params p = *gr__vp(gr__owner(view));
         p.inc = inc;
         return gr__node1(g, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
     }
@@ -6966,16 +7105,16 @@ GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y) { return gr__update("gr
 
 static gr_status gr__view_infer(const gr_node *node, gr_type *out) {
     const gr__view_params *p = gr__vp(node);
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
     for (i = 0; i < x->ndim; i++) {
-        if (i != p->axis) { out->shape[m++] = x->shape[i]; continue; }
+        if (i != p->axis) { out->shape[m++] = gr__vshape(x)[i]; continue; }
         if (p->is_index) continue;
-        if (x->shape[i] < 0) out->shape[m++] = -1;
+        if (gr__vshape(x)[i] < 0) out->shape[m++] = -1;
         else {
             int64_t first, count;
-            gr__slice_resolve(x->shape[i], p->start, p->stop, p->step, &first, &count);
+            gr__slice_resolve(gr__vshape(x)[i], p->start, p->stop, p->step, &first, &count);
             out->shape[m++] = count;
         }
     }
@@ -6992,7 +7131,7 @@ static gr_status gr__view_shape(const gr_node *node, const gr_array *const *in, 
         if (p->is_index) {
             if (gr__index_resolve(x->shape[i], p->start) < 0)
                 return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
-                                     (long long)p->start, i, gr__d(node->in[0]).s, (long long)x->shape[i]);
+                                     (long long)p->start, i, gr__d(gr__in(node)[0]).s, (long long)x->shape[i]);
             continue;
         } else {
             int64_t first, count;
@@ -7042,18 +7181,18 @@ static int64_t gr__view_alias(const gr_node *node, const gr_array *const *in, co
 }
 
 static gr_status gr__Take_infer(const gr_node *node, gr_type *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
-    gr_var *x = node->in[0], *idx = node->in[1];
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0], *idx = gr__in(node)[1];
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
-    for (i = 0; i < p->axis; i++) out->shape[m++] = x->shape[i];
-    for (i = 0; i < idx->ndim; i++) out->shape[m++] = idx->shape[i];
-    for (i = p->axis + 1; i < x->ndim; i++) out->shape[m++] = x->shape[i];
+    for (i = 0; i < p->axis; i++) out->shape[m++] = gr__vshape(x)[i];
+    for (i = 0; i < idx->ndim; i++) out->shape[m++] = gr__vshape(idx)[i];
+    for (i = p->axis + 1; i < x->ndim; i++) out->shape[m++] = gr__vshape(x)[i];
     out->ndim = m;
     return GR_OK;
 }
 static gr_status gr__Take_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     int i, m = 0;
     for (i = 0; i < p->axis; i++) out[0]->shape[m++] = in[0]->shape[i];
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[m++] = in[1]->shape[i];
@@ -7067,11 +7206,11 @@ static gr_status gr__check_indices(const gr_node *node, const gr_array *idx, int
     for (t = 0; t < idx->size; t++)
         if (gr__index_resolve(n, ix[t]) < 0)
             return gr_node_error(node, GR_ERR_RUNTIME, "index %lld (entry %lld of %s) is out of range for axis %d of %s with size %lld",
-                                 (long long)ix[t], (long long)t, gr__d(node->in[node->n_in - 1]).s, axis, gr__d(node->in[0]).s, (long long)n);
+                                 (long long)ix[t], (long long)t, gr__d(gr__in(node)[node->n_in - 1]).s, axis, gr__d(gr__in(node)[0]).s, (long long)n);
     return GR_OK;
 }
 static gr_status gr__Take_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     const gr_array *x = in[0], *idx = in[1];
     const int64_t *ix = (const int64_t *)idx->data;
     int64_t outer, n, inner, o, t;
@@ -7176,7 +7315,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
     gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
     if (p->is_index && gr__index_resolve(n, p->start) < 0)
         return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
-                             (long long)p->start, p->axis, gr__d(node->in[0]).s, (long long)n);
+                             (long long)p->start, p->axis, gr__d(gr__in(node)[0]).s, (long long)n);
     gr__view_span(p, x, &first, &count, &step);
     for (i = 0; i < x->ndim; i++) {
         if (i != p->axis) vshape[vnd++] = x->shape[i];
@@ -7188,7 +7327,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
             if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
                 char b1[200];
                 return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
-                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+                                     gr__d(gr__in(node)[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(gr__in(node)[0]).s);
             }
     }
     gr__scatter(y, out[0], p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
@@ -7196,7 +7335,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
 }
 
 static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     const gr_array *x = in[0], *y = in[1], *idx = in[2];
     int64_t outer, n, inner, vshape[GR_MAX_NDIM];
     int i, vnd = 0;
@@ -7213,7 +7352,7 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
             if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
                 char b1[200];
                 return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
-                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+                                     gr__d(gr__in(node)[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(gr__in(node)[0]).s);
             }
     }
     gr__scatter(y, out[0], p->inc, n, inner, (const int64_t *)idx->data, 0, 1, vnd, vshape, p->axis, idx->ndim);
@@ -7236,14 +7375,14 @@ static gr_var *gr__view_update(const gr_node *node, gr_var *x, gr_var *y, int in
     return gr__node1(node->graph, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
 }
 static gr_var *gr__take_like(const gr_node *node, gr_var *x, gr_var *idx) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     gr_var *args[2];
     p.inc = 0;
     args[0] = x; args[1] = idx;
     return gr__node1(node->graph, &gr__op_Take, &p, sizeof p, 2, args);
 }
 static gr_var *gr__take_update(const gr_node *node, gr_var *x, gr_var *y, gr_var *idx, int inc) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     gr_var *args[3];
     p.inc = inc;
     args[0] = x; args[1] = y; args[2] = idx;
@@ -7252,7 +7391,7 @@ static gr_var *gr__take_update(const gr_node *node, gr_var *x, gr_var *y, gr_var
 
 /* the gradient of a view: zeros shaped like x with gz added at the view */
 static gr_status gr__view_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr__view_update(node, gr__zeros_grad(node->in[0]), og[0], 1);
+    ig[0] = gr__view_update(node, gr__zeros_grad(gr__in(node)[0]), og[0], 1);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Slice_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__view_grad(node, og, ig); }
@@ -7267,21 +7406,21 @@ static gr_status gr__Slice_rop(const gr_node *node, gr_var *const *ev, gr_var **
 static gr_status gr__Index_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__view_rop(node, ev, orop); }
 
 static gr_status gr__Take_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr__take_update(node, gr__zeros_grad(node->in[0]), og[0], node->in[1], 1);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr__take_update(node, gr__zeros_grad(gr__in(node)[0]), og[0], gr__in(node)[1], 1);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Take_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__take_like(node, ev[0], node->in[1]);
+    orop[0] = gr__take_like(node, ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* inc: x gets gz, y gets gz at the view (summed over y's broadcasting); set: x gets gz with the
    view zeroed, y the same as inc */
 static gr_status gr__ViewUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->in[1];
+    gr_var *x = gr__in(node)[0], *y = gr__in(node)[1];
     if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
     else {
         ig[0] = gr__vp(node)->inc ? og[0] : gr__view_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), 0);
@@ -7292,15 +7431,15 @@ static gr_status gr__ViewUpdate_grad(const gr_node *node, gr_var *const *og, gr_
 static gr_status gr__ViewUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *vx = ev[0], *vy = ev[1];
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
-    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
-    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(gr__in(node)[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, gr__out(node)[0]->dtype, 0.0, 0);
     orop[0] = gr__view_update(node, vx, vy, gr__vp(node)->inc);
     return orop[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__TakeUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->in[1], *idx = node->in[2];
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    gr_var *x = gr__in(node)[0], *y = gr__in(node)[1], *idx = gr__in(node)[2];
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
     else {
         ig[0] = p->inc ? og[0] : gr__take_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), idx, 0);
@@ -7312,10 +7451,10 @@ static gr_status gr__TakeUpdate_grad(const gr_node *node, gr_var *const *og, gr_
 static gr_status gr__TakeUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *vx = ev[0], *vy = ev[1];
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
-    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
-    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
-    orop[0] = gr__take_update(node, vx, vy, node->in[2], ((const gr__take_params *)node->params)->inc);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(gr__in(node)[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, gr__out(node)[0]->dtype, 0.0, 0);
+    orop[0] = gr__take_update(node, vx, vy, gr__in(node)[2], ((const gr__take_params *)gr__params(node))->inc);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -7329,7 +7468,7 @@ static gr_status gr__view_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     if (batched[1]) return gr__map_batch(node, in, batched, out);
     p.axis += 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);
@@ -7353,11 +7492,11 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
 /* ---- null gradients ---------------------------------------------------------------------------- */
 
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
-    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? gr__vshape(like) : NULL, GR__VK_NULL);
     if (!v) return NULL;
     v->aux = (uint8_t)code;
-    v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
-    if (!v->ext) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
+    v->u.ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    if (!gr__ext(v)) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
     return v;
 }
 
@@ -7377,7 +7516,7 @@ GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, cons
 }
 
 /* the reason carried by a null variable */
-static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && v->ext ? (const char *)v->ext : ""; }
+static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && gr__ext(v) ? (const char *)gr__ext(v) : ""; }
 GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
 
 /* ---- the walk ------------------------------------------------------------------------------------ */
@@ -7425,7 +7564,7 @@ static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv
    order, during its one visit) */
 static int gr__used_before(const gr_node *node, const gr_var *v, int pos) {
     int j;
-    for (j = 0; j < pos; j++) if (node->in[j] == v && gr__connected(node, j, 0)) return 1;
+    for (j = 0; j < pos; j++) if (gr__in(node)[j] == v && gr__connected(node, j, 0)) return 1;
     return 0;
 }
 
@@ -7478,13 +7617,13 @@ static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
         stack[sp] = o; next[sp] = 0; sp++;
         while (sp) {
             gr_var *v = stack[sp - 1];
-            gr_node *node = v->owner;
+            gr_node *node = gr__owner(v);
             gr_var *in;
             int i;
             if (!node || c->constant[v->id] || next[sp - 1] >= node->n_in) { sp--; continue; }
             i = next[sp - 1]++;
             if (!gr__connected(node, i, v->out_index)) continue;
-            in = node->in[i];
+            in = gr__in(node)[i];
             if (!gr__record(c, in, node, i)) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
             if (!visited[in->id]) {
                 visited[in->id] = 1;
@@ -7518,7 +7657,7 @@ static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
             int j;
             c->in_s[u->node] = 1;                     /* a node reading a reached variable: its rule is needed */
             for (j = 0; j < node->n_out; j++) {
-                const gr_var *o = node->out[j];
+                const gr_var *o = gr__out(node)[j];
                 if (gr__connected(node, (int)u->pos, j) && c->uses[o->id]) c->reached[o->id] = 1;
             }
         }
@@ -7533,9 +7672,9 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (t->owner && t->owner->op == &gr__op_BroadcastLike) t = t->owner->in[0];
+    if (gr__owner(t) && gr__owner(t)->op == &gr__op_BroadcastLike) t = gr__in(gr__owner(t))[0];
     if (t->kind == GR__VK_CONST) {
-        const gr_array *a = (const gr_array *)t->ext;
+        const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;
         for (i = 0; i < a->size; i++) if (gr_array_get(a, i) != 0) return 0;
         return 1;
@@ -7558,11 +7697,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     }
     oconn = fl; onan = oconn + no; oint = onan + no; iconn = oint + no; only_nan = iconn + ni; only_int = only_nan + ni;
     for (j = 0; j < no; j++) {
-        og[j] = gr__total(c, node->out[j]);
+        og[j] = gr__total(c, gr__out(node)[j]);
         if (!og[j]) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
         oconn[j] = og[j]->kind != GR__VK_DISC;
         onan[j] = og[j]->kind == GR__VK_NULL;
-        oint[j] = !gr__is_float(node->out[j]->dtype);
+        oint[j] = !gr__is_float(gr__out(node)[j]->dtype);
         if (onan[j] && first_nan < 0) first_nan = j;
     }
     for (i = 0; i < ni; i++) {
@@ -7581,25 +7720,25 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     }
     c->terms[node->id] = ig;
     if (!any_in) {                                   /* shortcut A: nothing flows back */
-        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return g->status;
+        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return g->status;
         return GR_OK;
     }
     if (all_nan) {                                   /* shortcut B: only null gradients flow back */
         for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(node->in[i]);
+            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(gr__in(node)[i]);
             if (!ig[i]) return g->status;
         }
         return GR_OK;
     }
     for (j = 0; j < no; j++)                         /* keep float32 graphs float32 */
-        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != node->out[j]->dtype) {
-            og[j] = gr_cast(og[j], (gr_dtype)node->out[j]->dtype);
+        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != gr__out(node)[j]->dtype) {
+            og[j] = gr_cast(og[j], (gr_dtype)gr__out(node)[j]->dtype);
             if (!og[j]) return g->status;
         }
     for (i = 0; i < ni; i++) ig[i] = NULL;
     if (!node->op->grad) {
         for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, node->in[i], "(the op has no grad rule)") : gr_disconnected_like(node->in[i]);
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
             if (!ig[i]) return g->status;
         }
     } else {
@@ -7607,7 +7746,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         gr_status st;
         if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
             uint8_t skip[8];
-            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(node->in[i]->id < c->nv && c->reached[node->in[i]->id]);
+            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
             st = gr__ew_grad_some(node, og, ig, skip);
         } else st = node->op->grad(node, og, ig);
         if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
@@ -7616,7 +7755,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         }
     }
     for (i = 0; i < ni; i++) {
-        gr_var *t = ig[i], *x = node->in[i];
+        gr_var *t = ig[i], *x = gr__in(node)[i];
         if (!t)
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
                              "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
@@ -7668,9 +7807,9 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
         }
     }
     t = null_term ? null_term : sum ? sum : gr_disconnected_like(v);
-    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && c->cost->name && v->name) {
+    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && gr__vname(c->cost) && gr__vname(v)) {
         char name[256];
-        snprintf(name, sizeof name, "(d%.120s/d%.120s)", c->cost->name, v->name);
+        snprintf(name, sizeof name, "(d%.120s/d%.120s)", gr__vname(c->cost), gr__vname(v));
         gr_var_set_name(t, name);
     }
     return c->total[v->id] = t;
@@ -7917,7 +8056,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(node->out[j]->dtype) ||
+    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
            node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
 }
 
@@ -7932,7 +8071,7 @@ static int gr__nondiff_out(const gr_node *node, int j) {
 static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state) {
     int i, real = 0, none = 0, zero = 0, nondiff = gr__nondiff_out(node, j);
     for (i = 0; i < node->n_in; i++) {
-        int s = state[node->in[i]->id];
+        int s = state[gr__in(node)[i]->id];
         if (!nondiff && !gr__connected(node, i, j)) continue;
         if (s == GR__T_REAL) real = 1;
         else if (s == GR__T_NONE) none = 1;
@@ -7959,7 +8098,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
         goto done;
     }
     for (j = 0; j < no; j++) {                       /* dummy cotangents: zeros like each float output */
-        gr_var *o_j = node->out[j];
+        gr_var *o_j = gr__out(node)[j];
         if (!gr__is_float(o_j->dtype)) { u[j] = gr_disconnected_like(o_j); continue; }
         u[j] = gr__fill_like(o_j, o_j->dtype, 0.0);
         if (!u[j]) { st = g->status; goto done; }
@@ -8063,7 +8202,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             orop = ev + cap;
         }
         for (i = 0; i < node->n_in; i++) {
-            gr_var *x = node->in[i];
+            gr_var *x = gr__in(node)[i];
             if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
             if (state[x->id] == GR__T_REAL) {
                 gr_var *t = tan[x->id];
@@ -8083,7 +8222,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             }
         }
         for (j = 0; j < node->n_out; j++) {
-            gr_var *y = node->out[j], *r = orop[j];
+            gr_var *y = gr__out(node)[j], *r = orop[j];
             if (r && !gr__is_marker(r)) {
                 if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
                 if (!r) { st = g->status; goto done; }
@@ -8101,7 +8240,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     for (i = 0; i < n_f; i++) {
         gr_var *y = f[i], *r = NULL;
         int s = state[y->id];
-        if (!y->owner && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
+        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
         if (s == GR__T_REAL) r = tan[y->id];
         else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
         else {
@@ -8163,7 +8302,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
             if (!ins || !outs || !bat) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
         }
         for (i = 0; i < node->n_in; i++) {
-            gr_var *x = node->in[i];
+            gr_var *x = gr__in(node)[i];
             gr_var *m = x->id < nv ? map[x->id] : NULL;
             bat[i] = (unsigned char)(m && isb[x->id]);
             ins[i] = m ? m : x;
@@ -8173,12 +8312,12 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
         if (any_b) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
-        else st = gr__make_node(g, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        else st = gr__make_node(g, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
-            map[node->out[j]->id] = outs[j];
-            isb[node->out[j]->id] = (uint8_t)any_b;
+            map[gr__out(node)[j]->id] = outs[j];
+            isb[gr__out(node)[j]->id] = (uint8_t)any_b;
         }
     }
     for (i = 0; i < n; i++) {
@@ -8233,7 +8372,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     flat = expr->ndim == 1 ? expr : gr_flatten(expr);
     if (!flat) return g->status;
     /* one pullback with a placeholder cotangent ... */
-    u = gr__new_var(g, dt, 1, flat->shape, GR__VK_INPUT);
+    u = gr__new_var(g, dt, 1, gr__vshape(flat), GR__VK_INPUT);
     if (!u) return g->status;
     if (!gr__set_name(g, u, "jacobian cotangent")) return g->status;
     pulled = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));
@@ -8398,7 +8537,7 @@ static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
 }
 
 static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
-    return v->shape[axis] >= 0 ? GR__SIG_STATIC(v->shape[axis]) : rw->next_sym++;
+    return gr__vshape(v)[axis] >= 0 ? GR__SIG_STATIC(gr__vshape(v)[axis]) : rw->next_sym++;
 }
 
 static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
@@ -8437,7 +8576,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
 
 /* the signature of node's output j, from its inputs' (already known) signatures */
 static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
-    const gr_node *node = v->owner;
+    const gr_node *node = gr__owner(v);
     const gr_op_def *op = node ? node->op : NULL;
     int nd = v->ndim, i, k;
     for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
@@ -8447,7 +8586,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
             int32_t code = GR__SIG_ONE;
             int clash = 0;
             for (k = 0; k < node->n_in; k++) {
-                const gr_var *x = node->in[k];
+                const gr_var *x = gr__in(node)[k];
                 int xi = i - (nd - x->ndim);
                 int32_t c;
                 if (xi < 0) continue;
@@ -8456,30 +8595,30 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
                 if (code == GR__SIG_ONE) code = c;
                 else if (code != c) clash = 1;
             }
-            if (!clash && (v->shape[i] < 0 || GR__SIG_STATIC(v->shape[i]) == code)) out[i] = code;
+            if (!clash && (gr__vshape(v)[i] < 0 || GR__SIG_STATIC(gr__vshape(v)[i]) == code)) out[i] = code;
         }
     } else if (op == &gr__op_DimShuffle) {
         const gr__dimshuffle_params *p = gr__dsp(node);
         int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, node->in[0], s);
+        gr__sig_copy(rw, gr__in(node)[0], s);
         for (i = 0; i < nd; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
     } else if (op->infer == gr__reduce_infer) {
         const gr__reduce_params *p = gr__rp(node);
         int32_t s[GR_MAX_NDIM];
         int m = 0;
-        gr__sig_copy(rw, node->in[0], s);
-        for (i = 0; i < node->in[0]->ndim; i++) {
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
             if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
             else out[m++] = s[i];
         }
     } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
-        if (node->in[1]->ndim == nd) gr__sig_copy(rw, node->in[1], out);
+        if (gr__in(node)[1]->ndim == nd) gr__sig_copy(rw, gr__in(node)[1], out);
     } else if (op == &gr__op_Slice || op == &gr__op_Index) {
         const gr__view_params *p = gr__vp(node);
         int32_t s[GR_MAX_NDIM];
         int m = 0;
-        gr__sig_copy(rw, node->in[0], s);
-        for (i = 0; i < node->in[0]->ndim; i++) {
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
             if (i != p->axis) { out[m++] = s[i]; continue; }
             if (p->is_index) continue;
             /* a unit step from a start >= 0 to a stop < 0 (or open ends) trims a + b rows */
@@ -8490,19 +8629,19 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         }
     } else if (op == &gr__op_Banded) {                /* (size(ref), length of the diagonals) */
         int32_t s[GR_MAX_NDIM];
-        if (node->in[0]->ndim == 1) { gr__sig_copy(rw, node->in[0], s); out[0] = s[0]; }
-        gr__sig_copy(rw, node->in[1], s);
+        if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
+        gr__sig_copy(rw, gr__in(node)[1], s);
         out[1] = s[0];
     } else if (op == &gr__op_EyeLike) {              /* (size(r), *shape(r)): rows as long as r when r is 1-d */
         int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, node->in[0], s);
-        if (node->in[0]->ndim == 1) out[0] = s[0];
-        for (i = 0; i < node->in[0]->ndim; i++) out[i + 1] = s[i];
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        if (gr__in(node)[0]->ndim == 1) out[0] = s[0];
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) out[i + 1] = s[i];
     } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
-        if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
+        if (gr__in(node)[0]->ndim == nd) gr__sig_copy(rw, gr__in(node)[0], out);
     } else if (op == &gr__op_Dot) {
-        const gr__dot_params *p = (const gr__dot_params *)node->params;
-        const gr_var *a = node->in[0], *b = node->in[1];
+        const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+        const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
         int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
         int m = 0;
         gr__sig_copy(rw, a, sa);
@@ -8511,7 +8650,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
     }
     for (i = 0; i < nd; i++)                        /* what the static type knows wins */
-        if (v->shape[i] >= 0) out[i] = GR__SIG_STATIC(v->shape[i]);
+        if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);
 }
 
 /* v's signature; for a variable built outside the rewriter, from its inputs' when they are known
@@ -8522,10 +8661,10 @@ static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
     int i;
     if (v->ndim == 0) return none;                  /* nothing to know: no entry (most nodes of a scalar chain) */
     if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
-    if (v->owner)
-        for (i = 0; i < v->owner->n_in; i++) {
-            const gr_var *x = v->owner->in[i];
-            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
+    if (gr__owner(v))
+        for (i = 0; i < gr__owner(v)->n_in; i++) {
+            const gr_var *x = gr__in(gr__owner(v))[i];
+            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && gr__owner(x)) {
                 out = gr__sig_slot(rw, v);          /* inputs unknown: nothing is known */
                 if (!out) return none;
                 for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);
@@ -8575,13 +8714,13 @@ static int gr__sig_into(gr__rewriter *rw, const gr_var *x, const gr_var *r) {
 
 /* v is the 0-d constant c */
 static int gr__rw_is_scalar(const gr_var *v, double c) {
-    return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)v->ext, 0) == c;
+    return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)gr__ext(v), 0) == c;
 }
 /* v is zeros: a 0-d zero (*ref = NULL) or zeros broadcast to the shape of *ref */
 static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
     if (gr__rw_is_scalar(v, 0.0)) { *ref = NULL; return 1; }
-    if (v->owner && v->owner->op == &gr__op_BroadcastLike && gr__rw_is_scalar(v->owner->in[0], 0.0)) {
-        *ref = v->owner->in[1];
+    if (gr__owner(v) && gr__owner(v)->op == &gr__op_BroadcastLike && gr__rw_is_scalar(gr__in(gr__owner(v))[0], 0.0)) {
+        *ref = gr__in(gr__owner(v))[1];
         return 1;
     }
     return 0;
@@ -8591,11 +8730,11 @@ static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
 static gr_var *gr__rw_diag(gr__rewriter *rw, const gr_var *v) {
     const gr__banded_params *p;
     int32_t s[GR_MAX_NDIM];
-    if (v->ndim != 2 || !v->owner || v->owner->op != &gr__op_Banded) return NULL;
-    p = (const gr__banded_params *)v->owner->params;
+    if (v->ndim != 2 || !gr__owner(v) || gr__owner(v)->op != &gr__op_Banded) return NULL;
+    p = (const gr__banded_params *)gr__params(gr__owner(v));
     if (p->n != 1 || p->k[0] != 0) return NULL;
     gr__sig_copy(rw, v, s);
-    return s[0] == s[1] ? v->owner->in[1] : NULL;
+    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
 }
 
 /* ---- building through the rewrites ------------------------------------------------------------- */
@@ -8630,7 +8769,7 @@ static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref) {
    zero where the dense product would have met an infinity or a NaN. */
 
 static const gr__banded_params *gr__rw_banded(const gr_var *v) {
-    return v->owner && v->owner->op == &gr__op_Banded ? (const gr__banded_params *)v->owner->params : NULL;
+    return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
 }
 
 /* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
@@ -8678,12 +8817,12 @@ static gr_var *gr__rw_banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_
     for (i = 0; i < p->n; i++) {
         n = 0;
         if (pre) args[n++] = pre;
-        args[n++] = X->owner->in[i + 1];
+        args[n++] = gr__in(gr__owner(X))[i + 1];
         if (post) args[n++] = post;
         if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
         k[i] = p->k[i] + dk;
     }
-    return gr__rw_make_banded(rw, X->owner->in[0], (int)p->n, c, k);
+    return gr__rw_make_banded(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
 }
 
 /* neg, mul, div and add of banded matrices that stay banded (the ops pullbacks apply to a cotangent);
@@ -8696,9 +8835,9 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
     *failed = 0;
     if (row == GR__EW_add) {                            /* both banded, the same shape and dtype */
         if (!pa || !pb || a->dtype != b->dtype || !gr__sig_same(rw, a, b)) return NULL;
-        for (i = 0; i < pa->n; i++) { c[n] = a->owner->in[i + 1]; k[n++] = pa->k[i]; }
-        for (i = 0; i < pb->n; i++) { c[n] = b->owner->in[i + 1]; k[n++] = pb->k[i]; }
-        r = gr__rw_make_banded(rw, x->owner->in[0], n, c, k);     /* NULL, nothing built: too many */
+        for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(a))[i + 1]; k[n++] = pa->k[i]; }
+        for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(b))[i + 1]; k[n++] = pb->k[i]; }
+        r = gr__rw_make_banded(rw, gr__in(gr__owner(x))[0], n, c, k);     /* NULL, nothing built: too many */
     } else if (row == GR__EW_neg || row == GR__EW_mul || (row == GR__EW_div && pa)) {
         /* scaled by a scalar or by a vector along the columns (never widening them) */
         if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
@@ -8721,8 +8860,8 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
    changing its dtype: *c its value */
 static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
     if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
-    if (any_ndim ? ((const gr_array *)v->ext)->size != 1 : v->ndim != 0) return 0;
-    *c = gr_array_get((const gr_array *)v->ext, 0);
+    if (any_ndim ? ((const gr_array *)gr__ext(v))->size != 1 : v->ndim != 0) return 0;
+    *c = gr_array_get((const gr_array *)gr__ext(v), 0);
     return 1;
 }
 static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
@@ -8730,10 +8869,10 @@ static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_fac
 /* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
 static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
     int j;
-    if (!v->owner || v->owner->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
+    if (!gr__owner(v) || gr__owner(v)->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
     for (j = 0; j < 2; j++)
-        if (v->owner->in[1 - j]->dtype == dt && v->owner->in[1 - j]->ndim == v->ndim && gr__rw_factor(v->owner->in[j], dt, c))
-            return v->owner->in[1 - j];
+        if (gr__in(gr__owner(v))[1 - j]->dtype == dt && gr__in(gr__owner(v))[1 - j]->ndim == v->ndim && gr__rw_factor(gr__in(gr__owner(v))[j], dt, c))
+            return gr__in(gr__owner(v))[1 - j];
     return NULL;
 }
 
@@ -8749,23 +8888,23 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
     if (a->dtype != b->dtype || !gr__is_float(dt)) return NULL;
     for (k = 0; k < 2; k++) {
         gr_var *u = k ? b : a, *y = k ? a : b, *x;
-        const gr_node *un = u->owner;
+        const gr_node *un = gr__owner(u);
         if (!un) continue;
         /* a broadcast scalar times a scalar: the product broadcast */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-            ab[1] = un->in[1];
+            ab[1] = gr__in(un)[1];
             return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, ab);
         }
         /* a scalar broadcast to a shape y has: the scalar */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, c, 0))) return NULL;
             ab[1] = y;
             return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
         }
-        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && un->in[0]->dtype == dt) {   /* mul(c, neg x) */
+        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && gr__in(un)[0]->dtype == dt) {   /* mul(c, neg x) */
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
-            ab[1] = un->in[0];
+            ab[1] = gr__in(un)[0];
             return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
         }
         if (!(x = gr__rw_scaled(u, dt, &c2))) continue;
@@ -8799,15 +8938,15 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         int k;
         for (k = 0; k < 2; k++) {
             gr_var *u = in[k], *x = in[1 - k], *z = NULL;
-            if (!u->owner || !(u->owner->op == &gr__op_ViewUpdate || u->owner->op == &gr__op_TakeUpdate)) continue;
-            if (!((const gr__view_params *)u->owner->params)->inc && u->owner->op == &gr__op_ViewUpdate) continue;
-            if (u->owner->op == &gr__op_TakeUpdate && !((const gr__take_params *)u->owner->params)->inc) continue;
-            if (!gr__rw_zeros(u->owner->in[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+            if (!gr__owner(u) || !(gr__owner(u)->op == &gr__op_ViewUpdate || gr__owner(u)->op == &gr__op_TakeUpdate)) continue;
+            if (!((const gr__view_params *)gr__params(gr__owner(u)))->inc && gr__owner(u)->op == &gr__op_ViewUpdate) continue;
+            if (gr__owner(u)->op == &gr__op_TakeUpdate && !((const gr__take_params *)gr__params(gr__owner(u)))->inc) continue;
+            if (!gr__rw_zeros(gr__in(gr__owner(u))[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
             {
                 gr_var *args[3];
-                args[0] = x; args[1] = u->owner->in[1];
-                if (u->owner->n_in == 3) args[2] = u->owner->in[2];
-                return gr__rw1(rw, u->owner->op, u->owner->params, u->owner->params_size, u->owner->n_in, args);
+                args[0] = x; args[1] = gr__in(gr__owner(u))[1];
+                if (gr__owner(u)->n_in == 3) args[2] = gr__in(gr__owner(u))[2];
+                return gr__rw1(rw, gr__owner(u)->op, gr__params(gr__owner(u)), gr__owner(u)->params_size, gr__owner(u)->n_in, args);
             }
         }
     }
@@ -8838,7 +8977,7 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
         break;
     case GR__EW_neg:
-        if (a->owner && a->owner->op == &gr__op_ew_neg) return a->owner->in[0];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_neg) return gr__in(gr__owner(a))[0];
         if (a0) return a;
         {
             gr_var *r = gr__rw_scale(rw, a, NULL);
@@ -8850,23 +8989,23 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         if (gr__rw_is_scalar(b, 2.0)) return gr__rw_ew1(rw, GR__EW_sqr, a);
         break;
     case GR__EW_log:
-        if (a->owner && a->owner->op == &gr__op_Softmax)                   /* log(softmax x) */
-            return gr__rw1(rw, &gr__op_LogSoftmax, a->owner->params, a->owner->params_size, 1, a->owner->in);
-        if (a->owner && a->owner->op == &gr__op_ew_add) {                   /* log(1 + x) */
-            gr_var *p = a->owner->in[0], *q = a->owner->in[1];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_Softmax)                   /* log(softmax x) */
+            return gr__rw1(rw, &gr__op_LogSoftmax, gr__params(gr__owner(a)), gr__owner(a)->params_size, 1, gr__in(gr__owner(a)));
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_add) {                   /* log(1 + x) */
+            gr_var *p = gr__in(gr__owner(a))[0], *q = gr__in(gr__owner(a))[1];
             if (gr__rw_is_scalar(p, 1.0) && q->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, q);
             if (gr__rw_is_scalar(q, 1.0) && p->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, p);
         }
-        if (a->owner && a->owner->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
-            gr_var *x = a->owner->in[0];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
+            gr_var *x = gr__in(gr__owner(a))[0];
             return gr__rw_ew1(rw, GR__EW_neg, gr__rw_ew1(rw, GR__EW_softplus, gr__rw_ew1(rw, GR__EW_neg, x)));
         }
         break;
     default:
         break;
     }
-    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && a->owner && a->owner->op == &gr__op_ew_exp)
-        return gr__rw_ew1(rw, GR__EW_expm1, a->owner->in[0]);                  /* exp(x) - 1 */
+    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && gr__owner(a) && gr__owner(a)->op == &gr__op_ew_exp)
+        return gr__rw_ew1(rw, GR__EW_expm1, gr__in(gr__owner(a))[0]);                  /* exp(x) - 1 */
     *done = 0;
     return NULL;
 }
@@ -8882,18 +9021,18 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
         if (op == &gr__op_ReshapeLike && x->ndim == ref->ndim && gr__sig_same(rw, x, ref)) return x;
     } else if (op == &gr__op_DimShuffle) {
         const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
-        if (x->owner && x->owner->op == &gr__op_DimShuffle) {               /* compose the two patterns */
-            const gr__dimshuffle_params *q = gr__dsp(x->owner);
+        if (gr__owner(x) && gr__owner(x)->op == &gr__op_DimShuffle) {               /* compose the two patterns */
+            const gr__dimshuffle_params *q = gr__dsp(gr__owner(x));
             gr__dimshuffle_params c;
-            int i, identity = p->n == x->owner->in[0]->ndim;
+            int i, identity = p->n == gr__in(gr__owner(x))[0]->ndim;
             memset(&c, 0, sizeof c);
             c.n = p->n;
             for (i = 0; i < p->n; i++) {
                 c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
                 if (c.pattern[i] != i) identity = 0;
             }
-            if (identity) return x->owner->in[0];
-            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, x->owner->in);
+            if (identity) return gr__in(gr__owner(x))[0];
+            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, gr__in(gr__owner(x)));
         }
         if (gr__rw_zeros(x, &z)) {
             gr_var *zs;
@@ -8942,9 +9081,9 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
         }
         for (k = 0; k < 2; k++) {
             gr_var *v = args[k];
-            if (v->ndim == 2 && v->owner && v->owner->op == &gr__op_DimShuffle && v->owner->in[0]->ndim == 2 &&
-                gr__dsp(v->owner)->pattern[0] == 1 && gr__dsp(v->owner)->pattern[1] == 0) {
-                args[k] = v->owner->in[0];
+            if (v->ndim == 2 && gr__owner(v) && gr__owner(v)->op == &gr__op_DimShuffle && gr__in(gr__owner(v))[0]->ndim == 2 &&
+                gr__dsp(gr__owner(v))->pattern[0] == 1 && gr__dsp(gr__owner(v))->pattern[1] == 0) {
+                args[k] = gr__in(gr__owner(v))[0];
                 if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
                 changed = 1;
             }
@@ -8999,8 +9138,8 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             cp.axis = 0;
             return gr__rw_banded_map(rw, x, &gr__op_Slice, &cp, sizeof cp, NULL, NULL, -s0);
         }
-    } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
-        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
+    } else if (op == &gr__op_Reshape && gr__owner(x) && gr__owner(x)->op == &gr__op_Reshape) {
+        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, gr__in(gr__owner(x)));
     } else if (op == &gr__op_Cast && gr__rw_zeros(x, &z)) {
         return gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z);
     } else if (op == &gr__op_ew_neg) {
@@ -9032,8 +9171,8 @@ static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psi
 static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
     int i;
     if (n->op != op || n->n_in != n_in || n->params_size != psize) return 0;
-    for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
-    return psize == 0 || memcmp(n->params, params, psize) == 0;
+    for (i = 0; i < n_in; i++) if (gr__in(n)[i] != ins[i]) return 0;
+    return psize == 0 || memcmp(gr__params(n), params, psize) == 0;
 }
 /* Merging files each node under one of its inputs, its key: the newest (highest id), which an
    equal node reads too. The nodes filed under a variable just built sit in memory touched a moment
@@ -9103,7 +9242,7 @@ static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
 
 /* files node (h: its hash) for the lookups of later nodes */
 static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
-    const gr_var *key = gr__cse_key(node->n_in, node->in);
+    const gr_var *key = gr__cse_key(node->n_in, gr__in(node));
     uint32_t count;
     if (!key) return gr__cse_table_add(rw, node, h);
     if (!gr__grow_fill((void **)&rw->use_head, &rw->cap_use_head, key->id, sizeof(int32_t), 0xFF) ||   /* -1: none */
@@ -9114,7 +9253,7 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
         int32_t e;
         for (e = rw->use_head[key->id]; e >= 0; e = rw->use_next[e]) {
             gr_node *m = rw->use_node[e];
-            if (!gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in))) return 0;
+            if (!gr__cse_table_add(rw, m, gr__cse_hash(m->op, gr__params(m), m->params_size, m->n_in, gr__in(m)))) return 0;
         }
     }
     if (count >= GR__CSE_LIST) return gr__cse_table_add(rw, node, h);
@@ -9139,13 +9278,13 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
     if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
-    for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)node->in[i]->ext;
+    for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
         shaped[j] = (gr_array *)gr__calloc(1, sizeof(gr_array));
         if (!shaped[j]) goto done;
-        shaped[j]->dtype = (gr_dtype)node->out[j]->dtype;
-        shaped[j]->ndim = node->out[j]->ndim;
+        shaped[j]->dtype = (gr_dtype)gr__out(node)[j]->dtype;
+        shaped[j]->ndim = gr__out(node)[j]->ndim;
     }
     st = node->op->shape ? node->op->shape(node, in, shaped) : gr__like0_shape(node, in, shaped);
     if (st != GR_OK) goto done;
@@ -9175,16 +9314,16 @@ done:
    what came after) */
 static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     int guard = 0;
-    while (v->owner && guard++ < 64) {
-        const gr_node *n = v->owner;
+    while (gr__owner(v) && guard++ < 64) {
+        const gr_node *n = gr__owner(v);
         int i, found = -1;
         if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
             n->op->infer != gr__like0_infer)
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
-            if (n->in[i]->ndim == v->ndim && gr__sig_same(rw, n->in[i], v)) found = i;
+            if (gr__in(n)[i]->ndim == v->ndim && gr__sig_same(rw, gr__in(n)[i], v)) found = i;
         if (found < 0) break;
-        v = n->in[found];
+        v = gr__in(n)[found];
     }
     return v;
 }
@@ -9207,11 +9346,11 @@ static int gr__rw_types_current(const gr_node *orig) {
             return 0;
         }
     } else
-        for (j = 0; j < orig->n_out; j++) gr_var_type(orig->in[0], &t[j]);
+        for (j = 0; j < orig->n_out; j++) gr_var_type(gr__in(orig)[0], &t[j]);
     for (j = 0; j < orig->n_out; j++) {
-        const gr_var *v = orig->out[j];
+        const gr_var *v = gr__out(orig)[j];
         if ((int)t[j].dtype != v->dtype || t[j].ndim != v->ndim) return 0;
-        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != v->shape[i]) return 0;
+        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != gr__vshape(v)[i]) return 0;
     }
     return 1;
 }
@@ -9244,7 +9383,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     h = gr__cse_hash(op, params, psize, n_in, ins);
     node = gr__cse_find(rw, h, op, params, psize, n_in, ins);
     if (node) {
-        for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
+        for (j = 0; j < node->n_out; j++) outs[j] = gr__out(node)[j];
         return GR_OK;
     }
     for (i = 0; i < n_in; i++) {
@@ -9253,18 +9392,18 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     }
     /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
-    for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
+    for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
         !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
-        for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
+        for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
         return GR_OK;
     }
     st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
     if (st != GR_OK) return st;
-    node = outs[0]->owner;
-    for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
+    node = gr__owner(outs[0]);
+    for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
@@ -9283,16 +9422,16 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
-    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
     else {
         rw->orig = node;
-        st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        st = gr__rw_build(rw, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         rw->orig = NULL;
     }
     if (st != GR_OK) return st;
     for (j = 0; j < node->n_out; j++)           /* (the source graph's variables are never written) */
-        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && outs[j]->graph == rw->cg &&
-            !gr__set_name(rw->cg, outs[j], node->out[j]->name))
+        if (gr__vname(gr__out(node)[j]) && !gr__vname(outs[j]) && gr__owner(outs[j]) && outs[j]->graph == rw->cg &&
+            !gr__set_name(rw->cg, outs[j], gr__vname(gr__out(node)[j])))
             return rw->cg->status;
     return GR_OK;
 }
@@ -9353,7 +9492,7 @@ typedef struct gr__fprog {
 
 typedef struct gr__fused_params { gr__fprog *prog; } gr__fused_params;
 
-static const gr__fprog *gr__fp(const gr_node *node) { return ((const gr__fused_params *)node->params)->prog; }
+static const gr__fprog *gr__fp(const gr_node *node) { return ((const gr__fused_params *)gr__params(node))->prog; }
 
 static gr_status gr__Fused_infer(const gr_node *node, gr_type *out) {
     const gr__fprog *p = gr__fp(node);
@@ -9395,7 +9534,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
                     if (op->arg[a] < p->n_ext)
                         st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s of %s against %s", opname, b1,
-                                       gr__d(node->in[op->arg[a]]).s, b2);
+                                       gr__d(gr__in(node)[op->arg[a]]).s, b2);
                     else
                         st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s against %s", opname, b1, b2);
                     GR_FREE(shapes);
@@ -9529,7 +9668,7 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][node->in[node->n_in - 1]->dtype] != NULL;
+    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][gr__in(node)[node->n_in - 1]->dtype] != NULL;
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
@@ -9539,7 +9678,7 @@ static int gr__fusable(const gr_node *node) {
 static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
     return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
 }
-#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, (node)->in[i]) : (node)->in[i])   /* (none before the first) */
+#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, gr__in((node))[i]) : gr__in((node))[i])   /* (none before the first) */
 
 /* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
    order the copy made them (rw->view: a topological order of the function's nodes, the reused
@@ -9556,7 +9695,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
     *n_out = 0;
     if (!need) return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
     for (r = 0; r < n_roots; r++)
-        if (roots[r]->owner && !given[roots[r]->id]) need[roots[r]->owner->id] = 1;
+        if (gr__owner(roots[r]) && !given[roots[r]->id]) need[gr__owner(roots[r])->id] = 1;
     for (k = rw->n_view; k-- > 0;) {
         gr_node *node;
         int i;
@@ -9564,7 +9703,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
         n++;
         node = GR__NODE(rw->view[k]);
         for (i = 0; i < node->n_in; i++)
-            if (node->in[i]->owner && !given[node->in[i]->id]) need[node->in[i]->owner->id] = 1;
+            if (gr__owner(gr__in(node)[i]) && !given[gr__in(node)[i]->id]) need[gr__owner(gr__in(node)[i])->id] = 1;
     }
     order = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n + 1u));
     if (!order) { GR_FREE(need); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
@@ -9589,6 +9728,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
     uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
+    uint32_t cap_gstart = 0;             /* gstart: each group's first position in the schedule */
     uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
@@ -9602,8 +9742,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
-    if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!group || !pos) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
            a topological order too: a node comes as early as it can, so a view of an input precedes
            every group that reads it */
@@ -9634,14 +9773,18 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!gr__fusable(node)) goto readers;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
             gr_node *first = GR__NODE(oid[gstart[open[o]]]);
-            int ok = gr__sig_same(rw, node->out[0], first->out[0]);
+            int ok = gr__sig_same(rw, gr__out(node)[0], gr__out(first)[0]);
             for (i = 0; ok && i < node->n_in; i++) {
-                gr_node *w = node->in[i]->owner;
+                gr_node *w = gr__owner(gr__in(node)[i]);
                 if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
             }   /* (no Fused node exists yet: every id is below nn) */
             if (ok) joined = open[o];
         }
         if (joined < 0) {
+            if (!gr__grow((void **)&gstart, &cap_gstart, (uint32_t)n_groups, sizeof(int32_t))) {
+                st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+                goto done;
+            }
             joined = n_groups++;
             gstart[joined] = (int32_t)k;
             if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
@@ -9650,9 +9793,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         group[node->id] = joined;
     readers:
         for (i = 0; i < node->n_in; i++) {
-            gr_node *w = node->in[i]->owner;
-            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[node->in[i]->id] |= GR__FV_OUT;   /* ids < nn here */
-            last[node->in[i]->id] = k + 1;
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
+            last[gr__in(node)[i]->id] = k + 1;
         }
     }
     if (n_groups == 0) goto done;
@@ -9667,6 +9810,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
         for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
     }
+    GR_FREE(group); GR_FREE(oid); GR_FREE(gstart);  /* not read below: room for the programs */
+    group = gstart = NULL;
+    oid = NULL;
     /* 2. the values the roots read leave their groups too */
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
@@ -9681,22 +9827,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        uint32_t cap_ext = 0, cap_out = 0, cap_free = 0;   /* grown as used: a group of millions has a few externals */
         const uint32_t *mem = gmem + gmem_at[g];
         int32_t mi;
         uint32_t q;
         int i;
         n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
-        ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
-        if (!ext || !tmp || !outs_old || !outs_new || !free_regs) {
-            GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
-            st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
-            goto done;
-        }
         /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
@@ -9706,12 +9843,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
+                if (!gr__grow((void **)&ext, &cap_ext, (uint32_t)n_ext, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
                 ext[n_ext++] = x;
             }
-            if (vflag[node->out[0]->id] & GR__FV_OUT) outs_old[n_out++] = node->out[0];
-            vflag[node->out[0]->id] |= GR__FV_MINE;
+            if (vflag[gr__out(node)[0]->id] & GR__FV_OUT) {
+                if (!gr__grow((void **)&outs_old, &cap_out, (uint32_t)n_out, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
+                outs_old[n_out++] = gr__out(node)[0];
+            }
+            vflag[gr__out(node)[0]->id] |= GR__FV_MINE;
             if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
+        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_ext + 1));
+        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
+        if (!tmp || !outs_new) { st = GR_ERR_NOMEM; goto group_done; }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
             for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
@@ -9738,15 +9882,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = GR__NODE(mem[0])->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = gr__out(GR__NODE(mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
+        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)gr__ext(ext[n_ext + i]))->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = GR__NODE(mem[mi]);
             gr__fop *op;
-            gr_var *y = node->out[0];
+            gr_var *y = gr__out(node)[0];
             q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
@@ -9765,7 +9909,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             op->out2 = -1;
             if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
                 gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
-                gr_var *yc = c->out[0];
+                gr_var *yc = gr__out(c)[0];
                 paired[c->id] = 1;
                 op->n_args = 1;
                 op->dtype = op->odtype = (uint8_t)y->dtype;
@@ -9797,8 +9941,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1)
+                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1) {
+                    if (!gr__grow((void **)&free_regs, &cap_free, (uint32_t)n_free, sizeof(int32_t))) { st = GR_ERR_NOMEM; goto group_done; }
                     free_regs[n_free++] = ref[x->id];
+                }
             }
         }
         p->n_ops = op_i;
@@ -9830,7 +9976,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         st = gr__make_node_n(cg, &gr__op_Fused, &fp, sizeof fp, n_ext, ext, n_out, outs_new);
         if (st != GR_OK) goto group_done;
         for (i = 0; i < n_out; i++) {
-            if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
+            if (gr__vname(outs_old[i]) && !gr__set_name(cg, outs_new[i], gr__vname(outs_old[i]))) { st = cg->status; goto group_done; }
         }
         /* readers outside the group, and the roots, will read the Fused node's outputs */
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
@@ -9839,8 +9985,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
             gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
-            ref[node->out[0]->id] = -1;
-            vflag[node->out[0]->id] &= (uint8_t)~GR__FV_MINE;
+            ref[gr__out(node)[0]->id] = -1;
+            vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }
@@ -9928,18 +10074,18 @@ static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) {
 /* a copy of leaf v (an input, constant or shared variable) in cg */
 static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
     gr_var *c;
-    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)v->ext, v->flags);
+    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)gr__ext(v), v->flags);
     if (v->kind == GR__VK_SHARED) {
-        gr__storage *s = (gr__storage *)v->ext;
+        gr__storage *s = (gr__storage *)gr__ext(v);
         if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *)))
             return gr__fail(cg, GR_ERR_NOMEM, "out of memory");
-        c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_SHARED);
+        c = gr__new_var(cg, v->dtype, v->ndim, gr__vshape(v), GR__VK_SHARED);
         if (!c) return NULL;
-        c->ext = s;
+        c->u.ext = s;
         s->refs++;
         cg->stores[cg->n_stores++] = s;
-    } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
-    if (c && !gr__set_name(cg, c, v->name)) return NULL;
+    } else c = gr__new_var(cg, v->dtype, v->ndim, gr__vshape(v), GR__VK_INPUT);
+    if (c && !gr__set_name(cg, c, gr__vname(v))) return NULL;
     return c;
 }
 
@@ -9958,11 +10104,65 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f);
 }
 
+/* checks the inputs, outputs and updates of gr_function, in that order (the first error is the
+   one reported); seen (by variable id of g, zeroed; NULL when there is at most one input and one
+   update) marks the inputs (bit 1) and update targets (bit 2) met so far, so that a repeat is found
+   in one pass however many there are; the earlier position is looked up only then */
+static gr_status gr__fn_check_args(gr_graph *g, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                                   int n_upd, const gr_update *updates, uint8_t *seen) {
+    int i, j;
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        if (seen && (seen[v->id] & 1u)) {
+            for (j = 0; inputs[j] != v; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+        }
+        if (seen) seen[v->id] |= 1u;
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        if (seen && (seen[u->shared->id] & 2u)) {
+            for (j = 0; updates[j].shared != u->shared; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+        }
+        if (seen) seen[u->shared->id] |= 2u;
+    }
+    return GR_OK;
+}
+
 /* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
 static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
                               gr_graph **gout) {
     gr_graph *g = NULL;
-    int i, j, n_upd = opts ? opts->n_updates : 0;
+    uint8_t *seen = NULL;
+    gr_status st;
+    int i, n_upd = opts ? opts->n_updates : 0;
     for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
     for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
     for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
@@ -9976,44 +10176,11 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
     if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
     if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
-    for (i = 0; i < n_in; i++) {
-        gr_var *v = inputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
-                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
-        for (j = 0; j < i; j++)
-            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
-    }
-    for (i = 0; i < n_out; i++) {
-        gr_var *v = outputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind == GR__VK_NULL)
-            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, v->ext ? (const char *)v->ext : "");
-        if (v->kind == GR__VK_DISC)
-            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
-    }
-    for (i = 0; i < n_upd; i++) {
-        const gr_update *u = &opts->updates[i];
-        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
-        if (u->shared->graph != g || u->value->graph != g)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
-        if (u->shared->kind != GR__VK_SHARED)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
-        if (gr__is_marker(u->value))
-            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
-                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
-                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
-        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
-            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
-                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < i; j++)
-            if (opts->updates[j].shared == u->shared)
-                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
-    }
-    return GR_OK;
+    if ((n_in > 1 || n_upd > 1) && !(seen = (uint8_t *)gr__calloc((size_t)g->n_vars + 1u, 1)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory");
+    st = gr__fn_check_args(g, n_in, inputs, n_out, outputs, n_upd, n_upd > 0 ? opts->updates : NULL, seen);
+    GR_FREE(seen);
+    return st;
 }
 
 /* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
@@ -10033,15 +10200,15 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
     int i;                                       /* orders by depth without visiting the nodes again */
     for (i = 0; i < node->n_in; i++) {
-        const gr_var *x = node->in[i];
-        if (x->owner) {                          /* (a producer outside the view counts as depth 0) */
+        const gr_var *x = gr__in(node)[i];
+        if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
             if (dx + 1 > d) d = dx + 1;
         }
     }
     for (i = 0; i < node->n_out; i++) {
-        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, node->out[i]->id, sizeof(uint32_t), 0)) return 0;
-        rw->depth[node->out[i]->id] = d;
+        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
+        rw->depth[gr__out(node)[i]->id] = d;
     }
     if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t)) ||
         !gr__grow((void **)&rw->view_depth, &rw->cap_view_depth, rw->n_view, sizeof(uint32_t)))
@@ -10082,9 +10249,9 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c;
         if (rw->level == GR_OPT_FULL && inputs[i]->kind == GR__VK_INPUT) { map[inputs[i]->id] = inputs[i]; continue; }
-        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, gr__vshape(inputs[i]), GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
-        if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
+        if (!gr__set_name(cg, c, gr__vname(inputs[i]))) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     for (k = 0; k < n_order; k++) {
@@ -10099,8 +10266,8 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
             if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
         }
         for (j = 0; j < node->n_in; j++) {
-            gr_var *v = node->in[j];
-            if (!map[v->id] && !v->owner && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
+            gr_var *v = gr__in(node)[j];
+            if (!map[v->id] && !gr__owner(v) && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
             ins[j] = map[v->id];
         }
         st = gr__rewrite_node(rw, node, ins, outs);
@@ -10108,16 +10275,16 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (rw->level == GR_OPT_FULL) {
             for (q = made; q < cg->n_nodes; q++)
                 if (!gr__fn_view_add(rw, cg->nodes[q])) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
-            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node)) {
+            if (node->n_out > 0 && outs[0] == gr__out(node)[0] && !gr__fn_view_add(rw, node)) {
                 st = gr__error(g, GR_ERR_NOMEM, "out of memory");
                 goto done;
             }
         }
         for (j = 0; j < node->n_out; j++)
-            if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
+            if (!map[gr__out(node)[j]->id]) map[gr__out(node)[j]->id] = outs[j];   /* a given output keeps its input */
     }
     for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
-        if (!map[roots[j]->id] && !roots[j]->owner && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
+        if (!map[roots[j]->id] && !gr__owner(roots[j]) && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
     st = GR_OK;
 done:
     if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)
@@ -10213,11 +10380,11 @@ static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         for (j = 0; j < node->n_in; j++)
-            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, node->in[j])))) goto failed;
-        if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
+            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, gr__in(node)[j])))) goto failed;
+        if (gr__make_node_n(ng, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
         for (j = 0; j < node->n_out; j++) {
-            map[node->out[j]->id] = outs[j];
-            if (node->out[j]->name && !gr__set_name(ng, outs[j], node->out[j]->name)) goto failed;
+            map[gr__out(node)[j]->id] = outs[j];
+            if (gr__vname(gr__out(node)[j]) && !gr__set_name(ng, outs[j], gr__vname(gr__out(node)[j]))) goto failed;
         }
         if (node->op == &gr__op_Fused) { progs[n_progs++] = (void *)gr__fp(node); progs[n_progs++] = gr__fp(node)->regs; }
     }
@@ -10267,7 +10434,7 @@ static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     case GR__VK_INPUT: s->kind = GR__SK_INPUT; s->external = 1; break;
     case GR__VK_SHARED: s->kind = GR__SK_SHARED; s->external = 1; break;
     case GR__VK_CONST: {
-        const gr_array *c = (const gr_array *)v->ext;
+        const gr_array *c = (const gr_array *)gr__ext(v);
         s->kind = GR__SK_CONST;
         s->arr = *c;
         break;
@@ -10310,13 +10477,13 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         gr_node *node = f->steps[k];
         f->step_io_at[k] = at;
         for (j = 0; j < node->n_in; j++) {
-            int32_t s = gr__slot_new(f, slot_of, node->in[j]);
+            int32_t s = gr__slot_new(f, slot_of, gr__in(node)[j]);
             f->slots[s].last_use = (int64_t)k;
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
         }
         for (j = 0; j < node->n_out; j++) {
-            int32_t s = gr__slot_new(f, slot_of, node->out[j]);
+            int32_t s = gr__slot_new(f, slot_of, gr__out(node)[j]);
             f->slots[s].producer = (int64_t)k;
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
@@ -10396,11 +10563,11 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
         if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
         if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
         f->upd_var[i] = map[sv->id];
-        f->upd_store[i] = (gr__storage *)sv->ext;
+        f->upd_store[i] = (gr__storage *)gr__ext(sv);
         /* static shapes compared on the copies: they are typed against the shared values' shapes of
            now, which gr_shared_set may have changed since the user's graph was built */
         for (j = 0; j < cupd[i]->ndim; j++)
-            if (cupd[i]->shape[j] >= 0 && cupd[i]->shape[j] != f->upd_var[i]->shape[j]) {
+            if (gr__vshape(cupd[i])[j] >= 0 && gr__vshape(cupd[i])[j] != gr__vshape(f->upd_var[i])[j]) {
                 gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(sv).s,
                           gr__vs(f->upd_var[i]).s, gr__vs(cupd[i]).s);
                 goto fail;
@@ -10469,6 +10636,25 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
     return b;
 }
 
+/* Whether step k may write its output into the buffer of its input q. The input must die here,
+   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
+   value the step reads may live in that buffer, or the writes would change what is still to be
+   read. An elementwise op reads each input at the position it writes, so the same slot read twice
+   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
+   than those it reads its other inputs at, so there every other input that is the same slot (the
+   user's y = the view's base, also when compilation removed an identity between them), a view of
+   it or a value it is a view of blocks the reuse. */
+static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
+    const gr__slot *in = &f->slots[io[q]];
+    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
+        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
+        return 0;
+    for (q2 = 0; q2 < node->n_in; q2++)
+        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
@@ -10508,16 +10694,8 @@ static gr_status gr__fn_plan(gr_fn *f) {
             b = -1;
             if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
                 int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++) {
-                    gr__slot *in = &f->slots[io[q]];
-                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
-                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
-                        int q2, dup = 0;
-                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
-                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
-                        if (!dup) { b = in->buf; refs[b]++; }
-                    }
-                }
+                for (q = 0; q < nq && b < 0; q++)
+                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
             }
             if (b < 0) {
                 int32_t at = gr__cap_find(cls, n_cls, need);
@@ -10612,7 +10790,7 @@ static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) 
         f->message[9 + n] = 0;
         gr_graph_clear_error(f->g);
     } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(node->out[0]).s, gr_status_string(st));
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
     return st;
 }
 
@@ -10628,7 +10806,7 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
                             gr__as(&sl->arr).s);
     sl->arr.size = size;
     for (i = 0; i < sl->arr.ndim; i++)
-        if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
+        if (gr__vshape(sl->var)[i] >= 0 && gr__vshape(sl->var)[i] != sl->arr.shape[i])
             return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s has shape %s, but its static shape is %s", gr__d(sl->var).s,
                                 gr__as(&sl->arr).s, gr__vs(sl->var).s);
     if (cache[0] != size) { cache[0] = size; *changed = 1; }
@@ -10659,7 +10837,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
             return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
                                 gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
         for (d = 0; d < a->ndim; d++)
-            if (sl->var->shape[d] >= 0 && sl->var->shape[d] != a->shape[d])
+            if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d])
                 return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: input %d (%s) has shape %s, but the function takes %s", i,
                                     gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
         for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
@@ -10670,10 +10848,10 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)sl->var->ext)->value;
+            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
             int d;
             for (d = 0; d < v->ndim; d++)
-                if (sl->var->shape[d] >= 0 && sl->var->shape[d] != v->shape[d])
+                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
                     return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
                                         gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
             for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
@@ -11025,8 +11203,8 @@ done:
 /* src/print.c: one node a line, for graphs and compiled functions. */
 
 static void gr__print_var(FILE *out, const gr_var *v) {
-    if (v->name) fprintf(out, "%s", v->name);
-    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)v->ext, 0));
+    if (gr__vname(v)) fprintf(out, "%s", gr__vname(v));
+    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)gr__ext(v), 0));
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
@@ -11035,17 +11213,17 @@ static void gr__print_node(FILE *out, const gr_node *node) {
     fprintf(out, "  ");
     for (j = 0; j < node->n_out; j++) {
         char buf[200];
-        const gr_var *o = node->out[j];
+        const gr_var *o = gr__out(node)[j];
         if (j) fprintf(out, ", ");
         gr__print_var(out, o);
-        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
+        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)node->params)->op->name);   /* what every row gets */
+    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)gr__params(node))->op->name);   /* what every row gets */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
-        gr__print_var(out, node->in[j]);
+        gr__print_var(out, gr__in(node)[j]);
     }
     fprintf(out, ")");
     if (node->op == &gr__op_Fused) {            /* the ops run in one pass */
@@ -11065,7 +11243,7 @@ GR_API void gr_print(FILE *out, gr_var *v) {
     gr_node **order = NULL;
     uint32_t n = 0, k;
     if (!out || !v) return;
-    if (!v->owner) {
+    if (!gr__owner(v)) {
         gr__print_var(out, v);
         fprintf(out, " (leaf)\n");
         return;

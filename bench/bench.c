@@ -4,12 +4,45 @@
    gradient array; 1e-9 relative in float64, 1e-4 in float32).
    Build and run: make bench (without and with GRADIENT_CBLAS). */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
-#define GRADIENT_IMPLEMENTATION
-#include "../gradient.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The library's allocations, counted (bytes live and the peak since the last reset) for W5's bytes a
+   link: each block carries its size in front (one add per allocation; a steady-state call allocates
+   nothing, so the timings do not see it). */
+typedef union bench_head { size_t n; long double ld; void *p; } bench_head;
+static size_t g_live, g_peak;
+static void *bench_malloc(size_t n) {
+    bench_head *h = (bench_head *)malloc(sizeof(bench_head) + n);
+    if (!h) return NULL;
+    h->n = n;
+    if ((g_live += n) > g_peak) g_peak = g_live;
+    return h + 1;
+}
+static void bench_free(void *p) {
+    if (!p) return;
+    g_live -= ((bench_head *)p - 1)->n;
+    free((bench_head *)p - 1);
+}
+static void *bench_realloc(void *p, size_t n) {
+    bench_head *h;
+    size_t old = p ? ((bench_head *)p - 1)->n : 0;
+    if (!p) return bench_malloc(n);
+    h = (bench_head *)realloc((bench_head *)p - 1, sizeof(bench_head) + n);
+    if (!h) return NULL;
+    h->n = n;
+    g_live = g_live - old + n;
+    if (g_live > g_peak) g_peak = g_live;
+    return h + 1;
+}
+#define GR_MALLOC(n) bench_malloc(n)
+#define GR_REALLOC(p, n) bench_realloc(p, n)
+#define GR_FREE(p) bench_free(p)
+#define GRADIENT_IMPLEMENTATION
+#include "../gradient.h"
 
 /* ---- data (PEERS.md) and timing ------------------------------------------------------------------- */
 
@@ -467,40 +500,60 @@ static void w5_hand(void *ctx) {
 }
 static void w5_gr(void *ctx) { w5_ctx *c = (w5_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
 
-/* build + grad + compile, three times (fresh graphs): the median run's phases, and the first run's
-   total (on a fresh VM the first touch of new memory costs several times a later one) */
+/* the process's peak resident set in GB (VmHWM, Linux), or -1 where it cannot be read */
+static double peak_rss_gb(void) {
+    char line[256];
+    double kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f)) if (strncmp(line, "VmHWM:", 6) == 0) kb = atof(line + 6);
+    fclose(f);
+    return kb < 0 ? -1 : kb / (1024.0 * 1024.0);
+}
+
+/* build + grad + compile, `runs` times (fresh graphs): the median run's phases, and the first run's
+   total (on a fresh VM the first touch of new memory costs several times a later one); the bytes the
+   library holds per link (3 nodes: sin, mul, add) after building, after differentiating, and at
+   the peak of each phase (counted by the allocator above, from the first run) */
 #define W5_RUNS 3
-static void bench_w5(int n) {
+static void bench_w5(int n, int runs) {
     gr_graph *g = NULL;
     gr_var *x, *y, *c_inv, *outs[2];
     gr_array *xa = gr_array_scalar(GR_F64, 0.5);
     w5_ctx c;
     double t0, tb[W5_RUNS], tg[W5_RUNS], tc[W5_RUNS], tot[W5_RUNS], sorted[W5_RUNS], t_build, t_grad, t_compile, t_gr, t_hand;
+    size_t base = 0, b_build = 0, b_grad = 0, p_grad = 0, p_compile = 0, b_fn = 0;
     int k, run, med = 0;
-    char name[64], note[200];
+    char name[64], note[400];
     memset(&c, 0, sizeof c);
-    for (run = 0; run < W5_RUNS; run++) {
+    if (runs > W5_RUNS) runs = W5_RUNS;
+    for (run = 0; run < runs; run++) {
         if (c.f) gr_fn_free(c.f);
+        base = g_live;
         t0 = now();
         g = gr_graph_new();
         x = gr_scalar(g, GR_F64, "x");
         c_inv = gr_const(g, 1.0 / n);
         for (y = x, k = 0; k < n; k++) y = gr_add(gr_mul(gr_sin(y), c_inv), y);
         tb[run] = now() - t0;
+        if (run == 0) { b_build = g_live - base; g_peak = g_live; }
         t0 = now();
         outs[0] = y;
         outs[1] = gr_grad1(y, x);
         tg[run] = now() - t0;
         if (!outs[1]) die("W5 gr_grad1", g, NULL);
+        if (run == 0) { b_grad = g_live - base; p_grad = g_peak - base; g_peak = g_live; }
         t0 = now();
         c.f = gr_function(1, &x, 2, outs, NULL);
         tc[run] = now() - t0;
         if (!c.f) die("W5 gr_function", g, NULL);
+        if (run == 0) p_compile = g_peak - base;
         gr_graph_free(g);
+        if (run == 0) b_fn = g_live - base;
         tot[run] = sorted[run] = tb[run] + tg[run] + tc[run];
     }
-    qsort(sorted, W5_RUNS, sizeof(double), cmp_double);
-    for (run = 0; run < W5_RUNS; run++) if (tot[run] == sorted[W5_RUNS / 2]) med = run;
+    qsort(sorted, (size_t)runs, sizeof(double), cmp_double);
+    for (run = 0; run < runs; run++) if (tot[run] == sorted[runs / 2]) med = run;
     t_build = tb[med]; t_grad = tg[med]; t_compile = tc[med];
     c.in[0] = xa;
     c.n = n;
@@ -513,8 +566,11 @@ static void bench_w5(int n) {
     }
     snprintf(name, sizeof name, "W5 chain N=%d, call", n);
     snprintf(note, sizeof note, "build %.1f ms, grad %.1f ms, compile %.1f ms; total %.3f s (median of %d; first %.3f s); %zu nodes",
-             t_build * 1e3, t_grad * 1e3, t_compile * 1e3, t_build + t_grad + t_compile, W5_RUNS, tot[0], gr_fn_node_count(c.f));
+             t_build * 1e3, t_grad * 1e3, t_compile * 1e3, t_build + t_grad + t_compile, runs, tot[0], gr_fn_node_count(c.f));
     row(name, t_gr, t_hand, note);
+    printf("|   %-32s | bytes a link: graph %.0f (%.0f a node), with its gradient %.0f, peak %.0f in gr_grad and %.0f in "
+           "gr_function, compiled function %.0f; peak RSS so far %.2f GB\n", "(memory)", (double)b_build / n, (double)b_build / (3.0 * n),
+           (double)b_grad / n, (double)p_grad / n, (double)p_compile / n, (double)b_fn / n, peak_rss_gb());
     free(c.ys);
     gr_fn_free(c.f);
     gr_array_free(xa);
@@ -684,7 +740,8 @@ int main(int argc, char **argv) {
     printf("| %-34s | %12s | %12s | %6s | %s\n", "workload (median of repeated calls)", "gradient.h ms", "hand C ms", "ratio", "notes");
     printf("|%s|%s|%s|%s|%s\n", "------------------------------------", "--------------", "--------------", "--------", "------");
     if (w5_only) {                                   /* bench --w5: the graph-scale workload alone */
-        for (n = 1000; n <= 1000000; n *= 10) bench_w5(n);
+        for (n = 1000; n <= 1000000; n *= 10) bench_w5(n, W5_RUNS);
+        bench_w5(10000000, 1);                       /* once: ~1 min and ~12 GB */
         return g_failures ? 1 : 0;
     }
     bench_w1(0);
@@ -692,7 +749,7 @@ int main(int argc, char **argv) {
     bench_w2();
     bench_w3();
     bench_w4();
-    for (n = 1000; n <= (quick ? 10000 : 1000000); n *= 10) bench_w5(n);
+    for (n = 1000; n <= (quick ? 10000 : 1000000); n *= 10) bench_w5(n, W5_RUNS);
     bench_w6();
 #ifndef GR_HAVE_CBLAS
     if (!quick) bench_scale();                       /* graph work does not depend on the BLAS */

@@ -24,12 +24,12 @@ static gr_var *gr__eye_like(gr_var *ref, int dtype) {
     return gr__node1(g, &gr__op_EyeLike, &p, sizeof p, 1, &ref);
 }
 static gr_status gr__EyeLike_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = node->in[0];
+    gr_var *ref = gr__in(node)[0];
     int i;
-    out->dtype = (gr_dtype)((const gr__dtype_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__dtype_params *)gr__params(node))->dtype;
     out->ndim = ref->ndim + 1;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = ref->shape[i];
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    for (i = 0; i < ref->ndim; i++) out->shape[i + 1] = gr__vshape(ref)[i];
     return GR_OK;
 }
 static gr_status gr__EyeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -48,7 +48,7 @@ static gr_status gr__EyeLike_perform(const gr_node *node, const gr_array *const 
 }
 static gr_status gr__EyeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -70,11 +70,11 @@ typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__b
 #define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
 
 static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = node->in[0], *c = node->in[1];
+    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[1];
     out->dtype = (gr_dtype)c->dtype;
     out->ndim = 2;
-    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, ref->shape) : -1;
-    out->shape[1] = c->shape[0];
+    out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
+    out->shape[1] = gr__vshape(c)[0];
     return GR_OK;
 }
 static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -87,7 +87,7 @@ static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in
     return GR_OK;
 }
 static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__banded_params *p = (const gr__banded_params *)node->params;
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
     int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
     int dt = out[0]->dtype;
     memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
@@ -130,19 +130,19 @@ static gr_var *gr__unflatten(gr_var *x, gr_var *ref) {
     return gr__node1(g, &gr__op_Unflatten, NULL, 0, 2, args);
 }
 static gr_status gr__Unflatten_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0], *ref = node->in[1];
+    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
     int i;
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = ref->ndim + x->ndim - 1;
-    for (i = 0; i < ref->ndim; i++) out->shape[i] = ref->shape[i];
-    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = x->shape[i];
+    for (i = 0; i < ref->ndim; i++) out->shape[i] = gr__vshape(ref)[i];
+    for (i = 1; i < x->ndim; i++) out->shape[ref->ndim + i - 1] = gr__vshape(x)[i];
     return GR_OK;
 }
 static gr_status gr__Unflatten_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (in[0]->shape[0] != in[1]->size)
         return gr_node_error(node, GR_ERR_SHAPE, "leading axis %lld of %s does not match the %lld elements of %s",
-                             (long long)in[0]->shape[0], gr__d(node->in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+                             (long long)in[0]->shape[0], gr__d(gr__in(node)[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     for (i = 1; i < in[0]->ndim; i++) out[0]->shape[in[1]->ndim + i - 1] = in[0]->shape[i];
     return GR_OK;
@@ -151,14 +151,14 @@ static gr_status gr__Unflatten_perform(const gr_node *node, const gr_array *cons
     return gr__Reshape_perform(node, in, out);
 }
 static gr_status gr__Unflatten_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reshape_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Unflatten_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__unflatten(ev[0], node->in[1]);
+    orop[0] = gr__unflatten(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -181,7 +181,7 @@ typedef struct gr__batched_params {
 
 /* the node whose connection pattern a Batched node has: the op it applies to every row */
 static const gr_node *gr__conn_node(const gr_node *node) {
-    const gr_node *inner = ((const gr__batched_params *)node->params)->inner;
+    const gr_node *inner = ((const gr__batched_params *)gr__params(node))->inner;
     return inner ? inner : node;
 }
 
@@ -201,16 +201,16 @@ static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const uns
     p->inner_psize = node->params_size;
     for (i = 0; i < node->n_in; i++) {
         if (batched[i]) p->batched |= 1u << i;
-        gr_var_type(node->in[i], &GR__BP_TYPES(p)[i]);
+        gr_var_type(gr__in(node)[i], &GR__BP_TYPES(p)[i]);
     }
-    if (node->params_size) memcpy(GR__BP_INNER(p), node->params, node->params_size);
+    if (node->params_size) memcpy(GR__BP_INNER(p), gr__params(node), node->params_size);
     out[0] = gr__node1(g, &gr__op_Batched, p, size, node->n_in, in);
     GR_FREE(p);
     return out[0] ? GR_OK : g->status;
 }
 
 static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
-    gr__batched_params *p = (gr__batched_params *)node->params;    /* the node's own copy */
+    gr__batched_params *p = (gr__batched_params *)gr__params(node);    /* the node's own copy */
     gr_graph *g = node->graph;
     gr_var *ph[32], *res = NULL;
     int i, lead = -1;
@@ -223,18 +223,18 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     }
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
-    p->inner = res->owner;
+    p->inner = gr__owner(res);
     if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
     out->dtype = (gr_dtype)res->dtype;
     out->ndim = res->ndim + 1;
-    out->shape[0] = lead >= 0 ? node->in[lead]->shape[0] : 1;
-    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = res->shape[i];
+    out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
+    for (i = 0; i < res->ndim; i++) out->shape[i + 1] = gr__vshape(res)[i];
     return GR_OK;
 }
 
 /* row k of every input: a view, or the input itself when not batched; returns the batch size */
 static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, gr_array *rows, const gr_array **row_ptrs, int64_t k) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     int64_t B = -1;
     int i, d;
     for (i = 0; i < p->n_in; i++) {
@@ -253,7 +253,7 @@ static int64_t gr__batched_rows(const gr_node *node, const gr_array *const *in, 
 /* a view when the wrapped op's output is a view of row 0 at its start and input 0 carries the batch:
    every row is then a view of its own row, and rows are contiguous */
 static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in, const gr_array *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
@@ -267,7 +267,7 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     gr_array *row_out_ptr = &row_out;
@@ -281,8 +281,8 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
             return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
                                  (long long)B, (long long)in[i]->shape[0]);
     memset(&row_out, 0, sizeof row_out);
-    row_out.dtype = (gr_dtype)inner->out[0]->dtype;
-    row_out.ndim = inner->out[0]->ndim;
+    row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
+    row_out.ndim = gr__out(inner)[0]->ndim;
     st = p->op->shape ? p->op->shape(inner, row_ptrs, &row_out_ptr) : gr__like0_shape(inner, row_ptrs, &row_out_ptr);
     if (st != GR_OK) return st;
     out[0]->shape[0] = B;
@@ -291,7 +291,7 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
 }
 
 static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     gr_array *row_out_ptr = &row_out;
@@ -332,33 +332,33 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
 
 /* the seeds mapping the inner node's placeholders (and its output) to the real operands */
 static int gr__batched_seeds(const gr_node *node, gr_var **seed, gr_var **seed_b, uint8_t *isb) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     int i, n = 0;
     for (i = 0; i < p->n_in; i++) {
-        seed[n] = p->inner->in[i];
-        seed_b[n] = node->in[i];
+        seed[n] = gr__in(p->inner)[i];
+        seed_b[n] = gr__in(node)[i];
         isb[n++] = (uint8_t)((p->batched >> i) & 1u);
     }
-    seed[n] = p->inner->out[0];
-    seed_b[n] = node->out[0];
+    seed[n] = gr__out(p->inner)[0];
+    seed_b[n] = gr__out(node)[0];
     isb[n++] = 1;
     return n;
 }
 
 static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_graph *g = node->graph;
     gr_node *inner = p->inner;
     gr_var *seed[34], *seed_b[34], *terms[32], *u, *res;
     uint8_t isb[34], rb;
     int i, ns;
     gr_status st;
-    u = gr__new_var(g, gr__grad_dtype(inner->out[0]), inner->out[0]->ndim, inner->out[0]->shape, GR__VK_INPUT);
+    u = gr__new_var(g, gr__grad_dtype(gr__out(inner)[0]), gr__out(inner)[0]->ndim, gr__vshape(gr__out(inner)[0]), GR__VK_INPUT);
     if (!u) return g->status;
     for (i = 0; i < p->n_in; i++) terms[i] = NULL;
     if (!p->op->grad) {
         for (i = 0; i < p->n_in; i++)
-            if (!(ig[i] = gr_grad_not_implemented(node, i, node->in[i], "(the batched op has no grad rule)"))) return g->status;
+            if (!(ig[i] = gr_grad_not_implemented(node, i, gr__in(node)[i], "(the batched op has no grad rule)"))) return g->status;
         return GR_OK;
     }
     st = p->op->grad(inner, &u, terms);
@@ -366,7 +366,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
     ns = gr__batched_seeds(node, seed, seed_b, isb);
     seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
     for (i = 0; i < p->n_in; i++) {
-        gr_var *t = terms[i], *x = node->in[i];
+        gr_var *t = terms[i], *x = gr__in(node)[i];
         if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
         if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
         if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
@@ -378,7 +378,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
 }
 
 static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__batched_params *p = (const gr__batched_params *)node->params;
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_graph *g = node->graph;
     gr_node *inner = p->inner;
     gr_var *seed[66], *seed_b[66], *tv[32], *r = NULL, *res;
@@ -388,9 +388,9 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     orop[0] = NULL;
     ns = gr__batched_seeds(node, seed, seed_b, isb);
     for (i = 0; i < p->n_in; i++) {
-        gr_var *ph = inner->in[i];
+        gr_var *ph = gr__in(inner)[i];
         if (gr_is_disconnected(ev[i])) { tv[i] = gr_disconnected_like(ph); if (!tv[i]) return g->status; continue; }
-        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, ph->shape, GR__VK_INPUT);
+        tv[i] = gr__new_var(g, ph->dtype, ph->ndim, gr__vshape(ph), GR__VK_INPUT);
         if (!tv[i]) return g->status;
         seed[ns] = tv[i]; seed_b[ns] = ev[i]; isb[ns++] = (uint8_t)((p->batched >> i) & 1u);
     }
@@ -398,7 +398,7 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     if (st != GR_OK || g->status != GR_OK) return g->status != GR_OK ? g->status : st;
     if (!r || gr__is_marker(r)) return GR_OK;
     if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &r, &res, &rb)) != GR_OK) return st;
-    orop[0] = rb ? res : gr_broadcast_like(res, node->out[0]);
+    orop[0] = rb ? res : gr_broadcast_like(res, gr__out(node)[0]);
     return orop[0] ? GR_OK : g->status;
 }
 
@@ -407,7 +407,7 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
 /* unary ops that do not care about shapes: the same op on the batched operand */
 static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     (void)batched;
-    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
 }
 
@@ -415,9 +415,9 @@ static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const un
    aligns the rest on the right */
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_var *xs[3];
-    int d = node->out[0]->ndim, i;
+    int d = gr__out(node)[0]->ndim, i;
     for (i = 0; i < node->n_in; i++) {
-        int n_i = node->in[i]->ndim;
+        int n_i = gr__in(node)[i]->ndim;
         xs[i] = in[i];
         if (batched[i] && n_i < d) {
             int pattern[GR_MAX_NDIM], k, m = 0;
@@ -435,7 +435,7 @@ static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsi
 static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__reduce_params p = *gr__rp(node);
     (void)batched;
-    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     p.mask <<= 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
     return out[0] ? GR_OK : node->graph->status;
@@ -453,7 +453,7 @@ static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, co
 
 /* ops with one axis parameter: the axis moves one to the right */
 static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__axis_params p = *(const gr__axis_params *)node->params;
+    gr__axis_params p = *(const gr__axis_params *)gr__params(node);
     (void)batched;
     p.axis += 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);

@@ -272,7 +272,7 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
     for (k = 0; k < n; k++) {
         int off = nd - xs[k]->ndim;
         for (i = 0; i < xs[k]->ndim; i++) {
-            int64_t a = out->shape[off + i], b = xs[k]->shape[i];
+            int64_t a = out->shape[off + i], b = gr__vshape(xs[k])[i];
             int64_t r;
             if (a == 1) r = b;
             else if (b == 1) r = a;
@@ -288,17 +288,17 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
     int cls = gr__ew_class[node->op->code];
-    int bad = gr__broadcast_static(node->n_in, node->in, out);
+    int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         int k;
         char buf[GR__MSG];
         size_t used = 0;
         for (k = 0; k <= bad; k++)
             used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
-                                     k ? " and " : "", gr__vs(node->in[k]).s, gr__d(node->in[k]).s);
+                                     k ? " and " : "", gr__vs(gr__in(node)[k]).s, gr__d(gr__in(node)[k]).s);
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
     }
-    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)node->in[node->n_in - 1]->dtype;
+    out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)gr__in(node)[node->n_in - 1]->dtype;
     return GR_OK;
 }
 
@@ -317,7 +317,7 @@ static gr_status gr__broadcast_shapes(const gr_node *node, int n, const gr_array
                 gr_array tmp = *out;
                 for (j = 0; j < off; j++) tmp.shape[j] = 1;
                 return gr_node_error(node, GR_ERR_SHAPE, "shapes do not broadcast: %s of %s against %s so far",
-                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(node->in[k]).s,
+                                     gr__shape_str(s1, sizeof s1, in[k]->ndim, in[k]->shape), gr__d(gr__in(node)[k]).s,
                                      gr__shape_str(s2, sizeof s2, nd, tmp.shape));
             }
         }
@@ -339,7 +339,7 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 /* ---- building: dtype promotion and weak constants ------------------------------------------- */
 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
-static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)v->ext, 0); }
+static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
 /* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
    integers, weak constants take the other side's float dtype) */
@@ -414,13 +414,13 @@ static int gr__grad_dtype(const gr_var *x) { return gr__is_float(x->dtype) ? (in
 
 static int gr__static_known(const gr_var *v) {
     int i;
-    for (i = 0; i < v->ndim; i++) if (v->shape[i] < 0) return 0;
+    for (i = 0; i < v->ndim; i++) if (gr__vshape(v)[i] < 0) return 0;
     return 1;
 }
 static int gr__same_static(const gr_var *a, const gr_var *b) {
     int i;
     if (a->ndim != b->ndim || !gr__static_known(a) || !gr__static_known(b)) return 0;
-    for (i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return 0;
+    for (i = 0; i < a->ndim; i++) if (gr__vshape(a)[i] != gr__vshape(b)[i]) return 0;
     return 1;
 }
 
@@ -454,10 +454,10 @@ enum { GR__PD_EXPR, GR__PD_ONE, GR__PD_NEG_ONE, GR__PD_ZERO };
    is a known constant instead (then NULL is returned) */
 static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     gr_graph *gr__g = node->graph;
-    gr_var *x0 = node->in[0];
-    gr_var *x1 = node->n_in > 1 ? node->in[1] : NULL;
-    gr_var *x2 = node->n_in > 2 ? node->in[2] : NULL;
-    gr_var *y = node->out[0];
+    gr_var *x0 = gr__in(node)[0];
+    gr_var *x1 = node->n_in > 1 ? gr__in(node)[1] : NULL;
+    gr_var *x2 = node->n_in > 2 ? gr__in(node)[2] : NULL;
+    gr_var *y = gr__out(node)[0];
     (void)x1; (void)x2; (void)y; (void)gr__g;
     *kind = GR__PD_EXPR;
 #define D(e) (e)
@@ -490,14 +490,14 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
 static int gr__is_one(const gr_var *v, int dt) {
-    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)v->ext, 0) == 1.0;
+    return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
-    gr_var *y = node->out[0], *gz = og[0];
+    gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
-        gr_var *x = node->in[k], *t;
+        gr_var *x = gr__in(node)[k], *t;
         int kind;
         if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
@@ -519,7 +519,7 @@ static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig
 
 /* R-op: sum_k d_k * v_k over the inputs that have a tangent */
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *y = node->out[0], *acc = NULL;
+    gr_var *y = gr__out(node)[0], *acc = NULL;
     int k, any = 0;
     orop[0] = NULL;
     if (!gr__is_float(y->dtype)) return GR_OK;          /* integer-valued: not differentiable */
@@ -561,8 +561,8 @@ GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype) {
 }
 
 static gr_status gr__Cast_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[0], out);
-    out->dtype = (gr_dtype)((const gr__cast_params *)node->params)->dtype;
+    gr_var_type(gr__in(node)[0], out);
+    out->dtype = (gr_dtype)((const gr__cast_params *)gr__params(node))->dtype;
     return GR_OK;
 }
 static gr_status gr__Cast_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -584,14 +584,14 @@ static gr_status gr__Cast_perform(const gr_node *node, const gr_array *const *in
 }
 /* float outputs pass the gradient back (cast to x's float dtype); integer outputs give zeros */
 static gr_status gr__Cast_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_cast(og[0], (gr_dtype)gr__grad_dtype(x));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_cast(ev[0], (gr_dtype)node->out[0]->dtype);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr_cast(ev[0], (gr_dtype)gr__out(node)[0]->dtype);
     return orop[0] ? GR_OK : node->graph->status;
 }

@@ -60,21 +60,21 @@ static gr_status gr__ZeroGrad_grad(const gr_node *node, gr_var *const *og, gr_va
 static gr_status gr__ConsiderConstant_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__ZeroGrad_grad(node, og, ig); }
 static gr_status gr__DisconnectedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__UndefinedGrad_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_grad_undefined(node, 0, node->in[0], "gr_undefined_grad marks it so");
+    ig[0] = gr_grad_undefined(node, 0, gr__in(node)[0], "gr_undefined_grad marks it so");
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__GradClip_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__clip_params *p = (const gr__clip_params *)node->params;
+    const gr__clip_params *p = (const gr__clip_params *)gr__params(node);
     ig[0] = gr_clip(og[0], gr_const(node->graph, p->lo), gr_const(node->graph, p->hi));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    const gr__scale_params *p = (const gr__scale_params *)gr__params(node);
     ig[0] = gr_mul(og[0], gr_const(node->graph, p->m));
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -83,12 +83,12 @@ static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_v
 static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__fill_like(node->out[0], gr__grad_dtype(node->out[0]), 0.0);
+    orop[0] = gr__fill_like(gr__out(node)[0], gr__grad_dtype(gr__out(node)[0]), 0.0);
     return orop[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ConsiderConstant_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__ZeroGrad_rop(node, ev, orop); }
 static gr_status gr__GradScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__scale_params *p = (const gr__scale_params *)node->params;
+    const gr__scale_params *p = (const gr__scale_params *)gr__params(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_mul(ev[0], gr_const(node->graph, p->m));

@@ -18,7 +18,7 @@ typedef struct gr__view_params {
 
 typedef struct gr__take_params { int axis; int inc; } gr__take_params;
 
-static const gr__view_params *gr__vp(const gr_node *node) { return (const gr__view_params *)node->params; }
+static const gr__view_params *gr__vp(const gr_node *node) { return (const gr__view_params *)gr__params(node); }
 
 /* (outer, n, inner) of shape around axis */
 static void gr__split_axis(int ndim, const int64_t *shape, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
@@ -100,7 +100,7 @@ static int gr__fits_view(const gr_var *y, const gr_var *view) {
     int i, off = view->ndim - y->ndim;
     if (off < 0) return 0;
     for (i = 0; i < y->ndim; i++) {
-        int64_t a = y->shape[i], b = view->shape[off + i];
+        int64_t a = gr__vshape(y)[i], b = gr__vshape(view)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b) return 0;
     }
     return 1;
@@ -112,23 +112,23 @@ static gr_var *gr__update(const char *fname, gr_var *view, gr_var *y, int inc) {
     const gr_op_def *op;
     args[0] = view; args[1] = y;
     if (!gr__operands(fname, 2, args, &g)) return NULL;
-    op = view->owner ? view->owner->op : NULL;
+    op = gr__owner(view) ? gr__owner(view)->op : NULL;
     if (op != &gr__op_Slice && op != &gr__op_Index && op != &gr__op_Take)
         return gr__fail(g, GR_ERR_VALUE, "%s: %s is not a view (a result of gr_slice, gr_index or gr_take)", fname, gr__d(view).s);
     if (!gr__fits_view(y, view))
         return gr__fail(g, GR_ERR_SHAPE, "%s: %s %s does not broadcast to the view %s %s", fname, gr__d(y).s, gr__vs(y).s,
                         gr__d(view).s, gr__vs(view).s);
-    x = view->owner->in[0];
+    x = gr__in(gr__owner(view))[0];
     args[0] = x;
     args[1] = gr__coerce(y, x->dtype);
     if (!args[1]) return NULL;
     if (op == &gr__op_Take) {
-        gr__take_params p = *(const gr__take_params *)view->owner->params;
+        gr__take_params p = *(const gr__take_params *)gr__params(gr__owner(view));
         p.inc = inc;
-        args[2] = view->owner->in[1];
+        args[2] = gr__in(gr__owner(view))[1];
         return gr__node1(g, &gr__op_TakeUpdate, &p, sizeof p, 3, args);
     } else {
-        gr__view_params p = *gr__vp(view->owner);
+        gr__view_params p = *gr__vp(gr__owner(view));
         p.inc = inc;
         return gr__node1(g, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
     }
@@ -141,16 +141,16 @@ GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y) { return gr__update("gr
 
 static gr_status gr__view_infer(const gr_node *node, gr_type *out) {
     const gr__view_params *p = gr__vp(node);
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
     for (i = 0; i < x->ndim; i++) {
-        if (i != p->axis) { out->shape[m++] = x->shape[i]; continue; }
+        if (i != p->axis) { out->shape[m++] = gr__vshape(x)[i]; continue; }
         if (p->is_index) continue;
-        if (x->shape[i] < 0) out->shape[m++] = -1;
+        if (gr__vshape(x)[i] < 0) out->shape[m++] = -1;
         else {
             int64_t first, count;
-            gr__slice_resolve(x->shape[i], p->start, p->stop, p->step, &first, &count);
+            gr__slice_resolve(gr__vshape(x)[i], p->start, p->stop, p->step, &first, &count);
             out->shape[m++] = count;
         }
     }
@@ -167,7 +167,7 @@ static gr_status gr__view_shape(const gr_node *node, const gr_array *const *in, 
         if (p->is_index) {
             if (gr__index_resolve(x->shape[i], p->start) < 0)
                 return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
-                                     (long long)p->start, i, gr__d(node->in[0]).s, (long long)x->shape[i]);
+                                     (long long)p->start, i, gr__d(gr__in(node)[0]).s, (long long)x->shape[i]);
             continue;
         } else {
             int64_t first, count;
@@ -217,18 +217,18 @@ static int64_t gr__view_alias(const gr_node *node, const gr_array *const *in, co
 }
 
 static gr_status gr__Take_infer(const gr_node *node, gr_type *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
-    gr_var *x = node->in[0], *idx = node->in[1];
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0], *idx = gr__in(node)[1];
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
-    for (i = 0; i < p->axis; i++) out->shape[m++] = x->shape[i];
-    for (i = 0; i < idx->ndim; i++) out->shape[m++] = idx->shape[i];
-    for (i = p->axis + 1; i < x->ndim; i++) out->shape[m++] = x->shape[i];
+    for (i = 0; i < p->axis; i++) out->shape[m++] = gr__vshape(x)[i];
+    for (i = 0; i < idx->ndim; i++) out->shape[m++] = gr__vshape(idx)[i];
+    for (i = p->axis + 1; i < x->ndim; i++) out->shape[m++] = gr__vshape(x)[i];
     out->ndim = m;
     return GR_OK;
 }
 static gr_status gr__Take_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     int i, m = 0;
     for (i = 0; i < p->axis; i++) out[0]->shape[m++] = in[0]->shape[i];
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[m++] = in[1]->shape[i];
@@ -242,11 +242,11 @@ static gr_status gr__check_indices(const gr_node *node, const gr_array *idx, int
     for (t = 0; t < idx->size; t++)
         if (gr__index_resolve(n, ix[t]) < 0)
             return gr_node_error(node, GR_ERR_RUNTIME, "index %lld (entry %lld of %s) is out of range for axis %d of %s with size %lld",
-                                 (long long)ix[t], (long long)t, gr__d(node->in[node->n_in - 1]).s, axis, gr__d(node->in[0]).s, (long long)n);
+                                 (long long)ix[t], (long long)t, gr__d(gr__in(node)[node->n_in - 1]).s, axis, gr__d(gr__in(node)[0]).s, (long long)n);
     return GR_OK;
 }
 static gr_status gr__Take_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     const gr_array *x = in[0], *idx = in[1];
     const int64_t *ix = (const int64_t *)idx->data;
     int64_t outer, n, inner, o, t;
@@ -351,7 +351,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
     gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
     if (p->is_index && gr__index_resolve(n, p->start) < 0)
         return gr_node_error(node, GR_ERR_RUNTIME, "index %lld is out of range for axis %d of %s with size %lld",
-                             (long long)p->start, p->axis, gr__d(node->in[0]).s, (long long)n);
+                             (long long)p->start, p->axis, gr__d(gr__in(node)[0]).s, (long long)n);
     gr__view_span(p, x, &first, &count, &step);
     for (i = 0; i < x->ndim; i++) {
         if (i != p->axis) vshape[vnd++] = x->shape[i];
@@ -363,7 +363,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
             if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
                 char b1[200];
                 return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
-                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+                                     gr__d(gr__in(node)[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(gr__in(node)[0]).s);
             }
     }
     gr__scatter(y, out[0], p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
@@ -371,7 +371,7 @@ static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *con
 }
 
 static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     const gr_array *x = in[0], *y = in[1], *idx = in[2];
     int64_t outer, n, inner, vshape[GR_MAX_NDIM];
     int i, vnd = 0;
@@ -388,7 +388,7 @@ static gr_status gr__TakeUpdate_perform(const gr_node *node, const gr_array *con
             if (off < 0 || (y->shape[i] != 1 && y->shape[i] != vshape[off + i])) {
                 char b1[200];
                 return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to the viewed part %s of %s",
-                                     gr__d(node->in[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(node->in[0]).s);
+                                     gr__d(gr__in(node)[1]).s, gr__as(y).s, gr__shape_str(b1, sizeof b1, vnd, vshape), gr__d(gr__in(node)[0]).s);
             }
     }
     gr__scatter(y, out[0], p->inc, n, inner, (const int64_t *)idx->data, 0, 1, vnd, vshape, p->axis, idx->ndim);
@@ -411,14 +411,14 @@ static gr_var *gr__view_update(const gr_node *node, gr_var *x, gr_var *y, int in
     return gr__node1(node->graph, &gr__op_ViewUpdate, &p, sizeof p, 2, args);
 }
 static gr_var *gr__take_like(const gr_node *node, gr_var *x, gr_var *idx) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     gr_var *args[2];
     p.inc = 0;
     args[0] = x; args[1] = idx;
     return gr__node1(node->graph, &gr__op_Take, &p, sizeof p, 2, args);
 }
 static gr_var *gr__take_update(const gr_node *node, gr_var *x, gr_var *y, gr_var *idx, int inc) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     gr_var *args[3];
     p.inc = inc;
     args[0] = x; args[1] = y; args[2] = idx;
@@ -427,7 +427,7 @@ static gr_var *gr__take_update(const gr_node *node, gr_var *x, gr_var *y, gr_var
 
 /* the gradient of a view: zeros shaped like x with gz added at the view */
 static gr_status gr__view_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr__view_update(node, gr__zeros_grad(node->in[0]), og[0], 1);
+    ig[0] = gr__view_update(node, gr__zeros_grad(gr__in(node)[0]), og[0], 1);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Slice_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__view_grad(node, og, ig); }
@@ -442,21 +442,21 @@ static gr_status gr__Slice_rop(const gr_node *node, gr_var *const *ev, gr_var **
 static gr_status gr__Index_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__view_rop(node, ev, orop); }
 
 static gr_status gr__Take_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr__take_update(node, gr__zeros_grad(node->in[0]), og[0], node->in[1], 1);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr__take_update(node, gr__zeros_grad(gr__in(node)[0]), og[0], gr__in(node)[1], 1);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Take_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__take_like(node, ev[0], node->in[1]);
+    orop[0] = gr__take_like(node, ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* inc: x gets gz, y gets gz at the view (summed over y's broadcasting); set: x gets gz with the
    view zeroed, y the same as inc */
 static gr_status gr__ViewUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->in[1];
+    gr_var *x = gr__in(node)[0], *y = gr__in(node)[1];
     if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
     else {
         ig[0] = gr__vp(node)->inc ? og[0] : gr__view_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), 0);
@@ -467,15 +467,15 @@ static gr_status gr__ViewUpdate_grad(const gr_node *node, gr_var *const *og, gr_
 static gr_status gr__ViewUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *vx = ev[0], *vy = ev[1];
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
-    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
-    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(gr__in(node)[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, gr__out(node)[0]->dtype, 0.0, 0);
     orop[0] = gr__view_update(node, vx, vy, gr__vp(node)->inc);
     return orop[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__TakeUpdate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->in[1], *idx = node->in[2];
-    const gr__take_params *p = (const gr__take_params *)node->params;
+    gr_var *x = gr__in(node)[0], *y = gr__in(node)[1], *idx = gr__in(node)[2];
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
     if (!gr__is_float(x->dtype)) { ig[0] = gr__zeros_grad(x); ig[1] = gr__zeros_grad(y); }
     else {
         ig[0] = p->inc ? og[0] : gr__take_update(node, og[0], gr__scalar_const(node->graph, og[0]->dtype, 0.0, 0), idx, 0);
@@ -487,10 +487,10 @@ static gr_status gr__TakeUpdate_grad(const gr_node *node, gr_var *const *og, gr_
 static gr_status gr__TakeUpdate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *vx = ev[0], *vy = ev[1];
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
-    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(node->in[0]);
-    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, node->out[0]->dtype, 0.0, 0);
-    orop[0] = gr__take_update(node, vx, vy, node->in[2], ((const gr__take_params *)node->params)->inc);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(vx) && gr_is_disconnected(vy))) return GR_OK;
+    if (gr_is_disconnected(vx)) vx = gr__zeros_grad(gr__in(node)[0]);
+    if (gr_is_disconnected(vy)) vy = gr__scalar_const(node->graph, gr__out(node)[0]->dtype, 0.0, 0);
+    orop[0] = gr__take_update(node, vx, vy, gr__in(node)[2], ((const gr__take_params *)gr__params(node))->inc);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -504,7 +504,7 @@ static gr_status gr__view_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    gr__take_params p = *(const gr__take_params *)node->params;
+    gr__take_params p = *(const gr__take_params *)gr__params(node);
     if (batched[1]) return gr__map_batch(node, in, batched, out);
     p.axis += 1;
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);

@@ -54,25 +54,25 @@ static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int6
 }
 
 static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int64_t ka, kb;
     out->dtype = (gr_dtype)a->dtype;
     if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
-    if (!gr__dot_dims(a->ndim, a->shape, p->ta, b->ndim, b->shape, p->tb, &out->ndim, out->shape, &ka, &kb))
+    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
                          gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     return GR_OK;
 }
 
 static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     int64_t ka, kb;
     int nd;
     if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
-        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(in[1]).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
                              p->tb ? " transposed" : "");
     return GR_OK;
 }
@@ -237,7 +237,7 @@ GR__GEMV(gr__gemv_f32, float, float)
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     gr_array *c = out[0];
     int dt = a->dtype;
@@ -325,9 +325,9 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
 /* ---- derivative rules (C = op(A) op(B), G its cotangent) --------------------------------------
    2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in, so no transpose is ever built.     */
 static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
-    if (!gr__is_float(node->out[0]->dtype)) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
     } else if (a->ndim == 1 && b->ndim == 1) {
@@ -356,13 +356,13 @@ static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **i
 }
 
 static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__dot_params *p = (const gr__dot_params *)node->params;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__dot_flags(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__dot_flags(ev[0], gr__in(node)[1], p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__dot_flags(node->in[0], ev[1], p->ta, p->tb);
+        gr_var *u = gr__dot_flags(gr__in(node)[0], ev[1], p->ta, p->tb);
         t = t ? gr_add(t, u) : u;
         if (!t) return node->graph->status;
     }
@@ -386,6 +386,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
                     and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
                     swapped with row k at step k.
      MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
      Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
      Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
      Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
@@ -393,8 +395,8 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
    Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
    ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Solve and MatrixInverse read
-   it (Solve and MatrixInverse then work in place in their own output). F carries no derivative
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
    (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
    A^T. Cholesky factors in place in its output.
 
@@ -402,12 +404,17 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
    substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
    is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
    solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). Cholesky fails on a pivot that
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that
    is not > 0 (NaN included).
 
    Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
      inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G det(A) X^T                     R = det(A) tr(A^-1 V)
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
      logdet    dA = G X^T                            R = tr(A^-1 V)
      solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
      cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
@@ -501,7 +508,7 @@ GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, cons
                             b_axes[i], gr__d(b).s);
         seen_a |= 1u << ax[i];
         seen_b |= 1u << bx[i];
-        if (a->shape[ax[i]] >= 0 && b->shape[bx[i]] >= 0 && a->shape[ax[i]] != b->shape[bx[i]])
+        if (gr__vshape(a)[ax[i]] >= 0 && gr__vshape(b)[bx[i]] >= 0 && gr__vshape(a)[ax[i]] != gr__vshape(b)[bx[i]])
             return gr__fail(g, GR_ERR_SHAPE, "gr_tensordot: axis %d of %s %s and axis %d of %s %s differ in size", ax[i],
                             gr__d(a).s, gr__vs(a).s, bx[i], gr__d(b).s, gr__vs(b).s);
     }
@@ -536,8 +543,8 @@ GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, cons
 }
 
 static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
     out->dtype = (gr_dtype)a->dtype;
     if (a->dtype != b->dtype)
@@ -550,7 +557,7 @@ static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
     if (acn != bcn)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: %s sums %d axes but %s %d", gr__d(a).s, acn, gr__d(b).s, bcn);
     for (i = 0; i < acn; i++) {
-        int64_t x = a->shape[ac0 + i], y = b->shape[bc0 + i];
+        int64_t x = gr__vshape(a)[ac0 + i], y = gr__vshape(b)[bc0 + i];
         if (x >= 0 && y >= 0 && x != y)
             return gr__error(node->graph, GR_ERR_SHAPE, "gr_tensordot: summed axes of %s %s and %s %s differ in size", gr__d(a).s,
                              gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
@@ -558,28 +565,28 @@ static gr_status gr__TensorDot_infer(const gr_node *node, gr_type *out) {
     if (afn + bfn > GR_MAX_NDIM)
         return gr__error(node->graph, GR_ERR_VALUE, "gr_tensordot: the result would have %d dimensions", afn + bfn);
     out->ndim = afn + bfn;
-    for (i = 0; i < afn; i++) out->shape[i] = a->shape[af0 + i];
-    for (i = 0; i < bfn; i++) out->shape[afn + i] = b->shape[bf0 + i];
+    for (i = 0; i < afn; i++) out->shape[i] = gr__vshape(a)[af0 + i];
+    for (i = 0; i < bfn; i++) out->shape[afn + i] = gr__vshape(b)[bf0 + i];
     return GR_OK;
 }
 
 static gr_status gr__TensorDot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int af0, afn, ac0, acn, bf0, bfn, bc0, bcn, i;
     gr__tdot_axes(a->ndim, p->sa, p->ta, 1, &af0, &afn, &ac0, &acn);
     gr__tdot_axes(b->ndim, p->sb, p->tb, 0, &bf0, &bfn, &bc0, &bcn);
     for (i = 0; i < acn; i++)
         if (a->shape[ac0 + i] != b->shape[bc0 + i])
-            return gr_node_error(node, GR_ERR_SHAPE, "summed axes of %s %s and %s %s differ in size", gr__d(node->in[0]).s,
-                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "summed axes of %s %s and %s %s differ in size", gr__d(gr__in(node)[0]).s,
+                                 gr__as(a).s, gr__d(gr__in(node)[1]).s, gr__as(b).s);
     for (i = 0; i < afn; i++) out[0]->shape[i] = a->shape[af0 + i];
     for (i = 0; i < bfn; i++) out[0]->shape[afn + i] = b->shape[bf0 + i];
     return GR_OK;
 }
 
 static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
@@ -590,10 +597,10 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
    The four cases are Dot's, with the flags folded in so that no transpose is ever built. */
 static gr_status gr__TensorDot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
     int sa = p->sa, sb = p->sb, sg = p->ta ? a->ndim - sa : sa;
-    if (!gr__is_float(node->out[0]->dtype)) {
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
     } else if (!p->ta && !p->tb) {          /* C = A B:     dA = G B^T,     dB = A^T G */
@@ -613,13 +620,13 @@ static gr_status gr__TensorDot_grad(const gr_node *node, gr_var *const *og, gr_v
 }
 
 static gr_status gr__TensorDot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__tdot(ev[0], node->in[1], p->sa, p->sb, p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__tdot(ev[0], gr__in(node)[1], p->sa, p->sb, p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__tdot(node->in[0], ev[1], p->sa, p->sb, p->ta, p->tb);
+        gr_var *u = gr__tdot(gr__in(node)[0], ev[1], p->sa, p->sb, p->ta, p->tb);
         t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
     }
     orop[0] = t;
@@ -628,8 +635,8 @@ static gr_status gr__TensorDot_rop(const gr_node *node, gr_var *const *ev, gr_va
 
 /* a batched a (its free rows gain the leading axis) is the same product; anything else row by row */
 static gr_status gr__TensorDot_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__tdot_params *p = (const gr__tdot_params *)node->params;
-    if (batched[0] && !batched[1] && !p->ta && node->out[0]->ndim < GR_MAX_NDIM) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    if (batched[0] && !batched[1] && !p->ta && gr__out(node)[0]->ndim < GR_MAX_NDIM) {
         out[0] = gr__tdot(in[0], in[1], p->sa + 1, p->sb, 0, p->tb);
         return out[0] ? GR_OK : node->graph->status;
     }
@@ -669,13 +676,13 @@ GR_API gr_var *gr_matmul(gr_var *a, gr_var *b) {
     if (!gr__operands("gr_matmul", 2, args, &g)) return NULL;
     if (a->ndim == 0 || b->ndim == 0)
         return gr__fail(g, GR_ERR_TYPE, "gr_matmul: %s is 0-d; matmul takes 1-d or more (gr_mul scales)", gr__d(a->ndim ? b : a).s);
-    ka = a->shape[a->ndim - 1];
-    kb = b->shape[b->ndim == 1 ? 0 : b->ndim - 2];
+    ka = gr__vshape(a)[a->ndim - 1];
+    kb = gr__vshape(b)[b->ndim == 1 ? 0 : b->ndim - 2];
     if (ka >= 0 && kb >= 0 && ka != kb)
         return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: %s %s and %s %s: the inner dimensions %lld and %lld differ", gr__d(a).s,
                         gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)ka, (long long)kb);
     for (i = 3; i <= a->ndim && i <= b->ndim; i++)
-        if (gr__bcast_dim(a->shape[a->ndim - i], b->shape[b->ndim - i]) == -2)
+        if (gr__bcast_dim(gr__vshape(a)[a->ndim - i], gr__vshape(b)[b->ndim - i]) == -2)
             return gr__fail(g, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
                             gr__vs(a).s, gr__d(b).s, gr__vs(b).s);
     T = gr__promote(2, args);
@@ -696,8 +703,8 @@ GR_API gr_var *gr_matmul(gr_var *a, gr_var *b) {
 }
 
 static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1];
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int nba, nbb, nbo, i;
     int64_t m, ka, kb, n;
     out->dtype = (gr_dtype)a->dtype;
@@ -706,13 +713,13 @@ static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
                          gr__d(a).s, gr__d(b).s);
     nba = a->ndim - 2; nbb = b->ndim - 2;
     nbo = nba > nbb ? nba : nbb;
-    gr__op_dims(a->shape + nba, p->ta, &m, &ka);
-    gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
+    gr__op_dims(gr__vshape(a) + nba, p->ta, &m, &ka);
+    gr__op_dims(gr__vshape(b) + nbb, p->tb, &kb, &n);
     if (ka >= 0 && kb >= 0 && ka != kb)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: %s %s%s and %s %s%s: the inner dimensions differ", gr__d(a).s,
                          gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     for (i = 0; i < nbo; i++) {
-        int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
+        int64_t x = i - (nbo - nba) >= 0 ? gr__vshape(a)[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? gr__vshape(b)[i - (nbo - nbb)] : 1;
         out->shape[i] = gr__bcast_dim(x, y);
         if (out->shape[i] == -2)
             return gr__error(node->graph, GR_ERR_SHAPE, "gr_matmul: the batch axes of %s %s and %s %s do not broadcast", gr__d(a).s,
@@ -725,20 +732,20 @@ static gr_status gr__MatMul_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__MatMul_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = out[0]->ndim - 2, i;
     int64_t m, ka, kb, n;
     gr__op_dims(a->shape + nba, p->ta, &m, &ka);
     gr__op_dims(b->shape + nbb, p->tb, &kb, &n);
     if (ka != kb)
-        return gr_node_error(node, GR_ERR_SHAPE, "%s %s%s and %s %s%s: the inner dimensions differ", gr__d(node->in[0]).s, gr__as(a).s,
-                             p->ta ? " transposed" : "", gr__d(node->in[1]).s, gr__as(b).s, p->tb ? " transposed" : "");
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s%s and %s %s%s: the inner dimensions differ", gr__d(gr__in(node)[0]).s, gr__as(a).s,
+                             p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(b).s, p->tb ? " transposed" : "");
     for (i = 0; i < nbo; i++) {
         int64_t x = i - (nbo - nba) >= 0 ? a->shape[i - (nbo - nba)] : 1, y = i - (nbo - nbb) >= 0 ? b->shape[i - (nbo - nbb)] : 1;
         if (x != y && x != 1 && y != 1)
-            return gr_node_error(node, GR_ERR_SHAPE, "the batch axes of %s %s and %s %s do not broadcast", gr__d(node->in[0]).s,
-                                 gr__as(a).s, gr__d(node->in[1]).s, gr__as(b).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "the batch axes of %s %s and %s %s do not broadcast", gr__d(gr__in(node)[0]).s,
+                                 gr__as(a).s, gr__d(gr__in(node)[1]).s, gr__as(b).s);
         out[0]->shape[i] = x == 1 ? y : x;
     }
     out[0]->shape[nbo] = m;
@@ -749,7 +756,7 @@ static gr_status gr__MatMul_shape(const gr_node *node, const gr_array *const *in
 /* one GEMM per output matrix, the operands found through broadcast strides (in matrices); when b
    has no batch and a's batch is the output's, one GEMM of all a's rows at once */
 static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     const gr_array *a = in[0], *b = in[1];
     gr_array *c = out[0];
     int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = c->ndim - 2, d;
@@ -790,9 +797,9 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was
    broadcast along */
 static gr_status gr__MatMul_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    gr_var *a = node->in[0], *b = node->in[1], *G = og[0];
-    if (!gr__is_float(node->out[0]->dtype)) {
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
         ig[0] = gr__zeros_grad(a);
         ig[1] = gr__zeros_grad(b);
         return ig[0] && ig[1] ? GR_OK : node->graph->status;
@@ -807,13 +814,13 @@ static gr_status gr__MatMul_grad(const gr_node *node, gr_var *const *og, gr_var 
 }
 
 static gr_status gr__MatMul_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
     gr_var *t = NULL;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
-    if (!gr_is_disconnected(ev[0])) t = gr__mm(ev[0], node->in[1], p->ta, p->tb);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1]))) return GR_OK;
+    if (!gr_is_disconnected(ev[0])) t = gr__mm(ev[0], gr__in(node)[1], p->ta, p->tb);
     if (!gr_is_disconnected(ev[1])) {
-        gr_var *u = gr__mm(node->in[0], ev[1], p->ta, p->tb);
+        gr_var *u = gr__mm(gr__in(node)[0], ev[1], p->ta, p->tb);
         t = gr_is_disconnected(ev[0]) ? u : gr_add(t, u);
     }
     orop[0] = t;
@@ -823,12 +830,12 @@ static gr_status gr__MatMul_rop(const gr_node *node, gr_var *const *ev, gr_var *
 /* batching by shifting: a batched operand gets its missing batch axes (size 1) after the new
    leading one, so that it lines up with the output's batch axes and the other operand broadcasts */
 static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__matmul_params *p = (const gr__matmul_params *)node->params;
-    int nbo = node->out[0]->ndim - 2, k, i;
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    int nbo = gr__out(node)[0]->ndim - 2, k, i;
     gr_var *xs[2];
     if (nbo + 3 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     for (k = 0; k < 2; k++) {
-        int pattern[GR_MAX_NDIM], m = 0, nd = node->in[k]->ndim;
+        int pattern[GR_MAX_NDIM], m = 0, nd = gr__in(node)[k]->ndim;
         xs[k] = in[k];
         if (!batched[k] || nd - 2 == nbo) continue;
         pattern[m++] = 0;
@@ -861,10 +868,10 @@ static const char *gr__la_fname(const gr_node *node) {
     const char *own = node->op == &gr__op_MatrixInverse ? "gr_matrix_inverse" : node->op == &gr__op_Det ? "gr_det"
                     : node->op == &gr__op_LogDet ? "gr_logdet" : node->op == &gr__op_Solve ? "gr_solve"
                     : node->op == &gr__op_Cholesky ? "gr_cholesky" : node->op->name;
-    const gr_var *F = node->op == &gr__op_LUFactor ? NULL : node->n_in >= 2 ? node->in[node->n_in - 1] : NULL;
+    const gr_var *F = node->op == &gr__op_LUFactor ? NULL : node->n_in >= 2 ? gr__in(node)[node->n_in - 1] : NULL;
     int who = -1;
-    if (node->op == &gr__op_LUFactor) who = ((const gr__lu_params *)node->params)->who;
-    else if (F && F->owner && F->owner->op == &gr__op_LUFactor) who = ((const gr__lu_params *)F->owner->params)->who;
+    if (node->op == &gr__op_LUFactor) who = ((const gr__lu_params *)gr__params(node))->who;
+    else if (F && gr__owner(F) && gr__owner(F)->op == &gr__op_LUFactor) who = ((const gr__lu_params *)gr__params(gr__owner(F)))->who;
     if (who < 0 || who >= GR__LU_FOR_COUNT) return own;
     if (node->op == &gr__op_LUFactor || strcmp(gr__lu_for[who], own) == 0) return gr__lu_for[who];
     return gr__lu_deriv[who];
@@ -875,7 +882,7 @@ static const char *gr__la_fname(const gr_node *node) {
 static gr_var *gr__la_operand(const char *fname, gr_graph *g, gr_var *a) {
     if (a->ndim != 2)
         return gr__fail(g, GR_ERR_TYPE, "%s: %s must be a matrix (2-d); it has %d dimensions", fname, gr__d(a).s, a->ndim);
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__fail(g, GR_ERR_SHAPE, "%s: %s of shape %s is not square", fname, gr__d(a).s, gr__vs(a).s);
     return gr__is_float(a->dtype) ? a : gr_cast(a, GR_F64);
 }
@@ -885,7 +892,7 @@ static gr_status gr__la_square_static(const gr_node *node, const gr_var *a) {
     if (a->ndim != 2 || !gr__is_float(a->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "%s: %s must be a 2-d float matrix; it is %d-d %s", gr__la_fname(node),
                          gr__d(a).s, a->ndim, gr_dtype_name((gr_dtype)a->dtype));
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__error(node->graph, GR_ERR_SHAPE, "%s: %s of shape %s is not square", gr__la_fname(node), gr__d(a).s, gr__vs(a).s);
     return GR_OK;
 }
@@ -899,11 +906,11 @@ static gr_status gr__lu_static(const gr_node *node, const gr_var *F) {
 /* at call time: A square; F, when given, the (n + 1, n) factor of an n x n matrix */
 static gr_status gr__la_square_check(const gr_node *node, const gr_array *A, const gr_array *F) {
     if (A->shape[0] != A->shape[1])
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not square (in %s)", gr__d(node->in[0]).s, gr__as(A).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not square (in %s)", gr__d(gr__in(node)[0]).s, gr__as(A).s,
                              gr__la_fname(node));
     if (F && (F->shape[0] != A->shape[0] + 1 || F->shape[1] != A->shape[0]))
         return gr_node_error(node, GR_ERR_SHAPE, "the factorisation %s %s does not belong to %s %s (in %s)",
-                             gr__d(node->in[node->n_in - 1]).s, gr__as(F).s, gr__d(node->in[0]).s, gr__as(A).s, gr__la_fname(node));
+                             gr__d(gr__in(node)[node->n_in - 1]).s, gr__as(F).s, gr__d(gr__in(node)[0]).s, gr__as(A).s, gr__la_fname(node));
     return GR_OK;
 }
 
@@ -1017,6 +1024,54 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
     return l;
 }
 
+/* adj A into X from A's factor F, never dividing by a pivot, so that it is exact where A is
+   singular too. adj(X Y) = adj(Y) adj(X) for any square X and Y, so A = P^T L U gives
+   adj A = adj(U) adj(L) adj(P^T) = det(P) adj(U) L^-1 P. U is upper triangular with diagonal d,
+   and so is adj U: adj(U)[i][j] = (prod_{k<i} d_k) z_ij (prod_{k>j} d_k) for i <= j, with z_jj = 1
+   and z_ij = -sum_{i<k<=j} U[i][k] (prod_{i<m<k} d_m) z_kj, which is back substitution for U^-1
+   with every division by a pivot multiplied out (both sides are polynomials in U that agree
+   wherever U is invertible). Then each row y of adj(U) becomes w = y L^-1 (w L = y, from the last
+   column), the columns are swapped as P on the right asks (the swaps in reverse order), and the
+   sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it
+   zero, and two of them make every entry zero (rank n - 2). */
+#define GR__LU_ADJUGATE(fn, T) \
+    static void fn(const double *F, int64_t n, T *X) { \
+        const double *piv = F + n * n; \
+        double pre = 1; \
+        int64_t i, j, k, swaps = 0; \
+        for (j = 0; j < n; j++) {                    /* z, column by column, from the diagonal up */ \
+            X[j * n + j] = 1; \
+            for (i = j - 1; i >= 0; i--) { \
+                double s = 0, q = 1; \
+                for (k = i + 1; k <= j; k++) { s += F[i * n + k] * q * (double)X[k * n + j]; q *= F[k * n + k]; } \
+                X[i * n + j] = (T)-s; \
+            } \
+            for (i = j + 1; i < n; i++) X[i * n + j] = 0; \
+        } \
+        for (i = 0; i < n; i++) {                    /* adj U = the pivots before row i and after column j, times z */ \
+            double suf = 1; \
+            for (j = n - 1; j >= i; j--) { X[i * n + j] = (T)((double)X[i * n + j] * pre * suf); suf *= F[j * n + j]; } \
+            pre *= F[i * n + i]; \
+        } \
+        for (i = 0; i < n; i++) {                    /* row i times L^-1 */ \
+            T *xi = X + i * n; \
+            for (j = n - 2; j >= 0; j--) { \
+                double s = (double)xi[j]; \
+                for (k = j + 1; k < n; k++) s -= (double)xi[k] * F[k * n + j]; \
+                xi[j] = (T)s; \
+            } \
+        } \
+        for (k = n - 1; k >= 0; k--) {               /* times P: columns k and piv[k] swapped */ \
+            int64_t p = (int64_t)piv[k]; \
+            if (p == k) continue; \
+            swaps++; \
+            for (i = 0; i < n; i++) { T t = X[i * n + k]; X[i * n + k] = X[i * n + p]; X[i * n + p] = t; } \
+        } \
+        if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \
+    }
+GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)
+GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
+
 /* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
    A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
    x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
@@ -1111,21 +1166,21 @@ static int gr__all_finite(const gr_array *a) {
 static gr_status gr__la_overflow_check(const gr_node *node, const gr_array *x, const gr_array *A, const gr_array *b) {
     if (gr__all_finite(x) || !gr__all_finite(A) || (b && !gr__all_finite(b))) return GR_OK;
     return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular to working precision: the solution overflows (in %s)",
-                         gr__d(node->in[0]).s, gr__la_fname(node));
+                         gr__d(gr__in(node)[0]).s, gr__la_fname(node));
 }
 static gr_status gr__la_singular(const gr_node *node, int64_t k) {
     return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is singular: pivot %lld of its LU factorisation is zero (in %s)",
-                         gr__d(node->in[0]).s, (long long)k, gr__la_fname(node));
+                         gr__d(gr__in(node)[0]).s, (long long)k, gr__la_fname(node));
 }
 
 /* ---- LUFactor ------------------------------------------------------------------------------------- */
 
 static gr_status gr__LUFactor_infer(const gr_node *node, gr_type *out) {
-    gr_var *a = node->in[0];
+    gr_var *a = gr__in(node)[0];
     int64_t n;
     gr_status st = gr__la_square_static(node, a);
     if (st != GR_OK) return st;
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
     out->dtype = GR_F64;
     out->ndim = 2;
     out->shape[0] = n >= 0 ? n + 1 : -1;
@@ -1146,7 +1201,7 @@ static gr_status gr__LUFactor_perform(const gr_node *node, const gr_array *const
 }
 static gr_status gr__LUFactor_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LUFactor_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -1158,10 +1213,10 @@ static gr_status gr__LUFactor_rop(const gr_node *node, gr_var *const *ev, gr_var
 /* ---- MatrixInverse and Cholesky: a square matrix to a square matrix --------------------------- */
 
 static gr_status gr__la_square_infer(const gr_node *node, gr_type *out) {
-    gr_status st = gr__la_square_static(node, node->in[0]);
-    if (st == GR_OK && node->n_in == 2) st = gr__lu_static(node, node->in[1]);
+    gr_status st = gr__la_square_static(node, gr__in(node)[0]);
+    if (st == GR_OK && node->n_in == 2) st = gr__lu_static(node, gr__in(node)[1]);
     if (st != GR_OK) return st;
-    gr_var_type(node->in[0], out);
+    gr_var_type(gr__in(node)[0], out);
     if (out->shape[0] < 0) out->shape[0] = out->shape[1];
     if (out->shape[1] < 0) out->shape[1] = out->shape[0];
     return GR_OK;
@@ -1192,13 +1247,13 @@ static gr_status gr__MatrixInverse_perform(const gr_node *node, const gr_array *
     return gr__la_overflow_check(node, X, in[0], NULL);
 }
 static gr_status gr__MatrixInverse_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = node->out[0];
+    gr_var *X = gr__out(node)[0];
     ig[0] = gr_neg(gr__dot_flags(X, gr__dot_flags(og[0], X, 0, 1), 1, 0));      /* -X^T (G X^T) */
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__MatrixInverse_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *X = node->out[0];
+    gr_var *X = gr__out(node)[0];
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr_neg(gr_dot(gr_dot(X, ev[0]), X));                             /* -X V X */
@@ -1218,19 +1273,19 @@ static gr_status gr__Cholesky_perform(const gr_node *node, const gr_array *const
     else bad = gr__cholesky_f32((const float *)in[0]->data, (float *)out[0]->data, n);
     if (bad >= 0)
         return gr_node_error(node, GR_ERR_RUNTIME, "the matrix %s is not positive definite: its leading minor of order %lld is not "
-                             "positive (in gr_cholesky)", gr__d(node->in[0]).s, (long long)(bad + 1));
+                             "positive (in gr_cholesky)", gr__d(gr__in(node)[0]).s, (long long)(bad + 1));
     return GR_OK;
 }
 /* P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2 */
 static gr_status gr__Cholesky_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *L = node->out[0], *Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
+    gr_var *L = gr__out(node)[0], *Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
     gr_var *P = gr__triscale(gr__dot_flags(L, og[0], 1, 0), 1.0, 0.5, 0.0);
     ig[0] = gr__sym(gr__dot_flags(Li, gr_dot(P, Li), 1, 0));
     return ig[0] ? GR_OK : node->graph->status;
 }
 /* L Phi(L^-1 V_s L^-T) */
 static gr_status gr__Cholesky_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *L = node->out[0], *Li;
+    gr_var *L = gr__out(node)[0], *Li;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     Li = gr__la_with_lu(&gr__op_MatrixInverse, L, gr__lu(L, GR__LU_FOR_CHOLESKY));
@@ -1241,10 +1296,10 @@ static gr_status gr__Cholesky_rop(const gr_node *node, gr_var *const *ev, gr_var
 /* ---- Det and LogDet: a square matrix to a scalar ------------------------------------------------ */
 
 static gr_status gr__la_scalar_infer(const gr_node *node, gr_type *out) {
-    gr_status st = gr__la_square_static(node, node->in[0]);
-    if (st == GR_OK) st = gr__lu_static(node, node->in[1]);
+    gr_status st = gr__la_square_static(node, gr__in(node)[0]);
+    if (st == GR_OK) st = gr__lu_static(node, gr__in(node)[1]);
     if (st != GR_OK) return st;
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     out->ndim = 0;
     return GR_OK;
 }
@@ -1278,32 +1333,61 @@ static gr_status gr__LogDet_perform(const gr_node *node, const gr_array *const *
     gr__store(out[0]->dtype, out[0]->data, 0, sign < 0 ? NAN : l);    /* NaN: the log of a negative number */
     return GR_OK;
 }
-/* G det(A) A^-T */
+/* G adj(A)^T: no division by det, so exact at a singular A too */
 static gr_status gr__Det_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
-    ig[0] = gr_mul(gr_mul(og[0], node->out[0]), gr_transpose(X));
-    ig[1] = gr_disconnected_like(node->in[1]);
+    gr_var *J = gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1]);
+    ig[0] = gr_mul(og[0], gr_transpose(J));
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
-/* det(A) tr(A^-1 V), with A's factor */
+/* tr(adj(A) V) = sum(adj(A)^T * V) */
 static gr_status gr__Det_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_mul(node->out[0], gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0)));
+    orop[0] = gr_sum(gr_mul(gr_transpose(gr__la_with_lu(&gr__op_Adjugate, gr__in(node)[0], gr__in(node)[1])), ev[0]));
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- Adjugate: the derivatives of det ------------------------------------------------------------ */
+
+static gr_status gr__Adjugate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const double *F = (const double *)in[1]->data;
+    int64_t n = in[0]->shape[0];
+    (void)node;
+    if (out[0]->dtype == GR_F64) gr__lu_adjugate_f64(F, n, (double *)out[0]->data);
+    else gr__lu_adjugate_f32(F, n, (float *)out[0]->data);
+    return GR_OK;
+}
+/* D adj(A)[W] = tr(A^-1 W) adj(A) - adj(A) W A^-1 is the derivative along W: its adjoint, the
+   gradient, is (D adj(A)[G^T])^T, since <G, D adj(A)[W]> is the second derivative of det along G^T
+   and W, which is symmetric. Both solve with A's factor: a singular A fails the call. */
+static gr_status gr__Adjugate_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *G = og[0];
+    gr_var *t = gr__trace_any(gr__solve_lu(A, gr_transpose(G), F, 0));                 /* tr(A^-1 G^T) */
+    ig[0] = gr_sub(gr_mul(t, gr_transpose(J)), gr__solve_lu(A, gr__dot_flags(G, J, 0, 1), F, 1)); /* - A^-T (G J^T) */
+    ig[1] = gr_disconnected_like(F);
+    return ig[0] && ig[1] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Adjugate_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *A = gr__in(node)[0], *F = gr__in(node)[1], *J = gr__out(node)[0], *V = ev[0], *t;
+    orop[0] = NULL;
+    if (gr_is_disconnected(V)) return GR_OK;
+    t = gr__trace_any(gr__solve_lu(A, V, F, 0));                                       /* tr(A^-1 V) */
+    orop[0] = gr_sub(gr_mul(t, J), gr__dot_flags(J, gr__solve_lu(A, gr_transpose(V), F, 1), 0, 1));  /* - J (A^-T V^T)^T */
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* G A^-T */
 static gr_status gr__LogDet_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, node->in[0], node->in[1]);
+    gr_var *X = gr__la_with_lu(&gr__op_MatrixInverse, gr__in(node)[0], gr__in(node)[1]);
     ig[0] = gr_mul(og[0], gr_transpose(X));
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 /* tr(A^-1 V) */
 static gr_status gr__LogDet_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__trace_any(gr__solve_lu(node->in[0], ev[0], node->in[1], 0));
+    orop[0] = gr__trace_any(gr__solve_lu(gr__in(node)[0], ev[0], gr__in(node)[1], 0));
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -1321,10 +1405,10 @@ GR_API gr_var *gr_solve(gr_var *a, gr_var *b) {
     if (b->ndim < 1 || b->ndim > 2)
         return gr__fail(g, GR_ERR_TYPE, "gr_solve: the right-hand side %s must be a vector or a matrix; it has %d dimensions",
                         gr__d(b).s, b->ndim);
-    if (a->shape[0] >= 0 && a->shape[1] >= 0 && a->shape[0] != a->shape[1])
+    if (gr__vshape(a)[0] >= 0 && gr__vshape(a)[1] >= 0 && gr__vshape(a)[0] != gr__vshape(a)[1])
         return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s of shape %s is not square", gr__d(a).s, gr__vs(a).s);
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
-    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
+    if (n >= 0 && gr__vshape(b)[0] >= 0 && gr__vshape(b)[0] != n)
         return gr__fail(g, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match: the right-hand side needs %lld rows", gr__d(a).s,
                         gr__vs(a).s, gr__d(b).s, gr__vs(b).s, (long long)n);
     T = gr__promote(2, args);
@@ -1335,16 +1419,16 @@ GR_API gr_var *gr_solve(gr_var *a, gr_var *b) {
 }
 
 static gr_status gr__Solve_infer(const gr_node *node, gr_type *out) {
-    gr_var *a = node->in[0], *b = node->in[1];
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int64_t n;
     gr_status st = gr__la_square_static(node, a);
-    if (st == GR_OK) st = gr__lu_static(node, node->in[2]);
+    if (st == GR_OK) st = gr__lu_static(node, gr__in(node)[2]);
     if (st != GR_OK) return st;
     if (b->ndim < 1 || b->dtype != a->dtype)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_solve: the right-hand side %s must have 1 dimension or more and the dtype "
                          "of %s", gr__d(b).s, gr__d(a).s);
-    n = a->shape[0] >= 0 ? a->shape[0] : a->shape[1];
-    if (n >= 0 && b->shape[0] >= 0 && b->shape[0] != n)
+    n = gr__vshape(a)[0] >= 0 ? gr__vshape(a)[0] : gr__vshape(a)[1];
+    if (n >= 0 && gr__vshape(b)[0] >= 0 && gr__vshape(b)[0] != n)
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_solve: %s %s and %s %s do not match", gr__d(a).s, gr__vs(a).s, gr__d(b).s,
                          gr__vs(b).s);
     gr_var_type(b, out);
@@ -1356,8 +1440,8 @@ static gr_status gr__Solve_shape(const gr_node *node, const gr_array *const *in,
     gr_status st = gr__la_square_check(node, in[0], in[2]);
     if (st != GR_OK) return st;
     if (in[1]->shape[0] != in[0]->shape[0])
-        return gr_node_error(node, GR_ERR_SHAPE, "%s %s and the right-hand side %s %s do not match (in gr_solve)", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s %s and the right-hand side %s %s do not match (in gr_solve)", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -1367,31 +1451,31 @@ static gr_status gr__Solve_perform(const gr_node *node, const gr_array *const *i
     int64_t n = in[0]->shape[0], k = gr__lu_zero_pivot(F, n);
     if (k >= 0) return gr__la_singular(node, k);
     if (out[0]->data != in[1]->data) memcpy(out[0]->data, in[1]->data, (size_t)in[1]->size * gr__dsize(in[1]->dtype));
-    gr__lu_solve(F, n, ((const gr__solve_params *)node->params)->trans, out[0]);
+    gr__lu_solve(F, n, ((const gr__solve_params *)gr__params(node))->trans, out[0]);
     return gr__la_overflow_check(node, out[0], in[0], in[1]);
 }
 /* x = op(A)^-1 b: db = op(A)^-T G; dA = -db x^T (op = identity) or -x db^T (op = transpose),
    contracted over every axis of b but the first */
 static gr_status gr__Solve_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int trans = ((const gr__solve_params *)node->params)->trans;
-    gr_var *x = node->out[0], *db = gr__solve_lu(node->in[0], og[0], node->in[2], !trans);
+    int trans = ((const gr__solve_params *)gr__params(node))->trans;
+    gr_var *x = gr__out(node)[0], *db = gr__solve_lu(gr__in(node)[0], og[0], gr__in(node)[2], !trans);
     ig[1] = db;
     ig[0] = gr_neg(trans ? gr__tdot(x, db, 1, 1, 0, 1) : gr__tdot(db, x, 1, 1, 0, 1));
-    ig[2] = gr_disconnected_like(node->in[2]);
+    ig[2] = gr_disconnected_like(gr__in(node)[2]);
     return ig[0] && ig[1] && ig[2] ? GR_OK : node->graph->status;
 }
 /* op(A)^-1 (v_b - op(V) x) */
 static gr_status gr__Solve_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    int trans = ((const gr__solve_params *)node->params)->trans;
+    int trans = ((const gr__solve_params *)gr__params(node))->trans;
     gr_var *rhs = NULL;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
     if (!gr_is_disconnected(ev[0])) {
-        gr_var *vx = gr__tdot(ev[0], node->out[0], 1, 1, trans, 0);
+        gr_var *vx = gr__tdot(ev[0], gr__out(node)[0], 1, 1, trans, 0);
         rhs = gr_is_disconnected(ev[1]) ? gr_neg(vx) : gr_sub(ev[1], vx);
     } else
         rhs = ev[1];
-    orop[0] = gr__solve_lu(node->in[0], rhs, node->in[2], trans);
+    orop[0] = gr__solve_lu(gr__in(node)[0], rhs, gr__in(node)[2], trans);
     return orop[0] ? GR_OK : node->graph->status;
 }
 /* only b batched: one solve of all the right-hand sides, the batch axis moved behind b's first
@@ -1402,7 +1486,7 @@ static gr_status gr__Solve_batch(const gr_node *node, gr_var *const *in, const u
     if (batched[0] || batched[2] || !batched[1]) return gr__map_batch(node, in, batched, out);
     pattern[0] = 1; pattern[1] = 0;
     for (i = 2; i < nd; i++) pattern[i] = i;
-    x = gr__solve_lu(in[0], gr__dimshuffle(in[1], nd, pattern, 0), in[2], ((const gr__solve_params *)node->params)->trans);
+    x = gr__solve_lu(in[0], gr__dimshuffle(in[1], nd, pattern, 0), in[2], ((const gr__solve_params *)gr__params(node))->trans);
     out[0] = gr__dimshuffle(x, nd, pattern, 0);
     return out[0] ? GR_OK : node->graph->status;
 }
@@ -1419,13 +1503,13 @@ GR_API gr_var *gr_trace(gr_var *a) {
 }
 
 static gr_status gr__Trace_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int i;
     if (x->ndim < 2 || x->dtype == GR_BOOL)
         return gr__error(node->graph, GR_ERR_TYPE, "gr_trace: %s must have 2 dimensions or more and a numeric dtype", gr__d(x).s);
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = x->ndim - 2;
-    for (i = 0; i < out->ndim; i++) out->shape[i] = x->shape[i];
+    for (i = 0; i < out->ndim; i++) out->shape[i] = gr__vshape(x)[i];
     return GR_OK;
 }
 static gr_status gr__Trace_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -1454,7 +1538,7 @@ static gr_status gr__Trace_perform(const gr_node *node, const gr_array *const *i
 }
 /* G on the diagonal: TriScale(0, 1, 0) of G broadcast to x's shape */
 static gr_status gr__Trace_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int pattern[GR_MAX_NDIM], i, k = og[0]->ndim;
     if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
     else {
@@ -1466,7 +1550,7 @@ static gr_status gr__Trace_grad(const gr_node *node, gr_var *const *og, gr_var *
 }
 static gr_status gr__Trace_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr__trace_any(ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -1485,11 +1569,11 @@ GR__TRISCALE(gr__triscale_f64, double)
 GR__TRISCALE(gr__triscale_f32, float)
 
 static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     const gr_array *x = in[0];
     int64_t n, m, outer;
     if (x->ndim < 2 || !gr__is_float(x->dtype))
-        return gr_node_error(node, GR_ERR_TYPE, "%s must be a float tensor of 2 dimensions or more", gr__d(node->in[0]).s);
+        return gr_node_error(node, GR_ERR_TYPE, "%s must be a float tensor of 2 dimensions or more", gr__d(gr__in(node)[0]).s);
     n = x->shape[x->ndim - 2];
     m = x->shape[x->ndim - 1];
     outer = n * m != 0 ? x->size / (n * m) : 0;
@@ -1499,12 +1583,12 @@ static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const
 }
 /* a fixed weight per element: its own adjoint */
 static gr_status gr__TriScale_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     ig[0] = gr__triscale(og[0], w[0], w[1], w[2]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const double *w = ((const gr__triscale_params *)node->params)->w;
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
     orop[0] = gr__triscale(ev[0], w[0], w[1], w[2]);

@@ -52,7 +52,7 @@ GR__SOFTMAX(gr__softmax_f32, float, exp, log)
 
 static gr_status gr__softmax_run(const gr_node *node, int log_out, const gr_array *x, gr_array *y) {
     int64_t outer, n, inner;
-    gr__axis_split(x, ((const gr__axis_params *)node->params)->axis, &outer, &n, &inner);
+    gr__axis_split(x, ((const gr__axis_params *)gr__params(node))->axis, &outer, &n, &inner);
     if (x->dtype == GR_F64) gr__softmax_f64(log_out, outer, n, inner, (const double *)x->data, (double *)y->data);
     else gr__softmax_f32(log_out, outer, n, inner, (const float *)x->data, (float *)y->data);
     return GR_OK;
@@ -69,8 +69,8 @@ static gr_var *gr__sum_keep(gr_var *x, int axis) { return gr_sum_axes(x, 1, &axi
 /* softmax: J = diag(s) - s s^T (symmetric), so the gradient and the R-op are one formula:
    s * (g - sum_axis(s * g)) */
 static gr_var *gr__softmax_jprod(const gr_node *node, gr_var *g) {
-    gr_var *s = node->out[0];
-    int axis = ((const gr__axis_params *)node->params)->axis;
+    gr_var *s = gr__out(node)[0];
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
     return gr_mul(s, gr_sub(g, gr__sum_keep(gr_mul(s, g), axis)));
 }
 static gr_status gr__Softmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
@@ -87,17 +87,17 @@ static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var 
 /* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
    (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
 static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    int axis = ((const gr__axis_params *)node->params)->axis;
-    gr_var *s = gr_exp(node->out[0]);
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
+    gr_var *s = gr_exp(gr__out(node)[0]);
     ig[0] = gr_sub(og[0], gr_mul(s, gr__sum_keep(og[0], axis)));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    int axis = ((const gr__axis_params *)node->params)->axis;
+    int axis = ((const gr__axis_params *)gr__params(node))->axis;
     gr_var *s;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    s = gr_exp(node->out[0]);
+    s = gr_exp(gr__out(node)[0]);
     orop[0] = gr_sub(ev[0], gr__sum_keep(gr_mul(s, ev[0]), axis));
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -135,7 +135,7 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
             return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the class ids %s have %d dimensions; the logits %s %s need %d (one id per row)",
                             gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd - 1);
         for (i = 0; i < nd - 1; i++)
-            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+            if (gr__vshape(labels)[i] >= 0 && gr__vshape(logits)[i] >= 0 && gr__vshape(labels)[i] != gr__vshape(logits)[i])
                 return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the class ids %s %s do not match the rows of the logits %s %s",
                                 gr__d(labels).s, gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
         args[0] = gr__coerce(logits, T);
@@ -149,7 +149,7 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
             return gr__fail(g, GR_ERR_TYPE, "gr_crossentropy: the labels %s have %d dimensions; the logits %s %s have %d (give float "
                             "label rows, or int64 class ids)", gr__d(labels).s, labels->ndim, gr__d(logits).s, gr__vs(logits).s, nd);
         for (i = 0; i < nd; i++)
-            if (labels->shape[i] >= 0 && logits->shape[i] >= 0 && labels->shape[i] != logits->shape[i])
+            if (gr__vshape(labels)[i] >= 0 && gr__vshape(logits)[i] >= 0 && gr__vshape(labels)[i] != gr__vshape(logits)[i])
                 return gr__fail(g, GR_ERR_SHAPE, "gr_crossentropy: the labels %s %s do not match the logits %s %s", gr__d(labels).s,
                                 gr__vs(labels).s, gr__d(logits).s, gr__vs(logits).s);
         if (labels->dtype == GR_F64) T = GR_F64;
@@ -163,14 +163,14 @@ GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels) {
 /* ---- type and shape rules --------------------------------------------------------------------- */
 
 static gr_status gr__CrossEntropy_infer(const gr_node *node, gr_type *out) {
-    const gr_var *z = node->in[0], *t = node->in[1];
+    const gr_var *z = gr__in(node)[0], *t = gr__in(node)[1];
     int i;
     if (z->ndim < 1 || t->ndim != z->ndim || t->dtype != z->dtype || !gr__is_float(z->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "CrossEntropy: logits %s (%s, %d-d) and labels %s (%s, %d-d) need one float dtype "
                          "and one ndim of at least 1", gr__d(z).s, gr_dtype_name((gr_dtype)z->dtype), z->ndim, gr__d(t).s,
                          gr_dtype_name((gr_dtype)t->dtype), t->ndim);
     for (i = 0; i < z->ndim; i++)
-        if (z->shape[i] >= 0 && t->shape[i] >= 0 && z->shape[i] != t->shape[i])
+        if (gr__vshape(z)[i] >= 0 && gr__vshape(t)[i] >= 0 && gr__vshape(z)[i] != gr__vshape(t)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "CrossEntropy: labels %s %s do not match logits %s %s", gr__d(t).s, gr__vs(t).s,
                              gr__d(z).s, gr__vs(z).s);
     out->dtype = (gr_dtype)z->dtype;
@@ -182,31 +182,31 @@ static gr_status gr__CrossEntropy_shape(const gr_node *node, const gr_array *con
     (void)out;
     for (i = 0; i < in[0]->ndim; i++)
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(node->in[1]).s,
-                                 gr__as(in[1]).s, gr__d(node->in[0]).s, gr__as(in[0]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "labels %s of shape %s do not match logits %s of shape %s", gr__d(gr__in(node)[1]).s,
+                                 gr__as(in[1]).s, gr__d(gr__in(node)[0]).s, gr__as(in[0]).s);
     return GR_OK;
 }
 
 static gr_status gr__OneHot_infer(const gr_node *node, gr_type *out) {
-    const gr_var *ids = node->in[0], *ref = node->in[1];
+    const gr_var *ids = gr__in(node)[0], *ref = gr__in(node)[1];
     int i;
     if (ids->dtype != GR_I64 || ref->ndim < 1 || ids->ndim != ref->ndim - 1)
         return gr__error(node->graph, GR_ERR_TYPE, "OneHot: class ids %s (%s, %d-d) need int64 and one dimension less than %s (%d-d)",
                          gr__d(ids).s, gr_dtype_name((gr_dtype)ids->dtype), ids->ndim, gr__d(ref).s, ref->ndim);
     for (i = 0; i < ids->ndim; i++)
-        if (ids->shape[i] >= 0 && ref->shape[i] >= 0 && ids->shape[i] != ref->shape[i])
+        if (gr__vshape(ids)[i] >= 0 && gr__vshape(ref)[i] >= 0 && gr__vshape(ids)[i] != gr__vshape(ref)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "OneHot: class ids %s %s do not match the rows of %s %s", gr__d(ids).s,
                              gr__vs(ids).s, gr__d(ref).s, gr__vs(ref).s);
     gr_var_type(ref, out);
-    out->dtype = (gr_dtype)((const gr__onehot_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__onehot_params *)gr__params(node))->dtype;
     return GR_OK;
 }
 static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     for (i = 0; i < in[0]->ndim; i++)
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(node->in[0]).s,
-                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "class ids %s of shape %s do not match the rows of %s of shape %s", gr__d(gr__in(node)[0]).s,
+                                 gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -253,7 +253,7 @@ static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *
     for (r = 0; r < in[0]->size; r++) {
         if (ids[r] < 0 || ids[r] >= K)
             return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
-                                 (long long)ids[r], (long long)r, gr__d(node->in[0]).s, (long long)K, gr__d(node->in[1]).s);
+                                 (long long)ids[r], (long long)r, gr__d(gr__in(node)[0]).s, (long long)K, gr__d(gr__in(node)[1]).s);
         gr__store(out[0]->dtype, out[0]->data, r * K + ids[r], 1.0);
     }
     return GR_OK;
@@ -264,20 +264,20 @@ static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *
 /* *inv_n = 1/N (from the shapes only) and, when dz is given, *dz = softmax(z) sum_k t_k - t; one-hot
    rows made from class ids sum to 1, so there *dz = softmax(z) - t */
 static void gr__xent_parts(const gr_node *node, gr_var **inv_n, gr_var **dz) {
-    gr_var *z = node->in[0], *t = node->in[1], *tsum;
-    int last = z->ndim - 1, dt = node->out[0]->dtype;
-    if (t->owner && t->owner->op == &gr__op_OneHot) {
-        *inv_n = gr__size_ratio(node->out[0], t->owner->in[0], dt);   /* 1 / size(ids) */
+    gr_var *z = gr__in(node)[0], *t = gr__in(node)[1], *tsum;
+    int last = z->ndim - 1, dt = gr__out(node)[0]->dtype;
+    if (gr__owner(t) && gr__owner(t)->op == &gr__op_OneHot) {
+        *inv_n = gr__size_ratio(gr__out(node)[0], gr__in(gr__owner(t))[0], dt);   /* 1 / size(ids) */
         if (dz) *dz = gr_sub(gr_softmax(z, last), t);
         return;
     }
     tsum = gr_sum_axes(t, 1, &last, 1);                                /* (*rows, 1): N elements */
-    *inv_n = tsum ? gr__size_ratio(node->out[0], tsum, dt) : NULL;
+    *inv_n = tsum ? gr__size_ratio(gr__out(node)[0], tsum, dt) : NULL;
     if (dz) *dz = gr_sub(gr_mul(gr_softmax(z, last), tsum), t);
 }
 
 static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *scale;
+    gr_var *z = gr__in(node)[0], *inv_n = NULL, *dz = NULL, *scale;
     gr__xent_parts(node, &inv_n, &dz);
     scale = inv_n ? gr_mul(og[0], inv_n) : NULL;
     ig[0] = gr_mul(dz, scale);
@@ -287,7 +287,7 @@ static gr_status gr__CrossEntropy_grad(const gr_node *node, gr_var *const *og, g
 
 /* the JVP: (sum(dz v) - sum(log_softmax(z) w)) / N for tangents v of z and w of t */
 static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *z = node->in[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
+    gr_var *z = gr__in(node)[0], *inv_n = NULL, *dz = NULL, *acc = NULL;
     int has_v = !gr_is_disconnected(ev[0]), has_w = !gr_is_disconnected(ev[1]);
     orop[0] = NULL;
     if (!has_v && !has_w) return GR_OK;
@@ -304,8 +304,8 @@ static gr_status gr__CrossEntropy_rop(const gr_node *node, gr_var *const *ev, gr
 /* OneHot: a constant of the class ids, no derivative to anything */
 static gr_status gr__OneHot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {

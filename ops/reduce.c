@@ -45,17 +45,17 @@ GR_API gr_var *gr_prod_axis(gr_var *x, int axis) { return gr__reduce("gr_prod_ax
 GR_API gr_var *gr_max_axis(gr_var *x, int axis) { return gr__reduce("gr_max_axis", &gr__op_Max, x, 1, &axis, 0); }
 GR_API gr_var *gr_min_axis(gr_var *x, int axis) { return gr__reduce("gr_min_axis", &gr__op_Min, x, 1, &axis, 0); }
 
-static const gr__reduce_params *gr__rp(const gr_node *node) { return (const gr__reduce_params *)node->params; }
+static const gr__reduce_params *gr__rp(const gr_node *node) { return (const gr__reduce_params *)gr__params(node); }
 
 static gr_status gr__reduce_infer(const gr_node *node, gr_type *out) {
-    const gr_var *x = node->in[0];
+    const gr_var *x = gr__in(node)[0];
     const gr__reduce_params *p = gr__rp(node);
     int i, m = 0;
     out->dtype = (gr_dtype)x->dtype;
     if (node->op == &gr__op_Mean && !gr__is_float(x->dtype)) out->dtype = GR_F64;
     for (i = 0; i < x->ndim; i++) {
         if (p->mask & (1u << i)) { if (p->keepdims) out->shape[m++] = 1; }
-        else out->shape[m++] = x->shape[i];
+        else out->shape[m++] = gr__vshape(x)[i];
     }
     out->ndim = m;
     return GR_OK;
@@ -75,7 +75,7 @@ static gr_status gr__reduce_shape(const gr_node *node, const gr_array *const *in
         }
     }
     if (count == 0 && rest > 0 && (node->op == &gr__op_Max || node->op == &gr__op_Min))
-        return gr_node_error(node, GR_ERR_RUNTIME, "reduction over an empty axis of %s has no identity", gr__d(node->in[0]).s);
+        return gr_node_error(node, GR_ERR_RUNTIME, "reduction over an empty axis of %s has no identity", gr__d(gr__in(node)[0]).s);
     return GR_OK;
 }
 
@@ -218,7 +218,7 @@ static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict);
 /* y (a reduction's output, or its gradient) with the reduced axes back as axes of size 1 */
 static gr_var *gr__unreduce(gr_var *y, const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
-    int pattern[GR_MAX_NDIM], i, m = 0, nd = node->in[0]->ndim;
+    int pattern[GR_MAX_NDIM], i, m = 0, nd = gr__in(node)[0]->ndim;
     if (!y || p->keepdims) return y;
     for (i = 0; i < nd; i++) pattern[i] = (p->mask & (1u << i)) ? GR_NEWAXIS : m++;
     return gr__dimshuffle(y, nd, pattern, 0);
@@ -226,29 +226,29 @@ static gr_var *gr__unreduce(gr_var *y, const gr_node *node) {
 
 /* gz broadcast back over the reduced axes, shaped like x */
 static gr_var *gr__spread_back(gr_var *gz, const gr_node *node) {
-    return gr__spread_to(gr__unreduce(gz, node), node->in[0]);
+    return gr__spread_to(gr__unreduce(gz, node), gr__in(node)[0]);
 }
 
 static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype);
 
 static gr_status gr__Sum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__spread_back(og[0], node) : gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__spread_back(og[0], node) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Sum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     const gr__reduce_params *p = gr__rp(node);
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     orop[0] = gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* the gradient of a mean is the spread cotangent times count(y) / count(x) */
 static gr_status gr__Mean_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0], *y = node->out[0], *scale;
+    gr_var *x = gr__in(node)[0], *y = gr__out(node)[0], *scale;
     if (gr__static_known(x)) {
-        int64_t nx = gr__shape_size(x->ndim, x->shape), ny = gr__shape_size(y->ndim, y->shape);
+        int64_t nx = gr__shape_size(x->ndim, gr__vshape(x)), ny = gr__shape_size(y->ndim, gr__vshape(y));
         scale = gr__scalar_const(node->graph, y->dtype, nx ? (double)ny / (double)nx : 0.0, 0);
     } else scale = gr__size_ratio(y, x, y->dtype);
     ig[0] = gr__spread_back(gr_mul(og[0], scale), node);
@@ -273,7 +273,7 @@ static gr_status gr__Mean_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 static gr_var *gr__prod_partial(const gr_node *node) {
     const gr__reduce_params *p = gr__rp(node);
     gr__reduce_params keep = *p;
-    gr_var *x = node->in[0], *is0, *zeros_at, *nz, *safe, *pnz, *s0, *x0s, *zero_case, *plain_case, *one, *zero;
+    gr_var *x = gr__in(node)[0], *is0, *zeros_at, *nz, *safe, *pnz, *s0, *x0s, *zero_case, *plain_case, *one, *zero;
     gr_graph *g = node->graph;
     keep.keepdims = 1;
     one = gr_const(g, 1.0);
@@ -287,13 +287,13 @@ static gr_var *gr__prod_partial(const gr_node *node) {
     s0 = x0s ? gr__node1(g, &gr__op_Sum, &keep, sizeof keep, 1, &x0s) : NULL;            /* sum of the zeros: 0 */
     /* with two zeros the derivative is 0 but its derivative is not: pnz * (s0 - x) keeps both right */
     zero_case = gr_where(gr_eq(nz, one), pnz, gr_where(gr_eq(nz, gr_const(g, 2.0)), gr_mul(pnz, gr_sub(s0, x)), zero));
-    plain_case = gr_div(gr__unreduce(node->out[0], node), safe);
+    plain_case = gr_div(gr__unreduce(gr__out(node)[0], node), safe);
     return gr_where(is0, zero_case, plain_case);
 }
 
 static gr_status gr__Prod_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__prod_partial(node));
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -301,7 +301,7 @@ static gr_status gr__Prod_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     const gr__reduce_params *p = gr__rp(node);
     gr_var *t;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     t = gr_mul(ev[0], gr__prod_partial(node));
     orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
     return orop[0] ? GR_OK : node->graph->status;
@@ -309,11 +309,11 @@ static gr_status gr__Prod_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 
 /* where x attains the extremum of its slice, as x's dtype (ties: every tied element) */
 static gr_var *gr__argext_mask(const gr_node *node) {
-    gr_var *x = node->in[0];
-    return gr__cast_like(gr_eq(x, gr__spread_back(node->out[0], node)), x);
+    gr_var *x = gr__in(node)[0];
+    return gr__cast_like(gr_eq(x, gr__spread_back(gr__out(node)[0], node)), x);
 }
 static gr_status gr__extremum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     if (!gr__is_float(x->dtype)) ig[0] = gr__zeros_grad(x);
     else ig[0] = gr_mul(gr__spread_back(og[0], node), gr__argext_mask(node));
     return ig[0] ? GR_OK : node->graph->status;
@@ -323,7 +323,7 @@ static gr_status gr__extremum_rop(const gr_node *node, gr_var *const *ev, gr_var
     const gr__reduce_params *p = gr__rp(node);
     gr_var *t;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     t = gr_mul(ev[0], gr__argext_mask(node));
     orop[0] = t ? gr__node1(node->graph, &gr__op_Sum, p, sizeof *p, 1, &t) : NULL;
     return orop[0] ? GR_OK : node->graph->status;
@@ -351,7 +351,7 @@ static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **or
 
 typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
 
-static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)node->params; }
+static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)gr__params(node); }
 static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
 
 static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
@@ -391,10 +391,10 @@ static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
 
 /* ArgMax and LogSumExp: the axis goes */
 static gr_status gr__axisred_infer(const gr_node *node, gr_type *out) {
-    const gr_var *x = node->in[0];
+    const gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis, i, m = 0;
     out->dtype = node->op == &gr__op_ArgMax ? GR_I64 : (gr_dtype)x->dtype;
-    for (i = 0; i < x->ndim; i++) if (i != axis) out->shape[m++] = x->shape[i];
+    for (i = 0; i < x->ndim; i++) if (i != axis) out->shape[m++] = gr__vshape(x)[i];
     out->ndim = m;
     return GR_OK;
 }
@@ -404,13 +404,13 @@ static gr_status gr__axisred_shape(const gr_node *node, const gr_array *const *i
     for (i = 0; i < in[0]->ndim; i++)
         if (i != axis) { out[0]->shape[m++] = in[0]->shape[i]; rest *= in[0]->shape[i]; }
     if (node->op == &gr__op_ArgMax && in[0]->shape[axis] == 0 && rest > 0)
-        return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(node->in[0]).s,
+        return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(gr__in(node)[0]).s,
                              gr__as(in[0]).s);
     return GR_OK;
 }
 
 static gr_status gr__LinScan_infer(const gr_node *node, gr_type *out) {
-    const gr_var *a = node->in[0], *b = node->in[1];
+    const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
     int i;
     if (a->ndim != b->ndim || a->dtype != b->dtype || !gr__is_float(a->dtype))
         return gr__error(node->graph, GR_ERR_TYPE, "LinScan: a %s (%s, %d-d) and b %s (%s, %d-d) need one float dtype and one ndim",
@@ -418,10 +418,10 @@ static gr_status gr__LinScan_infer(const gr_node *node, gr_type *out) {
     out->dtype = (gr_dtype)a->dtype;
     out->ndim = a->ndim;
     for (i = 0; i < a->ndim; i++) {
-        if (a->shape[i] >= 0 && b->shape[i] >= 0 && a->shape[i] != b->shape[i])
+        if (gr__vshape(a)[i] >= 0 && gr__vshape(b)[i] >= 0 && gr__vshape(a)[i] != gr__vshape(b)[i])
             return gr__error(node->graph, GR_ERR_SHAPE, "LinScan: a %s %s and b %s %s differ in shape", gr__d(a).s, gr__vs(a).s,
                              gr__d(b).s, gr__vs(b).s);
-        out->shape[i] = a->shape[i] >= 0 ? a->shape[i] : b->shape[i];
+        out->shape[i] = gr__vshape(a)[i] >= 0 ? gr__vshape(a)[i] : gr__vshape(b)[i];
     }
     return GR_OK;
 }
@@ -429,8 +429,8 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
     int i;
     for (i = 0; i < in[0]->ndim; i++) {
         if (in[0]->shape[i] != in[1]->shape[i])
-            return gr_node_error(node, GR_ERR_SHAPE, "a %s of shape %s and b %s of shape %s differ", gr__d(node->in[0]).s,
-                                 gr__as(in[0]).s, gr__d(node->in[1]).s, gr__as(in[1]).s);
+            return gr_node_error(node, GR_ERR_SHAPE, "a %s of shape %s and b %s of shape %s differ", gr__d(gr__in(node)[0]).s,
+                                 gr__as(in[0]).s, gr__d(gr__in(node)[1]).s, gr__as(in[1]).s);
         out[0]->shape[i] = in[0]->shape[i];
     }
     return GR_OK;
@@ -584,7 +584,7 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 /* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr__zeros_grad(node->in[0]);
+    ig[0] = gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ArgMax_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -603,7 +603,7 @@ static gr_var *gr__axis_back(gr_var *y, int axis, int ndim) {
 
 /* d lse / d x = softmax(x) along the axis: gradient gz softmax(x), R-op sum_axis(softmax(x) v) */
 static gr_status gr__LogSumExp_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis;
     ig[0] = gr_mul(gr__axis_back(og[0], axis, x->ndim), gr_softmax(x, axis));
     return ig[0] ? GR_OK : node->graph->status;
@@ -612,7 +612,7 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
     int axis = gr__adp(node)->axis;
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_sum_axis(gr_mul(gr_softmax(node->in[0], axis), ev[0]), axis);
+    orop[0] = gr_sum_axis(gr_mul(gr_softmax(gr__in(node)[0], axis), ev[0]), axis);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -620,14 +620,14 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
    the tangent */
 static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__axdir_params *p = gr__adp(node);
-    ig[0] = gr__is_float(node->out[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
-                                              : gr__zeros_grad(node->in[0]);
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+                                              : gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -647,17 +647,17 @@ static gr_var *gr__shift(gr_var *z, int axis, int dir, double fill) {
      gradient  g_x = E * S,  S_i = g_i + x_{i+1} S_{i+1}   = E * LinScan(x, g, reverse)
      R-op      r_k = x_k r_{k-1} + E_k v_k                 = LinScan(x, E * v, forward) */
 static gr_status gr__CumProd_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int axis = gr__adp(node)->axis;
-    if (!gr__is_float(node->out[0]->dtype)) ig[0] = gr__zeros_grad(x);
-    else ig[0] = gr_mul(gr__shift(node->out[0], axis, 1, 1.0), gr__linscan(x, og[0], axis, 1));
+    if (!gr__is_float(gr__out(node)[0]->dtype)) ig[0] = gr__zeros_grad(x);
+    else ig[0] = gr_mul(gr__shift(gr__out(node)[0], axis, 1, 1.0), gr__linscan(x, og[0], axis, 1));
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__CumProd_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     int axis = gr__adp(node)->axis;
     orop[0] = NULL;
-    if (gr_is_disconnected(ev[0]) || !gr__is_float(node->out[0]->dtype)) return GR_OK;
-    orop[0] = gr__linscan(node->in[0], gr_mul(gr__shift(node->out[0], axis, 1, 1.0), ev[0]), axis, 0);
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
+    orop[0] = gr__linscan(gr__in(node)[0], gr_mul(gr__shift(gr__out(node)[0], axis, 1, 1.0), ev[0]), axis, 0);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -667,7 +667,7 @@ static gr_status gr__CumProd_rop(const gr_node *node, gr_var *const *ev, gr_var 
      reverse  ds = L'(a, next(da s) + db);         gradient: m = L(a, g),  g_b = m, g_a = prev(m) s
    (L' the reverse scan), so its derivatives are LinScans again and differentiate further. */
 static gr_status gr__LinScan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *a = node->in[0], *s = node->out[0], *l;
+    gr_var *a = gr__in(node)[0], *s = gr__out(node)[0], *l;
     const gr__axdir_params *p = gr__adp(node);
     l = gr__linscan(a, og[0], p->axis, !p->reverse);
     ig[1] = l;
@@ -675,7 +675,7 @@ static gr_status gr__LinScan_grad(const gr_node *node, gr_var *const *og, gr_var
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__LinScan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *a = node->in[0], *s = node->out[0], *w = NULL;
+    gr_var *a = gr__in(node)[0], *s = gr__out(node)[0], *w = NULL;
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
@@ -693,7 +693,7 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     const gr__axdir_params *p = gr__adp(node);
     gr_var *xs[2];
     int i, lead = 0;
-    if (node->in[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
+    if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     while (lead < node->n_in && !batched[lead]) lead++;
     for (i = 0; i < node->n_in; i++) {
         xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);

@@ -77,7 +77,7 @@ static gr_var *gr__dimshuffle(gr_var *x, int n, const int *pattern, int strict) 
         if (a != i) identity = 0;
     }
     for (i = 0; i < x->ndim; i++)
-        if (!(seen & (1u << i)) && strict && x->shape[i] != 1)
+        if (!(seen & (1u << i)) && strict && gr__vshape(x)[i] != 1)
             return gr__fail(g, GR_ERR_VALUE, "gr_dimshuffle: axis %d of %s %s is dropped but its static size is not 1",
                             i, gr__d(x).s, gr__vs(x).s);
     if (identity) return x;
@@ -95,14 +95,14 @@ GR_API gr_var *gr_transpose(gr_var *x) {
     return gr__dimshuffle(x, x->ndim, pattern, 1);
 }
 
-static const gr__dimshuffle_params *gr__dsp(const gr_node *node) { return (const gr__dimshuffle_params *)node->params; }
+static const gr__dimshuffle_params *gr__dsp(const gr_node *node) { return (const gr__dimshuffle_params *)gr__params(node); }
 
 static gr_status gr__DimShuffle_infer(const gr_node *node, gr_type *out) {
     const gr__dimshuffle_params *p = gr__dsp(node);
     int i;
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     out->ndim = p->n;
-    for (i = 0; i < p->n; i++) out->shape[i] = p->pattern[i] < 0 ? 1 : node->in[0]->shape[p->pattern[i]];
+    for (i = 0; i < p->n; i++) out->shape[i] = p->pattern[i] < 0 ? 1 : gr__vshape(gr__in(node)[0])[p->pattern[i]];
     return GR_OK;
 }
 static gr_status gr__DimShuffle_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -116,7 +116,7 @@ static gr_status gr__DimShuffle_shape(const gr_node *node, const gr_array *const
     for (i = 0; i < in[0]->ndim; i++)
         if (!(seen & (1u << i)) && in[0]->shape[i] != 1)
             return gr_node_error(node, GR_ERR_SHAPE, "axis %d of %s is dropped but has size %lld", i,
-                                 gr__d(node->in[0]).s, (long long)in[0]->shape[i]);
+                                 gr__d(gr__in(node)[0]).s, (long long)in[0]->shape[i]);
     return GR_OK;
 }
 /* element strides of x seen through the pattern */
@@ -147,7 +147,7 @@ static int64_t gr__DimShuffle_alias(const gr_node *node, const gr_array *const *
 }
 static gr_status gr__DimShuffle_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__dimshuffle_params *p = gr__dsp(node);
-    int inv[GR_MAX_NDIM], i, nd = node->in[0]->ndim;
+    int inv[GR_MAX_NDIM], i, nd = gr__in(node)[0]->ndim;
     for (i = 0; i < nd; i++) inv[i] = GR_NEWAXIS;
     for (i = 0; i < p->n; i++) if (p->pattern[i] >= 0) inv[p->pattern[i]] = i;
     ig[0] = gr__dimshuffle(og[0], nd, inv, 0);
@@ -208,7 +208,7 @@ GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape) {
     if (gr__static_overflows(ndim, p.shape))         /* also keeps gr__reshape_resolve's product in range */
         return gr__fail(g, GR_ERR_VALUE, "gr_reshape: the element count of the new shape %s of %s overflows",
                         gr__shape_str(buf, sizeof buf, ndim, p.shape), gr__d(x).s);
-    if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, x->shape), tmp))
+    if (gr__static_known(x) && !gr__reshape_resolve(&p, gr__shape_size(x->ndim, gr__vshape(x)), tmp))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape: cannot reshape %s of shape %s to %s", gr__d(x).s, gr__vs(x).s,
                         gr__shape_str(buf, sizeof buf, ndim, p.shape));
     return gr__node1(g, &gr__op_Reshape, &p, sizeof p, 1, &x);
@@ -220,18 +220,18 @@ GR_API gr_var *gr_flatten(gr_var *x) {
 }
 
 static gr_status gr__Reshape_infer(const gr_node *node, gr_type *out) {
-    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__reshape_params *p = (const gr__reshape_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = p->ndim;
-    gr__reshape_resolve(p, gr__static_known(x) ? gr__shape_size(x->ndim, x->shape) : -1, out->shape);
+    gr__reshape_resolve(p, gr__static_known(x) ? gr__shape_size(x->ndim, gr__vshape(x)) : -1, out->shape);
     return GR_OK;
 }
 static gr_status gr__Reshape_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__reshape_params *p = (const gr__reshape_params *)node->params;
+    const gr__reshape_params *p = (const gr__reshape_params *)gr__params(node);
     if (!gr__reshape_resolve(p, in[0]->size, out[0]->shape)) {
         char buf[200];
-        return gr_node_error(node, GR_ERR_SHAPE, "cannot reshape %s of shape %s to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+        return gr_node_error(node, GR_ERR_SHAPE, "cannot reshape %s of shape %s to %s", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                              gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
     }
     return GR_OK;
@@ -242,13 +242,13 @@ static gr_status gr__Reshape_perform(const gr_node *node, const gr_array *const 
     return GR_OK;
 }
 static gr_status gr__Reshape_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reshape_like(og[0], node->in[0]);
+    ig[0] = gr_reshape_like(og[0], gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
 static gr_status gr__Reshape_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_Reshape, node->params, node->params_size, 1, &ev[0]);
+    orop[0] = gr__node1(node->graph, &gr__op_Reshape, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -260,22 +260,22 @@ GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref) {
     args[0] = x; args[1] = ref;
     if (!gr__operands("gr_reshape_like", 2, args, &g)) return NULL;
     if (gr__static_known(x) && gr__static_known(ref) &&
-        gr__shape_size(x->ndim, x->shape) != gr__shape_size(ref->ndim, ref->shape))
+        gr__shape_size(x->ndim, gr__vshape(x)) != gr__shape_size(ref->ndim, gr__vshape(ref)))
         return gr__fail(g, GR_ERR_SHAPE, "gr_reshape_like: %s %s and %s %s differ in size", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     return gr__node1(g, &gr__op_ReshapeLike, NULL, 0, 2, args);
 }
 
 static gr_status gr__ReshapeLike_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[1], out);
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    gr_var_type(gr__in(node)[1], out);
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     return GR_OK;
 }
 static gr_status gr__ReshapeLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (in[0]->size != in[1]->size)
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not have the %lld elements of %s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, (long long)in[1]->size, gr__d(node->in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not have the %lld elements of %s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, (long long)in[1]->size, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -284,16 +284,16 @@ static gr_status gr__ReshapeLike_perform(const gr_node *node, const gr_array *co
 }
 static gr_status gr__ReshapeLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     gr_var *args[2];
-    args[0] = og[0]; args[1] = node->in[0];
+    args[0] = og[0]; args[1] = gr__in(node)[0];
     ig[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ReshapeLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_var *args[2];
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    args[0] = ev[0]; args[1] = node->in[1];
+    args[0] = ev[0]; args[1] = gr__in(node)[1];
     orop[0] = gr__node1(node->graph, &gr__op_ReshapeLike, NULL, 0, 2, args);
     return orop[0] ? GR_OK : node->graph->status;
 }
@@ -311,7 +311,7 @@ GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref) {
         return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s has more dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     for (i = 0; i < x->ndim; i++) {
-        int64_t a = x->shape[i], b = ref->shape[off + i];
+        int64_t a = gr__vshape(x)[i], b = gr__vshape(ref)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b)
             return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_like: %s %s does not broadcast to %s %s", gr__d(x).s, gr__vs(x).s,
                             gr__d(ref).s, gr__vs(ref).s);
@@ -320,12 +320,12 @@ GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref) {
 }
 
 static gr_status gr__BroadcastLike_infer(const gr_node *node, gr_type *out) {
-    gr_var *x = node->in[0], *ref = node->in[1];
+    gr_var *x = gr__in(node)[0], *ref = gr__in(node)[1];
     int i, off = ref->ndim - x->ndim;
     gr_var_type(ref, out);
     out->dtype = (gr_dtype)x->dtype;
     for (i = 0; i < x->ndim; i++)
-        if (out->shape[off + i] < 0 && x->shape[i] > 1) out->shape[off + i] = x->shape[i];
+        if (out->shape[off + i] < 0 && gr__vshape(x)[i] > 1) out->shape[off + i] = gr__vshape(x)[i];
     return GR_OK;
 }
 /* x's shape broadcasts to target's (right-aligned) */
@@ -339,8 +339,8 @@ static int gr__broadcasts_to(const gr_array *x, const gr_array *target) {
 static gr_status gr__BroadcastLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (!gr__broadcasts_to(in[0], in[1]))
-        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to shape %s of %s", gr__d(node->in[0]).s,
-                             gr__as(in[0]).s, gr__as(in[1]).s, gr__d(node->in[1]).s);
+        return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to shape %s of %s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, gr__as(in[1]).s, gr__d(gr__in(node)[1]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -375,14 +375,14 @@ static gr_status gr__BroadcastLike_perform(const gr_node *node, const gr_array *
     return GR_OK;
 }
 static gr_status gr__BroadcastLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_reduce_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_reduce_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__BroadcastLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_broadcast_like(ev[0], node->in[1]);
+    orop[0] = gr_broadcast_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -399,7 +399,7 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
         return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s has fewer dimensions than %s %s", gr__d(x).s, gr__vs(x).s,
                         gr__d(ref).s, gr__vs(ref).s);
     for (i = 0; i < ref->ndim; i++) {
-        int64_t a = ref->shape[i], b = x->shape[off + i];
+        int64_t a = gr__vshape(ref)[i], b = gr__vshape(x)[off + i];
         if (a >= 0 && a != 1 && b >= 0 && a != b)
             return gr__fail(g, GR_ERR_SHAPE, "gr_reduce_like: %s %s does not broadcast to %s %s", gr__d(ref).s, gr__vs(ref).s,
                             gr__d(x).s, gr__vs(x).s);
@@ -412,15 +412,15 @@ GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref) {
 }
 
 static gr_status gr__ReduceLike_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[1], out);
-    out->dtype = (gr_dtype)node->in[0]->dtype;
+    gr_var_type(gr__in(node)[1], out);
+    out->dtype = (gr_dtype)gr__in(node)[0]->dtype;
     return GR_OK;
 }
 static gr_status gr__ReduceLike_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int i;
     if (!gr__broadcasts_to(in[1], in[0]))
         return gr_node_error(node, GR_ERR_SHAPE, "shape %s of %s does not broadcast to shape %s of %s", gr__as(in[1]).s,
-                             gr__d(node->in[1]).s, gr__as(in[0]).s, gr__d(node->in[0]).s);
+                             gr__d(gr__in(node)[1]).s, gr__as(in[0]).s, gr__d(gr__in(node)[0]).s);
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
@@ -435,14 +435,14 @@ static gr_status gr__ReduceLike_perform(const gr_node *node, const gr_array *con
     return GR_OK;
 }
 static gr_status gr__ReduceLike_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gr_broadcast_like(og[0], node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_broadcast_like(og[0], gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__ReduceLike_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr_reduce_like(ev[0], node->in[1]);
+    orop[0] = gr_reduce_like(ev[0], gr__in(node)[1]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -464,7 +464,7 @@ static gr_var *gr__size_ratio(gr_var *a, gr_var *b, int dtype) {
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype) { return gr__size_ratio(a, b, (int)dtype); }
 
 static gr_status gr__SizeRatio_infer(const gr_node *node, gr_type *out) {
-    out->dtype = (gr_dtype)((const gr__size_ratio_params *)node->params)->dtype;
+    out->dtype = (gr_dtype)((const gr__size_ratio_params *)gr__params(node))->dtype;
     out->ndim = 0;
     return GR_OK;
 }
@@ -479,8 +479,8 @@ static gr_status gr__SizeRatio_perform(const gr_node *node, const gr_array *cons
 }
 static gr_status gr__SizeRatio_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
-    ig[0] = gr_disconnected_like(node->in[0]);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    ig[0] = gr_disconnected_like(gr__in(node)[0]);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 static gr_status gr__SizeRatio_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
@@ -642,9 +642,9 @@ static int gr__join_check(const char *fname, gr_graph *g, int n, gr_var *const *
         int known = -1;                              /* the first operand whose size along d is known */
         if (d == skip) continue;
         for (i = 0; i < n; i++) {
-            if (xs[i]->shape[d] < 0) continue;
+            if (gr__vshape(xs[i])[d] < 0) continue;
             if (known < 0) { known = i; continue; }
-            if (xs[i]->shape[d] != xs[known]->shape[d]) {
+            if (gr__vshape(xs[i])[d] != gr__vshape(xs[known])[d]) {
                 gr__error(g, GR_ERR_SHAPE, "%s: operand %d %s of shape %s and operand %d %s of shape %s differ along axis %d%s", fname,
                           known, gr__d(xs[known]).s, gr__vs(xs[known]).s, i, gr__d(xs[i]).s, gr__vs(xs[i]).s, d,
                           skip >= 0 ? " (only the joining axis may differ)" : "");
@@ -726,9 +726,9 @@ GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_v
         if (total > INT64_MAX - sizes[i]) return gr__error(g, GR_ERR_VALUE, "gr_split: the sizes of the pieces of %s overflow", gr__d(x).s);
         total += sizes[i];
     }
-    if (x->shape[a] >= 0 && total != x->shape[a])
+    if (gr__vshape(x)[a] >= 0 && total != gr__vshape(x)[a])
         return gr__error(g, GR_ERR_SHAPE, "gr_split: the %d sizes add up to %lld, but axis %d of %s of shape %s has length %lld", n,
-                         (long long)total, a, gr__d(x).s, gr__vs(x).s, (long long)x->shape[a]);
+                         (long long)total, a, gr__d(x).s, gr__vs(x).s, (long long)gr__vshape(x)[a]);
     st = gr__split_static(g, x, a - x->ndim, n, sizes, out);
     if (st != GR_OK) {
         for (i = 0; i < n; i++) out[i] = NULL;
@@ -753,8 +753,8 @@ static gr_status gr__split_like(gr_graph *g, gr_var *x, int axis, int k, gr_var 
 /* ---- Join ---------------------------------------------------------------------------------------- */
 
 static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
-    gr_var *x0 = node->in[0];
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
+    gr_var *x0 = gr__in(node)[0];
     int nd = x0->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     if (a < 0 || a >= nd) return gr__error(node->graph, GR_ERR_VALUE, "Join: axis %d out of range for %s with %d dimensions", a, gr__d(x0).s, nd);
@@ -762,24 +762,24 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
         return gr__error(node->graph, GR_ERR_VALUE, "Join: %d operands in one node (at most %d)", node->n_in, GR__SPLIT_MAX);
     gr_var_type(x0, out);
     for (i = 0; i < node->n_in; i++) {
-        gr_var *x = node->in[i];
+        gr_var *x = gr__in(node)[i];
         if (x->dtype != x0->dtype || x->ndim != nd)
             return gr__error(node->graph, GR_ERR_TYPE, "Join: operand %d %s is %s with %d dimensions, operand 0 %s is %s with %d", i,
                              gr__d(x).s, gr_dtype_name((gr_dtype)x->dtype), x->ndim, gr__d(x0).s, gr_dtype_name((gr_dtype)x0->dtype), nd);
         for (d = 0; d < nd; d++) {
-            if (d == a || x->shape[d] < 0) continue;
-            if (out->shape[d] >= 0 && out->shape[d] != x->shape[d]) {
+            if (d == a || gr__vshape(x)[d] < 0) continue;
+            if (out->shape[d] >= 0 && out->shape[d] != gr__vshape(x)[d]) {
                 char b1[200];
                 return gr__error(node->graph, GR_ERR_SHAPE, "Join: operand %d %s of shape %s does not match the shape %s of the others "
                                  "along axis %d", i, gr__d(x).s, gr__vs(x).s, gr__shape_str(b1, sizeof b1, nd, out->shape), d);
             }
-            out->shape[d] = x->shape[d];
+            out->shape[d] = gr__vshape(x)[d];
         }
         if (total >= 0) {
-            if (x->shape[a] < 0) total = -1;
-            else if (total > INT64_MAX - x->shape[a])
+            if (gr__vshape(x)[a] < 0) total = -1;
+            else if (total > INT64_MAX - gr__vshape(x)[a])
                 return gr__error(node->graph, GR_ERR_SHAPE, "Join: the lengths along axis %d overflow", a);
-            else total += x->shape[a];
+            else total += gr__vshape(x)[a];
         }
     }
     out->shape[a] = total;
@@ -787,14 +787,14 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Join_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
     int nd = in[0]->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     for (i = 0; i < node->n_in; i++) {
         for (d = 0; d < nd; d++)
             if (d != a && in[i]->shape[d] != in[0]->shape[d])
                 return gr_node_error(node, GR_ERR_SHAPE, "operand %d %s of shape %s and operand 0 %s of shape %s differ along axis %d "
-                                     "(only axis %d may differ)", i, gr__d(node->in[i]).s, gr__as(in[i]).s, gr__d(node->in[0]).s,
+                                     "(only axis %d may differ)", i, gr__d(gr__in(node)[i]).s, gr__as(in[i]).s, gr__d(gr__in(node)[0]).s,
                                      gr__as(in[0]).s, d, a);
         total += in[i]->shape[a];                   /* arrays in memory: no overflow */
     }
@@ -813,7 +813,7 @@ static void gr__around_axis(int nd, const int64_t *shape, int a, int64_t *outer,
 
 /* out = [x_0 | x_1 | ...] along the axis: for each position before it, one block of each operand */
 static gr_status gr__Join_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__join_params *p = (const gr__join_params *)node->params;
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
     int a = out[0]->ndim + p->axis, i;
     int64_t outer, inner, o;
     size_t es = gr__dsize(out[0]->dtype);
@@ -832,11 +832,11 @@ static gr_status gr__Join_perform(const gr_node *node, const gr_array *const *in
 /* the gradient of a join is the split of gz into pieces shaped like the operands */
 static gr_status gr__Join_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     int i;
-    if (!gr__is_float(node->out[0]->dtype)) {
-        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr__zeros_grad(node->in[i]))) return node->graph->status;
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
+        for (i = 0; i < node->n_in; i++) if (!(ig[i] = gr__zeros_grad(gr__in(node)[i]))) return node->graph->status;
         return GR_OK;
     }
-    return gr__split_like(node->graph, og[0], ((const gr__join_params *)node->params)->axis, node->n_in, node->in, ig);
+    return gr__split_like(node->graph, og[0], ((const gr__join_params *)gr__params(node))->axis, node->n_in, gr__in(node), ig);
 }
 
 /* linear: the join of the tangents, zeros for operands without one */
@@ -844,14 +844,14 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     gr_var *vs[GR__SPLIT_MAX];
     int i, any = 0;
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype)) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
     for (i = 0; i < node->n_in; i++) {
-        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(node->in[i]);
+        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(gr__in(node)[i]);
         else { vs[i] = ev[i]; any = 1; }
         if (!vs[i]) return node->graph->status;
     }
     if (!any) return GR_OK;
-    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)node->params)->axis);
+    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -859,17 +859,17 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 static gr_status gr__Join_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     int i;
     for (i = 0; i < node->n_in; i++) if (!batched[i]) return gr__map_batch(node, in, batched, out);
-    out[0] = gr__node1(node->graph, node->op, node->params, node->params_size, node->n_in, in);
+    out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
 }
 
 /* ---- Split ----------------------------------------------------------------------------------------- */
 
-static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)node->params; }
+static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)gr__params(node); }
 
 static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     const gr__split_params *p = gr__spp(node);
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     int k = node->n_out, a = x->ndim + p->axis, j, known = 1;
     int64_t total = 0;
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
@@ -878,18 +878,18 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     for (j = 0; j < k; j++) {
         int64_t s = p->sizes[j];
         if (p->refs) {
-            gr_var *r = node->in[j + 1];
+            gr_var *r = gr__in(node)[j + 1];
             if (r->ndim + p->axis < 0)
                 return gr__error(node->graph, GR_ERR_TYPE, "Split: reference %s has %d dimensions, too few for axis %d from the end",
                                  gr__d(r).s, r->ndim, -p->axis);
-            s = r->shape[r->ndim + p->axis];
+            s = gr__vshape(r)[r->ndim + p->axis];
         }
         gr_var_type(x, &out[j]);
         out[j].shape[a] = s;
         if (s < 0) known = 0;
         else if (total <= INT64_MAX - s) total += s;
     }
-    if (known && x->shape[a] >= 0 && total != x->shape[a])
+    if (known && gr__vshape(x)[a] >= 0 && total != gr__vshape(x)[a])
         return gr__error(node->graph, GR_ERR_SHAPE, "Split: the %d pieces add up to %lld along axis %d, but %s has shape %s", k,
                          (long long)total, a, gr__d(x).s, gr__vs(x).s);
     return GR_OK;
@@ -908,7 +908,7 @@ static gr_status gr__Split_shape(const gr_node *node, const gr_array *const *in,
     }
     if (total != x->shape[a])
         return gr_node_error(node, GR_ERR_SHAPE, "the %d pieces add up to %lld along axis %d, but %s has shape %s", k, (long long)total,
-                             a, gr__d(node->in[0]).s, gr__as(x).s);
+                             a, gr__d(gr__in(node)[0]).s, gr__as(x).s);
     return GR_OK;
 }
 
@@ -932,9 +932,9 @@ static gr_status gr__Split_perform(const gr_node *node, const gr_array *const *i
 /* the join of the output gradients. A piece that does not reach the cost has a disconnected
    gradient: it contributes zeros shaped like itself (Theano#1589, Aesara#1200) */
 static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *pieces[GR__SPLIT_MAX], *x = node->in[0];
+    gr_var *pieces[GR__SPLIT_MAX], *x = gr__in(node)[0];
     int i, j;
-    for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return node->graph->status;
+    for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return node->graph->status;
     if (!gr__is_float(x->dtype)) {
         ig[0] = gr__zeros_grad(x);
         return ig[0] ? GR_OK : node->graph->status;
@@ -942,7 +942,7 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
     for (j = 0; j < node->n_out; j++) {
-        pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(node->out[j]) : og[j];
+        pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
         if (!pieces[j]) return node->graph->status;
     }
     ig[0] = gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis);
@@ -954,10 +954,10 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
     gr_var *ins[GR__SPLIT_MAX + 1];
     int i;
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     ins[0] = ev[0];
-    for (i = 1; i < node->n_in; i++) ins[i] = node->in[i];
-    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, ins, orop);
+    for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
+    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, orop);
 }
 
 /* x batched: the same split (its axis counts from the end, so references may or may not be
@@ -966,8 +966,8 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
 static gr_status gr__Split_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     if (!batched[0])
         return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: a Split of %s whose only batched inputs are "
-                         "references (shapes) cannot be batched", gr__d(node->in[0]).s);
-    return gr__make_node(node->graph, node->op, node->params, node->params_size, node->n_in, in, out);
+                         "references (shapes) cannot be batched", gr__d(gr__in(node)[0]).s);
+    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, out);
 }
 
 /* ---- BroadcastTo ----------------------------------------------------------------------------------- */
@@ -1002,7 +1002,7 @@ GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape) {
                         gr__vs(x).s, gr__shape_str(buf, sizeof buf, ndim, p.shape));
     same = off == 0;
     for (i = 0; i < x->ndim; i++) {
-        int64_t s = x->shape[i];
+        int64_t s = gr__vshape(x)[i];
         if (s >= 0 && s != 1 && s != p.shape[off + i])
             return gr__fail(g, GR_ERR_SHAPE, "gr_broadcast_to: %s of shape %s does not broadcast to %s", gr__d(x).s, gr__vs(x).s,
                             gr__shape_str(buf, sizeof buf, ndim, p.shape));
@@ -1013,8 +1013,8 @@ GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape) {
 }
 
 static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
-    const gr__bto_params *p = (const gr__bto_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__bto_params *p = (const gr__bto_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     int i, off = p->ndim - x->ndim;
     char buf[200];
     if (off < 0)
@@ -1023,7 +1023,7 @@ static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = p->ndim;
     for (i = 0; i < p->ndim; i++) {
-        int64_t s = i >= off ? x->shape[i - off] : 1, t = p->shape[i];
+        int64_t s = i >= off ? gr__vshape(x)[i - off] : 1, t = p->shape[i];
         if (t < 0) {
             if (i < off) return gr__error(node->graph, GR_ERR_VALUE, "BroadcastTo: axis %d keeps the length of %s, which has no such axis", i, gr__d(x).s);
             out->shape[i] = s;
@@ -1038,13 +1038,13 @@ static gr_status gr__BroadcastTo_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__BroadcastTo_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__bto_params *p = (const gr__bto_params *)node->params;
+    const gr__bto_params *p = (const gr__bto_params *)gr__params(node);
     int i, off = p->ndim - in[0]->ndim;
     for (i = 0; i < p->ndim; i++) {
         int64_t s = i >= off ? in[0]->shape[i - off] : 1, t = p->shape[i] < 0 ? s : p->shape[i];
         if (s != 1 && s != t) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to %s", gr__d(node->in[0]).s, gr__as(in[0]).s,
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s does not broadcast to %s", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                                  gr__shape_str(buf, sizeof buf, p->ndim, p->shape));
         }
         out[0]->shape[i] = t;
@@ -1060,15 +1060,15 @@ static gr_status gr__BroadcastTo_perform(const gr_node *node, const gr_array *co
 
 /* the gradient of a broadcast sums back over the broadcast axes */
 static gr_status gr__BroadcastTo_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
+    gr_var *x = gr__in(node)[0];
     ig[0] = gr__is_float(x->dtype) ? gr__sum_to(og[0], x) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__BroadcastTo_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_BroadcastTo, node->params, node->params_size, 1, &ev[0]);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_BroadcastTo, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -1076,8 +1076,8 @@ static gr_status gr__BroadcastTo_rop(const gr_node *node, gr_var *const *ev, gr_
    its length */
 static gr_status gr__BroadcastTo_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__bto_params p;
-    const gr__bto_params *q = (const gr__bto_params *)node->params;
-    int pattern[GR_MAX_NDIM], nd = node->in[0]->ndim, i, m = 0;
+    const gr__bto_params *q = (const gr__bto_params *)gr__params(node);
+    int pattern[GR_MAX_NDIM], nd = gr__in(node)[0]->ndim, i, m = 0;
     gr_var *x;
     if (q->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     pattern[m++] = 0;
@@ -1133,7 +1133,7 @@ GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr
         for (i = 0; i < n; i++) gr__store((int)dtype, a->data, i, start + (double)i * step);
     if (!gr__own(g, a)) return NULL;
     v = gr__new_var(g, (int)dtype, 1, &n, GR__VK_CONST);
-    if (v) v->ext = a;
+    if (v) v->u.ext = a;
     return v;
 }
 
@@ -1175,7 +1175,7 @@ GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps) {
         if (reps[i] != 1) trivial = 0;
     }
     if (trivial && n <= x->ndim) return x;           /* nothing repeated, no axis added */
-    m = gr__tile_pad(&p, x->ndim, x->shape, r, s);
+    m = gr__tile_pad(&p, x->ndim, gr__vshape(x), r, s);
     for (i = 0; i < m; i++) {
         o[i] = gr__tile_len(r[i], s[i]);
         if (o[i] == -2) break;
@@ -1187,10 +1187,10 @@ GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps) {
 }
 
 static gr_status gr__Tile_infer(const gr_node *node, gr_type *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    gr_var *x = node->in[0];
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    gr_var *x = gr__in(node)[0];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
-    int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
+    int m = gr__tile_pad(p, x->ndim, gr__vshape(x), r, s), k;
     out->dtype = (gr_dtype)x->dtype;
     out->ndim = m;
     for (k = 0; k < m; k++) {
@@ -1205,14 +1205,14 @@ static gr_status gr__Tile_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Tile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m = gr__tile_pad(p, in[0]->ndim, in[0]->shape, r, s), k;
     for (k = 0; k < m; k++) {
         out[0]->shape[k] = gr__tile_len(r[k], s[k]);
         if (out[0]->shape[k] < 0) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s tiled by %s overflows", gr__d(node->in[0]).s, gr__as(in[0]).s,
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s tiled by %s overflows", gr__d(gr__in(node)[0]).s, gr__as(in[0]).s,
                                  gr__shape_str(buf, sizeof buf, p->n, p->reps));
         }
     }
@@ -1222,7 +1222,7 @@ static gr_status gr__Tile_shape(const gr_node *node, const gr_array *const *in, 
 /* each output row (all axes but the last) is a row of x, repeated r_last times: output position i
    along axis k reads x at i mod s_k */
 static gr_status gr__Tile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *x = in[0];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], xst[GR_MAX_NDIM], idx[GR_MAX_NDIM], rows, row, len, t;
     int m = gr__tile_pad(p, x->ndim, x->shape, r, s), k;
@@ -1270,21 +1270,21 @@ static gr_var *gr__tile_after(gr_graph *g, gr_var *x, int b, const gr__tile_para
 }
 
 static gr_status gr__Tile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *x = node->in[0];
-    ig[0] = gr__is_float(x->dtype) ? gr__untile(og[0], x, (const gr__tile_params *)node->params) : gr__zeros_grad(x);
+    gr_var *x = gr__in(node)[0];
+    ig[0] = gr__is_float(x->dtype) ? gr__untile(og[0], x, (const gr__tile_params *)gr__params(node)) : gr__zeros_grad(x);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Tile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__node1(node->graph, &gr__op_Tile, node->params, node->params_size, 1, &ev[0]);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__node1(node->graph, &gr__op_Tile, gr__params(node), node->params_size, 1, &ev[0]);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Tile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    int d = node->in[0]->ndim, m = p->n > d ? p->n : d;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    int d = gr__in(node)[0]->ndim, m = p->n > d ? p->n : d;
     if (m + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
     out[0] = gr__tile_after(node->graph, in[0], 1, p);
     return out[0] ? GR_OK : node->graph->status;
@@ -1292,25 +1292,25 @@ static gr_status gr__Tile_batch(const gr_node *node, gr_var *const *in, const un
 
 /* Untile: the leading batch axes b = ndim(g) - m */
 static int gr__untile_dims(const gr_node *node, int nd_g, int nd_ref, int *m) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     *m = p->n > nd_ref ? p->n : nd_ref;
     return nd_g - *m;
 }
 
 static gr_status gr__Untile_infer(const gr_node *node, gr_type *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
-    gr_var *g_ = node->in[0], *ref = node->in[1];
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
+    gr_var *g_ = gr__in(node)[0], *ref = gr__in(node)[1];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
     if (b < 0 || g_->dtype == GR_BOOL)
         return gr__error(node->graph, GR_ERR_TYPE, "Untile: %s (%s with %d dimensions) cannot be the tiles of %s with %d dimensions", gr__d(g_).s,
                          gr_dtype_name((gr_dtype)g_->dtype), g_->ndim, gr__d(ref).s, ref->ndim);
-    gr__tile_pad(p, ref->ndim, ref->shape, r, s);
+    gr__tile_pad(p, ref->ndim, gr__vshape(ref), r, s);
     out->dtype = (gr_dtype)g_->dtype;
     out->ndim = b + ref->ndim;
-    for (k = 0; k < b; k++) out->shape[k] = g_->shape[k];
+    for (k = 0; k < b; k++) out->shape[k] = gr__vshape(g_)[k];
     for (k = 0; k < m; k++) {
-        int64_t gl = g_->shape[b + k], want = gr__tile_len(r[k], s[k]);
+        int64_t gl = gr__vshape(g_)[b + k], want = gr__tile_len(r[k], s[k]);
         if (gl >= 0 && want >= 0 && gl != want) {
             char buf[200];
             return gr__error(node->graph, GR_ERR_SHAPE, "Untile: %s of shape %s is not %s of shape %s tiled by %s", gr__d(g_).s, gr__vs(g_).s,
@@ -1326,7 +1326,7 @@ static gr_status gr__Untile_infer(const gr_node *node, gr_type *out) {
 }
 
 static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *g_ = in[0], *ref = in[1];
     int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM];
     int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), k;
@@ -1334,8 +1334,8 @@ static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in
     for (k = 0; k < m; k++)
         if (g_->shape[b + k] != gr__tile_len(r[k], s[k])) {
             char buf[200];
-            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not %s of shape %s tiled by %s", gr__d(node->in[0]).s, gr__as(g_).s,
-                                 gr__d(node->in[1]).s, gr__as(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
+            return gr_node_error(node, GR_ERR_SHAPE, "%s of shape %s is not %s of shape %s tiled by %s", gr__d(gr__in(node)[0]).s, gr__as(g_).s,
+                                 gr__d(gr__in(node)[1]).s, gr__as(ref).s, gr__shape_str(buf, sizeof buf, p->n, p->reps));
         }
     for (k = 0; k < b; k++) out[0]->shape[k] = g_->shape[k];
     for (k = 0; k < ref->ndim; k++) out[0]->shape[b + k] = ref->shape[k];
@@ -1351,7 +1351,7 @@ static gr_status gr__Untile_shape(const gr_node *node, const gr_array *const *in
 #define GR__UNTILE_FADD(a, b) ((a) + (b))
 #define GR__UNTILE_IADD(a, b) ((int64_t)((uint64_t)(a) + (uint64_t)(b)))
 static gr_status gr__Untile_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__tile_params *p = (const gr__tile_params *)node->params;
+    const gr__tile_params *p = (const gr__tile_params *)gr__params(node);
     const gr_array *g_ = in[0], *ref = in[1];
     int64_t r[GR_MAX_NDIM + GR_MAX_NDIM], s[GR_MAX_NDIM + GR_MAX_NDIM], ost[GR_MAX_NDIM + GR_MAX_NDIM], idx[GR_MAX_NDIM + GR_MAX_NDIM];
     int64_t rows, row, rl, sl, glen;
@@ -1385,23 +1385,23 @@ static gr_status gr__Untile_perform(const gr_node *node, const gr_array *const *
 
 /* the gradient of a sum over tiles is the tiling of gz */
 static gr_status gr__Untile_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *g_ = node->in[0];
-    int m, b = gr__untile_dims(node, g_->ndim, node->in[1]->ndim, &m);
-    ig[0] = gr__is_float(g_->dtype) ? gr__tile_after(node->graph, og[0], b, (const gr__tile_params *)node->params) : gr__zeros_grad(g_);
-    ig[1] = gr_disconnected_like(node->in[1]);
+    gr_var *g_ = gr__in(node)[0];
+    int m, b = gr__untile_dims(node, g_->ndim, gr__in(node)[1]->ndim, &m);
+    ig[0] = gr__is_float(g_->dtype) ? gr__tile_after(node->graph, og[0], b, (const gr__tile_params *)gr__params(node)) : gr__zeros_grad(g_);
+    ig[1] = gr_disconnected_like(gr__in(node)[1]);
     return ig[0] && ig[1] ? GR_OK : node->graph->status;
 }
 
 static gr_status gr__Untile_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
-    if (!gr__is_float(node->out[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
-    orop[0] = gr__untile(ev[0], node->in[1], (const gr__tile_params *)node->params);
+    if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    orop[0] = gr__untile(ev[0], gr__in(node)[1], (const gr__tile_params *)gr__params(node));
     return orop[0] ? GR_OK : node->graph->status;
 }
 
 /* g batched: the same op, one more batch axis; a batched reference: row by row */
 static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     if (batched[1] || in[0]->ndim > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
-    out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)node->params);
+    out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)gr__params(node));
     return out[0] ? GR_OK : node->graph->status;
 }

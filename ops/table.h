@@ -46,7 +46,8 @@
     X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
     X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), D(gr_mul(gr_log(x0), y)), D_NONE) /* a^b */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
     X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
     X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
@@ -166,12 +167,13 @@
     X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
     X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, solve, cholesky, trace */ \
+    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
     X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
     X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
     X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
     X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
     X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
     X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
     X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \

@@ -67,18 +67,18 @@ static gr_status gr__fn_error(gr_fn *f, gr_status code, const char *fmt, ...) {
 /* a copy of leaf v (an input, constant or shared variable) in cg */
 static gr_var *gr__copy_leaf(gr_graph *cg, gr_var *v) {
     gr_var *c;
-    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)v->ext, v->flags);
+    if (v->kind == GR__VK_CONST) return gr__constant(cg, (const gr_array *)gr__ext(v), v->flags);
     if (v->kind == GR__VK_SHARED) {
-        gr__storage *s = (gr__storage *)v->ext;
+        gr__storage *s = (gr__storage *)gr__ext(v);
         if (!gr__grow((void **)&cg->stores, &cg->cap_stores, cg->n_stores, sizeof(void *)))
             return gr__fail(cg, GR_ERR_NOMEM, "out of memory");
-        c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_SHARED);
+        c = gr__new_var(cg, v->dtype, v->ndim, gr__vshape(v), GR__VK_SHARED);
         if (!c) return NULL;
-        c->ext = s;
+        c->u.ext = s;
         s->refs++;
         cg->stores[cg->n_stores++] = s;
-    } else c = gr__new_var(cg, v->dtype, v->ndim, v->shape, GR__VK_INPUT);
-    if (c && !gr__set_name(cg, c, v->name)) return NULL;
+    } else c = gr__new_var(cg, v->dtype, v->ndim, gr__vshape(v), GR__VK_INPUT);
+    if (c && !gr__set_name(cg, c, gr__vname(v))) return NULL;
     return c;
 }
 
@@ -97,11 +97,65 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f);
 }
 
+/* checks the inputs, outputs and updates of gr_function, in that order (the first error is the
+   one reported); seen (by variable id of g, zeroed; NULL when there is at most one input and one
+   update) marks the inputs (bit 1) and update targets (bit 2) met so far, so that a repeat is found
+   in one pass however many there are; the earlier position is looked up only then */
+static gr_status gr__fn_check_args(gr_graph *g, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                                   int n_upd, const gr_update *updates, uint8_t *seen) {
+    int i, j;
+    for (i = 0; i < n_in; i++) {
+        gr_var *v = inputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
+                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
+        if (seen && (seen[v->id] & 1u)) {
+            for (j = 0; inputs[j] != v; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
+        }
+        if (seen) seen[v->id] |= 1u;
+    }
+    for (i = 0; i < n_out; i++) {
+        gr_var *v = outputs[i];
+        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
+        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
+        if (v->kind == GR__VK_NULL)
+            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, gr__ext(v) ? (const char *)gr__ext(v) : "");
+        if (v->kind == GR__VK_DISC)
+            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
+    }
+    for (i = 0; i < n_upd; i++) {
+        const gr_update *u = &updates[i];
+        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
+        if (u->shared->graph != g || u->value->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
+        if (u->shared->kind != GR__VK_SHARED)
+            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
+        if (gr__is_marker(u->value))
+            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
+                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
+                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
+        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
+            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
+                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
+        if (seen && (seen[u->shared->id] & 2u)) {
+            for (j = 0; updates[j].shared != u->shared; j++) {}
+            return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
+        }
+        if (seen) seen[u->shared->id] |= 2u;
+    }
+    return GR_OK;
+}
+
 /* checks gr_function's arguments; returns the graph to report to (NULL when none is known) */
 static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs, const gr_fn_opts *opts,
                               gr_graph **gout) {
     gr_graph *g = NULL;
-    int i, j, n_upd = opts ? opts->n_updates : 0;
+    uint8_t *seen = NULL;
+    gr_status st;
+    int i, n_upd = opts ? opts->n_updates : 0;
     for (i = 0; !g && outputs && i < n_out; i++) if (outputs[i]) g = outputs[i]->graph;
     for (i = 0; !g && inputs && i < n_in; i++) if (inputs[i]) g = inputs[i]->graph;
     for (i = 0; !g && opts && opts->updates && i < n_upd; i++) {
@@ -115,44 +169,11 @@ static gr_status gr__fn_check(int n_in, gr_var *const *inputs, int n_out, gr_var
     if (n_in > 0 && !inputs) return gr__error(g, GR_ERR_VALUE, "gr_function: inputs is NULL but n_in is %d", n_in);
     if (n_out > 0 && !outputs) return gr__error(g, GR_ERR_VALUE, "gr_function: outputs is NULL but n_out is %d", n_out);
     if (n_upd > 0 && !opts->updates) return gr__error(g, GR_ERR_VALUE, "gr_function: updates is NULL but n_updates is %d", n_upd);
-    for (i = 0; i < n_in; i++) {
-        gr_var *v = inputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind != GR__VK_INPUT && v->kind != GR__VK_OUT)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: input %d (%s) is a %s; only free inputs and computed variables can be given",
-                             i, gr__d(v).s, v->kind == GR__VK_CONST ? "constant" : v->kind == GR__VK_SHARED ? "shared variable" : "gradient marker");
-        for (j = 0; j < i; j++)
-            if (inputs[j] == v) return gr__error(g, GR_ERR_VALUE, "gr_function: %s is given twice (inputs %d and %d)", gr__d(v).s, j, i);
-    }
-    for (i = 0; i < n_out; i++) {
-        gr_var *v = outputs[i];
-        if (!v) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d is NULL", i);
-        if (v->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_function: output %d (%s) belongs to another graph", i, gr__d(v).s);
-        if (v->kind == GR__VK_NULL)
-            return gr__error(g, (gr_status)v->aux, "gr_function: output %d is a null gradient: %s", i, v->ext ? (const char *)v->ext : "");
-        if (v->kind == GR__VK_DISC)
-            return gr__error(g, GR_ERR_TYPE, "gr_function: output %d is a disconnected gradient marker, not a value", i);
-    }
-    for (i = 0; i < n_upd; i++) {
-        const gr_update *u = &opts->updates[i];
-        if (!u->shared || !u->value) return gr__error(g, GR_ERR_VALUE, "gr_function: update %d has a NULL %s", i, u->shared ? "value" : "shared variable");
-        if (u->shared->graph != g || u->value->graph != g)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d (%s) belongs to another graph", i, gr__d(u->shared).s);
-        if (u->shared->kind != GR__VK_SHARED)
-            return gr__error(g, GR_ERR_VALUE, "gr_function: update %d targets %s, which is not a shared variable", i, gr__d(u->shared).s);
-        if (gr__is_marker(u->value))
-            return gr__error(g, u->value->kind == GR__VK_NULL ? (gr_status)u->value->aux : GR_ERR_TYPE,
-                             "gr_function: the update of %s is a %s gradient marker", gr__d(u->shared).s,
-                             u->value->kind == GR__VK_NULL ? "null" : "disconnected");
-        if (u->value->ndim != u->shared->ndim || (u->value->dtype != u->shared->dtype && !gr__is_weak(u->value)))
-            return gr__error(g, GR_ERR_TYPE, "gr_function: the update of %s (%s, %d-d) is %s with %d dimensions", gr__d(u->shared).s,
-                             gr_dtype_name((gr_dtype)u->shared->dtype), u->shared->ndim, gr_dtype_name((gr_dtype)u->value->dtype), u->value->ndim);
-        for (j = 0; j < i; j++)
-            if (opts->updates[j].shared == u->shared)
-                return gr__error(g, GR_ERR_VALUE, "gr_function: %s is updated twice (updates %d and %d)", gr__d(u->shared).s, j, i);
-    }
-    return GR_OK;
+    if ((n_in > 1 || n_upd > 1) && !(seen = (uint8_t *)gr__calloc((size_t)g->n_vars + 1u, 1)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_function: out of memory");
+    st = gr__fn_check_args(g, n_in, inputs, n_out, outputs, n_upd, n_upd > 0 ? opts->updates : NULL, seen);
+    GR_FREE(seen);
+    return st;
 }
 
 /* v's counterpart in cg, for a leaf (a constant, a shared variable, a marker) met for the first time */
@@ -172,15 +193,15 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
     int i;                                       /* orders by depth without visiting the nodes again */
     for (i = 0; i < node->n_in; i++) {
-        const gr_var *x = node->in[i];
-        if (x->owner) {                          /* (a producer outside the view counts as depth 0) */
+        const gr_var *x = gr__in(node)[i];
+        if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
             if (dx + 1 > d) d = dx + 1;
         }
     }
     for (i = 0; i < node->n_out; i++) {
-        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, node->out[i]->id, sizeof(uint32_t), 0)) return 0;
-        rw->depth[node->out[i]->id] = d;
+        if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
+        rw->depth[gr__out(node)[i]->id] = d;
     }
     if (!gr__grow((void **)&rw->view, &rw->cap_view, rw->n_view, sizeof(uint32_t)) ||
         !gr__grow((void **)&rw->view_depth, &rw->cap_view_depth, rw->n_view, sizeof(uint32_t)))
@@ -221,9 +242,9 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
     for (i = 0; i < n_in; i++) {                     /* the function's inputs, in order */
         gr_var *c;
         if (rw->level == GR_OPT_FULL && inputs[i]->kind == GR__VK_INPUT) { map[inputs[i]->id] = inputs[i]; continue; }
-        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, inputs[i]->shape, GR__VK_INPUT);
+        c = gr__new_var(cg, inputs[i]->dtype, inputs[i]->ndim, gr__vshape(inputs[i]), GR__VK_INPUT);
         if (!c) { st = GR_ERR_NOMEM; goto done; }
-        if (!gr__set_name(cg, c, inputs[i]->name)) { st = GR_ERR_NOMEM; goto done; }
+        if (!gr__set_name(cg, c, gr__vname(inputs[i]))) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
     for (k = 0; k < n_order; k++) {
@@ -238,8 +259,8 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
             if (!ins || !outs) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
         }
         for (j = 0; j < node->n_in; j++) {
-            gr_var *v = node->in[j];
-            if (!map[v->id] && !v->owner && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
+            gr_var *v = gr__in(node)[j];
+            if (!map[v->id] && !gr__owner(v) && (st = gr__fn_copy_leaf(g, cg, rw, v, map)) != GR_OK) goto done;
             ins[j] = map[v->id];
         }
         st = gr__rewrite_node(rw, node, ins, outs);
@@ -247,16 +268,16 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (rw->level == GR_OPT_FULL) {
             for (q = made; q < cg->n_nodes; q++)
                 if (!gr__fn_view_add(rw, cg->nodes[q])) { st = gr__error(g, GR_ERR_NOMEM, "out of memory"); goto done; }
-            if (node->n_out > 0 && outs[0] == node->out[0] && !gr__fn_view_add(rw, node)) {
+            if (node->n_out > 0 && outs[0] == gr__out(node)[0] && !gr__fn_view_add(rw, node)) {
                 st = gr__error(g, GR_ERR_NOMEM, "out of memory");
                 goto done;
             }
         }
         for (j = 0; j < node->n_out; j++)
-            if (!map[node->out[j]->id]) map[node->out[j]->id] = outs[j];   /* a given output keeps its input */
+            if (!map[gr__out(node)[j]->id]) map[gr__out(node)[j]->id] = outs[j];   /* a given output keeps its input */
     }
     for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
-        if (!map[roots[j]->id] && !roots[j]->owner && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
+        if (!map[roots[j]->id] && !gr__owner(roots[j]) && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
     st = GR_OK;
 done:
     if (st != GR_OK && cg->status != GR_OK && g->status == GR_OK)
@@ -352,11 +373,11 @@ static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         for (j = 0; j < node->n_in; j++)
-            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, node->in[j])))) goto failed;
-        if (gr__make_node_n(ng, node->op, node->params, node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
+            if (!(ins[j] = GR__COMPACT_LEAF(gr__fn_read(rw, gr__in(node)[j])))) goto failed;
+        if (gr__make_node_n(ng, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs) != GR_OK) goto failed;
         for (j = 0; j < node->n_out; j++) {
-            map[node->out[j]->id] = outs[j];
-            if (node->out[j]->name && !gr__set_name(ng, outs[j], node->out[j]->name)) goto failed;
+            map[gr__out(node)[j]->id] = outs[j];
+            if (gr__vname(gr__out(node)[j]) && !gr__set_name(ng, outs[j], gr__vname(gr__out(node)[j]))) goto failed;
         }
         if (node->op == &gr__op_Fused) { progs[n_progs++] = (void *)gr__fp(node); progs[n_progs++] = gr__fp(node)->regs; }
     }
@@ -406,7 +427,7 @@ static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     case GR__VK_INPUT: s->kind = GR__SK_INPUT; s->external = 1; break;
     case GR__VK_SHARED: s->kind = GR__SK_SHARED; s->external = 1; break;
     case GR__VK_CONST: {
-        const gr_array *c = (const gr_array *)v->ext;
+        const gr_array *c = (const gr_array *)gr__ext(v);
         s->kind = GR__SK_CONST;
         s->arr = *c;
         break;
@@ -449,13 +470,13 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         gr_node *node = f->steps[k];
         f->step_io_at[k] = at;
         for (j = 0; j < node->n_in; j++) {
-            int32_t s = gr__slot_new(f, slot_of, node->in[j]);
+            int32_t s = gr__slot_new(f, slot_of, gr__in(node)[j]);
             f->slots[s].last_use = (int64_t)k;
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
         }
         for (j = 0; j < node->n_out; j++) {
-            int32_t s = gr__slot_new(f, slot_of, node->out[j]);
+            int32_t s = gr__slot_new(f, slot_of, gr__out(node)[j]);
             f->slots[s].producer = (int64_t)k;
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
@@ -535,11 +556,11 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
         if (!map[sv->id]) map[sv->id] = gr__copy_leaf(cg, sv);
         if (!cupd[i] || !map[sv->id]) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
         f->upd_var[i] = map[sv->id];
-        f->upd_store[i] = (gr__storage *)sv->ext;
+        f->upd_store[i] = (gr__storage *)gr__ext(sv);
         /* static shapes compared on the copies: they are typed against the shared values' shapes of
            now, which gr_shared_set may have changed since the user's graph was built */
         for (j = 0; j < cupd[i]->ndim; j++)
-            if (cupd[i]->shape[j] >= 0 && cupd[i]->shape[j] != f->upd_var[i]->shape[j]) {
+            if (gr__vshape(cupd[i])[j] >= 0 && gr__vshape(cupd[i])[j] != gr__vshape(f->upd_var[i])[j]) {
                 gr__error(g, GR_ERR_SHAPE, "gr_function: the update of %s %s has shape %s", gr__d(sv).s,
                           gr__vs(f->upd_var[i]).s, gr__vs(cupd[i]).s);
                 goto fail;
@@ -608,6 +629,25 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
     return b;
 }
 
+/* Whether step k may write its output into the buffer of its input q. The input must die here,
+   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
+   value the step reads may live in that buffer, or the writes would change what is still to be
+   read. An elementwise op reads each input at the position it writes, so the same slot read twice
+   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
+   than those it reads its other inputs at, so there every other input that is the same slot (the
+   user's y = the view's base, also when compilation removed an identity between them), a view of
+   it or a value it is a view of blocks the reuse. */
+static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
+    const gr__slot *in = &f->slots[io[q]];
+    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
+        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
+        return 0;
+    for (q2 = 0; q2 < node->n_in; q2++)
+        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
@@ -647,16 +687,8 @@ static gr_status gr__fn_plan(gr_fn *f) {
             b = -1;
             if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
                 int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++) {
-                    gr__slot *in = &f->slots[io[q]];
-                    if (in->last_use == k && in->buf >= 0 && in->view_of < 0 && refs[in->buf] == 1 &&
-                        in->arr.size == out->arr.size && gr__dsize(in->arr.dtype) == gr__dsize(out->arr.dtype)) {
-                        int q2, dup = 0;
-                        for (q2 = 0; q2 < node->n_in; q2++)     /* the same buffer read twice is fine */
-                            if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && io[q2] != io[q]) dup = 1;
-                        if (!dup) { b = in->buf; refs[b]++; }
-                    }
-                }
+                for (q = 0; q < nq && b < 0; q++)
+                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
             }
             if (b < 0) {
                 int32_t at = gr__cap_find(cls, n_cls, need);
@@ -751,7 +783,7 @@ static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) 
         f->message[9 + n] = 0;
         gr_graph_clear_error(f->g);
     } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(node->out[0]).s, gr_status_string(st));
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
     return st;
 }
 
@@ -767,7 +799,7 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
                             gr__as(&sl->arr).s);
     sl->arr.size = size;
     for (i = 0; i < sl->arr.ndim; i++)
-        if (sl->var->shape[i] >= 0 && sl->var->shape[i] != sl->arr.shape[i])
+        if (gr__vshape(sl->var)[i] >= 0 && gr__vshape(sl->var)[i] != sl->arr.shape[i])
             return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s has shape %s, but its static shape is %s", gr__d(sl->var).s,
                                 gr__as(&sl->arr).s, gr__vs(sl->var).s);
     if (cache[0] != size) { cache[0] = size; *changed = 1; }
@@ -798,7 +830,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
             return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
                                 gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
         for (d = 0; d < a->ndim; d++)
-            if (sl->var->shape[d] >= 0 && sl->var->shape[d] != a->shape[d])
+            if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d])
                 return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: input %d (%s) has shape %s, but the function takes %s", i,
                                     gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
         for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
@@ -809,10 +841,10 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)sl->var->ext)->value;
+            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
             int d;
             for (d = 0; d < v->ndim; d++)
-                if (sl->var->shape[d] >= 0 && sl->var->shape[d] != v->shape[d])
+                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
                     return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
                                         gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
             for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];

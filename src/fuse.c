@@ -53,7 +53,7 @@ typedef struct gr__fprog {
 
 typedef struct gr__fused_params { gr__fprog *prog; } gr__fused_params;
 
-static const gr__fprog *gr__fp(const gr_node *node) { return ((const gr__fused_params *)node->params)->prog; }
+static const gr__fprog *gr__fp(const gr_node *node) { return ((const gr__fused_params *)gr__params(node))->prog; }
 
 static gr_status gr__Fused_infer(const gr_node *node, gr_type *out) {
     const gr__fprog *p = gr__fp(node);
@@ -95,7 +95,7 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
                     if (op->arg[a] < p->n_ext)
                         st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s of %s against %s", opname, b1,
-                                       gr__d(node->in[op->arg[a]]).s, b2);
+                                       gr__d(gr__in(node)[op->arg[a]]).s, b2);
                     else
                         st = gr__error(node->graph, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s against %s", opname, b1, b2);
                     GR_FREE(shapes);
@@ -229,7 +229,7 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][node->in[node->n_in - 1]->dtype] != NULL;
+    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][gr__in(node)[node->n_in - 1]->dtype] != NULL;
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
@@ -239,7 +239,7 @@ static int gr__fusable(const gr_node *node) {
 static gr_var *gr__fuse_in(gr_graph *cg, const uint32_t *repl, uint32_t nv, gr_var *x) {
     return x->id < nv && repl[x->id] ? cg->vars[repl[x->id] - 1 - cg->var_base] : x;
 }
-#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, (node)->in[i]) : (node)->in[i])   /* (none before the first) */
+#define GR__FIN(node, i) (n_fused ? gr__fuse_in(cg, repl, nv, gr__in((node))[i]) : gr__in((node))[i])   /* (none before the first) */
 
 /* The nodes the roots need (not above a variable v with given[v->id]), as their positions in the
    order the copy made them (rw->view: a topological order of the function's nodes, the reused
@@ -256,7 +256,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
     *n_out = 0;
     if (!need) return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
     for (r = 0; r < n_roots; r++)
-        if (roots[r]->owner && !given[roots[r]->id]) need[roots[r]->owner->id] = 1;
+        if (gr__owner(roots[r]) && !given[roots[r]->id]) need[gr__owner(roots[r])->id] = 1;
     for (k = rw->n_view; k-- > 0;) {
         gr_node *node;
         int i;
@@ -264,7 +264,7 @@ static gr_status gr__fuse_needed(gr__rewriter *rw, int n_roots, gr_var *const *r
         n++;
         node = GR__NODE(rw->view[k]);
         for (i = 0; i < node->n_in; i++)
-            if (node->in[i]->owner && !given[node->in[i]->id]) need[node->in[i]->owner->id] = 1;
+            if (gr__owner(gr__in(node)[i]) && !given[gr__in(node)[i]->id]) need[gr__owner(gr__in(node)[i])->id] = 1;
     }
     order = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n + 1u));
     if (!order) { GR_FREE(need); return gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); }
@@ -289,6 +289,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     uint32_t *order = NULL;              /* the needed nodes' positions in rw->view */
     uint32_t n_order = 0, k, nn = cg->node_base + cg->n_nodes, nv = cg->var_base + cg->n_vars;   /* id bounds */
     int32_t *group = NULL, *pos = NULL, *ref = NULL, *gstart = NULL, *gmem_at = NULL;
+    uint32_t cap_gstart = 0;             /* gstart: each group's first position in the schedule */
     uint32_t *last = NULL;               /* by variable id: 1 + the schedule position of its last reader, 0 none */
     uint32_t *gmem = NULL;               /* each group's members (node ids) in schedule order, group after group */
     uint32_t *repl = NULL;               /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
@@ -302,8 +303,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     if ((st = gr__fuse_needed(rw, n_roots, roots, given, nn, &order, &n_order)) != GR_OK) return st;
     group = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
-    gstart = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n_order + 1u));
-    if (!group || !pos || !gstart) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
+    if (!group || !pos) { st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)"); goto done; }
     {   /* nodes by depth (the longest path from the leaves, which the copy noted in rw->view_depth),
            a topological order too: a node comes as early as it can, so a view of an input precedes
            every group that reads it */
@@ -334,14 +334,18 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         if (!gr__fusable(node)) goto readers;
         for (o = n_open - 1; o >= 0 && joined < 0; o--) {
             gr_node *first = GR__NODE(oid[gstart[open[o]]]);
-            int ok = gr__sig_same(rw, node->out[0], first->out[0]);
+            int ok = gr__sig_same(rw, gr__out(node)[0], gr__out(first)[0]);
             for (i = 0; ok && i < node->n_in; i++) {
-                gr_node *w = node->in[i]->owner;
+                gr_node *w = gr__owner(gr__in(node)[i]);
                 if (w && group[w->id] != open[o] && pos[w->id] >= gstart[open[o]]) ok = 0;
             }   /* (no Fused node exists yet: every id is below nn) */
             if (ok) joined = open[o];
         }
         if (joined < 0) {
+            if (!gr__grow((void **)&gstart, &cap_gstart, (uint32_t)n_groups, sizeof(int32_t))) {
+                st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
+                goto done;
+            }
             joined = n_groups++;
             gstart[joined] = (int32_t)k;
             if (n_open == GR__FUSE_OPEN) { memmove(open, open + 1, sizeof(int32_t) * (GR__FUSE_OPEN - 1)); n_open--; }
@@ -350,9 +354,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         group[node->id] = joined;
     readers:
         for (i = 0; i < node->n_in; i++) {
-            gr_node *w = node->in[i]->owner;
-            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[node->in[i]->id] |= GR__FV_OUT;   /* ids < nn here */
-            last[node->in[i]->id] = k + 1;
+            gr_node *w = gr__owner(gr__in(node)[i]);
+            if (w && group[w->id] >= 0 && group[w->id] != joined) vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
+            last[gr__in(node)[i]->id] = k + 1;
         }
     }
     if (n_groups == 0) goto done;
@@ -367,6 +371,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (g = 0; g < n_groups; g++) fill[g] = gmem_at[g];
         for (k = 0; k < n_order; k++) if (group[oid[k]] >= 0) gmem[fill[group[oid[k]]]++] = oid[k];
     }
+    GR_FREE(group); GR_FREE(oid); GR_FREE(gstart);  /* not read below: room for the programs */
+    group = gstart = NULL;
+    oid = NULL;
     /* 2. the values the roots read leave their groups too */
     ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + n_order + 1u));
     cos_of = (uint32_t *)gr__calloc(nv + n_order + 1u, sizeof(uint32_t));
@@ -381,22 +388,13 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         gr__fused_params fp;
         gr_var **ext = NULL, **tmp = NULL, **outs_old = NULL, **outs_new = NULL;
         int32_t *free_regs = NULL, n_free = 0, n_members = 0, n_ext = 0, n_imm = 0, n_out = 0, n_reg = 0, op_i = 0;
+        uint32_t cap_ext = 0, cap_out = 0, cap_free = 0;   /* grown as used: a group of millions has a few externals */
         const uint32_t *mem = gmem + gmem_at[g];
         int32_t mi;
         uint32_t q;
         int i;
         n_members = gmem_at[g + 1] - gmem_at[g];
         if (n_members < 2) continue;
-        ext = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(3 * n_members + 1));
-        outs_old = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_members + 1));
-        free_regs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_members + 1));
-        if (!ext || !tmp || !outs_old || !outs_new || !free_regs) {
-            GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
-            st = gr__error(cg, GR_ERR_NOMEM, "out of memory (fusion)");
-            goto done;
-        }
         /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs
            made by groups fused before now read their Fused outputs, and sin(a) and cos(a) of one
            operand pair up (cos_of[a] is the member computing cos(a)) */
@@ -406,12 +404,19 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 if ((vflag[x->id] & GR__FV_MINE) || ref[x->id] != -1) continue;
                 ref[x->id] = -2 - (x->kind == GR__VK_CONST && x->ndim == 0);  /* -2 external, -3 immediate */
+                if (!gr__grow((void **)&ext, &cap_ext, (uint32_t)n_ext, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
                 ext[n_ext++] = x;
             }
-            if (vflag[node->out[0]->id] & GR__FV_OUT) outs_old[n_out++] = node->out[0];
-            vflag[node->out[0]->id] |= GR__FV_MINE;
+            if (vflag[gr__out(node)[0]->id] & GR__FV_OUT) {
+                if (!gr__grow((void **)&outs_old, &cap_out, (uint32_t)n_out, sizeof(gr_var *))) { st = GR_ERR_NOMEM; goto group_done; }
+                outs_old[n_out++] = gr__out(node)[0];
+            }
+            vflag[gr__out(node)[0]->id] |= GR__FV_MINE;
             if (node->op == &gr__op_ew_cos && gr__is_float(GR__FIN(node, 0)->dtype)) cos_of[GR__FIN(node, 0)->id] = node->id + 1;
         }
+        tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_ext + 1));
+        outs_new = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n_out + 1));
+        if (!tmp || !outs_new) { st = GR_ERR_NOMEM; goto group_done; }
         {   /* externals first, then immediates */
             int32_t e = 0, m = 0;
             for (i = 0; i < n_ext; i++) if (ref[ext[i]->id] == -2) tmp[e++] = ext[i];
@@ -438,15 +443,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         p->n_ext = n_ext;
         p->n_imm = n_imm;
         p->n_out = n_out;
-        p->blk = GR__NODE(mem[0])->out[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+        p->blk = gr__out(GR__NODE(mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
         for (i = 0; i < n_out; i++) ref[outs_old[i]->id] = n_ext + n_imm + i;
-        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)ext[n_ext + i]->ext)->data, gr__dsize(ext[n_ext + i]->dtype));
+        for (i = 0; i < n_imm; i++) memcpy(&p->imm[i], ((const gr_array *)gr__ext(ext[n_ext + i]))->data, gr__dsize(ext[n_ext + i]->dtype));
         for (i = 0; i < n_out; i++) gr_var_type(outs_old[i], &p->out_types[i]);
         /* the program, with registers reused after their last reader */
         for (mi = 0; mi < n_members; mi++) {
             gr_node *node = GR__NODE(mem[mi]);
             gr__fop *op;
-            gr_var *y = node->out[0];
+            gr_var *y = gr__out(node)[0];
             q = (uint32_t)pos[node->id];
             if (node->op == &gr__op_ew_cos) {
                 if (paired[node->id]) goto free_inputs;    /* computed with its sin */
@@ -465,7 +470,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
             op->out2 = -1;
             if (node->op == &gr__op_ew_sin && cos_of[GR__FIN(node, 0)->id] && cos_of[GR__FIN(node, 0)->id] != node->id + 1) {
                 gr_node *c = GR__NODE(cos_of[GR__FIN(node, 0)->id] - 1);
-                gr_var *yc = c->out[0];
+                gr_var *yc = gr__out(c)[0];
                 paired[c->id] = 1;
                 op->n_args = 1;
                 op->dtype = op->odtype = (uint8_t)y->dtype;
@@ -497,8 +502,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 gr_var *x = GR__FIN(node, i);
                 int i2, dup = 0;
                 for (i2 = 0; i2 < i; i2++) if (GR__FIN(node, i2) == x) dup = 1;
-                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1)
+                if (!dup && (vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && last[x->id] == q + 1) {
+                    if (!gr__grow((void **)&free_regs, &cap_free, (uint32_t)n_free, sizeof(int32_t))) { st = GR_ERR_NOMEM; goto group_done; }
                     free_regs[n_free++] = ref[x->id];
+                }
             }
         }
         p->n_ops = op_i;
@@ -530,7 +537,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         st = gr__make_node_n(cg, &gr__op_Fused, &fp, sizeof fp, n_ext, ext, n_out, outs_new);
         if (st != GR_OK) goto group_done;
         for (i = 0; i < n_out; i++) {
-            if (outs_old[i]->name && !gr__set_name(cg, outs_new[i], outs_old[i]->name)) { st = cg->status; goto group_done; }
+            if (gr__vname(outs_old[i]) && !gr__set_name(cg, outs_new[i], gr__vname(outs_old[i]))) { st = cg->status; goto group_done; }
         }
         /* readers outside the group, and the roots, will read the Fused node's outputs */
         for (i = 0; i < n_out; i++) repl[outs_old[i]->id] = outs_new[i]->id + 1;
@@ -539,8 +546,8 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
         for (mi = 0; mi < n_members && g < last_big; mi++) {   /* reset the references for the next group */
             gr_node *node = GR__NODE(mem[mi]);
             for (i = 0; i < node->n_in; i++) { ref[GR__FIN(node, i)->id] = -1; cos_of[GR__FIN(node, i)->id] = 0; }
-            ref[node->out[0]->id] = -1;
-            vflag[node->out[0]->id] &= (uint8_t)~GR__FV_MINE;
+            ref[gr__out(node)[0]->id] = -1;
+            vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
         }
         GR_FREE(ext); GR_FREE(tmp); GR_FREE(outs_old); GR_FREE(outs_new); GR_FREE(free_regs);
         if (st != GR_OK) { if (cg->status == GR_OK) gr__error(cg, st, "out of memory (fusion)"); goto done; }

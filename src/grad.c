@@ -14,11 +14,11 @@
 /* ---- null gradients ---------------------------------------------------------------------------- */
 
 static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, const char *reason) {
-    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? like->shape : NULL, GR__VK_NULL);
+    gr_var *v = gr__new_var(g, like ? (int)like->dtype : (int)GR_F64, like ? like->ndim : 0, like ? gr__vshape(like) : NULL, GR__VK_NULL);
     if (!v) return NULL;
     v->aux = (uint8_t)code;
-    v->ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
-    if (!v->ext) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
+    v->u.ext = gr__arena_strdup(&g->arena, reason ? reason : "(no explanation given)");
+    if (!gr__ext(v)) return gr__fail(g, GR_ERR_NOMEM, "out of memory (a null gradient's reason)");
     return v;
 }
 
@@ -38,7 +38,7 @@ GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, cons
 }
 
 /* the reason carried by a null variable */
-static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && v->ext ? (const char *)v->ext : ""; }
+static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && gr__ext(v) ? (const char *)gr__ext(v) : ""; }
 GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
 
 /* ---- the walk ------------------------------------------------------------------------------------ */
@@ -86,7 +86,7 @@ static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv
    order, during its one visit) */
 static int gr__used_before(const gr_node *node, const gr_var *v, int pos) {
     int j;
-    for (j = 0; j < pos; j++) if (node->in[j] == v && gr__connected(node, j, 0)) return 1;
+    for (j = 0; j < pos; j++) if (gr__in(node)[j] == v && gr__connected(node, j, 0)) return 1;
     return 0;
 }
 
@@ -139,13 +139,13 @@ static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
         stack[sp] = o; next[sp] = 0; sp++;
         while (sp) {
             gr_var *v = stack[sp - 1];
-            gr_node *node = v->owner;
+            gr_node *node = gr__owner(v);
             gr_var *in;
             int i;
             if (!node || c->constant[v->id] || next[sp - 1] >= node->n_in) { sp--; continue; }
             i = next[sp - 1]++;
             if (!gr__connected(node, i, v->out_index)) continue;
-            in = node->in[i];
+            in = gr__in(node)[i];
             if (!gr__record(c, in, node, i)) { st = gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname); goto done; }
             if (!visited[in->id]) {
                 visited[in->id] = 1;
@@ -179,7 +179,7 @@ static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
             int j;
             c->in_s[u->node] = 1;                     /* a node reading a reached variable: its rule is needed */
             for (j = 0; j < node->n_out; j++) {
-                const gr_var *o = node->out[j];
+                const gr_var *o = gr__out(node)[j];
                 if (gr__connected(node, (int)u->pos, j) && c->uses[o->id]) c->reached[o->id] = 1;
             }
         }
@@ -194,9 +194,9 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (t->owner && t->owner->op == &gr__op_BroadcastLike) t = t->owner->in[0];
+    if (gr__owner(t) && gr__owner(t)->op == &gr__op_BroadcastLike) t = gr__in(gr__owner(t))[0];
     if (t->kind == GR__VK_CONST) {
-        const gr_array *a = (const gr_array *)t->ext;
+        const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;
         for (i = 0; i < a->size; i++) if (gr_array_get(a, i) != 0) return 0;
         return 1;
@@ -219,11 +219,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     }
     oconn = fl; onan = oconn + no; oint = onan + no; iconn = oint + no; only_nan = iconn + ni; only_int = only_nan + ni;
     for (j = 0; j < no; j++) {
-        og[j] = gr__total(c, node->out[j]);
+        og[j] = gr__total(c, gr__out(node)[j]);
         if (!og[j]) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
         oconn[j] = og[j]->kind != GR__VK_DISC;
         onan[j] = og[j]->kind == GR__VK_NULL;
-        oint[j] = !gr__is_float(node->out[j]->dtype);
+        oint[j] = !gr__is_float(gr__out(node)[j]->dtype);
         if (onan[j] && first_nan < 0) first_nan = j;
     }
     for (i = 0; i < ni; i++) {
@@ -242,25 +242,25 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     }
     c->terms[node->id] = ig;
     if (!any_in) {                                   /* shortcut A: nothing flows back */
-        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(node->in[i]))) return g->status;
+        for (i = 0; i < ni; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return g->status;
         return GR_OK;
     }
     if (all_nan) {                                   /* shortcut B: only null gradients flow back */
         for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(node->in[i]);
+            ig[i] = iconn[i] ? og[first_nan] : gr_disconnected_like(gr__in(node)[i]);
             if (!ig[i]) return g->status;
         }
         return GR_OK;
     }
     for (j = 0; j < no; j++)                         /* keep float32 graphs float32 */
-        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != node->out[j]->dtype) {
-            og[j] = gr_cast(og[j], (gr_dtype)node->out[j]->dtype);
+        if (oconn[j] && !onan[j] && !oint[j] && og[j]->dtype != gr__out(node)[j]->dtype) {
+            og[j] = gr_cast(og[j], (gr_dtype)gr__out(node)[j]->dtype);
             if (!og[j]) return g->status;
         }
     for (i = 0; i < ni; i++) ig[i] = NULL;
     if (!node->op->grad) {
         for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, node->in[i], "(the op has no grad rule)") : gr_disconnected_like(node->in[i]);
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
             if (!ig[i]) return g->status;
         }
     } else {
@@ -268,7 +268,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         gr_status st;
         if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
             uint8_t skip[8];
-            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(node->in[i]->id < c->nv && c->reached[node->in[i]->id]);
+            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
             st = gr__ew_grad_some(node, og, ig, skip);
         } else st = node->op->grad(node, og, ig);
         if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
@@ -277,7 +277,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         }
     }
     for (i = 0; i < ni; i++) {
-        gr_var *t = ig[i], *x = node->in[i];
+        gr_var *t = ig[i], *x = gr__in(node)[i];
         if (!t)
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
                              "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
@@ -329,9 +329,9 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
         }
     }
     t = null_term ? null_term : sum ? sum : gr_disconnected_like(v);
-    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && c->cost->name && v->name) {
+    if (t && c->add_names && t == sum && t->id >= c->nv && c->cost && gr__vname(c->cost) && gr__vname(v)) {
         char name[256];
-        snprintf(name, sizeof name, "(d%.120s/d%.120s)", c->cost->name, v->name);
+        snprintf(name, sizeof name, "(d%.120s/d%.120s)", gr__vname(c->cost), gr__vname(v));
         gr_var_set_name(t, name);
     }
     return c->total[v->id] = t;

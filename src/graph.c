@@ -18,6 +18,7 @@ GR_API void gr_graph_free(gr_graph *g) {
     for (i = 0; i < g->n_owned; i++) GR_FREE(g->owned[i]);
     for (i = 0; i < g->n_stores; i++) gr__storage_release(g->stores[i]);
     GR_FREE(g->consts);
+    GR_FREE(g->names);
     GR_FREE(g->owned);
     GR_FREE(g->stores);
     GR_FREE(g->vars);
@@ -45,17 +46,53 @@ static void *gr__alloc(gr_graph *g, size_t n) {
     return p;
 }
 
-/* v->name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
+/* ---- names: most variables have none, so they live in a table of the graph, by variable id ---- */
+
+struct gr__name { uint32_t id; char *name; };   /* name NULL: the variable was named, then unnamed */
+
+static struct gr__name *gr__name_slot(const gr_graph *g, uint32_t id) {
+    uint32_t mask = g->cap_names - 1u, h = (id * 2654435761u) & mask;
+    while (g->names[h].name || g->names[h].id) {     /* (ids start at 1 in a slot: id + 1 is stored) */
+        if (g->names[h].id == id + 1u) return &g->names[h];
+        h = (h + 1u) & mask;
+    }
+    return &g->names[h];
+}
+
+static const char *gr__vname(const gr_var *v) {
+    if (!(v->flags & GR__VF_NAMED) || !v->graph->cap_names) return NULL;
+    return gr__name_slot(v->graph, v->id)->name;
+}
+
+/* v's name becomes a copy of name (NULL: unnamed) in g's arena; 0 (and an error recorded) when out
    of memory, leaving v unnamed */
 static int gr__set_name(gr_graph *g, gr_var *v, const char *name) {
+    struct gr__name *e;
     char *copy = NULL;
+    if (!name && !(v->flags & GR__VF_NAMED)) return 1;
+    if (2u * (g->n_names + 1u) > g->cap_names) {      /* at most half full */
+        uint32_t cap = g->cap_names ? 2u * g->cap_names : 16u, i, old_cap = g->cap_names;
+        struct gr__name *old = g->names;
+        if (cap < g->cap_names || !(g->names = (struct gr__name *)gr__calloc(cap, sizeof(struct gr__name)))) {
+            g->names = old;
+            v->flags = (uint8_t)(v->flags & ~GR__VF_NAMED);
+            gr__error(g, GR_ERR_NOMEM, "out of memory (variable names)");
+            return 0;
+        }
+        g->cap_names = cap;
+        for (i = 0; i < old_cap; i++) if (old[i].id) *gr__name_slot(g, old[i].id - 1u) = old[i];
+        GR_FREE(old);
+    }
     if (name) {
         size_t n = strlen(name) + 1;
         copy = (char *)gr__alloc(g, n);
-        if (!copy) { v->name = NULL; return 0; }
+        if (!copy) { v->flags = (uint8_t)(v->flags & ~GR__VF_NAMED); return 0; }
         memcpy(copy, name, n);
     }
-    v->name = copy;
+    e = gr__name_slot(g, v->id);
+    if (!e->id) { e->id = v->id + 1u; g->n_names++; }
+    e->name = copy;
+    v->flags = (uint8_t)(copy ? v->flags | GR__VF_NAMED : v->flags & ~GR__VF_NAMED);
     return 1;
 }
 
@@ -80,8 +117,7 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     if (!v) return NULL;
     memset(v, 0, sizeof *v);
     v->graph = g;
-    v->shape = (int64_t *)(v + 1);
-    for (i = 0; i < ndim; i++) v->shape[i] = shape ? shape[i] : -1;
+    for (i = 0; i < ndim; i++) gr__vshape(v)[i] = shape ? shape[i] : -1;
     v->dtype = (uint8_t)dtype;
     v->ndim = (uint8_t)ndim;
     v->kind = (uint8_t)kind;
@@ -97,10 +133,10 @@ typedef struct gr__desc { char s[112]; } gr__desc;
 static gr__desc gr__d(const gr_var *v) {
     gr__desc d;
     if (!v) snprintf(d.s, sizeof d.s, "NULL");
-    else if (v->name) snprintf(d.s, sizeof d.s, "'%.80s'", v->name);
-    else if (v->owner) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, v->owner->op->name);
+    else if (gr__vname(v)) snprintf(d.s, sizeof d.s, "'%.80s'", gr__vname(v));
+    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__owner(v)->op->name);
     else if (v->kind == GR__VK_CONST && v->ndim == 0)
-        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)v->ext, 0));
+        snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)gr__ext(v), 0));
     else {
         static const char *const kinds[] = { "output", "input", "constant", "shared", "disconnected", "null" };
         snprintf(d.s, sizeof d.s, "#%lu (%s)", (unsigned long)v->id, kinds[v->kind]);
@@ -111,7 +147,7 @@ static gr__desc gr__d(const gr_var *v) {
 typedef struct gr__shp { char s[200]; } gr__shp;
 static gr__shp gr__vs(const gr_var *v) {
     gr__shp s;
-    gr__shape_str(s.s, sizeof s.s, v->ndim, v->shape);
+    gr__shape_str(s.s, sizeof s.s, v->ndim, gr__vshape(v));
     return s;
 }
 static gr__shp gr__as(const gr_array *a) {
@@ -166,7 +202,7 @@ static gr_var *gr__constant(gr_graph *g, const gr_array *value, int flags) {
     }
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_CONST);
     if (!v) return NULL;
-    v->ext = copy;
+    v->u.ext = copy;
     v->flags = (uint8_t)flags;
     return v;
 }
@@ -206,7 +242,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
             uint64_t ck = 0;
             uint32_t j;
             if (!c) continue;
-            memcpy(&ck, ((const gr_array *)c->ext)->data, gr__dsize(c->dtype));
+            memcpy(&ck, ((const gr_array *)gr__ext(c))->data, gr__dsize(c->dtype));
             j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
             while (t[j]) j = (j + 1) & (nc - 1);
             t[j] = c;
@@ -219,7 +255,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
     h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
     for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
         uint64_t ck = 0;
-        memcpy(&ck, ((const gr_array *)v->ext)->data, gr__dsize(v->dtype));
+        memcpy(&ck, ((const gr_array *)gr__ext(v))->data, gr__dsize(v->dtype));
         if (v->dtype == dtype && ck == key) return v;
     }
     v = gr__constant(g, &a, 0);
@@ -251,14 +287,14 @@ GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name) {
     g->stores[g->n_stores++] = s;
     v = gr__new_var(g, value->dtype, value->ndim, value->shape, GR__VK_SHARED);
     if (!v) return NULL;
-    v->ext = s;
+    v->u.ext = s;
     if (!gr__set_name(g, v, name)) return NULL;
     return v;
 }
 
 GR_API const gr_array *gr_shared_get(const gr_var *v) {
     if (!v || v->kind != GR__VK_SHARED) return NULL;
-    return ((const gr__storage *)v->ext)->value;
+    return ((const gr__storage *)gr__ext(v))->value;
 }
 
 /* the value of a shared storage becomes a copy of `value` (same dtype and ndim) */
@@ -290,16 +326,16 @@ GR_API gr_status gr_shared_set(gr_var *v, const gr_array *value) {
     if ((int)value->dtype != v->dtype || value->ndim != v->ndim)
         return gr__error(v->graph, GR_ERR_TYPE, "gr_shared_set: %s is %s with %d dimensions; the value is %s with %d",
                          gr__d(v).s, gr_dtype_name((gr_dtype)v->dtype), v->ndim, gr_dtype_name(value->dtype), value->ndim);
-    s = (gr__storage *)v->ext;
+    s = (gr__storage *)gr__ext(v);
     if (gr__storage_assign(s, value) != GR_OK)
         return gr__error(v->graph, GR_ERR_NOMEM, "gr_shared_set: out of memory for %s", gr__d(v).s);
-    for (i = 0; i < v->ndim; i++) v->shape[i] = value->shape[i];
+    for (i = 0; i < v->ndim; i++) gr__vshape(v)[i] = value->shape[i];
     return GR_OK;
 }
 
 /* ---- variable accessors ---------------------------------------------------------------------- */
 
-GR_API const char *gr_var_name(const gr_var *v) { return v ? v->name : NULL; }
+GR_API const char *gr_var_name(const gr_var *v) { return v ? gr__vname(v) : NULL; }
 GR_API void gr_var_set_name(gr_var *v, const char *name) {
     if (!v) return;
     gr__set_name(v->graph, v, name);
@@ -307,7 +343,7 @@ GR_API void gr_var_set_name(gr_var *v, const char *name) {
 GR_API gr_dtype gr_var_dtype(const gr_var *v) { return v ? (gr_dtype)v->dtype : GR_F64; }
 GR_API int gr_var_ndim(const gr_var *v) { return v ? v->ndim : -1; }
 GR_API gr_graph *gr_var_graph(const gr_var *v) { return v ? v->graph : NULL; }
-GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? v->owner : NULL; }
+GR_API gr_node *gr_var_owner(const gr_var *v) { return v ? gr__owner(v) : NULL; }
 GR_API int gr_is_disconnected(const gr_var *v) { return v && v->kind == GR__VK_DISC; }
 GR_API int gr_is_null(const gr_var *v) { return v && v->kind == GR__VK_NULL; }
 GR_API int gr_var_type(const gr_var *v, gr_type *out) {
@@ -316,14 +352,14 @@ GR_API int gr_var_type(const gr_var *v, gr_type *out) {
     memset(out, 0, sizeof *out);
     out->dtype = (gr_dtype)v->dtype;
     out->ndim = v->ndim;
-    for (i = 0; i < v->ndim; i++) out->shape[i] = v->shape[i];
+    for (i = 0; i < v->ndim; i++) out->shape[i] = gr__vshape(v)[i];
     return 1;
 }
 
 GR_API gr_var *gr_disconnected_like(gr_var *x) {
     gr_var *v;
     if (!x) return NULL;
-    v = gr__new_var(x->graph, x->dtype, x->ndim, x->shape, GR__VK_DISC);
+    v = gr__new_var(x->graph, x->dtype, x->ndim, gr__vshape(x), GR__VK_DISC);
     return v;
 }
 
@@ -366,16 +402,13 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
     node->graph = g;
-    node->in = (gr_var **)(node + 1);
-    node->out = node->in + n_in;
-    node->params = psize ? (void *)(node->out + n_out) : NULL;
     node->params_size = (uint32_t)psize;
     node->n_in = n_in;
     node->n_out = n_out;
     node->id = UINT32_MAX;               /* numbered when registered, after the type rule (which may build nodes) */
-    for (i = 0; i < n_in; i++) node->in[i] = in[i];
-    for (j = 0; j < n_out; j++) node->out[j] = NULL;
-    if (psize) memcpy(node->params, params, psize);
+    for (i = 0; i < n_in; i++) gr__in(node)[i] = in[i];
+    for (j = 0; j < n_out; j++) gr__out(node)[j] = NULL;
+    if (psize) memcpy(gr__params(node), params, psize);
     if (n_out > 4) {
         types = (gr_type *)gr__alloc(g, sizeof(gr_type) * (size_t)n_out);
         if (!types) return GR_ERR_NOMEM;
@@ -408,9 +441,9 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
         if (!v) return GR_ERR_NOMEM;
-        v->owner = node;
+        v->u.owner = node;
         v->out_index = j;
-        node->out[j] = v;
+        gr__out(node)[j] = v;
     }
     /* registered only now: a type rule may build nodes of its own (Batched's builds its inner node),
        which take the slots and ids free before it ran */
@@ -419,7 +452,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
     node->id = g->node_base + g->n_nodes;
     g->nodes[g->n_nodes++] = node;
-    for (j = 0; j < n_out; j++) outs[j] = node->out[j];
+    for (j = 0; j < n_out; j++) outs[j] = gr__out(node)[j];
     return GR_OK;
 }
 
@@ -453,14 +486,14 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
 }
 
 GR_API gr_var *gr_node_input(const gr_node *node, int i) {
-    return node && i >= 0 && i < node->n_in ? node->in[i] : NULL;
+    return node && i >= 0 && i < node->n_in ? gr__in(node)[i] : NULL;
 }
 GR_API gr_var *gr_node_output(const gr_node *node, int i) {
-    return node && i >= 0 && i < node->n_out ? node->out[i] : NULL;
+    return node && i >= 0 && i < node->n_out ? gr__out(node)[i] : NULL;
 }
 GR_API int gr_node_n_inputs(const gr_node *node) { return node ? node->n_in : 0; }
 GR_API int gr_node_n_outputs(const gr_node *node) { return node ? node->n_out : 0; }
-GR_API const void *gr_node_params(const gr_node *node) { return node ? node->params : NULL; }
+GR_API const void *gr_node_params(const gr_node *node) { return node ? gr__params(node) : NULL; }
 GR_API const gr_op_def *gr_node_op(const gr_node *node) { return node ? node->op : NULL; }
 
 GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) {
@@ -476,7 +509,7 @@ GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *
 
 /* the first input's static type (the default type rule, and the like0 rule of the table) */
 static gr_status gr__like0_infer(const gr_node *node, gr_type *out) {
-    gr_var_type(node->in[0], out);
+    gr_var_type(gr__in(node)[0], out);
     return GR_OK;
 }
 static gr_status gr__like0_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -531,17 +564,17 @@ static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *root
     }
     for (r = 0; r < n_roots; r++) {
         gr_var *v = roots[r];
-        if (!v || !v->owner || (stop && stop[v->id]) || state[v->owner->id]) continue;
-        state[v->owner->id] = 1;
-        stack[sp] = v->owner; next[sp] = 0; sp++;
+        if (!v || !gr__owner(v) || (stop && stop[v->id]) || state[gr__owner(v)->id]) continue;
+        state[gr__owner(v)->id] = 1;
+        stack[sp] = gr__owner(v); next[sp] = 0; sp++;
         while (sp) {
             gr_node *node = stack[sp - 1];
             if (next[sp - 1] < node->n_in) {
-                gr_var *in = node->in[next[sp - 1]++];
+                gr_var *in = gr__in(node)[next[sp - 1]++];
                 if (read) in = read(ctx, in);
-                if (in->owner && !(stop && stop[in->id]) && !state[in->owner->id]) {
-                    state[in->owner->id] = 1;
-                    stack[sp] = in->owner; next[sp] = 0; sp++;
+                if (gr__owner(in) && !(stop && stop[in->id]) && !state[gr__owner(in)->id]) {
+                    state[gr__owner(in)->id] = 1;
+                    stack[sp] = gr__owner(in); next[sp] = 0; sp++;
                 }
             } else {
                 state[node->id] = 2;
@@ -574,7 +607,7 @@ static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *ro
     *n_out = 0;
     if (!need) return gr__error(g, GR_ERR_NOMEM, "out of memory (walking %lu nodes)", (unsigned long)nn);
     for (r = 0; r < n_roots; r++)
-        if (roots[r] && roots[r]->owner && !(stop && stop[roots[r]->id])) need[roots[r]->owner->id] = 1;
+        if (roots[r] && gr__owner(roots[r]) && !(stop && stop[roots[r]->id])) need[gr__owner(roots[r])->id] = 1;
     for (k = nn; k-- > 0;) {
         gr_node *node;
         int i;
@@ -582,8 +615,8 @@ static gr_status gr__needed_in_order(gr_graph *g, int n_roots, gr_var *const *ro
         n++;
         node = g->nodes[k];
         for (i = 0; i < node->n_in; i++) {
-            gr_var *in = node->in[i];
-            if (in->owner && !(stop && stop[in->id])) need[in->owner->id] = 1;
+            gr_var *in = gr__in(node)[i];
+            if (gr__owner(in) && !(stop && stop[in->id])) need[gr__owner(in)->id] = 1;
         }
     }
     order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));

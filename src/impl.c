@@ -61,15 +61,22 @@ enum gr__var_kind {
     GR__VK_DISC,         /* DisconnectedType marker */
     GR__VK_NULL          /* NullType marker; ext is its reason, aux its status code */
 };
-enum { GR__VF_WEAK = 1 };            /* a weakly typed gr_const */
+enum {
+    GR__VF_WEAK  = 1,                /* a weakly typed gr_const */
+    GR__VF_NAMED = 2                 /* the graph's name table holds a name for it */
+};
 
+/* A variable is 32 bytes, followed by its ndim shape entries (-1 unknown); a node is 32 bytes,
+   followed by its input and output variables and its parameters. Graphs of tens of millions of
+   nodes are memory-bound, so nothing that can be computed or is rare (names) is stored. */
 struct gr_var {
     gr_graph *graph;
-    gr_node  *owner;
-    int64_t  *shape;                 /* ndim entries, -1 unknown */
-    char     *name;
-    void     *ext;
-    uint32_t  id;                    /* index in graph->vars */
+    union {
+        gr_node *owner;              /* GR__VK_OUT: the node computing it */
+        void    *ext;                /* the constant's gr_array, the shared variable's gr__storage,
+                                        the null gradient's reason */
+    } u;
+    uint32_t  id;                    /* index in graph->vars (after var_base) */
     int32_t   out_index;
     uint8_t   dtype, ndim, kind, flags, aux;
 };
@@ -77,12 +84,23 @@ struct gr_var {
 struct gr_node {
     const gr_op_def *op;
     gr_graph *graph;
-    gr_var  **in, **out;
-    void     *params;
-    uint32_t  params_size;           /* (56 bytes a node: graphs of millions of nodes are memory-bound) */
+    uint32_t  params_size;
     uint32_t  id;
-    int       n_in, n_out;
+    int32_t   n_in, n_out;
 };
+
+typedef char gr__var_is_small[sizeof(gr_var) <= 4 * sizeof(void *) ? 1 : -1];    /* 32 bytes on 64-bit targets */
+typedef char gr__node_is_small[sizeof(gr_node) <= 2 * sizeof(void *) + 16 ? 1 : -1];
+
+static int64_t *gr__vshape(const gr_var *v) { return (int64_t *)(uintptr_t)(v + 1); }
+static gr_node *gr__owner(const gr_var *v) { return v->kind == GR__VK_OUT ? v->u.owner : NULL; }
+static void *gr__ext(const gr_var *v) { return v->kind == GR__VK_OUT ? NULL : v->u.ext; }
+static gr_var **gr__in(const gr_node *n) { return (gr_var **)(uintptr_t)(n + 1); }
+static gr_var **gr__out(const gr_node *n) { return (gr_var **)(uintptr_t)(n + 1) + n->n_in; }
+static void *gr__params(const gr_node *n) {
+    return n->params_size ? (void *)((gr_var **)(uintptr_t)(n + 1) + n->n_in + n->n_out) : NULL;
+}
+static const char *gr__vname(const gr_var *v);
 
 struct gr_graph {
     gr__arena     arena;
@@ -93,6 +111,8 @@ struct gr_graph {
     void        **owned;   uint32_t n_owned, cap_owned;      /* big blocks freed with the graph */
     gr__storage **stores;  uint32_t n_stores, cap_stores;    /* shared storages referenced */
     gr_var      **consts;  uint32_t n_consts, cap_consts;    /* typed scalar constants, by value */
+    struct gr__name *names; uint32_t n_names, cap_names;     /* names of the named variables, by id (open
+                                                                addressing; cap a power of 2) */
     gr_status     status;
     char          message[GR__MSG];
     gr_log_fn     log;

@@ -41,7 +41,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
             if (!ins || !outs || !bat) { st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: out of memory"); goto done; }
         }
         for (i = 0; i < node->n_in; i++) {
-            gr_var *x = node->in[i];
+            gr_var *x = gr__in(node)[i];
             gr_var *m = x->id < nv ? map[x->id] : NULL;
             bat[i] = (unsigned char)(m && isb[x->id]);
             ins[i] = m ? m : x;
@@ -51,12 +51,12 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
         if (any_b) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
-        else st = gr__make_node(g, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        else st = gr__make_node(g, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
-            map[node->out[j]->id] = outs[j];
-            isb[node->out[j]->id] = (uint8_t)any_b;
+            map[gr__out(node)[j]->id] = outs[j];
+            isb[gr__out(node)[j]->id] = (uint8_t)any_b;
         }
     }
     for (i = 0; i < n; i++) {
@@ -111,7 +111,7 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     flat = expr->ndim == 1 ? expr : gr_flatten(expr);
     if (!flat) return g->status;
     /* one pullback with a placeholder cotangent ... */
-    u = gr__new_var(g, dt, 1, flat->shape, GR__VK_INPUT);
+    u = gr__new_var(g, dt, 1, gr__vshape(flat), GR__VK_INPUT);
     if (!u) return g->status;
     if (!gr__set_name(g, u, "jacobian cotangent")) return g->status;
     pulled = (gr_var **)gr__calloc((size_t)n_wrt + 1, sizeof(gr_var *));

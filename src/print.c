@@ -1,8 +1,8 @@
 /* src/print.c: one node a line, for graphs and compiled functions. */
 
 static void gr__print_var(FILE *out, const gr_var *v) {
-    if (v->name) fprintf(out, "%s", v->name);
-    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)v->ext, 0));
+    if (gr__vname(v)) fprintf(out, "%s", gr__vname(v));
+    else if (v->kind == GR__VK_CONST && v->ndim == 0) fprintf(out, "%g", gr_array_get((const gr_array *)gr__ext(v), 0));
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
@@ -11,17 +11,17 @@ static void gr__print_node(FILE *out, const gr_node *node) {
     fprintf(out, "  ");
     for (j = 0; j < node->n_out; j++) {
         char buf[200];
-        const gr_var *o = node->out[j];
+        const gr_var *o = gr__out(node)[j];
         if (j) fprintf(out, ", ");
         gr__print_var(out, o);
-        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, o->shape));
+        fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__shape_str(buf, sizeof buf, o->ndim, gr__vshape(o)));
     }
     fprintf(out, " = %s", node->op->name);
-    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)node->params)->op->name);   /* what every row gets */
+    if (node->op == &gr__op_Batched) fprintf(out, "[%s]", ((const gr__batched_params *)gr__params(node))->op->name);   /* what every row gets */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
-        gr__print_var(out, node->in[j]);
+        gr__print_var(out, gr__in(node)[j]);
     }
     fprintf(out, ")");
     if (node->op == &gr__op_Fused) {            /* the ops run in one pass */
@@ -41,7 +41,7 @@ GR_API void gr_print(FILE *out, gr_var *v) {
     gr_node **order = NULL;
     uint32_t n = 0, k;
     if (!out || !v) return;
-    if (!v->owner) {
+    if (!gr__owner(v)) {
         gr__print_var(out, v);
         fprintf(out, " (leaf)\n");
         return;

@@ -103,7 +103,7 @@ static int32_t *gr__sig_slot(gr__rewriter *rw, const gr_var *v) {
 }
 
 static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
-    return v->shape[axis] >= 0 ? GR__SIG_STATIC(v->shape[axis]) : rw->next_sym++;
+    return gr__vshape(v)[axis] >= 0 ? GR__SIG_STATIC(gr__vshape(v)[axis]) : rw->next_sym++;
 }
 
 static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v);
@@ -142,7 +142,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
 
 /* the signature of node's output j, from its inputs' (already known) signatures */
 static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
-    const gr_node *node = v->owner;
+    const gr_node *node = gr__owner(v);
     const gr_op_def *op = node ? node->op : NULL;
     int nd = v->ndim, i, k;
     for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
@@ -152,7 +152,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
             int32_t code = GR__SIG_ONE;
             int clash = 0;
             for (k = 0; k < node->n_in; k++) {
-                const gr_var *x = node->in[k];
+                const gr_var *x = gr__in(node)[k];
                 int xi = i - (nd - x->ndim);
                 int32_t c;
                 if (xi < 0) continue;
@@ -161,30 +161,30 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
                 if (code == GR__SIG_ONE) code = c;
                 else if (code != c) clash = 1;
             }
-            if (!clash && (v->shape[i] < 0 || GR__SIG_STATIC(v->shape[i]) == code)) out[i] = code;
+            if (!clash && (gr__vshape(v)[i] < 0 || GR__SIG_STATIC(gr__vshape(v)[i]) == code)) out[i] = code;
         }
     } else if (op == &gr__op_DimShuffle) {
         const gr__dimshuffle_params *p = gr__dsp(node);
         int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, node->in[0], s);
+        gr__sig_copy(rw, gr__in(node)[0], s);
         for (i = 0; i < nd; i++) out[i] = p->pattern[i] < 0 ? GR__SIG_ONE : s[p->pattern[i]];
     } else if (op->infer == gr__reduce_infer) {
         const gr__reduce_params *p = gr__rp(node);
         int32_t s[GR_MAX_NDIM];
         int m = 0;
-        gr__sig_copy(rw, node->in[0], s);
-        for (i = 0; i < node->in[0]->ndim; i++) {
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
             if (p->mask & (1u << i)) { if (p->keepdims) out[m++] = GR__SIG_ONE; }
             else out[m++] = s[i];
         }
     } else if (op == &gr__op_BroadcastLike || op == &gr__op_ReduceLike || op == &gr__op_ReshapeLike) {
-        if (node->in[1]->ndim == nd) gr__sig_copy(rw, node->in[1], out);
+        if (gr__in(node)[1]->ndim == nd) gr__sig_copy(rw, gr__in(node)[1], out);
     } else if (op == &gr__op_Slice || op == &gr__op_Index) {
         const gr__view_params *p = gr__vp(node);
         int32_t s[GR_MAX_NDIM];
         int m = 0;
-        gr__sig_copy(rw, node->in[0], s);
-        for (i = 0; i < node->in[0]->ndim; i++) {
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) {
             if (i != p->axis) { out[m++] = s[i]; continue; }
             if (p->is_index) continue;
             /* a unit step from a start >= 0 to a stop < 0 (or open ends) trims a + b rows */
@@ -195,19 +195,19 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         }
     } else if (op == &gr__op_Banded) {                /* (size(ref), length of the diagonals) */
         int32_t s[GR_MAX_NDIM];
-        if (node->in[0]->ndim == 1) { gr__sig_copy(rw, node->in[0], s); out[0] = s[0]; }
-        gr__sig_copy(rw, node->in[1], s);
+        if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
+        gr__sig_copy(rw, gr__in(node)[1], s);
         out[1] = s[0];
     } else if (op == &gr__op_EyeLike) {              /* (size(r), *shape(r)): rows as long as r when r is 1-d */
         int32_t s[GR_MAX_NDIM];
-        gr__sig_copy(rw, node->in[0], s);
-        if (node->in[0]->ndim == 1) out[0] = s[0];
-        for (i = 0; i < node->in[0]->ndim; i++) out[i + 1] = s[i];
+        gr__sig_copy(rw, gr__in(node)[0], s);
+        if (gr__in(node)[0]->ndim == 1) out[0] = s[0];
+        for (i = 0; i < gr__in(node)[0]->ndim; i++) out[i + 1] = s[i];
     } else if (op->infer == gr__like0_infer || op == &gr__op_Cast || op == &gr__op_ViewUpdate || op == &gr__op_TakeUpdate) {
-        if (node->in[0]->ndim == nd) gr__sig_copy(rw, node->in[0], out);
+        if (gr__in(node)[0]->ndim == nd) gr__sig_copy(rw, gr__in(node)[0], out);
     } else if (op == &gr__op_Dot) {
-        const gr__dot_params *p = (const gr__dot_params *)node->params;
-        const gr_var *a = node->in[0], *b = node->in[1];
+        const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+        const gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
         int32_t sa[GR_MAX_NDIM], sb[GR_MAX_NDIM];
         int m = 0;
         gr__sig_copy(rw, a, sa);
@@ -216,7 +216,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
         if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
     }
     for (i = 0; i < nd; i++)                        /* what the static type knows wins */
-        if (v->shape[i] >= 0) out[i] = GR__SIG_STATIC(v->shape[i]);
+        if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);
 }
 
 /* v's signature; for a variable built outside the rewriter, from its inputs' when they are known
@@ -227,10 +227,10 @@ static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
     int i;
     if (v->ndim == 0) return none;                  /* nothing to know: no entry (most nodes of a scalar chain) */
     if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
-    if (v->owner)
-        for (i = 0; i < v->owner->n_in; i++) {
-            const gr_var *x = v->owner->in[i];
-            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && x->owner) {
+    if (gr__owner(v))
+        for (i = 0; i < gr__owner(v)->n_in; i++) {
+            const gr_var *x = gr__in(gr__owner(v))[i];
+            if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && gr__owner(x)) {
                 out = gr__sig_slot(rw, v);          /* inputs unknown: nothing is known */
                 if (!out) return none;
                 for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);
@@ -280,13 +280,13 @@ static int gr__sig_into(gr__rewriter *rw, const gr_var *x, const gr_var *r) {
 
 /* v is the 0-d constant c */
 static int gr__rw_is_scalar(const gr_var *v, double c) {
-    return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)v->ext, 0) == c;
+    return v->kind == GR__VK_CONST && v->ndim == 0 && gr_array_get((const gr_array *)gr__ext(v), 0) == c;
 }
 /* v is zeros: a 0-d zero (*ref = NULL) or zeros broadcast to the shape of *ref */
 static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
     if (gr__rw_is_scalar(v, 0.0)) { *ref = NULL; return 1; }
-    if (v->owner && v->owner->op == &gr__op_BroadcastLike && gr__rw_is_scalar(v->owner->in[0], 0.0)) {
-        *ref = v->owner->in[1];
+    if (gr__owner(v) && gr__owner(v)->op == &gr__op_BroadcastLike && gr__rw_is_scalar(gr__in(gr__owner(v))[0], 0.0)) {
+        *ref = gr__in(gr__owner(v))[1];
         return 1;
     }
     return 0;
@@ -296,11 +296,11 @@ static int gr__rw_zeros(const gr_var *v, gr_var **ref) {
 static gr_var *gr__rw_diag(gr__rewriter *rw, const gr_var *v) {
     const gr__banded_params *p;
     int32_t s[GR_MAX_NDIM];
-    if (v->ndim != 2 || !v->owner || v->owner->op != &gr__op_Banded) return NULL;
-    p = (const gr__banded_params *)v->owner->params;
+    if (v->ndim != 2 || !gr__owner(v) || gr__owner(v)->op != &gr__op_Banded) return NULL;
+    p = (const gr__banded_params *)gr__params(gr__owner(v));
     if (p->n != 1 || p->k[0] != 0) return NULL;
     gr__sig_copy(rw, v, s);
-    return s[0] == s[1] ? v->owner->in[1] : NULL;
+    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
 }
 
 /* ---- building through the rewrites ------------------------------------------------------------- */
@@ -335,7 +335,7 @@ static gr_var *gr__rw_zero_fill(gr__rewriter *rw, int dt, gr_var *ref) {
    zero where the dense product would have met an infinity or a NaN. */
 
 static const gr__banded_params *gr__rw_banded(const gr_var *v) {
-    return v->owner && v->owner->op == &gr__op_Banded ? (const gr__banded_params *)v->owner->params : NULL;
+    return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
 }
 
 /* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
@@ -383,12 +383,12 @@ static gr_var *gr__rw_banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_
     for (i = 0; i < p->n; i++) {
         n = 0;
         if (pre) args[n++] = pre;
-        args[n++] = X->owner->in[i + 1];
+        args[n++] = gr__in(gr__owner(X))[i + 1];
         if (post) args[n++] = post;
         if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
         k[i] = p->k[i] + dk;
     }
-    return gr__rw_make_banded(rw, X->owner->in[0], (int)p->n, c, k);
+    return gr__rw_make_banded(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
 }
 
 /* neg, mul, div and add of banded matrices that stay banded (the ops pullbacks apply to a cotangent);
@@ -401,9 +401,9 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
     *failed = 0;
     if (row == GR__EW_add) {                            /* both banded, the same shape and dtype */
         if (!pa || !pb || a->dtype != b->dtype || !gr__sig_same(rw, a, b)) return NULL;
-        for (i = 0; i < pa->n; i++) { c[n] = a->owner->in[i + 1]; k[n++] = pa->k[i]; }
-        for (i = 0; i < pb->n; i++) { c[n] = b->owner->in[i + 1]; k[n++] = pb->k[i]; }
-        r = gr__rw_make_banded(rw, x->owner->in[0], n, c, k);     /* NULL, nothing built: too many */
+        for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(a))[i + 1]; k[n++] = pa->k[i]; }
+        for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(b))[i + 1]; k[n++] = pb->k[i]; }
+        r = gr__rw_make_banded(rw, gr__in(gr__owner(x))[0], n, c, k);     /* NULL, nothing built: too many */
     } else if (row == GR__EW_neg || row == GR__EW_mul || (row == GR__EW_div && pa)) {
         /* scaled by a scalar or by a vector along the columns (never widening them) */
         if (row != GR__EW_neg && (pa && pb ? 1 : v->ndim > 1 || (v->ndim == 1 && !gr__sig_into(rw, v, x)))) return NULL;
@@ -426,8 +426,8 @@ static gr_var *gr__rw_banded_ew(gr__rewriter *rw, int row, gr_var *a, gr_var *b,
    changing its dtype: *c its value */
 static int gr__rw_factor_of(const gr_var *v, int dt, int any_ndim, double *c) {
     if (v->kind != GR__VK_CONST || !gr__is_float(dt) || (v->dtype != dt && !gr__is_weak(v))) return 0;
-    if (any_ndim ? ((const gr_array *)v->ext)->size != 1 : v->ndim != 0) return 0;
-    *c = gr_array_get((const gr_array *)v->ext, 0);
+    if (any_ndim ? ((const gr_array *)gr__ext(v))->size != 1 : v->ndim != 0) return 0;
+    *c = gr_array_get((const gr_array *)gr__ext(v), 0);
     return 1;
 }
 static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_factor_of(v, dt, 0, c); }
@@ -435,10 +435,10 @@ static int gr__rw_factor(const gr_var *v, int dt, double *c) { return gr__rw_fac
 /* v is mul(c, x) (or mul(x, c)) for a constant factor c: x, and c in *c; NULL otherwise */
 static gr_var *gr__rw_scaled(const gr_var *v, int dt, double *c) {
     int j;
-    if (!v->owner || v->owner->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
+    if (!gr__owner(v) || gr__owner(v)->op != &gr__op_ew_mul || v->dtype != dt) return NULL;
     for (j = 0; j < 2; j++)
-        if (v->owner->in[1 - j]->dtype == dt && v->owner->in[1 - j]->ndim == v->ndim && gr__rw_factor(v->owner->in[j], dt, c))
-            return v->owner->in[1 - j];
+        if (gr__in(gr__owner(v))[1 - j]->dtype == dt && gr__in(gr__owner(v))[1 - j]->ndim == v->ndim && gr__rw_factor(gr__in(gr__owner(v))[j], dt, c))
+            return gr__in(gr__owner(v))[1 - j];
     return NULL;
 }
 
@@ -454,23 +454,23 @@ static gr_var *gr__rw_scale(gr__rewriter *rw, gr_var *a, gr_var *b) {
     if (a->dtype != b->dtype || !gr__is_float(dt)) return NULL;
     for (k = 0; k < 2; k++) {
         gr_var *u = k ? b : a, *y = k ? a : b, *x;
-        const gr_node *un = u->owner;
+        const gr_node *un = gr__owner(u);
         if (!un) continue;
         /* a broadcast scalar times a scalar: the product broadcast */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__rw_factor(y, dt, &c2) && u->dtype == dt) {
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, c * c2, 0))) return NULL;
-            ab[1] = un->in[1];
+            ab[1] = gr__in(un)[1];
             return gr__rw1(rw, &gr__op_BroadcastLike, NULL, 0, 2, ab);
         }
         /* a scalar broadcast to a shape y has: the scalar */
-        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(un->in[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
+        if (un->op == &gr__op_BroadcastLike && gr__rw_factor_of(gr__in(un)[0], dt, 1, &c) && gr__sig_into(rw, u, y)) {
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, c, 0))) return NULL;
             ab[1] = y;
             return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
         }
-        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && un->in[0]->dtype == dt) {   /* mul(c, neg x) */
+        if (gr__rw_factor(y, dt, &c) && un->op == &gr__op_ew_neg && gr__in(un)[0]->dtype == dt) {   /* mul(c, neg x) */
             if (!(ab[0] = gr__scalar_const(rw->cg, dt, -c, 0))) return NULL;
-            ab[1] = un->in[0];
+            ab[1] = gr__in(un)[0];
             return gr__rw1(rw, &gr__op_ew_mul, NULL, 0, 2, ab);
         }
         if (!(x = gr__rw_scaled(u, dt, &c2))) continue;
@@ -504,15 +504,15 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         int k;
         for (k = 0; k < 2; k++) {
             gr_var *u = in[k], *x = in[1 - k], *z = NULL;
-            if (!u->owner || !(u->owner->op == &gr__op_ViewUpdate || u->owner->op == &gr__op_TakeUpdate)) continue;
-            if (!((const gr__view_params *)u->owner->params)->inc && u->owner->op == &gr__op_ViewUpdate) continue;
-            if (u->owner->op == &gr__op_TakeUpdate && !((const gr__take_params *)u->owner->params)->inc) continue;
-            if (!gr__rw_zeros(u->owner->in[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
+            if (!gr__owner(u) || !(gr__owner(u)->op == &gr__op_ViewUpdate || gr__owner(u)->op == &gr__op_TakeUpdate)) continue;
+            if (!((const gr__view_params *)gr__params(gr__owner(u)))->inc && gr__owner(u)->op == &gr__op_ViewUpdate) continue;
+            if (gr__owner(u)->op == &gr__op_TakeUpdate && !((const gr__take_params *)gr__params(gr__owner(u)))->inc) continue;
+            if (!gr__rw_zeros(gr__in(gr__owner(u))[0], &z) || !gr__sig_same(rw, x, u) || x->dtype != u->dtype) continue;
             {
                 gr_var *args[3];
-                args[0] = x; args[1] = u->owner->in[1];
-                if (u->owner->n_in == 3) args[2] = u->owner->in[2];
-                return gr__rw1(rw, u->owner->op, u->owner->params, u->owner->params_size, u->owner->n_in, args);
+                args[0] = x; args[1] = gr__in(gr__owner(u))[1];
+                if (gr__owner(u)->n_in == 3) args[2] = gr__in(gr__owner(u))[2];
+                return gr__rw1(rw, gr__owner(u)->op, gr__params(gr__owner(u)), gr__owner(u)->params_size, gr__owner(u)->n_in, args);
             }
         }
     }
@@ -543,7 +543,7 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         if (a0 && (!za ? b->ndim == 0 : gr__sig_into(rw, b, za))) return a;
         break;
     case GR__EW_neg:
-        if (a->owner && a->owner->op == &gr__op_ew_neg) return a->owner->in[0];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_neg) return gr__in(gr__owner(a))[0];
         if (a0) return a;
         {
             gr_var *r = gr__rw_scale(rw, a, NULL);
@@ -555,23 +555,23 @@ static gr_var *gr__rw_simplify_ew(gr__rewriter *rw, int row, gr_var *const *in, 
         if (gr__rw_is_scalar(b, 2.0)) return gr__rw_ew1(rw, GR__EW_sqr, a);
         break;
     case GR__EW_log:
-        if (a->owner && a->owner->op == &gr__op_Softmax)                   /* log(softmax x) */
-            return gr__rw1(rw, &gr__op_LogSoftmax, a->owner->params, a->owner->params_size, 1, a->owner->in);
-        if (a->owner && a->owner->op == &gr__op_ew_add) {                   /* log(1 + x) */
-            gr_var *p = a->owner->in[0], *q = a->owner->in[1];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_Softmax)                   /* log(softmax x) */
+            return gr__rw1(rw, &gr__op_LogSoftmax, gr__params(gr__owner(a)), gr__owner(a)->params_size, 1, gr__in(gr__owner(a)));
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_add) {                   /* log(1 + x) */
+            gr_var *p = gr__in(gr__owner(a))[0], *q = gr__in(gr__owner(a))[1];
             if (gr__rw_is_scalar(p, 1.0) && q->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, q);
             if (gr__rw_is_scalar(q, 1.0) && p->ndim == a->ndim) return gr__rw_ew1(rw, GR__EW_log1p, p);
         }
-        if (a->owner && a->owner->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
-            gr_var *x = a->owner->in[0];
+        if (gr__owner(a) && gr__owner(a)->op == &gr__op_ew_sigmoid) {               /* log(sigmoid x) = -softplus(-x) */
+            gr_var *x = gr__in(gr__owner(a))[0];
             return gr__rw_ew1(rw, GR__EW_neg, gr__rw_ew1(rw, GR__EW_softplus, gr__rw_ew1(rw, GR__EW_neg, x)));
         }
         break;
     default:
         break;
     }
-    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && a->owner && a->owner->op == &gr__op_ew_exp)
-        return gr__rw_ew1(rw, GR__EW_expm1, a->owner->in[0]);                  /* exp(x) - 1 */
+    if (row == GR__EW_sub && gr__rw_is_scalar(b, 1.0) && gr__owner(a) && gr__owner(a)->op == &gr__op_ew_exp)
+        return gr__rw_ew1(rw, GR__EW_expm1, gr__in(gr__owner(a))[0]);                  /* exp(x) - 1 */
     *done = 0;
     return NULL;
 }
@@ -587,18 +587,18 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
         if (op == &gr__op_ReshapeLike && x->ndim == ref->ndim && gr__sig_same(rw, x, ref)) return x;
     } else if (op == &gr__op_DimShuffle) {
         const gr__dimshuffle_params *p = (const gr__dimshuffle_params *)params;
-        if (x->owner && x->owner->op == &gr__op_DimShuffle) {               /* compose the two patterns */
-            const gr__dimshuffle_params *q = gr__dsp(x->owner);
+        if (gr__owner(x) && gr__owner(x)->op == &gr__op_DimShuffle) {               /* compose the two patterns */
+            const gr__dimshuffle_params *q = gr__dsp(gr__owner(x));
             gr__dimshuffle_params c;
-            int i, identity = p->n == x->owner->in[0]->ndim;
+            int i, identity = p->n == gr__in(gr__owner(x))[0]->ndim;
             memset(&c, 0, sizeof c);
             c.n = p->n;
             for (i = 0; i < p->n; i++) {
                 c.pattern[i] = p->pattern[i] < 0 ? GR_NEWAXIS : q->pattern[p->pattern[i]];
                 if (c.pattern[i] != i) identity = 0;
             }
-            if (identity) return x->owner->in[0];
-            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, x->owner->in);
+            if (identity) return gr__in(gr__owner(x))[0];
+            return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, gr__in(gr__owner(x)));
         }
         if (gr__rw_zeros(x, &z)) {
             gr_var *zs;
@@ -647,9 +647,9 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
         }
         for (k = 0; k < 2; k++) {
             gr_var *v = args[k];
-            if (v->ndim == 2 && v->owner && v->owner->op == &gr__op_DimShuffle && v->owner->in[0]->ndim == 2 &&
-                gr__dsp(v->owner)->pattern[0] == 1 && gr__dsp(v->owner)->pattern[1] == 0) {
-                args[k] = v->owner->in[0];
+            if (v->ndim == 2 && gr__owner(v) && gr__owner(v)->op == &gr__op_DimShuffle && gr__in(gr__owner(v))[0]->ndim == 2 &&
+                gr__dsp(gr__owner(v))->pattern[0] == 1 && gr__dsp(gr__owner(v))->pattern[1] == 0) {
+                args[k] = gr__in(gr__owner(v))[0];
                 if (k == 0) q.ta = !q.ta; else q.tb = !q.tb;
                 changed = 1;
             }
@@ -704,8 +704,8 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             cp.axis = 0;
             return gr__rw_banded_map(rw, x, &gr__op_Slice, &cp, sizeof cp, NULL, NULL, -s0);
         }
-    } else if (op == &gr__op_Reshape && x->owner && x->owner->op == &gr__op_Reshape) {
-        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, x->owner->in);
+    } else if (op == &gr__op_Reshape && gr__owner(x) && gr__owner(x)->op == &gr__op_Reshape) {
+        return gr__rw1(rw, &gr__op_Reshape, params, sizeof(gr__reshape_params), 1, gr__in(gr__owner(x)));
     } else if (op == &gr__op_Cast && gr__rw_zeros(x, &z)) {
         return gr__rw_zero_fill(rw, ((const gr__cast_params *)params)->dtype, z);
     } else if (op == &gr__op_ew_neg) {
@@ -737,8 +737,8 @@ static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psi
 static int gr__cse_equal(const gr_node *n, const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
     int i;
     if (n->op != op || n->n_in != n_in || n->params_size != psize) return 0;
-    for (i = 0; i < n_in; i++) if (n->in[i] != ins[i]) return 0;
-    return psize == 0 || memcmp(n->params, params, psize) == 0;
+    for (i = 0; i < n_in; i++) if (gr__in(n)[i] != ins[i]) return 0;
+    return psize == 0 || memcmp(gr__params(n), params, psize) == 0;
 }
 /* Merging files each node under one of its inputs, its key: the newest (highest id), which an
    equal node reads too. The nodes filed under a variable just built sit in memory touched a moment
@@ -808,7 +808,7 @@ static int gr__cse_table_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
 
 /* files node (h: its hash) for the lookups of later nodes */
 static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
-    const gr_var *key = gr__cse_key(node->n_in, node->in);
+    const gr_var *key = gr__cse_key(node->n_in, gr__in(node));
     uint32_t count;
     if (!key) return gr__cse_table_add(rw, node, h);
     if (!gr__grow_fill((void **)&rw->use_head, &rw->cap_use_head, key->id, sizeof(int32_t), 0xFF) ||   /* -1: none */
@@ -819,7 +819,7 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
         int32_t e;
         for (e = rw->use_head[key->id]; e >= 0; e = rw->use_next[e]) {
             gr_node *m = rw->use_node[e];
-            if (!gr__cse_table_add(rw, m, gr__cse_hash(m->op, m->params, m->params_size, m->n_in, m->in))) return 0;
+            if (!gr__cse_table_add(rw, m, gr__cse_hash(m->op, gr__params(m), m->params_size, m->n_in, gr__in(m)))) return 0;
         }
     }
     if (count >= GR__CSE_LIST) return gr__cse_table_add(rw, node, h);
@@ -844,13 +844,13 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
     if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
-    for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)node->in[i]->ext;
+    for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
         shaped[j] = (gr_array *)gr__calloc(1, sizeof(gr_array));
         if (!shaped[j]) goto done;
-        shaped[j]->dtype = (gr_dtype)node->out[j]->dtype;
-        shaped[j]->ndim = node->out[j]->ndim;
+        shaped[j]->dtype = (gr_dtype)gr__out(node)[j]->dtype;
+        shaped[j]->ndim = gr__out(node)[j]->ndim;
     }
     st = node->op->shape ? node->op->shape(node, in, shaped) : gr__like0_shape(node, in, shaped);
     if (st != GR_OK) goto done;
@@ -880,16 +880,16 @@ done:
    what came after) */
 static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     int guard = 0;
-    while (v->owner && guard++ < 64) {
-        const gr_node *n = v->owner;
+    while (gr__owner(v) && guard++ < 64) {
+        const gr_node *n = gr__owner(v);
         int i, found = -1;
         if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
             n->op->infer != gr__like0_infer)
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
-            if (n->in[i]->ndim == v->ndim && gr__sig_same(rw, n->in[i], v)) found = i;
+            if (gr__in(n)[i]->ndim == v->ndim && gr__sig_same(rw, gr__in(n)[i], v)) found = i;
         if (found < 0) break;
-        v = n->in[found];
+        v = gr__in(n)[found];
     }
     return v;
 }
@@ -912,11 +912,11 @@ static int gr__rw_types_current(const gr_node *orig) {
             return 0;
         }
     } else
-        for (j = 0; j < orig->n_out; j++) gr_var_type(orig->in[0], &t[j]);
+        for (j = 0; j < orig->n_out; j++) gr_var_type(gr__in(orig)[0], &t[j]);
     for (j = 0; j < orig->n_out; j++) {
-        const gr_var *v = orig->out[j];
+        const gr_var *v = gr__out(orig)[j];
         if ((int)t[j].dtype != v->dtype || t[j].ndim != v->ndim) return 0;
-        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != v->shape[i]) return 0;
+        for (i = 0; i < v->ndim; i++) if (t[j].shape[i] != gr__vshape(v)[i]) return 0;
     }
     return 1;
 }
@@ -949,7 +949,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     h = gr__cse_hash(op, params, psize, n_in, ins);
     node = gr__cse_find(rw, h, op, params, psize, n_in, ins);
     if (node) {
-        for (j = 0; j < node->n_out; j++) outs[j] = node->out[j];
+        for (j = 0; j < node->n_out; j++) outs[j] = gr__out(node)[j];
         return GR_OK;
     }
     for (i = 0; i < n_in; i++) {
@@ -958,18 +958,18 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     }
     /* the source node itself when nothing changed (same inputs, not foldable): no copy is made, and
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
-    for (i = 0; orig && i < n_in && orig->in[i] == ins[i]; i++) {}
+    for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
         !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
-        for (j = 0; j < node->n_out; j++) { outs[j] = node->out[j]; gr__sig(rw, node->out[j]); }
+        for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
         return GR_OK;
     }
     st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
     if (st != GR_OK) return st;
-    node = outs[0]->owner;
-    for (j = 0; j < node->n_out; j++) gr__sig(rw, node->out[j]);     /* now, while the inputs' are known */
+    node = gr__owner(outs[0]);
+    for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
     if (all_const && n_in > 0 && gr__rw_fold(rw, node, outs)) return GR_OK;
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
@@ -988,16 +988,16 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
-    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, node->params, node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
     else {
         rw->orig = node;
-        st = gr__rw_build(rw, node->op, node->params, node->params_size, node->n_in, ins, outs);
+        st = gr__rw_build(rw, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         rw->orig = NULL;
     }
     if (st != GR_OK) return st;
     for (j = 0; j < node->n_out; j++)           /* (the source graph's variables are never written) */
-        if (node->out[j]->name && !outs[j]->name && outs[j]->owner && outs[j]->graph == rw->cg &&
-            !gr__set_name(rw->cg, outs[j], node->out[j]->name))
+        if (gr__vname(gr__out(node)[j]) && !gr__vname(outs[j]) && gr__owner(outs[j]) && outs[j]->graph == rw->cg &&
+            !gr__set_name(rw->cg, outs[j], gr__vname(gr__out(node)[j])))
             return rw->cg->status;
     return GR_OK;
 }

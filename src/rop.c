@@ -16,7 +16,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(node->out[j]->dtype) ||
+    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
            node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
 }
 
@@ -31,7 +31,7 @@ static int gr__nondiff_out(const gr_node *node, int j) {
 static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state) {
     int i, real = 0, none = 0, zero = 0, nondiff = gr__nondiff_out(node, j);
     for (i = 0; i < node->n_in; i++) {
-        int s = state[node->in[i]->id];
+        int s = state[gr__in(node)[i]->id];
         if (!nondiff && !gr__connected(node, i, j)) continue;
         if (s == GR__T_REAL) real = 1;
         else if (s == GR__T_NONE) none = 1;
@@ -58,7 +58,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
         goto done;
     }
     for (j = 0; j < no; j++) {                       /* dummy cotangents: zeros like each float output */
-        gr_var *o_j = node->out[j];
+        gr_var *o_j = gr__out(node)[j];
         if (!gr__is_float(o_j->dtype)) { u[j] = gr_disconnected_like(o_j); continue; }
         u[j] = gr__fill_like(o_j, o_j->dtype, 0.0);
         if (!u[j]) { st = g->status; goto done; }
@@ -162,7 +162,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             orop = ev + cap;
         }
         for (i = 0; i < node->n_in; i++) {
-            gr_var *x = node->in[i];
+            gr_var *x = gr__in(node)[i];
             if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
             if (state[x->id] == GR__T_REAL) {
                 gr_var *t = tan[x->id];
@@ -182,7 +182,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             }
         }
         for (j = 0; j < node->n_out; j++) {
-            gr_var *y = node->out[j], *r = orop[j];
+            gr_var *y = gr__out(node)[j], *r = orop[j];
             if (r && !gr__is_marker(r)) {
                 if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
                 if (!r) { st = g->status; goto done; }
@@ -200,7 +200,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     for (i = 0; i < n_f; i++) {
         gr_var *y = f[i], *r = NULL;
         int s = state[y->id];
-        if (!y->owner && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
+        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
         if (s == GR__T_REAL) r = tan[y->id];
         else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
         else {

@@ -16,7 +16,8 @@
    GTD_NONDIFF: t_deriv.c then checks that the gradients agree with (zero) finite differences, that
    the R-op is exactly zero and that the adjoint identity holds; their builders return the raw
    result (BOOL for comparisons). The gradient of the gradient is not asked of them: their
-   gradient is identically zero. */
+   gradient is identically zero.
+   Points a random domain never hits get tests of their own (suite_deriv_ew_points): pow at x = 0. */
 #include "deriv.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -198,4 +199,121 @@ GTD_SPECS(gtd_specs_elemwise) = {
     { "logical_or", "of comparisons (3,1) (1,4)", gte_logical_or_cmp, NULL, 2, { C31(-1, 1), R14(-1, 1) }, ND },
     { "logical_not", "of comparisons (3,4)", gte_logical_not_cmp, NULL, 1, { M34(-1, 1) }, ND },
     GTD_END
+};
+
+/* ---- exact derivatives at special points ------------------------------------------------------------ */
+
+/* the outputs of f(x, y, vx, vy), compiled at `level`, at the given arrays; copies, or NULLs */
+static int gte_run(gr_var *const *ins, int n_out, gr_var *const *outs, gr_optimize level, const gr_array *const *arrays, gr_array **res) {
+    gr_fn_opts opts;
+    gr_fn *f;
+    const gr_array *o[4];
+    int i, ok;
+    memset(&opts, 0, sizeof opts);
+    opts.optimize = level;
+    for (i = 0; i < n_out; i++) res[i] = NULL;
+    f = gr_function(4, ins, n_out, outs, &opts);
+    if (!f) { gt_fail(__FILE__, __LINE__, "gr_function: %s", gr_graph_message(gr_var_graph(ins[0]))); return 0; }
+    ok = gr_call(f, arrays, o) == GR_OK;
+    if (!ok) gt_fail(__FILE__, __LINE__, "gr_call: %s", gr_fn_message(f));
+    for (i = 0; ok && i < n_out; i++) res[i] = gr_array_copy(o[i]);
+    gr_fn_free(f);
+    return ok;
+}
+
+/* pow(x, y) at x = 0, y > 0: 0^y is 0 for every y > 0, so d/dy is 0 there (the rule's log(x) y
+   was log(0) 0 = NaN), and so are all its derivatives in y; d/dx is y 0^(y-1) (+inf for y < 1, 1
+   for y = 1, 0 above), one-sided since pow is NaN for x < 0. The gradient, the R-op (in y alone,
+   and in x and y along a direction into x >= 0 where y >= 1) and the second derivatives d2/dy2 and
+   d2/dxdy (y > 1) against central differences in y and one-sided ones in x, and against the closed
+   forms; x > 0 entries alongside, against central differences; float64 and float32, both levels. */
+TEST(test_pow_derivatives_at_zero) {
+    enum { N = 8 };
+    static const double xs[N] = { 0, 0, 0, 0, 0, 0.5, 2.0, 1.3 }, ys[N] = { 0.5, 1, 2, 3.7, 1.5, 1.5, 0.7, -1.2 };
+    static const double vxs[N] = { 0, 1.5, 0.5, 2, 1, -0.5, 0.25, 1 }, vys[N] = { 1, -0.5, 2, 1, -1, 0.75, -1.5, 0.5 };
+    int d, level, i;
+    for (d = 0; d < 2; d++)
+        for (level = 0; level < 2; level++) {
+            gr_dtype dt = d ? GR_F32 : GR_F64;
+            double tol = d ? 2e-3 : 1e-6, h = d ? 1e-2 : 1e-6;
+            int64_t n = N;
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gr_vector(g, dt, "x"), *y = gr_vector(g, dt, "y"), *vx = gr_vector(g, dt, "vx"), *vy = gr_vector(g, dt, "vy");
+            gr_var *p = gr_pow(x, y), *c = gr_sum(p), *gxy[2] = { NULL, NULL }, *wrt[2], *ev[2], *ry = NULL, *rxy = NULL, *outs[4], *ins[4];
+            gr_var *gyy = NULL, *gyx = NULL;
+            gr_array *arr[4], *res[4];
+            wrt[0] = x; wrt[1] = y; ev[0] = vx; ev[1] = vy;
+            CHECK_STATUS(gr_grad(c, 2, wrt, gxy, NULL), GR_OK);
+            CHECK_STATUS(gr_rop(1, &p, 1, &y, &vy, &ry, NULL), GR_OK);
+            CHECK_STATUS(gr_rop(1, &p, 2, wrt, ev, &rxy, NULL), GR_OK);
+            if (gxy[1]) { gyy = gr_grad1(gr_sum(gxy[1]), y); gyx = gr_grad1(gr_sum(gxy[1]), x); }
+            ins[0] = x; ins[1] = y; ins[2] = vx; ins[3] = vy;
+            arr[0] = gr_array_new(dt, 1, &n); arr[1] = gr_array_new(dt, 1, &n); arr[2] = gr_array_new(dt, 1, &n); arr[3] = gr_array_new(dt, 1, &n);
+            for (i = 0; i < N; i++) {
+                gr_array_set(arr[0], i, xs[i]); gr_array_set(arr[1], i, ys[i]);
+                gr_array_set(arr[2], i, vxs[i]); gr_array_set(arr[3], i, vys[i]);
+            }
+            outs[0] = gxy[0]; outs[1] = gxy[1]; outs[2] = ry; outs[3] = rxy;
+            CHECK(gxy[0] && gxy[1] && ry && rxy && gyy && gyx);
+            if (gxy[0] && gxy[1] && ry && rxy && gte_run(ins, 4, outs, (gr_optimize)level, (const gr_array *const *)arr, res)) {
+                for (i = 0; i < N; i++) {
+                    double x0 = xs[i], y0 = ys[i], gx = gr_array_get(res[0], i), gy = gr_array_get(res[1], i);
+                    double fd_y = (pow(x0, y0 + h) - pow(x0, y0 - h)) / (2 * h), fd_x, fd_r;
+                    CHECK_MSG(fabs(gy - fd_y) <= tol * (1 + fabs(fd_y)), "d/dy pow(%g, %g) is %g, central differences %g (%s, level %d)", x0, y0, gy,
+                              fd_y, gr_dtype_name(dt), level);
+                    if (x0 == 0) CHECK_MSG(gy == 0, "d/dy pow(0, %g) is %g, not exactly 0", y0, gy);
+                    else CHECK_NEAR(gy, pow(x0, y0) * log(x0), d ? 1e-6 : 1e-15);
+                    if (x0 == 0 && y0 < 1) CHECK_MSG(isinf(gx) && gx > 0, "d/dx pow(0, %g) is %g, want +inf", y0, gx);
+                    else if (x0 == 0) {                 /* one-sided: pow(h, y) / h = h^(y-1), within h^(y-1) of y 0^(y-1) */
+                        fd_x = pow(h, y0) / h;
+                        CHECK_MSG(gx == (y0 == 1 ? 1.0 : 0.0) && fabs(gx - fd_x) <= 2 * pow(h, y0 - 1) + tol,
+                                  "d/dx pow(0, %g) is %g, one-sided differences %g", y0, gx, fd_x);
+                    } else {
+                        fd_x = (pow(x0 + h, y0) - pow(x0 - h, y0)) / (2 * h);
+                        CHECK_MSG(fabs(gx - fd_x) <= tol * (1 + fabs(fd_x)), "d/dx pow(%g, %g) is %g, finite differences %g", x0, y0, gx, fd_x);
+                    }
+                    /* R-op in y alone: d/dy * vy */
+                    CHECK_MSG(fabs(gr_array_get(res[2], i) - fd_y * vys[i]) <= tol * (1 + fabs(fd_y * vys[i])),
+                              "R-op of pow(%g, %g) in y is %g, want %g", x0, y0, gr_array_get(res[2], i), fd_y * vys[i]);
+                    if (x0 == 0 && y0 >= 1) {      /* in x and y, one-sided into x >= 0 */
+                        double want = y0 == 1 ? vxs[i] : 0.0;  /* d/dx vx + d/dy vy = y 0^(y-1) vx + 0 */
+                        fd_r = (pow(h * vxs[i], y0 + h * vys[i]) - 0) / h;   /* within ~ vx^y h^(y-1) |1 + h vy log(h vx)| */
+                        CHECK_MSG(fabs(gr_array_get(res[3], i) - want) <= tol * (1 + fabs(want)) &&
+                                  fabs(fd_r - want) <= 2 * pow(vxs[i], y0) * pow(h, y0 - 1) + 20 * tol,
+                                  "R-op of pow(0, %g) is %g, want %g, one-sided %g", y0, gr_array_get(res[3], i), want, fd_r);
+                    } else if (x0 > 0) {
+                        fd_r = (pow(x0 + h * vxs[i], y0 + h * vys[i]) - pow(x0 - h * vxs[i], y0 - h * vys[i])) / (2 * h);
+                        CHECK_MSG(fabs(gr_array_get(res[3], i) - fd_r) <= tol * (1 + fabs(fd_r)), "R-op of pow(%g, %g) is %g, central %g", x0, y0,
+                                  gr_array_get(res[3], i), fd_r);
+                    }
+                }
+            }
+            for (i = 0; i < 4; i++) gr_array_free(res[i]);
+            /* second derivatives: d2/dy2 = x^y log(x)^2 and d2/dxdy = x^(y-1) (y log x + 1), both 0 at x = 0 (y > 1) */
+            outs[0] = gyy; outs[1] = gyx;
+            if (gyy && gyx && gte_run(ins, 2, outs, (gr_optimize)level, (const gr_array *const *)arr, res)) {
+                double h2 = d ? 1e-2 : 1e-4;
+                for (i = 0; i < N; i++) {
+                    double x0 = xs[i], y0 = ys[i], hyy = gr_array_get(res[0], i), hxy = gr_array_get(res[1], i);
+                    double fd_yy = (pow(x0, y0 + h2) - 2 * pow(x0, y0) + pow(x0, y0 - h2)) / (h2 * h2), fd_xy;
+                    CHECK_MSG(fabs(hyy - fd_yy) <= 10 * tol * (1 + fabs(fd_yy)), "d2/dy2 pow(%g, %g) is %g, central differences %g", x0, y0, hyy,
+                              fd_yy);
+                    if (x0 == 0 && y0 <= 1) continue;  /* d2/dxdy is infinite there */
+                    if (x0 == 0) fd_xy = ((pow(h2, y0 + h2) - pow(h2, y0 - h2)) / (2 * h2)) / h2;   /* one-sided in x */
+                    else fd_xy = ((pow(x0 + h2, y0 + h2) - pow(x0 + h2, y0 - h2)) - (pow(x0 - h2, y0 + h2) - pow(x0 - h2, y0 - h2))) / (4 * h2 * h2);
+                    /* (one-sided at x = 0: h^(y-1) log h, which goes to 0 as slowly as that) */
+                    CHECK_MSG(fabs(hxy - fd_xy) <= 10 * tol * (1 + fabs(fd_xy)) + (x0 == 0 ? 2 * pow(h2, y0 - 1) * fabs(log(h2)) : 0),
+                              "d2/dxdy pow(%g, %g) is %g, finite differences %g", x0, y0, hxy, fd_xy);
+                    if (x0 == 0) CHECK_MSG(hxy == 0 && hyy == 0, "second derivatives of pow(0, %g): %g and %g, not 0", y0, hxy, hyy);
+                }
+            }
+            for (i = 0; i < 2; i++) gr_array_free(res[i]);
+            for (i = 0; i < 4; i++) gr_array_free(arr[i]);
+            gr_graph_free(g);
+        }
+}
+
+SUITE(suite_deriv_ew_points) = {
+    CASE(test_pow_derivatives_at_zero),
+    END_SUITE
 };

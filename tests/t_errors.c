@@ -992,6 +992,7 @@ TEST(test_function_errors) {
     CHECK(gr_function(2, ins, 1, &y, NULL) == NULL);
     CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
     CHECK_CONTAINS(gr_graph_message(g), "'x'");
+    CHECK_CONTAINS(gr_graph_message(g), "(inputs 0 and 1)");
     gr_graph_clear_error(g);
     /* NULL outputs */
     ins[0] = x; ins[1] = z;
@@ -1049,6 +1050,7 @@ TEST(test_function_errors) {
     u[1].shared = w; u[1].value = w;
     CHECK(gr_function(1, &x, 1, &x, &o) == NULL);
     CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "'W' is updated twice (updates 0 and 1)");
     gr_graph_clear_error(g);
     u[1].value = NULL;
     CHECK(gr_function(1, &x, 1, &x, &o) == NULL);

@@ -1366,7 +1366,7 @@ TEST(gts_op_OneHot) { gtr_fwd_OneHot(); }
 /* ==== second-wave linear algebra: the cases live in tests/t_linalg2.c ======================= */
 
 void gtl_forward_TensorDot(void); void gtl_forward_MatMul(void); void gtl_forward_LUFactor(void);
-void gtl_forward_MatrixInverse(void); void gtl_forward_Det(void); void gtl_forward_LogDet(void);
+void gtl_forward_MatrixInverse(void); void gtl_forward_Det(void); void gtl_forward_LogDet(void); void gtl_forward_Adjugate(void);
 void gtl_forward_Solve(void); void gtl_forward_Cholesky(void); void gtl_forward_Trace(void);
 void gtl_forward_TriScale(void);
 TEST(gts_op_TensorDot) { gtl_forward_TensorDot(); }
@@ -1375,6 +1375,7 @@ TEST(gts_op_LUFactor) { gtl_forward_LUFactor(); }
 TEST(gts_op_MatrixInverse) { gtl_forward_MatrixInverse(); }
 TEST(gts_op_Det) { gtl_forward_Det(); }
 TEST(gts_op_LogDet) { gtl_forward_LogDet(); }
+TEST(gts_op_Adjugate) { gtl_forward_Adjugate(); }
 TEST(gts_op_Solve) { gtl_forward_Solve(); }
 TEST(gts_op_Cholesky) { gtl_forward_Cholesky(); }
 TEST(gts_op_Trace) { gtl_forward_Trace(); }
@@ -1795,6 +1796,7 @@ SUITE(suite_forward_struct) = {
     OPCASE(MatrixInverse),
     OPCASE(Det),
     OPCASE(LogDet),
+    OPCASE(Adjugate),
     OPCASE(Solve),
     OPCASE(Cholesky),
     OPCASE(Trace),

@@ -1,11 +1,15 @@
 /* tests/t_linalg2.c: the second-wave linear algebra (ops/linalg.c): gr_tensordot, gr_matmul,
    gr_matrix_inverse, gr_det, gr_logdet, gr_solve, gr_cholesky, gr_trace, and the internal rows
-   LUFactor and TriScale.
+   LUFactor, Adjugate and TriScale.
 
    - forward values against plain-C references computed in long double: 50x50 well-conditioned
      problems to 1e-10 relative (normwise) in float64, to 1e-4 in float32, and small cases;
    - the call-time failures: singular and numerically singular matrices, matrices that are not
      positive definite, shapes that do not fit; and the build-time type and shape errors;
+   - the derivatives of det where A is singular (rank n - 1 and n - 2, sizes 1 to 4): the gradient
+     (the transposed adjugate) and the R-op against central differences of det in long double and
+     against the closed form; the second derivatives there (a call-time error) and where A is
+     invertible; logdet's derivatives at a singular A (a call-time error);
    - Jacobians and Hessians through the batching rules, against finite differences;
    - GTD_SPECS(gtd_specs_linalg2): gradient, R-op and adjoint checks of every new row.
    The forward cases of suite_forward_struct (tests/t_forward_struct.c) call gtl_forward_<Row>. */
@@ -449,6 +453,146 @@ static gr_var *gtl_find(gr_var *v, const char *op) {
         for (i = 0; i < gr_node_n_inputs(n) && tail < 256; i++) queue[tail++] = gr_node_input(n, i);
     }
     return NULL;
+}
+
+/* ---- the adjugate ------------------------------------------------------------------------------- */
+
+/* det of the n x n matrix a (row stride `stride`) by expansion along the first row, in long double:
+   exact for the small integer matrices below (n <= 7) */
+static long double gtl_laplace_det(int n, const long double *a, int stride) {
+    long double s = 0, m[49];
+    int c, i, j, q;
+    if (n == 0) return 1;
+    if (n == 1) return a[0];
+    for (c = 0; c < n; c++) {
+        if (a[c] == 0) continue;
+        for (i = 1, q = 0; i < n; i++) for (j = 0; j < n; j++) if (j != c) m[q++] = a[i * stride + j];
+        s += (c % 2 ? -a[c] : a[c]) * gtl_laplace_det(n - 1, m, n - 1);
+    }
+    return s;
+}
+/* adj A[i][j] = (-1)^(i+j) det(A without row j and column i), in long double (n <= 8) */
+static void gtl_ref_adjugate(int n, const long double *a, long double *adj) {
+    long double m[49];
+    int i, j, r, c, q;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < n; j++) {
+            for (r = 0, q = 0; r < n; r++) if (r != j) for (c = 0; c < n; c++) if (c != i) m[q++] = a[r * n + c];
+            adj[i * n + j] = ((i + j) % 2 ? -1 : 1) * gtl_laplace_det(n - 1, m, n - 1);
+        }
+}
+/* max |a| over the entries of an n x n matrix, raised to n - 1: the scale of adj A */
+static double gtl_adj_scale(int n, const long double *a) {
+    long double m = 0, s = 1;
+    int k;
+    for (k = 0; k < n * n; k++) if (fabsl(a[k]) > m) m = fabsl(a[k]);
+    for (k = 0; k < n - 1; k++) s *= m;
+    return s > 1 ? (double)s : 1.0;
+}
+/* an n x n integer matrix of rank r (entries in [-3, 3] times [-3, 3], summed over r), the rows of
+   the first factor drawn so that the rank is r exactly (checked on the adjugate for r = n - 1) */
+static void gtl_rank_matrix(gtf_rng *rng, int n, int r, long double *a) {
+    long double adj[49];
+    int tries, i, j, k;
+    for (tries = 0; tries < 100; tries++) {
+        long double B[49], C[49], d;
+        int nz = 0;
+        for (k = 0; k < n * r; k++) { B[k] = (long double)gtf_int(rng, -3, 3); C[k] = (long double)gtf_int(rng, -3, 3); }
+        for (i = 0; i < n; i++)
+            for (j = 0; j < n; j++) {
+                long double t = 0;
+                for (k = 0; k < r; k++) t += B[i * r + k] * C[k * n + j];
+                a[i * n + j] = t;
+            }
+        d = gtl_laplace_det(n, a, n);
+        gtl_ref_adjugate(n, a, adj);
+        for (k = 0; k < n * n; k++) nz |= adj[k] != 0;
+        if (r == n ? d != 0 : r == n - 1 ? nz : 1) return;
+    }
+}
+
+/* the Adjugate node the gradient of det(A) reads, and its value at a */
+static gr_array *gtl_adjugate_of(gr_dtype dt, const gr_array *a, const char *label) {
+    gr_graph *g = gr_graph_new();
+    gr_var *A = gr_matrix(g, dt, "A"), *J = gtl_find(gr_grad1(gr_det(A), A), "Adjugate");
+    gr_array *got = NULL;
+    CHECK_MSG(J != NULL, "%s: no Adjugate in the gradient of gr_det", label);
+    if (J) got = gtl_eval(1, &A, (const gr_array *const *)&a, J, label);
+    if (got) CHECK_MSG(got->dtype == dt && got->ndim == 2 && got->shape[0] == a->shape[0] && got->shape[1] == a->shape[0],
+                       "%s: %s of shape (%lld, %lld)", label, gr_dtype_name(got->dtype), (long long)got->shape[0], (long long)got->shape[1]);
+    gr_graph_free(g);
+    return got;
+}
+/* got (an n x n array) against want within tol * scale, elementwise */
+static void gtl_close_scaled(const gr_array *got, int n, const long double *want, double tol, double scale, const char *label) {
+    int k;
+    if (!got || got->size != (int64_t)n * n) { gt_fail(__FILE__, __LINE__, "%s: missing or of the wrong size", label); return; }
+    for (k = 0; k < n * n; k++) {
+        double e = fabs(gr_array_get(got, k) - (double)want[k]);
+        if (!(e <= tol * scale)) {
+            gt_fail(__FILE__, __LINE__, "%s: element %d is %.17g, want %.17Lg (scale %g)", label, k, gr_array_get(got, k), want[k], scale);
+            return;
+        }
+    }
+}
+
+/* Adjugate (A, LUFactor(A)) -> adj A: against the cofactors of sizes 0 to 6, invertible (random,
+   and integer matrices that pivot), of rank n - 1 and n - 2 (exactly 0), float64 and float32; and a
+   50 x 50 against det(A) A^-1 */
+void gtl_forward_Adjugate(void);
+void gtl_forward_Adjugate(void) {
+    gtf_rng rng;
+    int n, r, d, t;
+    rng.s = 90;
+    for (d = 0; d < 2; d++)
+        for (n = 0; n <= 6; n++)
+            for (r = n; r >= n - 2 && r >= 0; r--)
+                for (t = 0; t < 2; t++) {
+                    gr_dtype dt = d ? GR_F32 : GR_F64;
+                    long double a[49], want[49];
+                    gr_array *aa = gtl_matrix(dt, n, n, NULL), *got;
+                    char label[160];
+                    int k;
+                    if (t == 0 || r < n) gtl_rank_matrix(&rng, n, r, a);        /* integers: exact in both dtypes */
+                    else for (k = 0; k < n * n; k++) a[k] = (long double)(float)gtf_uniform(&rng, -1, 1);
+                    for (k = 0; k < n * n; k++) gr_array_set(aa, k, (double)a[k]);
+                    gtl_ref_adjugate(n, a, want);
+                    snprintf(label, sizeof label, "adjugate of a %dx%d %s matrix of rank %d (%s)", n, n, t && r == n ? "random" : "integer", r,
+                             gr_dtype_name(dt));
+                    got = gtl_adjugate_of(dt, aa, label);
+                    gtl_close_scaled(got, n, want, d ? 1e-5 : 1e-13, gtl_adj_scale(n, a), label);
+                    gr_array_free(aa); gr_array_free(got);
+                }
+    {   /* [[1, 2], [2, 4]]: [[4, -2], [-2, 1]]; [[5]] and [[0]]: [[1]] */
+        static const double s2[4] = { 1, 2, 2, 4 }, five = 5, zero = 0;
+        static const long double w2[4] = { 4, -2, -2, 1 }, w1[1] = { 1 };
+        gr_array *a2 = gtl_matrix(GR_F64, 2, 2, s2), *a5 = gtl_matrix(GR_F64, 1, 1, &five), *a0 = gtl_matrix(GR_F64, 1, 1, &zero), *got;
+        got = gtl_adjugate_of(GR_F64, a2, "adjugate of [[1,2],[2,4]]");
+        gtl_close_scaled(got, 2, w2, 0, 1, "adjugate of [[1,2],[2,4]]");
+        gr_array_free(got);
+        got = gtl_adjugate_of(GR_F64, a5, "adjugate of [[5]]");
+        gtl_close_scaled(got, 1, w1, 0, 1, "adjugate of [[5]]");
+        gr_array_free(got);
+        got = gtl_adjugate_of(GR_F64, a0, "adjugate of [[0]]");
+        gtl_close_scaled(got, 1, w1, 0, 1, "adjugate of [[0]]");
+        gr_array_free(got);
+        gr_array_free(a2); gr_array_free(a5); gr_array_free(a0);
+    }
+    for (d = 0; d < 2; d++) {   /* 50 x 50, pivoting, det of order 1: det(A) A^-1 */
+        gr_dtype dt = d ? GR_F32 : GR_F64;
+        gr_array *a = gtl_well_conditioned(&rng, dt, 50, 1), *X, *want, *got;
+        long double l, det;
+        int sign;
+        int64_t k;
+        for (k = 0; k < a->size; k++) gr_array_set(a, k, gr_array_get(a, k) / 50);
+        det = gtl_ref_det(a, &l, &sign);
+        X = gtl_ref_inverse(a);
+        want = gr_array_copy(X);
+        for (k = 0; k < want->size; k++) gr_array_set(want, k, (double)(det * gr_array_get(X, k)));
+        got = gtl_adjugate_of(dt, a, "adjugate of a 50x50 matrix");
+        gtl_close(got, want, d ? 1e-4 : 1e-10, d ? "adjugate of a 50x50 matrix (float32)" : "adjugate of a 50x50 matrix (float64)");
+        gr_array_free(a); gr_array_free(X); gr_array_free(want); gr_array_free(got);
+    }
 }
 
 void gtl_forward_LUFactor(void);
@@ -1056,9 +1200,188 @@ TEST(test_linalg2_gemm_blocking) {
                 }
 }
 
+/* ==== the derivatives of det where A is singular ===================================================== */
+
+/* f(A, V) -> outputs, compiled at `level` and called at (a, v); copies of the outputs, or the call's
+   status in *st (and its message in msg) */
+static int gtl_run2(gr_var *A, gr_var *V, int n_out, gr_var *const *outs, gr_optimize level, const gr_array *a, const gr_array *v,
+                    gr_array **res, gr_status *st, char *msg, size_t msg_size) {
+    gr_var *ins[2];
+    const gr_array *in[2], *o[2];
+    gr_fn_opts opts;
+    gr_fn *f;
+    int i;
+    memset(&opts, 0, sizeof opts);
+    opts.optimize = level;
+    ins[0] = A; ins[1] = V;
+    in[0] = a; in[1] = v;
+    for (i = 0; i < n_out; i++) res[i] = NULL;
+    f = gr_function(2, ins, n_out, outs, &opts);
+    if (!f) { gt_fail(__FILE__, __LINE__, "gr_function: %s", gr_graph_message(gr_var_graph(A))); return 0; }
+    *st = gr_call(f, in, o);
+    if (msg) snprintf(msg, msg_size, "%s", gr_fn_message(f));
+    for (i = 0; *st == GR_OK && i < n_out; i++) res[i] = gr_array_copy(o[i]);
+    gr_fn_free(f);
+    return *st == GR_OK;
+}
+
+/* The gradient of det at A is adj(A)^T and its R-op tr(adj(A) V): at singular A of sizes 1 to 4, of
+   rank n - 1 and n - 2 (integer matrices, exact in float64, and rank n - 1 products of random
+   floats, which the LU sees with a tiny pivot), against central differences of det in long double
+   (det is affine in each entry: the difference along one entry is its cofactor) and against the
+   cofactors themselves, at both optimisation levels, in float64 and float32 */
+TEST(test_linalg2_det_grad_singular) {
+    gtf_rng rng;
+    int n, r, t, level, d;
+    rng.s = 91;
+    for (n = 1; n <= 4; n++)
+        for (r = n - 1; r >= n - 2 && r >= 0; r--)
+            for (t = 0; t < 3; t++)
+                for (d = 0; d < 2; d++)
+                    for (level = 0; level < 2; level++) {
+                        gr_dtype dt = d ? GR_F32 : GR_F64;
+                        gr_graph *g = gr_graph_new();
+                        gr_var *A = gr_matrix(g, dt, "A"), *V = gr_matrix(g, dt, "V"), *D = gr_det(A), *outs[2];
+                        long double a[16], v[16], adj[16], fd[16], h = 1e-3L, rfd, ap[16], am[16];
+                        gr_array *aa = gtl_matrix(dt, n, n, NULL), *va = gtl_matrix(dt, n, n, NULL), *res[2];
+                        double scale, tol = d ? 2e-6 : 1e-12;
+                        char label[160];
+                        gr_status st;
+                        int i, k;
+                        if (t < 2) gtl_rank_matrix(&rng, n, r, a);
+                        else {                                        /* float64 only: a product of random floats */
+                            long double B[16], C[16];
+                            int j, q;
+                            for (k = 0; k < n * r; k++) { B[k] = gtf_uniform(&rng, -1, 1); C[k] = gtf_uniform(&rng, -1, 1); }
+                            for (i = 0; i < n; i++)
+                                for (j = 0; j < n; j++) {
+                                    double s = 0;
+                                    for (q = 0; q < r; q++) s += (double)(B[i * r + q] * C[q * n + j]);
+                                    a[i * n + j] = (long double)(d ? (double)(float)s : s);
+                                }
+                        }
+                        for (k = 0; k < n * n; k++) {
+                            v[k] = (long double)(float)gtf_uniform(&rng, -1, 1);
+                            gr_array_set(aa, k, (double)a[k]);
+                            gr_array_set(va, k, (double)v[k]);
+                        }
+                        gtl_ref_adjugate(n, a, adj);
+                        scale = gtl_adj_scale(n, a);
+                        if (t == 2) scale *= 1e3;                     /* the rounding of the product is not in the reference */
+                        for (k = 0; k < n * n; k++) {                 /* central differences of det */
+                            memcpy(ap, a, sizeof(long double) * (size_t)(n * n));
+                            memcpy(am, a, sizeof(long double) * (size_t)(n * n));
+                            ap[k] += h; am[k] -= h;
+                            fd[k] = (gtl_laplace_det(n, ap, n) - gtl_laplace_det(n, am, n)) / (2 * h);
+                        }
+                        for (k = 0; k < n * n; k++) { ap[k] = a[k] + h * v[k]; am[k] = a[k] - h * v[k]; }
+                        rfd = (gtl_laplace_det(n, ap, n) - gtl_laplace_det(n, am, n)) / (2 * h);
+                        snprintf(label, sizeof label, "det of a %dx%d %s matrix of rank %d (%s, level %d)", n, n, t < 2 ? "integer" : "float",
+                                 r, gr_dtype_name(dt), level);
+                        outs[0] = gr_grad1(D, A);
+                        outs[1] = NULL;
+                        CHECK_STATUS(gr_rop(1, &D, 1, &A, &V, &outs[1], NULL), GR_OK);
+                        if (outs[0] && outs[1] && gtl_run2(A, V, 2, outs, (gr_optimize)level, aa, va, res, &st, NULL, 0)) {
+                            long double tr = 0, want[16];
+                            for (i = 0; i < n * n; i++) want[i] = adj[(i % n) * n + i / n];      /* adj^T */
+                            gtl_close_scaled(res[0], n, fd, tol, scale, label);
+                            gtl_close_scaled(res[0], n, want, tol, scale, label);
+                            for (i = 0; i < n; i++) for (k = 0; k < n; k++) tr += adj[i * n + k] * v[k * n + i];
+                            CHECK_MSG(fabs(gr_array_get(res[1], 0) - (double)rfd) <= (d ? 1e-5 : 1e-8) * n * scale &&
+                                      fabs(gr_array_get(res[1], 0) - (double)tr) <= tol * n * scale,
+                                      "%s: R-op %.17g, central differences %.17Lg, tr(adj(A) V) %.17Lg", label, gr_array_get(res[1], 0), rfd, tr);
+                        } else CHECK_MSG(0, "%s: the call failed", label);
+                        gr_array_free(res[0]); gr_array_free(res[1]);
+                        gr_array_free(aa); gr_array_free(va);
+                        gr_graph_free(g);
+                    }
+    {   /* the closed form of the issue: the gradient of det at [[1, 2], [2, 4]] is [[4, -2], [-2, 1]] */
+        static const double s2[4] = { 1, 2, 2, 4 };
+        static const long double w[4] = { 4, -2, -2, 1 };
+        for (d = 0; d < 2; d++) {
+            gr_graph *g = gr_graph_new();
+            gr_var *A = gr_matrix(g, d ? GR_F32 : GR_F64, "A"), *gd = gr_grad1(gr_det(A), A);
+            gr_array *a = gtl_matrix(d ? GR_F32 : GR_F64, 2, 2, s2), *got = gtl_eval(1, &A, (const gr_array *const *)&a, gd, "grad det");
+            gtl_close_scaled(got, 2, w, 0, 1, d ? "gradient of det at [[1,2],[2,4]] (float32)" : "gradient of det at [[1,2],[2,4]]");
+            gr_array_free(a); gr_array_free(got);
+            gr_graph_free(g);
+        }
+    }
+}
+
+/* The second derivatives of det: where A is invertible, the Hessian against central differences of
+   the cofactors (each affine in every other entry); where A is singular, the Hessian and a
+   Hessian-vector product fail the call with GR_ERR_RUNTIME naming the derivatives of gr_det (their
+   rule solves with A). logdet's gradient and R-op at a singular A fail the same way (its value
+   is -inf there; gr_matrix_inverse of it stays a call-time error too). */
+TEST(test_linalg2_det_second_derivatives) {
+    static const double inv3[9] = { 2, -1, 0, 1, 3, -2, 0, 1, 1 }, sing3[9] = { 1, 2, 3, 2, 4, 6, 1, 1, 1 };
+    static const double v3[9] = { 0.5, -1, 0.25, 2, 0, -0.75, 1, 1.5, -0.5 };
+    int level;
+    for (level = 0; level < 2; level++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *V = gr_matrix(g, GR_F64, "V"), *D = gr_det(A), *H = NULL, *gd = gr_grad1(D, A);
+        gr_var *hv = NULL, *outs[2], *L = gr_logdet(A), *gl = gr_grad1(L, A), *rl = NULL, *Xi = gr_matrix_inverse(A);
+        gr_array *ai = gtl_matrix(GR_F64, 3, 3, inv3), *as = gtl_matrix(GR_F64, 3, 3, sing3), *va = gtl_matrix(GR_F64, 3, 3, v3), *res[2];
+        gr_status st;
+        char msg[512];
+        CHECK_STATUS(gr_hessian(D, 1, &A, &H, NULL), GR_OK);
+        CHECK_STATUS(gr_rop(1, &gd, 1, &A, &V, &hv, NULL), GR_OK);
+        CHECK_STATUS(gr_rop(1, &L, 1, &A, &V, &rl, NULL), GR_OK);
+        outs[0] = H; outs[1] = hv;
+        if (gtl_run2(A, V, 2, outs, (gr_optimize)level, ai, va, res, &st, msg, sizeof msg)) {
+            long double a[9], cp[9], cm[9], h = 1e-3L;
+            int i, j, k, l;
+            for (k = 0; k < 9; k++) a[k] = inv3[k];
+            for (k = 0; k < 9; k++) {                      /* H[i,j,k,l] = d C_ij / d A_kl, C = adj^T */
+                long double hvk = 0;
+                a[k] += h; gtl_ref_adjugate(3, a, cp);
+                a[k] -= 2 * h; gtl_ref_adjugate(3, a, cm);
+                a[k] += h;
+                for (i = 0; i < 3; i++)
+                    for (j = 0; j < 3; j++) {
+                        long double want = (cp[j * 3 + i] - cm[j * 3 + i]) / (2 * h);
+                        CHECK_MSG(fabs(gr_array_get(res[0], (i * 3 + j) * 9 + k) - (double)want) <= 1e-12 * 10,
+                                  "Hessian of det [%d,%d,%d,%d] is %.17g, want %.17Lg", i, j, k / 3, k % 3,
+                                  gr_array_get(res[0], (i * 3 + j) * 9 + k), want);
+                    }
+                for (l = 0; l < 9; l++) {                  /* (H v)_k = sum_l H[k, l] v_l */
+                    a[l] += h; gtl_ref_adjugate(3, a, cp);
+                    a[l] -= 2 * h; gtl_ref_adjugate(3, a, cm);
+                    a[l] += h;
+                    hvk += (cp[(k % 3) * 3 + k / 3] - cm[(k % 3) * 3 + k / 3]) / (2 * h) * v3[l];
+                }
+                CHECK_MSG(fabs(gr_array_get(res[1], k) - (double)hvk) <= 1e-11 * 10, "HVP of det [%d] is %.17g, want %.17Lg", k,
+                          gr_array_get(res[1], k), hvk);
+            }
+        } else CHECK_MSG(0, "second derivatives of det at an invertible matrix: %s", msg);
+        gr_array_free(res[0]); gr_array_free(res[1]);
+        CHECK(!gtl_run2(A, V, 1, &H, (gr_optimize)level, as, va, res, &st, msg, sizeof msg));
+        CHECK_STATUS(st, GR_ERR_RUNTIME);
+        CHECK_CONTAINS(msg, "singular");
+        CHECK_CONTAINS(msg, "the derivatives of gr_det");
+        CHECK(!gtl_run2(A, V, 1, &hv, (gr_optimize)level, as, va, res, &st, msg, sizeof msg));
+        CHECK_STATUS(st, GR_ERR_RUNTIME);
+        CHECK_CONTAINS(msg, "the derivatives of gr_det");
+        CHECK(!gtl_run2(A, V, 1, &gl, (gr_optimize)level, as, va, res, &st, msg, sizeof msg));
+        CHECK_STATUS(st, GR_ERR_RUNTIME);
+        CHECK_CONTAINS(msg, "the derivatives of gr_logdet");
+        CHECK(!gtl_run2(A, V, 1, &rl, (gr_optimize)level, as, va, res, &st, msg, sizeof msg));
+        CHECK_STATUS(st, GR_ERR_RUNTIME);
+        CHECK_CONTAINS(msg, "the derivatives of gr_logdet");
+        CHECK(!gtl_run2(A, V, 1, &Xi, (gr_optimize)level, as, va, res, &st, msg, sizeof msg));
+        CHECK_STATUS(st, GR_ERR_RUNTIME);
+        CHECK_CONTAINS(msg, "gr_matrix_inverse");
+        gr_array_free(ai); gr_array_free(as); gr_array_free(va);
+        gr_graph_free(g);
+    }
+}
+
 SUITE(suite_linalg2) = {
     CASE(test_linalg2_gemm_blocking),
     CASE(test_linalg2_singular),
+    CASE(test_linalg2_det_grad_singular),
+    CASE(test_linalg2_det_second_derivatives),
     CASE(test_linalg2_call_shapes),
     CASE(test_linalg2_build_errors),
     CASE(test_linalg2_jacobians),
@@ -1082,6 +1405,8 @@ static gr_var *gtl_b_tensordot(gr_graph *g, gr_var *const *x, void *u) {
 static gr_var *gtl_b_matmul(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_matmul(x[0], x[1]); }
 static gr_var *gtl_b_det(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_det(gtl_shift(g, x[0], 3, 3)); }
 static gr_var *gtl_b_logdet(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_logdet(gtl_shift(g, x[0], 3, 3)); }
+static gr_var *gtl_b_grad_det(gr_graph *g, gr_var *const *x, void *u) { return gr_grad1(gtl_b_det(g, x, u), x[0]); }
+static gr_var *gtl_b_grad_det_plain(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_grad1(gr_det(x[0]), x[0]); }
 static gr_var *gtl_b_inverse(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_matrix_inverse(gtl_shift(g, x[0], 3, 3)); }
 static gr_var *gtl_b_solve(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_solve(gtl_shift(g, x[0], 3, 3), x[1]); }
 /* cholesky's derivatives are those of chol((A + A^T) / 2): the builders give it symmetric matrices */
@@ -1124,6 +1449,8 @@ GTD_SPECS(gtd_specs_linalg2) = {
     { "MatrixInverse", "inv(X + 3I)", gtl_b_inverse, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
     { "Det", "det(X + 3I)", gtl_b_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
     { "LogDet", "logdet(X + 3I)", gtl_b_logdet, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Adjugate", "the gradient of det(X + 3I), adj(X + 3I)^T", gtl_b_grad_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    { "Adjugate", "the gradient of det(X), X (4,4) in (-1, 1)", gtl_b_grad_det_plain, NULL, 1, { GTD_IN(2, 4, 4, -1, 1) }, 0 },
     { "Solve", "solve(X + 3I, b), b (3,)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1) }, GTD_GRADGRAD },
     { "Solve", "solve(X + 3I, B), B (3,2)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(2, 3, 2, -1, 1) }, GTD_GRADGRAD },
     { "Cholesky", "chol(X X^T + I)", gtl_b_chol_gram, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },

@@ -359,6 +359,70 @@ TEST(test_million_node_chain) {
     gr_fn_free(f0);
 }
 
+/* ---- many inputs: gr_function finds a repeated input or update target in one pass ---------------- */
+
+/* 200,000 scalar inputs, summed by a chain of adds: compiles and computes the sum (checking every
+   input against every earlier one took 6 s here); a repeated input far down the list, and a
+   repeated update target among many updates, are still reported with both positions */
+TEST(test_function_many_inputs) {
+    enum { N = 200000, NU = 1000 };
+    gr_graph *g = gr_graph_new();
+    gr_var **ins = (gr_var **)malloc(sizeof(gr_var *) * N), *s = NULL, *keep;
+    gr_array **vals = (gr_array **)malloc(sizeof(gr_array *) * N);
+    const gr_array **in = (const gr_array **)malloc(sizeof(gr_array *) * N), *out[1];
+    gr_update *u = (gr_update *)malloc(sizeof(gr_update) * NU);
+    gr_array *w0 = gr_array_scalar(GR_F64, 1.0);
+    gr_fn_opts o;
+    gr_fn *f;
+    double want = 0;
+    long i;
+    CHECK(ins && vals && in && u);
+    if (!ins || !vals || !in || !u) { free(ins); free(vals); free(in); free(u); gr_array_free(w0); gr_graph_free(g); return; }
+    for (i = 0; i < N; i++) {
+        ins[i] = gr_scalar(g, GR_F64, NULL);
+        s = i ? gr_add(s, ins[i]) : ins[0];
+        vals[i] = gr_array_scalar(GR_F64, (double)(i % 97) - 48.0);
+        in[i] = vals[i];
+        want += (double)(i % 97) - 48.0;
+    }
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    f = gr_function(N, ins, 1, &s, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), want, 0);   /* integers: exact in any order */
+    }
+    gr_fn_free(f);
+    /* input 150000 is input 7 again */
+    keep = ins[150000];
+    ins[150000] = ins[7];
+    CHECK(gr_function(N, ins, 1, &s, NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "is given twice (inputs 7 and 150000)");
+    gr_graph_clear_error(g);
+    ins[150000] = keep;
+    /* NU shared variables, each updated once, then update 900 targets the variable of update 123 */
+    for (i = 0; i < NU; i++) {
+        u[i].shared = gr_shared(g, w0, NULL);
+        u[i].value = gr_add(u[i].shared, ins[i]);
+    }
+    memset(&o, 0, sizeof o);
+    o.updates = u;
+    o.n_updates = NU;
+    f = gr_function(NU, ins, 0, NULL, &o);
+    CHECK(f != NULL);
+    gr_fn_free(f);
+    u[900].shared = u[123].shared;
+    CHECK(gr_function(NU, ins, 0, NULL, &o) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "is updated twice (updates 123 and 900)");
+    gr_graph_clear_error(g);
+    for (i = 0; i < N; i++) gr_array_free(vals[i]);
+    free(ins); free(vals); free(in); free(u);
+    gr_array_free(w0);
+    gr_graph_free(g);
+}
+
 /* ---- many fused groups: elementwise runs cut by non-elementwise ops -------------------------------- */
 
 /* y <- cumsum(tanh(y) * 0.5 + y * 0.25) repeated: every run of elementwise ops between two cumsums is a
@@ -847,6 +911,7 @@ SUITE(suite_runtime) = {
     CASE(test_plan_no_in_place_under_a_view),
     CASE(test_user_op_errors),
     CASE(test_million_node_chain),
+    CASE(test_function_many_inputs),
     CASE(test_fusion_many_groups),
     CASE(test_plan_wide_nodes),
     CASE(test_plan_many_sizes),
