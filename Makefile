@@ -134,13 +134,19 @@ test-examples: gradient.h | $(B)
 	  echo "example $$n: ok"; done
 
 # a counting allocator: no allocation in a steady-state gr_call, nothing left after freeing, and
-# every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths)
+# every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths);
+# alloc_ops does the last for every row of the op table, with integer and bool operands too (its
+# sanitizer build with clang, whose UBSan also reports arithmetic on NULL pointers)
+ALLOC_SAN = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 test-alloc: gradient.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-count tests/alloc_count.c -lm
 	./$(B)/alloc-count
-	$(CC) $(CSTD) -O1 -g $(WARN) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
-	    -o $(B)/alloc-count-san tests/alloc_count.c -lm
+	$(CC) $(CSTD) $(ALLOC_SAN) $(WARN) -o $(B)/alloc-count-san tests/alloc_count.c -lm
 	ASAN_OPTIONS=detect_leaks=1 ./$(B)/alloc-count-san
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-ops tests/alloc_ops.c -lm
+	./$(B)/alloc-ops
+	$(CLANG) $(CSTD) $(ALLOC_SAN) $(WARN) -o $(B)/alloc-ops-san tests/alloc_ops.c -lm
+	ASAN_OPTIONS=detect_leaks=1 ./$(B)/alloc-ops-san
 
 # the fuzz target (tests/fuzz/fuzz_graph.c): `make fuzz` builds it with libFuzzer into build/fuzz-graph
 # (README.md, "Fuzzing", says how to run it); test-fuzz-replay feeds it the committed seed corpus

@@ -444,7 +444,7 @@ GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size
 
 /* ---- second wave: structure (ops/shape.c) ---- */
 /* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools) */
+   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
@@ -1493,6 +1493,16 @@ GR_API gr_var *gr_disconnected_like(gr_var *x) {
 
 static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
 
+/* A driver's NULL variable argument, what[i] (i < 0: a single argument). When g already holds an
+   error, the NULL is most likely what a failed builder returned: that error is returned as it is.
+   Else GR_ERR_VALUE is recorded, naming the driver and the argument: drivers record on the graph of
+   their first non-NULL variable argument, and only builders stay silent on a NULL operand. */
+static gr_status gr__driver_null(gr_graph *g, const char *fname, const char *what, int i) {
+    if (g->status != GR_OK) return g->status;
+    if (i < 0) return gr__error(g, GR_ERR_VALUE, "%s: %s is NULL", fname, what);
+    return gr__error(g, GR_ERR_VALUE, "%s: %s[%d] is NULL", fname, what, i);
+}
+
 /* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
    the first non-NULL one); else 1 and *gout is their graph */
 static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **gout) {
@@ -1517,7 +1527,22 @@ static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1) */
+/* GR_OK when every input is there. A NULL input is a builder inside a builder or a rule that
+   failed: the node is not made, and the failure propagates as NULL with the error that builder
+   recorded; with none recorded (inner builders fail on valid operands only when out of memory),
+   GR_ERR_NOMEM is recorded, naming the op */
+static gr_status gr__inputs_present(gr_graph *g, const char *opname, int n_in, gr_var *const *in) {
+    int i;
+    for (i = 0; i < n_in; i++)
+        if (!in || !in[i]) {
+            if (g->status != GR_OK) return g->status;
+            return gr__error(g, GR_ERR_NOMEM, "%s: input %d is missing: a builder inside it failed (out of memory)", opname, i);
+        }
+    return GR_OK;
+}
+
+/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1); no node
+   is made on a NULL input (see gr__inputs_present) */
 static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                  gr_var *const *in, int n_out, gr_var **outs) {
     gr_node *node;
@@ -1525,6 +1550,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
     if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
@@ -1596,6 +1623,16 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
     return out;
 }
 
+/* op is one of the table's (or a copy of one taken from gr_node_op): its perform is a table row's;
+   1 for an elementwise row, 2 for a structural one */
+static int gr__builtin_op(const gr_op_def *op) {
+    if (op->perform == gr__ew_perform) return 1;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 2;
+    GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
+#undef GR__BUILTIN_PERFORM
+    return 0;
+}
+
 GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params_size, int n_in,
                           gr_var *const *inputs, gr_var **outputs) {
     gr_graph *g = NULL;
@@ -1610,6 +1647,15 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
+    if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
+    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
+                         op->name);
+    /* a structural row's rules read a parameter struct of their own, which only its builder makes */
+    if (gr__builtin_op(op) == 2)
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
+                         op->name);
     return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
 }
 
@@ -2185,12 +2231,14 @@ static int gr__same_static(const gr_var *a, const gr_var *b) {
 
 /* a constant `value` of dtype dt with x's shape (x is used for its shape only) */
 static gr_var *gr__fill_like(gr_var *x, int dt, double value) {
-    gr_var *c = gr__scalar_const(x->graph, dt, value, 0);
+    gr_var *c;
+    if (!x) return NULL;
+    c = gr__scalar_const(x->graph, dt, value, 0);
     if (!c || x->ndim == 0) return c;
     return gr_broadcast_like(c, x);
 }
 /* float zeros shaped like x, of x's gradient dtype */
-static gr_var *gr__zeros_grad(gr_var *x) { return gr__fill_like(x, gr__grad_dtype(x), 0.0); }
+static gr_var *gr__zeros_grad(gr_var *x) { return x ? gr__fill_like(x, gr__grad_dtype(x), 0.0) : NULL; }
 
 /* t summed down to x's shape (the gradient of a broadcast); free when the shapes already agree */
 static gr_var *gr__sum_to(gr_var *t, gr_var *x) {
@@ -2260,14 +2308,15 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
         int kind;
         if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
+            if (!ig[k]) return node->graph->status;
             continue;
         }
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
-        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
+        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); if (!ig[k]) return node->graph->status; continue;
         case GR__PD_ONE: t = gz; break;
         case GR__PD_NEG_ONE: t = gr_neg(gz); break;
-        default: t = gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;
+        default: t = !t || gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;   /* (NULL: its builder failed) */
         }
         ig[k] = gr__sum_to(t, x);
         if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;
@@ -2712,12 +2761,13 @@ typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
 static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)gr__params(node); }
 static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
 
-static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
+/* g: the operands' graph (an operand may be NULL: its builder failed) */
+static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs, gr_graph *g) {
     gr__axdir_params p;
     memset(&p, 0, sizeof p);
     p.axis = axis;
     p.reverse = reverse;
-    return gr__node1(xs[0]->graph, op, &p, sizeof p, n, xs);
+    return gr__node1(g, op, &p, sizeof p, n, xs);
 }
 
 static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
@@ -2728,8 +2778,8 @@ static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, i
     a = gr__axis(axis, x->ndim);
     if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
     if (op == &gr__op_LogSumExp && !gr__is_float(x->dtype)) x = gr_cast(x, GR_F64);
-    if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
-    return x ? gr__axdir_node(op, a, 0, 1, &x) : NULL;
+    else if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
+    return gr__axdir_node(op, a, 0, 1, &x, g);
 }
 
 GR_API gr_var *gr_argmax_axis(gr_var *x, int axis) { return gr__axdir_op("gr_argmax_axis", &gr__op_ArgMax, x, axis); }
@@ -2742,7 +2792,7 @@ static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
     gr_var *xs[2];
     if (!a || !b) return NULL;
     xs[0] = a; xs[1] = b;
-    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs);
+    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs, a->graph);
 }
 
 /* ---- type and shape rules --------------------------------------------------------------------- */
@@ -2978,7 +3028,7 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
    the tangent */
 static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__axdir_params *p = gr__adp(node);
-    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0], node->graph)
                                               : gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -2986,7 +3036,7 @@ static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var *
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
-    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
+    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0], node->graph);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3057,7 +3107,7 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
         xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);
         if (!xs[i]) return node->graph->status;
     }
-    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs);
+    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }
 
@@ -6992,17 +7042,21 @@ static void gr__split_axis(int ndim, const int64_t *shape, int axis, int64_t *ou
     for (i = axis + 1; i < ndim; i++) *inner *= shape[i];
 }
 
-/* NumPy's slice of a length-n axis: first position and count (step != 0) */
+/* NumPy's slice of a length-n axis (Python's slice.indices): the first position and the count,
+   for any int64 bounds and step (step != 0; GR_OPEN is an open end, and a step of 1). The bounds
+   are clamped into [0, n] (step > 0) or [-1, n - 1] (step < 0) before anything is added, so
+   nothing overflows: with step = INT64_MAX, x[0:n:step] has 1 element. */
 static void gr__slice_resolve(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first, int64_t *count) {
     int64_t a, b;
+    if (step == GR_OPEN) step = 1;
     if (step > 0) {
         a = start == GR_OPEN ? 0 : start < 0 ? (start < -n ? 0 : start + n) : (start > n ? n : start);
         b = stop == GR_OPEN ? n : stop < 0 ? (stop < -n ? 0 : stop + n) : (stop > n ? n : stop);
-        *count = b > a ? (b - a + step - 1) / step : 0;
+        *count = a < b ? (b - a - 1) / step + 1 : 0;
     } else {
         a = start == GR_OPEN ? n - 1 : start < 0 ? (start < -n ? -1 : start + n) : (start > n - 1 ? n - 1 : start);
         b = stop == GR_OPEN ? -1 : stop < 0 ? (stop < -n ? -1 : stop + n) : (stop > n - 1 ? n - 1 : stop);
-        *count = a > b ? (a - b + (-step) - 1) / (-step) : 0;
+        *count = b < a ? (a - b - 1) / -step + 1 : 0;
     }
     *first = a;
 }
@@ -7024,6 +7078,9 @@ static gr_var *gr__view(const char *fname, gr_var *x, int axis, int is_index, in
     a = gr__axis(axis, x->ndim);
     if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
     if (!is_index && step == 0) return gr__fail(g, GR_ERR_VALUE, "%s: the step of a slice of %s is zero", fname, gr__d(x).s);
+    if (is_index && gr__vshape(x)[a] >= 0 && gr__index_resolve(gr__vshape(x)[a], start) < 0)   /* a static size: known now */
+        return gr__fail(g, GR_ERR_VALUE, "%s: index %lld is out of range for axis %d of %s with size %lld", fname, (long long)start, a,
+                        gr__d(x).s, (long long)gr__vshape(x)[a]);
     if (!is_index && step == GR_OPEN) step = 1;
     memset(&p, 0, sizeof p);
     p.axis = a;
@@ -7146,7 +7203,7 @@ static gr_status gr__view_shape(const gr_node *node, const gr_array *const *in, 
 static void gr__view_span(const gr__view_params *p, const gr_array *x, int64_t *first, int64_t *count, int64_t *step) {
     if (p->is_index) { *first = gr__index_resolve(x->shape[p->axis], p->start); *count = 1; *step = 1; return; }
     gr__slice_resolve(x->shape[p->axis], p->start, p->stop, p->step, first, count);
-    *step = p->step;
+    *step = p->step == GR_OPEN ? 1 : p->step;
 }
 
 static gr_status gr__view_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -7686,11 +7743,11 @@ static int gr__is_zero(const gr_var *t) {
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
-    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1));
-    gr_var **ig = og + no;
+    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
     if (!og) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    ig = og + no;
     if (3 * no + 3 * ni > 64) {
         fl = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)(3 * no + 3 * ni));
         if (!fl) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
@@ -7830,11 +7887,14 @@ static gr_status gr__on_disconnected(gr_graph *g, const char *fname, int policy,
                      "only by a non-differentiable operator", fname, gr__d(v).s);
 }
 
+/* the graph of the first non-NULL variable argument */
 static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, const gr_grad_opts *o) {
     int i;
     if (cost) return cost->graph;
     for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    for (i = 0; o->consider_constant && i < o->n_consider_constant; i++) if (o->consider_constant[i]) return o->consider_constant[i]->graph;
     for (i = 0; o->known_vars && i < o->n_known; i++) if (o->known_vars[i]) return o->known_vars[i]->graph;
+    for (i = 0; o->known_grads && i < o->n_known; i++) if (o->known_grads[i]) return o->known_grads[i]->graph;
     return NULL;
 }
 
@@ -7858,10 +7918,12 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     if ((unsigned)o.disconnected_inputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED ||
         (unsigned)o.null_gradients > GR_NULL_RETURN)
         return gr__error(g, GR_ERR_VALUE, "%s: invalid value for disconnected_inputs, return_disconnected or null_gradients", fname);
-    if (!cost && o.n_known == 0) return gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i] || !o.known_grads[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (!cost && o.n_known == 0)               /* (a cost that is NULL because its builder failed: that error) */
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i]) return gr__driver_null(g, fname, "known_vars", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_grads[i]) return gr__driver_null(g, fname, "known_grads", i);
+    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return gr__driver_null(g, fname, "consider_constant", i);
     if (cost && cost->kind == GR__VK_NULL)
         return gr__error(g, GR_ERR_VALUE, "%s: can't differentiate a null cost; it is null because %s", fname, gr__null_reason(cost));
     if (cost && cost->ndim != 0)
@@ -7967,11 +8029,13 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_f && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (n_f < 1 || !f || !eval_points)
         return gr__error(g, GR_ERR_VALUE, "gr_lop: %s", n_f < 1 ? "needs at least one f" : !f ? "f is NULL" : "eval_points is NULL");
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_lop", "f", i);
+    for (i = 0; i < n_f; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_lop", "eval_points", i);
     for (i = 0; i < n_f; i++) {
-        if (!f[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (eval_points[i]->ndim != f[i]->ndim)
             return gr__error(g, GR_ERR_TYPE, "gr_lop: eval point %d has %d dimensions but f[%d] (%s) has %d", i,
                              eval_points[i]->ndim, i, gr__d(f[i]).s, f[i]->ndim);
@@ -8000,11 +8064,17 @@ GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_v
     for (i = 0; !g && wrt && i < n_wrt; i++) if (wrt[i]) g = wrt[i]->graph;
     for (i = 0; !g && end && i < n_end; i++) if (end[i]) g = end[i]->graph;
     for (i = 0; !g && start_vars && i < n_start; i++) if (start_vars[i]) g = start_vars[i]->graph;
+    for (i = 0; !g && start_grads && i < n_start; i++) if (start_grads[i]) g = start_grads[i]->graph;
     if (!g) return GR_ERR_VALUE;
-    if (!cost && n_start <= 0) return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
+    if (!cost && n_start <= 0)
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
     if (n_wrt < 0 || n_end < 0 || n_start < 0 || (n_wrt && (!wrt || !wrt_grads)) || (n_end && (!end || !end_grads)) ||
         (n_start && (!start_vars || !start_grads)))
         return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_subgraph_grad", "wrt", i);
+    for (i = 0; i < n_end; i++) if (!end[i]) return gr__driver_null(g, "gr_subgraph_grad", "end", i);
+    for (i = 0; i < n_start; i++) if (!start_vars[i]) return gr__driver_null(g, "gr_subgraph_grad", "start", i);
+    for (i = 0; i < n_start; i++) if (!start_grads[i]) return gr__driver_null(g, "gr_subgraph_grad", "start_grads", i);
     params = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n + 1));
     from_start = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
     from_cost = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
@@ -8086,13 +8156,13 @@ static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_graph *g = node->graph;
     int ni = node->n_in, no = node->n_out, i, j, nk = 0, nu = 0;
-    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *));
-    gr_var **ig = u + no, **kv = ig + ni, **kg = kv + ni, **res = kg + ni;
+    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *)), **ig, **kv, **kg, **res;
     int *u_out = (int *)gr__calloc((size_t)no + 1, sizeof(int));
     gr_grad_opts o;
     gr_status st = GR_OK;
     for (j = 0; j < no; j++) orop[j] = NULL;
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
+    ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
         st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
         goto done;
@@ -8159,15 +8229,17 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (opts) o = *opts; else memset(&o, 0, sizeof o);
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
     if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
-    for (i = 0; i < n_f; i++) if (!f[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
+    for (i = 0; i < n_wrt; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_rop", "eval_points", i);
     for (i = 0; i < n_wrt; i++) {
-        if (!wrt[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (wrt[i]->graph != g || eval_points[i]->graph != g)
             return gr__error(g, GR_ERR_VALUE, "gr_rop: wrt[%d] or its eval point belongs to another graph", i);
         if (wrt[i]->ndim != eval_points[i]->ndim)
@@ -8342,6 +8414,14 @@ static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
     return gr_add(a, b);
 }
 
+/* the graph of gr_jacobian's or gr_hessian's first non-NULL variable argument */
+static gr_graph *gr__jh_graph(gr_var *first, int n_wrt, gr_var *const *wrt) {
+    int i;
+    if (first) return first->graph;
+    for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    return NULL;
+}
+
 static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts,
                               int disconnected) {
     gr_graph *g;
@@ -8351,10 +8431,10 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     int i, dt;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!expr) return GR_ERR_VALUE;
-    g = expr->graph;
+    if (!(g = gr__jh_graph(expr, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!expr) return gr__driver_null(g, fname, "the expression", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "%s: a NULL array or a negative count", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
     if (gr__is_marker(expr)) return gr__error(g, GR_ERR_TYPE, "%s: the expression is a gradient marker, not a value", fname);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -8409,9 +8489,10 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     int i;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!cost) return GR_ERR_VALUE;
-    g = cost->graph;
+    if (!(g = gr__jh_graph(cost, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!cost) return gr__driver_null(g, "gr_hessian", "cost", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "gr_hessian: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_hessian", "wrt", i);
     if (cost->ndim != 0) return gr__error(g, GR_ERR_TYPE, "gr_hessian: the cost must be a scalar; %s has %d dimensions", gr__d(cost).s, cost->ndim);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -8422,7 +8503,6 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     o.no_names = 1;
     for (i = 0; i < n_wrt; i++) {
         gr_var *gw = NULL;
-        if (!wrt[i]) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; break; }
         if ((st = gr__grad("gr_hessian", cost, 1, &wrt[i], &gw, &o)) != GR_OK) break;
         /* the gradient may not depend on w although the cost does (a linear cost): ignore there */
         if ((st = gr__jacobian("gr_hessian", gw, 1, &wrt[i], &out[i], &o, GR_IGNORE)) != GR_OK) break;
@@ -9035,11 +9115,10 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, gr__in(gr__owner(x)));
         }
         if (gr__rw_zeros(x, &z)) {
-            gr_var *zs;
+            gr_var *ref;
             if (!z) { *done = 0; return NULL; }
-            /* (a failed build must fail: gr__rw_zero_fill of NULL is a 0-d zero) */
-            if (!(zs = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;
-            return gr__rw_zero_fill(rw, x->dtype, zs);
+            if (!(ref = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;   /* (not a 0-d zero) */
+            return gr__rw_zero_fill(rw, x->dtype, ref);
         }
     } else if (op == &gr__op_Dot) {
         /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
@@ -9366,6 +9445,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
+    if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
@@ -10957,12 +11037,14 @@ static double gr__eval_scalar(gr_fn *f, const gr_array *const *pt, gr_status *st
     return gr_array_get(out[0], 0);
 }
 
-GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps) {
+/* gr_numeric_grad_new, with the status of a failure in *status (the message goes to f) */
+static gr_numeric_grad *gr__numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps, gr_status *status) {
     gr_numeric_grad *ng = NULL;
     gr_array **work = NULL;
     double f0, max_eps = 0, tol = 0;
     int i;
     gr_status st;
+    *status = GR_ERR_VALUE;
     if (!f) return NULL;
     if (n != f->n_in || n < 1 || !pt || f->n_out != 1 || f->slots[f->out_slot[0]].arr.ndim != 0) {
         gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: needs a function of the %d given points with one 0-d output", n);
@@ -10971,7 +11053,8 @@ GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *con
     for (i = 0; i < n; i++) {
         if (!pt[i] || !gr__array_valid(pt[i])) { gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: point %d is NULL or malformed", i); return NULL; }
         if (!gr__is_float(pt[i]->dtype)) {
-            gr__fn_error(f, GR_ERR_TYPE, "gr_numeric_grad_new: point %d is %s; finite differences need float points", i, gr_dtype_name(pt[i]->dtype));
+            *status = gr__fn_error(f, GR_ERR_TYPE, "gr_numeric_grad_new: point %d is %s; finite differences need float points", i,
+                                   gr_dtype_name(pt[i]->dtype));
             return NULL;
         }
         if (gr__type_eps(pt[i]->dtype) > max_eps) max_eps = gr__type_eps(pt[i]->dtype);
@@ -11005,14 +11088,21 @@ GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *con
     }
     for (i = 0; i < n; i++) gr_array_free(work[i]);
     GR_FREE(work);
+    *status = GR_OK;
     return ng;
 nomem:
-    gr__fn_error(f, GR_ERR_NOMEM, "gr_numeric_grad_new: out of memory");
-fail:
+    st = gr__fn_error(f, GR_ERR_NOMEM, "gr_numeric_grad_new: out of memory");
+fail:                                            /* st: the failure (a failed call of f: its status) */
+    *status = st;
     for (i = 0; work && i < n; i++) gr_array_free(work[i]);
     GR_FREE(work);
     gr_numeric_grad_free(ng);
     return NULL;
+}
+
+GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps) {
+    gr_status st;
+    return gr__numeric_grad_new(f, n, pt, eps, &st);
 }
 
 GR_API const gr_array *gr_numeric_grad_get(const gr_numeric_grad *ng, int i) {
@@ -11174,8 +11264,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
             gr__projection(u, &rng);
             if ((st = gr_shared_set(u_var, u)) != GR_OK) goto report;
         }
-        ng = gr_numeric_grad_new(cost_fn, n, pt, o.eps);
-        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "%s", cost_fn->message); goto report; }
+        ng = gr__numeric_grad_new(cost_fn, n, pt, o.eps, &st);
+        if (!ng) { gr__error(g, st, "%s", cost_fn->message); goto report; }   /* out of memory, or the call's failure */
         if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "%s", grad_fn->message); goto report; }
         max_err = gr_numeric_grad_max_err(ng, gvals, o.abs_tol, o.rel_tol, &where);
         gr_numeric_grad_free(ng);

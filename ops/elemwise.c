@@ -426,12 +426,14 @@ static int gr__same_static(const gr_var *a, const gr_var *b) {
 
 /* a constant `value` of dtype dt with x's shape (x is used for its shape only) */
 static gr_var *gr__fill_like(gr_var *x, int dt, double value) {
-    gr_var *c = gr__scalar_const(x->graph, dt, value, 0);
+    gr_var *c;
+    if (!x) return NULL;
+    c = gr__scalar_const(x->graph, dt, value, 0);
     if (!c || x->ndim == 0) return c;
     return gr_broadcast_like(c, x);
 }
 /* float zeros shaped like x, of x's gradient dtype */
-static gr_var *gr__zeros_grad(gr_var *x) { return gr__fill_like(x, gr__grad_dtype(x), 0.0); }
+static gr_var *gr__zeros_grad(gr_var *x) { return x ? gr__fill_like(x, gr__grad_dtype(x), 0.0) : NULL; }
 
 /* t summed down to x's shape (the gradient of a broadcast); free when the shapes already agree */
 static gr_var *gr__sum_to(gr_var *t, gr_var *x) {
@@ -501,14 +503,15 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
         int kind;
         if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
+            if (!ig[k]) return node->graph->status;
             continue;
         }
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
-        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); continue;
+        case GR__PD_ZERO: ig[k] = gr__zeros_grad(x); if (!ig[k]) return node->graph->status; continue;
         case GR__PD_ONE: t = gz; break;
         case GR__PD_NEG_ONE: t = gr_neg(gz); break;
-        default: t = gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;
+        default: t = !t || gr__is_one(gz, t->dtype) ? t : gr_mul(gz, t); break;   /* (NULL: its builder failed) */
         }
         ig[k] = gr__sum_to(t, x);
         if (!ig[k]) return node->graph->status != GR_OK ? node->graph->status : GR_ERR_VALUE;

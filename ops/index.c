@@ -28,17 +28,21 @@ static void gr__split_axis(int ndim, const int64_t *shape, int axis, int64_t *ou
     for (i = axis + 1; i < ndim; i++) *inner *= shape[i];
 }
 
-/* NumPy's slice of a length-n axis: first position and count (step != 0) */
+/* NumPy's slice of a length-n axis (Python's slice.indices): the first position and the count,
+   for any int64 bounds and step (step != 0; GR_OPEN is an open end, and a step of 1). The bounds
+   are clamped into [0, n] (step > 0) or [-1, n - 1] (step < 0) before anything is added, so
+   nothing overflows: with step = INT64_MAX, x[0:n:step] has 1 element. */
 static void gr__slice_resolve(int64_t n, int64_t start, int64_t stop, int64_t step, int64_t *first, int64_t *count) {
     int64_t a, b;
+    if (step == GR_OPEN) step = 1;
     if (step > 0) {
         a = start == GR_OPEN ? 0 : start < 0 ? (start < -n ? 0 : start + n) : (start > n ? n : start);
         b = stop == GR_OPEN ? n : stop < 0 ? (stop < -n ? 0 : stop + n) : (stop > n ? n : stop);
-        *count = b > a ? (b - a + step - 1) / step : 0;
+        *count = a < b ? (b - a - 1) / step + 1 : 0;
     } else {
         a = start == GR_OPEN ? n - 1 : start < 0 ? (start < -n ? -1 : start + n) : (start > n - 1 ? n - 1 : start);
         b = stop == GR_OPEN ? -1 : stop < 0 ? (stop < -n ? -1 : stop + n) : (stop > n - 1 ? n - 1 : stop);
-        *count = a > b ? (a - b + (-step) - 1) / (-step) : 0;
+        *count = b < a ? (a - b - 1) / -step + 1 : 0;
     }
     *first = a;
 }
@@ -60,6 +64,9 @@ static gr_var *gr__view(const char *fname, gr_var *x, int axis, int is_index, in
     a = gr__axis(axis, x->ndim);
     if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
     if (!is_index && step == 0) return gr__fail(g, GR_ERR_VALUE, "%s: the step of a slice of %s is zero", fname, gr__d(x).s);
+    if (is_index && gr__vshape(x)[a] >= 0 && gr__index_resolve(gr__vshape(x)[a], start) < 0)   /* a static size: known now */
+        return gr__fail(g, GR_ERR_VALUE, "%s: index %lld is out of range for axis %d of %s with size %lld", fname, (long long)start, a,
+                        gr__d(x).s, (long long)gr__vshape(x)[a]);
     if (!is_index && step == GR_OPEN) step = 1;
     memset(&p, 0, sizeof p);
     p.axis = a;
@@ -182,7 +189,7 @@ static gr_status gr__view_shape(const gr_node *node, const gr_array *const *in, 
 static void gr__view_span(const gr__view_params *p, const gr_array *x, int64_t *first, int64_t *count, int64_t *step) {
     if (p->is_index) { *first = gr__index_resolve(x->shape[p->axis], p->start); *count = 1; *step = 1; return; }
     gr__slice_resolve(x->shape[p->axis], p->start, p->stop, p->step, first, count);
-    *step = p->step;
+    *step = p->step == GR_OPEN ? 1 : p->step;
 }
 
 static gr_status gr__view_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {

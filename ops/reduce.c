@@ -354,12 +354,13 @@ typedef struct gr__axdir_params { int axis; int reverse; } gr__axdir_params;
 static const gr__axdir_params *gr__adp(const gr_node *node) { return (const gr__axdir_params *)gr__params(node); }
 static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner);
 
-static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs) {
+/* g: the operands' graph (an operand may be NULL: its builder failed) */
+static gr_var *gr__axdir_node(const gr_op_def *op, int axis, int reverse, int n, gr_var *const *xs, gr_graph *g) {
     gr__axdir_params p;
     memset(&p, 0, sizeof p);
     p.axis = axis;
     p.reverse = reverse;
-    return gr__node1(xs[0]->graph, op, &p, sizeof p, n, xs);
+    return gr__node1(g, op, &p, sizeof p, n, xs);
 }
 
 static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
@@ -370,8 +371,8 @@ static gr_var *gr__axdir_op(const char *fname, const gr_op_def *op, gr_var *x, i
     a = gr__axis(axis, x->ndim);
     if (a < 0) return gr__fail(g, GR_ERR_VALUE, "%s: axis %d out of range for %s with %d dimensions", fname, axis, gr__d(x).s, x->ndim);
     if (op == &gr__op_LogSumExp && !gr__is_float(x->dtype)) x = gr_cast(x, GR_F64);
-    if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
-    return x ? gr__axdir_node(op, a, 0, 1, &x) : NULL;
+    else if ((op == &gr__op_CumSum || op == &gr__op_CumProd) && x->dtype == GR_BOOL) x = gr_cast(x, GR_I64);   /* NumPy counts */
+    return gr__axdir_node(op, a, 0, 1, &x, g);
 }
 
 GR_API gr_var *gr_argmax_axis(gr_var *x, int axis) { return gr__axdir_op("gr_argmax_axis", &gr__op_ArgMax, x, axis); }
@@ -384,7 +385,7 @@ static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
     gr_var *xs[2];
     if (!a || !b) return NULL;
     xs[0] = a; xs[1] = b;
-    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs);
+    return gr__axdir_node(&gr__op_LinScan, axis, reverse, 2, xs, a->graph);
 }
 
 /* ---- type and shape rules --------------------------------------------------------------------- */
@@ -620,7 +621,7 @@ static gr_status gr__LogSumExp_rop(const gr_node *node, gr_var *const *ev, gr_va
    the tangent */
 static gr_status gr__CumSum_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__axdir_params *p = gr__adp(node);
-    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0])
+    ig[0] = gr__is_float(gr__out(node)[0]->dtype) ? gr__axdir_node(&gr__op_CumSum, p->axis, !p->reverse, 1, &og[0], node->graph)
                                               : gr__zeros_grad(gr__in(node)[0]);
     return ig[0] ? GR_OK : node->graph->status;
 }
@@ -628,7 +629,7 @@ static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var *
     const gr__axdir_params *p = gr__adp(node);
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
-    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0]);
+    orop[0] = gr__axdir_node(&gr__op_CumSum, p->axis, p->reverse, 1, &ev[0], node->graph);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -699,6 +700,6 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
         xs[i] = batched[i] ? in[i] : gr_broadcast_like(in[i], in[lead]);
         if (!xs[i]) return node->graph->status;
     }
-    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs);
+    out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }

@@ -181,7 +181,7 @@ GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size
 
 /* ---- second wave: structure (ops/shape.c) ---- */
 /* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools) */
+   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is

@@ -208,11 +208,11 @@ static int gr__is_zero(const gr_var *t) {
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
-    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1));
-    gr_var **ig = og + no;
+    gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
     if (!og) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    ig = og + no;
     if (3 * no + 3 * ni > 64) {
         fl = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)(3 * no + 3 * ni));
         if (!fl) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
@@ -352,11 +352,14 @@ static gr_status gr__on_disconnected(gr_graph *g, const char *fname, int policy,
                      "only by a non-differentiable operator", fname, gr__d(v).s);
 }
 
+/* the graph of the first non-NULL variable argument */
 static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, const gr_grad_opts *o) {
     int i;
     if (cost) return cost->graph;
     for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    for (i = 0; o->consider_constant && i < o->n_consider_constant; i++) if (o->consider_constant[i]) return o->consider_constant[i]->graph;
     for (i = 0; o->known_vars && i < o->n_known; i++) if (o->known_vars[i]) return o->known_vars[i]->graph;
+    for (i = 0; o->known_grads && i < o->n_known; i++) if (o->known_grads[i]) return o->known_grads[i]->graph;
     return NULL;
 }
 
@@ -380,10 +383,12 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     if ((unsigned)o.disconnected_inputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED ||
         (unsigned)o.null_gradients > GR_NULL_RETURN)
         return gr__error(g, GR_ERR_VALUE, "%s: invalid value for disconnected_inputs, return_disconnected or null_gradients", fname);
-    if (!cost && o.n_known == 0) return gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i] || !o.known_grads[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (!cost && o.n_known == 0)               /* (a cost that is NULL because its builder failed: that error) */
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "%s: cost and known gradients can't both be NULL", fname);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_vars[i]) return gr__driver_null(g, fname, "known_vars", i);
+    for (i = 0; i < o.n_known; i++) if (!o.known_grads[i]) return gr__driver_null(g, fname, "known_grads", i);
+    for (i = 0; i < o.n_consider_constant; i++) if (!o.consider_constant[i]) return gr__driver_null(g, fname, "consider_constant", i);
     if (cost && cost->kind == GR__VK_NULL)
         return gr__error(g, GR_ERR_VALUE, "%s: can't differentiate a null cost; it is null because %s", fname, gr__null_reason(cost));
     if (cost && cost->ndim != 0)
@@ -489,11 +494,13 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_f && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (n_f < 1 || !f || !eval_points)
         return gr__error(g, GR_ERR_VALUE, "gr_lop: %s", n_f < 1 ? "needs at least one f" : !f ? "f is NULL" : "eval_points is NULL");
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_lop", "f", i);
+    for (i = 0; i < n_f; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_lop", "eval_points", i);
     for (i = 0; i < n_f; i++) {
-        if (!f[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (eval_points[i]->ndim != f[i]->ndim)
             return gr__error(g, GR_ERR_TYPE, "gr_lop: eval point %d has %d dimensions but f[%d] (%s) has %d", i,
                              eval_points[i]->ndim, i, gr__d(f[i]).s, f[i]->ndim);
@@ -522,11 +529,17 @@ GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_v
     for (i = 0; !g && wrt && i < n_wrt; i++) if (wrt[i]) g = wrt[i]->graph;
     for (i = 0; !g && end && i < n_end; i++) if (end[i]) g = end[i]->graph;
     for (i = 0; !g && start_vars && i < n_start; i++) if (start_vars[i]) g = start_vars[i]->graph;
+    for (i = 0; !g && start_grads && i < n_start; i++) if (start_grads[i]) g = start_grads[i]->graph;
     if (!g) return GR_ERR_VALUE;
-    if (!cost && n_start <= 0) return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
+    if (!cost && n_start <= 0)
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: cost or start must be given");
     if (n_wrt < 0 || n_end < 0 || n_start < 0 || (n_wrt && (!wrt || !wrt_grads)) || (n_end && (!end || !end_grads)) ||
         (n_start && (!start_vars || !start_grads)))
         return gr__error(g, GR_ERR_VALUE, "gr_subgraph_grad: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_subgraph_grad", "wrt", i);
+    for (i = 0; i < n_end; i++) if (!end[i]) return gr__driver_null(g, "gr_subgraph_grad", "end", i);
+    for (i = 0; i < n_start; i++) if (!start_vars[i]) return gr__driver_null(g, "gr_subgraph_grad", "start", i);
+    for (i = 0; i < n_start; i++) if (!start_grads[i]) return gr__driver_null(g, "gr_subgraph_grad", "start_grads", i);
     params = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(n + 1));
     from_start = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));
     from_cost = (gr_var **)gr__calloc((size_t)n + 1, sizeof(gr_var *));

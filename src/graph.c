@@ -365,6 +365,16 @@ GR_API gr_var *gr_disconnected_like(gr_var *x) {
 
 static int gr__is_marker(const gr_var *v) { return v->kind == GR__VK_DISC || v->kind == GR__VK_NULL; }
 
+/* A driver's NULL variable argument, what[i] (i < 0: a single argument). When g already holds an
+   error, the NULL is most likely what a failed builder returned: that error is returned as it is.
+   Else GR_ERR_VALUE is recorded, naming the driver and the argument: drivers record on the graph of
+   their first non-NULL variable argument, and only builders stay silent on a NULL operand. */
+static gr_status gr__driver_null(gr_graph *g, const char *fname, const char *what, int i) {
+    if (g->status != GR_OK) return g->status;
+    if (i < 0) return gr__error(g, GR_ERR_VALUE, "%s: %s is NULL", fname, what);
+    return gr__error(g, GR_ERR_VALUE, "%s: %s[%d] is NULL", fname, what, i);
+}
+
 /* operands of a builder: 0 if any is NULL (silently) or unusable (error recorded on the graph of
    the first non-NULL one); else 1 and *gout is their graph */
 static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **gout) {
@@ -389,7 +399,22 @@ static int gr__operands(const char *fname, int n, gr_var *const *xs, gr_graph **
 
 /* ---- nodes ----------------------------------------------------------------------------------- */
 
-/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1) */
+/* GR_OK when every input is there. A NULL input is a builder inside a builder or a rule that
+   failed: the node is not made, and the failure propagates as NULL with the error that builder
+   recorded; with none recorded (inner builders fail on valid operands only when out of memory),
+   GR_ERR_NOMEM is recorded, naming the op */
+static gr_status gr__inputs_present(gr_graph *g, const char *opname, int n_in, gr_var *const *in) {
+    int i;
+    for (i = 0; i < n_in; i++)
+        if (!in || !in[i]) {
+            if (g->status != GR_OK) return g->status;
+            return gr__error(g, GR_ERR_NOMEM, "%s: input %d is missing: a builder inside it failed (out of memory)", opname, i);
+        }
+    return GR_OK;
+}
+
+/* a node of op with n_out outputs (op->n_out, or any number for an op whose n_out is -1); no node
+   is made on a NULL input (see gr__inputs_present) */
 static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                  gr_var *const *in, int n_out, gr_var **outs) {
     gr_node *node;
@@ -397,6 +422,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_type *types = stack_types;
     gr_status st;
     int i, j;
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
     if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
@@ -468,6 +495,16 @@ static gr_var *gr__node1(gr_graph *g, const gr_op_def *op, const void *params, s
     return out;
 }
 
+/* op is one of the table's (or a copy of one taken from gr_node_op): its perform is a table row's;
+   1 for an elementwise row, 2 for a structural one */
+static int gr__builtin_op(const gr_op_def *op) {
+    if (op->perform == gr__ew_perform) return 1;
+#define GR__BUILTIN_PERFORM(Name, nin, nout, rules, conn, alias, flags, batch) if (op->perform == gr__##Name##_perform) return 2;
+    GR_STRUCT_OPS(GR__BUILTIN_PERFORM)
+#undef GR__BUILTIN_PERFORM
+    return 0;
+}
+
 GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params_size, int n_in,
                           gr_var *const *inputs, gr_var **outputs) {
     gr_graph *g = NULL;
@@ -482,6 +519,15 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
+    if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
+    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
+                         op->name);
+    /* a structural row's rules read a parameter struct of their own, which only its builder makes */
+    if (gr__builtin_op(op) == 2)
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
+                         op->name);
     return gr__make_node(g, op, params, params_size, n_in, inputs, outputs);
 }
 

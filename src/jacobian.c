@@ -81,6 +81,14 @@ static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
     return gr_add(a, b);
 }
 
+/* the graph of gr_jacobian's or gr_hessian's first non-NULL variable argument */
+static gr_graph *gr__jh_graph(gr_var *first, int n_wrt, gr_var *const *wrt) {
+    int i;
+    if (first) return first->graph;
+    for (i = 0; wrt && i < n_wrt; i++) if (wrt[i]) return wrt[i]->graph;
+    return NULL;
+}
+
 static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts,
                               int disconnected) {
     gr_graph *g;
@@ -90,10 +98,10 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
     int i, dt;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!expr) return GR_ERR_VALUE;
-    g = expr->graph;
+    if (!(g = gr__jh_graph(expr, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!expr) return gr__driver_null(g, fname, "the expression", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "%s: a NULL array or a negative count", fname);
-    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, fname, "wrt", i);
     if (gr__is_marker(expr)) return gr__error(g, GR_ERR_TYPE, "%s: the expression is a gradient marker, not a value", fname);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -148,9 +156,10 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     int i;
     gr_status st = GR_OK;
     if (out) for (i = 0; i < n_wrt; i++) out[i] = NULL;
-    if (!cost) return GR_ERR_VALUE;
-    g = cost->graph;
+    if (!(g = gr__jh_graph(cost, n_wrt, wrt))) return GR_ERR_VALUE;
+    if (!cost) return gr__driver_null(g, "gr_hessian", "cost", -1);
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !out))) return gr__error(g, GR_ERR_VALUE, "gr_hessian: a NULL array or a negative count");
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_hessian", "wrt", i);
     if (cost->ndim != 0) return gr__error(g, GR_ERR_TYPE, "gr_hessian: the cost must be a scalar; %s has %d dimensions", gr__d(cost).s, cost->ndim);
     memset(&o, 0, sizeof o);
     if (opts) {
@@ -161,7 +170,6 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
     o.no_names = 1;
     for (i = 0; i < n_wrt; i++) {
         gr_var *gw = NULL;
-        if (!wrt[i]) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; break; }
         if ((st = gr__grad("gr_hessian", cost, 1, &wrt[i], &gw, &o)) != GR_OK) break;
         /* the gradient may not depend on w although the cost does (a linear cost): ignore there */
         if ((st = gr__jacobian("gr_hessian", gw, 1, &wrt[i], &out[i], &o, GR_IGNORE)) != GR_OK) break;

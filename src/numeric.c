@@ -29,12 +29,14 @@ static double gr__eval_scalar(gr_fn *f, const gr_array *const *pt, gr_status *st
     return gr_array_get(out[0], 0);
 }
 
-GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps) {
+/* gr_numeric_grad_new, with the status of a failure in *status (the message goes to f) */
+static gr_numeric_grad *gr__numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps, gr_status *status) {
     gr_numeric_grad *ng = NULL;
     gr_array **work = NULL;
     double f0, max_eps = 0, tol = 0;
     int i;
     gr_status st;
+    *status = GR_ERR_VALUE;
     if (!f) return NULL;
     if (n != f->n_in || n < 1 || !pt || f->n_out != 1 || f->slots[f->out_slot[0]].arr.ndim != 0) {
         gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: needs a function of the %d given points with one 0-d output", n);
@@ -43,7 +45,8 @@ GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *con
     for (i = 0; i < n; i++) {
         if (!pt[i] || !gr__array_valid(pt[i])) { gr__fn_error(f, GR_ERR_VALUE, "gr_numeric_grad_new: point %d is NULL or malformed", i); return NULL; }
         if (!gr__is_float(pt[i]->dtype)) {
-            gr__fn_error(f, GR_ERR_TYPE, "gr_numeric_grad_new: point %d is %s; finite differences need float points", i, gr_dtype_name(pt[i]->dtype));
+            *status = gr__fn_error(f, GR_ERR_TYPE, "gr_numeric_grad_new: point %d is %s; finite differences need float points", i,
+                                   gr_dtype_name(pt[i]->dtype));
             return NULL;
         }
         if (gr__type_eps(pt[i]->dtype) > max_eps) max_eps = gr__type_eps(pt[i]->dtype);
@@ -77,14 +80,21 @@ GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *con
     }
     for (i = 0; i < n; i++) gr_array_free(work[i]);
     GR_FREE(work);
+    *status = GR_OK;
     return ng;
 nomem:
-    gr__fn_error(f, GR_ERR_NOMEM, "gr_numeric_grad_new: out of memory");
-fail:
+    st = gr__fn_error(f, GR_ERR_NOMEM, "gr_numeric_grad_new: out of memory");
+fail:                                            /* st: the failure (a failed call of f: its status) */
+    *status = st;
     for (i = 0; work && i < n; i++) gr_array_free(work[i]);
     GR_FREE(work);
     gr_numeric_grad_free(ng);
     return NULL;
+}
+
+GR_API gr_numeric_grad *gr_numeric_grad_new(gr_fn *f, int n, const gr_array *const *pt, double eps) {
+    gr_status st;
+    return gr__numeric_grad_new(f, n, pt, eps, &st);
 }
 
 GR_API const gr_array *gr_numeric_grad_get(const gr_numeric_grad *ng, int i) {
@@ -246,8 +256,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
             gr__projection(u, &rng);
             if ((st = gr_shared_set(u_var, u)) != GR_OK) goto report;
         }
-        ng = gr_numeric_grad_new(cost_fn, n, pt, o.eps);
-        if (!ng) { st = GR_ERR_RUNTIME; gr__error(g, st, "%s", cost_fn->message); goto report; }
+        ng = gr__numeric_grad_new(cost_fn, n, pt, o.eps, &st);
+        if (!ng) { gr__error(g, st, "%s", cost_fn->message); goto report; }   /* out of memory, or the call's failure */
         if ((st = gr_call(grad_fn, pt, gvals)) != GR_OK) { gr__error(g, st, "%s", grad_fn->message); goto report; }
         max_err = gr_numeric_grad_max_err(ng, gvals, o.abs_tol, o.rel_tol, &where);
         gr_numeric_grad_free(ng);

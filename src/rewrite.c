@@ -601,11 +601,10 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
             return gr__rw1(rw, &gr__op_DimShuffle, &c, sizeof c, 1, gr__in(gr__owner(x)));
         }
         if (gr__rw_zeros(x, &z)) {
-            gr_var *zs;
+            gr_var *ref;
             if (!z) { *done = 0; return NULL; }
-            /* (a failed build must fail: gr__rw_zero_fill of NULL is a 0-d zero) */
-            if (!(zs = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;
-            return gr__rw_zero_fill(rw, x->dtype, zs);
+            if (!(ref = gr__rw1(rw, &gr__op_DimShuffle, params, sizeof *p, 1, &z))) return NULL;   /* (not a 0-d zero) */
+            return gr__rw_zero_fill(rw, x->dtype, ref);
         }
     } else if (op == &gr__op_Dot) {
         /* a transposed matrix operand becomes a flag: BLAS reads it in place, nothing is copied */
@@ -932,6 +931,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
+    if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
     if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)

@@ -46,13 +46,13 @@ static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     gr_graph *g = node->graph;
     int ni = node->n_in, no = node->n_out, i, j, nk = 0, nu = 0;
-    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *));
-    gr_var **ig = u + no, **kv = ig + ni, **kg = kv + ni, **res = kg + ni;
+    gr_var **u = (gr_var **)gr__calloc((size_t)(2 * no + 3 * ni + 1), sizeof(gr_var *)), **ig, **kv, **kg, **res;
     int *u_out = (int *)gr__calloc((size_t)no + 1, sizeof(int));
     gr_grad_opts o;
     gr_status st = GR_OK;
     for (j = 0; j < no; j++) orop[j] = NULL;
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
+    ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
         st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
         goto done;
@@ -119,15 +119,17 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
     for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
     for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
     if (!g) return GR_ERR_VALUE;
     if (opts) o = *opts; else memset(&o, 0, sizeof o);
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
     if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
-    for (i = 0; i < n_f; i++) if (!f[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
+    for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
+    for (i = 0; i < n_wrt; i++) if (!eval_points[i]) return gr__driver_null(g, "gr_rop", "eval_points", i);
     for (i = 0; i < n_wrt; i++) {
-        if (!wrt[i] || !eval_points[i]) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
         if (wrt[i]->graph != g || eval_points[i]->graph != g)
             return gr__error(g, GR_ERR_VALUE, "gr_rop: wrt[%d] or its eval point belongs to another graph", i);
         if (wrt[i]->ndim != eval_points[i]->ndim)

@@ -892,6 +892,14 @@ TEST(test_call_time_huge_shapes) {
 
 /* ---- gr_apply: bad op definitions and type rules ---------------------------------------------- */
 
+/* out[j] = in[0] converted to out[j]'s dtype (a perform for the ops below) */
+static gr_status e_copy_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int j;
+    int64_t i;
+    for (j = 0; j < gr_node_n_outputs(node); j++)
+        for (i = 0; i < out[j]->size && i < in[0]->size; i++) gr_array_set(out[j], i, gr_array_get(in[0], i));
+    return GR_OK;
+}
 static gr_status e_bad_infer_fail(const gr_node *node, gr_type *out) { (void)node; (void)out; return GR_ERR_TYPE; }
 static gr_status e_bad_infer_ndim(const gr_node *node, gr_type *out) { (void)node; out->ndim = 12; return GR_OK; }
 static gr_status e_bad_infer_neg(const gr_node *node, gr_type *out) {
@@ -912,7 +920,7 @@ TEST(test_apply_errors) {
     int j;
     ins[0] = x; ins[1] = x;
     memset(&op, 0, sizeof op);
-    op.name = "Mine"; op.n_in = 1; op.n_out = 1;
+    op.name = "Mine"; op.n_in = 1; op.n_out = 1; op.perform = e_copy_perform;
     CHECK_STATUS(gr_apply(NULL, NULL, 0, 1, ins, outs), GR_ERR_VALUE);
     CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
     gr_graph_clear_error(g);
@@ -1098,6 +1106,403 @@ TEST(test_function_without_inputs) {
     gr_graph_free(g);
 }
 
+/* ---- users' ops: the rules gr_op_def requires, and the NULL rules it allows ------------------- */
+
+static gr_status e_scale2_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    (void)node;
+    ig[0] = og[0];                                      /* the copy's gradient: J = I */
+    return ig[0] ? GR_OK : GR_ERR_VALUE;
+}
+
+/* perform is required (gr_call would jump to it); code, flags, alias and batch belong to the
+   built-in ops; infer, shape, connection_pattern, grad and rop may be NULL, each meaning what
+   API.md says */
+TEST(test_user_op_rules) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v"), *y = NULL, *d = NULL, *outs[2];
+    gr_op_def op;
+    gr_grad_opts o;
+    double xs[3] = { 1, 2, 3 }, vs[3] = { 0.5, -1, 4 };
+    gr_array *xa = e_vec(3, xs), *va = e_vec(3, vs);
+    gr_fn *f;
+    memset(&op, 0, sizeof op);
+    op.name = "Copy"; op.n_in = 1; op.n_out = 1;
+    /* no perform */
+    outs[0] = x;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    CHECK(outs[0] == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_apply: Copy has no perform rule");
+    gr_graph_clear_error(g);
+    /* a built-in field set in a user's op */
+    op.perform = e_copy_perform;
+    op.flags = 1;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy");
+    CHECK_CONTAINS(gr_graph_message(g), "built-in");
+    gr_graph_clear_error(g);
+    op.flags = 0;
+    op.code = 3;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    op.code = 0;
+    /* a built-in op taken from a node is one of the table's: accepted */
+    {
+        gr_var *ins[2], *z = NULL;
+        const gr_array *out[1];
+        ins[0] = x; ins[1] = x;
+        CHECK_STATUS(gr_apply(gr_node_op(gr_var_owner(gr_add(x, x))), NULL, 0, 2, ins, &z), GR_OK);
+        f = gr_function(1, &x, 1, &z, NULL);
+        CHECK(f != NULL);
+        if (f) {
+            const gr_array *in[1];
+            in[0] = xa;
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            CHECK_NEAR(gr_array_get(out[0], 2), 6.0, 0);
+        }
+        gr_fn_free(f);
+    }
+    /* a structural one reads parameters only its builder makes (here Sum's axes; NULL params were
+       read as a struct before): refused, whatever params are given */
+    {
+        gr_var *z = NULL;
+        char junk[4] = { 0, 0, 0, 0 };
+        const gr_op_def *sum_op = gr_node_op(gr_var_owner(gr_sum(x)));
+        CHECK_STATUS(gr_apply(sum_op, NULL, 0, 1, &x, &z), GR_ERR_VALUE);
+        CHECK(z == NULL);
+        CHECK_CONTAINS(gr_graph_message(g), "built-in op with parameters");
+        gr_graph_clear_error(g);
+        CHECK_STATUS(gr_apply(sum_op, junk, sizeof junk, 1, &x, &z), GR_ERR_VALUE);
+        CHECK(z == NULL);
+        gr_graph_clear_error(g);
+    }
+    /* NULL infer and shape: typed and shaped like input 0; NULL grad: a null "not implemented"
+       gradient; NULL rop and grad: gr_rop has nothing to build from */
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK(y != NULL && gr_var_ndim(y) == 1 && gr_var_dtype(y) == GR_F64);
+    memset(&o, 0, sizeof o);
+    CHECK_STATUS(gr_grad(gr_sum(y), 1, &x, &d, &o), GR_ERR_NULL_GRAD);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy");
+    gr_graph_clear_error(g);
+    o.null_gradients = GR_NULL_RETURN;
+    CHECK_STATUS(gr_grad(gr_sum(y), 1, &x, &d, &o), GR_OK);
+    CHECK(gr_is_null(d));
+    outs[0] = y; outs[1] = d;
+    CHECK(gr_function(1, &x, 2, outs, NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_GRAD_NOT_IMPLEMENTED);
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &d, NULL), GR_ERR_GRAD_NOT_IMPLEMENTED);
+    CHECK(d == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "Copy has neither an R-op rule nor a grad rule");
+    gr_graph_clear_error(g);
+    f = gr_function(1, &x, 1, &y, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[1], *out[1];
+        in[0] = xa;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0]->ndim == 1 && out[0]->size == 3);
+        CHECK_NEAR(gr_array_get(out[0], 1), 2.0, 0);
+    }
+    gr_fn_free(f);
+    /* NULL rop with a grad rule: the double pullback gives J v = v */
+    op.grad = e_scale2_grad;
+    y = NULL;
+    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &d, NULL), GR_OK);
+    outs[0] = d;
+    {
+        gr_var *ins[2];
+        ins[0] = x; ins[1] = v;
+        f = gr_function(2, ins, 1, outs, NULL);
+    }
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[2], *out[1];
+        int i;
+        in[0] = xa; in[1] = va;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(out[0], i), vs[i], 0);
+    }
+    gr_fn_free(f);
+    CHECK_OK_GRAPH(g);
+    gr_array_free(xa); gr_array_free(va);
+    gr_graph_free(g);
+}
+
+/* ---- slices with any bounds and step --------------------------------------------------------- */
+
+/* Python's slice(start, stop, step).indices(n) and the length of the range, as CPython computes
+   them (PySlice_Unpack, then PySlice_AdjustIndices in Objects/sliceobject.c), with has_* = 0 for
+   None; NumPy's basic slicing uses the same. step != 0. */
+static void e_py_slice(int64_t n, int has_start, int64_t start, int has_stop, int64_t stop, int64_t step, int64_t *first, int64_t *len) {
+    if (step < -INT64_MAX) step = -INT64_MAX;           /* Unpack: so that -step is safe */
+    if (!has_start) start = step < 0 ? INT64_MAX : 0;
+    if (!has_stop) stop = step < 0 ? INT64_MIN : INT64_MAX;
+    if (start < 0) {
+        start += n;
+        if (start < 0) start = step < 0 ? -1 : 0;
+    } else if (start >= n)
+        start = step < 0 ? n - 1 : n;
+    if (stop < 0) {
+        stop += n;
+        if (stop < 0) stop = step < 0 ? -1 : 0;
+    } else if (stop >= n)
+        stop = step < 0 ? n - 1 : n;
+    if (step < 0) *len = stop < start ? (start - stop - 1) / (-step) + 1 : 0;
+    else *len = start < stop ? (stop - start - 1) / step + 1 : 0;
+    *first = start;
+}
+
+/* gr_slice against that reference over many (start, stop, step, n), the extremes included (a
+   step of INT64_MAX or INT64_MIN + 1 overflowed: 0 elements where NumPy has 1): the static length
+   at build time (a constant), and the values at call time (an input of unknown length, sliced
+   along axis 1 of a (2, n) matrix), with the gradient for some steps */
+TEST(test_slice_matches_python) {
+    static const int64_t bounds[] = { GR_OPEN, INT64_MIN + 1, -1000, -7, -4, -3, -2, -1, 0, 1, 2, 3, 4, 7, 1000, INT64_MAX - 1, INT64_MAX };
+    static const int64_t steps[] = { GR_OPEN, INT64_MIN + 1, INT64_MIN + 2, -1000, -3, -2, -1, 1, 2, 3, 1000, INT64_MAX - 1, INT64_MAX };
+    static const int64_t ns[] = { 0, 1, 2, 3, 4, 7 };
+    enum { NB = sizeof bounds / sizeof bounds[0], NS = sizeof steps / sizeof steps[0], NN = sizeof ns / sizeof ns[0] };
+    int a, b, c, k;
+    /* build time: the static length of a slice of a constant */
+    for (k = 0; k < NN; k++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *cv = e_const_vec(g, ns[k]);
+        int bad = 0;
+        for (c = 0; c < NS; c++)
+            for (a = 0; a < NB; a++)
+                for (b = 0; b < NB; b++) {
+                    int64_t step = steps[c] == GR_OPEN ? 1 : steps[c], first, len;
+                    gr_var *s = gr_slice(cv, 0, bounds[a], bounds[b], steps[c]);
+                    gr_type t;
+                    e_py_slice(ns[k], bounds[a] != GR_OPEN, bounds[a], bounds[b] != GR_OPEN, bounds[b], step, &first, &len);
+                    if (!gr_var_type(s, &t) || t.shape[0] != len) {
+                        if (bad++ < 5)
+                            CHECK_MSG(0, "n %lld, [%lld:%lld:%lld]: static length %lld, Python's %lld", (long long)ns[k], (long long)bounds[a],
+                                      (long long)bounds[b], (long long)steps[c], s ? (long long)t.shape[0] : -99LL, (long long)len);
+                    }
+                }
+        CHECK_OK_GRAPH(g);
+        gr_graph_free(g);
+    }
+    /* call time: one function per step, one output per (start, stop), and for some steps the
+       gradient of the sum of every slice: each position counts the slices that take it */
+    for (c = 0; c < NS; c++) {
+        int64_t step = steps[c] == GR_OPEN ? 1 : steps[c];
+        int with_grad = step == INT64_MAX || step == INT64_MIN + 1 || step == -2 || step == 3, bad = 0;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_matrix(g, GR_F64, "x"), *outs[NB * NB + 1], *total = NULL;
+        gr_fn *f;
+        for (a = 0; a < NB; a++)
+            for (b = 0; b < NB; b++) {
+                gr_var *s = gr_slice(x, 1, bounds[a], bounds[b], steps[c]);
+                outs[a * NB + b] = s;
+                if (with_grad) total = total ? gr_add(total, gr_sum(s)) : gr_sum(s);
+            }
+        outs[NB * NB] = with_grad ? gr_grad1(total, x) : x;
+        f = gr_function(1, &x, NB * NB + 1, outs, NULL);
+        CHECK_MSG(f != NULL, "%s", gr_graph_message(g));
+        for (k = 0; f && k < NN; k++) {
+            int64_t shape[2], i, count[8] = { 0 };
+            gr_array *xa;
+            const gr_array *in[1], *out[NB * NB + 1];
+            shape[0] = 2; shape[1] = ns[k];
+            xa = gr_array_new(GR_F64, 2, shape);
+            for (i = 0; i < xa->size; i++) gr_array_set(xa, i, 100.0 + (double)i);
+            in[0] = xa;
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            for (a = 0; a < NB; a++)
+                for (b = 0; b < NB; b++) {
+                    const gr_array *o = out[a * NB + b];
+                    int64_t first, len, r;
+                    e_py_slice(ns[k], bounds[a] != GR_OPEN, bounds[a], bounds[b] != GR_OPEN, bounds[b], step, &first, &len);
+                    if (o->ndim != 2 || o->shape[0] != 2 || o->shape[1] != len) {
+                        if (bad++ < 5)
+                            CHECK_MSG(0, "n %lld, [%lld:%lld:%lld]: %lld elements, Python's %lld", (long long)ns[k], (long long)bounds[a],
+                                      (long long)bounds[b], (long long)steps[c], (long long)o->shape[1], (long long)len);
+                        continue;
+                    }
+                    for (i = 0; i < len; i++) {
+                        int64_t pos = first + i * step;       /* i < len: in [0, n) */
+                        count[pos]++;
+                        for (r = 0; r < 2; r++)
+                            if (gr_array_get(o, r * len + i) != 100.0 + (double)(r * ns[k] + pos) && bad++ < 5)
+                                CHECK_MSG(0, "n %lld, [%lld:%lld:%lld]: element %lld of row %lld is %g", (long long)ns[k], (long long)bounds[a],
+                                          (long long)bounds[b], (long long)steps[c], (long long)i, (long long)r, gr_array_get(o, r * len + i));
+                    }
+                }
+            if (with_grad)
+                for (i = 0; i < ns[k]; i++) {
+                    CHECK_NEAR(gr_array_get(out[NB * NB], i), (double)count[i], 0);
+                    CHECK_NEAR(gr_array_get(out[NB * NB], ns[k] + i), (double)count[i], 0);
+                }
+            gr_array_free(xa);
+        }
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
+
+/* ---- gr_index with a static out-of-range index ---------------------------------------------- */
+
+/* a static size is known when the op is built: an index outside [-size, size) is GR_ERR_VALUE
+   then, naming the op, the index and the size (negative indices count from the end); an axis of
+   unknown size is checked at call time (GR_ERR_RUNTIME) */
+TEST(test_index_static_range) {
+    gr_graph *g = gr_graph_new();
+    int64_t s23[2] = { 2, 3 };
+    gr_var *m = gr_tensor(g, GR_F64, 2, s23, "m"), *c = e_const_vec(g, 3), *u = gr_vector(g, GR_F64, "u"), *outs[3];
+    gr_fn *f;
+    CHECK(gr_index(m, 1, 3) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_index: index 3 is out of range for axis 1 of 'm' with size 3");
+    gr_graph_clear_error(g);
+    CHECK(gr_index(m, 0, -3) == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "index -3 is out of range for axis 0 of 'm' with size 2");
+    gr_graph_clear_error(g);
+    CHECK(gr_index(c, 0, INT64_MIN) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    CHECK(gr_index(c, -1, INT64_MAX) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    /* in range, from either end; unknown sizes pass the build */
+    outs[0] = gr_index(c, 0, -3);                       /* c[0] = 0.5 */
+    outs[1] = gr_index(m, -1, 2);
+    outs[2] = gr_index(u, 0, 5);
+    CHECK(outs[0] && outs[1] && outs[2]);
+    CHECK_OK_GRAPH(g);
+    {
+        gr_var *ins[2];
+        ins[0] = m; ins[1] = u;
+        f = gr_function(2, ins, 3, outs, NULL);
+    }
+    CHECK(f != NULL);
+    if (f) {
+        double ms[6] = { 1, 2, 3, 4, 5, 6 }, us[3] = { 7, 8, 9 };
+        gr_array *ma = e_mat(2, 3, ms), *ua = e_vec(3, us);
+        const gr_array *in[2], *out[3];
+        in[0] = ma; in[1] = ua;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_RUNTIME);            /* u has 3 elements: u[5] is not there */
+        CHECK_CONTAINS(gr_fn_message(f), "index 5 is out of range");
+        gr_array_free(ua);
+        {
+            double us6[6] = { 7, 8, 9, 10, 11, 12 };
+            ua = e_vec(6, us6);
+        }
+        in[1] = ua;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK_NEAR(gr_array_get(out[0], 0), 0.5, 0);
+        CHECK_NEAR(gr_array_get(out[1], 0), 3.0, 0);
+        CHECK_NEAR(gr_array_get(out[1], 1), 6.0, 0);
+        CHECK_NEAR(gr_array_get(out[2], 0), 12.0, 0);
+        gr_array_free(ma); gr_array_free(ua);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
+/* ---- drivers given NULL entries ---------------------------------------------------------------- */
+
+/* the driver's status is GR_ERR_VALUE, recorded on the graph of its first non-NULL variable
+   argument with a message naming the driver and the argument; its outputs are NULL. When the graph
+   already holds an error (the NULL came from a failed builder), that error is returned, unchanged. */
+#define E_DRIVER_NULL(call, text) do { \
+        gr_graph_clear_error(g); \
+        res[0] = res[1] = x; \
+        CHECK_STATUS(call, GR_ERR_VALUE); \
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); \
+        CHECK_CONTAINS(gr_graph_message(g), text); \
+        CHECK(res[0] == NULL); \
+    } while (0)
+
+TEST(test_driver_null_entries) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = gr_vector(g, GR_F64, "y"), *c = gr_sum(gr_mul(x, y)), *h = gr_sin(x);
+    gr_var *res[2], *two[2], *nul[2], *cst[1];
+    gr_grad_opts o;
+    two[0] = x; two[1] = y;
+    nul[0] = x; nul[1] = NULL;
+    memset(&o, 0, sizeof o);
+    E_DRIVER_NULL(gr_grad(c, 2, nul, res, NULL), "gr_grad: wrt[1] is NULL");
+    o.known_vars = nul + 1; o.known_grads = &x; o.n_known = 1;
+    E_DRIVER_NULL(gr_grad(c, 1, &x, res, &o), "gr_grad: known_vars[0] is NULL");
+    o.known_vars = &h; o.known_grads = nul + 1;
+    E_DRIVER_NULL(gr_grad(NULL, 1, &x, res, &o), "gr_grad: known_grads[0] is NULL");
+    memset(&o, 0, sizeof o);
+    cst[0] = NULL;
+    o.consider_constant = cst; o.n_consider_constant = 1;
+    E_DRIVER_NULL(gr_grad(c, 1, &x, res, &o), "gr_grad: consider_constant[0] is NULL");
+    E_DRIVER_NULL(gr_grad(NULL, 1, &x, res, NULL), "gr_grad: cost and known gradients can't both be NULL");
+    E_DRIVER_NULL(gr_lop(1, nul + 1, 1, &x, &x, res, NULL), "gr_lop: f[0] is NULL");
+    E_DRIVER_NULL(gr_lop(1, &h, 1, &x, nul + 1, res, NULL), "gr_lop: eval_points[0] is NULL");
+    E_DRIVER_NULL(gr_lop(1, &h, 2, nul, two, res, NULL), "gr_lop: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_rop(2, nul, 1, &x, &y, res, NULL), "gr_rop: f[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, &h, 2, nul, two, res, NULL), "gr_rop: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, &h, 2, two, nul, res, NULL), "gr_rop: eval_points[1] is NULL");
+    E_DRIVER_NULL(gr_rop(1, nul + 1, 1, nul + 1, &x, res, NULL), "gr_rop: f[0] is NULL");   /* only the eval point names the graph */
+    E_DRIVER_NULL(gr_jacobian(h, 2, nul, res, NULL), "gr_jacobian: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_jacobian(NULL, 1, &x, res, NULL), "gr_jacobian: the expression is NULL");
+    E_DRIVER_NULL(gr_hessian(c, 2, nul, res, NULL), "gr_hessian: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_hessian(NULL, 1, &x, res, NULL), "gr_hessian: cost is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(2, nul, 1, &h, 0, NULL, NULL, c, res, res + 1), "gr_subgraph_grad: wrt[1] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 1, nul + 1, 0, NULL, NULL, c, res, res + 1), "gr_subgraph_grad: end[0] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 0, NULL, 1, nul + 1, &x, NULL, res, NULL), "gr_subgraph_grad: start[0] is NULL");
+    E_DRIVER_NULL(gr_subgraph_grad(1, &x, 0, NULL, 1, &h, nul + 1, NULL, res, NULL), "gr_subgraph_grad: start_grads[0] is NULL");
+    /* builders stay silent */
+    gr_graph_clear_error(g);
+    CHECK(gr_grad1(NULL, x) == NULL && gr_grad1(c, NULL) == NULL);
+    CHECK_OK_GRAPH(g);
+    /* a NULL from a failed builder: the driver returns that builder's error */
+    {
+        gr_var *bad = gr_dot(x, gr_matrix(g, GR_F64, "m3"));        /* fine so far */
+        gr_var *fail = gr_reshape(x, 1, NULL);                        /* GR_ERR_VALUE: shape is NULL */
+        char msg[256];
+        (void)bad;
+        CHECK(fail == NULL);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        gr_graph_clear_error(g);
+        fail = gr_sum(gr_dimshuffle(x, 2, NULL));                    /* GR_ERR_VALUE recorded by gr_dimshuffle */
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        CHECK_STATUS(gr_grad(fail, 1, &x, res, NULL), GR_ERR_VALUE);
+        CHECK_STATUS(gr_hessian(fail, 1, &x, res, NULL), GR_ERR_VALUE);
+        CHECK(strcmp(gr_graph_message(g), msg) == 0);                /* nothing new recorded */
+        gr_graph_clear_error(g);
+        fail = gr_softmax(y, 3);                                      /* axis out of range */
+        CHECK(fail == NULL);
+        snprintf(msg, sizeof msg, "%s", gr_graph_message(g));
+        two[1] = fail;
+        CHECK_STATUS(gr_rop(1, &h, 2, two, two, res, NULL), GR_ERR_VALUE);
+        CHECK(strcmp(gr_graph_message(g), msg) == 0);
+        CHECK(res[0] == NULL);
+    }
+    /* nothing to record on: every variable NULL */
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_grad(NULL, 1, nul + 1, res, NULL), GR_ERR_VALUE);
+    CHECK_STATUS(gr_hessian(NULL, 0, NULL, NULL, NULL), GR_ERR_VALUE);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+/* ---- joins of no operands ----------------------------------------------------------------------- */
+
+/* gr_concatenate / gr_stack of 0 operands: NULL, and nothing recorded anywhere, since there is no
+   variable whose graph could hold the error (API.md: the first non-NULL variable argument's) */
+TEST(test_join_of_nothing) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *xs[2];
+    xs[0] = x; xs[1] = NULL;
+    CHECK(gr_concatenate(0, xs, 0) == NULL);
+    CHECK(gr_stack(0, xs, 0) == NULL);
+    CHECK(gr_concatenate(0, NULL, 0) == NULL && gr_stack(-1, NULL, 0) == NULL);
+    CHECK(gr_concatenate(2, xs, 0) == NULL && gr_stack(2, xs, 0) == NULL);   /* a NULL operand: silent, as every builder */
+    CHECK_OK_GRAPH(g);
+    CHECK(gr_concatenate(1, xs, 1) == NULL);                                 /* with an operand, errors are recorded */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_concatenate");
+    gr_graph_free(g);
+}
+
 TEST(test_free_null) {
     gr_graph_free(NULL);
     gr_array_free(NULL);
@@ -1135,6 +1540,11 @@ SUITE(suite_errors) = {
     CASE(test_apply_errors),
     CASE(test_function_errors),
     CASE(test_function_without_inputs),
+    CASE(test_user_op_rules),
+    CASE(test_slice_matches_python),
+    CASE(test_index_static_range),
+    CASE(test_driver_null_entries),
+    CASE(test_join_of_nothing),
     CASE(test_free_null),
     END_SUITE
 };
