@@ -150,10 +150,8 @@ test-alloc: gradient.h | $(B)
 
 # the fuzz target (tests/fuzz/fuzz_graph.c): `make fuzz` builds it with libFuzzer into build/fuzz-graph
 # (README.md, "Fuzzing", says how to run it); test-fuzz-replay feeds it the committed seed corpus
-# without libFuzzer, under ASan/UBSan. FUZZ_KNOWN: sanitizer checks off for known bugs being fixed
-# elsewhere (issue 14: gr__node_terms' arithmetic on a NULL pointer under out of memory)
-FUZZ_KNOWN = -fno-sanitize=pointer-overflow
-FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(FUZZ_KNOWN)
+# without libFuzzer, under ASan/UBSan
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 fuzz: gradient.h | $(B)
 	$(CLANG) $(CSTD) -g -O1 $(WARN) -fsanitize=fuzzer $(FUZZ_SAN) -o $(B)/fuzz-graph tests/fuzz/fuzz_graph.c -lm
 	@echo "built $(B)/fuzz-graph: ./$(B)/fuzz-graph -max_total_time=600 $(B)/fuzz-corpus tests/fuzz/corpus"
