@@ -212,6 +212,17 @@ typedef struct fz_ctx {
 
 static void fz_ignore_log(void *user, const char *msg) { (void)user; (void)msg; }
 
+/* a value of more than 1024 elements (an unknown size counts as 4) is not used further: tiles,
+   outer products and Jacobians of Jacobians would otherwise grow without bound and slow the runs */
+static int fz_too_big(gr_var *v) {
+    gr_type t;
+    double n = 1;
+    int d;
+    if (!gr_var_type(v, &t)) return 0;
+    for (d = 0; d < t.ndim; d++) n *= t.shape[d] < 0 ? 4.0 : (double)t.shape[d];
+    return n > 1024;
+}
+
 /* before a builder: no error pending */
 typedef struct fz_tok { long refused; int nonnull, was_armed; } fz_tok;
 
@@ -250,7 +261,7 @@ static gr_var *fz_post(fz_ctx *c, fz_tok t, gr_var *v, const char *what, int pus
         FZ_ASSERT(gr_var_graph(v) == c->g, "%s: a variable of another graph", what);
         FZ_ASSERT(gr_var_ndim(v) >= 0 && gr_var_ndim(v) <= GR_MAX_NDIM, "%s: ndim %d", what, gr_var_ndim(v));
         FZ_ASSERT((int)gr_var_dtype(v) >= 0 && (int)gr_var_dtype(v) <= (int)GR_BOOL, "%s: dtype %d", what, (int)gr_var_dtype(v));
-        if (push && c->n < FZ_POOL && !gr_is_disconnected(v) && !gr_is_null(v)) c->pool[c->n++] = v;
+        if (push && c->n < FZ_POOL && !gr_is_disconnected(v) && !gr_is_null(v) && !fz_too_big(v)) c->pool[c->n++] = v;
     }
     gr_graph_clear_error(c->g);
     return v;
@@ -431,7 +442,10 @@ static gr_var *fz_small_const(fz_ctx *c, gr_dtype dt, int ndim, const int64_t *s
     gr_var *v;
     int64_t i;
     fz_tok t;
+    int armed = fa.armed;
+    fa.armed = 0;                                   /* (the program's own data: never refused) */
     a = gr_array_new(dt, ndim, shape);
+    fa.armed = armed;
     if (!a) return NULL;
     for (i = 0; i < a->size; i++) gr_array_set(a, i, fz_value(&s, dt, 0));
     t = fz_pre(c, 0, NULL);
@@ -444,7 +458,7 @@ static gr_var *fz_small_const(fz_ctx *c, gr_dtype dt, int ndim, const int64_t *s
 static void fz_push_all(fz_ctx *c, int n, gr_var **vs) {
     int i;
     for (i = 0; i < n; i++)
-        if (vs[i] && c->n < FZ_POOL && !gr_is_disconnected(vs[i]) && !gr_is_null(vs[i])) c->pool[c->n++] = vs[i];
+        if (vs[i] && c->n < FZ_POOL && !gr_is_disconnected(vs[i]) && !gr_is_null(vs[i]) && !fz_too_big(vs[i])) c->pool[c->n++] = vs[i];
 }
 
 /* a multi-output call (gr_split, gr_apply): failure sets every entry to NULL */
@@ -750,12 +764,14 @@ static gr_array *fz_leaf_data(const fz_leafinfo *li, int round, int resize) {
     uint64_t s = (uint64_t)li->seed * 1000003u + (uint64_t)round;
     gr_array *a;
     int64_t i;
-    int d;
+    int d, armed = fa.armed;
     for (d = 0; d < li->ndim; d++) {
         shape[d] = li->shape[d];
         if (round && resize && li->decl[d] < 0) shape[d] = (shape[d] + 1 + d) % 4;
     }
+    fa.armed = 0;                                   /* (the program's own data: never refused) */
     a = gr_array_new(li->dt, li->ndim, shape);
+    fa.armed = armed;
     for (i = 0; a && i < a->size; i++) gr_array_set(a, i, fz_value(&s, li->dt, li->special));
     return a;
 }
