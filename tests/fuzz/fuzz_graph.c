@@ -1134,6 +1134,7 @@ static void fz_compile_and_run(fz_run *r) {
     gr_array *data[FZ_LEAVES];
     const gr_array *in[FZ_LEAVES];
     int lvl, round, i, k, n_shared = 0, shared_leaf[FZ_LEAVES];
+    gr_status fn_st[2];
     gr_var *shared[FZ_LEAVES];
     FILE *sink;
     if (r->n_outs == 0) return;
@@ -1156,12 +1157,18 @@ static void fz_compile_and_run(fz_run *r) {
     memset(&o, 0, sizeof o);
     o.updates = r->upd;
     o.n_updates = r->n_upd;
+    {   /* a bad input list, sometimes: an input twice, or a computed value as an input */
+        int bad = (c->p->head[5] >> 4) & 3;
+        if (bad == 1 && r->n_ins > 0 && r->n_ins < FZ_LEAVES) { r->in_leaf[r->n_ins] = r->in_leaf[0]; r->ins[r->n_ins] = r->ins[0]; r->n_ins++; }
+        if (bad == 2 && r->n_ins > 0 && c->n > 0) r->ins[r->n_ins - 1] = c->pool[c->n - 1];
+    }
     for (lvl = 0; lvl < 2; lvl++) {
         fz_tok t = fz_pre(c, 0, NULL);
         o.optimize = lvl ? GR_OPT_NONE : GR_OPT_FULL;
         f[lvl] = gr_function(r->n_ins, r->ins, r->n_outs, r->outs, &o);
         fa.armed = t.was_armed;
         fz_outcome(t.refused, f[lvl] ? GR_OK : gr_graph_status(c->g), "gr_function", gr_graph_message(c->g));
+        fn_st[lvl] = f[lvl] ? GR_OK : gr_graph_status(c->g);
         if (!f[lvl]) {
             gr_status s = gr_graph_status(c->g);
             FZ_ASSERT(s != GR_OK && fz_status_ok(s), "gr_function returned NULL with status %d", (int)s);
@@ -1170,6 +1177,9 @@ static void fz_compile_and_run(fz_run *r) {
         }
         gr_graph_clear_error(c->g);
     }
+    /* both levels accept or refuse the same function (its checks come before any rewrite) */
+    FZ_ASSERT(fn_st[0] == GR_ERR_NOMEM || fn_st[1] == GR_ERR_NOMEM || fn_st[0] == fn_st[1],
+              "gr_function gives %s optimised, %s not", gr_status_string(fn_st[0]), gr_status_string(fn_st[1]));
     if (d[14] & 0x80) {                            /* the printers, to nowhere */
         sink = fopen("/dev/null", "w");
         if (sink) {
