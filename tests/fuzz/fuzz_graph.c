@@ -794,7 +794,13 @@ static void fz_make_leaf(fz_ctx *c, int i) {
         }
     } else if (li->kind == FZ_L_INPUT) {
         t = fz_pre(c, 0, NULL);
-        v = fz_post(c, t, gr_tensor(c->g, li->dt, li->ndim, li->decl, name), "gr_tensor", 0);
+        int d, unknown = 1;
+        for (d = 0; d < li->ndim; d++) if (li->decl[d] >= 0) unknown = 0;
+        if (unknown && li->ndim == 0) v = gr_scalar(c->g, li->dt, name);          /* the same leaves, other spellings */
+        else if (unknown && li->ndim == 1) v = gr_vector(c->g, li->dt, name);
+        else if (unknown && li->ndim == 2) v = gr_matrix(c->g, li->dt, name);
+        else v = gr_tensor(c->g, li->dt, li->ndim, li->decl, name);
+        v = fz_post(c, t, v, "gr_tensor", 0);
     } else if (li->kind == FZ_L_CONST || li->kind == FZ_L_SHARED) {
         gr_array *a = fz_leaf_data(li, 0, 0);
         if (a) {
@@ -867,6 +873,19 @@ static void fz_driver(fz_run *r, fz_tok t, gr_status st, int n, gr_var **out, in
     fa.armed = t.was_armed;
     FZ_ASSERT(fz_status_ok(st), "%s: status %d", what, (int)st);
     fz_outcome(t.refused, st, what, gr_graph_message(c->g));
+    FZ_ASSERT(gr_status_string(st)[0] != 0, "%s: no text for status %d", what, (int)st);
+    for (i = 0; st == GR_OK && i < n; i++)              /* the accessors, on whatever came back */
+        if (out[i]) {
+            gr_node *o = gr_var_owner(out[i]);
+            int j;
+            FZ_ASSERT(!gr_is_null(out[i]) || gr_null_reason(out[i])[0], "%s: a null gradient without a reason", what);
+            if (o) {
+                for (j = 0; j < gr_node_n_outputs(o); j++) FZ_ASSERT(gr_node_output(o, j) != NULL, "%s: node output %d NULL", what, j);
+                for (j = 0; j < gr_node_n_inputs(o); j++) FZ_ASSERT(gr_node_input(o, j) != NULL, "%s: node input %d NULL", what, j);
+                (void)gr_node_params(o);
+            }
+            if (gr_var_name(out[i]) && (c->p->head[6] & 2)) gr_var_set_name(out[i], "renamed");
+        }
     if (st != GR_OK) {
         for (i = 0; i < n; i++) FZ_ASSERT(out[i] == NULL, "%s failed (%s) but output %d is set", what, gr_status_string(st), i);
         FZ_ASSERT(s == st, "%s returned %s but recorded %s (%s)", what, gr_status_string(st), gr_status_string(s), gr_graph_message(c->g));
@@ -1166,6 +1185,7 @@ static void fz_compile_and_run(fz_run *r) {
         fz_tok t = fz_pre(c, 0, NULL);
         o.optimize = lvl ? GR_OPT_NONE : GR_OPT_FULL;
         f[lvl] = gr_function(r->n_ins, r->ins, r->n_outs, r->outs, &o);
+        if (f[lvl]) (void)gr_fn_node_count(f[lvl]);
         fa.armed = t.was_armed;
         fz_outcome(t.refused, f[lvl] ? GR_OK : gr_graph_status(c->g), "gr_function", gr_graph_message(c->g));
         fn_st[lvl] = f[lvl] ? GR_OK : gr_graph_status(c->g);
@@ -1382,6 +1402,7 @@ static void fz_run_program(const fz_prog *p, long fail_at) {
         fz_build(c, 0, p->n_ops1);
         fz_drivers(r);
         fz_build(c, p->n_ops1, p->n_ops);          /* more ops, over the drivers' results too */
+        if (p->head[6] & 1) fz_drivers(r);         /* derivatives of derivatives (of Jacobians, ...) */
         if (p->n_ops > p->n_ops1 && c->n) fz_out(r, c->pool[c->n - 1]);
         if ((p->head[5] & 0x0F) == 0x0F && c->n) {
             /* a marker among the outputs: gr_function must refuse it */
