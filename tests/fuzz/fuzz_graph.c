@@ -8,9 +8,10 @@
    below, or by the drivers and gr_function for the internal ones, and a structural row missing from
    that list fails every run). Then every driver (gr_grad with random options, gr_grad1, gr_lop,
    gr_rop, gr_jacobian, gr_hessian, gr_subgraph_grad, gr_verify_grad and gr_numeric_grad on small
-   float programs), more ops over the drivers' results (second order), and gr_function at
-   GR_OPT_FULL and GR_OPT_NONE with shared-variable updates, called twice with random data (the
-   second time with other call-time sizes), the two levels compared, and everything freed.
+   float programs), more ops over the drivers' results and the drivers again (second order), and
+   gr_function at GR_OPT_FULL and GR_OPT_NONE with shared-variable updates, called twice with
+   random data (the second time with other call-time sizes and shared values), the two levels
+   compared, and everything freed.
 
    Every allocation goes through a counting allocator (as tests/alloc_count.c) which fails the
    allocation chosen by the input (and any request above 64 MB). Invariants (a violation traps in
@@ -19,11 +20,14 @@
      - a builder given non-NULL operands returns NULL only with an error recorded on the graph, and
        a non-NULL result only with none recorded; statuses are valid codes;
      - a driver that fails sets every output entry to NULL and records its status on the graph;
-     - a failure in a call during which an allocation failed is GR_ERR_NOMEM;
+     - a failure in a call during which an allocation failed is GR_ERR_NOMEM, or the failure the
+       same call has when the program runs again without the refusal (see fz_outcome);
      - gr_call fails with a message and succeeds with none; a call after an out-of-memory call
-       works; both optimisation levels fail alike and, when both succeed, give the same dtype,
-       shape and values (exact for integers, a relative tolerance for floats, NaN and inf alike)
-       and the same shared values after the updates.
+       works; a failed call updates no shared value; gr_function accepts or refuses alike at both
+       levels, and their calls fail alike and, when both succeed, give the same dtype, shape and
+       values (exact for integers, a relative tolerance for floats, NaN and inf alike) and the same
+       shared values after the updates, up to what the rewrites may change (see fz_close,
+       fz_hidden_nonfinite and the status check in fz_compile_and_run).
 
    Built by `make fuzz` (clang -fsanitize=fuzzer,address,undefined) into build/fuzz-graph; replayed
    over tests/fuzz/corpus by tests/fuzz/replay.c in `make test` (README.md, "Fuzzing"). */
