@@ -8,12 +8,31 @@ CSTD    = -std=c11
 OPT     ?= -O2
 B       = build
 
-# amalgamation order: public part, then the implementation
-PARTS = src/head.h ops/table.h src/api.h \
+# amalgamation order: the top comment and the public part; then the implementation, opened by
+# src/hooks.c, the op tables behind it
+PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
         src/impl.c src/base.c src/graph.c \
-        ops/elemwise.c ops/reduce.c ops/shape.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c \
-        src/grad.c src/rop.c src/jacobian.c src/rewrite.c src/fuse.c src/function.c src/numeric.c src/print.c src/tail.c
-PACK  = awk 'FNR == 1 && NR != 1 { print ""; print "/* ==== " FILENAME ": generated region; edit " FILENAME ", then run make gradient.h ==== */" } { print }'
+        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/batch.c ops/index.c \
+        src/grad.c src/rop.c src/jacobian.c src/rewrite.c src/fuse.c src/function.c src/call.c src/numeric.c src/print.c src/tail.c
+
+# The packer: the parts in order, each after a banner naming its file. ops/table.h is read first
+# for its elementwise rows (GR_ELEMWISE_OPS): src/api.h's line "/* GR_ELEMWISE_OPS: ... */" becomes
+# one written prototype per row, with the row's math comment (ew_proto).
+PACK  = awk 'function ew_proto(n, a, c,   p) { \
+            p = a == 1 ? "x" : a == 2 ? "a, b" : "a, b, c"; \
+            if (match(c, /^\([a-z, ]*\): /)) { p = substr(c, 2, RLENGTH - 4); c = substr(c, RLENGTH + 1) } \
+            gsub(/[a-z]+/, "gr_var *&", p); \
+            protos = protos sprintf("%-62s /* %s */\n", "GR_API gr_var *gr_" n "(" p ");", c) } \
+        FNR == 1 { part++ } \
+        part == 1 && /^\#define GR_ELEMWISE_OPS/ { rows = 1; next } \
+        part == 1 && rows && !/\\$$/ { rows = 0 } \
+        part == 1 && rows && /^ *X\(/ { split(substr($$0, index($$0, "X(") + 2), f, ","); name = f[1]; arity = f[2] + 0; open = 1 } \
+        part == 1 && rows && /\/\*.*\*\/ *\\$$/ { c = $$0; sub(/ *\*\/ *\\$$/, "", c); sub(/.*\/\* /, "", c); \
+            if (open) { ew_proto(name, arity, c); open = 0 } else if (c !~ /^\(/) protos = protos "/* " c " */\n" } \
+        part == 1 { next } \
+        FNR == 1 && part > 2 { print ""; print "/* ==== " FILENAME ": generated region; edit " FILENAME ", then run make gradient.h ==== */" } \
+        /^\/\* GR_ELEMWISE_OPS: / { print; printf "%s", protos; next } \
+        { print }' ops/table.h
 
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c $(TEST_SRC)
@@ -22,7 +41,7 @@ TEST_ALL = tests/main.c $(TEST_SRC)
 
 all: gradient.h
 
-gradient.h: $(PARTS)
+gradient.h: $(PARTS) Makefile
 	@$(PACK) $(PARTS) > $@.tmp && mv $@.tmp $@ && echo "packed gradient.h"
 
 check-header: | $(B)

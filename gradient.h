@@ -49,216 +49,27 @@
      else fprintf(stderr, "%s\n", gr_fn_message(f));
      gr_array_free(xa); gr_fn_free(f);                      // out[] belonged to f
 
-   ERRORS   Nothing aborts on bad input. A failing builder records an error on its graph (code and
-            a message naming the op and the variable; the first one sticks until
-            gr_graph_clear_error) and returns NULL; builders given a NULL operand return NULL
-            silently, so a chain can be checked once at the end with gr_graph_status /
-            gr_graph_message. gr_function fails the same way. gr_call returns a status, and
-            gr_fn_message says why.
-   MEMORY   A graph owns every variable and node built in it (one arena, freed by gr_graph_free).
-            Arrays belong to whoever created them; the arrays gr_call gives back belong to the
-            function until its next call. A gr_fn owns a private copy of the graph it needs and
-            its buffers: they are allocated at the first call and reused while the shapes stay the
-            same, so a steady-state gr_call allocates nothing. A shared variable's value is one
-            storage, freed with the last graph or function using it.
-   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time
-            (gr_function uses the graph it reads); different graphs and functions may be used from
-            different threads at once, except those holding the same shared variable, whose
-            storage is not locked.
+   LAYOUT   The declarations follow, grouped: types, graph and arrays, leaves, ops by family,
+            drivers, compiled functions, checking gradients, printing, defining an op. The
+            implementation (behind GRADIENT_IMPLEMENTATION) opens with the op tables; the licence
+            is at the end.
+
+   ERRORS   Nothing aborts on bad input. A failing builder records its error on the graph (a code
+            and a message naming the op and the variable; the first sticks until
+            gr_graph_clear_error) and returns NULL; given a NULL operand it returns NULL, so a
+            chain is checked once, at the end. gr_function fails alike; gr_call returns a status
+            and gr_fn_message says why.
+   MEMORY   A graph owns everything built in it (one arena, freed by gr_graph_free). Arrays belong
+            to whoever made them; those gr_call gives back are the function's until its next call.
+            A gr_fn owns a copy of what it needs and buffers made at its first call and reused
+            while the shapes stay: a steady-state gr_call allocates nothing. A shared variable's
+            value lives until the last graph or function holding it is freed.
+   THREADS  No global mutable state. A graph or a gr_fn is used by one thread at a time
+            (gr_function reads its graph); different ones may run at once, except those holding
+            the same shared variable, whose storage is not locked.
 */
 #ifndef GRADIENT_H
 #define GRADIENT_H
-
-/* ==== ops/table.h: generated region; edit ops/table.h, then run make gradient.h ==== */
-/* ops/table.h: the op tables. Every built-in op is one row here; its constructor, kernels, printer
-   name, type rule, gradient rule and R-op rule are all expanded from the row (ops/README.md is the
-   add-an-op checklist). These are macros only: nothing is expanded until the implementation asks. */
-
-/* ---- status codes, with the sentence gr_status_string() gives ------------------------------- */
-#define GR_STATUS_LIST(X) \
-    X(GR_OK,                       "ok") \
-    X(GR_ERR_NOMEM,                "out of memory") \
-    X(GR_ERR_VALUE,                "bad argument") \
-    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
-    X(GR_ERR_SHAPE,                "shapes do not combine") \
-    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
-    X(GR_ERR_NULL_GRAD,            "null gradient") \
-    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
-    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
-    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
-    X(GR_ERR_RUNTIME,              "evaluation failed")
-
-/* ---- elementwise ops ---------------------------------------------------------------------------
-   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
-
-   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
-                FLOAT  float in, same float out; integer and bool operands become F64
-                ARITH  F64/F32/I64 in, same out; bool operands become I64
-                STEP   like ARITH, piecewise constant: zero derivative everywhere
-                CMP    F64/F32/I64 in, BOOL out (not differentiable)
-                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
-                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
-   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
-              dtype (sin or sinf) and GR_T is the element type
-   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints;
-              GR__WRAP(e) wraps a uint64_t computation back to int64_t (overflow wraps, as in NumPy)
-   dK         the partial derivative of the output with respect to input K, as a graph built from
-              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
-              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
-#define GR_ELEMWISE_OPS(X) \
-    /* arithmetic */ \
-    X(neg,        1, ARITH, -a,                         GR__WRAP(0 - (uint64_t)a), D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
-    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? GR__WRAP(0 - (uint64_t)a) : a), D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
-    X(sqr,        1, ARITH, a * a,                      GR__WRAP((uint64_t)a * (uint64_t)a), D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
-    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
-    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
-    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
-    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
-    X(add,        2, ARITH, a + b,                      GR__WRAP((uint64_t)a + (uint64_t)b), D_ONE, D_ONE, D_NONE) /* a + b */ \
-    X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
-    X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
-    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
-                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
-    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
-    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
-    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
-    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
-                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
-                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* lo if x < lo, hi if x > hi, else x (Aesara's order) */ \
-    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
-                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
-    /* exponentials and logarithms */ \
-    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
-    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
-    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
-    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
-    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
-    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
-    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
-    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
-    /* trigonometric and hyperbolic */ \
-    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
-    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
-    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
-    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
-    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
-    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
-    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
-                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
-    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
-    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
-    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
-    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
-    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
-    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
-    /* special functions and activations */ \
-    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
-    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
-    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
-    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
-    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
-    /* comparisons and logic: BOOL results, no derivative */ \
-    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
-    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
-    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
-    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
-    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
-    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
-    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
-    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
-    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */ \
-    /* (end of the elementwise table: every row above ends with a backslash) */
-
-/* ---- structural ops ------------------------------------------------------------------------------
-   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
-   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
-   n_in     the number of inputs, -1 for any number
-   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
-   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
-   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
-   flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
-            NONDIFF: no derivative flows through it (R-op contributes nothing);
-            INNERCONN: its connection pattern is that of the op it wraps (Batched);
-            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
-            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; 0 otherwise
-   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
-            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
-#define GR_STRUCT_OPS(X) \
-    /* ops/elemwise.c */ \
-    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
-    /* ops/reduce.c */ \
-    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
-    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
-    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
-    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
-    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
-    /* ops/shape.c */ \
-    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
-    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
-    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
-    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
-    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
-    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
-    /* ops/linalg.c */ \
-    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
-    /* ops/nnet.c */ \
-    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
-    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
-    /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
-    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
-    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
-    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
-    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
-    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
-    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
-    /* ops/batch.c: batching for Jacobians */ \
-    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
-    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
-    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
-    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
-    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
-    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
-    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
-    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
-    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
-    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
-    /* ops/shape.c, second wave: joining, splitting, tiling */ \
-    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \
-                                                                                 /* nodes use gr__split_ops[k - 1] (k outputs, refs shape-only) */ \
-    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
-    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
-    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
-    /* (end of the second-wave shape rows) */ \
-    /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
-    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
-    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
-    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
-    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
-    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
-    /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
-    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
-    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
-    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
-    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
-    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
-    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
-    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
-    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
-    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
-    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
-    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
-    /* (end of the second-wave linalg rows) */ \
-    /* ops/nnet.c, second wave: losses */ \
-    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
-    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
-    /* (end of the second-wave nnet rows) */ \
-    /* src/fuse.c: made by gr_function only */ \
-    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
-    /* (end of the structural table: every row above ends with a backslash) */
 
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
@@ -296,6 +107,19 @@ extern "C" {
 
 typedef enum gr_dtype { GR_F64, GR_F32, GR_I64, GR_BOOL } gr_dtype;
 
+/* status codes, with the sentence gr_status_string gives */
+#define GR_STATUS_LIST(X) \
+    X(GR_OK,                       "ok") \
+    X(GR_ERR_NOMEM,                "out of memory") \
+    X(GR_ERR_VALUE,                "bad argument") \
+    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
+    X(GR_ERR_SHAPE,                "shapes do not combine") \
+    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
+    X(GR_ERR_NULL_GRAD,            "null gradient") \
+    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
+    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
+    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
+    X(GR_ERR_RUNTIME,              "evaluation failed")
 #define GR__STATUS_ENUM(name, text) name,
 typedef enum gr_status { GR_STATUS_LIST(GR__STATUS_ENUM) GR__STATUS_COUNT } gr_status;
 #undef GR__STATUS_ENUM
@@ -321,36 +145,7 @@ typedef struct gr_graph  gr_graph;   /* owns every variable and node built in it
 typedef struct gr_var    gr_var;     /* a symbolic variable */
 typedef struct gr_node   gr_node;    /* an application of an op to variables */
 typedef struct gr_fn     gr_fn;      /* a compiled function; independent of its graph once made */
-typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules */
-
-/* ==== defining an op ========================================================================= */
-
-struct gr_op_def {
-    const char *name;
-    int n_in, n_out;                          /* n_in < 0: any number of inputs */
-    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
-       NULL: every output is typed and shaped like input 0. */
-    gr_status (*infer)(const gr_node *node, gr_type *out);
-    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
-       NULL: every output is shaped like input 0. */
-    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
-                                                 affects output j; NULL: everything connected */
-    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-          /* the outputs arrive allocated, shaped by the shape rule */
-    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
-          /* NULL: every connected input's gradient is a null "not implemented" one */
-    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
-          /* NULL: gr_rop uses the double-pullback construction through grad */
-    /* built-in ops only (zero in users' ops) */
-    int      code;                            /* elementwise row, or structural op number */
-    unsigned flags;                           /* GR__OPF_* */
-    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
-          /* byte offset at which output 0 can share input 0's memory, or -1 */
-    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
-          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
-             NULL: the op is applied row by row */
-};
+typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules (defining an op, below) */
 
 /* ==== graph and arrays ======================================================================= */
 
@@ -378,14 +173,16 @@ GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name);
-GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);
-GR_API gr_var *gr_const(gr_graph *g, double value);
-GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name);
+                               /* shape may be NULL; an entry of -1 is unknown; a 1 is broadcastable */
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);               /* value copied */
+GR_API gr_var *gr_const(gr_graph *g, double value);      /* a weakly typed 0-d float: it takes the
+                                                            float dtype of what it meets */
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name); /* value copied */
 GR_API const gr_array *gr_shared_get(const gr_var *shared);
 GR_API gr_status       gr_shared_set(gr_var *shared, const gr_array *value);
 
-GR_API const char *gr_var_name(const gr_var *v);
-GR_API void        gr_var_set_name(gr_var *v, const char *name);
+GR_API const char *gr_var_name(const gr_var *v);                 /* NULL when unnamed */
+GR_API void        gr_var_set_name(gr_var *v, const char *name);  /* the name is copied */
 GR_API gr_dtype    gr_var_dtype(const gr_var *v);
 GR_API int         gr_var_ndim(const gr_var *v);
 GR_API gr_graph   *gr_var_graph(const gr_var *v);
@@ -394,28 +191,76 @@ GR_API gr_node    *gr_var_owner(const gr_var *v);                /* NULL for lea
 GR_API int         gr_is_disconnected(const gr_var *v);
 GR_API int         gr_is_null(const gr_var *v);
 
-/* ==== ops ==================================================================================== */
+/* ==== ops ====================================================================================
+   A builder takes its graph from its operands and returns NULL on failure, with the error on the
+   graph; given a NULL operand it returns NULL and records nothing. Negative axes count from the
+   end. Operands of different dtypes promote as in NumPy (F32 with F64 gives F64; floats absorb
+   integers and bools; gr_const takes the other side's float dtype). */
 
-#define GR__EW_DECL_1(name) GR_API gr_var *gr_##name(gr_var *x);
-#define GR__EW_DECL_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b);
-#define GR__EW_DECL_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c);
-#define GR__EW_DECL(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_DECL_##arity(name)
-GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, b), gr_clip(x, lo, hi) */
-#undef GR__EW_DECL
-
+/* ---- elementwise, with NumPy broadcasting (ops/elemwise.c) ---------------------------------- */
+/* GR_ELEMWISE_OPS: one prototype per row of the table in ops/table.h, written here by make gradient.h */
+/* arithmetic */
+GR_API gr_var *gr_neg(gr_var *x);                              /* -x */
+GR_API gr_var *gr_abs(gr_var *x);                              /* |x| */
+GR_API gr_var *gr_sqr(gr_var *x);                              /* x^2 */
+GR_API gr_var *gr_sign(gr_var *x);                             /* -1, 0, 1 (nan stays nan) */
+GR_API gr_var *gr_floor(gr_var *x);                            /* floor(x) */
+GR_API gr_var *gr_ceil(gr_var *x);                             /* ceil(x) */
+GR_API gr_var *gr_round(gr_var *x);                            /* nearest, halves to even */
+GR_API gr_var *gr_add(gr_var *a, gr_var *b);                   /* a + b */
+GR_API gr_var *gr_sub(gr_var *a, gr_var *b);                   /* a - b */
+GR_API gr_var *gr_mul(gr_var *a, gr_var *b);                   /* a * b */
+GR_API gr_var *gr_div(gr_var *a, gr_var *b);                   /* a / b (true division) */
+GR_API gr_var *gr_pow(gr_var *a, gr_var *b);                   /* a^b; d/db = a^b log a, 0 at a = 0 */
+GR_API gr_var *gr_mod(gr_var *a, gr_var *b);                   /* a - b floor(a/b) (sign of b) */
+GR_API gr_var *gr_maximum(gr_var *a, gr_var *b);               /* max(a, b); ties feed both */
+GR_API gr_var *gr_minimum(gr_var *a, gr_var *b);               /* min(a, b); ties feed both */
+GR_API gr_var *gr_clip(gr_var *x, gr_var *lo, gr_var *hi);     /* lo if x < lo, hi if x > hi, else x */
+GR_API gr_var *gr_where(gr_var *cond, gr_var *a, gr_var *b);   /* cond ? a : b */
+/* exponentials and logarithms */
+GR_API gr_var *gr_exp(gr_var *x);                              /* e^x */
+GR_API gr_var *gr_exp2(gr_var *x);                             /* 2^x */
+GR_API gr_var *gr_expm1(gr_var *x);                            /* e^x - 1 */
+GR_API gr_var *gr_log(gr_var *x);                              /* ln x */
+GR_API gr_var *gr_log2(gr_var *x);                             /* log2 x */
+GR_API gr_var *gr_log1p(gr_var *x);                            /* ln(1 + x) */
+GR_API gr_var *gr_sqrt(gr_var *x);                             /* sqrt x */
+GR_API gr_var *gr_reciprocal(gr_var *x);                       /* 1 / x */
+/* trigonometric and hyperbolic */
+GR_API gr_var *gr_sin(gr_var *x);                              /* sin x */
+GR_API gr_var *gr_cos(gr_var *x);                              /* cos x */
+GR_API gr_var *gr_tan(gr_var *x);                              /* tan x */
+GR_API gr_var *gr_arcsin(gr_var *x);                           /* asin x */
+GR_API gr_var *gr_arccos(gr_var *x);                           /* acos x */
+GR_API gr_var *gr_arctan(gr_var *x);                           /* atan x */
+GR_API gr_var *gr_arctan2(gr_var *a, gr_var *b);               /* atan2(a, b) */
+GR_API gr_var *gr_sinh(gr_var *x);                             /* sinh x */
+GR_API gr_var *gr_cosh(gr_var *x);                             /* cosh x */
+GR_API gr_var *gr_tanh(gr_var *x);                             /* tanh x */
+GR_API gr_var *gr_arcsinh(gr_var *x);                          /* asinh x */
+GR_API gr_var *gr_arccosh(gr_var *x);                          /* acosh x */
+GR_API gr_var *gr_arctanh(gr_var *x);                          /* atanh x */
+/* special functions and activations */
+GR_API gr_var *gr_erf(gr_var *x);                              /* erf x */
+GR_API gr_var *gr_erfc(gr_var *x);                             /* 1 - erf x */
+GR_API gr_var *gr_sigmoid(gr_var *x);                          /* 1 / (1 + e^-x) */
+GR_API gr_var *gr_softplus(gr_var *x);                         /* ln(1 + e^x) */
+GR_API gr_var *gr_relu(gr_var *x);                             /* max(x, 0) */
+/* comparisons and logic: BOOL results, no derivative */
+GR_API gr_var *gr_gt(gr_var *a, gr_var *b);                    /* a > b */
+GR_API gr_var *gr_lt(gr_var *a, gr_var *b);                    /* a < b */
+GR_API gr_var *gr_ge(gr_var *a, gr_var *b);                    /* a >= b */
+GR_API gr_var *gr_le(gr_var *a, gr_var *b);                    /* a <= b */
+GR_API gr_var *gr_eq(gr_var *a, gr_var *b);                    /* a == b */
+GR_API gr_var *gr_neq(gr_var *a, gr_var *b);                   /* a != b */
+GR_API gr_var *gr_logical_and(gr_var *a, gr_var *b);           /* a and b */
+GR_API gr_var *gr_logical_or(gr_var *a, gr_var *b);            /* a or b */
+GR_API gr_var *gr_logical_not(gr_var *x);                      /* not x */
+/* conversion: floats to integers truncate */
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
 
-/* indexing (negative positions count from the end) */
-#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
-GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
-GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
-GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
-GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
-                                                              base with the viewed part replaced by y */
-GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
-
-/* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
-   (n == 0: all) with keepdims 0/1 */
+/* ---- reductions (ops/reduce.c) ----------------------------------------------------------------
+   The whole tensor to 0-d, one axis, or a set of axes (n == 0: all) with keepdims 0/1 */
 GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);
 GR_API gr_var *gr_mean(gr_var *x);  GR_API gr_var *gr_mean_axis(gr_var *x, int axis);
 GR_API gr_var *gr_prod(gr_var *x);  GR_API gr_var *gr_prod_axis(gr_var *x, int axis);
@@ -426,46 +271,48 @@ GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
+GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
 
-/* linear algebra and structure */
-GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
-GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
+/* ---- shape: axes, joining, splitting, broadcasting, tiling (ops/shape.c) --------------------- */
 GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
 #define GR_NEWAXIS (-1)
-GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern);
-GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);
-GR_API gr_var *gr_softmax(gr_var *x, int axis);
-GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern); /* GR_NEWAXIS inserts an axis; only
+                                                                       axes of static size 1 may be dropped */
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);   /* one entry may be -1 */
 GR_API gr_var *gr_flatten(gr_var *x);
 GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
-
-/* ---- second wave: structure (ops/shape.c) ---- */
-/* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
+/* joined operands promote as in elementwise ops (bools stay bools); n < 1: NULL with nothing
+   recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
    NULL on failure */
 GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out);
 GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
+                                                                   prepends axes */
 GR_API gr_var *gr_zeros_like(gr_var *x);  GR_API gr_var *gr_ones_like(gr_var *x);  /* x's dtype; the
                                                             gradient to x is disconnected */
 /* a constant: ceil((stop - start) / step) values start + i step, converted to dtype (not bool) */
 GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr_dtype dtype);
-GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
-                                                                   prepends axes */
-/* (end of the second-wave structure declarations) */
 
-/* ---- second wave: reductions (ops/reduce.c) ---- */
-GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
-GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
-GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
-/* (end of the second-wave reduction declarations) */
+/* ---- indexing (ops/index.c) ------------------------------------------------------------------ */
+#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
+                                                              base with the viewed part replaced by y */
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
 
-/* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* ---- linear algebra (ops/dot.c, ops/linalg.c) ------------------------------------------------ */
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
 /* NumPy's tensordot: the n axes a_axes of a summed against the n axes b_axes of b (n == 0: the
    outer product); the result has a's other axes, then b's */
 GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes);
@@ -478,15 +325,14 @@ GR_API gr_var *gr_logdet(gr_var *a);                 /* log det a; NaN when det 
 GR_API gr_var *gr_solve(gr_var *a, gr_var *b);       /* x with a x = b; b a vector or a matrix */
 GR_API gr_var *gr_cholesky(gr_var *a);               /* lower L, L L^T = a, from a's lower triangle */
 GR_API gr_var *gr_trace(gr_var *a);                  /* sum of the main diagonal (any 2-d shape) */
-/* (end of the second-wave linear algebra declarations) */
 
-/* ---- second wave: nnet (ops/nnet.c) ---- */
+/* ---- neural networks (ops/nnet.c) ------------------------------------------------------------ */
+GR_API gr_var *gr_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
 GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels);     /* mean softmax cross-entropy over rows;
                                                                        labels GR_I64 class ids, or one-hot floats */
-/* (end of the second-wave nnet declarations) */
 
-/* ==== ops that change only the gradient (identities in the forward pass) ===================== */
-
+/* ---- identities in the forward pass that change only the gradient (ops/gradops.c) ----------- */
 GR_API gr_var *gr_zero_grad(gr_var *x);
 GR_API gr_var *gr_disconnected_grad(gr_var *x);
 GR_API gr_var *gr_consider_constant(gr_var *x);             /* deprecated alias kept for compatibility */
@@ -553,7 +399,6 @@ GR_API gr_fn      *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_va
 GR_API gr_status   gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
 GR_API const char *gr_fn_message(const gr_fn *f);        /* "" when the last call succeeded */
 GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the rewrites */
-GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
 GR_API void        gr_fn_free(gr_fn *f);
 
 /* ==== checking gradients ===================================================================== */
@@ -581,7 +426,35 @@ GR_API double           gr_numeric_grad_max_err(const gr_numeric_grad *ng, const
                                                 double abs_tol, double rel_tol, gr_gradient_error *where);
 GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 
-/* ==== defining an op (functions) ============================================================= */
+/* ==== printing =============================================================================== */
+
+GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
+GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
+
+/* ==== defining an op =========================================================================
+   Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
+   build their results with ordinary ops, so gradients of gradients work. */
+
+struct gr__builtin;                           /* the implementation's own fields of its ops */
+struct gr_op_def {
+    const char *name;
+    int n_in, n_out;                          /* n_in < 0: any number of inputs */
+    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
+       NULL: every output is typed and shaped like input 0. */
+    gr_status (*infer)(const gr_node *node, gr_type *out);
+    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
+       NULL: every output is shaped like input 0. */
+    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
+                                                 affects output j; NULL: everything connected */
+    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+          /* required; the outputs arrive allocated, shaped by the shape rule */
+    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
+          /* NULL: every connected input's gradient is a null "not implemented" one */
+    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
+          /* NULL: gr_rop uses the double-pullback construction through grad */
+    const struct gr__builtin *builtin;        /* the library's own ops only: leave it NULL */
+};
 
 GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
                             int n_in, gr_var *const *inputs, gr_var **outputs);
@@ -599,18 +472,15 @@ GR_API const char *gr_null_reason(const gr_var *v);     /* why a null gradient i
    message (prefixed by the op's name) */
 GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
 
-/* ==== printing =============================================================================== */
-
-GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one node a line */
-
 #ifdef __cplusplus
 }
 #endif
 
 #endif /* GRADIENT_H */
 
-/* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
-/* ==== implementation ========================================================================= */
+/* ==== src/hooks.c: generated region; edit src/hooks.c, then run make gradient.h ==== */
+/* src/hooks.c: the implementation begins: its guard, the C library, and the hooks a user may
+   define (GR_MALLOC/GR_REALLOC/GR_FREE, GR_ASSERT, GR_TRAP_ON_ERROR, GRADIENT_CBLAS). */
 #ifdef GRADIENT_IMPLEMENTATION
 #ifndef GRADIENT_IMPLEMENTATION_DONE
 #define GRADIENT_IMPLEMENTATION_DONE
@@ -654,6 +524,186 @@ GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ==== ops/table.h: generated region; edit ops/table.h, then run make gradient.h ==== */
+/* ops/table.h: the op tables, internal to the implementation. Every built-in op is one row here;
+   its constructor, kernels, printer name, type rule, gradient rule and R-op rule are all expanded
+   from the row (ops/README.md is the add-an-op checklist). These are macros only: nothing is
+   expanded until the implementation asks, except the prototypes of the elementwise constructors,
+   which make gradient.h writes into the public part from the rows (name, arity and math comment;
+   a comment "(p, q, r): ..." names the parameters, else they are x, or a, b, or a, b, c). */
+
+/* ---- elementwise ops ---------------------------------------------------------------------------
+   X(name, arity, class, float_expr, int_expr, d0, d1, d2)
+
+   class      which dtypes the op computes in and what it returns (ops/elemwise.c):
+                FLOAT  float in, same float out; integer and bool operands become F64
+                ARITH  F64/F32/I64 in, same out; bool operands become I64
+                STEP   like ARITH, piecewise constant: zero derivative everywhere
+                CMP    F64/F32/I64 in, BOOL out (not differentiable)
+                LOGIC  BOOL in (nonzero is true), BOOL out (not differentiable)
+                SELECT like ARITH over inputs 1 and 2; input 0 is the condition (nonzero is true)
+   float_expr the scalar value for F64/F32 from inputs a, b, c; GR_M(f) names the libm function of the
+              dtype (sin or sinf) and GR_T is the element type
+   int_expr   the scalar value for I64 (and BOOL for LOGIC); 0 where the class never computes in ints;
+              GR__WRAP(e) wraps a uint64_t computation back to int64_t (overflow wraps, as in NumPy)
+   dK         the partial derivative of the output with respect to input K, as a graph built from
+              x0, x1, x2 (inputs) and y (the output): D(expr), or D_ONE, D_NEG_ONE, D_ZERO, D_NONE
+              (no such input). Gradient: reduce_to_input(gz * dK). R-op: sum_K dK * tangent_K.       */
+#define GR_ELEMWISE_OPS(X) \
+    /* arithmetic */ \
+    X(neg,        1, ARITH, -a,                         GR__WRAP(0 - (uint64_t)a), D_NEG_ONE, D_NONE, D_NONE) /* -x */ \
+    X(abs,        1, ARITH, GR_M(fabs)(a),              (a < 0 ? GR__WRAP(0 - (uint64_t)a) : a), D(gr_sign(x0)), D_NONE, D_NONE) /* |x| */ \
+    X(sqr,        1, ARITH, a * a,                      GR__WRAP((uint64_t)a * (uint64_t)a), D(gr_mul(K(2), x0)), D_NONE, D_NONE) /* x^2 */ \
+    X(sign,       1, STEP,  GR_M(gr__sign)(a),          (a > 0) - (a < 0),   D_ZERO, D_NONE, D_NONE) /* -1, 0, 1 (nan stays nan) */ \
+    X(floor,      1, STEP,  GR_M(floor)(a),             a,                   D_ZERO, D_NONE, D_NONE) /* floor(x) */ \
+    X(ceil,       1, STEP,  GR_M(ceil)(a),              a,                   D_ZERO, D_NONE, D_NONE) /* ceil(x) */ \
+    X(round,      1, STEP,  GR_M(nearbyint)(a),         a,                   D_ZERO, D_NONE, D_NONE) /* nearest, halves to even */ \
+    X(add,        2, ARITH, a + b,                      GR__WRAP((uint64_t)a + (uint64_t)b), D_ONE, D_ONE, D_NONE) /* a + b */ \
+    X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
+    X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
+    X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
+    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+                  D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
+    X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
+    X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
+    X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
+    X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
+                  D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* (x, lo, hi): lo if x < lo, hi if x > hi, else x */ \
+    X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
+                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
+    /* exponentials and logarithms */ \
+    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
+    /* trigonometric and hyperbolic */ \
+    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+                  D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
+    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    /* special functions and activations */ \
+    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
+    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
+    X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
+    /* comparisons and logic: BOOL results, no derivative */ \
+    X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
+    X(lt,         2, CMP,   a < b,                      a < b,               D_ZERO, D_ZERO, D_NONE) /* a < b */ \
+    X(ge,         2, CMP,   a >= b,                     a >= b,              D_ZERO, D_ZERO, D_NONE) /* a >= b */ \
+    X(le,         2, CMP,   a <= b,                     a <= b,              D_ZERO, D_ZERO, D_NONE) /* a <= b */ \
+    X(eq,         2, CMP,   a == b,                     a == b,              D_ZERO, D_ZERO, D_NONE) /* a == b */ \
+    X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
+    X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
+    X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not x */ \
+    /* (end of the elementwise table: every row above ends with a backslash) */
+
+/* ---- structural ops ------------------------------------------------------------------------------
+   X(Name, n_in, n_out, rules, conn, alias, flags, batch)
+   Name     the printed name; the op's rules are gr__<Name>_perform, _grad and _rop (its family file)
+   n_in     the number of inputs, -1 for any number
+   rules    prefix of the shared type and shape rules: gr__<rules>_infer and gr__<rules>_shape
+   conn     connection pattern (n_in x n_out, nonzero where input i reaches output j), NULL: all
+   alias    gr__<alias>_alias says when output 0 can be input 0's memory without a copy, or none
+   flags    GRADMOD: an identity that only changes the gradient (gr_function removes it);
+            NONDIFF: no derivative flows through it (R-op contributes nothing);
+            INNERCONN: its connection pattern is that of the op it wraps (Batched);
+            SHAPEREF: the inputs its connection pattern excludes are read for their shape only
+            (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
+            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
+            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
+   batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
+            gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
+#define GR_STRUCT_OPS(X) \
+    /* ops/elemwise.c */ \
+    X(Cast,          1, 1, Cast,      NULL,                   none, 0, same)      /* y = (dtype) x, floats to ints truncate */ \
+    /* ops/reduce.c */ \
+    X(Sum,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes */ \
+    X(Mean,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = sum over axes / count */ \
+    X(Prod,          1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = product over axes */ \
+    X(Max,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = max over axes */ \
+    X(Min,           1, 1, reduce,    NULL,                   none, 0, reduce)      /* y = min over axes */ \
+    /* ops/shape.c */ \
+    X(DimShuffle,    1, 1, DimShuffle, NULL,                  DimShuffle, 0, DimShuffle) /* permute, insert and drop broadcastable axes */ \
+    X(Reshape,       1, 1, Reshape,   NULL,                   always, 0, map)    /* same data, new shape */ \
+    X(BroadcastLike, 2, 1, BroadcastLike, gr__conn_10,        same_size, SHAPEREF, map) /* x broadcast to the shape of ref */ \
+    X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
+    X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
+    X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
+    /* ops/dot.c */ \
+    X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
+    /* ops/nnet.c */ \
+    X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
+    X(LogSoftmax,    1, 1, like0,     NULL,                   none, 0, axis)      /* x - logsumexp_axis x */ \
+    /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
+    X(ZeroGrad,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 */ \
+    X(DisconnectedGrad, 1, 1, like0,  gr__conn_0,             always, GRADMOD, same) /* y = x; x is disconnected */ \
+    X(ConsiderConstant, 1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; dy/dx := 0 (deprecated) */ \
+    X(GradClip,         1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient clipped */ \
+    X(GradScale,        1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient scaled */ \
+    X(UndefinedGrad,    1, 1, like0,  NULL,                   always, GRADMOD, same) /* y = x; gradient undefined */ \
+    /* ops/batch.c: batching for Jacobians */ \
+    X(EyeLike,       1, 1, EyeLike,   gr__conn_0,             none, NONDIFF_SHAPEREF, map)   /* (size(ref), *shape(ref)): row k is e_k */ \
+    X(Unflatten,     2, 1, Unflatten, gr__conn_10,            always, SHAPEREF, map)       /* x (size(ref), ...) -> (*shape(ref), ...) */ \
+    X(Batched,      -1, 1, Batched,   NULL,                   Batched, INNERCONN, map)         /* an op applied row by row over axis 0 */ \
+    X(Banded,       -1, 1, Banded,    NULL,                   none, 0, map)         /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    X(Slice,         1, 1, view,      NULL,                   view, 0, view)     /* x[start:stop:step] along an axis */ \
+    X(Index,         1, 1, view,      NULL,                   view, 0, view)     /* x[i] along an axis (the axis goes) */ \
+    X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
+    X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
+    X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
+    /* ops/shape.c: joining, splitting, tiling */ \
+    X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
+    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
+    X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
+    X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
+    X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    /* ops/reduce.c: along one axis */ \
+    X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
+    X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
+    X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
+    X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
+    X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
+    X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
+    X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
+    X(MatrixInverse, 2, 1, la_square, gr__conn_10,            none, 0, map)      /* A^-1, from (A, LUFactor(A)) */ \
+    X(Det,           2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* det A, from (A, LUFactor(A)) */ \
+    X(Adjugate,      2, 1, la_square, gr__conn_10,            none, 0, map)      /* adj A (= det(A) A^-1 where A is invertible), from (A, LUFactor(A)) */ \
+    X(LogDet,        2, 1, la_scalar, gr__conn_10,            none, 0, map)      /* log det A (NaN when det A < 0) */ \
+    X(Solve,         3, 1, Solve,     gr__conn_110,           none, 0, Solve)    /* A^-1 b (or A^-T b), from (A, b, LUFactor(A)) */ \
+    X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
+    X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
+    X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    /* ops/nnet.c: losses */ \
+    X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
+    X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    /* src/fuse.c: made by gr_function only */ \
+    X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
+    /* (end of the structural table: every row above ends with a backslash) */
+
+/* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
+/* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
+   the op tables expanded: rule prototypes, op numbers, and the gr_op_def of every row. */
 
 #define GR__MSG 1024                 /* room for one error message */
 
@@ -731,6 +781,19 @@ struct gr_graph {
     void         *log_user;
 };
 
+/* ---- the built-in ops' own fields --------------------------------------------------------------- */
+
+/* what the core knows of a built-in op besides its public rules; users' ops have none (NULL) */
+struct gr__builtin {
+    int      code;                            /* elementwise row, or structural op number */
+    unsigned flags;                           /* GR__OPF_* */
+    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+          /* byte offset at which output 0 can share input 0's memory, or -1 */
+    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
+             NULL: the op is applied row by row */
+};
+
 /* op flags */
 enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
@@ -738,8 +801,19 @@ enum {
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
     GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
-    GR__OPF_INPLACE0 = 32            /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_CONN0    = 256           /* input 0 alone reaches the outputs (any arity): the pattern */
 };
+
+typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+
+/* an op's built-in fields: 0 and NULL for users' ops */
+static unsigned gr__op_flags(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
+static gr__alias_fn gr__op_alias(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
+static gr__batch_fn gr__op_batch(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+/* a built-in op's row (the caller knows it is one) */
+static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
@@ -769,9 +843,10 @@ enum gr__struct_code {
 #define GR__OPF_0 0
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
+    static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
+        gr__##batch##_batch }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -792,8 +867,9 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
-        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch };
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
 #undef GR__EW_DEF
 
@@ -808,7 +884,7 @@ static const gr_op_def *const gr__ew_ops[GR__EW_COUNT + 1] = {
 /* src/base.c: arena, growable arrays, error recording, dtypes and arrays. */
 
 /* a 64-bit mix (splitmix64's finaliser), for hash tables */
-static uint64_t splitmix_hash(uint64_t z) {
+static uint64_t gr__hash64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);
@@ -1343,7 +1419,6 @@ GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
     return gr__constant(g, value, 0);
 }
 
-/* a 0-d constant of a given dtype */
 /* A 0-d constant of a given dtype. The typed ones (flags 0) are made once per graph for each dtype
    and value: derivative rules and weak constants ask for the same few values again and again. */
 static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
@@ -1371,7 +1446,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
             uint32_t j;
             if (!c) continue;
             memcpy(&ck, ((const gr_array *)gr__ext(c))->data, gr__dsize(c->dtype));
-            j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
+            j = (uint32_t)(gr__hash64(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
             while (t[j]) j = (j + 1) & (nc - 1);
             t[j] = c;
         }
@@ -1380,7 +1455,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
         g->cap_consts = nc;
     }
     mask = g->cap_consts - 1;
-    h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
+    h = (uint32_t)gr__hash64(key ^ ((uint64_t)dtype << 61)) & mask;
     for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
         uint64_t ck = 0;
         memcpy(&ck, ((const gr_array *)gr__ext(v))->data, gr__dsize(v->dtype));
@@ -1613,6 +1688,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
 
 static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                gr_var *const *in, gr_var **outs) {
+    GR_ASSERT(op->n_out >= 0);           /* an op of any number of outputs: gr__make_node_n */
     return gr__make_node_n(g, op, params, psize, n_in, in, op->n_out, outs);
 }
 
@@ -1649,9 +1725,9 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
-    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
-        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
-                         op->name);
+    if (!op->builtin != !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s %s", op->name, op->builtin ? "sets builtin, which belongs to built-in ops "
+                         "(NULL in yours)" : "has a built-in op's perform rule without its built-in fields");
     /* a structural row's rules read a parameter struct of their own, which only its builder makes */
     if (gr__builtin_op(op) == 2)
         return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
@@ -1717,9 +1793,9 @@ static int gr__axis(int axis, int ndim) {
 
 /* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
    stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
-   variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
-/* read (may be NULL): the variable the walk takes in place of each node input (gr_function's
-   compaction reads the Fused outputs that replace fused-away values) */
+   variable v with stop && stop[v->id]. read (may be NULL) gives the variable the walk takes in place
+   of each node input (gr_function's compaction reads the Fused outputs that replace fused-away
+   values). *out is GR_MALLOC'd (the caller frees it). */
 typedef gr_var *(*gr__read_fn)(const void *ctx, gr_var *x);
 static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr__read_fn read,
                                    const void *ctx, gr_node ***out, uint32_t *n_out) {
@@ -2092,7 +2168,7 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
 }
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
-    int cls = gr__ew_class[node->op->code];
+    int cls = gr__ew_class[gr__op_code(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         int k;
@@ -2135,7 +2211,7 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 }
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__ew_kernel k = gr__ew_kernels[node->op->code][in[node->n_in - 1]->dtype];
+    gr__ew_kernel k = gr__ew_kernels[gr__op_code(node->op)][in[node->n_in - 1]->dtype];
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -2146,8 +2222,8 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
 static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
-/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
-   integers, weak constants take the other side's float dtype) */
+/* the dtype n operands combine to: F32 stays F32 unless it meets F64 (float32 graphs stay float32),
+   floats absorb integers, weak constants take the other side's float dtype */
 static int gr__promote(int n, gr_var *const *xs) {
     int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
     for (k = 0; k < n; k++) {
@@ -2273,7 +2349,7 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 #define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define K(v) gr_const(gr__g, v)
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
 #define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
         GR_ELEMWISE_OPS(GR__PD_ROW)
@@ -2290,9 +2366,6 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     return NULL;
 }
 
-/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
-   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 /* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
@@ -2300,13 +2373,17 @@ static int gr__is_one(const gr_var *v, int dt) {
     return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs and piecewise-constant rows give
+   float zeros (a gradient is always float, and zero where the function is locally constant).
+   skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = gr__in(node)[k], *t;
         int kind;
-        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             if (!ig[k]) return node->graph->status;
             continue;
@@ -2336,7 +2413,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
         int kind;
         if (gr_is_disconnected(ev[k])) continue;
         any = 1;
-        if (gr__ew_class[node->op->code] == GR__EC_STEP) continue;
+        if (gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) continue;
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
         case GR__PD_ZERO: continue;
@@ -2406,7 +2483,7 @@ static gr_status gr__Cast_rop(const gr_node *node, gr_var *const *ev, gr_var **o
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
-   CumSum, CumProd and LinScan along one axis (the second wave, at the end of the file).
+   CumSum, CumProd and LinScan along one axis (at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -2593,11 +2670,11 @@ static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_a
     gr__red_kernel k = NULL;
     int dt = x->dtype;
     gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
     case GR__OP_Sum:
     case GR__OP_Mean:
         gr__reduce_sum_into(x, p->mask, y);
-        if (node->op->code == GR__OP_Mean) {
+        if (gr__op_code(node->op) == GR__OP_Mean) {
             int64_t i;
             double inv = G.count ? 1.0 / (double)G.count : NAN;
             if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);
@@ -2740,7 +2817,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
-/* ==== second wave: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
    x[(o n + i) inner + j].
@@ -2989,7 +3066,8 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
-/* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
+/* ArgMax is piecewise constant: a zero gradient for x (an integer output of a float input, as in
+   Aesara), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
     ig[0] = gr__zeros_grad(gr__in(node)[0]);
@@ -3616,18 +3694,17 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
     return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
 }
 
-/* ==== second wave: joining, splitting, broadcasting, tiling ======================================
+/* ==== joining, splitting, broadcasting, tiling ===================================================
 
    Join, Split, BroadcastTo, Tile and Untile; the builders gr_concatenate, gr_stack, gr_split,
    gr_broadcast_to, gr_tile, and gr_zeros_like, gr_ones_like, gr_arange built from other ops.
 
    Shapes (Join and Split keep their axis counted from the end, so that a leading batch axis added
    for a Jacobian leaves it alone):
-     Join         x_i (*pre, n_i, *post) -> (*pre, sum n_i, *post); one node joins at most
-                  GR__SPLIT_MAX operands (more become a tree of joins)
-     Split        x (*pre, n, *post) -> k outputs (*pre, s_j, *post) with sum s_j = n; the sizes s_j
-                  are in the params (gr_split), or (Join's gradient) the axis lengths of k
-                  reference inputs x_1..x_k that give only their shapes
+     Join         x_i (*pre, n_i, *post) -> (*pre, sum n_i, *post), any number of operands
+     Split        x (*pre, n, *post) -> k outputs (*pre, s_j, *post) with sum s_j = n, any k; the
+                  sizes s_j follow the params (gr_split), or (Join's gradient) are the axis lengths
+                  of k reference inputs x_1..x_k that give only their shapes
      BroadcastTo  x -> the given shape, NumPy's broadcasting (x right-aligned against it)
      Tile         x (s) by reps (r), both left-padded with 1s to m = max(len r, ndim x) axes ->
                   (r_0 s_0, ..., r_m-1 s_m-1)
@@ -3636,75 +3713,29 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
    zeros_like and ones_like are BroadcastLike of a constant (the operand gives only its shape);
    arange is a constant computed when it is built.
 
-   Split has k outputs, and an op's number of outputs is part of its gr_op_def: gr_split uses
-   gr__split_ops[k - 1], one definition per k that copies the Split row except for n_out and its
-   connection pattern (checked against the row in gr__split_op). gr_split of more than
-   GR__SPLIT_MAX pieces is a tree of splits. */
-
-#define GR__SPLIT_MAX 32
+   Split's row says -1 outputs, as Fused's: a node has as many as it has pieces (gr__make_node_n).
+   Its flag CONN0 is its connection pattern for any arity: input 0 reaches every output, the
+   references none. */
 
 static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 typedef struct gr__join_params { int axis; } gr__join_params;     /* axis - ndim: from the end */
 
+/* Split's parameters; with refs == 0 the k sizes (int64_t) follow them */
 typedef struct gr__split_params {
     int axis;                            /* axis - ndim: from the end */
-    int refs;                            /* 1: sizes are the axis lengths of inputs 1..k */
-    int64_t sizes[GR__SPLIT_MAX];        /* refs == 0: the sizes of the k pieces */
+    int refs;                            /* 1: the sizes are the axis lengths of inputs 1..k */
 } gr__split_params;
-
-/* Split with k outputs: input 0 reaches every output, inputs 1..k (references) none. Its
-   (1 + k) x k pattern starts at gr__split_conn + (GR__SPLIT_MAX - k): k ones (row 0), then at
-   least k * k zeros (the rows of the references). */
-#define GR__ONES8 1, 1, 1, 1, 1, 1, 1, 1
-static const unsigned char gr__split_conn[GR__SPLIT_MAX + GR__SPLIT_MAX * GR__SPLIT_MAX] = {
-    GR__ONES8, GR__ONES8, GR__ONES8, GR__ONES8
-};
-#undef GR__ONES8
-
-#define GR__SPLIT_DEF(k) \
-    { "Split", -1, k, gr__Split_infer, gr__Split_shape, gr__split_conn + (GR__SPLIT_MAX - (k)), gr__Split_perform, \
-      gr__Split_grad, gr__Split_rop, GR__OP_Split, 0, gr__none_alias, gr__Split_batch }
-#define GR__SPLIT_DEF8(b) GR__SPLIT_DEF(b + 1), GR__SPLIT_DEF(b + 2), GR__SPLIT_DEF(b + 3), GR__SPLIT_DEF(b + 4), \
-    GR__SPLIT_DEF(b + 5), GR__SPLIT_DEF(b + 6), GR__SPLIT_DEF(b + 7), GR__SPLIT_DEF(b + 8)
-static const gr_op_def gr__split_ops[GR__SPLIT_MAX] = { GR__SPLIT_DEF8(0), GR__SPLIT_DEF8(8), GR__SPLIT_DEF8(16), GR__SPLIT_DEF8(24) };
-#undef GR__SPLIT_DEF8
-#undef GR__SPLIT_DEF
-
-/* the Split definition with k outputs (1 <= k <= GR__SPLIT_MAX) */
-static const gr_op_def *gr__split_op(int k) {
-    const gr_op_def *op = &gr__split_ops[k - 1], *row = &gr__op_Split;
-    GR_ASSERT(k >= 1 && k <= GR__SPLIT_MAX);
-    GR_ASSERT(op->n_in == row->n_in && op->infer == row->infer && op->shape == row->shape && op->perform == row->perform &&
-              op->grad == row->grad && op->rop == row->rop && op->code == row->code && op->flags == row->flags &&
-              op->alias == row->alias && op->batch == row->batch && strcmp(op->name, row->name) == 0);
-    (void)row;
-    return op;
-}
 
 /* ---- building ---------------------------------------------------------------------------------- */
 
-/* one Join node over n operands of one dtype and ndim (n <= GR__SPLIT_MAX); one operand is itself */
+/* one Join node over n operands of one dtype and ndim; one operand is itself */
 static gr_var *gr__join_node(gr_graph *g, int n, gr_var *const *xs, int axis) {
     gr__join_params p;
     if (n == 1) return xs[0];
     memset(&p, 0, sizeof p);
     p.axis = axis;
     return gr__node1(g, &gr__op_Join, &p, sizeof p, n, xs);
-}
-
-/* a join of any number of operands, as a tree of nodes of at most GR__SPLIT_MAX (xs is reused) */
-static gr_var *gr__join(gr_graph *g, int n, gr_var **xs, int axis) {
-    while (n > GR__SPLIT_MAX) {
-        int m = 0, i;
-        for (i = 0; i < n; i += GR__SPLIT_MAX) {       /* writes slot m <= i / GR__SPLIT_MAX: already read */
-            gr_var *y = gr__join_node(g, n - i < GR__SPLIT_MAX ? n - i : GR__SPLIT_MAX, xs + i, axis);
-            if (!y) return NULL;
-            xs[m++] = y;
-        }
-        n = m;
-    }
-    return gr__join_node(g, n, xs, axis);
 }
 
 /* the dtype n joined operands take: bools stay bools, anything else promotes as in elementwise ops */
@@ -3717,9 +3748,9 @@ static int gr__join_dtype(int n, gr_var *const *xs) {
 /* the operands of gr_concatenate / gr_stack brought to one dtype (and, for gr_stack, a new axis
    at `insert`), then joined along axis a of the result */
 static gr_var *gr__join_build(gr_graph *g, int n, gr_var *const *xs, int insert, int a, int nd_out) {
-    gr_var *stack_buf[GR__SPLIT_MAX], **cs = stack_buf, *y = NULL;
+    gr_var *stack_buf[16], **cs = stack_buf, *y = NULL;
     int T = gr__join_dtype(n, xs), i;
-    if (n > GR__SPLIT_MAX) {
+    if (n > 16) {
         cs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)n);
         if (!cs) return gr__fail(g, GR_ERR_NOMEM, "out of memory (%d operands to join)", n);
     }
@@ -3736,7 +3767,7 @@ static gr_var *gr__join_build(gr_graph *g, int n, gr_var *const *xs, int insert,
         }
         if (!cs[i]) goto done;
     }
-    y = gr__join(g, n, cs, a - nd_out);
+    y = gr__join_node(g, n, cs, a - nd_out);
 done:
     if (cs != stack_buf) GR_FREE(cs);
     return y;
@@ -3796,30 +3827,21 @@ GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis) {
     return gr__join_build(g, n, xs, a, a, nd + 1);
 }
 
-/* pieces of x with sizes known when built (their sum already checked); more than GR__SPLIT_MAX:
-   chunks first, each split again (the recursion is as deep as log_32 n) */
+/* one Split node: the n pieces of x with sizes known when built (their sum already checked) */
 static gr_status gr__split_static(gr_graph *g, gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
+    int64_t stack_buf[1 + 16], *buf = stack_buf;      /* the parameters, then the sizes */
+    size_t psize = sizeof(int64_t) * (size_t)(1 + n);
     gr__split_params p;
-    gr_var *chunks[GR__SPLIT_MAX];
-    int64_t per = GR__SPLIT_MAX;
-    int m, c, i;
     gr_status st;
+    if (n > 16 && !(buf = (int64_t *)GR_MALLOC(psize)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_split: out of memory (%d pieces of %s)", n, gr__d(x).s);
     memset(&p, 0, sizeof p);
     p.axis = axis;
-    if (n <= GR__SPLIT_MAX) {
-        for (i = 0; i < n; i++) p.sizes[i] = sizes[i];
-        return gr__make_node(g, gr__split_op(n), &p, sizeof p, 1, &x, out);
-    }
-    while ((n + per - 1) / per > GR__SPLIT_MAX) per *= GR__SPLIT_MAX;
-    m = (int)((n + per - 1) / per);
-    for (c = 0; c < m; c++)
-        for (i = c * (int)per; i < n && i < (c + 1) * (int)per; i++) p.sizes[c] += sizes[i];
-    if ((st = gr__make_node(g, gr__split_op(m), &p, sizeof p, 1, &x, chunks)) != GR_OK) return st;
-    for (c = 0; c < m; c++) {
-        int first = c * (int)per, count = n - first < (int)per ? n - first : (int)per;
-        if ((st = gr__split_static(g, chunks[c], axis, count, sizes + first, out + first)) != GR_OK) return st;
-    }
-    return GR_OK;
+    memcpy(buf, &p, sizeof p);
+    memcpy(buf + 1, sizes, sizeof(int64_t) * (size_t)n);
+    st = gr__make_node_n(g, &gr__op_Split, buf, psize, 1, &x, n, out);
+    if (buf != stack_buf) GR_FREE(buf);
+    return st;
 }
 
 GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
@@ -3854,14 +3876,19 @@ GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_v
 /* pieces of x along axis (from the end) shaped like refs[0..k) there (Join's gradient) */
 static gr_status gr__split_like(gr_graph *g, gr_var *x, int axis, int k, gr_var *const *refs, gr_var **out) {
     gr__split_params p;
-    gr_var *ins[GR__SPLIT_MAX + 1];
+    gr_var *stack_buf[1 + 16], **ins = stack_buf;
+    gr_status st;
     int j;
+    if (k > 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(k + 1))))
+        return gr__error(g, GR_ERR_NOMEM, "Join: out of memory (the gradient of %d operands)", k);
     memset(&p, 0, sizeof p);
     p.axis = axis;
     p.refs = 1;
     ins[0] = x;
     for (j = 0; j < k; j++) ins[j + 1] = refs[j];
-    return gr__make_node(g, gr__split_op(k), &p, sizeof p, k + 1, ins, out);
+    st = gr__make_node_n(g, &gr__op_Split, &p, sizeof p, k + 1, ins, k, out);
+    if (ins != stack_buf) GR_FREE(ins);
+    return st;
 }
 
 /* ---- Join ---------------------------------------------------------------------------------------- */
@@ -3872,8 +3899,6 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
     int nd = x0->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     if (a < 0 || a >= nd) return gr__error(node->graph, GR_ERR_VALUE, "Join: axis %d out of range for %s with %d dimensions", a, gr__d(x0).s, nd);
-    if (node->n_in > GR__SPLIT_MAX)              /* its gradient is one Split: gr__join makes trees */
-        return gr__error(node->graph, GR_ERR_VALUE, "Join: %d operands in one node (at most %d)", node->n_in, GR__SPLIT_MAX);
     gr_var_type(x0, out);
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
@@ -3955,17 +3980,20 @@ static gr_status gr__Join_grad(const gr_node *node, gr_var *const *og, gr_var **
 
 /* linear: the join of the tangents, zeros for operands without one */
 static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *vs[GR__SPLIT_MAX];
+    gr_var *stack_buf[16], **vs = stack_buf;
     int i, any = 0;
     orop[0] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
-    for (i = 0; i < node->n_in; i++) {
-        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(gr__in(node)[i]);
-        else { vs[i] = ev[i]; any = 1; }
-        if (!vs[i]) return node->graph->status;
-    }
+    for (i = 0; i < node->n_in; i++) if (!gr_is_disconnected(ev[i])) any = 1;
     if (!any) return GR_OK;
-    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis);
+    if (node->n_in > 16 && !(vs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", node->n_in);
+    for (i = 0; i < node->n_in; i++) {
+        vs[i] = gr_is_disconnected(ev[i]) ? gr__zeros_grad(gr__in(node)[i]) : ev[i];
+        if (!vs[i]) break;
+    }
+    orop[0] = i == node->n_in ? gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis) : NULL;
+    if (vs != stack_buf) GR_FREE(vs);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -3980,6 +4008,7 @@ static gr_status gr__Join_batch(const gr_node *node, gr_var *const *in, const un
 /* ---- Split ----------------------------------------------------------------------------------------- */
 
 static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)gr__params(node); }
+static const int64_t *gr__split_sizes(const gr_node *node) { return (const int64_t *)gr__params(node) + 1; }   /* refs == 0 */
 
 static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     const gr__split_params *p = gr__spp(node);
@@ -3989,8 +4018,11 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
     if (node->n_in != (p->refs ? k + 1 : 1))
         return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", node->n_in, k, p->refs ? " shaped like references" : "");
+    if (!p->refs && node->params_size != sizeof(int64_t) * (size_t)(1 + k))
+        return gr__error(node->graph, GR_ERR_VALUE, "Split: %lu bytes of parameters for %d pieces of %s", (unsigned long)node->params_size,
+                         k, gr__d(x).s);
     for (j = 0; j < k; j++) {
-        int64_t s = p->sizes[j];
+        int64_t s = p->refs ? -1 : gr__split_sizes(node)[j];
         if (p->refs) {
             gr_var *r = gr__in(node)[j + 1];
             if (r->ndim + p->axis < 0)
@@ -4015,7 +4047,7 @@ static gr_status gr__Split_shape(const gr_node *node, const gr_array *const *in,
     int k = node->n_out, a = x->ndim + p->axis, j, d;
     int64_t total = 0;
     for (j = 0; j < k; j++) {
-        int64_t s = p->refs ? in[j + 1]->shape[in[j + 1]->ndim + p->axis] : p->sizes[j];
+        int64_t s = p->refs ? in[j + 1]->shape[in[j + 1]->ndim + p->axis] : gr__split_sizes(node)[j];
         for (d = 0; d < x->ndim; d++) out[j]->shape[d] = x->shape[d];
         out[j]->shape[a] = s;
         total += s;                                 /* lengths of arrays or checked sizes: no overflow */
@@ -4046,7 +4078,7 @@ static gr_status gr__Split_perform(const gr_node *node, const gr_array *const *i
 /* the join of the output gradients. A piece that does not reach the cost has a disconnected
    gradient: it contributes zeros shaped like itself (Theano#1589, Aesara#1200) */
 static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *pieces[GR__SPLIT_MAX], *x = gr__in(node)[0];
+    gr_var *stack_buf[16], **pieces = stack_buf, *x = gr__in(node)[0];
     int i, j;
     for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return node->graph->status;
     if (!gr__is_float(x->dtype)) {
@@ -4055,23 +4087,31 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     }
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
+    if (node->n_out > 16 && !(pieces = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", node->n_out);
     for (j = 0; j < node->n_out; j++) {
         pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
-        if (!pieces[j]) return node->graph->status;
+        if (!pieces[j]) break;
     }
-    ig[0] = gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis);
+    ig[0] = j == node->n_out ? gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis) : NULL;
+    if (pieces != stack_buf) GR_FREE(pieces);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 /* linear: the same split of the tangent */
 static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *ins[GR__SPLIT_MAX + 1];
+    gr_var *stack_buf[1 + 16], **ins = stack_buf;
+    gr_status st;
     int i;
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (node->n_in > 1 + 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", node->n_out);
     ins[0] = ev[0];
     for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
-    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, orop);
+    st = gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, orop);
+    if (ins != stack_buf) GR_FREE(ins);
+    return st;
 }
 
 /* x batched: the same split (its axis counts from the end, so references may or may not be
@@ -4081,7 +4121,7 @@ static gr_status gr__Split_batch(const gr_node *node, gr_var *const *in, const u
     if (!batched[0])
         return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: a Split of %s whose only batched inputs are "
                          "references (shapes) cannot be batched", gr__d(gr__in(node)[0]).s);
-    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, out);
+    return gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, node->n_out, out);
 }
 
 /* ---- BroadcastTo ----------------------------------------------------------------------------------- */
@@ -4520,89 +4560,18 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
-/* ops/linalg.c: Dot, with transpose flags so that gradients never copy a transpose.
+/* ==== ops/gemm.c: generated region; edit ops/gemm.c, then run make gradient.h ==== */
+/* ops/gemm.c: the matrix products the contractions (ops/dot.c) run on, and the one place that
+   calls CBLAS.
 
-   Shapes: op(A) is A or A^T by the flag ta (likewise op(B) by tb; flags apply to 2-d operands)
-     (M,K) . (K,N) -> (M,N)     (M,K) . (K,) -> (M,)     (K,) . (K,N) -> (N,)     (K,) . (K,) -> ()
-   GEMM: our own cache-blocked kernel, or cblas_?gemm / ?gemv / ?dot with GRADIENT_CBLAS, where
-   the transposes are passed as flags. */
+   C (M x N, row-major) = op(A) (M x K) . op(B) (K x N), op(X) = X or X^T by a flag (ta, tb): A is
+   stored M x K (K x M when ta), B K x N (N x K when tb), contiguous. By the operands' shapes:
+     gr__gemm_dt   matrix . matrix   the blocked kernel below, or cblas_?gemm with GRADIENT_CBLAS
+     gr__gemv_dt   matrix . vector   a plain loop, or cblas_?gemv
+     gr__dotv_dt   vector . vector   a plain loop (float32 summed in float64), or cblas_ddot
+   Integers wrap (through uint64_t, as NumPy's) and always take the plain loops. */
 
-typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
-
-static gr_var *gr__dot_flags(gr_var *a, gr_var *b, int ta, int tb) {
-    gr__dot_params p;
-    gr_var *args[2];
-    gr_graph *g;
-    args[0] = a; args[1] = b;
-    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
-    memset(&p, 0, sizeof p);
-    p.ta = a->ndim == 2 ? ta : 0;
-    p.tb = b->ndim == 2 ? tb : 0;
-    return gr__node1(g, &gr__op_Dot, &p, sizeof p, 2, args);
-}
-
-GR_API gr_var *gr_dot(gr_var *a, gr_var *b) {
-    gr_var *args[2];
-    gr_graph *g;
-    int T;
-    args[0] = a; args[1] = b;
-    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
-    if (a->ndim == 0 || b->ndim == 0) return gr_mul(a, b);
-    if (a->ndim > 2 || b->ndim > 2)
-        return gr__fail(g, GR_ERR_TYPE, "gr_dot: takes 1-d and 2-d operands; %s has %d dimensions and %s %d "
-                        "(gr_tensordot and gr_matmul take more)", gr__d(a).s, a->ndim, gr__d(b).s, b->ndim);
-    T = gr__promote(2, args);
-    a = gr__coerce(a, T);
-    b = gr__coerce(b, T);
-    return gr__dot_flags(a, b, 0, 0);
-}
-
-/* rows, cols of op(X) for a 2-d X */
-static void gr__op_dims(const int64_t *shape, int t, int64_t *r, int64_t *c) {
-    *r = t ? shape[1] : shape[0];
-    *c = t ? shape[0] : shape[1];
-}
-
-/* result dims from the operands' dims; 0 when the inner dimensions differ */
-static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int64_t *bs, int tb, int *ond, int64_t *os,
-                        int64_t *ka, int64_t *kb) {
-    int64_t m = 1, n = 1;
-    if (annd == 2) gr__op_dims(as, ta, &m, ka); else *ka = as[0];
-    if (bnd == 2) gr__op_dims(bs, tb, kb, &n); else *kb = bs[0];
-    *ond = 0;
-    if (annd == 2) os[(*ond)++] = m;
-    if (bnd == 2) os[(*ond)++] = n;
-    return !(*ka >= 0 && *kb >= 0 && *ka != *kb);
-}
-
-static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
-    int64_t ka, kb;
-    out->dtype = (gr_dtype)a->dtype;
-    if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
-        return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
-    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
-        return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
-                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
-    return GR_OK;
-}
-
-static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    int64_t ka, kb;
-    int nd;
-    if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
-        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
-                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
-                             p->tb ? " transposed" : "");
-    return GR_OK;
-}
-
-/* ---- kernels ----------------------------------------------------------------------------------
-   C (M x N, row-major) = op(A) (M x K) . op(B) (K x N); A is M x K (K x M when ta), B is K x N
-   (N x K when tb).
+/* ---- the built-in kernels ---------------------------------------------------------------------
 
    Floating point, after GotoBLAS: a KC x NC block of op(B) is packed into strips of NR columns
    (k-major inside a strip, zero-padded), then for every 4 rows of op(A) a micro-kernel keeps a
@@ -4759,94 +4728,188 @@ GR__GEMV(gr__gemv_f64, double, double)
 GR__GEMV(gr__gemv_f32, float, float)
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
-static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
-    const gr_array *a = in[0], *b = in[1];
-    gr_array *c = out[0];
-    int dt = a->dtype;
-    int64_t M, N, K, i;
-    if (a->ndim == 1 && b->ndim == 1) {                     /* inner product */
-        K = a->shape[0];
-        if (dt == GR_F64) {
-            const double *x = (const double *)a->data, *y = (const double *)b->data;
-            double s = 0;
-#ifdef GRADIENT_CBLAS
-            s = cblas_ddot((int)K, x, 1, y, 1);
-#else
-            for (i = 0; i < K; i++) s += x[i] * y[i];
-#endif
-            ((double *)c->data)[0] = s;
-        } else if (dt == GR_F32) {
-            const float *x = (const float *)a->data, *y = (const float *)b->data;
-            double s = 0;
-            for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
-            ((float *)c->data)[0] = (float)s;
-        } else {
-            const uint64_t *x = (const uint64_t *)a->data, *y = (const uint64_t *)b->data;   /* wraps, as the GEMM */
-            uint64_t s = 0;
-            for (i = 0; i < K; i++) s += x[i] * y[i];
-            ((int64_t *)c->data)[0] = (int64_t)s;
-        }
-        return GR_OK;
-    }
-    if (b->ndim == 1 || a->ndim == 1) {                     /* matrix . vector, vector . matrix */
-        const gr_array *A = a->ndim == 2 ? a : b, *x = a->ndim == 2 ? b : a;
-        /* x . op(B) = op(B)^T . x */
-        int t = a->ndim == 2 ? p->ta : !p->tb;
-        int64_t rows = A->shape[0], cols = A->shape[1];
-        M = t ? cols : rows;
-        K = t ? rows : cols;
-        if (K == 0)                   /* an empty sum; ?gemv returns early without writing y */
-            memset(c->data, 0, (size_t)M * gr__dsize(dt));
-        else if (dt == GR_F64) {
-#ifdef GRADIENT_CBLAS
-            cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A->data,
-                        (int)(cols ? cols : 1), (const double *)x->data, 1, 0.0, (double *)c->data, 1);
-#else
-            gr__gemv_f64(t, M, K, (const double *)A->data, (const double *)x->data, (double *)c->data);
-#endif
-        } else if (dt == GR_F32) {
-#ifdef GRADIENT_CBLAS
-            cblas_sgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)A->data,
-                        (int)(cols ? cols : 1), (const float *)x->data, 1, 0.0f, (float *)c->data, 1);
-#else
-            gr__gemv_f32(t, M, K, (const float *)A->data, (const float *)x->data, (float *)c->data);
-#endif
-        } else
-            gr__gemv_i64(t, M, K, (const uint64_t *)A->data, (const uint64_t *)x->data, (uint64_t *)c->data);
-        return GR_OK;
-    }
-    gr__op_dims(a->shape, p->ta, &M, &K);
-    N = c->shape[1];
+/* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
+
+/* C = op(A) op(B), of dtype dt */
+static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
     if (dt == GR_F64) {
 #ifdef GRADIENT_CBLAS
-        if (M && N) {
-            if (K) cblas_dgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                               (int)K, 1.0, (const double *)a->data, (int)a->shape[1], (const double *)b->data, (int)b->shape[1], 0.0,
-                               (double *)c->data, (int)N);
-            else memset(c->data, 0, (size_t)(M * N) * sizeof(double));
-        }
+        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
+                    (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
 #else
-        gr__gemm_f64(p->ta, p->tb, M, N, K, (const double *)a->data, (const double *)b->data, (double *)c->data);
+        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
 #endif
     } else if (dt == GR_F32) {
 #ifdef GRADIENT_CBLAS
-        if (M && N) {
-            if (K) cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans, p->tb ? CblasTrans : CblasNoTrans, (int)M, (int)N,
-                               (int)K, 1.0f, (const float *)a->data, (int)a->shape[1], (const float *)b->data, (int)b->shape[1], 0.0f,
-                               (float *)c->data, (int)N);
-            else memset(c->data, 0, (size_t)(M * N) * sizeof(float));
-        }
+        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
+                    (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
 #else
-        gr__gemm_f32(p->ta, p->tb, M, N, K, (const float *)a->data, (const float *)b->data, (float *)c->data);
+        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
 #endif
     } else
-        gr__gemm_i64(p->ta, p->tb, M, N, K, (const uint64_t *)a->data, (const uint64_t *)b->data, (uint64_t *)c->data);
+        gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
+}
+
+/* y = op(A) x, A stored rows x cols (op(A) is cols x rows when t), of dtype dt */
+static void gr__gemv_dt(int dt, int t, int64_t rows, int64_t cols, const void *A, const void *x, void *y) {
+    int64_t M = t ? cols : rows, K = t ? rows : cols;
+    if (K == 0) {                         /* an empty sum; ?gemv returns early without writing y */
+        if (M) memset(y, 0, (size_t)M * gr__dsize(dt));
+    } else if (dt == GR_F64) {
+#ifdef GRADIENT_CBLAS
+        cblas_dgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0, (const double *)A, (int)(cols ? cols : 1),
+                    (const double *)x, 1, 0.0, (double *)y, 1);
+#else
+        gr__gemv_f64(t, M, K, (const double *)A, (const double *)x, (double *)y);
+#endif
+    } else if (dt == GR_F32) {
+#ifdef GRADIENT_CBLAS
+        cblas_sgemv(CblasRowMajor, t ? CblasTrans : CblasNoTrans, (int)rows, (int)cols, 1.0f, (const float *)A, (int)(cols ? cols : 1),
+                    (const float *)x, 1, 0.0f, (float *)y, 1);
+#else
+        gr__gemv_f32(t, M, K, (const float *)A, (const float *)x, (float *)y);
+#endif
+    } else
+        gr__gemv_i64(t, M, K, (const uint64_t *)A, (const uint64_t *)x, (uint64_t *)y);
+}
+
+/* *out = sum_k x_k y_k over K elements of dtype dt */
+static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void *out) {
+    int64_t i;
+    if (dt == GR_F64) {
+        const double *x = (const double *)xp, *y = (const double *)yp;
+        double s = 0;
+#ifdef GRADIENT_CBLAS
+        s = cblas_ddot((int)K, x, 1, y, 1);
+#else
+        for (i = 0; i < K; i++) s += x[i] * y[i];
+#endif
+        *(double *)out = s;
+    } else if (dt == GR_F32) {
+        const float *x = (const float *)xp, *y = (const float *)yp;
+        double s = 0;
+        for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
+        *(float *)out = (float)s;
+    } else {
+        const uint64_t *x = (const uint64_t *)xp, *y = (const uint64_t *)yp;
+        uint64_t s = 0;
+        for (i = 0; i < K; i++) s += x[i] * y[i];
+        *(int64_t *)out = (int64_t)s;
+    }
+}
+
+/* ==== ops/dot.c: generated region; edit ops/dot.c, then run make gradient.h ==== */
+/* ops/dot.c: the contractions Dot, TensorDot and MatMul, with transpose flags so that gradients
+   never copy a transpose; they run on the products of ops/gemm.c.
+
+   Shapes: op(A) is A or A^T by the flag ta (likewise op(B) by tb; flags apply to 2-d operands)
+     Dot            (M,K) . (K,N) -> (M,N)   (M,K) . (K,) -> (M,)   (K,) . (K,N) -> (N,)   (K,) . (K,) -> ()
+     TensorDot      a (*fa, *s) . b (*s, *fb) -> (*fa, *fb). a is seen as a matrix whose rows are
+                    its first sa axes and whose columns are the others, b likewise split at sb;
+                    ta / tb transpose those matrices as Dot's flags do, so that gradients never copy.
+                    gr_tensordot moves the summed axes of a last and those of b first (DimShuffle)
+                    unless a flag does it for free.
+     MatMul         a (*ba, m, k) @ b (*bb, k, n) -> (*broadcast(ba, bb), m, n); ta / tb transpose
+                    the last two axes. gr_matmul makes a 1-d a (1, k) and a 1-d b (k, 1) and drops
+                    that axis again, as NumPy does.
+   Derivatives (C = op(A) op(B), G its cotangent): 2-d.2-d: dA = G B^T, dB = A^T G with the flags
+   folded in; TensorDot and MatMul the same on their matrices (MatMul then sums over the batch axes
+   an operand was broadcast along). */
+
+/* ---- Dot ------------------------------------------------------------------------------------------ */
+
+typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
+
+static gr_var *gr__dot_flags(gr_var *a, gr_var *b, int ta, int tb) {
+    gr__dot_params p;
+    gr_var *args[2];
+    gr_graph *g;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    memset(&p, 0, sizeof p);
+    p.ta = a->ndim == 2 ? ta : 0;
+    p.tb = b->ndim == 2 ? tb : 0;
+    return gr__node1(g, &gr__op_Dot, &p, sizeof p, 2, args);
+}
+
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b) {
+    gr_var *args[2];
+    gr_graph *g;
+    int T;
+    args[0] = a; args[1] = b;
+    if (!gr__operands("gr_dot", 2, args, &g)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0) return gr_mul(a, b);
+    if (a->ndim > 2 || b->ndim > 2)
+        return gr__fail(g, GR_ERR_TYPE, "gr_dot: takes 1-d and 2-d operands; %s has %d dimensions and %s %d "
+                        "(gr_tensordot and gr_matmul take more)", gr__d(a).s, a->ndim, gr__d(b).s, b->ndim);
+    T = gr__promote(2, args);
+    a = gr__coerce(a, T);
+    b = gr__coerce(b, T);
+    return gr__dot_flags(a, b, 0, 0);
+}
+
+/* rows, cols of op(X) for a 2-d X */
+static void gr__op_dims(const int64_t *shape, int t, int64_t *r, int64_t *c) {
+    *r = t ? shape[1] : shape[0];
+    *c = t ? shape[0] : shape[1];
+}
+
+/* result dims from the operands' dims; 0 when the inner dimensions differ */
+static int gr__dot_dims(int annd, const int64_t *as, int ta, int bnd, const int64_t *bs, int tb, int *ond, int64_t *os,
+                        int64_t *ka, int64_t *kb) {
+    int64_t m = 1, n = 1;
+    if (annd == 2) gr__op_dims(as, ta, &m, ka); else *ka = as[0];
+    if (bnd == 2) gr__op_dims(bs, tb, kb, &n); else *kb = bs[0];
+    *ond = 0;
+    if (annd == 2) os[(*ond)++] = m;
+    if (bnd == 2) os[(*ond)++] = n;
+    return !(*ka >= 0 && *kb >= 0 && *ka != *kb);
+}
+
+static gr_status gr__Dot_infer(const gr_node *node, gr_type *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    gr_var *a = gr__in(node)[0], *b = gr__in(node)[1];
+    int64_t ka, kb;
+    out->dtype = (gr_dtype)a->dtype;
+    if (a->dtype != b->dtype || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
+        return gr__error(node->graph, GR_ERR_TYPE, "gr_dot: operands %s and %s must be 1-d or 2-d of one dtype", gr__d(a).s, gr__d(b).s);
+    if (!gr__dot_dims(a->ndim, gr__vshape(a), p->ta, b->ndim, gr__vshape(b), p->tb, &out->ndim, out->shape, &ka, &kb))
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_dot: inner dimensions differ: %s %s%s and %s %s%s", gr__d(a).s,
+                         gr__vs(a).s, p->ta ? " transposed" : "", gr__d(b).s, gr__vs(b).s, p->tb ? " transposed" : "");
     return GR_OK;
 }
 
-/* ---- derivative rules (C = op(A) op(B), G its cotangent) --------------------------------------
-   2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in, so no transpose is ever built.     */
+static gr_status gr__Dot_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    int64_t ka, kb;
+    int nd;
+    if (!gr__dot_dims(in[0]->ndim, in[0]->shape, p->ta, in[1]->ndim, in[1]->shape, p->tb, &nd, out[0]->shape, &ka, &kb))
+        return gr_node_error(node, GR_ERR_SHAPE, "inner dimensions differ: %s %s%s and %s %s%s", gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s, p->ta ? " transposed" : "", gr__d(gr__in(node)[1]).s, gr__as(in[1]).s,
+                             p->tb ? " transposed" : "");
+    return GR_OK;
+}
+
+static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t M, K;
+    if (a->ndim == 1 && b->ndim == 1)                       /* inner product */
+        gr__dotv_dt(a->dtype, a->shape[0], a->data, b->data, out[0]->data);
+    else if (b->ndim == 1)                                  /* op(A) x */
+        gr__gemv_dt(a->dtype, p->ta, a->shape[0], a->shape[1], a->data, b->data, out[0]->data);
+    else if (a->ndim == 1)                                  /* x op(B) = op(B)^T x */
+        gr__gemv_dt(a->dtype, !p->tb, b->shape[0], b->shape[1], b->data, a->data, out[0]->data);
+    else {
+        gr__op_dims(a->shape, p->ta, &M, &K);
+        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data);
+    }
+    return GR_OK;
+}
+
+/* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
 static gr_status gr__Dot_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
     gr_var *a = gr__in(node)[0], *b = gr__in(node)[1], *G = og[0];
@@ -4892,82 +4955,6 @@ static gr_status gr__Dot_rop(const gr_node *node, gr_var *const *ev, gr_var **or
     if (gr_is_disconnected(ev[0]) && gr_is_disconnected(ev[1])) return GR_OK;
     orop[0] = t;
     return t ? GR_OK : node->graph->status;
-}
-
-/* ==== second wave: TensorDot, MatMul and the LAPACK-free linear algebra =========================
-
-   Shapes (A is square, n x n; users give b as (n,) or (n, k), rules may pass (n, *rest)):
-     TensorDot      a (*fa, *s) . b (*s, *fb) -> (*fa, *fb). a is seen as a matrix whose rows are
-                    its first sa axes and whose columns are the others, b likewise split at sb;
-                    ta / tb transpose those matrices as Dot's flags do, so that gradients never copy.
-                    gr_tensordot moves the summed axes of a last and those of b first (DimShuffle)
-                    unless a flag does it for free.
-     MatMul         a (*ba, m, k) @ b (*bb, k, n) -> (*broadcast(ba, bb), m, n); ta / tb transpose
-                    the last two axes. gr_matmul makes a 1-d a (1, k) and a 1-d b (k, 1) and drops
-                    that axis again, as NumPy does.
-     LUFactor       A (n, n) -> F (n + 1, n) float64: rows 0..n-1 hold L (unit diagonal, below it)
-                    and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
-                    swapped with row k at step k.
-     MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
-     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
-                    invertible); made by the derivatives of gr_det only
-     Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
-     Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
-     Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
-     TriScale       x (*s, n, m) -> (*s, n, m): x[..., i, j] times w_below (i > j), w_on or w_above
-
-   Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
-   ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
-   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
-   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own output). F carries no derivative
-   (its connection pattern is 0): the rules differentiate A itself, and reuse F to solve with A or
-   A^T. Cholesky factors in place in its output.
-
-   Numerics. LU with partial pivoting, factored in float64 also for float32 matrices (the
-   substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
-   is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
-   solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
-   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
-   pivot (see gr__lu_adjugate): it is as accurate at a singular A as elsewhere, and 0 where the
-   rank of A is n - 2 or less. Cholesky fails on a pivot that
-   is not > 0 (NaN included).
-
-   Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
-     inverse   dA = -X^T G X^T                       R = -X V X
-     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
-     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
-               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
-               second derivatives of det fail the call at a singular A, as the inverse does)
-     logdet    dA = G X^T                            R = tr(A^-1 V)
-     solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
-     cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
-               Phi keeps the lower triangle and halves the diagonal, V_s = (V + V^T) / 2: these are
-               the derivatives of A -> chol((A + A^T) / 2), so the gradient is symmetric and the
-               R-op its adjoint for any V.
-     trace     dA = G I                              R = tr V
-   Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
-
-/* C = op(A) op(B) through CBLAS or the blocked kernel above: A stored M x K (K x M when ta), B
-   stored K x N (N x K when tb), contiguous, of dtype dt */
-static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
-    if (M == 0 || N == 0) return;
-    if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
-    if (dt == GR_F64) {
-#ifdef GRADIENT_CBLAS
-        cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
-                    (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
-#else
-        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
-#endif
-    } else if (dt == GR_F32) {
-#ifdef GRADIENT_CBLAS
-        cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
-                    (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
-#else
-        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
-#endif
-    } else
-        gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
 }
 
 /* the product of shape[from..to) */
@@ -5371,7 +5358,53 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- linear algebra: shared pieces -------------------------------------------------------------- */
+/* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
+/* ops/linalg.c: the LAPACK-free linear algebra: LU factorisation, inverse, det, logdet, adjugate,
+   solve, Cholesky, and Trace and TriScale, which their derivatives use.
+
+   Shapes (A is square, n x n; users give b as (n,) or (n, k), rules may pass (n, *rest)):
+     LUFactor       A (n, n) -> F (n + 1, n) float64: rows 0..n-1 hold L (unit diagonal, below it)
+                    and U (on and above it) of P A = L U, as LAPACK's getrf; F[n][k] is the row
+                    swapped with row k at step k.
+     MatrixInverse  (A, F) -> (n, n)            Det, LogDet  (A, F) -> ()
+     Adjugate       (A, F) -> (n, n): adj A, the transposed cofactors (det(A) A^-1 where A is
+                    invertible); made by the derivatives of gr_det only
+     Solve          (A, b, F) -> shape(b): x with A x = b, or A^T x = b when `trans`; b (n, *rest)
+     Cholesky       A (n, n) -> L (n, n), lower, L L^T = A; reads the lower triangle of A only
+     Trace          x (*s, n, m) -> (*s): the sum of x[..., i, i]
+     TriScale       x (*s, n, m) -> (*s, n, m): x[..., i, j] times w_below (i > j), w_on or w_above
+
+   Workspace. A steady-state gr_call allocates nothing, so no perform calls GR_MALLOC. The LU-based
+   ops take their factorisation as an input: the constructor builds F = LUFactor(A), whose output
+   buffer the memory plan provides like any other, and Det, LogDet, Adjugate, Solve and
+   MatrixInverse read it (Solve, MatrixInverse and Adjugate then work in place in their own
+   output). F carries no derivative (its connection pattern is 0): the rules differentiate A
+   itself, and reuse F to solve with A or A^T. Cholesky factors in place in its output.
+
+   Numerics. LU with partial pivoting, factored in float64 also for float32 matrices (the
+   substitutions run in the matrix's dtype); a row-oriented Cholesky summing in float64. A matrix
+   is singular when a pivot is exactly zero, as in LAPACK (det and logdet then give 0 and -inf;
+   solve and inverse fail with GR_ERR_RUNTIME), or when the result of a solve or an inverse is not
+   finite although A and b are (a pivot too small to divide by). The adjugate never divides by a
+   pivot (see GR__LU_ADJUGATE): it is as accurate at a singular A as elsewhere, and 0 where the
+   rank of A is n - 2 or less. Cholesky fails on a pivot that is not > 0 (NaN included).
+
+   Derivatives (G the cotangent of the output, V the tangent of A, X = A^-1, x = A^-1 b):
+     inverse   dA = -X^T G X^T                       R = -X V X
+     det       dA = G adj(A)^T                       R = tr(adj(A) V)       (exact at singular A)
+     adjugate  dA = tr(A^-1 G^T) adj(A)^T - A^-T G adj(A)^T    R = tr(A^-1 V) adj(A) - adj(A) V A^-1
+               (from d(adj A) A + adj(A) dA = tr(adj(A) dA) I: these need A invertible, so the
+               second derivatives of det fail the call at a singular A, as the inverse does)
+     logdet    dA = G X^T                            R = tr(A^-1 V)
+     solve     db = A^-T G, dA = -db x^T             R = A^-1 (v_b - V x)
+     cholesky  P = Phi(L^T G), S = L^-T P L^-1, dA = (S + S^T) / 2;   R = L Phi(L^-1 V_s L^-T)
+               Phi keeps the lower triangle and halves the diagonal, V_s = (V + V^T) / 2: these are
+               the derivatives of A -> chol((A + A^T) / 2), so the gradient is symmetric and the
+               R-op its adjoint for any V.
+     trace     dA = G I                              R = tr V
+   Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
+
+/* ---- shared pieces ------------------------------------------------------------------------------- */
 
 enum { GR__LU_FOR_INVERSE, GR__LU_FOR_DET, GR__LU_FOR_LOGDET, GR__LU_FOR_SOLVE, GR__LU_FOR_CHOLESKY, GR__LU_FOR_COUNT };
 static const char *const gr__lu_for[GR__LU_FOR_COUNT] = {
@@ -6120,7 +6153,7 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
-   (the second wave, at the end of the file).
+   (the losses, at the end of the file).
 
    Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
@@ -6206,7 +6239,7 @@ static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
-   (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
+   (J v, the true JVP: Aesara's R-op reuses the gradient formula, but J is not symmetric) */
 static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     int axis = ((const gr__axis_params *)gr__params(node))->axis;
     gr_var *s = gr_exp(gr__out(node)[0]);
@@ -6223,7 +6256,7 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
-/* ==== second wave: CrossEntropy and OneHot ======================================================
+/* ==== the losses: CrossEntropy and OneHot ========================================================
 
    Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
            product of *rows) of
@@ -6436,8 +6469,9 @@ static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var *
 }
 
 /* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */
-/* ops/gradops.c: identities in the forward pass that change only the gradient (SEMANTICS 11).
-   gr_function removes them (decision 10); their R-ops follow decision 3. */
+/* ops/gradops.c: identities in the forward pass that change only the gradient (Aesara's
+   zero_grad, disconnected_grad, grad_clip, ...). gr_function removes them: they compute nothing.
+   Their R-ops are those of the forward identity, except where no derivative flows (below). */
 
 typedef struct gr__clip_params { double lo, hi; } gr__clip_params;
 typedef struct gr__scale_params { double m; } gr__scale_params;
@@ -6517,7 +6551,8 @@ static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_v
     return ig[0] ? GR_OK : node->graph->status;
 }
 
-/* R-ops (decision 3): zeros shaped like the output; m v; v; and no tangent through the last two */
+/* R-ops: zeros shaped like the output (the op says the derivative is 0); m v (the gradient is
+   scaled by m, so is the tangent); v; and no tangent through the last two (no derivative exists) */
 static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;
@@ -6808,13 +6843,13 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
-    if (!(p->batched & 1u) || !p->op->alias || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
     gr__batched_rows(node, in, rows, row_ptrs, 0);
     row_out = *out;
     row_out.ndim = out->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
     row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
-    return p->op->alias(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -7533,7 +7568,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
 }
 
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
-/* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
+/* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
 
    gr_grad follows aesara.gradient.grad step by step, without recursion:
@@ -7543,7 +7578,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
         the summation order of gradient terms: deterministic, left fold);
      3. a sweep up from wrt keeps only the variables that depend on some wrt;
      4. the nodes involved are visited in reverse topological order: each op's grad rule is
-        called once, its terms checked against the op contract (SEMANTICS 2.5);
+        called once, its terms checked against the op contract (gr__node_terms_check);
      5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
 
 /* ---- null gradients ---------------------------------------------------------------------------- */
@@ -7580,15 +7615,23 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 
 static const gr_node *gr__conn_node(const gr_node *node);
 
-/* node's connection pattern (the wrapped op's for a Batched node); NULL: all connected */
-static const unsigned char *gr__pattern(const gr_node *node) {
-    if (node->op->flags & GR__OPF_INNERCONN) node = gr__conn_node(node);
-    return node->op->connection_pattern;
+/* the node whose connection pattern is node's: the wrapped one for a Batched node */
+static const gr_node *gr__pattern_node(const gr_node *node) {
+    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+}
+
+/* node has a connection pattern (else everything is connected) */
+static int gr__has_pattern(const gr_node *node) {
+    node = gr__pattern_node(node);
+    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = gr__pattern(node);
+    const unsigned char *p;
+    node = gr__pattern_node(node);
+    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
+    p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -7658,7 +7701,7 @@ static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
     return 1;
 }
 
-/* step 2: the walk down from the outputs (SEMANTICS 2.3, account_for) */
+/* step 2: the walk down from the outputs (Aesara's account_for) */
 static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
     uint8_t *visited = (uint8_t *)gr__calloc(c->nv, 1);
     gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
@@ -7693,7 +7736,7 @@ done:
     return st;
 }
 
-/* step 3: what depends on some wrt (SEMANTICS 2.3, visit), and the nodes whose grad rule is needed:
+/* step 3: what depends on some wrt (Aesara's visit), and the nodes whose grad rule is needed:
    those reading such a variable toward the cost. A variable's id is above its producer's inputs',
    so one sweep up the ids, from the lowest wrt, reaches what a walk up from wrt would. */
 static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
@@ -7725,7 +7768,7 @@ static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
 
 static gr_var *gr__total(gr__gctx *c, gr_var *v);
 
-/* "yes" (1), "no" (0) or "maybe" (-1): SEMANTICS 2.5 step 7's _is_zero */
+/* "yes" (1), "no" (0) or "maybe" (-1), as Aesara's _is_zero */
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
@@ -7739,10 +7782,78 @@ static int gr__is_zero(const gr_var *t) {
     return -1;
 }
 
-/* step 4 for one node: its output gradients, its grad rule, and the checks of SEMANTICS 2.5 */
+/* the grad rule of node on the output gradients og: ig[i] the term of input i (null "not
+   implemented" ones for the connected inputs of an op without a grad rule) */
+static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *iconn) {
+    gr_graph *g = c->g;
+    gr_status before = g->status, st;                /* an error left from earlier calls is not this rule's */
+    int i, ni = node->n_in;
+    for (i = 0; i < ni; i++) ig[i] = NULL;
+    if (!node->op->grad) {
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
+            if (!ig[i]) return g->status;
+        }
+        return GR_OK;
+    }
+    if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
+        uint8_t skip[8];
+        for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
+        st = gr__ew_grad_some(node, og, ig, skip);
+    } else st = node->op->grad(node, og, ig);
+    if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        return st != GR_OK ? st : g->status;
+    }
+    return GR_OK;
+}
+
+/* the terms of a grad rule checked against the op contract: a term for every input (a null
+   gradient reaching an input wins over the rule's term), float and of the input's ndim, zero where
+   only integer-valued outputs are reached, disconnected exactly where the connection pattern says
+   so (an op without a pattern gets a warning only) */
+static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *onan,
+                                      const uint8_t *iconn, const uint8_t *only_int) {
+    gr_graph *g = c->g;
+    int i, j, ni = node->n_in, no = node->n_out;
+    for (i = 0; i < ni; i++) {
+        gr_var *t = ig[i], *x = gr__in(node)[i];
+        if (!t)
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
+                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
+            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
+        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
+            if (!gr__is_float(t->dtype))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
+                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+            if (t->ndim != x->ndim)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
+                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+        }
+        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
+            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
+                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind != GR__VK_DISC && !iconn[i])
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind == GR__VK_DISC && iconn[i]) {
+            if (gr__has_pattern(node))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
+                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
+                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+        }
+    }
+    return GR_OK;
+}
+
+/* step 4 for one node: its output gradients, then its grad rule and the checks of its terms; the
+   shortcuts skip the rule when nothing, or only null gradients, flow back */
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
+    gr_status st;
     gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
@@ -7792,58 +7903,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             og[j] = gr_cast(og[j], (gr_dtype)gr__out(node)[j]->dtype);
             if (!og[j]) return g->status;
         }
-    for (i = 0; i < ni; i++) ig[i] = NULL;
-    if (!node->op->grad) {
-        for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
-            if (!ig[i]) return g->status;
-        }
-    } else {
-        gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
-        gr_status st;
-        if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
-            uint8_t skip[8];
-            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
-            st = gr__ew_grad_some(node, og, ig, skip);
-        } else st = node->op->grad(node, og, ig);
-        if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-            if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
-            return st != GR_OK ? st : g->status;
-        }
-    }
-    for (i = 0; i < ni; i++) {
-        gr_var *t = ig[i], *x = gr__in(node)[i];
-        if (!t)
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
-        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
-            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
-        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
-            if (!gr__is_float(t->dtype))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
-            if (t->ndim != x->ndim)
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
-        }
-        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
-            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind != GR__VK_DISC && !iconn[i])
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind == GR__VK_DISC && iconn[i]) {
-            if (gr__pattern(node))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
-            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
-        }
-    }
-    return GR_OK;
+    if ((st = gr__node_rule(c, node, og, ig, iconn)) != GR_OK) return st;
+    return gr__node_terms_check(c, node, og, ig, onan, iconn, only_int);
 }
 
-/* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
+/* the total gradient of an original variable (Aesara's access_grad: the sum of its terms, left to right) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
     uint32_t e;
@@ -7898,18 +7962,12 @@ static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, c
     return NULL;
 }
 
-static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
-    gr_grad_opts o;
-    gr__gctx c;
-    gr_graph *g;
-    gr_var **outs = NULL;
-    uint32_t k;
-    int i, n_outs = 0;
-    gr_status st = GR_OK;
-    if (opts) o = *opts; else memset(&o, 0, sizeof o);
-    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
-    g = gr__driver_graph(cost, n_wrt, wrt, &o);
-    if (!g) return GR_ERR_VALUE;
+/* the arguments of gr__grad: counts, NULL entries, policies, graphs, the cost's type, and the dtype
+   and ndim of the known gradients; GR_OK or the error recorded */
+static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads,
+                                const gr_grad_opts *opts) {
+    const gr_grad_opts o = *opts;
+    int i;
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !grads)))
         return gr__error(g, GR_ERR_VALUE, "%s: %s", fname, n_wrt < 0 ? "n_wrt is negative" : !wrt ? "wrt is NULL" : "grads is NULL");
     if (o.n_known < 0 || o.n_consider_constant < 0 || (o.n_known > 0 && (!o.known_vars || !o.known_grads)) ||
@@ -7945,6 +8003,22 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
             return gr__error(g, GR_ERR_TYPE, "%s: the known gradient of %s has %d dimensions, but %d are required", fname,
                              gr__d(kv).s, kg->ndim, kv->ndim);
     }
+    return GR_OK;
+}
+
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr__gctx c;
+    gr_graph *g;
+    gr_var **outs = NULL;
+    uint32_t k;
+    int i, n_outs = 0;
+    gr_status st;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    g = gr__driver_graph(cost, n_wrt, wrt, &o);
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__grad_check(g, fname, cost, n_wrt, wrt, grads, &o)) != GR_OK) return st;
     memset(&c, 0, sizeof c);
     c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
     c.uses = (uint32_t *)gr__calloc(c.nv, sizeof(uint32_t));
@@ -7974,7 +8048,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
-    /* wrt that do not reach the cost (SEMANTICS 2.4) */
+    /* wrt that do not reach the cost: the disconnected_inputs policy */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
         if (gr__in_map(&c, w) || c.total[w->id]) continue;
@@ -7984,7 +8058,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 4. every needed grad rule, consumers before producers (down the ids) */
     for (k = c.nn; k-- > 0;)
         if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
-    /* 5. totals and the policies (SEMANTICS 2.6) */
+    /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
         if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
@@ -8019,7 +8093,7 @@ GR_API gr_var *gr_grad1(gr_var *cost, gr_var *wrt) {
     return out;
 }
 
-/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt (SEMANTICS 3) ---------------------------------- */
+/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt ----------------------------------------------- */
 
 GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
                         gr_var **out, const gr_grad_opts *opts) {
@@ -8049,7 +8123,7 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     return gr__grad("gr_lop", NULL, n_wrt, wrt, out, &o);
 }
 
-/* ---- gr_subgraph_grad (SEMANTICS 8) ------------------------------------------------------------ */
+/* ---- gr_subgraph_grad ------------------------------------------------------------------------ */
 
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end, int n_start,
                                   gr_var *const *start_vars, gr_var *const *start_grads, gr_var *cost,
@@ -8108,7 +8182,7 @@ done:
 }
 
 /* ==== src/rop.c: generated region; edit src/rop.c, then run make gradient.h ==== */
-/* src/rop.c: forward mode (SEMANTICS 4, decisions 2 and 3): gr_rop.
+/* src/rop.c: forward mode: gr_rop.
 
    Tangents flow forward through the nodes between wrt and f, in topological order, without
    recursion. Every variable's tangent is in one of three states:
@@ -8118,26 +8192,26 @@ done:
      NONE  no derivative reaches it: every path from wrt passes a non-differentiable op
            (gr_disconnected_grad, gr_undefined_grad, an integer-valued output).
    An op's R-op rule sees REAL tangents and disconnected markers for the others. An op without an
-   R-op rule gets one from its grad rule by the double pullback (SEMANTICS 4.5): the gradient g(u)
-   of the node for a dummy cotangent u is linear in u, so the gradient of <g(u), v> with respect
-   to u is J v. */
+   R-op rule gets one from its grad rule by the double pullback: the gradient g(u) of the node for
+   a dummy cotangent u is linear in u, so the gradient of <g(u), v> with respect to u is J v (a
+   user's op needs only a grad rule to get an R-op). */
 
 enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (node->op->flags & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
+    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype) ||
            node->op == &gr__op_DisconnectedGrad || node->op == &gr__op_UndefinedGrad;
 }
 
 /* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from
    wrt stopped upstream), or a REAL one stopped here by a non-differentiable output, makes it
-   NONE whatever ZERO inputs say: zeros from roots are no contribution (SEMANTICS 4.5, the 2025
-   finding: dot(disconnected_grad(x), y) with respect to x is disconnected, although Aesara's
-   direct path gives zeros from y's zero tangent). With only ZERO inputs it is ZERO,
-   non-differentiable or not: no tangent from wrt reaches it, so it is a function of roots. For a
-   differentiable output, inputs its connection pattern excludes (a shape reference) do not
-   count: the R-op of grad(dot(x, v).sum(), v) with respect to v is zeros (SEMANTICS 4.5). */
+   NONE whatever ZERO inputs say: zeros from roots are no contribution (dot(disconnected_grad(x),
+   y) with respect to x is disconnected, although Aesara's direct path gives zeros from y's zero
+   tangent). With only ZERO inputs it is ZERO, non-differentiable or not: no tangent from wrt
+   reaches it, so it is a function of roots. For a differentiable output, inputs its connection
+   pattern excludes (a shape reference) do not count: the R-op of grad(dot(x, v).sum(), v) with
+   respect to v is zeros. */
 static int gr__no_tangent_state(const gr_node *node, int j, const uint8_t *state) {
     int i, real = 0, none = 0, zero = 0, nondiff = gr__nondiff_out(node, j);
     for (i = 0; i < node->n_in; i++) {
@@ -8216,25 +8290,14 @@ static gr_status gr__rop_policy(gr_graph *g, int policy, const gr_var *v) {
                      "through a non-differentiable operator)", gr__d(v).s);
 }
 
-GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points, gr_var **out,
-                        const gr_rop_opts *opts) {
-    gr_rop_opts o;
-    gr_graph *g = NULL;
-    uint8_t *state = NULL, *stop = NULL;
-    gr_var **tan = NULL, **ev = NULL, **orop = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k, nv;
-    int i, j, cap = 0;
-    gr_status st = GR_OK;
-    if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
-    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
-    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
-    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
-    if (!g) return GR_ERR_VALUE;
-    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+/* the arguments of gr_rop (g: the graph of the first one given): counts, NULL entries, policies,
+   graphs, matching dimensionalities, no gradient markers; GR_OK or the error recorded */
+static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
+                               gr_var **out, const gr_rop_opts *o) {
+    int i;
     if (n_f < 1 || n_wrt < 0 || !f || !out || (n_wrt > 0 && (!wrt || !eval_points)))
         return gr__error(g, GR_ERR_VALUE, "gr_rop: %s", n_f < 1 ? "needs at least one f" : n_wrt < 0 ? "n_wrt is negative" : "a NULL array");
-    if ((unsigned)o.disconnected_outputs > GR_IGNORE || (unsigned)o.return_disconnected > GR_RETURN_DISCONNECTED)
+    if ((unsigned)o->disconnected_outputs > GR_IGNORE || (unsigned)o->return_disconnected > GR_RETURN_DISCONNECTED)
         return gr__error(g, GR_ERR_VALUE, "gr_rop: invalid value for disconnected_outputs or return_disconnected");
     for (i = 0; i < n_f; i++) if (!f[i]) return gr__driver_null(g, "gr_rop", "f", i);
     for (i = 0; i < n_wrt; i++) if (!wrt[i]) return gr__driver_null(g, "gr_rop", "wrt", i);
@@ -8252,6 +8315,90 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
         if (f[i]->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_rop: f[%d] belongs to another graph", i);
         if (gr__is_marker(f[i])) return gr__error(g, GR_ERR_TYPE, "gr_rop: f[%d] is a gradient marker, not a value", i);
     }
+    return GR_OK;
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
+   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
+   ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+    int i, j, any_real = 0;
+    gr_status st;
+    for (i = 0; i < node->n_in; i++) {
+        gr_var *x = gr__in(node)[i];
+        if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
+        if (state[x->id] == GR__T_REAL) {
+            gr_var *t = tan[x->id];
+            ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
+            any_real = 1;
+        } else
+            ev[i] = gr_disconnected_like(x);
+        if (!ev[i]) return g->status;
+    }
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    if (any_real) {
+        st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
+        if (st != GR_OK || g->status != GR_OK) {
+            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
+            return g->status;
+        }
+    }
+    for (j = 0; j < node->n_out; j++) {
+        gr_var *y = gr__out(node)[j], *r = orop[j];
+        if (r && !gr__is_marker(r)) {
+            if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
+            if (!r) return g->status;
+            if (r->ndim != y->ndim)
+                return gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
+                                 "but %d are required", node->op->name, r->ndim, j, y->ndim);
+            state[y->id] = GR__T_REAL;
+            tan[y->id] = r;
+        } else
+            state[y->id] = gr__no_tangent_state(node, j, state);
+    }
+    return GR_OK;
+}
+
+/* out[i]: f[i]'s tangent, zeros where it is known to be zero, else what the policies say */
+static gr_status gr__rop_results(gr_graph *g, int n_f, gr_var *const *f, const uint8_t *state, const uint8_t *stop,
+                                 gr_var *const *tan, gr_var **out, const gr_rop_opts *o) {
+    int i;
+    gr_status st;
+    for (i = 0; i < n_f; i++) {
+        gr_var *y = f[i], *r = NULL;
+        int s = state[y->id];
+        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: no tangent reaches it */
+        if (s == GR__T_REAL) r = tan[y->id];
+        else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
+        else {
+            if ((st = gr__rop_policy(g, o->disconnected_outputs, y)) != GR_OK) return st;
+            if (o->return_disconnected == GR_RETURN_ZERO) r = gr__zeros_grad(y);
+            else if (o->return_disconnected == GR_RETURN_DISCONNECTED) r = gr_disconnected_like(y);
+            else { out[i] = NULL; continue; }
+        }
+        if (!r) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+        out[i] = r;
+    }
+    return GR_OK;
+}
+
+GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points, gr_var **out,
+                        const gr_rop_opts *opts) {
+    gr_rop_opts o;
+    gr_graph *g = NULL;
+    uint8_t *state = NULL, *stop = NULL;
+    gr_var **tan = NULL, **ev = NULL, **orop = NULL;
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k, nv;
+    int i, cap = 0;
+    gr_status st;
+    if (out) for (i = 0; i < n_f; i++) out[i] = NULL;
+    for (i = 0; f && i < n_f && !g; i++) if (f[i]) g = f[i]->graph;
+    for (i = 0; wrt && i < n_wrt && !g; i++) if (wrt[i]) g = wrt[i]->graph;
+    for (i = 0; eval_points && i < n_wrt && !g; i++) if (eval_points[i]) g = eval_points[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if ((st = gr__rop_check(g, n_f, f, n_wrt, wrt, eval_points, out, &o)) != GR_OK) return st;
     nv = g->n_vars;
     state = (uint8_t *)gr__calloc(nv, 1);
     stop = (uint8_t *)gr__calloc(nv, 1);
@@ -8265,7 +8412,6 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     if ((st = gr__toposort(g, n_f, f, stop, &order, &n_order)) != GR_OK) goto done;
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
-        int any_real = 0;
         if (node->n_in > cap || node->n_out > cap) {
             cap = node->n_in > node->n_out ? node->n_in : node->n_out;
             GR_FREE(ev);
@@ -8273,57 +8419,9 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
-            if (state[x->id] == GR__T_REAL) {
-                gr_var *t = tan[x->id];
-                ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
-                any_real = 1;
-            } else
-                ev[i] = gr_disconnected_like(x);
-            if (!ev[i]) { st = g->status; goto done; }
-        }
-        for (j = 0; j < node->n_out; j++) orop[j] = NULL;
-        if (any_real) {
-            st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
-            if (st != GR_OK || g->status != GR_OK) {
-                if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
-                st = g->status;
-                goto done;
-            }
-        }
-        for (j = 0; j < node->n_out; j++) {
-            gr_var *y = gr__out(node)[j], *r = orop[j];
-            if (r && !gr__is_marker(r)) {
-                if (r->dtype != y->dtype && gr__is_float(y->dtype)) r = gr_cast(r, (gr_dtype)y->dtype);
-                if (!r) { st = g->status; goto done; }
-                if (r->ndim != y->ndim) {
-                    st = gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
-                                   "but %d are required", node->op->name, r->ndim, j, y->ndim);
-                    goto done;
-                }
-                state[y->id] = GR__T_REAL;
-                tan[y->id] = r;
-            } else
-                state[y->id] = gr__no_tangent_state(node, j, state);
-        }
+        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
     }
-    for (i = 0; i < n_f; i++) {
-        gr_var *y = f[i], *r = NULL;
-        int s = state[y->id];
-        if (!gr__owner(y) && !stop[y->id]) s = GR__T_NONE;   /* a root not in wrt: disconnected (SEMANTICS 4.3) */
-        if (s == GR__T_REAL) r = tan[y->id];
-        else if (s == GR__T_ZERO) r = gr__zeros_grad(y);
-        else {
-            if ((st = gr__rop_policy(g, o.disconnected_outputs, y)) != GR_OK) goto done;
-            if (o.return_disconnected == GR_RETURN_ZERO) r = gr__zeros_grad(y);
-            else if (o.return_disconnected == GR_RETURN_DISCONNECTED) r = gr_disconnected_like(y);
-            else { out[i] = NULL; continue; }
-        }
-        if (!r) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto done; }
-        out[i] = r;
-    }
+    st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:
     if (st != GR_OK) for (i = 0; i < n_f; i++) out[i] = NULL;
     GR_FREE(state); GR_FREE(stop); GR_FREE(tan); GR_FREE(ev); GR_FREE(order);
@@ -8331,7 +8429,7 @@ done:
 }
 
 /* ==== src/jacobian.c: generated region; edit src/jacobian.c, then run make gradient.h ==== */
-/* src/jacobian.c: gr_jacobian and gr_hessian (SEMANTICS 6, 7; decisions 5 and 6).
+/* src/jacobian.c: gr_jacobian and gr_hessian.
 
    The Jacobian of an expression e (any ndim, m elements) with respect to w is built from ONE
    pullback: g(u) = Lop(flatten(e), w, u) for a cotangent u of m elements, linear in u. The graph
@@ -8383,7 +8481,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        if (any_b) st = node->op->batch ? node->op->batch(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any_b) st = gr__op_batch(node->op) ? gr__op_batch(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
         else st = gr__make_node(g, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
@@ -8522,7 +8620,7 @@ GR_API gr_status gr_hessian(gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var 
      2. merging: a node equal to one already built (op, params, inputs) is that one;
      3. constant folding: a small node of constants is run now and becomes a constant.
    A node's inputs are final when it is built, so these local rewrites reach their fixed point in
-   one pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10).
+   one pass. The gradient-modifying identities are removed at every level (they compute nothing).
 
    Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
    for an unknown size. Two axes with the same symbol have the same size in every call; an
@@ -8636,7 +8734,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         for (q = 0; q < rw->cap_trim; q++) {
             int64_t *e = rw->trim + 3 * q;
             if (e[0] < 0) continue;
-            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            i = (uint32_t)gr__hash64((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
             while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
             t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
         }
@@ -8645,7 +8743,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         rw->cap_trim = nc;
     }
     mask = rw->cap_trim - 1;
-    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+    for (i = (uint32_t)gr__hash64((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
         if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
     rw->trim[3 * i] = sym;
     rw->trim[3 * i + 1] = k;
@@ -8661,7 +8759,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int nd = v->ndim, i, k;
     for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (op->flags & GR__OPF_ELEMWISE) {
+    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
         for (i = 0; i < nd; i++) {
             int32_t code = GR__SIG_ONE;
             int clash = 0;
@@ -9231,19 +9329,19 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
 /* ---- merging ------------------------------------------------------------------------------------- */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
     size_t k;
     int i;
-    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (i = 0; i < n_in; i++) h = gr__hash64(h ^ (uint64_t)ins[i]->id);
     for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
         uint64_t w;
         memcpy(&w, (const unsigned char *)params + k, 8);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     if (k < psize) {
         uint64_t w = 0;
         memcpy(&w, (const unsigned char *)params + k, psize - k);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -9356,7 +9454,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
@@ -9396,7 +9494,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     while (gr__owner(v) && guard++ < 64) {
         const gr_node *n = gr__owner(v);
         int i, found = -1;
-        if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
+        if (!(gr__op_flags(n->op) & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
             n->op->infer != gr__like0_infer)
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
@@ -9416,7 +9514,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
-    if (orig->n_out > 4 || (orig->op->flags & GR__OPF_INNERCONN)) return 0;
+    if (orig->n_out > 4 || (gr__op_flags(orig->op) & GR__OPF_INNERCONN)) return 0;
     memset(t, 0, sizeof t);
     if (orig->op->infer) {
         gr_status before = orig->graph->status;
@@ -9446,14 +9544,14 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_status st;
     rw->orig = NULL;
     if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
-    if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+    if ((gr__op_flags(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
             ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
         ins = ins_local;
     }
-    if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
-        r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
+    if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
+        r = (gr__op_flags(op) & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, gr__op_code(op), ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
             outs[0] = r;
@@ -9474,13 +9572,13 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
-        !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
+        !(gr__op_flags(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
         return GR_OK;
     }
-    st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
+    st = gr__make_node_n(cg, op, params, psize, n_in, ins, orig ? orig->n_out : op->n_out, outs);
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
@@ -9489,20 +9587,15 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     return GR_OK;
 }
 
-static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
-    (void)rw;
-    return v;
-}
-
 /* builds node's counterpart from the copied inputs ins; outs receives its outputs */
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
     gr_status st;
     int j;
-    if (node->op->flags & GR__OPF_GRADMOD) {
+    if (gr__op_flags(node->op) & GR__OPF_GRADMOD) {
         outs[0] = ins[0];
         return GR_OK;
     }
-    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
         rw->orig = node;
         st = gr__rw_build(rw, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
@@ -9748,7 +9841,7 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
@@ -10001,10 +10094,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 op->out2 = ref[yc->id];
                 goto free_inputs;
             }
-            if (node->op->flags & GR__OPF_ELEMWISE) {
+            if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
-                op->row = (uint8_t)node->op->code;
+                op->row = (uint8_t)gr__op_code(node->op);
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
                 op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;
@@ -10085,7 +10178,7 @@ done:
 }
 
 /* ==== src/function.c: generated region; edit src/function.c, then run make gradient.h ==== */
-/* src/function.c: gr_function (copy, rewrite, schedule) and gr_call (shapes, memory plan, run).
+/* src/function.c: gr_function: copy, rewrite, fuse, compact and schedule (gr_call: src/call.c).
 
    A gr_fn owns a private graph holding a copy of what its outputs and updates need, rewritten
    (src/rewrite.c) and scheduled in a fixed order. Every variable the schedule touches has a slot:
@@ -10268,17 +10361,15 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
     /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
-    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__copy_leaf(cg, v);
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
-   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
-   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+/* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
-    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
-    int i;                                       /* orders by depth without visiting the nodes again */
+    uint32_t d = 0;
+    int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
@@ -10298,6 +10389,10 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     return 1;
 }
 
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -10408,13 +10503,6 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
-/* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
-   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
-   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
-   and a compiled chain of a million links keeps its program, not the copy it was made from. At
-   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
-   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
@@ -10426,6 +10514,13 @@ static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
     return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
     gr_node **order = NULL;
@@ -10671,6 +10766,17 @@ fail:
     return NULL;
 }
 
+GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }
+GR_API size_t gr_fn_node_count(const gr_fn *f) { return f ? (size_t)f->n_steps : 0; }
+
+/* ==== src/call.c: generated region; edit src/call.c, then run make gradient.h ==== */
+/* src/call.c: gr_call: the shapes of a call, the memory plan, running the steps, the results.
+
+   The plan gives every computed slot of a gr_fn (src/function.c) its memory: a view into another
+   slot, an input's buffer taken over in place, or one of the function's buffers, reused once every
+   slot living in it is dead. It is made at the first call and again only when some shape changes,
+   so a steady-state call allocates nothing. */
+
 /* ---- the memory plan ---------------------------------------------------------------------------- */
 
 /* the slot whose memory s finally lives in */
@@ -10726,7 +10832,7 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
    it or a value it is a view of blocks the reuse. */
 static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
     const gr__slot *in = &f->slots[io[q]];
-    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
+    int q2, same_pos = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) != 0;
     if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
         gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
         return 0;
@@ -10735,17 +10841,127 @@ static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t 
     return 1;
 }
 
+/* the planner's state: the free buffers by capacity (f->plan_cls, n_cls of them) and the buffers
+   made so far; f->plan_refs counts the slots living in each buffer, f->plan_caps its capacity */
+typedef struct gr__planner { int32_t n_cls, n_bufs; } gr__planner;
+
+/* output j of step k: a view of input 0, in place over a dying input, or a free buffer that fits
+   (the largest one grown, or a new one, when none does) */
+static void gr__plan_output(gr_fn *f, gr__planner *pl, int64_t k, int j) {
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    int32_t *refs = f->plan_refs, b = -1;
+    size_t *caps = f->plan_caps;
+    gr__slot *out = &f->slots[io[node->n_in + j]];
+    size_t need = gr__slot_bytes(out);
+    unsigned flags = gr__op_flags(node->op);
+    int64_t off = -1;
+    if (j == 0 && gr__op_alias(node->op) && node->n_in > 0)
+        off = gr__op_alias(node->op)(node, f->io + f->step_io_at[k], &out->arr);
+    if (off >= 0) {                                      /* a view of input 0 */
+        int32_t r = gr__slot_root(f, io[0]);
+        out->view_of = io[0];
+        out->view_off = off;
+        if (f->slots[r].buf >= 0) refs[f->slots[r].buf]++;
+        return;
+    }
+    if (flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
+        int q, nq = (flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
+        for (q = 0; q < nq && b < 0; q++)
+            if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
+    }
+    if (b < 0) {
+        int32_t at = gr__cap_find(f->plan_cls, pl->n_cls, need);
+        if (at < pl->n_cls) b = gr__cap_take(f->plan_cls, &pl->n_cls, f->plan_next, at);
+        else if (pl->n_cls > 0) {                        /* grow the largest free buffer */
+            b = gr__cap_take(f->plan_cls, &pl->n_cls, f->plan_next, pl->n_cls - 1);
+            caps[b] = need;
+        } else {                                         /* a new buffer: as big as what it already has */
+            b = pl->n_bufs++;
+            caps[b] = b < f->cap_bufs && f->bufs[b].cap > need ? f->bufs[b].cap : need;
+        }
+        refs[b] = 1;
+    }
+    out->buf = b;
+}
+
+/* after step k: what it read for the last time, and outputs nobody reads, return their buffers */
+static void gr__plan_release(gr_fn *f, gr__planner *pl, int64_t k) {
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    int j;
+    for (j = 0; j < node->n_in + node->n_out; j++) {
+        int32_t q = io[j], rb;
+        gr__slot *sl = &f->slots[q];
+        if (sl->kind != GR__SK_COMPUTED) continue;
+        if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
+        if (f->plan_seen[q] == k) continue;              /* read twice by this step: released once */
+        f->plan_seen[q] = k;
+        rb = f->slots[gr__slot_root(f, q)].buf;
+        if (rb >= 0 && --f->plan_refs[rb] == 0) gr__cap_release(f->plan_cls, &pl->n_cls, f->plan_next, f->plan_caps[rb], rb);
+    }
+}
+
+/* the n_bufs buffers made real, an old allocation kept where it is big enough; 0 when out of memory */
+static int gr__plan_buffers(gr_fn *f, int32_t n_bufs) {
+    int64_t s;
+    int32_t i;
+    if (n_bufs > f->cap_bufs) {
+        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)n_bufs);
+        if (!nb) return 0;
+        for (i = f->cap_bufs; i < n_bufs; i++) { nb[i].data = NULL; nb[i].cap = 0; }
+        f->bufs = nb;
+        f->cap_bufs = n_bufs;
+    }
+    for (i = 0; i < n_bufs; i++) {
+        if (f->bufs[i].data && f->bufs[i].cap >= f->plan_caps[i]) continue;
+        GR_FREE(f->bufs[i].data);
+        f->bufs[i].data = GR_MALLOC(f->plan_caps[i] + 64);
+        f->bufs[i].cap = f->bufs[i].data ? f->plan_caps[i] : 0;
+        if (!f->bufs[i].data) return 0;
+    }
+    for (s = 0; s < f->n_slots; s++)
+        if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
+    return 1;
+}
+
+/* *b holds at least need bytes (its contents are not kept); 0 when out of memory */
+static int gr__buffer_fit(gr__buffer *b, size_t need) {
+    if (b->cap >= need) return 1;
+    GR_FREE(b->data);
+    b->data = GR_MALLOC(need);
+    b->cap = b->data ? need : 0;
+    return b->data != NULL;
+}
+
+/* room for the outputs and update values that live in memory the function does not own (an input's,
+   a shared variable's): outputs are copied out, and update values staged before any is written */
+static int gr__plan_external(gr_fn *f) {
+    int i;
+    if (!f->out_copy && f->n_out && !(f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array)))) return 0;
+    if (!f->out_bufs && f->n_out && !(f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer)))) return 0;
+    if (!f->stage && f->n_upd && !(f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer)))) return 0;
+    for (i = 0; i < f->n_upd; i++) {
+        f->upd_staged[i] = f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED;
+        if (f->upd_staged[i] && !gr__buffer_fit(&f->stage[i], gr__slot_bytes(&f->slots[f->upd_slot[i]]))) return 0;
+    }
+    for (i = 0; i < f->n_out; i++)
+        if (f->slots[gr__slot_root(f, f->out_slot[i])].external &&
+            !gr__buffer_fit(&f->out_bufs[i], gr__slot_bytes(&f->slots[f->out_slot[i]])))
+            return 0;
+    return 1;
+}
+
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
    it, and a new slot takes the smallest free buffer that fits. */
 static gr_status gr__fn_plan(gr_fn *f) {
-    int32_t *refs = f->plan_refs, *next = f->plan_next, n_cls = 0, i, b;
-    struct gr__cap_class *cls = f->plan_cls;
-    size_t *caps = f->plan_caps;
-    int32_t n_bufs = 0;
+    gr__planner pl;
     int64_t k, s;
-    gr_status st = GR_ERR_NOMEM;
+    int j;
     f->planned = 0;
+    pl.n_cls = 0;
+    pl.n_bufs = 0;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         sl->buf = -1;
@@ -10754,107 +10970,12 @@ static gr_status gr__fn_plan(gr_fn *f) {
         f->plan_seen[s] = -1;
     }
     for (k = 0; k < f->n_steps; k++) {
-        gr_node *node = f->steps[k];
-        const int32_t *io = f->step_io + f->step_io_at[k];
-        int j;
-        for (j = 0; j < node->n_out; j++) {
-            int32_t o = io[node->n_in + j];
-            gr__slot *out = &f->slots[o];
-            size_t need = gr__slot_bytes(out);
-            int64_t off = -1;
-            if (j == 0 && node->op->alias && node->n_in > 0)
-                off = node->op->alias(node, f->io + f->step_io_at[k], &out->arr);
-            if (off >= 0) {                              /* a view of input 0 */
-                int32_t r = gr__slot_root(f, io[0]);
-                out->view_of = io[0];
-                out->view_off = off;
-                if (f->slots[r].buf >= 0) refs[f->slots[r].buf]++;
-                continue;
-            }
-            b = -1;
-            if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
-                int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++)
-                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
-            }
-            if (b < 0) {
-                int32_t at = gr__cap_find(cls, n_cls, need);
-                if (at < n_cls) b = gr__cap_take(cls, &n_cls, next, at);
-                else if (n_cls > 0) {                    /* grow the largest free buffer */
-                    b = gr__cap_take(cls, &n_cls, next, n_cls - 1);
-                    caps[b] = need;
-                } else {                                 /* a new buffer: as big as what it already has */
-                    b = n_bufs++;
-                    caps[b] = b < f->cap_bufs && f->bufs[b].cap > need ? f->bufs[b].cap : need;
-                }
-                refs[b] = 1;
-            }
-            out->buf = b;
-        }
-        /* release what this step read for the last time, and outputs nobody reads */
-        for (j = 0; j < node->n_in + node->n_out; j++) {
-            int32_t q = io[j];
-            gr__slot *sl = &f->slots[q];
-            int32_t r, rb;
-            if (sl->kind != GR__SK_COMPUTED) continue;
-            if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
-            if (f->plan_seen[q] == k) continue;          /* read twice by this step: released once */
-            f->plan_seen[q] = k;
-            r = gr__slot_root(f, q);
-            rb = f->slots[r].buf;
-            if (rb >= 0 && --refs[rb] == 0) gr__cap_release(cls, &n_cls, next, caps[rb], rb);
-        }
+        for (j = 0; j < f->steps[k]->n_out; j++) gr__plan_output(f, &pl, k, j);
+        gr__plan_release(f, &pl, k);
     }
-    /* make the buffers real: keep an old allocation when it is big enough */
-    if (n_bufs > f->cap_bufs) {
-        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)n_bufs);
-        if (!nb) goto done;
-        for (i = f->cap_bufs; i < n_bufs; i++) { nb[i].data = NULL; nb[i].cap = 0; }
-        f->bufs = nb;
-        f->cap_bufs = n_bufs;
-    }
-    for (i = 0; i < n_bufs; i++) {
-        if (f->bufs[i].data && f->bufs[i].cap >= caps[i]) continue;
-        GR_FREE(f->bufs[i].data);
-        f->bufs[i].data = GR_MALLOC(caps[i] + 64);
-        f->bufs[i].cap = f->bufs[i].data ? caps[i] : 0;
-        if (!f->bufs[i].data) goto done;
-    }
-    for (s = 0; s < f->n_slots; s++)
-        if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
-    /* which outputs and update values live in memory the function does not own */
-    if (!f->out_copy && f->n_out && !(f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array)))) goto done;
-    if (!f->out_bufs && f->n_out && !(f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer)))) goto done;
-    if (!f->stage && f->n_upd) {
-        f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
-        if (!f->stage) goto done;
-    }
-    for (i = 0; i < f->n_upd; i++) {
-        int32_t r = gr__slot_root(f, f->upd_slot[i]);
-        f->upd_staged[i] = f->slots[r].kind == GR__SK_SHARED;
-        if (f->upd_staged[i] && f->stage[i].cap < gr__slot_bytes(&f->slots[f->upd_slot[i]])) {
-            size_t need = gr__slot_bytes(&f->slots[f->upd_slot[i]]);
-            GR_FREE(f->stage[i].data);
-            f->stage[i].data = GR_MALLOC(need);
-            f->stage[i].cap = f->stage[i].data ? need : 0;
-            if (!f->stage[i].data) goto done;
-        }
-    }
-    for (i = 0; i < f->n_out; i++) {
-        int32_t r = gr__slot_root(f, f->out_slot[i]);
-        size_t need = gr__slot_bytes(&f->slots[f->out_slot[i]]);
-        if (!f->slots[r].external) continue;
-        if (f->out_bufs[i].cap < need) {
-            GR_FREE(f->out_bufs[i].data);
-            f->out_bufs[i].data = GR_MALLOC(need);
-            f->out_bufs[i].cap = f->out_bufs[i].data ? need : 0;
-            if (!f->out_bufs[i].data) goto done;
-        }
-    }
+    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f)) return GR_ERR_NOMEM;
     f->planned = 1;
-    st = GR_OK;
-done:
-    return st;
+    return GR_OK;
 }
 
 /* ---- calling ----------------------------------------------------------------------------------- */
@@ -10896,21 +11017,12 @@ static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
     return GR_OK;
 }
 
-GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
-    int64_t k, s;
-    int i, changed;
-    gr_status st;
-    if (!f) return GR_ERR_VALUE;
-    changed = !f->planned;
-    f->message[0] = 0;
-    for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
-    if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
-    if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
-    /* bind the inputs */
+/* binds the caller's arrays to the input slots, after checking them against the function's types */
+static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
+    int i, d;
     for (i = 0; i < f->n_in; i++) {
         const gr_array *a = inputs[i];
         gr__slot *sl = &f->slots[f->in_slot[i]];
-        int d;
         if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is NULL", i, gr__d(sl->var).s);
         if (!gr__array_valid(a)) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is a malformed array", i, gr__d(sl->var).s);
         if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
@@ -10924,12 +11036,19 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         sl->arr.size = a->size;
         sl->arr.data = a->data;
     }
-    /* shared variables, and every leaf's shape */
+    return GR_OK;
+}
+
+/* every slot's shape for this call: the leaves' (shared variables bound to their storage), then
+   each step's outputs by its shape rule; *changed when some shape differs from the plan's */
+static gr_status gr__call_shapes(gr_fn *f, int *changed) {
+    int64_t k, s;
+    int i, d;
+    gr_status st;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         if (sl->kind == GR__SK_SHARED) {
             const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
-            int d;
             for (d = 0; d < v->ndim; d++)
                 if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
                     return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
@@ -10938,31 +11057,32 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
             sl->arr.size = v->size;
             sl->arr.data = v->data;
         }
-        if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, &changed)) != GR_OK) return st;
+        if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, changed)) != GR_OK) return st;
     }
-    /* shapes of everything computed */
     for (k = 0; k < f->n_steps; k++) {
         gr_node *node = f->steps[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
         gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
-        int j;
         st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
         if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
-        for (j = 0; j < node->n_out; j++)
-            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
+        for (i = 0; i < node->n_out; i++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return st;
     }
-    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
-    for (i = 0; i < f->n_upd; i++) {
+    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         const gr_array *cur = f->upd_store[i]->value;
-        int d;
         for (d = 0; d < cur->ndim; d++)
             if (sl->arr.shape[d] != cur->shape[d])
                 return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
                                     gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
     }
-    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
-    /* run */
+    return GR_OK;
+}
+
+/* runs the steps in order; a view is pointed at its base's memory, and computes nothing */
+static gr_status gr__call_run(gr_fn *f) {
+    int64_t k;
+    gr_status st;
     for (k = 0; k < f->n_steps; k++) {
         gr_node *node = f->steps[k];
         const int32_t *io = f->step_io + f->step_io_at[k];
@@ -10975,7 +11095,13 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
         if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
     }
-    /* outputs: the function's own memory, or a copy */
+    return GR_OK;
+}
+
+/* the outputs (the function's own memory, or a copy of memory it does not own), then the updates:
+   values that live in a shared storage are copied first, so that their order does not matter */
+static gr_status gr__call_results(gr_fn *f, const gr_array **outputs) {
+    int i;
     for (i = 0; i < f->n_out; i++) {
         gr__slot *sl = &f->slots[f->out_slot[i]];
         if (f->slots[gr__slot_root(f, f->out_slot[i])].external) {
@@ -10986,7 +11112,6 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
             outputs[i] = c;
         } else outputs[i] = &sl->arr;
     }
-    /* updates: values that live in a shared storage are copied first, so order does not matter */
     for (i = 0; i < f->n_upd; i++) {
         gr__slot *sl = &f->slots[f->upd_slot[i]];
         if (f->upd_staged[i] && sl->arr.size)
@@ -11002,11 +11127,23 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     return GR_OK;
 }
 
-GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }
-GR_API size_t gr_fn_node_count(const gr_fn *f) { return f ? (size_t)f->n_steps : 0; }
+GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
+    int i, changed;
+    gr_status st;
+    if (!f) return GR_ERR_VALUE;
+    changed = !f->planned;
+    f->message[0] = 0;
+    for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
+    if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
+    if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
+    if ((st = gr__call_bind(f, inputs)) != GR_OK || (st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    if ((st = gr__call_run(f)) != GR_OK) return st;
+    return gr__call_results(f, outputs);
+}
 
 /* ==== src/numeric.c: generated region; edit src/numeric.c, then run make gradient.h ==== */
-/* src/numeric.c: finite differences and gr_verify_grad (SEMANTICS 9, 10).
+/* src/numeric.c: finite differences and gr_verify_grad, as Aesara's numeric_grad and verify_grad.
 
    One-sided differences g_k = (f(x + eps e_k) - f(x)) / eps, eps 1e-7 for F64 and 3e-4 for F32
    (the largest among the inputs); errors abs = |a - b|, rel = abs / max(|a| + |b|, 1e-8); a

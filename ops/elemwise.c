@@ -287,7 +287,7 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
 }
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
-    int cls = gr__ew_class[node->op->code];
+    int cls = gr__ew_class[gr__op_code(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         int k;
@@ -330,7 +330,7 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 }
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__ew_kernel k = gr__ew_kernels[node->op->code][in[node->n_in - 1]->dtype];
+    gr__ew_kernel k = gr__ew_kernels[gr__op_code(node->op)][in[node->n_in - 1]->dtype];
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -341,8 +341,8 @@ static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, 
 static int gr__is_weak(const gr_var *v) { return v->kind == GR__VK_CONST && (v->flags & GR__VF_WEAK); }
 static double gr__weak_value(const gr_var *v) { return gr_array_get((const gr_array *)gr__ext(v), 0); }
 
-/* the dtype n operands combine to (API.md: F32 stays F32 unless it meets F64, floats absorb
-   integers, weak constants take the other side's float dtype) */
+/* the dtype n operands combine to: F32 stays F32 unless it meets F64 (float32 graphs stay float32),
+   floats absorb integers, weak constants take the other side's float dtype */
 static int gr__promote(int n, gr_var *const *xs) {
     int f64 = 0, f32 = 0, ints = 0, weak_frac = 0, k;
     for (k = 0; k < n; k++) {
@@ -468,7 +468,7 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 #define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define K(v) gr_const(gr__g, v)
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
 #define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
         GR_ELEMWISE_OPS(GR__PD_ROW)
@@ -485,9 +485,6 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
     return NULL;
 }
 
-/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs give float zeros (SEMANTICS 2.7) */
-/* skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
-   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 /* whether v is the constant scalar 1 of dtype dt: the seed of a scalar cost. 1 * t is t exactly, so
    the grad rules leave the product out rather than build a node every compiled function must fold
    (and everything downstream of it rebuild) */
@@ -495,13 +492,17 @@ static int gr__is_one(const gr_var *v, int dt) {
     return v->kind == GR__VK_CONST && v->ndim == 0 && v->dtype == dt && gr_array_get((const gr_array *)gr__ext(v), 0) == 1.0;
 }
 
+/* gradient: term_k = sum_to(gz * d_k, x_k); integer-valued outputs and piecewise-constant rows give
+   float zeros (a gradient is always float, and zero where the function is locally constant).
+   skip (may be NULL): inputs whose term nobody reads (gr_grad knows: they do not depend on any wrt);
+   they get zeros, which for a 0-d input (a scalar constant, mostly) is a cached constant, not a node */
 static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
     gr_var *y = gr__out(node)[0], *gz = og[0];
     int k;
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = gr__in(node)[k], *t;
         int kind;
-        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[node->op->code] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             if (!ig[k]) return node->graph->status;
             continue;
@@ -531,7 +532,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
         int kind;
         if (gr_is_disconnected(ev[k])) continue;
         any = 1;
-        if (gr__ew_class[node->op->code] == GR__EC_STEP) continue;
+        if (gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) continue;
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
         case GR__PD_ZERO: continue;

@@ -1,5 +1,6 @@
-/* ops/gradops.c: identities in the forward pass that change only the gradient (SEMANTICS 11).
-   gr_function removes them (decision 10); their R-ops follow decision 3. */
+/* ops/gradops.c: identities in the forward pass that change only the gradient (Aesara's
+   zero_grad, disconnected_grad, grad_clip, ...). gr_function removes them: they compute nothing.
+   Their R-ops are those of the forward identity, except where no derivative flows (below). */
 
 typedef struct gr__clip_params { double lo, hi; } gr__clip_params;
 typedef struct gr__scale_params { double m; } gr__scale_params;
@@ -79,7 +80,8 @@ static gr_status gr__GradScale_grad(const gr_node *node, gr_var *const *og, gr_v
     return ig[0] ? GR_OK : node->graph->status;
 }
 
-/* R-ops (decision 3): zeros shaped like the output; m v; v; and no tangent through the last two */
+/* R-ops: zeros shaped like the output (the op says the derivative is 0); m v (the gradient is
+   scaled by m, so is the tangent); v; and no tangent through the last two (no derivative exists) */
 static gr_status gr__ZeroGrad_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
     orop[0] = NULL;
     if (gr_is_disconnected(ev[0])) return GR_OK;

@@ -1,5 +1,5 @@
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
-   (the second wave, at the end of the file).
+   (the losses, at the end of the file).
 
    Shapes: x -> y of the same shape; the axis is split as (outer, n, inner).
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
@@ -85,7 +85,7 @@ static gr_status gr__Softmax_rop(const gr_node *node, gr_var *const *ev, gr_var 
 }
 
 /* log_softmax: J = I - 1 s^T. Gradient J^T g = g - s sum_axis(g); R-op J v = v - sum_axis(s v)
-   (SEMANTICS decision 4: not the gradient formula, which is Aesara's bug) */
+   (J v, the true JVP: Aesara's R-op reuses the gradient formula, but J is not symmetric) */
 static gr_status gr__LogSoftmax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     int axis = ((const gr__axis_params *)gr__params(node))->axis;
     gr_var *s = gr_exp(gr__out(node)[0]);
@@ -102,7 +102,7 @@ static gr_status gr__LogSoftmax_rop(const gr_node *node, gr_var *const *ev, gr_v
     return orop[0] ? GR_OK : node->graph->status;
 }
 
-/* ==== second wave: CrossEntropy and OneHot ======================================================
+/* ==== the losses: CrossEntropy and OneHot ========================================================
 
    Shapes: logits z (*rows, K) and labels t (*rows, K) -> 0-d, the mean over the N rows (N = the
            product of *rows) of

@@ -1,5 +1,5 @@
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
-   CumSum, CumProd and LinScan along one axis (the second wave, at the end of the file).
+   CumSum, CumProd and LinScan along one axis (at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -186,11 +186,11 @@ static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_a
     gr__red_kernel k = NULL;
     int dt = x->dtype;
     gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
-    switch (node->op->code) {
+    switch (gr__op_code(node->op)) {
     case GR__OP_Sum:
     case GR__OP_Mean:
         gr__reduce_sum_into(x, p->mask, y);
-        if (node->op->code == GR__OP_Mean) {
+        if (gr__op_code(node->op) == GR__OP_Mean) {
             int64_t i;
             double inv = G.count ? 1.0 / (double)G.count : NAN;
             if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);
@@ -333,7 +333,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
-/* ==== second wave: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
    x[(o n + i) inner + j].
@@ -582,7 +582,8 @@ static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const 
 
 /* ---- derivative rules ------------------------------------------------------------------------- */
 
-/* ArgMax is piecewise constant: a zero gradient for x (SEMANTICS 2.7, case 3), no tangent */
+/* ArgMax is piecewise constant: a zero gradient for x (an integer output of a float input, as in
+   Aesara), no tangent */
 static gr_status gr__ArgMax_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
     (void)og;
     ig[0] = gr__zeros_grad(gr__in(node)[0]);

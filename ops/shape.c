@@ -502,18 +502,17 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
     return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
 }
 
-/* ==== second wave: joining, splitting, broadcasting, tiling ======================================
+/* ==== joining, splitting, broadcasting, tiling ===================================================
 
    Join, Split, BroadcastTo, Tile and Untile; the builders gr_concatenate, gr_stack, gr_split,
    gr_broadcast_to, gr_tile, and gr_zeros_like, gr_ones_like, gr_arange built from other ops.
 
    Shapes (Join and Split keep their axis counted from the end, so that a leading batch axis added
    for a Jacobian leaves it alone):
-     Join         x_i (*pre, n_i, *post) -> (*pre, sum n_i, *post); one node joins at most
-                  GR__SPLIT_MAX operands (more become a tree of joins)
-     Split        x (*pre, n, *post) -> k outputs (*pre, s_j, *post) with sum s_j = n; the sizes s_j
-                  are in the params (gr_split), or (Join's gradient) the axis lengths of k
-                  reference inputs x_1..x_k that give only their shapes
+     Join         x_i (*pre, n_i, *post) -> (*pre, sum n_i, *post), any number of operands
+     Split        x (*pre, n, *post) -> k outputs (*pre, s_j, *post) with sum s_j = n, any k; the
+                  sizes s_j follow the params (gr_split), or (Join's gradient) are the axis lengths
+                  of k reference inputs x_1..x_k that give only their shapes
      BroadcastTo  x -> the given shape, NumPy's broadcasting (x right-aligned against it)
      Tile         x (s) by reps (r), both left-padded with 1s to m = max(len r, ndim x) axes ->
                   (r_0 s_0, ..., r_m-1 s_m-1)
@@ -522,75 +521,29 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
    zeros_like and ones_like are BroadcastLike of a constant (the operand gives only its shape);
    arange is a constant computed when it is built.
 
-   Split has k outputs, and an op's number of outputs is part of its gr_op_def: gr_split uses
-   gr__split_ops[k - 1], one definition per k that copies the Split row except for n_out and its
-   connection pattern (checked against the row in gr__split_op). gr_split of more than
-   GR__SPLIT_MAX pieces is a tree of splits. */
-
-#define GR__SPLIT_MAX 32
+   Split's row says -1 outputs, as Fused's: a node has as many as it has pieces (gr__make_node_n).
+   Its flag CONN0 is its connection pattern for any arity: input 0 reaches every output, the
+   references none. */
 
 static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 typedef struct gr__join_params { int axis; } gr__join_params;     /* axis - ndim: from the end */
 
+/* Split's parameters; with refs == 0 the k sizes (int64_t) follow them */
 typedef struct gr__split_params {
     int axis;                            /* axis - ndim: from the end */
-    int refs;                            /* 1: sizes are the axis lengths of inputs 1..k */
-    int64_t sizes[GR__SPLIT_MAX];        /* refs == 0: the sizes of the k pieces */
+    int refs;                            /* 1: the sizes are the axis lengths of inputs 1..k */
 } gr__split_params;
-
-/* Split with k outputs: input 0 reaches every output, inputs 1..k (references) none. Its
-   (1 + k) x k pattern starts at gr__split_conn + (GR__SPLIT_MAX - k): k ones (row 0), then at
-   least k * k zeros (the rows of the references). */
-#define GR__ONES8 1, 1, 1, 1, 1, 1, 1, 1
-static const unsigned char gr__split_conn[GR__SPLIT_MAX + GR__SPLIT_MAX * GR__SPLIT_MAX] = {
-    GR__ONES8, GR__ONES8, GR__ONES8, GR__ONES8
-};
-#undef GR__ONES8
-
-#define GR__SPLIT_DEF(k) \
-    { "Split", -1, k, gr__Split_infer, gr__Split_shape, gr__split_conn + (GR__SPLIT_MAX - (k)), gr__Split_perform, \
-      gr__Split_grad, gr__Split_rop, GR__OP_Split, 0, gr__none_alias, gr__Split_batch }
-#define GR__SPLIT_DEF8(b) GR__SPLIT_DEF(b + 1), GR__SPLIT_DEF(b + 2), GR__SPLIT_DEF(b + 3), GR__SPLIT_DEF(b + 4), \
-    GR__SPLIT_DEF(b + 5), GR__SPLIT_DEF(b + 6), GR__SPLIT_DEF(b + 7), GR__SPLIT_DEF(b + 8)
-static const gr_op_def gr__split_ops[GR__SPLIT_MAX] = { GR__SPLIT_DEF8(0), GR__SPLIT_DEF8(8), GR__SPLIT_DEF8(16), GR__SPLIT_DEF8(24) };
-#undef GR__SPLIT_DEF8
-#undef GR__SPLIT_DEF
-
-/* the Split definition with k outputs (1 <= k <= GR__SPLIT_MAX) */
-static const gr_op_def *gr__split_op(int k) {
-    const gr_op_def *op = &gr__split_ops[k - 1], *row = &gr__op_Split;
-    GR_ASSERT(k >= 1 && k <= GR__SPLIT_MAX);
-    GR_ASSERT(op->n_in == row->n_in && op->infer == row->infer && op->shape == row->shape && op->perform == row->perform &&
-              op->grad == row->grad && op->rop == row->rop && op->code == row->code && op->flags == row->flags &&
-              op->alias == row->alias && op->batch == row->batch && strcmp(op->name, row->name) == 0);
-    (void)row;
-    return op;
-}
 
 /* ---- building ---------------------------------------------------------------------------------- */
 
-/* one Join node over n operands of one dtype and ndim (n <= GR__SPLIT_MAX); one operand is itself */
+/* one Join node over n operands of one dtype and ndim; one operand is itself */
 static gr_var *gr__join_node(gr_graph *g, int n, gr_var *const *xs, int axis) {
     gr__join_params p;
     if (n == 1) return xs[0];
     memset(&p, 0, sizeof p);
     p.axis = axis;
     return gr__node1(g, &gr__op_Join, &p, sizeof p, n, xs);
-}
-
-/* a join of any number of operands, as a tree of nodes of at most GR__SPLIT_MAX (xs is reused) */
-static gr_var *gr__join(gr_graph *g, int n, gr_var **xs, int axis) {
-    while (n > GR__SPLIT_MAX) {
-        int m = 0, i;
-        for (i = 0; i < n; i += GR__SPLIT_MAX) {       /* writes slot m <= i / GR__SPLIT_MAX: already read */
-            gr_var *y = gr__join_node(g, n - i < GR__SPLIT_MAX ? n - i : GR__SPLIT_MAX, xs + i, axis);
-            if (!y) return NULL;
-            xs[m++] = y;
-        }
-        n = m;
-    }
-    return gr__join_node(g, n, xs, axis);
 }
 
 /* the dtype n joined operands take: bools stay bools, anything else promotes as in elementwise ops */
@@ -603,9 +556,9 @@ static int gr__join_dtype(int n, gr_var *const *xs) {
 /* the operands of gr_concatenate / gr_stack brought to one dtype (and, for gr_stack, a new axis
    at `insert`), then joined along axis a of the result */
 static gr_var *gr__join_build(gr_graph *g, int n, gr_var *const *xs, int insert, int a, int nd_out) {
-    gr_var *stack_buf[GR__SPLIT_MAX], **cs = stack_buf, *y = NULL;
+    gr_var *stack_buf[16], **cs = stack_buf, *y = NULL;
     int T = gr__join_dtype(n, xs), i;
-    if (n > GR__SPLIT_MAX) {
+    if (n > 16) {
         cs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)n);
         if (!cs) return gr__fail(g, GR_ERR_NOMEM, "out of memory (%d operands to join)", n);
     }
@@ -622,7 +575,7 @@ static gr_var *gr__join_build(gr_graph *g, int n, gr_var *const *xs, int insert,
         }
         if (!cs[i]) goto done;
     }
-    y = gr__join(g, n, cs, a - nd_out);
+    y = gr__join_node(g, n, cs, a - nd_out);
 done:
     if (cs != stack_buf) GR_FREE(cs);
     return y;
@@ -682,30 +635,21 @@ GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis) {
     return gr__join_build(g, n, xs, a, a, nd + 1);
 }
 
-/* pieces of x with sizes known when built (their sum already checked); more than GR__SPLIT_MAX:
-   chunks first, each split again (the recursion is as deep as log_32 n) */
+/* one Split node: the n pieces of x with sizes known when built (their sum already checked) */
 static gr_status gr__split_static(gr_graph *g, gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
+    int64_t stack_buf[1 + 16], *buf = stack_buf;      /* the parameters, then the sizes */
+    size_t psize = sizeof(int64_t) * (size_t)(1 + n);
     gr__split_params p;
-    gr_var *chunks[GR__SPLIT_MAX];
-    int64_t per = GR__SPLIT_MAX;
-    int m, c, i;
     gr_status st;
+    if (n > 16 && !(buf = (int64_t *)GR_MALLOC(psize)))
+        return gr__error(g, GR_ERR_NOMEM, "gr_split: out of memory (%d pieces of %s)", n, gr__d(x).s);
     memset(&p, 0, sizeof p);
     p.axis = axis;
-    if (n <= GR__SPLIT_MAX) {
-        for (i = 0; i < n; i++) p.sizes[i] = sizes[i];
-        return gr__make_node(g, gr__split_op(n), &p, sizeof p, 1, &x, out);
-    }
-    while ((n + per - 1) / per > GR__SPLIT_MAX) per *= GR__SPLIT_MAX;
-    m = (int)((n + per - 1) / per);
-    for (c = 0; c < m; c++)
-        for (i = c * (int)per; i < n && i < (c + 1) * (int)per; i++) p.sizes[c] += sizes[i];
-    if ((st = gr__make_node(g, gr__split_op(m), &p, sizeof p, 1, &x, chunks)) != GR_OK) return st;
-    for (c = 0; c < m; c++) {
-        int first = c * (int)per, count = n - first < (int)per ? n - first : (int)per;
-        if ((st = gr__split_static(g, chunks[c], axis, count, sizes + first, out + first)) != GR_OK) return st;
-    }
-    return GR_OK;
+    memcpy(buf, &p, sizeof p);
+    memcpy(buf + 1, sizes, sizeof(int64_t) * (size_t)n);
+    st = gr__make_node_n(g, &gr__op_Split, buf, psize, 1, &x, n, out);
+    if (buf != stack_buf) GR_FREE(buf);
+    return st;
 }
 
 GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out) {
@@ -740,14 +684,19 @@ GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_v
 /* pieces of x along axis (from the end) shaped like refs[0..k) there (Join's gradient) */
 static gr_status gr__split_like(gr_graph *g, gr_var *x, int axis, int k, gr_var *const *refs, gr_var **out) {
     gr__split_params p;
-    gr_var *ins[GR__SPLIT_MAX + 1];
+    gr_var *stack_buf[1 + 16], **ins = stack_buf;
+    gr_status st;
     int j;
+    if (k > 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(k + 1))))
+        return gr__error(g, GR_ERR_NOMEM, "Join: out of memory (the gradient of %d operands)", k);
     memset(&p, 0, sizeof p);
     p.axis = axis;
     p.refs = 1;
     ins[0] = x;
     for (j = 0; j < k; j++) ins[j + 1] = refs[j];
-    return gr__make_node(g, gr__split_op(k), &p, sizeof p, k + 1, ins, out);
+    st = gr__make_node_n(g, &gr__op_Split, &p, sizeof p, k + 1, ins, k, out);
+    if (ins != stack_buf) GR_FREE(ins);
+    return st;
 }
 
 /* ---- Join ---------------------------------------------------------------------------------------- */
@@ -758,8 +707,6 @@ static gr_status gr__Join_infer(const gr_node *node, gr_type *out) {
     int nd = x0->ndim, a = nd + p->axis, i, d;
     int64_t total = 0;
     if (a < 0 || a >= nd) return gr__error(node->graph, GR_ERR_VALUE, "Join: axis %d out of range for %s with %d dimensions", a, gr__d(x0).s, nd);
-    if (node->n_in > GR__SPLIT_MAX)              /* its gradient is one Split: gr__join makes trees */
-        return gr__error(node->graph, GR_ERR_VALUE, "Join: %d operands in one node (at most %d)", node->n_in, GR__SPLIT_MAX);
     gr_var_type(x0, out);
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
@@ -841,17 +788,20 @@ static gr_status gr__Join_grad(const gr_node *node, gr_var *const *og, gr_var **
 
 /* linear: the join of the tangents, zeros for operands without one */
 static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *vs[GR__SPLIT_MAX];
+    gr_var *stack_buf[16], **vs = stack_buf;
     int i, any = 0;
     orop[0] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
-    for (i = 0; i < node->n_in; i++) {
-        if (gr_is_disconnected(ev[i])) vs[i] = gr__zeros_grad(gr__in(node)[i]);
-        else { vs[i] = ev[i]; any = 1; }
-        if (!vs[i]) return node->graph->status;
-    }
+    for (i = 0; i < node->n_in; i++) if (!gr_is_disconnected(ev[i])) any = 1;
     if (!any) return GR_OK;
-    orop[0] = gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis);
+    if (node->n_in > 16 && !(vs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", node->n_in);
+    for (i = 0; i < node->n_in; i++) {
+        vs[i] = gr_is_disconnected(ev[i]) ? gr__zeros_grad(gr__in(node)[i]) : ev[i];
+        if (!vs[i]) break;
+    }
+    orop[0] = i == node->n_in ? gr__join_node(node->graph, node->n_in, vs, ((const gr__join_params *)gr__params(node))->axis) : NULL;
+    if (vs != stack_buf) GR_FREE(vs);
     return orop[0] ? GR_OK : node->graph->status;
 }
 
@@ -866,6 +816,7 @@ static gr_status gr__Join_batch(const gr_node *node, gr_var *const *in, const un
 /* ---- Split ----------------------------------------------------------------------------------------- */
 
 static const gr__split_params *gr__spp(const gr_node *node) { return (const gr__split_params *)gr__params(node); }
+static const int64_t *gr__split_sizes(const gr_node *node) { return (const int64_t *)gr__params(node) + 1; }   /* refs == 0 */
 
 static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     const gr__split_params *p = gr__spp(node);
@@ -875,8 +826,11 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
     if (node->n_in != (p->refs ? k + 1 : 1))
         return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", node->n_in, k, p->refs ? " shaped like references" : "");
+    if (!p->refs && node->params_size != sizeof(int64_t) * (size_t)(1 + k))
+        return gr__error(node->graph, GR_ERR_VALUE, "Split: %lu bytes of parameters for %d pieces of %s", (unsigned long)node->params_size,
+                         k, gr__d(x).s);
     for (j = 0; j < k; j++) {
-        int64_t s = p->sizes[j];
+        int64_t s = p->refs ? -1 : gr__split_sizes(node)[j];
         if (p->refs) {
             gr_var *r = gr__in(node)[j + 1];
             if (r->ndim + p->axis < 0)
@@ -901,7 +855,7 @@ static gr_status gr__Split_shape(const gr_node *node, const gr_array *const *in,
     int k = node->n_out, a = x->ndim + p->axis, j, d;
     int64_t total = 0;
     for (j = 0; j < k; j++) {
-        int64_t s = p->refs ? in[j + 1]->shape[in[j + 1]->ndim + p->axis] : p->sizes[j];
+        int64_t s = p->refs ? in[j + 1]->shape[in[j + 1]->ndim + p->axis] : gr__split_sizes(node)[j];
         for (d = 0; d < x->ndim; d++) out[j]->shape[d] = x->shape[d];
         out[j]->shape[a] = s;
         total += s;                                 /* lengths of arrays or checked sizes: no overflow */
@@ -932,7 +886,7 @@ static gr_status gr__Split_perform(const gr_node *node, const gr_array *const *i
 /* the join of the output gradients. A piece that does not reach the cost has a disconnected
    gradient: it contributes zeros shaped like itself (Theano#1589, Aesara#1200) */
 static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    gr_var *pieces[GR__SPLIT_MAX], *x = gr__in(node)[0];
+    gr_var *stack_buf[16], **pieces = stack_buf, *x = gr__in(node)[0];
     int i, j;
     for (i = 1; i < node->n_in; i++) if (!(ig[i] = gr_disconnected_like(gr__in(node)[i]))) return node->graph->status;
     if (!gr__is_float(x->dtype)) {
@@ -941,23 +895,31 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     }
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
+    if (node->n_out > 16 && !(pieces = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", node->n_out);
     for (j = 0; j < node->n_out; j++) {
         pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
-        if (!pieces[j]) return node->graph->status;
+        if (!pieces[j]) break;
     }
-    ig[0] = gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis);
+    ig[0] = j == node->n_out ? gr__join_node(node->graph, node->n_out, pieces, gr__spp(node)->axis) : NULL;
+    if (pieces != stack_buf) GR_FREE(pieces);
     return ig[0] ? GR_OK : node->graph->status;
 }
 
 /* linear: the same split of the tangent */
 static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    gr_var *ins[GR__SPLIT_MAX + 1];
+    gr_var *stack_buf[1 + 16], **ins = stack_buf;
+    gr_status st;
     int i;
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
+    if (node->n_in > 1 + 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", node->n_out);
     ins[0] = ev[0];
     for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
-    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, orop);
+    st = gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, orop);
+    if (ins != stack_buf) GR_FREE(ins);
+    return st;
 }
 
 /* x batched: the same split (its axis counts from the end, so references may or may not be
@@ -967,7 +929,7 @@ static gr_status gr__Split_batch(const gr_node *node, gr_var *const *in, const u
     if (!batched[0])
         return gr__error(node->graph, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: a Split of %s whose only batched inputs are "
                          "references (shapes) cannot be batched", gr__d(gr__in(node)[0]).s);
-    return gr__make_node(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, out);
+    return gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in, node->n_out, out);
 }
 
 /* ---- BroadcastTo ----------------------------------------------------------------------------------- */

@@ -1,20 +1,9 @@
-/* ops/table.h: the op tables. Every built-in op is one row here; its constructor, kernels, printer
-   name, type rule, gradient rule and R-op rule are all expanded from the row (ops/README.md is the
-   add-an-op checklist). These are macros only: nothing is expanded until the implementation asks. */
-
-/* ---- status codes, with the sentence gr_status_string() gives ------------------------------- */
-#define GR_STATUS_LIST(X) \
-    X(GR_OK,                       "ok") \
-    X(GR_ERR_NOMEM,                "out of memory") \
-    X(GR_ERR_VALUE,                "bad argument") \
-    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
-    X(GR_ERR_SHAPE,                "shapes do not combine") \
-    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
-    X(GR_ERR_NULL_GRAD,            "null gradient") \
-    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
-    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
-    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
-    X(GR_ERR_RUNTIME,              "evaluation failed")
+/* ops/table.h: the op tables, internal to the implementation. Every built-in op is one row here;
+   its constructor, kernels, printer name, type rule, gradient rule and R-op rule are all expanded
+   from the row (ops/README.md is the add-an-op checklist). These are macros only: nothing is
+   expanded until the implementation asks, except the prototypes of the elementwise constructors,
+   which make gradient.h writes into the public part from the rows (name, arity and math comment;
+   a comment "(p, q, r): ..." names the parameters, else they are x, or a, b, or a, b, c). */
 
 /* ---- elementwise ops ---------------------------------------------------------------------------
    X(name, arity, class, float_expr, int_expr, d0, d1, d2)
@@ -53,9 +42,9 @@
     X(minimum,    2, ARITH, GR_M(gr__min)(a, b),        (a < b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* min(a, b); ties feed both */ \
     X(clip,       3, ARITH, GR_M(gr__clip)(a, b, c),    (a < b ? b : (a > c ? c : a)), \
                   D(gr__cast_like(gr_logical_and(gr_ge(x0, x1), gr_le(x0, x2)), y)), \
-                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* lo if x < lo, hi if x > hi, else x (Aesara's order) */ \
+                  D(gr__cast_like(gr_lt(x0, x1), y)), D(gr__cast_like(gr_gt(x0, x2), y))) /* (x, lo, hi): lo if x < lo, hi if x > hi, else x */ \
     X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
-                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* cond ? a : b */ \
+                  D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
     /* exponentials and logarithms */ \
     X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
     X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
@@ -95,7 +84,7 @@
     X(neq,        2, CMP,   a != b,                     a != b,              D_ZERO, D_ZERO, D_NONE) /* a != b */ \
     X(logical_and,2, LOGIC, 0,                          (a != 0) & (b != 0), D_ZERO, D_ZERO, D_NONE) /* a and b */ \
     X(logical_or, 2, LOGIC, 0,                          (a != 0) | (b != 0), D_ZERO, D_ZERO, D_NONE) /* a or b */ \
-    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not a */ \
+    X(logical_not,1, LOGIC, 0,                          a == 0,              D_ZERO, D_NONE, D_NONE) /* not x */ \
     /* (end of the elementwise table: every row above ends with a backslash) */
 
 /* ---- structural ops ------------------------------------------------------------------------------
@@ -110,7 +99,8 @@
             INNERCONN: its connection pattern is that of the op it wraps (Batched);
             SHAPEREF: the inputs its connection pattern excludes are read for their shape only
             (NONDIFF_SHAPEREF: both); INPLACE0: the output may take input 0's memory when input 0
-            is read there for the last time; 0 otherwise
+            is read there for the last time; CONN0: input 0 alone reaches the outputs, every one
+            (the connection pattern of an op with any number of inputs and outputs); 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)   */
 #define GR_STRUCT_OPS(X) \
@@ -129,7 +119,7 @@
     X(ReduceLike,    2, 1, ReduceLike, gr__conn_10,           same_size, SHAPEREF, map) /* x summed down to the shape of ref */ \
     X(ReshapeLike,   2, 1, ReshapeLike, gr__conn_10,          always, SHAPEREF, map)    /* x's data in the shape of ref */ \
     X(SizeRatio,     2, 1, SizeRatio, gr__conn_00,            none, NONDIFF_SHAPEREF, map)      /* size(a) / size(b), a 0-d float */ \
-    /* ops/linalg.c */ \
+    /* ops/dot.c */ \
     X(Dot,           2, 1, Dot,       NULL,                   none, 0, map)      /* op(a) . op(b), op = transpose when flagged */ \
     /* ops/nnet.c */ \
     X(Softmax,       1, 1, like0,     NULL,                   none, 0, axis)      /* e^x / sum_axis e^x */ \
@@ -152,22 +142,19 @@
     X(Take,          2, 1, Take,      gr__conn_10,            none, 0, Take)     /* x[indices] along an axis (I64 indices) */ \
     X(ViewUpdate,    2, 1, like0,     NULL,                   none, INPLACE0, map)      /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,    3, 1, like0,     gr__conn_110,           none, INPLACE0, map)      /* x with x[indices] set to or incremented by y */ \
-    /* ops/shape.c, second wave: joining, splitting, tiling */ \
+    /* ops/shape.c: joining, splitting, tiling */ \
     X(Join,         -1, 1, Join,      NULL,                   none, 0, Join)     /* [x_0 | x_1 | ...] along an axis */ \
-    X(Split,        -1, 1, Split,     NULL,                   none, 0, Split)    /* x cut into k pieces along an axis; the row is a template: */ \
-                                                                                 /* nodes use gr__split_ops[k - 1] (k outputs, refs shape-only) */ \
+    X(Split,        -1, -1, Split,    NULL,                   none, CONN0, Split) /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,   1, 1, BroadcastTo, NULL,                 same_size, 0, BroadcastTo) /* x broadcast to a given shape */ \
     X(Tile,          1, 1, Tile,      NULL,                   same_size, 0, Tile) /* x repeated reps_k times along axis k (NumPy tile) */ \
     X(Untile,        2, 1, Untile,    gr__conn_10,            same_size, 0, Untile) /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
-    /* (end of the second-wave shape rows) */ \
-    /* ops/reduce.c, second wave: arg-extrema, cumulative ops, logsumexp */ \
+    /* ops/reduce.c: along one axis */ \
     X(ArgMax,        1, 1, axisred,   NULL,                   none, NONDIFF, axdir) /* first position of the max along an axis (I64) */ \
     X(LogSumExp,     1, 1, axisred,   NULL,                   none, 0, axdir)    /* m + log sum_axis e^(x - m), m = max_axis x */ \
     X(CumSum,        1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
     X(CumProd,       1, 1, like0,     NULL,                   none, 0, axdir)    /* y_k = prod_{i<=k} x_i along an axis */ \
     X(LinScan,       2, 1, LinScan,   NULL,                   none, 0, axdir)    /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
-    /* (end of the second-wave reduce rows) */ \
-    /* ops/linalg.c, second wave: tensordot, matmul, inverse, det, adjugate, solve, cholesky, trace */ \
+    /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
     X(TensorDot,     2, 1, TensorDot, NULL,                   none, 0, TensorDot) /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,        2, 1, MatMul,    NULL,                   none, 0, MatMul)   /* a @ b on the last two axes; batch axes broadcast */ \
     X(LUFactor,      1, 1, LUFactor,  gr__conn_0,             none, NONDIFF, map) /* P A = L U, packed with the pivots: the workspace */ \
@@ -179,11 +166,9 @@
     X(Cholesky,      1, 1, la_square, NULL,                   none, 0, map)      /* lower L with L L^T = A (lower triangle read) */ \
     X(Trace,         1, 1, Trace,     NULL,                   none, 0, same)     /* sum_i x[..., i, i] */ \
     X(TriScale,      1, 1, like0,     NULL,                   none, 0, same)     /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
-    /* (end of the second-wave linalg rows) */ \
-    /* ops/nnet.c, second wave: losses */ \
+    /* ops/nnet.c: losses */ \
     X(CrossEntropy,  2, 1, CrossEntropy, NULL,                none, 0, map)      /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,        2, 1, OneHot,    gr__conn_00,            none, NONDIFF, map) /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
-    /* (end of the second-wave nnet rows) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,        -1, -1, Fused,    NULL,                   none, 0, map)         /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */

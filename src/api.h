@@ -33,6 +33,19 @@ extern "C" {
 
 typedef enum gr_dtype { GR_F64, GR_F32, GR_I64, GR_BOOL } gr_dtype;
 
+/* status codes, with the sentence gr_status_string gives */
+#define GR_STATUS_LIST(X) \
+    X(GR_OK,                       "ok") \
+    X(GR_ERR_NOMEM,                "out of memory") \
+    X(GR_ERR_VALUE,                "bad argument") \
+    X(GR_ERR_TYPE,                 "dtype or ndim mismatch") \
+    X(GR_ERR_SHAPE,                "shapes do not combine") \
+    X(GR_ERR_DISCONNECTED_INPUT,   "disconnected input") \
+    X(GR_ERR_NULL_GRAD,            "null gradient") \
+    X(GR_ERR_GRAD_UNDEFINED,       "gradient undefined") \
+    X(GR_ERR_GRAD_NOT_IMPLEMENTED, "gradient not implemented") \
+    X(GR_ERR_GRADIENT,             "analytic and numeric gradients differ") \
+    X(GR_ERR_RUNTIME,              "evaluation failed")
 #define GR__STATUS_ENUM(name, text) name,
 typedef enum gr_status { GR_STATUS_LIST(GR__STATUS_ENUM) GR__STATUS_COUNT } gr_status;
 #undef GR__STATUS_ENUM
@@ -58,36 +71,7 @@ typedef struct gr_graph  gr_graph;   /* owns every variable and node built in it
 typedef struct gr_var    gr_var;     /* a symbolic variable */
 typedef struct gr_node   gr_node;    /* an application of an op to variables */
 typedef struct gr_fn     gr_fn;      /* a compiled function; independent of its graph once made */
-typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules */
-
-/* ==== defining an op ========================================================================= */
-
-struct gr_op_def {
-    const char *name;
-    int n_in, n_out;                          /* n_in < 0: any number of inputs */
-    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
-       NULL: every output is typed and shaped like input 0. */
-    gr_status (*infer)(const gr_node *node, gr_type *out);
-    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
-       NULL: every output is shaped like input 0. */
-    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
-                                                 affects output j; NULL: everything connected */
-    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
-          /* the outputs arrive allocated, shaped by the shape rule */
-    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
-          /* NULL: every connected input's gradient is a null "not implemented" one */
-    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
-          /* NULL: gr_rop uses the double-pullback construction through grad */
-    /* built-in ops only (zero in users' ops) */
-    int      code;                            /* elementwise row, or structural op number */
-    unsigned flags;                           /* GR__OPF_* */
-    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
-          /* byte offset at which output 0 can share input 0's memory, or -1 */
-    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
-          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
-             NULL: the op is applied row by row */
-};
+typedef struct gr_op_def gr_op_def;  /* an op: its name, arity and rules (defining an op, below) */
 
 /* ==== graph and arrays ======================================================================= */
 
@@ -115,14 +99,16 @@ GR_API gr_var *gr_scalar(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_vector(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_matrix(gr_graph *g, gr_dtype dtype, const char *name);
 GR_API gr_var *gr_tensor(gr_graph *g, gr_dtype dtype, int ndim, const int64_t *shape, const char *name);
-GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);
-GR_API gr_var *gr_const(gr_graph *g, double value);
-GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name);
+                               /* shape may be NULL; an entry of -1 is unknown; a 1 is broadcastable */
+GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value);               /* value copied */
+GR_API gr_var *gr_const(gr_graph *g, double value);      /* a weakly typed 0-d float: it takes the
+                                                            float dtype of what it meets */
+GR_API gr_var *gr_shared(gr_graph *g, const gr_array *value, const char *name); /* value copied */
 GR_API const gr_array *gr_shared_get(const gr_var *shared);
 GR_API gr_status       gr_shared_set(gr_var *shared, const gr_array *value);
 
-GR_API const char *gr_var_name(const gr_var *v);
-GR_API void        gr_var_set_name(gr_var *v, const char *name);
+GR_API const char *gr_var_name(const gr_var *v);                 /* NULL when unnamed */
+GR_API void        gr_var_set_name(gr_var *v, const char *name);  /* the name is copied */
 GR_API gr_dtype    gr_var_dtype(const gr_var *v);
 GR_API int         gr_var_ndim(const gr_var *v);
 GR_API gr_graph   *gr_var_graph(const gr_var *v);
@@ -131,28 +117,19 @@ GR_API gr_node    *gr_var_owner(const gr_var *v);                /* NULL for lea
 GR_API int         gr_is_disconnected(const gr_var *v);
 GR_API int         gr_is_null(const gr_var *v);
 
-/* ==== ops ==================================================================================== */
+/* ==== ops ====================================================================================
+   A builder takes its graph from its operands and returns NULL on failure, with the error on the
+   graph; given a NULL operand it returns NULL and records nothing. Negative axes count from the
+   end. Operands of different dtypes promote as in NumPy (F32 with F64 gives F64; floats absorb
+   integers and bools; gr_const takes the other side's float dtype). */
 
-#define GR__EW_DECL_1(name) GR_API gr_var *gr_##name(gr_var *x);
-#define GR__EW_DECL_2(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b);
-#define GR__EW_DECL_3(name) GR_API gr_var *gr_##name(gr_var *a, gr_var *b, gr_var *c);
-#define GR__EW_DECL(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_DECL_##arity(name)
-GR_ELEMWISE_OPS(GR__EW_DECL)          /* gr_neg, gr_add, ..., gr_where(cond, a, b), gr_clip(x, lo, hi) */
-#undef GR__EW_DECL
-
+/* ---- elementwise, with NumPy broadcasting (ops/elemwise.c) ---------------------------------- */
+/* GR_ELEMWISE_OPS: one prototype per row of the table in ops/table.h, written here by make gradient.h */
+/* conversion: floats to integers truncate */
 GR_API gr_var *gr_cast(gr_var *x, gr_dtype dtype);
 
-/* indexing (negative positions count from the end) */
-#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
-GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
-GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
-GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
-GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
-                                                              base with the viewed part replaced by y */
-GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
-
-/* reductions: the whole tensor to 0-d, one axis (negative counts from the end), or a set of axes
-   (n == 0: all) with keepdims 0/1 */
+/* ---- reductions (ops/reduce.c) ----------------------------------------------------------------
+   The whole tensor to 0-d, one axis, or a set of axes (n == 0: all) with keepdims 0/1 */
 GR_API gr_var *gr_sum(gr_var *x);   GR_API gr_var *gr_sum_axis(gr_var *x, int axis);
 GR_API gr_var *gr_mean(gr_var *x);  GR_API gr_var *gr_mean_axis(gr_var *x, int axis);
 GR_API gr_var *gr_prod(gr_var *x);  GR_API gr_var *gr_prod_axis(gr_var *x, int axis);
@@ -163,46 +140,48 @@ GR_API gr_var *gr_mean_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_prod_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_max_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
+GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
+GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
+GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
 
-/* linear algebra and structure */
-GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
-GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
+/* ---- shape: axes, joining, splitting, broadcasting, tiling (ops/shape.c) --------------------- */
 GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
 #define GR_NEWAXIS (-1)
-GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern);
-GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);
-GR_API gr_var *gr_softmax(gr_var *x, int axis);
-GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_dimshuffle(gr_var *x, int n, const int *pattern); /* GR_NEWAXIS inserts an axis; only
+                                                                       axes of static size 1 may be dropped */
+GR_API gr_var *gr_reshape(gr_var *x, int ndim, const int64_t *shape);   /* one entry may be -1 */
 GR_API gr_var *gr_flatten(gr_var *x);
 GR_API gr_var *gr_broadcast_like(gr_var *x, gr_var *ref);   /* x broadcast to ref's shape */
 GR_API gr_var *gr_reduce_like(gr_var *x, gr_var *ref);      /* x summed down to ref's shape */
 GR_API gr_var *gr_reshape_like(gr_var *x, gr_var *ref);     /* x's elements in ref's shape */
 GR_API gr_var *gr_size_ratio(gr_var *a, gr_var *b, gr_dtype dtype); /* 0-d: size(a) / size(b) */
-
-/* ---- second wave: structure (ops/shape.c) ---- */
-/* negative axes count from the end; dtypes of joined operands promote as in elementwise ops
-   (bools stay bools); n < 1: NULL with nothing recorded (no operand, no graph to record on) */
+/* joined operands promote as in elementwise ops (bools stay bools); n < 1: NULL with nothing
+   recorded (no operand, no graph to record on) */
 GR_API gr_var *gr_concatenate(int n, gr_var *const *xs, int axis);
 GR_API gr_var *gr_stack(int n, gr_var *const *xs, int axis);          /* a new axis at `axis` */
 /* out[0..n): x cut along axis into pieces of sizes[0..n) (summing to its length); every entry is
    NULL on failure */
 GR_API gr_status gr_split(gr_var *x, int axis, int n, const int64_t *sizes, gr_var **out);
 GR_API gr_var *gr_broadcast_to(gr_var *x, int ndim, const int64_t *shape);
+GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
+                                                                   prepends axes */
 GR_API gr_var *gr_zeros_like(gr_var *x);  GR_API gr_var *gr_ones_like(gr_var *x);  /* x's dtype; the
                                                             gradient to x is disconnected */
 /* a constant: ceil((stop - start) / step) values start + i step, converted to dtype (not bool) */
 GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr_dtype dtype);
-GR_API gr_var *gr_tile(gr_var *x, int n, const int64_t *reps);   /* NumPy tile: more reps than axes
-                                                                   prepends axes */
-/* (end of the second-wave structure declarations) */
 
-/* ---- second wave: reductions (ops/reduce.c) ---- */
-GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
-GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
-GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
-/* (end of the second-wave reduction declarations) */
+/* ---- indexing (ops/index.c) ------------------------------------------------------------------ */
+#define GR_OPEN INT64_MIN                      /* an open end of a slice, as NumPy's empty bound */
+GR_API gr_var *gr_slice(gr_var *x, int axis, int64_t start, int64_t stop, int64_t step); /* x[start:stop:step] on one axis */
+GR_API gr_var *gr_index(gr_var *x, int axis, int64_t i);            /* removes the axis */
+GR_API gr_var *gr_take(gr_var *x, gr_var *indices, int axis);       /* advanced indexing by an GR_I64 tensor */
+GR_API gr_var *gr_set_subtensor(gr_var *view, gr_var *y);  /* view: a gr_slice/gr_index/gr_take result; returns its
+                                                              base with the viewed part replaced by y */
+GR_API gr_var *gr_inc_subtensor(gr_var *view, gr_var *y);  /* ... incremented by y (repeated indices accumulate) */
 
-/* ---- second wave: linear algebra (ops/linalg.c) ---- */
+/* ---- linear algebra (ops/dot.c, ops/linalg.c) ------------------------------------------------ */
+GR_API gr_var *gr_dot(gr_var *a, gr_var *b);          /* NumPy dot for 0-d, 1-d and 2-d operands */
+GR_API gr_var *gr_outer(gr_var *a, gr_var *b);
 /* NumPy's tensordot: the n axes a_axes of a summed against the n axes b_axes of b (n == 0: the
    outer product); the result has a's other axes, then b's */
 GR_API gr_var *gr_tensordot(gr_var *a, gr_var *b, int n, const int *a_axes, const int *b_axes);
@@ -215,15 +194,14 @@ GR_API gr_var *gr_logdet(gr_var *a);                 /* log det a; NaN when det 
 GR_API gr_var *gr_solve(gr_var *a, gr_var *b);       /* x with a x = b; b a vector or a matrix */
 GR_API gr_var *gr_cholesky(gr_var *a);               /* lower L, L L^T = a, from a's lower triangle */
 GR_API gr_var *gr_trace(gr_var *a);                  /* sum of the main diagonal (any 2-d shape) */
-/* (end of the second-wave linear algebra declarations) */
 
-/* ---- second wave: nnet (ops/nnet.c) ---- */
+/* ---- neural networks (ops/nnet.c) ------------------------------------------------------------ */
+GR_API gr_var *gr_softmax(gr_var *x, int axis);
+GR_API gr_var *gr_log_softmax(gr_var *x, int axis);
 GR_API gr_var *gr_crossentropy(gr_var *logits, gr_var *labels);     /* mean softmax cross-entropy over rows;
                                                                        labels GR_I64 class ids, or one-hot floats */
-/* (end of the second-wave nnet declarations) */
 
-/* ==== ops that change only the gradient (identities in the forward pass) ===================== */
-
+/* ---- identities in the forward pass that change only the gradient (ops/gradops.c) ----------- */
 GR_API gr_var *gr_zero_grad(gr_var *x);
 GR_API gr_var *gr_disconnected_grad(gr_var *x);
 GR_API gr_var *gr_consider_constant(gr_var *x);             /* deprecated alias kept for compatibility */
@@ -290,7 +268,6 @@ GR_API gr_fn      *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_va
 GR_API gr_status   gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
 GR_API const char *gr_fn_message(const gr_fn *f);        /* "" when the last call succeeded */
 GR_API size_t      gr_fn_node_count(const gr_fn *f);     /* nodes left after the rewrites */
-GR_API void        gr_fn_print(FILE *out, const gr_fn *f);
 GR_API void        gr_fn_free(gr_fn *f);
 
 /* ==== checking gradients ===================================================================== */
@@ -318,7 +295,35 @@ GR_API double           gr_numeric_grad_max_err(const gr_numeric_grad *ng, const
                                                 double abs_tol, double rel_tol, gr_gradient_error *where);
 GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 
-/* ==== defining an op (functions) ============================================================= */
+/* ==== printing =============================================================================== */
+
+GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
+GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
+
+/* ==== defining an op =========================================================================
+   Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
+   build their results with ordinary ops, so gradients of gradients work. */
+
+struct gr__builtin;                           /* the implementation's own fields of its ops */
+struct gr_op_def {
+    const char *name;
+    int n_in, n_out;                          /* n_in < 0: any number of inputs */
+    /* type rule, at build time: out[j] = dtype, ndim and static shape of output j.
+       NULL: every output is typed and shaped like input 0. */
+    gr_status (*infer)(const gr_node *node, gr_type *out);
+    /* shape rule, at call time: fill out[j]->shape (dtype and ndim are already set).
+       NULL: every output is shaped like input 0. */
+    gr_status (*shape)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+    const unsigned char *connection_pattern;  /* n_in x n_out, row-major: nonzero where input i
+                                                 affects output j; NULL: everything connected */
+    gr_status (*perform)(const gr_node *node, const gr_array *const *in, gr_array *const *out);
+          /* required; the outputs arrive allocated, shaped by the shape rule */
+    gr_status (*grad)(const gr_node *node, gr_var *const *output_grads, gr_var **input_grads);
+          /* NULL: every connected input's gradient is a null "not implemented" one */
+    gr_status (*rop)(const gr_node *node, gr_var *const *eval_points, gr_var **output_rops);
+          /* NULL: gr_rop uses the double-pullback construction through grad */
+    const struct gr__builtin *builtin;        /* the library's own ops only: leave it NULL */
+};
 
 GR_API gr_status   gr_apply(const gr_op_def *op, const void *params, size_t params_size,
                             int n_in, gr_var *const *inputs, gr_var **outputs);
@@ -335,10 +340,6 @@ GR_API const char *gr_null_reason(const gr_var *v);     /* why a null gradient i
 /* records a call-time error of an op's perform or shape rule; the call returns `code` with this
    message (prefixed by the op's name) */
 GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4);
-
-/* ==== printing =============================================================================== */
-
-GR_API void gr_print(FILE *out, gr_var *v);   /* the graph that computes v, one node a line */
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 /* src/base.c: arena, growable arrays, error recording, dtypes and arrays. */
 
 /* a 64-bit mix (splitmix64's finaliser), for hash tables */
-static uint64_t splitmix_hash(uint64_t z) {
+static uint64_t gr__hash64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 31);

@@ -1,4 +1,4 @@
-/* src/function.c: gr_function (copy, rewrite, schedule) and gr_call (shapes, memory plan, run).
+/* src/function.c: gr_function: copy, rewrite, fuse, compact and schedule (gr_call: src/call.c).
 
    A gr_fn owns a private graph holding a copy of what its outputs and updates need, rewritten
    (src/rewrite.c) and scheduled in a fixed order. Every variable the schedule touches has a slot:
@@ -181,17 +181,15 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
     if (v->kind == GR__VK_INPUT)
         return gr__error(g, GR_ERR_VALUE, "gr_function: %s is needed but is not among the function's inputs", gr__d(v).s);
     /* (rewritten, the function reads the source graph's leaf until gr__fn_compact copies it) */
-    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__rewrite_leaf(rw, gr__copy_leaf(cg, v));
+    map[v->id] = rw->level == GR_OPT_FULL ? v : gr__copy_leaf(cg, v);
     return map[v->id] ? GR_OK : cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
 }
 
-/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
-   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
-   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
-   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
+/* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
-    uint32_t d = 0;                              /* its depth, read while its inputs are at hand: fusion */
-    int i;                                       /* orders by depth without visiting the nodes again */
+    uint32_t d = 0;
+    int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
@@ -211,6 +209,10 @@ static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
     return 1;
 }
 
+/* copies what the roots need into cg through the rewriter; map[v->id] is v's counterpart. Leaves
+   are copied when first read, in the order of the schedule (deterministic). At GR_OPT_FULL a leaf,
+   and a node the rewrites leave as it is, stand for themselves (no copy); rw->view lists the
+   function's nodes in a topological order, and gr__fn_compact later copies those still needed. */
 static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_in, gr_var *const *inputs, int n_roots,
                              gr_var *const *roots, gr_var **map) {
     uint8_t *given = (uint8_t *)gr__calloc(g->n_vars, 1);
@@ -321,13 +323,6 @@ static gr_status gr__fn_fuse(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **
     return st;
 }
 
-/* After fusion the private graph still holds every node the copy built, most of them fused away,
-   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
-   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
-   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
-   and a compiled chain of a million links keeps its program, not the copy it was made from. At
-   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
-   it is dead. */
 static int gr__ptr_cmp(const void *a, const void *b) {
     uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
     return x < y ? -1 : x > y;
@@ -339,6 +334,13 @@ static gr_var *gr__fn_read(const void *ctx, gr_var *x) {
     return rw->repl ? gr__fuse_in(rw->cg, rw->repl, rw->n_repl, x) : x;
 }
 
+/* After fusion the private graph still holds every node the copy built, most of them fused away,
+   merged or rewritten out, and (at GR_OPT_FULL) it reads the source graph's leaves and the nodes the
+   rewrites left as they were. The nodes still needed move to a fresh graph (the Fused programs'
+   blocks change owner with their nodes) and the old graph is freed: the function owns what it runs,
+   and a compiled chain of a million links keeps its program, not the copy it was made from. At
+   GR_OPT_NONE, where the copy is all the function's own, this is done only when more than half of
+   it is dead. */
 static gr_status gr__fn_compact(gr_fn *f, gr__rewriter *rw, gr_var **cin, gr_var **cout, gr_var **cupd) {
     gr_graph *cg = f->g, *ng = NULL;
     gr_node **order = NULL;
@@ -582,337 +584,6 @@ fail:
     if (f) gr_fn_free(f);
     else gr_graph_free(cg);
     return NULL;
-}
-
-/* ---- the memory plan ---------------------------------------------------------------------------- */
-
-/* the slot whose memory s finally lives in */
-static int32_t gr__slot_root(const gr_fn *f, int32_t s) {
-    while (f->slots[s].view_of >= 0) s = f->slots[s].view_of;
-    return s;
-}
-
-static size_t gr__slot_bytes(const gr__slot *s) {
-    size_t b = (size_t)s->arr.size * gr__dsize(s->arr.dtype);
-    return b ? b : 1;
-}
-
-/* The free buffers, grouped by capacity: one list (through plan_next) per capacity, the capacities
-   sorted, so that the smallest free buffer that fits is a binary search away however many are free
-   (a scan of one free list was quadratic in graphs that free many small buffers and then ask for a
-   big one). Graphs have few distinct sizes: inserting a new one moves few entries. */
-
-/* the first class with a capacity >= need (n when none) */
-static int32_t gr__cap_find(const struct gr__cap_class *cls, int32_t n, size_t need) {
-    int32_t lo = 0, hi = n;
-    while (lo < hi) {
-        int32_t mid = lo + (hi - lo) / 2;
-        if (cls[mid].cap < need) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-static void gr__cap_release(struct gr__cap_class *cls, int32_t *n, int32_t *next, size_t cap, int32_t b) {
-    int32_t at = gr__cap_find(cls, *n, cap);
-    if (at == *n || cls[at].cap != cap) {
-        memmove(cls + at + 1, cls + at, sizeof(*cls) * (size_t)(*n - at));
-        cls[at].cap = cap;
-        cls[at].head = -1;
-        (*n)++;
-    }
-    next[b] = cls[at].head;
-    cls[at].head = b;
-}
-static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t *next, int32_t at) {
-    int32_t b = cls[at].head;
-    cls[at].head = next[b];
-    if (cls[at].head < 0) { memmove(cls + at, cls + at + 1, sizeof(*cls) * (size_t)(*n - at - 1)); (*n)--; }
-    return b;
-}
-
-/* Whether step k may write its output into the buffer of its input q. The input must die here,
-   own its buffer alone (no view of it lives on: refs 1) and match the output's size; and no other
-   value the step reads may live in that buffer, or the writes would change what is still to be
-   read. An elementwise op reads each input at the position it writes, so the same slot read twice
-   (add(y, y)) is safe; an INPLACE0 op (ViewUpdate, TakeUpdate) writes input 0 at positions other
-   than those it reads its other inputs at, so there every other input that is the same slot (the
-   user's y = the view's base, also when compilation removed an identity between them), a view of
-   it or a value it is a view of blocks the reuse. */
-static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
-    const gr__slot *in = &f->slots[io[q]];
-    int q2, same_pos = (node->op->flags & GR__OPF_ELEMWISE) != 0;
-    if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
-        gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
-        return 0;
-    for (q2 = 0; q2 < node->n_in; q2++)
-        if (q2 != q && f->slots[gr__slot_root(f, io[q2])].buf == in->buf && !(same_pos && io[q2] == io[q])) return 0;
-    return 1;
-}
-
-/* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
-   schedule once: a buffer returns to the free buffers after the last read of every slot living in
-   it, and a new slot takes the smallest free buffer that fits. */
-static gr_status gr__fn_plan(gr_fn *f) {
-    int32_t *refs = f->plan_refs, *next = f->plan_next, n_cls = 0, i, b;
-    struct gr__cap_class *cls = f->plan_cls;
-    size_t *caps = f->plan_caps;
-    int32_t n_bufs = 0;
-    int64_t k, s;
-    gr_status st = GR_ERR_NOMEM;
-    f->planned = 0;
-    for (s = 0; s < f->n_slots; s++) {
-        gr__slot *sl = &f->slots[s];
-        sl->buf = -1;
-        sl->view_of = -1;
-        sl->view_off = 0;
-        f->plan_seen[s] = -1;
-    }
-    for (k = 0; k < f->n_steps; k++) {
-        gr_node *node = f->steps[k];
-        const int32_t *io = f->step_io + f->step_io_at[k];
-        int j;
-        for (j = 0; j < node->n_out; j++) {
-            int32_t o = io[node->n_in + j];
-            gr__slot *out = &f->slots[o];
-            size_t need = gr__slot_bytes(out);
-            int64_t off = -1;
-            if (j == 0 && node->op->alias && node->n_in > 0)
-                off = node->op->alias(node, f->io + f->step_io_at[k], &out->arr);
-            if (off >= 0) {                              /* a view of input 0 */
-                int32_t r = gr__slot_root(f, io[0]);
-                out->view_of = io[0];
-                out->view_off = off;
-                if (f->slots[r].buf >= 0) refs[f->slots[r].buf]++;
-                continue;
-            }
-            b = -1;
-            if (node->op->flags & (GR__OPF_ELEMWISE | GR__OPF_INPLACE0)) {   /* in place over an input read here last */
-                int q, nq = (node->op->flags & GR__OPF_ELEMWISE) ? node->n_in : 1;
-                for (q = 0; q < nq && b < 0; q++)
-                    if (gr__fn_inplace_ok(f, node, io, q, k, out)) { b = f->slots[io[q]].buf; refs[b]++; }
-            }
-            if (b < 0) {
-                int32_t at = gr__cap_find(cls, n_cls, need);
-                if (at < n_cls) b = gr__cap_take(cls, &n_cls, next, at);
-                else if (n_cls > 0) {                    /* grow the largest free buffer */
-                    b = gr__cap_take(cls, &n_cls, next, n_cls - 1);
-                    caps[b] = need;
-                } else {                                 /* a new buffer: as big as what it already has */
-                    b = n_bufs++;
-                    caps[b] = b < f->cap_bufs && f->bufs[b].cap > need ? f->bufs[b].cap : need;
-                }
-                refs[b] = 1;
-            }
-            out->buf = b;
-        }
-        /* release what this step read for the last time, and outputs nobody reads */
-        for (j = 0; j < node->n_in + node->n_out; j++) {
-            int32_t q = io[j];
-            gr__slot *sl = &f->slots[q];
-            int32_t r, rb;
-            if (sl->kind != GR__SK_COMPUTED) continue;
-            if (j < node->n_in ? sl->last_use != k : sl->last_use != -1) continue;
-            if (f->plan_seen[q] == k) continue;          /* read twice by this step: released once */
-            f->plan_seen[q] = k;
-            r = gr__slot_root(f, q);
-            rb = f->slots[r].buf;
-            if (rb >= 0 && --refs[rb] == 0) gr__cap_release(cls, &n_cls, next, caps[rb], rb);
-        }
-    }
-    /* make the buffers real: keep an old allocation when it is big enough */
-    if (n_bufs > f->cap_bufs) {
-        gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)n_bufs);
-        if (!nb) goto done;
-        for (i = f->cap_bufs; i < n_bufs; i++) { nb[i].data = NULL; nb[i].cap = 0; }
-        f->bufs = nb;
-        f->cap_bufs = n_bufs;
-    }
-    for (i = 0; i < n_bufs; i++) {
-        if (f->bufs[i].data && f->bufs[i].cap >= caps[i]) continue;
-        GR_FREE(f->bufs[i].data);
-        f->bufs[i].data = GR_MALLOC(caps[i] + 64);
-        f->bufs[i].cap = f->bufs[i].data ? caps[i] : 0;
-        if (!f->bufs[i].data) goto done;
-    }
-    for (s = 0; s < f->n_slots; s++)
-        if (f->slots[s].buf >= 0) f->slots[s].arr.data = f->bufs[f->slots[s].buf].data;
-    /* which outputs and update values live in memory the function does not own */
-    if (!f->out_copy && f->n_out && !(f->out_copy = (gr_array *)gr__calloc((size_t)f->n_out, sizeof(gr_array)))) goto done;
-    if (!f->out_bufs && f->n_out && !(f->out_bufs = (gr__buffer *)gr__calloc((size_t)f->n_out, sizeof(gr__buffer)))) goto done;
-    if (!f->stage && f->n_upd) {
-        f->stage = (gr__buffer *)gr__calloc((size_t)f->n_upd, sizeof(gr__buffer));
-        if (!f->stage) goto done;
-    }
-    for (i = 0; i < f->n_upd; i++) {
-        int32_t r = gr__slot_root(f, f->upd_slot[i]);
-        f->upd_staged[i] = f->slots[r].kind == GR__SK_SHARED;
-        if (f->upd_staged[i] && f->stage[i].cap < gr__slot_bytes(&f->slots[f->upd_slot[i]])) {
-            size_t need = gr__slot_bytes(&f->slots[f->upd_slot[i]]);
-            GR_FREE(f->stage[i].data);
-            f->stage[i].data = GR_MALLOC(need);
-            f->stage[i].cap = f->stage[i].data ? need : 0;
-            if (!f->stage[i].data) goto done;
-        }
-    }
-    for (i = 0; i < f->n_out; i++) {
-        int32_t r = gr__slot_root(f, f->out_slot[i]);
-        size_t need = gr__slot_bytes(&f->slots[f->out_slot[i]]);
-        if (!f->slots[r].external) continue;
-        if (f->out_bufs[i].cap < need) {
-            GR_FREE(f->out_bufs[i].data);
-            f->out_bufs[i].data = GR_MALLOC(need);
-            f->out_bufs[i].cap = f->out_bufs[i].data ? need : 0;
-            if (!f->out_bufs[i].data) goto done;
-        }
-    }
-    f->planned = 1;
-    st = GR_OK;
-done:
-    return st;
-}
-
-/* ---- calling ----------------------------------------------------------------------------------- */
-
-/* moves an error recorded on the private graph (by an op's shape rule or perform) to f */
-static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) {
-    if (f->g->status != GR_OK) {
-        st = f->g->status;
-        size_t n = strlen(f->g->message);
-        memcpy(f->message, "gr_call: ", 9);
-        if (n > sizeof f->message - 10) n = sizeof f->message - 10;
-        memcpy(f->message + 9, f->g->message, n);
-        f->message[9 + n] = 0;
-        gr_graph_clear_error(f->g);
-    } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
-    return st;
-}
-
-/* checks a slot's shape against its static type and notes whether it changed since the plan */
-static gr_status gr__fn_settle_shape(gr_fn *f, int64_t s, int *changed) {
-    gr__slot *sl = &f->slots[s];
-    int64_t *cache = f->shape_cache + f->shape_at[s];
-    int64_t size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
-    int i;
-    if (size < 0) return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the invalid shape %s", gr__d(sl->var).s, gr__as(&sl->arr).s);
-    if ((uint64_t)size > (uint64_t)(SIZE_MAX - 128) / gr__dsize(sl->arr.dtype))   /* its bytes would not fit a size_t */
-        return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s would have the shape %s, too large for memory", gr__d(sl->var).s,
-                            gr__as(&sl->arr).s);
-    sl->arr.size = size;
-    for (i = 0; i < sl->arr.ndim; i++)
-        if (gr__vshape(sl->var)[i] >= 0 && gr__vshape(sl->var)[i] != sl->arr.shape[i])
-            return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: %s has shape %s, but its static shape is %s", gr__d(sl->var).s,
-                                gr__as(&sl->arr).s, gr__vs(sl->var).s);
-    if (cache[0] != size) { cache[0] = size; *changed = 1; }
-    for (i = 0; i < sl->arr.ndim; i++)
-        if (cache[i + 1] != sl->arr.shape[i]) { cache[i + 1] = sl->arr.shape[i]; *changed = 1; }
-    if (*changed) f->planned = 0;        /* a call failing before the plan must not keep the old one */
-    return GR_OK;
-}
-
-GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
-    int64_t k, s;
-    int i, changed;
-    gr_status st;
-    if (!f) return GR_ERR_VALUE;
-    changed = !f->planned;
-    f->message[0] = 0;
-    for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
-    if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
-    if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
-    /* bind the inputs */
-    for (i = 0; i < f->n_in; i++) {
-        const gr_array *a = inputs[i];
-        gr__slot *sl = &f->slots[f->in_slot[i]];
-        int d;
-        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is NULL", i, gr__d(sl->var).s);
-        if (!gr__array_valid(a)) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: input %d (%s) is a malformed array", i, gr__d(sl->var).s);
-        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
-            return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
-                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
-        for (d = 0; d < a->ndim; d++)
-            if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: input %d (%s) has shape %s, but the function takes %s", i,
-                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
-        for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
-        sl->arr.size = a->size;
-        sl->arr.data = a->data;
-    }
-    /* shared variables, and every leaf's shape */
-    for (s = 0; s < f->n_slots; s++) {
-        gr__slot *sl = &f->slots[s];
-        if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
-            int d;
-            for (d = 0; d < v->ndim; d++)
-                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
-                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
-                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
-            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
-            sl->arr.size = v->size;
-            sl->arr.data = v->data;
-        }
-        if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, &changed)) != GR_OK) return st;
-    }
-    /* shapes of everything computed */
-    for (k = 0; k < f->n_steps; k++) {
-        gr_node *node = f->steps[k];
-        const gr_array *const *in = f->io + f->step_io_at[k];
-        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
-        int j;
-        st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
-        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
-        for (j = 0; j < node->n_out; j++)
-            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + j], &changed)) != GR_OK) return st;
-    }
-    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
-    for (i = 0; i < f->n_upd; i++) {
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        int d;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
-    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
-    /* run */
-    for (k = 0; k < f->n_steps; k++) {
-        gr_node *node = f->steps[k];
-        const int32_t *io = f->step_io + f->step_io_at[k];
-        int j;
-        for (j = 0; j < node->n_out; j++) {
-            gr__slot *o = &f->slots[io[node->n_in + j]];
-            if (o->view_of >= 0) o->arr.data = (char *)f->slots[o->view_of].arr.data + o->view_off;
-        }
-        if (f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1) continue;
-        st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
-        if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
-    }
-    /* outputs: the function's own memory, or a copy */
-    for (i = 0; i < f->n_out; i++) {
-        gr__slot *sl = &f->slots[f->out_slot[i]];
-        if (f->slots[gr__slot_root(f, f->out_slot[i])].external) {
-            gr_array *c = &f->out_copy[i];
-            *c = sl->arr;
-            c->data = f->out_bufs[i].data;
-            if (sl->arr.size) memcpy(c->data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
-            outputs[i] = c;
-        } else outputs[i] = &sl->arr;
-    }
-    /* updates: values that live in a shared storage are copied first, so order does not matter */
-    for (i = 0; i < f->n_upd; i++) {
-        gr__slot *sl = &f->slots[f->upd_slot[i]];
-        if (f->upd_staged[i] && sl->arr.size)
-            memcpy(f->stage[i].data, sl->arr.data, (size_t)sl->arr.size * gr__dsize(sl->arr.dtype));
-    }
-    for (i = 0; i < f->n_upd; i++) {
-        gr__slot *sl = &f->slots[f->upd_slot[i]];
-        gr_array v = sl->arr;
-        if (f->upd_staged[i]) v.data = f->stage[i].data;
-        if (gr__storage_assign(f->upd_store[i], &v) != GR_OK)
-            return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory updating a shared variable");
-    }
-    return GR_OK;
 }
 
 GR_API const char *gr_fn_message(const gr_fn *f) { return f ? f->message : ""; }

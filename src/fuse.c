@@ -229,7 +229,7 @@ static void *gr__fprog_block(gr_graph *cg, int n, const size_t *size, size_t *at
 /* casts and broadcasts become copies (a broadcast's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (node->op->flags & GR__OPF_ELEMWISE) return gr__ew_kernels[node->op->code][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
     return node->op == &gr__op_Cast || node->op == &gr__op_BroadcastLike;
 }
 
@@ -482,10 +482,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
                 op->out2 = ref[yc->id];
                 goto free_inputs;
             }
-            if (node->op->flags & GR__OPF_ELEMWISE) {
+            if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) {
                 op->n_args = (uint8_t)node->n_in;
                 op->dtype = (uint8_t)GR__FIN(node, node->n_in - 1)->dtype;
-                op->row = (uint8_t)node->op->code;
+                op->row = (uint8_t)gr__op_code(node->op);
             } else {                                     /* a cast, or a broadcast (a copy) */
                 op->n_args = 1;
                 op->dtype = (uint8_t)GR__FIN(node, 0)->dtype;

@@ -1,4 +1,4 @@
-/* src/grad.c: reverse mode (SEMANTICS 2, 3, 8, 12): gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
+/* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
 
    gr_grad follows aesara.gradient.grad step by step, without recursion:
@@ -8,7 +8,7 @@
         the summation order of gradient terms: deterministic, left fold);
      3. a sweep up from wrt keeps only the variables that depend on some wrt;
      4. the nodes involved are visited in reverse topological order: each op's grad rule is
-        called once, its terms checked against the op contract (SEMANTICS 2.5);
+        called once, its terms checked against the op contract (gr__node_terms_check);
      5. each wrt's gradient is the sum of its terms, then the disconnected / null policies. */
 
 /* ---- null gradients ---------------------------------------------------------------------------- */
@@ -45,15 +45,23 @@ GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); 
 
 static const gr_node *gr__conn_node(const gr_node *node);
 
-/* node's connection pattern (the wrapped op's for a Batched node); NULL: all connected */
-static const unsigned char *gr__pattern(const gr_node *node) {
-    if (node->op->flags & GR__OPF_INNERCONN) node = gr__conn_node(node);
-    return node->op->connection_pattern;
+/* the node whose connection pattern is node's: the wrapped one for a Batched node */
+static const gr_node *gr__pattern_node(const gr_node *node) {
+    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+}
+
+/* node has a connection pattern (else everything is connected) */
+static int gr__has_pattern(const gr_node *node) {
+    node = gr__pattern_node(node);
+    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
-    const unsigned char *p = gr__pattern(node);
+    const unsigned char *p;
+    node = gr__pattern_node(node);
+    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
+    p = node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -123,7 +131,7 @@ static int gr__record(gr__gctx *c, gr_var *v, gr_node *node, int pos) {
     return 1;
 }
 
-/* step 2: the walk down from the outputs (SEMANTICS 2.3, account_for) */
+/* step 2: the walk down from the outputs (Aesara's account_for) */
 static gr_status gr__walk_down(gr__gctx *c, int n_out, gr_var *const *outs) {
     uint8_t *visited = (uint8_t *)gr__calloc(c->nv, 1);
     gr_var **stack = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (c->nv + 1u));
@@ -158,7 +166,7 @@ done:
     return st;
 }
 
-/* step 3: what depends on some wrt (SEMANTICS 2.3, visit), and the nodes whose grad rule is needed:
+/* step 3: what depends on some wrt (Aesara's visit), and the nodes whose grad rule is needed:
    those reading such a variable toward the cost. A variable's id is above its producer's inputs',
    so one sweep up the ids, from the lowest wrt, reaches what a walk up from wrt would. */
 static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
@@ -190,7 +198,7 @@ static void gr__walk_up(gr__gctx *c, int n_wrt, gr_var *const *wrt) {
 
 static gr_var *gr__total(gr__gctx *c, gr_var *v);
 
-/* "yes" (1), "no" (0) or "maybe" (-1): SEMANTICS 2.5 step 7's _is_zero */
+/* "yes" (1), "no" (0) or "maybe" (-1), as Aesara's _is_zero */
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
@@ -204,10 +212,78 @@ static int gr__is_zero(const gr_var *t) {
     return -1;
 }
 
-/* step 4 for one node: its output gradients, its grad rule, and the checks of SEMANTICS 2.5 */
+/* the grad rule of node on the output gradients og: ig[i] the term of input i (null "not
+   implemented" ones for the connected inputs of an op without a grad rule) */
+static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *iconn) {
+    gr_graph *g = c->g;
+    gr_status before = g->status, st;                /* an error left from earlier calls is not this rule's */
+    int i, ni = node->n_in;
+    for (i = 0; i < ni; i++) ig[i] = NULL;
+    if (!node->op->grad) {
+        for (i = 0; i < ni; i++) {
+            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
+            if (!ig[i]) return g->status;
+        }
+        return GR_OK;
+    }
+    if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
+        uint8_t skip[8];
+        for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
+        st = gr__ew_grad_some(node, og, ig, skip);
+    } else st = node->op->grad(node, og, ig);
+    if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        return st != GR_OK ? st : g->status;
+    }
+    return GR_OK;
+}
+
+/* the terms of a grad rule checked against the op contract: a term for every input (a null
+   gradient reaching an input wins over the rule's term), float and of the input's ndim, zero where
+   only integer-valued outputs are reached, disconnected exactly where the connection pattern says
+   so (an op without a pattern gets a warning only) */
+static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *onan,
+                                      const uint8_t *iconn, const uint8_t *only_int) {
+    gr_graph *g = c->g;
+    int i, j, ni = node->n_in, no = node->n_out;
+    for (i = 0; i < ni; i++) {
+        gr_var *t = ig[i], *x = gr__in(node)[i];
+        if (!t)
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
+                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
+            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
+        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
+            if (!gr__is_float(t->dtype))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
+                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+            if (t->ndim != x->ndim)
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
+                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+        }
+        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
+            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
+                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind != GR__VK_DISC && !iconn[i])
+            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+        if (t->kind == GR__VK_DISC && iconn[i]) {
+            if (gr__has_pattern(node))
+                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
+                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
+                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+        }
+    }
+    return GR_OK;
+}
+
+/* step 4 for one node: its output gradients, then its grad rule and the checks of its terms; the
+   shortcuts skip the rule when nothing, or only null gradients, flow back */
 static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     gr_graph *g = c->g;
     int ni = node->n_in, no = node->n_out, i, j, any_in = 0, all_nan = 1, first_nan = -1;
+    gr_status st;
     gr_var **og = (gr_var **)gr__arena_alloc(&c->scratch, sizeof(gr_var *) * (size_t)(no + ni + 1)), **ig;
     uint8_t flags_stack[64], *oconn, *onan, *oint, *iconn, *only_nan, *only_int;
     uint8_t *fl = flags_stack;
@@ -257,58 +333,11 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
             og[j] = gr_cast(og[j], (gr_dtype)gr__out(node)[j]->dtype);
             if (!og[j]) return g->status;
         }
-    for (i = 0; i < ni; i++) ig[i] = NULL;
-    if (!node->op->grad) {
-        for (i = 0; i < ni; i++) {
-            ig[i] = iconn[i] ? gr_grad_not_implemented(node, i, gr__in(node)[i], "(the op has no grad rule)") : gr_disconnected_like(gr__in(node)[i]);
-            if (!ig[i]) return g->status;
-        }
-    } else {
-        gr_status before = g->status;                /* an error left from earlier calls is not this rule's */
-        gr_status st;
-        if (node->op->grad == gr__ew_grad && ni <= 8) {   /* built-in elementwise: no terms for inputs off the path */
-            uint8_t skip[8];
-            for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
-            st = gr__ew_grad_some(node, og, ig, skip);
-        } else st = node->op->grad(node, og, ig);
-        if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-            if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
-            return st != GR_OK ? st : g->status;
-        }
-    }
-    for (i = 0; i < ni; i++) {
-        gr_var *t = ig[i], *x = gr__in(node)[i];
-        if (!t)
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
-        for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
-            if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
-        if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
-            if (!gr__is_float(t->dtype))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
-            if (t->ndim != x->ndim)
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
-        }
-        if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
-            return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind != GR__VK_DISC && !iconn[i])
-            return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
-        if (t->kind == GR__VK_DISC && iconn[i]) {
-            if (gr__pattern(node))
-                return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
-            gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
-        }
-    }
-    return GR_OK;
+    if ((st = gr__node_rule(c, node, og, ig, iconn)) != GR_OK) return st;
+    return gr__node_terms_check(c, node, og, ig, onan, iconn, only_int);
 }
 
-/* the total gradient of an original variable (SEMANTICS 2.5, access_grad) */
+/* the total gradient of an original variable (Aesara's access_grad: the sum of its terms, left to right) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
     uint32_t e;
@@ -363,18 +392,12 @@ static gr_graph *gr__driver_graph(gr_var *cost, int n_wrt, gr_var *const *wrt, c
     return NULL;
 }
 
-static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
-    gr_grad_opts o;
-    gr__gctx c;
-    gr_graph *g;
-    gr_var **outs = NULL;
-    uint32_t k;
-    int i, n_outs = 0;
-    gr_status st = GR_OK;
-    if (opts) o = *opts; else memset(&o, 0, sizeof o);
-    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
-    g = gr__driver_graph(cost, n_wrt, wrt, &o);
-    if (!g) return GR_ERR_VALUE;
+/* the arguments of gr__grad: counts, NULL entries, policies, graphs, the cost's type, and the dtype
+   and ndim of the known gradients; GR_OK or the error recorded */
+static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads,
+                                const gr_grad_opts *opts) {
+    const gr_grad_opts o = *opts;
+    int i;
     if (n_wrt < 0 || (n_wrt > 0 && (!wrt || !grads)))
         return gr__error(g, GR_ERR_VALUE, "%s: %s", fname, n_wrt < 0 ? "n_wrt is negative" : !wrt ? "wrt is NULL" : "grads is NULL");
     if (o.n_known < 0 || o.n_consider_constant < 0 || (o.n_known > 0 && (!o.known_vars || !o.known_grads)) ||
@@ -410,6 +433,22 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
             return gr__error(g, GR_ERR_TYPE, "%s: the known gradient of %s has %d dimensions, but %d are required", fname,
                              gr__d(kv).s, kg->ndim, kv->ndim);
     }
+    return GR_OK;
+}
+
+static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
+    gr_grad_opts o;
+    gr__gctx c;
+    gr_graph *g;
+    gr_var **outs = NULL;
+    uint32_t k;
+    int i, n_outs = 0;
+    gr_status st;
+    if (opts) o = *opts; else memset(&o, 0, sizeof o);
+    if (grads) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
+    g = gr__driver_graph(cost, n_wrt, wrt, &o);
+    if (!g) return GR_ERR_VALUE;
+    if ((st = gr__grad_check(g, fname, cost, n_wrt, wrt, grads, &o)) != GR_OK) return st;
     memset(&c, 0, sizeof c);
     c.g = g; c.fname = fname; c.nv = g->n_vars; c.nn = g->n_nodes; c.cost = cost; c.add_names = !o.no_names;
     c.uses = (uint32_t *)gr__calloc(c.nv, sizeof(uint32_t));
@@ -439,7 +478,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
-    /* wrt that do not reach the cost (SEMANTICS 2.4) */
+    /* wrt that do not reach the cost: the disconnected_inputs policy */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
         if (gr__in_map(&c, w) || c.total[w->id]) continue;
@@ -449,7 +488,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 4. every needed grad rule, consumers before producers (down the ids) */
     for (k = c.nn; k-- > 0;)
         if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
-    /* 5. totals and the policies (SEMANTICS 2.6) */
+    /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
         if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
@@ -484,7 +523,7 @@ GR_API gr_var *gr_grad1(gr_var *cost, gr_var *wrt) {
     return out;
 }
 
-/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt (SEMANTICS 3) ---------------------------------- */
+/* ---- gr_lop: sum_i eval_points[i] . df[i]/dwrt ----------------------------------------------- */
 
 GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt, gr_var *const *eval_points,
                         gr_var **out, const gr_grad_opts *opts) {
@@ -514,7 +553,7 @@ GR_API gr_status gr_lop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
     return gr__grad("gr_lop", NULL, n_wrt, wrt, out, &o);
 }
 
-/* ---- gr_subgraph_grad (SEMANTICS 8) ------------------------------------------------------------ */
+/* ---- gr_subgraph_grad ------------------------------------------------------------------------ */
 
 GR_API gr_status gr_subgraph_grad(int n_wrt, gr_var *const *wrt, int n_end, gr_var *const *end, int n_start,
                                   gr_var *const *start_vars, gr_var *const *start_grads, gr_var *cost,

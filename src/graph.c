@@ -215,7 +215,6 @@ GR_API gr_var *gr_constant(gr_graph *g, const gr_array *value) {
     return gr__constant(g, value, 0);
 }
 
-/* a 0-d constant of a given dtype */
 /* A 0-d constant of a given dtype. The typed ones (flags 0) are made once per graph for each dtype
    and value: derivative rules and weak constants ask for the same few values again and again. */
 static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags) {
@@ -243,7 +242,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
             uint32_t j;
             if (!c) continue;
             memcpy(&ck, ((const gr_array *)gr__ext(c))->data, gr__dsize(c->dtype));
-            j = (uint32_t)(splitmix_hash(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
+            j = (uint32_t)(gr__hash64(ck ^ ((uint64_t)c->dtype << 61))) & (nc - 1);
             while (t[j]) j = (j + 1) & (nc - 1);
             t[j] = c;
         }
@@ -252,7 +251,7 @@ static gr_var *gr__scalar_const(gr_graph *g, int dtype, double value, int flags)
         g->cap_consts = nc;
     }
     mask = g->cap_consts - 1;
-    h = (uint32_t)splitmix_hash(key ^ ((uint64_t)dtype << 61)) & mask;
+    h = (uint32_t)gr__hash64(key ^ ((uint64_t)dtype << 61)) & mask;
     for (; (v = g->consts[h]) != NULL; h = (h + 1) & mask) {
         uint64_t ck = 0;
         memcpy(&ck, ((const gr_array *)gr__ext(v))->data, gr__dsize(v->dtype));
@@ -485,6 +484,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
 
 static gr_status gr__make_node(gr_graph *g, const gr_op_def *op, const void *params, size_t psize, int n_in,
                                gr_var *const *in, gr_var **outs) {
+    GR_ASSERT(op->n_out >= 0);           /* an op of any number of outputs: gr__make_node_n */
     return gr__make_node_n(g, op, params, psize, n_in, in, op->n_out, outs);
 }
 
@@ -521,9 +521,9 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
-    if ((op->code || op->flags || op->alias || op->batch) && !gr__builtin_op(op))
-        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s sets code, flags, alias or batch, which belong to built-in ops (zero in yours)",
-                         op->name);
+    if (!op->builtin != !gr__builtin_op(op))
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s %s", op->name, op->builtin ? "sets builtin, which belongs to built-in ops "
+                         "(NULL in yours)" : "has a built-in op's perform rule without its built-in fields");
     /* a structural row's rules read a parameter struct of their own, which only its builder makes */
     if (gr__builtin_op(op) == 2)
         return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function",
@@ -589,9 +589,9 @@ static int gr__axis(int axis, int ndim) {
 
 /* The nodes needed to compute `roots`, each after the nodes it reads (post-order of an explicit-
    stack depth-first search, so a chain of a million nodes is fine). The walk does not go above a
-   variable v with stop && stop[v->id]. *out is GR_MALLOC'd (the caller frees it). */
-/* read (may be NULL): the variable the walk takes in place of each node input (gr_function's
-   compaction reads the Fused outputs that replace fused-away values) */
+   variable v with stop && stop[v->id]. read (may be NULL) gives the variable the walk takes in place
+   of each node input (gr_function's compaction reads the Fused outputs that replace fused-away
+   values). *out is GR_MALLOC'd (the caller frees it). */
 typedef gr_var *(*gr__read_fn)(const void *ctx, gr_var *x);
 static gr_status gr__toposort_read(gr_graph *g, int n_roots, gr_var *const *roots, const uint8_t *stop, gr__read_fn read,
                                    const void *ctx, gr_node ***out, uint32_t *n_out) {

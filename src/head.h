@@ -49,22 +49,24 @@
      else fprintf(stderr, "%s\n", gr_fn_message(f));
      gr_array_free(xa); gr_fn_free(f);                      // out[] belonged to f
 
-   ERRORS   Nothing aborts on bad input. A failing builder records an error on its graph (code and
-            a message naming the op and the variable; the first one sticks until
-            gr_graph_clear_error) and returns NULL; builders given a NULL operand return NULL
-            silently, so a chain can be checked once at the end with gr_graph_status /
-            gr_graph_message. gr_function fails the same way. gr_call returns a status, and
-            gr_fn_message says why.
-   MEMORY   A graph owns every variable and node built in it (one arena, freed by gr_graph_free).
-            Arrays belong to whoever created them; the arrays gr_call gives back belong to the
-            function until its next call. A gr_fn owns a private copy of the graph it needs and
-            its buffers: they are allocated at the first call and reused while the shapes stay the
-            same, so a steady-state gr_call allocates nothing. A shared variable's value is one
-            storage, freed with the last graph or function using it.
-   THREADS  No global mutable state. A graph, and a gr_fn, must be used by one thread at a time
-            (gr_function uses the graph it reads); different graphs and functions may be used from
-            different threads at once, except those holding the same shared variable, whose
-            storage is not locked.
+   LAYOUT   The declarations follow, grouped: types, graph and arrays, leaves, ops by family,
+            drivers, compiled functions, checking gradients, printing, defining an op. The
+            implementation (behind GRADIENT_IMPLEMENTATION) opens with the op tables; the licence
+            is at the end.
+
+   ERRORS   Nothing aborts on bad input. A failing builder records its error on the graph (a code
+            and a message naming the op and the variable; the first sticks until
+            gr_graph_clear_error) and returns NULL; given a NULL operand it returns NULL, so a
+            chain is checked once, at the end. gr_function fails alike; gr_call returns a status
+            and gr_fn_message says why.
+   MEMORY   A graph owns everything built in it (one arena, freed by gr_graph_free). Arrays belong
+            to whoever made them; those gr_call gives back are the function's until its next call.
+            A gr_fn owns a copy of what it needs and buffers made at its first call and reused
+            while the shapes stay: a steady-state gr_call allocates nothing. A shared variable's
+            value lives until the last graph or function holding it is freed.
+   THREADS  No global mutable state. A graph or a gr_fn is used by one thread at a time
+            (gr_function reads its graph); different ones may run at once, except those holding
+            the same shared variable, whose storage is not locked.
 */
 #ifndef GRADIENT_H
 #define GRADIENT_H

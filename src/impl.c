@@ -1,47 +1,5 @@
-/* ==== implementation ========================================================================= */
-#ifdef GRADIENT_IMPLEMENTATION
-#ifndef GRADIENT_IMPLEMENTATION_DONE
-#define GRADIENT_IMPLEMENTATION_DONE
-
-#include <float.h>
-#include <limits.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
-
-#if defined(GR_MALLOC) && defined(GR_REALLOC) && defined(GR_FREE)
-/* the user's allocator */
-#elif !defined(GR_MALLOC) && !defined(GR_REALLOC) && !defined(GR_FREE)
-#define GR_MALLOC(n) malloc(n)
-#define GR_REALLOC(p, n) realloc(p, n)
-#define GR_FREE(p) free(p)
-#else
-#error "gradient.h: define all of GR_MALLOC, GR_REALLOC and GR_FREE, or none of them"
-#endif
-
-#ifndef GR_ASSERT
-#include <assert.h>
-#define GR_ASSERT(c) assert(c)
-#endif
-
-#ifdef GR_TRAP_ON_ERROR
-#if defined(__GNUC__) || defined(__clang__)
-#define GR__TRAP() __builtin_trap()
-#else
-#define GR__TRAP() abort()
-#endif
-#else
-#define GR__TRAP() ((void)0)
-#endif
-
-#ifdef GRADIENT_CBLAS
-#include <cblas.h>
-#endif
-
-#ifdef __cplusplus
-extern "C" {
-#endif
+/* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
+   the op tables expanded: rule prototypes, op numbers, and the gr_op_def of every row. */
 
 #define GR__MSG 1024                 /* room for one error message */
 
@@ -119,6 +77,19 @@ struct gr_graph {
     void         *log_user;
 };
 
+/* ---- the built-in ops' own fields --------------------------------------------------------------- */
+
+/* what the core knows of a built-in op besides its public rules; users' ops have none (NULL) */
+struct gr__builtin {
+    int      code;                            /* elementwise row, or structural op number */
+    unsigned flags;                           /* GR__OPF_* */
+    int64_t (*alias)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+          /* byte offset at which output 0 can share input 0's memory, or -1 */
+    gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+          /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
+             NULL: the op is applied row by row */
+};
+
 /* op flags */
 enum {
     GR__OPF_ELEMWISE = 1,            /* an elementwise row: code is the row */
@@ -126,8 +97,19 @@ enum {
     GR__OPF_NONDIFF  = 4,            /* outputs carry no derivative (R-op: contributes nothing) */
     GR__OPF_INNERCONN = 8,           /* the connection pattern is the wrapped op's (Batched) */
     GR__OPF_SHAPEREF = 16,           /* inputs the connection pattern excludes are read for their shape only */
-    GR__OPF_INPLACE0 = 32            /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_INPLACE0 = 32,           /* output 0 may take input 0's memory when input 0 dies there */
+    GR__OPF_CONN0    = 256           /* input 0 alone reaches the outputs (any arity): the pattern */
 };
+
+typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
+typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+
+/* an op's built-in fields: 0 and NULL for users' ops */
+static unsigned gr__op_flags(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
+static gr__alias_fn gr__op_alias(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
+static gr__batch_fn gr__op_batch(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+/* a built-in op's row (the caller knows it is one) */
+static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
@@ -157,9 +139,10 @@ enum gr__struct_code {
 #define GR__OPF_0 0
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch) \
+    static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
+        gr__##batch##_batch }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
-        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch };
+        gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
 
@@ -180,8 +163,9 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
-        gr__ew_perform, gr__ew_grad, gr__ew_rop, GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch };
+        gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
 #undef GR__EW_DEF
 

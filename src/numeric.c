@@ -1,4 +1,4 @@
-/* src/numeric.c: finite differences and gr_verify_grad (SEMANTICS 9, 10).
+/* src/numeric.c: finite differences and gr_verify_grad, as Aesara's numeric_grad and verify_grad.
 
    One-sided differences g_k = (f(x + eps e_k) - f(x)) / eps, eps 1e-7 for F64 and 3e-4 for F32
    (the largest among the inputs); errors abs = |a - b|, rel = abs / max(|a| + |b|, 1e-8); a

@@ -8,7 +8,7 @@
      2. merging: a node equal to one already built (op, params, inputs) is that one;
      3. constant folding: a small node of constants is run now and becomes a constant.
    A node's inputs are final when it is built, so these local rewrites reach their fixed point in
-   one pass. The gradient-modifying identities are removed at every level (SEMANTICS decision 10).
+   one pass. The gradient-modifying identities are removed at every level (they compute nothing).
 
    Shapes: each variable has a signature, one code per axis: a static size, or a symbol standing
    for an unknown size. Two axes with the same symbol have the same size in every call; an
@@ -122,7 +122,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         for (q = 0; q < rw->cap_trim; q++) {
             int64_t *e = rw->trim + 3 * q;
             if (e[0] < 0) continue;
-            i = (uint32_t)splitmix_hash((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
+            i = (uint32_t)gr__hash64((uint64_t)e[0] * 1000003u + (uint64_t)e[1]) & (nc - 1);
             while (t[3 * i] >= 0) i = (i + 1) & (nc - 1);
             t[3 * i] = e[0]; t[3 * i + 1] = e[1]; t[3 * i + 2] = e[2];
         }
@@ -131,7 +131,7 @@ static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
         rw->cap_trim = nc;
     }
     mask = rw->cap_trim - 1;
-    for (i = (uint32_t)splitmix_hash((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
+    for (i = (uint32_t)gr__hash64((uint64_t)sym * 1000003u + (uint64_t)k) & mask; rw->trim[3 * i] >= 0; i = (i + 1) & mask)
         if (rw->trim[3 * i] == sym && rw->trim[3 * i + 1] == k) return (int32_t)rw->trim[3 * i + 2];
     rw->trim[3 * i] = sym;
     rw->trim[3 * i + 1] = k;
@@ -147,7 +147,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int nd = v->ndim, i, k;
     for (i = 0; i < nd; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (op->flags & GR__OPF_ELEMWISE) {
+    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
         for (i = 0; i < nd; i++) {
             int32_t code = GR__SIG_ONE;
             int clash = 0;
@@ -717,19 +717,19 @@ static gr_var *gr__rw_simplify_struct(gr__rewriter *rw, const gr_op_def *op, con
 /* ---- merging ------------------------------------------------------------------------------------- */
 
 static uint32_t gr__cse_hash(const gr_op_def *op, const void *params, size_t psize, int n_in, gr_var *const *ins) {
-    uint64_t h = splitmix_hash((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
+    uint64_t h = gr__hash64((uint64_t)(uintptr_t)op ^ ((uint64_t)psize << 40));
     size_t k;
     int i;
-    for (i = 0; i < n_in; i++) h = splitmix_hash(h ^ (uint64_t)ins[i]->id);
+    for (i = 0; i < n_in; i++) h = gr__hash64(h ^ (uint64_t)ins[i]->id);
     for (k = 0; k + 8 <= psize; k += 8) {             /* the parameters 8 bytes at a time */
         uint64_t w;
         memcpy(&w, (const unsigned char *)params + k, 8);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     if (k < psize) {
         uint64_t w = 0;
         memcpy(&w, (const unsigned char *)params + k, psize - k);
-        h = splitmix_hash(h ^ w) + k;
+        h = gr__hash64(h ^ w) + k;
     }
     return (uint32_t)(h ^ (h >> 32));
 }
@@ -842,7 +842,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (node->op->flags & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
@@ -882,7 +882,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
     while (gr__owner(v) && guard++ < 64) {
         const gr_node *n = gr__owner(v);
         int i, found = -1;
-        if (!(n->op->flags & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
+        if (!(gr__op_flags(n->op) & GR__OPF_ELEMWISE) && n->op != &gr__op_Cast && n->op != &gr__op_BroadcastLike &&
             n->op->infer != gr__like0_infer)
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
@@ -902,7 +902,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
-    if (orig->n_out > 4 || (orig->op->flags & GR__OPF_INNERCONN)) return 0;
+    if (orig->n_out > 4 || (gr__op_flags(orig->op) & GR__OPF_INNERCONN)) return 0;
     memset(t, 0, sizeof t);
     if (orig->op->infer) {
         gr_status before = orig->graph->status;
@@ -932,14 +932,14 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_status st;
     rw->orig = NULL;
     if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
-    if ((op->flags & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+    if ((gr__op_flags(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
             ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
         ins = ins_local;
     }
-    if (op->n_out == 1 && !(op->flags & GR__OPF_GRADMOD)) {
-        r = (op->flags & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, op->code, ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
+    if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
+        r = (gr__op_flags(op) & GR__OPF_ELEMWISE) ? gr__rw_simplify_ew(rw, gr__op_code(op), ins, &done) : gr__rw_simplify_struct(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
             outs[0] = r;
@@ -960,13 +960,13 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
-        !(orig->op->flags & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
+        !(gr__op_flags(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
         return GR_OK;
     }
-    st = gr__make_node(cg, op, params, psize, n_in, ins, outs);
+    st = gr__make_node_n(cg, op, params, psize, n_in, ins, orig ? orig->n_out : op->n_out, outs);
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
@@ -975,20 +975,15 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     return GR_OK;
 }
 
-static gr_var *gr__rewrite_leaf(gr__rewriter *rw, gr_var *v) {
-    (void)rw;
-    return v;
-}
-
 /* builds node's counterpart from the copied inputs ins; outs receives its outputs */
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
     gr_status st;
     int j;
-    if (node->op->flags & GR__OPF_GRADMOD) {
+    if (gr__op_flags(node->op) & GR__OPF_GRADMOD) {
         outs[0] = ins[0];
         return GR_OK;
     }
-    if (rw->level == GR_OPT_NONE) st = gr__make_node(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
+    if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
         rw->orig = node;
         st = gr__rw_build(rw, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);

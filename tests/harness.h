@@ -5,6 +5,8 @@
 #define GR_TEST_HARNESS_H
 
 #include "../gradient.h"
+#include "../ops/table.h"   /* the op tables, for the tests that iterate them: gradient.h holds them
+                               only behind GRADIENT_IMPLEMENTATION (the same text: make check-header) */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1114,9 +1114,8 @@ static gr_status e_scale2_grad(const gr_node *node, gr_var *const *og, gr_var **
     return ig[0] ? GR_OK : GR_ERR_VALUE;
 }
 
-/* perform is required (gr_call would jump to it); code, flags, alias and batch belong to the
-   built-in ops; infer, shape, connection_pattern, grad and rop may be NULL, each meaning what
-   API.md says */
+/* perform is required (gr_call would jump to it); builtin belongs to the built-in ops; infer,
+   shape, connection_pattern, grad and rop may be NULL, each meaning what API.md says */
 TEST(test_user_op_rules) {
     gr_graph *g = gr_graph_new();
     gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v"), *y = NULL, *d = NULL, *outs[2];
@@ -1133,18 +1132,24 @@ TEST(test_user_op_rules) {
     CHECK(outs[0] == NULL);
     CHECK_CONTAINS(gr_graph_message(g), "gr_apply: Copy has no perform rule");
     gr_graph_clear_error(g);
-    /* a built-in field set in a user's op */
+    /* a built-in op's own fields borrowed by a user's op; a built-in perform without them */
     op.perform = e_copy_perform;
-    op.flags = 1;
+    op.builtin = gr_node_op(gr_var_owner(gr_neg(x)))->builtin;
+    CHECK(op.builtin != NULL);
     CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
     CHECK_CONTAINS(gr_graph_message(g), "Copy");
     CHECK_CONTAINS(gr_graph_message(g), "built-in");
     gr_graph_clear_error(g);
-    op.flags = 0;
-    op.code = 3;
-    CHECK_STATUS(gr_apply(&op, NULL, 0, 1, &x, outs), GR_ERR_VALUE);
-    gr_graph_clear_error(g);
-    op.code = 0;
+    op.builtin = NULL;
+    {
+        gr_op_def neg = *gr_node_op(gr_var_owner(gr_neg(x)));
+        gr_var *z = x;
+        neg.builtin = NULL;
+        CHECK_STATUS(gr_apply(&neg, NULL, 0, 1, &x, &z), GR_ERR_VALUE);
+        CHECK(z == NULL);
+        CHECK_CONTAINS(gr_graph_message(g), "built-in op's perform rule without its built-in fields");
+        gr_graph_clear_error(g);
+    }
     /* a built-in op taken from a node is one of the table's: accepted */
     {
         gr_var *ins[2], *z = NULL;

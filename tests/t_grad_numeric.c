@@ -249,8 +249,10 @@ static gr_var *build_first_only(gr_graph *g, gr_var *const *in, void *user) {
     (void)g; (void)user;
     return gr_exp(in[0]);                            /* in[1] is disconnected: ignored, zeros both ways */
 }
+/* returns a marker, not a value; user (a gs_log) receives the warning gr_verify_grad gives on its
+   graph, through that graph's log hook */
 static gr_var *build_marker(gr_graph *g, gr_var *const *in, void *user) {
-    (void)g; (void)user;
+    gs_log_attach(g, (gs_log *)user);
     return gr_disconnected_like(in[0]);
 }
 static gr_var *build_null(gr_graph *g, gr_var *const *in, void *user) {
@@ -365,6 +367,7 @@ TEST(test_verify_grad_arguments) {
     double v[3] = { 1, 2, 3 };
     gr_array *N = gs_vec(GR_I64, 3, v), *X = gs_vec(GR_F64, 3, v), *pts[2];
     cube_spec s;
+    gs_log log;
     memset(&s, 0, sizeof s);
     s.coef0 = 3.0;
     CHECK_STATUS(gr_verify_grad(build_cube, &s, 1, (const gr_array *const *)&N, NULL, NULL), GR_ERR_TYPE);
@@ -373,7 +376,9 @@ TEST(test_verify_grad_arguments) {
     CHECK_STATUS(gr_verify_grad(NULL, NULL, 1, (const gr_array *const *)&X, NULL, NULL), GR_ERR_VALUE);
     CHECK_STATUS(gr_verify_grad(build_cube, &s, 0, (const gr_array *const *)&X, NULL, NULL), GR_ERR_VALUE);
     CHECK(gr_verify_grad(build_null, NULL, 1, (const gr_array *const *)&X, NULL, NULL) != GR_OK);
-    CHECK_STATUS(gr_verify_grad(build_marker, NULL, 1, (const gr_array *const *)&X, NULL, NULL), GR_ERR_TYPE);
+    CHECK_STATUS(gr_verify_grad(build_marker, &log, 1, (const gr_array *const *)&X, NULL, NULL), GR_ERR_TYPE);
+    CHECK_EQ_INT(log.count, 1);
+    CHECK_CONTAINS(log.first, "gr_verify_grad: the builder returned a gradient marker");
     gr_array_free(N); gr_array_free(X);
 }
 

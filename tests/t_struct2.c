@@ -144,7 +144,7 @@ TEST(test_concatenate_dtypes) {
     }
 }
 
-/* more operands than one Join node takes: a tree of joins, same values and gradient */
+/* many operands: one Join node (and one Split node for its gradient), same values and gradient */
 TEST(test_concatenate_many) {
     enum { N = 75 };
     gr_graph *g = gr_graph_new();
@@ -162,9 +162,12 @@ TEST(test_concatenate_many) {
         arr[i] = gtf_random(&rng, GR_F64, 1, &s, -2, 2);
     }
     y = gr_concatenate(N, ins, 0);
+    CHECK_EQ_INT(gr_node_n_inputs(gr_var_owner(y)), N);
     want = gs2_join_ref(N, arr, 0, GR_F64);
     cost = gr_sum(gr_mul(y, y));
     CHECK_STATUS(gr_grad(cost, N, ins, gx, NULL), GR_OK);
+    CHECK(gr_var_owner(gx[0]) != NULL && gr_var_owner(gx[0]) == gr_var_owner(gx[N - 1]));   /* the pieces of one Split */
+    CHECK_EQ_INT(gr_node_n_outputs(gr_var_owner(gx[0])), N);
     outs[0] = y;
     for (i = 0; i < N; i++) outs[1 + i] = gx[i];
     f = gr_function(N, ins, 1 + N, outs, NULL);
@@ -407,7 +410,7 @@ TEST(test_split_values) {
             }
 }
 
-/* more pieces than one Split node has outputs: a tree of splits */
+/* 1100 pieces (more than the 32 outputs a Split node once had): one node with 1100 outputs */
 TEST(test_split_many) {
     enum { N = 1100 };
     static int64_t sizes[N];
@@ -427,6 +430,9 @@ TEST(test_split_many) {
     x = gr_vector(g, GR_F64, "x");
     xa = gtf_random(&rng, GR_F64, 1, &n, -2, 2);
     CHECK_STATUS(gr_split(x, 0, N, sizes, out), GR_OK);
+    CHECK(gr_var_owner(out[0]) != NULL && gr_var_owner(out[0]) == gr_var_owner(out[N - 1]));
+    CHECK_EQ_INT(gr_node_n_outputs(gr_var_owner(out[0])), N);
+    CHECK_EQ_INT(gr_node_n_inputs(gr_var_owner(out[0])), 1);
     /* pieces 2, 500 and 1099: sizes 2, 2, 1 */
     parts[0] = out[2]; parts[1] = out[500]; parts[2] = out[1099];
     y = gr_concatenate(3, parts, 0);
@@ -448,6 +454,50 @@ TEST(test_split_many) {
     } else CHECK_MSG(0, "call failed: %s", f ? gr_fn_message(f) : gr_graph_message(g));
     gr_fn_free(f);
     gr_array_free(xa);
+    gr_graph_free(g);
+}
+
+/* 20 pieces, joined again in reverse order: the R-ops of Split and Join, and of Join's gradient
+   (a Split shaped like 20 references), past the 16 operands their rules keep on the stack.
+   y = concat(sqr(p_19), ..., sqr(p_0)) with p_j = x[2j:2j+2]: R_v y = concat(..., 2 p_j v_j, ...);
+   cost = sum(concat(p_19, ..., p_0)^3) / 3 has the gradient x^2 and the Hessian-vector product 2 x v */
+TEST(test_split_join_many_rop) {
+    enum { K = 20, N = 2 * K };
+    int64_t sizes[K], n = N, k;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v"), *p[K], *sq[K], *rev[K], *y, *ry, *gx, *hv, *outs[3], *ins[2];
+    gr_array *xa = gr_array_new(GR_F64, 1, &n), *va = gr_array_new(GR_F64, 1, &n);
+    const gr_array *arr[2], *res[3];
+    gr_fn *f;
+    int j;
+    for (j = 0; j < K; j++) sizes[j] = 2;
+    for (k = 0; k < N; k++) { ((double *)xa->data)[k] = 0.25 * (double)(k % 7) - 0.6; ((double *)va->data)[k] = 1.0 - 0.1 * (double)k; }
+    CHECK_STATUS(gr_split(x, 0, K, sizes, p), GR_OK);
+    for (j = 0; j < K; j++) { sq[j] = gr_sqr(p[K - 1 - j]); rev[j] = p[K - 1 - j]; }
+    y = gr_concatenate(K, sq, 0);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &ry, NULL), GR_OK);
+    gx = gr_grad1(gr_div(gr_sum(gr_mul(gr_sqr(gr_concatenate(K, rev, 0)), gr_concatenate(K, rev, 0))), gr_const(g, 3.0)), x);
+    CHECK_STATUS(gr_rop(1, &gx, 1, &x, &v, &hv, NULL), GR_OK);
+    outs[0] = ry; outs[1] = gx; outs[2] = hv;
+    ins[0] = x; ins[1] = v;
+    f = gr_function(2, ins, 3, outs, NULL);
+    CHECK(f != NULL);
+    arr[0] = xa; arr[1] = va;
+    if (f && gr_call(f, arr, res) == GR_OK) {
+        for (j = 0; j < K; j++)
+            for (k = 0; k < 2; k++) {
+                int64_t src = 2 * (K - 1 - j) + k;                 /* where y's element 2j + k comes from */
+                double xs = gr_array_get(xa, src), vs = gr_array_get(va, src);
+                CHECK_NEAR(gr_array_get(res[0], 2 * j + k), 2 * xs * vs, 1e-15);
+            }
+        for (k = 0; k < N; k++) {
+            double xk = gr_array_get(xa, k), vk = gr_array_get(va, k);
+            CHECK_NEAR(gr_array_get(res[1], k), xk * xk, 1e-15);
+            CHECK_NEAR(gr_array_get(res[2], k), 2 * xk * vk, 1e-15);
+        }
+    } else CHECK_MSG(0, "call failed: %s", f ? gr_fn_message(f) : gr_graph_message(g));
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(va);
     gr_graph_free(g);
 }
 
@@ -1164,6 +1214,7 @@ SUITE(suite_struct2) = {
     CASE(test_stack_errors),
     CASE(test_split_values),
     CASE(test_split_many),
+    CASE(test_split_join_many_rop),
     CASE(test_split_errors),
     CASE(test_split_disconnected_outputs),
     CASE(test_split_null_output_grad),
