@@ -211,7 +211,7 @@ typedef struct fz_ctx {
     gr_var *leafv[FZ_LEAVES];       /* NULL where the leaf could not be made */
     int replay;                     /* building inside gr_verify_grad's graph */
     gr_var *const *replay_in;       /* ... whose inputs stand for the float input leaves */
-    int dead;                       /* an invariant failed (replay): stop building */
+    int dead;                       /* out of memory inside gr_verify_grad's builder: stop building */
 } fz_ctx;
 
 static void fz_ignore_log(void *user, const char *msg) { (void)user; (void)msg; }
@@ -227,6 +227,14 @@ static int fz_too_big(gr_var *v) {
     return n > 1024;
 }
 
+/* after a builder: its error is cleared, and the program goes on without that value; but inside
+   gr_verify_grad's builder an out-of-memory error stays, and the building stops (the builder
+   returns NULL): going on would build another program than the one gr_verify_grad checks */
+static void fz_clear(fz_ctx *c) {
+    if (c->replay && gr_graph_status(c->g) == GR_ERR_NOMEM) c->dead = 1;
+    else gr_graph_clear_error(c->g);
+}
+
 /* before a builder: no error pending */
 typedef struct fz_tok { long refused; int nonnull, was_armed; } fz_tok;
 
@@ -238,9 +246,9 @@ static fz_tok fz_pre(fz_ctx *c, int n, gr_var *const *ops) {
     t.nonnull = 1;
     t.was_armed = fa.armed;
     for (i = 0; i < n; i++) if (!ops[i]) t.nonnull = 0;
-    FZ_ASSERT(gr_graph_status(c->g) == GR_OK, "an error is pending before a builder: %s", gr_graph_message(c->g));
-    gr_graph_clear_error(c->g);
     t.refused = fa.refused;
+    FZ_ASSERT(c->dead || gr_graph_status(c->g) == GR_OK, "an error is pending before a builder: %s", gr_graph_message(c->g));
+    if (!c->dead) gr_graph_clear_error(c->g);
     return t;
 }
 
@@ -267,7 +275,7 @@ static gr_var *fz_post(fz_ctx *c, fz_tok t, gr_var *v, const char *what, int pus
         FZ_ASSERT((int)gr_var_dtype(v) >= 0 && (int)gr_var_dtype(v) <= (int)GR_BOOL, "%s: dtype %d", what, (int)gr_var_dtype(v));
         if (push && c->n < FZ_POOL && !gr_is_disconnected(v) && !gr_is_null(v) && !fz_too_big(v)) c->pool[c->n++] = v;
     }
-    gr_graph_clear_error(c->g);
+    fz_clear(c);
     return v;
 }
 
@@ -480,7 +488,7 @@ static void fz_multi(fz_ctx *c, fz_tok t, gr_status st, int n_out, gr_var **out,
         for (i = 0; i < n_out; i++) FZ_ASSERT(out[i] != NULL, "%s succeeded with output %d NULL", what, i);
         fz_push_all(c, n_out, out);
     }
-    gr_graph_clear_error(c->g);
+    fz_clear(c);
 }
 
 /* one op of the program */
@@ -827,7 +835,7 @@ static void fz_make_leaf(fz_ctx *c, int i) {
 
 static void fz_build(fz_ctx *c, int from, int to) {
     int k;
-    for (k = from; k < to; k++) fz_op(c, c->p->op[k]);
+    for (k = from; k < to && !c->dead; k++) fz_op(c, c->p->op[k]);
 }
 
 /* ---- gr_verify_grad's builder: the same program over its graph ------------------------------- */
@@ -845,9 +853,9 @@ static gr_var *fz_vg_build(gr_graph *g, gr_var *const *inputs, void *user) {
     c->replay = 1;
     c->replay_in = inputs;
     for (i = 0; i < c->p->n_leaves; i++) fz_leaf_info(c->p, i, &c->li[i]);
-    for (i = 0; i < c->p->n_leaves; i++) fz_make_leaf(c, i);
+    for (i = 0; i < c->p->n_leaves && !c->dead; i++) fz_make_leaf(c, i);
     fz_build(c, 0, c->p->n_ops1);
-    out = c->n ? c->pool[c->n - 1] : NULL;
+    out = c->n && !c->dead ? c->pool[c->n - 1] : NULL;
     free(c);
     return out;
 }
