@@ -1,7 +1,8 @@
 /* tests/t_fuzz.c: random graphs. Each draws a dozen ops over four inputs of broadcastable shapes
    ((3,4), (4,), (), (3,1)): smooth elementwise ops, broadcasting binaries, the patterns the rewrites
    look for (x * 1, x + 0, neg(neg x), scaled products, log(1 + x)), reductions, transposes, slices,
-   products and cumulative sums, with values read by several later ops. Every other graph has
+   products, cumulative sums and loops over rows (gr_scan, some checkpointed, some backwards, some
+   read at their last row only), with values read by several later ops. Every other graph has
    inputs whose sizes are known only when called (the rewrites and fusion then work from shape
    signatures, and sizes that do not broadcast are found by the call, which must fail alike at both
    levels). A quarter of the graphs are float32 and a quarter mix float32 and float64 inputs (casts
@@ -32,11 +33,34 @@ static const int fz_ndim[FZ_IN] = { 2, 1, 0, 2 };
 static const int64_t fz_shape[FZ_IN][2] = { { 3, 4 }, { 4, 0 }, { 0, 0 }, { 3, 1 } };
 static const int64_t fz_unknown[2] = { -1, -1 };     /* every other graph: sizes known only when called */
 
+/* a loop's step: s_t = tanh(0.9 s_{t-1} + x_t) (in: x_t, s_{t-1}) */
+static gr_status fz_loop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(gr_mul(gr_const(g, 0.9), in[1]), in[0]));
+    return out[0] ? GR_OK : gr_graph_status(g);
+}
+/* a loop over the rows of x from half its first row, every state or the last (its gradient
+   through time, its R-op and both optimisation levels then meet the rest of the graph) */
+static gr_var *fz_loop(fz_rng *r, gr_graph *g, gr_var *x) {
+    gr_scan_seq sq;
+    gr_scan_out so;
+    gr_scan_opts o;
+    gr_var *res = NULL;
+    if (gr_var_ndim(x) < 1) return NULL;
+    memset(&o, 0, sizeof o);
+    o.go_backwards = fz_int(r, 2);
+    o.checkpoints = fz_int(r, 3);
+    sq.x = x; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = gr_mul(gr_const(g, 0.5), gr_index(x, 0, 0)); so.n_taps = 0; so.taps = NULL;
+    if (gr_scan(fz_loop_step, NULL, 1, &sq, 1, &so, 0, NULL, &o, &res) != GR_OK) return NULL;
+    return fz_int(r, 2) ? gr_index(res, 0, -1) : res;
+}
+
 /* one random op over the pool; NULL when the drawn operands do not fit it (the error is cleared) */
 static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     gr_var *x = pool[n - 1 - fz_int(r, n < 6 ? n : 6)], *y = pool[fz_int(r, n)], *v = NULL;
     int nd = gr_var_ndim(x), ax;
-    switch (fz_int(r, 22)) {
+    switch (fz_int(r, 23)) {
     case 0: v = gr_sin(x); break;
     case 1: v = gr_tanh(x); break;
     case 2: v = gr_add(x, y); break;
@@ -58,6 +82,7 @@ static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     case 18: v = gr_mul(gr_exp(gr_tanh(x)), gr_sigmoid(y)); break;
     case 19: v = gr_mean(x); break;
     case 20: v = gr_add(gr_sin(x), gr_cos(x)); break;              /* sin and cos of one operand */
+    case 21: v = nd ? fz_loop(r, g, x) : gr_tanh(gr_mul(x, y)); break;   /* a loop over the rows of x */
     default: v = gr_mul(x, gr_sum(y)); break;                      /* a group reading a reduction */
     }
     if (!v) gr_graph_clear_error(g);

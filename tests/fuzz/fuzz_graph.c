@@ -416,6 +416,7 @@ enum { FZ_N_EW = (int)(sizeof fz_ews / sizeof fz_ews[0]) };
     X(FILL_LIKE,  "") \
     X(LEAF,       "") \
     X(USER,       "") \
+    X(LOOP,       "Scan Rows ScanPlace ScanGather") \
     X(ELEMWISE2,  "")
 /* rows made only inside the library: by gr_jacobian (EyeLike, Unflatten, Batched) and gr_function
    (Banded, Fused) */
@@ -489,6 +490,20 @@ static void fz_multi(fz_ctx *c, fz_tok t, gr_status st, int n_out, gr_var **out,
         fz_push_all(c, n_out, out);
     }
     fz_clear(c);
+}
+
+/* the body of the fuzzer's loops: the latest state plus the sum of the sequence's taps, in the
+   state's dtype, with a while condition on the sum of the new state when asked. in: the sequence's
+   taps (n_seq of them), then the state's (n_state, the latest last) */
+typedef struct fz_loop_ctx { int until, n_seq, n_state; double threshold; } fz_loop_ctx;
+static gr_status fz_loop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    const fz_loop_ctx *lc = (const fz_loop_ctx *)user;
+    gr_var *state = in[lc->n_seq + lc->n_state - 1], *sum = gr_sum(in[0]), *o;
+    if (lc->n_seq == 2) sum = gr_add(sum, gr_sum(in[1]));
+    o = gr_add(state, sum);
+    out[0] = o ? gr_cast(o, gr_var_dtype(state)) : NULL;
+    if (lc->until && out[0]) *until = gr_gt(gr_sum(out[0]), gr_const(g, lc->threshold));
+    return out[0] ? GR_OK : gr_graph_status(g);
 }
 
 /* one op of the program */
@@ -726,6 +741,45 @@ static void fz_op(fz_ctx *c, const uint8_t *b) {
         }
         break;
     }
+    case FZ_ST_LOOP: {                            /* a loop: a state moved by a sequence (gradients reach the rest) */
+        gr_var *seq = x, *init = fz_pick(c, b[3]), *res[1] = { NULL }, *n_steps = NULL;
+        static const int taps2[2] = { -1, 1 }, otaps2[2] = { -2, -1 };
+        gr_scan_seq sq;
+        gr_scan_out so;
+        gr_scan_opts op;
+        fz_loop_ctx lc;
+        gr_var *ins[2];
+        gr_status st;
+        memset(&op, 0, sizeof op);
+        sq.x = seq; sq.n_taps = (b[2] & 1) ? 2 : 0; sq.taps = (b[2] & 1) ? taps2 : NULL;
+        so.initial = init; so.n_taps = (b[2] & 2) ? 2 : 0; so.taps = (b[2] & 2) ? otaps2 : NULL;
+        op.go_backwards = (b[2] >> 2) & 1;
+        op.checkpoints = (b[2] >> 3) & 1 ? 2 : 0;
+        op.truncate_gradient = (b[2] >> 4) & 1 ? 2 : 0;
+        if ((b[2] >> 5) & 1) {
+            int armed = fa.armed;
+            gr_array *na;
+            fa.armed = 0;                               /* (the program's own data: never refused) */
+            na = gr_array_scalar(GR_I64, (double)(b[4] % 4));
+            fa.armed = armed;
+            if (na) {
+                t = fz_pre(c, 0, NULL);
+                n_steps = fz_post(c, t, gr_constant(c->g, na), "gr_constant", 0);
+                gr_array_free(na);
+                if (!n_steps) break;
+            }
+        }
+        op.n_steps = n_steps;
+        lc.until = (b[2] >> 6) & 1;
+        lc.threshold = (double)(b[5] % 7) - 3.0;
+        lc.n_seq = sq.n_taps ? 2 : 1;
+        lc.n_state = so.n_taps ? 2 : 1;
+        ins[0] = seq; ins[1] = init;
+        t = fz_pre(c, 2, ins);
+        st = gr_scan(fz_loop_step, &lc, 1, &sq, 1, &so, 0, NULL, &op, res);
+        fz_multi(c, t, st, 1, res, "gr_scan");
+        break;
+    }
     case FZ_ST_USER: {
         gr_var *ins[2], *outs[2];
         const gr_op_def *op = (b[2] & 3) == 0 ? &fz_op_twice : (b[2] & 3) == 1 ? &fz_op_twice_nograd : &fz_op_pm;
@@ -929,6 +983,7 @@ static gr_var *fz_cost(fz_run *r, int n, gr_var *const *vs) {
         if (!s) continue;
         t = fz_pre(c, 0, NULL);
         w = fz_post(c, t, gr_const(c->g, 0.5 + i), "gr_const", 0);
+        if (!w) continue;                         /* (refused: FZ_PRE would not see the NULL operand) */
         t = FZ_PRE(c, s, w, NULL);
         s = fz_post(c, t, gr_mul(s, w), "gr_mul", 0);
         if (!s) continue;
