@@ -156,7 +156,8 @@ test-examples: gradient.h | $(B)
 # a counting allocator: no allocation in a steady-state gr_call, nothing left after freeing, and
 # every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths);
 # alloc_ops does the last for every row of the op table, with integer and bool operands too (its
-# sanitizer build with clang, whose UBSan also reports arithmetic on NULL pointers)
+# sanitizer build with clang, whose UBSan also reports arithmetic on NULL pointers); alloc_linalg
+# for a function of the linear algebra, its gradients, a Jacobian and an R-op
 ALLOC_SAN = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 test-alloc: gradient.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-count tests/alloc_count.c -lm
@@ -167,6 +168,8 @@ test-alloc: gradient.h | $(B)
 	./$(B)/alloc-ops
 	$(CLANG) $(CSTD) $(ALLOC_SAN) $(WARN) -o $(B)/alloc-ops-san tests/alloc_ops.c -lm
 	ASAN_OPTIONS=detect_leaks=1 ./$(B)/alloc-ops-san
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-linalg tests/alloc_linalg.c -lm
+	./$(B)/alloc-linalg
 
 test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-cblas test-examples
 	@echo "make test: all passed"

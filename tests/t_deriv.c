@@ -57,6 +57,7 @@ static void gtd_check_verify(const gtd_spec *s, gr_dtype dt, gr_builder build, v
     memset(&o, 0, sizeof o);
     o.seed = 4321;
     st = gr_verify_grad(build, user, s->n_in, pts, &o, &e);
+    gt.checks++;
     if (st != GR_OK) {
         char buf[1024];
         if (st == GR_ERR_GRADIENT) gr_gradient_error_format(&e, buf, sizeof buf); else snprintf(buf, sizeof buf, "%s", gr_status_string(st));
@@ -139,6 +140,7 @@ static void gtd_check_rop(const gtd_spec *s, gr_dtype dt, const gr_array *const 
             gt_fail(__FILE__, __LINE__, "%s: the function fails at GR_OPT_NONE: %s", msg, f_none ? gr_fn_message(f_none) : gr_graph_message(g));
         else {
             int o;
+            gt.checks++;
             for (o = 0; o < 2 + n; o++) {
                 double scale = 1 + gtd_maxabs(res[o]), e = 0;
                 int64_t k;
@@ -156,10 +158,12 @@ static void gtd_check_rop(const gtd_spec *s, gr_dtype dt, const gr_array *const 
         double lhs = gtd_dot(ua, res[1]), rhs = 0, scale = 1;
         for (i = 0; i < n; i++) rhs += gtd_dot(res[2 + i], vv[i]);
         scale = fabs(lhs) + fabs(rhs) + 1;
+        gt.checks++;
         if (!(fabs(lhs - rhs) <= tol_adj * scale))
             gt_fail(__FILE__, __LINE__, "%s: <u, Jv> = %.12g but <J^T u, v> = %.12g", msg, lhs, rhs);
     }
     if (s->flags & GTD_NONDIFF) {
+        gt.checks++;
         if (gtd_maxabs(res[1]) != 0) gt_fail(__FILE__, __LINE__, "%s: a non-differentiable op has a nonzero R-op", msg);
         goto done;
     }
@@ -176,6 +180,7 @@ static void gtd_check_rop(const gtd_spec *s, gr_dtype dt, const gr_array *const 
         fp = gr_array_copy(fres[0]);
         if (gr_call(f_out, (const gr_array *const *)xm, fres) != GR_OK) { gt_fail(__FILE__, __LINE__, "%s: f(x - hv) fails", msg); gr_array_free(rop); gr_array_free(fp); goto done; }
         scale = 1 + gtd_maxabs(rop);
+        gt.checks++;
         for (k = 0; k < rop->size; k++) {
             /* the step actually taken, for float32 points */
             double fd = (gr_array_get(fp, k) - gr_array_get(fres[0], k)) / (2 * h), e = fabs(fd - gr_array_get(rop, k));

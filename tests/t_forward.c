@@ -86,6 +86,7 @@ int gtf_same(const gr_array *got, gr_dtype dtype, const gr_array *want, double t
     char s1[96], s2[96];
     int64_t k;
     int i;
+    gt.checks++;
     if (!got) { gt_fail(__FILE__, __LINE__, "%s: no result", label); return 0; }
     if (got->dtype != dtype) {
         gt_fail(__FILE__, __LINE__, "%s: result dtype %s, want %s", label, gr_dtype_name(got->dtype), gr_dtype_name(dtype));
@@ -134,6 +135,7 @@ int gtf_expect(gr_graph *g, int n, gr_var *const *ins, const gr_array *const *ar
                const gr_array *want, double tol, const char *label) {
     int level, ok = 1;
     gr_type t;
+    gt.checks++;                         /* the static type; gtf_same counts each level's values */
     if (!out) {
         gt_fail(__FILE__, __LINE__, "%s: building failed: %s", label, gr_graph_message(g));
         return 0;
@@ -197,6 +199,7 @@ int gtf_expect_call_error(gr_graph *g, int n, gr_var *const *ins, const gr_array
         memset(&o, 0, sizeof o);
         o.optimize = level ? GR_OPT_NONE : GR_OPT_FULL;
         f = gr_function(n, ins, 1, &out, &o);
+        gt.checks++;
         if (!f) {
             gt_fail(__FILE__, __LINE__, "%s: gr_function failed: %s", label, gr_graph_message(g));
             ok = 0;
@@ -219,6 +222,7 @@ int gtf_expect_call_error(gr_graph *g, int n, gr_var *const *ins, const gr_array
 int gtf_static_shape_is(const gr_var *v, int ndim, const int64_t *shape, const char *label) {
     gr_type t;
     int i;
+    gt.checks++;
     if (!gr_var_type(v, &t)) { gt_fail(__FILE__, __LINE__, "%s: no variable", label); return 0; }
     if (t.ndim != ndim) { gt_fail(__FILE__, __LINE__, "%s: static ndim %d, want %d", label, t.ndim, ndim); return 0; }
     for (i = 0; i < ndim; i++)

@@ -37,6 +37,7 @@ static int gtl_close(const gr_array *got, const gr_array *want, double tol, cons
     double err = 0, scale = 0;
     int64_t k;
     int d;
+    gt.checks++;
     if (!got || !want) return 0;
     if (got->ndim != want->ndim || got->size != want->size) {
         gt_fail(__FILE__, __LINE__, "%s: got %d-d of %lld elements, want %d-d of %lld", label, got->ndim, (long long)got->size,
@@ -526,6 +527,7 @@ static gr_array *gtl_adjugate_of(gr_dtype dt, const gr_array *a, const char *lab
 /* got (an n x n array) against want within tol * scale, elementwise */
 static void gtl_close_scaled(const gr_array *got, int n, const long double *want, double tol, double scale, const char *label) {
     int k;
+    gt.checks++;
     if (!got || got->size != (int64_t)n * n) { gt_fail(__FILE__, __LINE__, "%s: missing or of the wrong size", label); return; }
     for (k = 0; k < n * n; k++) {
         double e = fabs(gr_array_get(got, k) - (double)want[k]);
