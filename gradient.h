@@ -225,6 +225,7 @@ GR_API gr_var *gr_log(gr_var *x);                              /* ln x */
 GR_API gr_var *gr_log2(gr_var *x);                             /* log2 x */
 GR_API gr_var *gr_log1p(gr_var *x);                            /* ln(1 + x) */
 GR_API gr_var *gr_sqrt(gr_var *x);                             /* sqrt x */
+GR_API gr_var *gr_cbrt(gr_var *x);                             /* cube root */
 GR_API gr_var *gr_reciprocal(gr_var *x);                       /* 1 / x */
 /* trigonometric and hyperbolic */
 GR_API gr_var *gr_sin(gr_var *x);                              /* sin x */
@@ -581,6 +582,7 @@ extern "C" {
     X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
     X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \

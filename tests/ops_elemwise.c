@@ -340,6 +340,14 @@ static const gtd_spec specs_sqrt[] = {
 };
 GT_EW(sqrt) = { GTE_REF_F(sqrt), { GTE_DOM(0, 5, 0, 9, 0), GTE_DX, GTE_DX }, 1, specs_sqrt, NULL };
 
+GTE_F(cbrt, a < 0 ? -pow(-a, 1.0 / 3.0) : pow(a, 1.0 / 3.0))   /* the real y with y^3 = a */
+static const gtd_spec specs_cbrt[] = {
+    GTE_U(cbrt, "x > 0", 0.3, 3, GG),
+    GTE_U(cbrt, "x < 0", -3, -0.3, GG),
+    GTD_END
+};
+GT_EW(cbrt) = { GTE_REF_F(cbrt), { GTE_DOM(-8, 8, -27, 27, GTE_Q), GTE_DX, GTE_DX }, 0, specs_cbrt, NULL };
+
 GTE_F(reciprocal, 1.0 / a)
 static const gtd_spec specs_reciprocal[] = {
     GTE_U(reciprocal, "x > 0", 0.3, 2, GG),
@@ -827,6 +835,8 @@ TEST(test_ew_special_values) {
     static const double lg_a[] = { 0, -1, INFINITY, 1 }, lg_w[] = { -INFINITY, NAN, INFINITY, 0 };
     static const double ex_a[] = { 1000, -1000, 0 }, ex_w[] = { INFINITY, 0, 1 };
     static const double cl_nan[] = { NAN };
+    static const double cb_a[] = { -8, 27, 0, -0.0, INFINITY, -INFINITY, NAN, 1e-300, -0.125 };
+    static const double cb_w[] = { -2, 3, 0, -0.0, INFINITY, -INFINITY, NAN, 1e-100, -0.5 };
     gte_special("maximum", GR_F64, 6, nan_a, nan_b, max_w, GR_F64, 0);
     gte_special("maximum", GR_F32, 6, nan_a, nan_b, max_w, GR_F32, 0);
     gte_special("minimum", GR_F64, 6, nan_a, nan_b, min_w, GR_F64, 0);
@@ -849,6 +859,8 @@ TEST(test_ew_special_values) {
     gte_special("exp", GR_F32, 3, ex_a, NULL, ex_w, GR_F32, 0);
     gte_special("sqrt", GR_F64, 1, cl_nan, NULL, cl_nan, GR_F64, 0);
     gte_special("abs", GR_F64, 1, cl_nan, NULL, cl_nan, GR_F64, 0);
+    gte_special("cbrt", GR_F64, 9, cb_a, NULL, cb_w, GR_F64, GTF_TOL_F64);
+    gte_special("cbrt", GR_F32, 7, cb_a, NULL, cb_w, GR_F32, GTF_TOL_F32);
 }
 
 
