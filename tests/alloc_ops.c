@@ -387,6 +387,11 @@ static void ao_CumProd(ao_run *r) {
     int k;
     for (k = 0; k < 3; k++) ao_out(r, gr_cumprod(ao_mat(r, ao_dts[k]), 0));
 }
+static void ao_Diff(ao_run *r) {
+    int k;
+    for (k = 0; k < 3; k++) ao_out(r, gr_diff(ao_mat(r, ao_dts[k]), k == 1 ? 0 : -1));
+    ao_out(r, gr_diff(ao_mat(r, GR_BOOL), 1));
+}
 static void ao_LinScan(ao_run *r) { ao_CumProd(r); }            /* the derivatives of CumProd */
 static void ao_TensorDot(ao_run *r) {
     int a_ax[2] = { 0, 2 }, b_ax[2] = { 0, 1 }, a_ax1 = 2, b_ax1 = 0, k;

@@ -1423,6 +1423,187 @@ GT_CASES(LinScan) = {
     GT_END
 };
 
+/* ==== Diff ============================================================================================== */
+
+/* x[..., k+1, ...] - x[..., k, ...] along axis by a plain loop over x's multi-indices: wrapping for
+   I64 (through uint64_t), "differ" for BOOL */
+static gr_array *gtr_diff_ref(const gr_array *x, int axis) {
+    int64_t oshape[GR_MAX_NDIM], idx[GR_MAX_NDIM], k, o;
+    int d;
+    gr_array *want;
+    for (d = 0; d < x->ndim; d++) oshape[d] = x->shape[d] - (d == axis);
+    want = gts_want(x->dtype, x->ndim, oshape);
+    for (o = 0; o < want->size; o++) {
+        int64_t rem = o, at = 0, stride = 1;
+        for (d = x->ndim - 1; d >= 0; d--) { idx[d] = rem % oshape[d]; rem /= oshape[d]; }
+        for (d = x->ndim - 1; d >= 0; d--) { at += idx[d] * stride; stride *= x->shape[d]; }
+        for (stride = 1, d = x->ndim - 1; d > axis; d--) stride *= x->shape[d];
+        k = at + stride;                                 /* the next element along the axis */
+        if (x->dtype == GR_F64 || x->dtype == GR_F32) ((double *)want->data)[o] = gr_array_get(x, k) - gr_array_get(x, at);
+        else if (x->dtype == GR_I64) ((int64_t *)want->data)[o] = (int64_t)((uint64_t)gtr_int_at(x, k) - (uint64_t)gtr_int_at(x, at));
+        else ((int64_t *)want->data)[o] = (gtr_int_at(x, k) != 0) != (gtr_int_at(x, at) != 0);
+    }
+    return want;
+}
+
+/* every dtype keeps its dtype; every axis from both ends (an axis of length 0 is an error, tested
+   below); static and call-time shapes; differences of length-1 axes are empty; int64 wraps */
+TEST(test_diff_values) {
+    gtf_rng rng;
+    int c, d, dyn, a;
+    rng.s = 611;
+    for (c = 0; c < GTR_N_SHAPES; c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++)
+                for (a = -gtr_shapes[c].ndim; a < gtr_shapes[c].ndim; a++) {
+                    const gtr_shape *sh = &gtr_shapes[c];
+                    int axis = a < 0 ? a + sh->ndim : a;
+                    gr_dtype dt = gtr_dtypes[d];
+                    gr_graph *g;
+                    gr_var *x;
+                    gr_array *xa, *want;
+                    const gr_array *arr[1];
+                    char label[128];
+                    if (sh->shape[axis] == 0) continue;
+                    g = gr_graph_new();
+                    x = gtf_input(g, dt, sh->ndim, sh->shape, dyn, "x");
+                    xa = gts_random(&rng, dt, sh->ndim, sh->shape, -1.5, 1.5, -50, 50);
+                    want = gtr_diff_ref(xa, axis);
+                    arr[0] = xa;
+                    snprintf(label, sizeof label, "gr_diff(%d) of %d-d case %d, %s, %s", a, sh->ndim, c, gr_dtype_name(dt),
+                             dyn ? "unknown shape" : "static shape");
+                    gtf_expect(g, 1, &x, arr, gr_diff(x, a), dt, want, 0, label);
+                    gr_array_free(want);
+                    gr_array_free(xa);
+                    gr_graph_free(g);
+                }
+    {   /* int64 wraps modulo 2^64, as NumPy's */
+        int64_t n = 3, v[3] = { INT64_MAX, INT64_MIN, 5 };
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_I64, "x");
+        gr_array *xa = gr_array_from(GR_I64, 1, &n, v), *want = gtr_diff_ref(xa, 0);
+        const gr_array *arr[1];
+        arr[0] = xa;
+        CHECK_EQ_INT(((int64_t *)want->data)[0], 1);      /* the reference itself: INT64_MIN - INT64_MAX wraps to 1 */
+        gtf_expect(g, 1, &x, arr, gr_diff(x, 0), GR_I64, want, 0, "gr_diff wraps");
+        gr_array_free(want);
+        gr_array_free(xa);
+        gr_graph_free(g);
+    }
+}
+
+/* Diff is linear with the matrix D (n-1 by n: -1 on the diagonal, 1 above it). Exactly, on a (3,5)
+   input along axis 1 and a (4,) input: the gradient of sum(w * diff(x)) is D^T w = (-w_0, w_0 - w_1,
+   ..., w_{n-2}); the R-op along v is diff(v); the Jacobian (through the batching rule) is D; the
+   adjoint identity <w, D v> = <D^T w, v> holds; and a length-1 axis has a zero gradient */
+TEST(test_diff_adjoint) {
+    static const int64_t xs[2] = { 3, 5 }, ws[2] = { 3, 4 };
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_matrix(g, GR_F64, "x"), *w = gr_matrix(g, GR_F64, "w"), *v = gr_matrix(g, GR_F64, "v"), *ins[3], *outs[2];
+    gr_var *y = gr_diff(x, 1), *r = NULL, *u = gr_vector(g, GR_F64, "u"), *J = NULL;
+    gr_array *arr[3], *res[2];
+    gtf_rng rng;
+    int i, j;
+    double lhs = 0, rhs = 0;
+    rng.s = 612;
+    ins[0] = x; ins[1] = w; ins[2] = v;
+    arr[0] = gtf_random(&rng, GR_F64, 2, xs, -2, 2);
+    arr[1] = gtf_random(&rng, GR_F64, 2, ws, -2, 2);
+    arr[2] = gtf_random(&rng, GR_F64, 2, xs, -2, 2);
+    outs[0] = gr_grad1(gr_sum(gr_mul(w, y)), x);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &r, NULL), GR_OK);
+    outs[1] = r;
+    res[0] = res[1] = NULL;
+    if (outs[0] && outs[1]) {
+        gr_fn *f = gr_function(3, ins, 2, outs, NULL);
+        const gr_array *o[2];
+        CHECK(f != NULL);
+        if (f && gr_call(f, (const gr_array *const *)arr, o) == GR_OK) { res[0] = gr_array_copy(o[0]); res[1] = gr_array_copy(o[1]); }
+        gr_fn_free(f);
+    }
+    CHECK(res[0] && res[1]);
+    for (i = 0; res[0] && res[1] && i < 3; i++) {
+        for (j = 0; j < 5; j++) {
+            double wl = j > 0 ? gr_array_get(arr[1], i * 4 + j - 1) : 0, wr = j < 4 ? gr_array_get(arr[1], i * 4 + j) : 0;
+            CHECK_NEAR(gr_array_get(res[0], i * 5 + j), wl - wr, 1e-15);
+            rhs += gr_array_get(res[0], i * 5 + j) * gr_array_get(arr[2], i * 5 + j);
+        }
+        for (j = 0; j < 4; j++) {
+            double dv = gr_array_get(arr[2], i * 5 + j + 1) - gr_array_get(arr[2], i * 5 + j);
+            CHECK_NEAR(gr_array_get(res[1], i * 4 + j), dv, 1e-15);
+            lhs += gr_array_get(arr[1], i * 4 + j) * dv;
+        }
+    }
+    CHECK_NEAR(lhs, rhs, 1e-13);
+    gr_array_free(res[0]); gr_array_free(res[1]);
+    {   /* the Jacobian of diff(u), u (4,): D, 3 x 4 */
+        int64_t n4 = 4;
+        gr_array *ua = gtf_random(&rng, GR_F64, 1, &n4, -1, 1), *want = gr_array_new(GR_F64, 2, (int64_t[2]){ 3, 4 });
+        for (i = 0; i < 3; i++) { gr_array_set(want, i * 4 + i, -1.0); gr_array_set(want, i * 4 + i + 1, 1.0); }
+        CHECK_STATUS(gr_jacobian(gr_diff(u, 0), 1, &u, &J, NULL), GR_OK);
+        gtf_expect(g, 1, &u, (const gr_array *const *)&ua, J, GR_F64, want, 0, "jacobian of diff(u)");
+        gr_array_free(ua); gr_array_free(want);
+    }
+    {   /* a length-1 axis: an empty difference, and a zero gradient */
+        int64_t s1[2] = { 1, 3 };
+        gr_var *m = gr_tensor(g, GR_F64, 2, s1, "m"), *gm = gr_grad1(gr_sum(gr_diff(m, 0)), m);
+        gr_array *ma = gtf_random(&rng, GR_F64, 2, s1, -1, 1), *want = gr_array_new(GR_F64, 2, s1);
+        gtf_expect(g, 1, &m, (const gr_array *const *)&ma, gm, GR_F64, want, 0, "the gradient of a length-1 diff");
+        gr_array_free(ma); gr_array_free(want);
+    }
+    for (i = 0; i < 3; i++) gr_array_free(arr[i]);
+    gr_graph_free(g);
+}
+
+/* NULL silently; a 0-d operand, an axis out of range at either end, a marker are refused; an axis
+   of length 0, statically when built and at call time (both levels): GR_ERR_SHAPE, naming gr_diff
+   and the variable; the dtype is kept */
+TEST(test_diff_errors) {
+    int64_t s03[2] = { 0, 3 };
+    gr_graph *g = gr_graph_new();
+    gr_var *m = gr_matrix(g, GR_F64, "m"), *e = gr_tensor(g, GR_F64, 2, s03, "e");
+    gtr_axis_op_errors(gr_diff, "gr_diff");
+    CHECK(gr_diff(e, 0) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_diff");
+    CHECK_CONTAINS(gr_graph_message(g), "'e'");
+    CHECK_CONTAINS(gr_graph_message(g), "length 0");
+    gr_graph_clear_error(g);
+    CHECK(gr_diff(e, 1) != NULL);                        /* (0,2): no rows, but the axis has 3 */
+    {
+        gr_array *ea = gr_array_new(GR_F64, 2, s03);
+        gtf_expect_call_error(g, 1, &m, (const gr_array *const *)&ea, gr_diff(m, 0), GR_ERR_SHAPE, "gr_diff of an axis of length 0 at call time");
+        gr_array_free(ea);
+    }
+    CHECK(gr_var_dtype(gr_diff(gr_vector(g, GR_BOOL, "b"), 0)) == GR_BOOL);
+    CHECK(gr_var_dtype(gr_diff(gr_vector(g, GR_I64, "i"), 0)) == GR_I64);
+    CHECK(gr_var_dtype(gr_diff(gr_vector(g, GR_F32, "f"), 0)) == GR_F32);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+static gr_var *gtr_b_diff(gr_graph *g, gr_var *const *x, void *u) { (void)g; return gr_diff(x[0], *(int *)u); }
+static gr_var *gtr_b_diff_sin(gr_graph *g, gr_var *const *x, void *u) { (void)g; return gr_mul(gr_diff(gr_sin(x[0]), *(int *)u), x[1]); }
+
+static const gtd_spec specs_Diff[] = {
+    { "Diff", "(3,4) axis 0", gtr_b_diff, &gtr_ax0, 1, { GTD_IN(2, 3, 4, -2, 2) }, GTD_GRADGRAD },
+    { "Diff", "(3,4) axis -1", gtr_b_diff, &gtr_axm1, 1, { GTD_IN(2, 3, 4, -2, 2) }, 0 },
+    { "Diff", "(2,3,4) axis 1", gtr_b_diff, &gtr_ax1, 1, { GTD_IN3(2, 3, 4, -2, 2) }, 0 },
+    { "Diff", "(5,) axis 0", gtr_b_diff, &gtr_ax0, 1, { GTD_IN(1, 5, 0, -2, 2) }, 0 },
+    { "Diff", "(1,4) axis 0: empty", gtr_b_diff, &gtr_ax0, 1, { GTD_IN(2, 1, 4, -2, 2) }, 0 },
+    { "Diff", "diff(sin x0, axis 1) * x1, (3,4) (3,3)", gtr_b_diff_sin, &gtr_ax1, 2, { GTD_IN(2, 3, 4, -2, 2), GTD_IN(2, 3, 3, -2, 2) },
+      GTD_GRADGRAD },
+    GTD_END
+};
+
+GT_CASES(Diff) = {
+    GT_VALUES(test_diff_values),
+    GT_SPECS(specs_Diff),
+    GT_DERIVS(test_diff_adjoint),
+    GT_ERRORS(test_diff_errors),
+    GT_END
+};
+
 /* ==== the family's other tests ========================================================================= */
 
 /* integer sums, products and dots wrap modulo 2^64, as NumPy's (and gr_pow's); reference by uint64_t */
