@@ -41,7 +41,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc clean examples
+.PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay fuzz clean examples
 
 all: gradient.h
 
@@ -169,7 +169,19 @@ test-alloc: gradient.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-linalg tests/alloc_linalg.c -lm
 	./$(B)/alloc-linalg
 
-test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-cblas test-examples
+# the fuzz target (tests/fuzz/fuzz_graph.c): `make fuzz` builds it with libFuzzer into build/fuzz-graph
+# (README.md, "Fuzzing", says how to run it); test-fuzz-replay feeds it the committed seed corpus
+# without libFuzzer, under ASan/UBSan (at -O0: the build takes most of its time)
+FUZZ_SAN = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+fuzz: gradient.h | $(B)
+	$(CLANG) $(CSTD) -g -O1 $(WARN) -fsanitize=fuzzer $(FUZZ_SAN) -o $(B)/fuzz-graph tests/fuzz/fuzz_graph.c -lm
+	@echo "built $(B)/fuzz-graph: ./$(B)/fuzz-graph -max_total_time=600 $(B)/fuzz-corpus tests/fuzz/corpus"
+
+test-fuzz-replay: gradient.h | $(B)
+	$(CC) $(CSTD) -g -O0 $(WARN) -DFZ_REPLAY $(FUZZ_SAN) -o $(B)/fuzz-replay tests/fuzz/fuzz_graph.c tests/fuzz/replay.c -lm
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/fuzz-replay tests/fuzz/corpus
+
+test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples
 	@echo "make test: all passed"
 
 # regenerate tests/api_contract.c from the shared contract (when ../shared/API.md is present)

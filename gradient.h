@@ -7620,7 +7620,7 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
               else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
             if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
             else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)
-            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * yst[last], inc);
+            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * ys, inc);
 #undef GR__SCATTER_RUN
         } else                                          /* the run moves along a take's indices */
             for (j = 0; j < run; j++) {
@@ -11958,6 +11958,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
         snprintf(name, sizeof name, "input %d", i);
         inputs[i] = gr_tensor(g, pt[i]->dtype, pt[i]->ndim, shape, name);
     }
+    if (g->status != GR_OK) { st = g->status; goto report; }     /* the builder gets every input, no error pending */
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
     if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {

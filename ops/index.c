@@ -337,7 +337,7 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
               else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
             if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
             else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)
-            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * yst[last], inc);
+            else for (j = 0; j < run; j++) gr__update_elem(out->dtype, out->data, x0 + j * xs, y->data, yo + j * ys, inc);
 #undef GR__SCATTER_RUN
         } else                                          /* the run moves along a take's indices */
             for (j = 0; j < run; j++) {

@@ -441,10 +441,43 @@ static void scen_chain_and_set(ac_run *r) {
     gr_array_free(xa); gr_array_free(w3); gr_array_free(w5); gr_array_free(ca);
 }
 
+/* H: a rewrite of zeros: a dimshuffled zeros_like is rebuilt as zeros of the new shape, then added
+   to x. The rewrite's inner build must fail cleanly: under out of memory it once gave a 0-d zero,
+   and the function returned x itself for the (2, 2) sum (fuzzer, tests/fuzz). */
+static void scen_zeros_rewritten(ac_run *r) {
+    int64_t n2 = 2;
+    gr_array *xa = ac_fill(GR_F64, 1, &n2, 1.0, 0.5);
+    gr_graph *g;
+    gr_var *x, *y;
+    gr_fn *f;
+    int col[2] = { 0, GR_NEWAXIS }, k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_vector(g, GR_F64, "x");
+    y = gr_add(gr_dimshuffle(gr_zeros_like(x), 2, col), x);           /* 0[i] + x[j]: (2, 2) */
+    f = gr_function(1, &x, 1, &y, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[1], *out[1];
+        in[0] = xa;
+        if (ac_call(r, f, k, in, out)) {
+            int i, j;
+            CHECK(out[0]->ndim == 2 && out[0]->shape[0] == 2 && out[0]->shape[1] == 2);
+            for (i = 0; i < 2 && out[0]->size == 4; i++)
+                for (j = 0; j < 2; j++) CHECK_NEAR(gr_array_get(out[0], i * 2 + j), gr_array_get(xa, j), 0);
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes, scen_chain_and_set };
-static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set" };
+                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten };
+static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set",
+                                        "zeros_rewritten" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {

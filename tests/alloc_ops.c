@@ -711,12 +711,21 @@ static gr_var *ao_tanh_of(gr_graph *g, gr_var *const *in, void *user) {
     return gr_mul(gr_tanh(in[0]), in[1]);
 }
 
+/* the same, counting the calls that were given a NULL input or a graph with an error pending */
+static gr_var *ao_tanh_of_checked(gr_graph *g, gr_var *const *in, void *user) {
+    if (!in[0] || !in[1] || gr_graph_status(g) != GR_OK) ++*(int *)user;
+    return ao_tanh_of(g, in, NULL);
+}
+
 /* gr_verify_grad ends in GR_OK or GR_ERR_NOMEM whichever allocation fails (its numeric gradient's
-   included: that was GR_ERR_RUNTIME); gr_numeric_grad_new fails with its function's message
-   saying so. gr_verify_grad reports a failure to stderr (the graph is its own): silenced here. */
+   included: that was GR_ERR_RUNTIME), and never calls the builder with an input it could not
+   make (it did, with the out-of-memory error pending: found by the fuzzer); gr_numeric_grad_new
+   fails with its function's message saying so. gr_verify_grad reports a failure to stderr (the
+   graph is its own): silenced here. */
 TEST(test_numeric_checks_out_of_memory) {
     int64_t n3 = 3;
     long n, nomem = 0, live = ac.live;
+    int bad_calls = 0;
     gr_array *x = ao_value(GR_F64, 1, &n3, AO_GEN, 0), *w = ao_value(GR_F64, 1, &n3, AO_GEN, 1);
     const gr_array *pt[2];
     pt[0] = x; pt[1] = w;
@@ -725,7 +734,7 @@ TEST(test_numeric_checks_out_of_memory) {
         long before = ac.live;
         int saved = ao_stderr_off();
         ac.fail_at = n; ac.armed = 1; ac.armed_calls = 0; ac.failed = 0;
-        st = gr_verify_grad(ao_tanh_of, NULL, 2, pt, NULL, NULL);
+        st = gr_verify_grad(ao_tanh_of_checked, &bad_calls, 2, pt, NULL, NULL);
         ac.armed = 0;
         ao_stderr_on(saved);
         CHECK_MSG(st == GR_OK || (ac.failed && st == GR_ERR_NOMEM), "allocation %ld failing: %s", n, gr_status_string(st));
@@ -734,6 +743,7 @@ TEST(test_numeric_checks_out_of_memory) {
         if (!ac.failed) break;
     }
     CHECK_MSG(n > 20 && nomem > 20, "%ld runs, %ld out of memory", n, nomem);
+    CHECK_MSG(bad_calls == 0, "the builder was given a NULL input or a pending error %d times", bad_calls);
     {   /* the numeric gradient alone */
         gr_graph *g = gr_graph_new();
         gr_var *in[2], *c;

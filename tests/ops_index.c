@@ -216,6 +216,36 @@ TEST(gts_op_ViewUpdate) {
     }
 }
 
+/* a 0-d view (one element of a vector) of integers and bools, set and incremented: the integer
+   scatter once read y's stride of axis -1 of the 0-d view (UBSan; found by the fuzzer) */
+TEST(test_view_update_0d_int) {
+    static const int64_t xs[1] = { 3 };
+    static const int64_t xi[3] = { 5, -7, 9 };
+    static const uint8_t xb[3] = { 1, 0, 1 };
+    int inc, b;
+    for (b = 0; b < 2; b++)
+        for (inc = 0; inc < 2; inc++) {
+            gr_dtype dt = b ? GR_BOOL : GR_I64;
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gr_vector(g, dt, "x"), *y = gr_scalar(g, dt, "y"), *ins[2];
+            gr_array *arr[2], *want;
+            char label[64];
+            arr[0] = gr_array_from(dt, 1, xs, b ? (const void *)xb : (const void *)xi);
+            arr[1] = gr_array_scalar(dt, b ? 1 : 4);
+            want = gr_array_new(GR_I64, 1, xs);             /* (integer wants are I64) */
+            /* x[1] := y, or x[1] += y (a bool sum is a logical or) */
+            ((int64_t *)want->data)[0] = b ? 1 : 5;
+            ((int64_t *)want->data)[1] = b ? 1 : inc ? -7 + 4 : 4;
+            ((int64_t *)want->data)[2] = b ? 1 : 9;
+            ins[0] = x; ins[1] = y;
+            snprintf(label, sizeof label, "%s of x[1], %s", inc ? "gr_inc_subtensor" : "gr_set_subtensor", gr_dtype_name(dt));
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, inc ? gr_inc_subtensor(gr_index(x, 0, 1), y) : gr_set_subtensor(gr_index(x, 0, 1), y),
+                       dt, want, 0, label);
+            gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
 TEST(gts_op_TakeUpdate) {
     static const int64_t xs[1] = { 5 }, is[1] = { 4 }, idx[4] = { 1, -1, 1, 3 };
     static const double yv[4] = { 10, 20, 30, 40 };
@@ -652,7 +682,13 @@ static const gtd_spec specs_TakeUpdate[] = {
 GT_CASES(Slice) = { GT_VALUES(gts_op_Slice), GT_VALUES(test_slice_matches_python), GT_SPECS(specs_Slice), GT_ERRORS(test_slice_errors), GT_END };
 GT_CASES(Index) = { GT_VALUES(gts_op_Index), GT_SPECS(specs_Index), GT_ERRORS(test_index_static_range), GT_END };
 GT_CASES(Take) = { GT_VALUES(gts_op_Take), GT_SPECS(specs_Take), GT_ERRORS(test_take_errors), GT_END };
-GT_CASES(ViewUpdate) = { GT_VALUES(gts_op_ViewUpdate), GT_SPECS(specs_ViewUpdate), GT_ERRORS(test_update_errors), GT_END };
+GT_CASES(ViewUpdate) = {
+    GT_VALUES(gts_op_ViewUpdate),
+    GT_VALUES(test_view_update_0d_int),
+    GT_SPECS(specs_ViewUpdate),
+    GT_ERRORS(test_update_errors),
+    GT_END
+};
 /* gr_set_subtensor and gr_inc_subtensor make a ViewUpdate or a TakeUpdate by the view's kind, with
    the same checks: test_update_errors tries both kinds */
 GT_CASES(TakeUpdate) = {
