@@ -35,8 +35,11 @@ PACK  = awk 'function ew_proto(n, a, c,   p) { \
         /^\/\* GR_ELEMWISE_OPS: / { print; printf "%s", protos; next } \
         { print }' ops/table.h
 
+# the test binary: the runner's main, the op tests by row (tests/ops.c expands the op tables; each
+# family's cases are in tests/ops_<family>.c), their helpers, and the drivers' suites (tests/t_*.c)
+OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
-TEST_ALL = tests/main.c $(TEST_SRC)
+TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
 .PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay fuzz clean examples
 
@@ -59,20 +62,15 @@ demo: gradient.h | $(B)
 
 # ---- tests -------------------------------------------------------------------------------------
 
-# every SUITE(suite_x) of tests/t_*.c, for tests/main.c
+# every SUITE(suite_x) of tests/ops_*.c and tests/t_*.c, for tests/main.c
 # (regenerated every time, replaced only when it changes: a removed test file must leave the list)
 $(B)/suites.h: FORCE | $(B)
-	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp
-	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
-
-# every GTD_SPECS(gtd_specs_x) of tests/t_*.c, for tests/t_deriv.c
-$(B)/dspecs.h: FORCE | $(B)
-	@{ printf '#define GTD_ALL(X)'; for s in $$(grep -ho 'GTD_SPECS(gtd_specs_[A-Za-z0-9_]*)' $(TEST_SRC) | sed 's/GTD_SPECS(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp
+	@{ printf '#define GT_SUITES(X)'; for s in $$(grep -ho 'SUITE(suite_[A-Za-z0-9_]*)' $(OPS_SRC) $(TEST_SRC) | sed 's/SUITE(\(.*\))/\1/'); do printf ' X(%s)' $$s; done; echo; } > $@.tmp
 	@cmp -s $@.tmp $@ 2>/dev/null && rm -f $@.tmp || mv $@.tmp $@
 FORCE:
 
 TCFLAGS = -I$(B)
-$(B)/test-gcc: gradient.h $(TEST_ALL) $(wildcard tests/*.h) $(B)/suites.h $(B)/dspecs.h | $(B)
+$(B)/test-gcc: gradient.h $(TEST_ALL) $(wildcard tests/*.h) $(B)/suites.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
 test-gcc: $(B)/test-gcc
@@ -81,7 +79,7 @@ test-gcc: $(B)/test-gcc
 # clang builds for this machine's widest vectors (AVX-512/AVX GEMM kernels; no FMA contraction, so
 # that plain-C reference loops in the tests round alike); the sanitizer build
 # takes the portable, extension-free GEMM (GR_NO_VECTOR_EXTENSIONS); test-gcc the SSE2/NEON one
-test-clang: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
+test-clang: gradient.h $(B)/suites.h | $(B)
 	$(CLANG) $(CSTD) $(OPT) -march=native -ffp-contract=off $(WARN) $(TCFLAGS) -o $(B)/test-clang $(TEST_ALL) -lm
 	./$(B)/test-clang
 
@@ -99,12 +97,12 @@ test-link: gradient.h | $(B)
 	$(CC) $(CSTD) $(WARN) -DLINK_STATIC -o $(B)/link-static tests/link_a.c tests/link_b.c -lm
 	./$(B)/link-static
 
-test-san: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
+test-san: gradient.h $(B)/suites.h | $(B)
 	$(CC) $(CSTD) -O1 -g -DGR_NO_VECTOR_EXTENSIONS $(WARN) $(TCFLAGS) -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \
 	    -o $(B)/test-san $(TEST_ALL) -lm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/test-san
 
-test-cblas: gradient.h $(B)/suites.h $(B)/dspecs.h | $(B)
+test-cblas: gradient.h $(B)/suites.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -DGRADIENT_CBLAS \
 	    -o $(B)/test-cblas $(TEST_ALL) -lopenblas -lm
 	OPENBLAS_NUM_THREADS=1 ./$(B)/test-cblas
@@ -156,7 +154,8 @@ test-examples: gradient.h | $(B)
 # a counting allocator: no allocation in a steady-state gr_call, nothing left after freeing, and
 # every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths);
 # alloc_ops does the last for every row of the op table, with integer and bool operands too (its
-# sanitizer build with clang, whose UBSan also reports arithmetic on NULL pointers)
+# sanitizer build with clang, whose UBSan also reports arithmetic on NULL pointers); alloc_linalg
+# for a function of the linear algebra, its gradients, a Jacobian and an R-op
 ALLOC_SAN = -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 test-alloc: gradient.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-count tests/alloc_count.c -lm
@@ -167,6 +166,8 @@ test-alloc: gradient.h | $(B)
 	./$(B)/alloc-ops
 	$(CLANG) $(CSTD) $(ALLOC_SAN) $(WARN) -o $(B)/alloc-ops-san tests/alloc_ops.c -lm
 	ASAN_OPTIONS=detect_leaks=1 ./$(B)/alloc-ops-san
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/alloc-linalg tests/alloc_linalg.c -lm
+	./$(B)/alloc-linalg
 
 # the fuzz target (tests/fuzz/fuzz_graph.c): `make fuzz` builds it with libFuzzer into build/fuzz-graph
 # (README.md, "Fuzzing", says how to run it); test-fuzz-replay feeds it the committed seed corpus

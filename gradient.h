@@ -225,6 +225,7 @@ GR_API gr_var *gr_log(gr_var *x);                              /* ln x */
 GR_API gr_var *gr_log2(gr_var *x);                             /* log2 x */
 GR_API gr_var *gr_log1p(gr_var *x);                            /* ln(1 + x) */
 GR_API gr_var *gr_sqrt(gr_var *x);                             /* sqrt x */
+GR_API gr_var *gr_cbrt(gr_var *x);                             /* cube root */
 GR_API gr_var *gr_reciprocal(gr_var *x);                       /* 1 / x */
 /* trigonometric and hyperbolic */
 GR_API gr_var *gr_sin(gr_var *x);                              /* sin x */
@@ -274,6 +275,7 @@ GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
 GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
 GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
+GR_API gr_var *gr_diff(gr_var *x, int axis);                        /* x[1:] - x[:-1] along the axis (NumPy diff) */
 
 /* ---- shape: axes, joining, splitting, broadcasting, tiling (ops/shape.c) --------------------- */
 GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */
@@ -625,6 +627,7 @@ extern "C" {
     X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
     X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
+    X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
@@ -774,6 +777,7 @@ extern "C" {
     X(LogSumExp,        1,  1,  axisred,       NULL,         none,       0,                axdir,       none,       none)           /* m + log sum_axis e^(x - m), m = max_axis x */ \
     X(CumSum,           1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
     X(CumProd,          1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = prod_{i<=k} x_i along an axis */ \
+    X(Diff,             1,  1,  Diff,          NULL,         none,       0,                axdir,       Diff,       none)           /* y_k = x_{k+1} - x_k along an axis (NumPy diff, n = 1) */ \
     X(LinScan,          2,  1,  LinScan,       NULL,         none,       0,                axdir,       none,       none)           /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
     /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
     X(TensorDot,        2,  1,  TensorDot,     NULL,         none,       0,                TensorDot,   none,       none)           /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
@@ -2496,16 +2500,22 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
     return -1;
 }
 
+/* "(3) of 'a' and (4) of 'b'": operands 0..bad, for the error of shapes that do not broadcast */
+static void gr__broadcast_desc(char *buf, size_t size, int bad, gr_var *const *xs) {
+    size_t used = 0;
+    int k;
+    buf[0] = 0;
+    for (k = 0; k <= bad; k++)
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s of %s", k ? " and " : "", gr__vs(xs[k]).s,
+                                 gr__d(xs[k]).s);
+}
+
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
     int cls = gr__ew_class[gr__op_code(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
-        int k;
         char buf[GR__MSG];
-        size_t used = 0;
-        for (k = 0; k <= bad; k++)
-            used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
-                                     k ? " and " : "", gr__vs(gr__in(node)[k]).s, gr__d(gr__in(node)[k]).s);
+        gr__broadcast_desc(buf, sizeof buf, bad, gr__in(node));
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
     }
     out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)gr__in(node)[node->n_in - 1]->dtype;
@@ -2591,7 +2601,13 @@ static gr_var *gr__ew(int row, gr_var *const *args) {
     int n = op->n_in, cls = gr__ew_class[row], T, k;
     gr_var *xs[3];
     gr_graph *g;
+    gr_type t;
     if (!gr__operands(gr__ew_fnames[row], n, args, &g)) return NULL;
+    if ((k = gr__broadcast_static(n, args, &t)) >= 0) {     /* before any cast, to name the operands */
+        char buf[GR__MSG];
+        gr__broadcast_desc(buf, sizeof buf, k, args);
+        return gr__fail(g, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s", gr__ew_fnames[row], buf);
+    }
     switch (cls) {
     case GR__EC_LOGIC: T = GR_BOOL; break;
     case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;
@@ -3039,7 +3055,7 @@ static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
-   CumSum, CumProd and LinScan along one axis (at the end of the file).
+   CumSum, CumProd, Diff and LinScan along one axis (at the end of the file).
 
    Shapes: x (d0, ..., dn-1) -> y with the reduced axes removed (or kept as 1 with keepdims).
    Params: a bit mask of the reduced axes. Integer sums and products stay I64 (BOOL counts as I64),
@@ -3385,7 +3401,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
-/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd and LinScan ==============================
+/* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd, Diff and LinScan ========================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
    x[(o n + i) inner + j].
@@ -3394,6 +3410,8 @@ static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **or
      LogSumExp  x (*pre, n, *post) -> (*pre, *post): m + log sum_i e^(x_i - m), m = max_i x_i
      CumSum     x -> x's shape: y_k = sum_{i<=k} x_i (reverse: sum_{i>=k}); I64 wraps modulo 2^64
      CumProd    x -> x's shape: y_k = prod_{i<=k} x_i
+     Diff       x (*pre, n, *post) -> (*pre, n - 1, *post): y_k = x_{k+1} - x_k (NumPy diff, n = 1); I64
+                wraps, BOOL gives x_{k+1} != x_k (as NumPy); an axis of length 0 is an error
      LinScan    a, b (one shape, float) -> s, the linear recurrence behind CumProd's derivatives:
                   forward  s_k = a_k s_{k-1} + b_k,       s_{-1} = 0
                   reverse  s_k = a_{k+1} s_{k+1} + b_k,   s_n = 0
@@ -3431,6 +3449,7 @@ GR_API gr_var *gr_argmax_axis(gr_var *x, int axis) { return gr__axdir_op("gr_arg
 GR_API gr_var *gr_logsumexp(gr_var *x, int axis) { return gr__axdir_op("gr_logsumexp", &gr__op_LogSumExp, x, axis); }
 GR_API gr_var *gr_cumsum(gr_var *x, int axis) { return gr__axdir_op("gr_cumsum", &gr__op_CumSum, x, axis); }
 GR_API gr_var *gr_cumprod(gr_var *x, int axis) { return gr__axdir_op("gr_cumprod", &gr__op_CumProd, x, axis); }
+GR_API gr_var *gr_diff(gr_var *x, int axis) { return gr__axdir_op("gr_diff", &gr__op_Diff, x, axis); }
 
 /* the recurrence s = LinScan(a, b) along axis (rules only: a and b float, of one dtype and shape) */
 static gr_var *gr__linscan(gr_var *a, gr_var *b, int axis, int reverse) {
@@ -3459,6 +3478,26 @@ static gr_status gr__axisred_shape(const gr_node *node, const gr_array *const *i
     if (node->op == &gr__op_ArgMax && in[0]->shape[axis] == 0 && rest > 0)
         return gr_node_error(node, GR_ERR_RUNTIME, "axis %d of %s %s is empty: it has no largest element", axis, gr__d(gr__in(node)[0]).s,
                              gr__as(in[0]).s);
+    return GR_OK;
+}
+
+/* Diff: the axis loses a row, so it needs one */
+static gr_status gr__Diff_infer(const gr_node *node, gr_type *out) {
+    const gr_var *x = gr__in(node)[0];
+    int axis = gr__adp(node)->axis;
+    int64_t n = gr__vshape(x)[axis];
+    gr_var_type(x, out);
+    if (n == 0)
+        return gr__error(node->graph, GR_ERR_SHAPE, "gr_diff: axis %d of %s %s has length 0: no differences", axis, gr__d(x).s, gr__vs(x).s);
+    out->shape[axis] = n > 0 ? n - 1 : -1;
+    return GR_OK;
+}
+static gr_status gr__Diff_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int axis = gr__adp(node)->axis, i;
+    if (in[0]->shape[axis] == 0)
+        return gr_node_error(node, GR_ERR_SHAPE, "axis %d of %s %s has length 0: no differences", axis, gr__d(gr__in(node)[0]).s,
+                             gr__as(in[0]).s);
+    for (i = 0; i < in[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i] - (i == axis);
     return GR_OK;
 }
 
@@ -3555,6 +3594,31 @@ GR__CUM(gr__cumprod_f64, double, double, *)
 GR__CUM(gr__cumprod_f32, float, float, *)
 GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
 
+/* y_i = x_{i+1} - x_i along the axis, row by row (U: the arithmetic's type, wrapping for I64) */
+#define GR__DIFF(fn, T, U) \
+    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
+        int64_t o, i, j; \
+        for (o = 0; o < outer; o++) \
+            for (i = 0; i + 1 < n; i++) { \
+                const T *x0 = x + (o * n + i) * inner, *x1 = x0 + inner; \
+                T *yi = y + (o * (n - 1) + i) * inner; \
+                for (j = 0; j < inner; j++) yi[j] = (T)((U)x1[j] - (U)x0[j]); \
+            } \
+    }
+GR__DIFF(gr__diff_f64, double, double)
+GR__DIFF(gr__diff_f32, float, float)
+GR__DIFF(gr__diff_i64, int64_t, uint64_t)
+/* BOOL: whether neighbours differ (NumPy's diff of bools is not_equal) */
+static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *x, uint8_t *y) {
+    int64_t o, i, j;
+    for (o = 0; o < outer; o++)
+        for (i = 0; i + 1 < n; i++) {
+            const uint8_t *x0 = x + (o * n + i) * inner, *x1 = x0 + inner;
+            uint8_t *yi = y + (o * (n - 1) + i) * inner;
+            for (j = 0; j < inner; j++) yi[j] = (uint8_t)((x1[j] != 0) != (x0[j] != 0));
+        }
+}
+
 /* s_i = a_i s_prev + b_i forward, a_prev s_prev + b_i in reverse (prev: the row before in the
    order of the scan) */
 #define GR__LINSCAN(fn, T) \
@@ -3622,6 +3686,18 @@ static gr_status gr__CumSum_perform(const gr_node *node, const gr_array *const *
 static gr_status gr__CumProd_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     return gr__cum_perform(node, 1, in[0], out[0]);
 }
+static gr_status gr__Diff_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner;
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    switch (x->dtype) {
+    case GR_F64: gr__diff_f64(outer, n, inner, (const double *)x->data, (double *)out[0]->data); break;
+    case GR_F32: gr__diff_f32(outer, n, inner, (const float *)x->data, (float *)out[0]->data); break;
+    case GR_I64: gr__diff_i64(outer, n, inner, (const int64_t *)x->data, (int64_t *)out[0]->data); break;
+    default: gr__diff_b8(outer, n, inner, (const uint8_t *)x->data, (uint8_t *)out[0]->data); break;
+    }
+    return GR_OK;
+}
 static gr_status gr__LinScan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     int64_t outer, n, inner;
     int rev = gr__adp(node)->reverse;
@@ -3686,6 +3762,28 @@ static gr_status gr__CumSum_rop(const gr_node *node, gr_var *const *ev, gr_var *
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* Diff is linear. Its gradient is the adjoint (-g_0, g_0 - g_1, ..., g_{n-3} - g_{n-2}, g_{n-2}):
+   minus the diff of g with a row of zeros at both ends; its R-op is the diff of the tangent */
+static gr_status gr__Diff_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = gr__in(node)[0], *zeros, *padded[3], *g0;
+    int axis = gr__adp(node)->axis;
+    if (!gr__is_float(gr__out(node)[0]->dtype)) {
+        ig[0] = gr__zeros_grad(x);
+        return ig[0] ? GR_OK : node->graph->status;
+    }
+    zeros = gr__fill_like(gr_slice(x, axis, 0, 1, 1), og[0]->dtype, 0.0);   /* one row, shaped like x[0:1] */
+    padded[0] = zeros; padded[1] = og[0]; padded[2] = zeros;
+    g0 = gr_concatenate(3, padded, axis);
+    ig[0] = g0 ? gr_neg(gr__axdir_node(&gr__op_Diff, axis, 0, 1, &g0, node->graph)) : NULL;
+    return ig[0] ? GR_OK : node->graph->status;
+}
+static gr_status gr__Diff_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    orop[0] = NULL;
+    if (gr_is_disconnected(ev[0]) || !gr__is_float(gr__out(node)[0]->dtype)) return GR_OK;
+    orop[0] = gr__axdir_node(&gr__op_Diff, gr__adp(node)->axis, 0, 1, &ev[0], node->graph);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
 /* z moved one position along axis: dir > 0 gives out_k = z_{k-1} (the row before, forward), dir < 0
    out_k = z_{k+1}; the position left open is `fill` */
 static gr_var *gr__shift(gr_var *z, int axis, int dir, double fill) {
@@ -3738,6 +3836,19 @@ static gr_status gr__LinScan_rop(const gr_node *node, gr_var *const *ev, gr_var 
     if (!gr_is_disconnected(ev[1])) w = w ? gr_add(w, ev[1]) : ev[1];
     orop[0] = gr__linscan(a, w, p->axis, p->reverse);
     return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* ---- rewrite rules (src/rewrite.h) ------------------------------------------------------------------ */
+
+/* Diff's signature: the other axes keep their symbols; its axis is the input's with one row
+   trimmed off, the length of x[1:] in every call (a static length is the static type's) */
+static void gr__Diff_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    int32_t s[GR_MAX_NDIM];
+    int axis = gr__adp(node)->axis, i;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (i = 0; i < gr__in(node)[0]->ndim; i++)
+        if (i != axis) out[i] = s[i];
+        else if (s[i] >= 0) out[i] = gr__sig_trimmed(rw, s[i], 1);
 }
 
 /* ---- batching: the axis moves one to the right; an operand without the batch axis is
@@ -11748,7 +11859,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
         if (any_b) st = gr__op_batch(node->op) ? gr__op_batch(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
-        else st = gr__make_node(g, node->op, gr__params(node), node->params_size, node->n_in, ins, outs);
+        else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
             if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }

@@ -286,16 +286,22 @@ static int gr__broadcast_static(int n, gr_var *const *xs, gr_type *out) {
     return -1;
 }
 
+/* "(3) of 'a' and (4) of 'b'": operands 0..bad, for the error of shapes that do not broadcast */
+static void gr__broadcast_desc(char *buf, size_t size, int bad, gr_var *const *xs) {
+    size_t used = 0;
+    int k;
+    buf[0] = 0;
+    for (k = 0; k <= bad; k++)
+        used += (size_t)snprintf(buf + used, used < size ? size - used : 0, "%s%s of %s", k ? " and " : "", gr__vs(xs[k]).s,
+                                 gr__d(xs[k]).s);
+}
+
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
     int cls = gr__ew_class[gr__op_code(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
-        int k;
         char buf[GR__MSG];
-        size_t used = 0;
-        for (k = 0; k <= bad; k++)
-            used += (size_t)snprintf(buf + used, used < sizeof buf ? sizeof buf - used : 0, "%s%s of %s",
-                                     k ? " and " : "", gr__vs(gr__in(node)[k]).s, gr__d(gr__in(node)[k]).s);
+        gr__broadcast_desc(buf, sizeof buf, bad, gr__in(node));
         return gr__error(node->graph, GR_ERR_SHAPE, "gr_%s: shapes do not broadcast: %s", node->op->name, buf);
     }
     out->dtype = (cls == GR__EC_CMP || cls == GR__EC_LOGIC) ? GR_BOOL : (gr_dtype)gr__in(node)[node->n_in - 1]->dtype;
@@ -381,7 +387,13 @@ static gr_var *gr__ew(int row, gr_var *const *args) {
     int n = op->n_in, cls = gr__ew_class[row], T, k;
     gr_var *xs[3];
     gr_graph *g;
+    gr_type t;
     if (!gr__operands(gr__ew_fnames[row], n, args, &g)) return NULL;
+    if ((k = gr__broadcast_static(n, args, &t)) >= 0) {     /* before any cast, to name the operands */
+        char buf[GR__MSG];
+        gr__broadcast_desc(buf, sizeof buf, k, args);
+        return gr__fail(g, GR_ERR_SHAPE, "%s: shapes do not broadcast: %s", gr__ew_fnames[row], buf);
+    }
     switch (cls) {
     case GR__EC_LOGIC: T = GR_BOOL; break;
     case GR__EC_SELECT: T = gr__promote(n - 1, args + 1); break;

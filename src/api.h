@@ -143,6 +143,7 @@ GR_API gr_var *gr_min_axes(gr_var *x, int n, const int *axes, int keepdims);
 GR_API gr_var *gr_argmax_axis(gr_var *x, int axis);                 /* GR_I64, not differentiable */
 GR_API gr_var *gr_logsumexp(gr_var *x, int axis);                   /* removes the axis */
 GR_API gr_var *gr_cumsum(gr_var *x, int axis);  GR_API gr_var *gr_cumprod(gr_var *x, int axis);
+GR_API gr_var *gr_diff(gr_var *x, int axis);                        /* x[1:] - x[:-1] along the axis (NumPy diff) */
 
 /* ---- shape: axes, joining, splitting, broadcasting, tiling (ops/shape.c) --------------------- */
 GR_API gr_var *gr_transpose(gr_var *x);               /* reverses the axes */

@@ -599,7 +599,5 @@ static const gt_case suite_alloc[] = {
 int main(void) {
     gt_run(suite_alloc);
     CHECK_MSG(ac.live == 0 && ac.bytes == 0, "%ld blocks (%zu bytes) still allocated at exit", ac.live, ac.bytes);
-    if (ac.live != 0 && gt.failed == 0) gt.failed = 1;
-    printf("%d passed, %d failed\n", gt.passed, gt.failed);
-    return gt.failed ? 1 : 0;
+    return gt_report("alloc_count");
 }

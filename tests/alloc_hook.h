@@ -1,6 +1,6 @@
 /* tests/alloc_hook.h: the counting allocator of the allocation tests (tests/alloc_count.c,
    tests/alloc_ops.c), installed as GR_MALLOC / GR_REALLOC / GR_FREE before the implementation,
-   and the harness's gt_fail and gt_run for a test program of one file. Armed, it fails the
+   which it includes, with the runner's (a test program of one file). Armed, it fails the
    allocation call number fail_at (counted from the arming) and sets `failed`. */
 #ifndef GR_TEST_ALLOC_HOOK_H
 #define GR_TEST_ALLOC_HOOK_H
@@ -64,31 +64,8 @@ static void ac_free(void *p) {
 #define GR_REALLOC(p, n) ac_realloc(p, n)
 #define GR_FREE(p) ac_free(p)
 #define GRADIENT_IMPLEMENTATION
+#define GT_RUNNER_IMPLEMENTATION
 #include "../gradient.h"
 #include "harness.h"
-#include <stdarg.h>
-
-gt_state gt;
-
-void gt_fail(const char *file, int line, const char *fmt, ...) {
-    va_list ap;
-    gt.checks_failed++;
-    fprintf(stderr, "FAIL %s (%s:%d): ", gt.test ? gt.test : "?", file, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-}
-
-void gt_run(const gt_case *cases) {
-    int i;
-    for (i = 0; cases[i].name; i++) {
-        int before = gt.checks_failed;
-        gt.test = cases[i].name;
-        cases[i].fn();
-        if (gt.checks_failed == before) gt.passed++;
-        else gt.failed++;
-    }
-}
 
 #endif

@@ -1,56 +1,11 @@
-/* tests/alloc_linalg.c: the second-wave linear algebra through a counting allocator, as
-   tests/alloc_count.c does for the first wave:
+/* tests/alloc_linalg.c: the linear algebra (ops/linalg.c, ops/dot.c) through the counting
+   allocator, as tests/alloc_count.c does for elementwise ops, reductions, dot and softmax:
      1. steady state: calls 3..10 of a function computing every new op, their gradients, a
         Jacobian (batching rules) and an R-op allocate nothing, and give the values of call 1;
      2. out of memory: the same with the N-th allocation failing, for every N; each run ends
         cleanly (GR_ERR_NOMEM or success) and frees everything.
-   Not yet wired into the Makefile; run it with
-     cc -std=c11 -O2 -Wall -Wextra -Wpedantic -Wshadow -Werror -o build/alloc-linalg tests/alloc_linalg.c -lm && ./build/alloc-linalg */
-#include <stdlib.h>
-#include <stddef.h>
-
-typedef struct al_state { long live, calls, armed_calls, fail_at; int armed, failed; } al_state;
-static al_state al = { 0, 0, 0, -1, 0, 0 };
-
-static int al_should_fail(void) {
-    if (!al.armed) return 0;
-    if (al.armed_calls++ == al.fail_at) { al.failed = 1; return 1; }
-    return 0;
-}
-static void *al_malloc(size_t n) {
-    void *p;
-    al.calls++;
-    if (al_should_fail()) return NULL;
-    p = malloc(n);
-    if (p) al.live++;
-    return p;
-}
-static void *al_realloc(void *old, size_t n) {
-    void *p;
-    al.calls++;
-    if (al_should_fail()) return NULL;
-    p = realloc(old, n);
-    if (p && !old) al.live++;
-    return p;
-}
-static void al_free(void *p) {
-    if (!p) return;
-    al.live--;
-    free(p);
-}
-
-#define GR_MALLOC(n) al_malloc(n)
-#define GR_REALLOC(p, n) al_realloc(p, n)
-#define GR_FREE(p) al_free(p)
-#define GRADIENT_IMPLEMENTATION
-#include "../gradient.h"
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-static int al_checks_failed;
-#define AL_CHECK(c, ...) do { if (!(c)) { al_checks_failed++; fprintf(stderr, "FAIL (%s:%d): ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+   `make test-alloc` runs it (with tests/alloc_hook.h's allocator). */
+#include "alloc_hook.h"
 
 #define AL_CALLS 10
 #define AL_OUTS 12
@@ -69,7 +24,7 @@ static int al_scenario(int inject, gr_array *const *arrays, gr_array **first) {
     gr_var *A, *b, *B, *X, *W, *ins[5], *outs[AL_OUTS], *cost, *wrt[2], *grads[2], *jac = NULL, *rop = NULL, *V;
     gr_fn *f;
     int k, good = 0, failed_calls = 0, i;
-    if (inject) { al.armed = 1; al.armed_calls = 0; }
+    if (inject) { ac.armed = 1; ac.armed_calls = 0; }
     g = gr_graph_new();
     A = gr_matrix(g, GR_F64, "A");
     b = gr_vector(g, GR_F64, "b");
@@ -93,65 +48,77 @@ static int al_scenario(int inject, gr_array *const *arrays, gr_array **first) {
     V = gr_transpose(A);
     if (outs[0] && gr_rop(1, &outs[0], 1, &A, &V, &rop, NULL) == GR_OK) outs[11] = rop;
     f = gr_function(5, ins, AL_OUTS, outs, NULL);
-    if (!inject) AL_CHECK(f != NULL, "build: %s", gr_graph_message(g));
+    if (!inject) CHECK_MSG(f != NULL, "build: %s", gr_graph_message(g));
     else if (!f) {
-        AL_CHECK(al.failed, "a build failed without an allocation failing: %s", gr_graph_message(g));
-        if (g) AL_CHECK(gr_graph_status(g) == GR_ERR_NOMEM, "build failed with %s: %s", gr_status_string(gr_graph_status(g)),
+        CHECK_MSG(ac.failed, "a build failed without an allocation failing: %s", gr_graph_message(g));
+        if (g) CHECK_MSG(gr_graph_status(g) == GR_ERR_NOMEM, "build failed with %s: %s", gr_status_string(gr_graph_status(g)),
                         gr_graph_message(g));
     }
     gr_graph_free(g);
     for (k = 0; f && k < AL_CALLS; k++) {
         const gr_array *out[AL_OUTS];
-        long before = al.calls;
+        long before = ac.calls;
         gr_status st = gr_call(f, (const gr_array *const *)arrays, out);
         if (!inject) {
-            AL_CHECK(st == GR_OK, "call %d: %s", k + 1, gr_fn_message(f));
-            if (k >= 2) AL_CHECK(al.calls == before, "call %d allocated %ld times", k + 1, al.calls - before);
+            CHECK_MSG(st == GR_OK, "call %d: %s", k + 1, gr_fn_message(f));
+            if (k >= 2) CHECK_MSG(ac.calls == before, "call %d allocated %ld times", k + 1, ac.calls - before);
         } else if (st != GR_OK) {
-            AL_CHECK(st == GR_ERR_NOMEM, "call failed with %s: %s", gr_status_string(st), gr_fn_message(f));
-            AL_CHECK(++failed_calls == 1, "more than one failed call");
+            CHECK_MSG(st == GR_ERR_NOMEM, "call failed with %s: %s", gr_status_string(st), gr_fn_message(f));
+            CHECK_MSG(++failed_calls == 1, "more than one failed call");
         }
         if (st != GR_OK) continue;
         good++;
         for (i = 0; i < AL_OUTS; i++) {
             if (!first[i]) { if (!inject) first[i] = gr_array_copy(out[i]); continue; }
-            AL_CHECK(out[i]->size == first[i]->size && memcmp(out[i]->data, first[i]->data, (size_t)out[i]->size * 8) == 0,
+            CHECK_MSG(out[i]->size == first[i]->size && memcmp(out[i]->data, first[i]->data, (size_t)out[i]->size * 8) == 0,
                      "output %d of call %d differs from the first call's", i, k + 1);
         }
     }
-    al.armed = 0;
+    ac.armed = 0;
     gr_fn_free(f);
     return good;
 }
 
-int main(void) {
+static gr_array *al_arrays[5], *al_first[AL_OUTS];
+
+TEST(test_linalg_steady_state) {
     int64_t s44[2] = { 4, 4 }, s4 = 4, s42[2] = { 4, 2 }, s234[3] = { 2, 3, 4 }, s45[2] = { 4, 5 };
-    gr_array *arrays[5], *first[AL_OUTS];
-    long live, n;
+    long live;
+    al_arrays[0] = al_fill(2, s44, 1.0, 4.0);
+    al_arrays[1] = al_fill(1, &s4, 1.0, 0);
+    al_arrays[2] = al_fill(2, s42, 0.5, 0);
+    al_arrays[3] = al_fill(3, s234, 1.0, 0);
+    al_arrays[4] = al_fill(2, s45, 1.0, 0);
+    memset(al_first, 0, sizeof al_first);
+    live = ac.live;
+    CHECK_MSG(al_scenario(0, al_arrays, al_first) == AL_CALLS, "steady state: not every call succeeded");
+    CHECK_MSG(ac.live == live + AL_OUTS, "steady state: %ld blocks left allocated", ac.live - live - AL_OUTS);
+}
+
+/* against the values of the steady state (al_first) */
+TEST(test_linalg_out_of_memory) {
+    long n;
     int i;
-    arrays[0] = al_fill(2, s44, 1.0, 4.0);
-    arrays[1] = al_fill(1, &s4, 1.0, 0);
-    arrays[2] = al_fill(2, s42, 0.5, 0);
-    arrays[3] = al_fill(3, s234, 1.0, 0);
-    arrays[4] = al_fill(2, s45, 1.0, 0);
-    memset(first, 0, sizeof first);
-    live = al.live;
-    AL_CHECK(al_scenario(0, arrays, first) == AL_CALLS, "steady state: not every call succeeded");
-    AL_CHECK(al.live == live + AL_OUTS, "steady state: %ld blocks left allocated", al.live - live - AL_OUTS);
     for (n = 0; n < 200000; n++) {
-        long before = al.live, checks = al_checks_failed;
-        int good;
-        al.fail_at = n;
-        al.failed = 0;
-        good = al_scenario(1, arrays, first);
-        AL_CHECK(al.live == before, "allocation %ld failing: %ld blocks leaked", n, al.live - before);
-        if (al_checks_failed != checks) { fprintf(stderr, "  (allocation %ld failing)\n", n); if (al_checks_failed > 10) break; }
-        if (!al.failed) { AL_CHECK(good == AL_CALLS, "%d good calls without a failure", good); break; }
+        long before = ac.live;
+        int checks = gt.checks_failed, good;
+        ac.fail_at = n;
+        ac.failed = 0;
+        good = al_scenario(1, al_arrays, al_first);
+        CHECK_MSG(ac.live == before, "allocation %ld failing: %ld blocks leaked", n, ac.live - before);
+        if (gt.checks_failed != checks) { fprintf(stderr, "  (allocation %ld failing)\n", n); if (gt.checks_failed > 10) break; }
+        if (!ac.failed) { CHECK_MSG(good == AL_CALLS, "%d good calls without a failure", good); break; }
     }
-    printf("out of memory: %ld allocations made to fail in turn\n", n);
-    for (i = 0; i < AL_OUTS; i++) gr_array_free(first[i]);
-    for (i = 0; i < 5; i++) gr_array_free(arrays[i]);
-    AL_CHECK(al.live == 0, "%ld blocks still allocated at exit", al.live);
-    printf("alloc_linalg: %s\n", al_checks_failed ? "FAILED" : "2 passed, 0 failed");
-    return al_checks_failed ? 1 : 0;
+    ac.fail_at = -1;
+    printf("alloc_linalg: out of memory: %ld allocations made to fail in turn\n", n);
+    for (i = 0; i < AL_OUTS; i++) gr_array_free(al_first[i]);
+    for (i = 0; i < 5; i++) gr_array_free(al_arrays[i]);
+}
+
+static const gt_case suite_alloc_linalg[] = { CASE(test_linalg_steady_state), CASE(test_linalg_out_of_memory), END_SUITE };
+
+int main(void) {
+    gt_run(suite_alloc_linalg);
+    CHECK_MSG(ac.live == 0, "%ld blocks still allocated at exit", ac.live);
+    return gt_report("alloc_linalg");
 }

@@ -1,46 +1,14 @@
 /* tests/api_min.c: a program written only against the minimum of /work/shared/API.md (Conventions,
    Precise rules, Types, Graph and arrays, Leaves, the minimum list of ops, Compiled functions):
-   no other header than gradient.h and the C standard headers, nothing beyond those sections.
+   no other header than gradient.h, the C standard headers and the tests' runner (tests/runner.h,
+   which uses only them), nothing beyond those sections.
    Every value is checked against the same computation in plain C. `make test-api` runs it with
-   -std=c11 -Wall -Wextra -Wpedantic -Werror; it prints "api_min: N passed, N failed". */
+   -std=c11 -Wall -Wextra -Wpedantic -Werror; it prints "api_min: N passed, N failed, M checks". */
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
 
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
-/* ---- a small harness ---------------------------------------------------------------------------- */
-
-static int n_passed, n_failed, checks_failed;
-static const char *current;
-
-static void fail(int line, const char *fmt, ...) {
-    va_list ap;
-    checks_failed++;
-    fprintf(stderr, "FAIL %s (api_min.c:%d): ", current, line);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "\n");
-}
-
-#define CHECK(c) do { if (!(c)) fail(__LINE__, "%s", #c); } while (0)
-#define CHECK_INT(a, b) do { long long a_ = (long long)(a), b_ = (long long)(b); \
-    if (a_ != b_) fail(__LINE__, "%s is %lld, want %lld", #a, a_, b_); } while (0)
-/* |a - b| <= tol * max(1, |b|) */
-#define CHECK_NEAR(a, b, tol) do { double a_ = (a), b_ = (b); \
-    if (!(fabs(a_ - b_) <= (tol) * (fabs(b_) > 1 ? fabs(b_) : 1.0))) \
-        fail(__LINE__, "%s = %.17g, want %.17g", #a, a_, b_); } while (0)
-
-static void run_test(const char *name, void (*fn)(void)) {
-    int before = checks_failed;
-    current = name;
-    fn();
-    if (checks_failed == before) n_passed++;
-    else n_failed++;
-}
+#define GT_RUNNER_IMPLEMENTATION
+#include "runner.h"      /* the tests' runner: the C library only */
 
 /* ---- evaluating a graph --------------------------------------------------------------------------- */
 
@@ -118,15 +86,15 @@ static void test_unary_f64(void) {
         const gr_array *in[1];
         in[0] = xa;
         CHECK(y != NULL);
-        CHECK_INT(gr_var_dtype(y), GR_F64);
-        CHECK_INT(gr_var_ndim(y), 1);
+        CHECK_EQ_INT(gr_var_dtype(y), GR_F64);
+        CHECK_EQ_INT(gr_var_ndim(y), 1);
         if (eval(1, &x, in, y) == GR_OK) {
-            CHECK_INT(R.dtype, GR_F64);
-            CHECK_INT(R.size, 5);
+            CHECK_EQ_INT(R.dtype, GR_F64);
+            CHECK_EQ_INT(R.size, 5);
             for (i = 0; i < 5; i++)
                 if (!(fabs(R.v[i] - ops[k].ref(xs[i])) <= 1e-14 * (1 + fabs(ops[k].ref(xs[i])))))
-                    fail(__LINE__, "%s(%g) = %.17g, want %.17g", ops[k].name, xs[i], R.v[i], ops[k].ref(xs[i]));
-        } else fail(__LINE__, "%s: evaluation failed", ops[k].name);
+                    gt_fail(__FILE__, __LINE__, "%s(%g) = %.17g, want %.17g", ops[k].name, xs[i], R.v[i], ops[k].ref(xs[i]));
+        } else gt_fail(__FILE__, __LINE__, "%s: evaluation failed", ops[k].name);
         gr_array_free(xa);
         gr_graph_free(g);
     }
@@ -142,18 +110,18 @@ static void test_unary_dtypes(void) {
     gr_array *fa = gr_array_from(GR_F32, 1, &n, fs), *ia = gr_array_from(GR_I64, 1, &n, is);
     const gr_array *in[1];
     int i;
-    CHECK_INT(gr_var_dtype(yf), GR_F32);
-    CHECK_INT(gr_var_dtype(yi), GR_F64);
+    CHECK_EQ_INT(gr_var_dtype(yf), GR_F32);
+    CHECK_EQ_INT(gr_var_dtype(yi), GR_F64);
     ins[0] = xf; in[0] = fa;
     if (eval(1, ins, in, yf) == GR_OK) {
-        CHECK_INT(R.dtype, GR_F32);
+        CHECK_EQ_INT(R.dtype, GR_F32);
         for (i = 0; i < 3; i++) CHECK_NEAR(R.v[i], (double)tanhf(fs[i]), 1e-6);
-    } else fail(__LINE__, "tanh of float32 failed");
+    } else gt_fail(__FILE__, __LINE__, "tanh of float32 failed");
     ins[0] = xi; in[0] = ia;
     if (eval(1, ins, in, yi) == GR_OK) {
-        CHECK_INT(R.dtype, GR_F64);
+        CHECK_EQ_INT(R.dtype, GR_F64);
         for (i = 0; i < 3; i++) CHECK_NEAR(R.v[i], exp((double)is[i]), 1e-15);
-    } else fail(__LINE__, "exp of int64 failed");
+    } else gt_fail(__FILE__, __LINE__, "exp of int64 failed");
     gr_array_free(fa);
     gr_array_free(ia);
     gr_graph_free(g);
@@ -176,13 +144,13 @@ static void test_binary_broadcast(void) {
     ins[0] = a; ins[1] = b; in[0] = aa; in[1] = ba;
     for (k = 0; k < N_OPS; k++) {
         CHECK(ys[k] != NULL);
-        CHECK_INT(gr_var_ndim(ys[k]), 2);
-        CHECK_INT(gr_var_dtype(ys[k]), k == GT || k == LT ? GR_BOOL : GR_F64);
-        if (eval(2, ins, in, ys[k]) != GR_OK) { fail(__LINE__, "op %d failed", k); continue; }
-        CHECK_INT(R.ndim, 2);
-        CHECK_INT(R.shape[0], 2);
-        CHECK_INT(R.shape[1], 3);
-        CHECK_INT(R.dtype, k == GT || k == LT ? GR_BOOL : GR_F64);
+        CHECK_EQ_INT(gr_var_ndim(ys[k]), 2);
+        CHECK_EQ_INT(gr_var_dtype(ys[k]), k == GT || k == LT ? GR_BOOL : GR_F64);
+        if (eval(2, ins, in, ys[k]) != GR_OK) { gt_fail(__FILE__, __LINE__, "op %d failed", k); continue; }
+        CHECK_EQ_INT(R.ndim, 2);
+        CHECK_EQ_INT(R.shape[0], 2);
+        CHECK_EQ_INT(R.shape[1], 3);
+        CHECK_EQ_INT(R.dtype, k == GT || k == LT ? GR_BOOL : GR_F64);
         for (i = 0; i < 6; i++) {
             double x = av[i], y = bv[i % 3], want = 0;
             switch (k) {
@@ -197,7 +165,7 @@ static void test_binary_broadcast(void) {
             case LT: want = x < y; break;
             }
             if (!(fabs(R.v[i] - want) <= 1e-15 * (1 + fabs(want))))
-                fail(__LINE__, "op %d at %d: %.17g, want %.17g", k, i, R.v[i], want);
+                gt_fail(__FILE__, __LINE__, "op %d at %d: %.17g, want %.17g", k, i, R.v[i], want);
         }
     }
     gr_array_free(aa);
@@ -217,13 +185,13 @@ static void test_where_clip(void) {
     const gr_array *in[1];
     int i;
     in[0] = xa;
-    CHECK_INT(gr_var_dtype(w), GR_F64);
+    CHECK_EQ_INT(gr_var_dtype(w), GR_F64);
     if (eval(1, &x, in, w) == GR_OK)
         for (i = 0; i < 6; i++) CHECK_NEAR(R.v[i], xv[i] > 0 ? xv[i] : 0.1 * xv[i], 1e-15);
-    else fail(__LINE__, "where failed");
+    else gt_fail(__FILE__, __LINE__, "where failed");
     if (eval(1, &x, in, c) == GR_OK)
         for (i = 0; i < 6; i++) CHECK_NEAR(R.v[i], xv[i] < -1 ? -1 : xv[i] > 0.5 ? 0.5 : xv[i], 0);
-    else fail(__LINE__, "clip failed");
+    else gt_fail(__FILE__, __LINE__, "clip failed");
     gr_array_free(xa);
     gr_graph_free(g);
 }
@@ -240,39 +208,39 @@ static void test_promotion(void) {
     gr_var *i = constant(g, GR_I64, 1, &n, i3), *j = constant(g, GR_I64, 1, &n, j3);
     gr_var *b = constant(g, GR_BOOL, 1, &n, b3);
     int k;
-    CHECK_INT(gr_var_dtype(gr_add(f, d)), GR_F64);
-    CHECK_INT(gr_var_dtype(gr_add(f, i)), GR_F32);
-    CHECK_INT(gr_var_dtype(gr_add(i, j)), GR_I64);
-    CHECK_INT(gr_var_dtype(gr_add(i, b)), GR_I64);
-    CHECK_INT(gr_var_dtype(gr_div(i, j)), GR_F64);
-    CHECK_INT(gr_var_dtype(gr_lt(f, d)), GR_BOOL);
-    CHECK_INT(gr_var_dtype(gr_mul(f, gr_const(g, 2.5))), GR_F32);    /* weak: takes the float dtype */
-    CHECK_INT(gr_var_dtype(gr_add(i, gr_const(g, 2.0))), GR_I64);    /* integral value with an integer */
-    CHECK_INT(gr_var_dtype(gr_add(i, gr_const(g, 0.5))), GR_F64);    /* non-integral value */
-    CHECK_INT(gr_var_dtype(gr_const(g, 1.0)), GR_F64);               /* alone */
-    CHECK_INT(gr_var_dtype(gr_sum(i)), GR_I64);
-    CHECK_INT(gr_var_dtype(gr_max(i)), GR_I64);
-    CHECK_INT(gr_var_dtype(gr_prod(i)), GR_I64);
-    CHECK_INT(gr_var_dtype(gr_mean(i)), GR_F64);
+    CHECK_EQ_INT(gr_var_dtype(gr_add(f, d)), GR_F64);
+    CHECK_EQ_INT(gr_var_dtype(gr_add(f, i)), GR_F32);
+    CHECK_EQ_INT(gr_var_dtype(gr_add(i, j)), GR_I64);
+    CHECK_EQ_INT(gr_var_dtype(gr_add(i, b)), GR_I64);
+    CHECK_EQ_INT(gr_var_dtype(gr_div(i, j)), GR_F64);
+    CHECK_EQ_INT(gr_var_dtype(gr_lt(f, d)), GR_BOOL);
+    CHECK_EQ_INT(gr_var_dtype(gr_mul(f, gr_const(g, 2.5))), GR_F32);    /* weak: takes the float dtype */
+    CHECK_EQ_INT(gr_var_dtype(gr_add(i, gr_const(g, 2.0))), GR_I64);    /* integral value with an integer */
+    CHECK_EQ_INT(gr_var_dtype(gr_add(i, gr_const(g, 0.5))), GR_F64);    /* non-integral value */
+    CHECK_EQ_INT(gr_var_dtype(gr_const(g, 1.0)), GR_F64);               /* alone */
+    CHECK_EQ_INT(gr_var_dtype(gr_sum(i)), GR_I64);
+    CHECK_EQ_INT(gr_var_dtype(gr_max(i)), GR_I64);
+    CHECK_EQ_INT(gr_var_dtype(gr_prod(i)), GR_I64);
+    CHECK_EQ_INT(gr_var_dtype(gr_mean(i)), GR_F64);
     if (eval0(gr_div(i, j)) == GR_OK) {                              /* true division */
-        CHECK_INT(R.dtype, GR_F64);
+        CHECK_EQ_INT(R.dtype, GR_F64);
         for (k = 0; k < 3; k++) CHECK_NEAR(R.v[k], (double)i3[k] / (double)j3[k], 1e-15);
-    } else fail(__LINE__, "int64 division failed");
+    } else gt_fail(__FILE__, __LINE__, "int64 division failed");
     if (eval0(gr_add(i, gr_const(g, 2.0))) == GR_OK) {
-        CHECK_INT(R.dtype, GR_I64);
+        CHECK_EQ_INT(R.dtype, GR_I64);
         for (k = 0; k < 3; k++) CHECK_NEAR(R.v[k], (double)(i3[k] + 2), 0);
-    } else fail(__LINE__, "int64 + 2 failed");
+    } else gt_fail(__FILE__, __LINE__, "int64 + 2 failed");
     if (eval0(gr_mul(f, gr_const(g, 2.5))) == GR_OK) {
-        CHECK_INT(R.dtype, GR_F32);
+        CHECK_EQ_INT(R.dtype, GR_F32);
         for (k = 0; k < 3; k++) CHECK_NEAR(R.v[k], 2.5 * f3[k], 0);
-    } else fail(__LINE__, "float32 * 2.5 failed");
+    } else gt_fail(__FILE__, __LINE__, "float32 * 2.5 failed");
     if (eval0(gr_add(f, d)) == GR_OK) {
-        CHECK_INT(R.dtype, GR_F64);
+        CHECK_EQ_INT(R.dtype, GR_F64);
         for (k = 0; k < 3; k++) CHECK_NEAR(R.v[k], (double)f3[k] + d3[k], 0);
-    } else fail(__LINE__, "float32 + float64 failed");
+    } else gt_fail(__FILE__, __LINE__, "float32 + float64 failed");
     if (eval0(gr_mean(i)) == GR_OK) CHECK_NEAR(R.v[0], (7.0 - 3.0 + 4.0) / 3.0, 1e-15);
-    else fail(__LINE__, "mean of int64 failed");
-    CHECK_INT(gr_graph_status(g), GR_OK);
+    else gt_fail(__FILE__, __LINE__, "mean of int64 failed");
+    CHECK_EQ_INT(gr_graph_status(g), GR_OK);
     gr_graph_free(g);
 }
 
@@ -300,31 +268,31 @@ static void test_reductions(void) {
             if (v > rmax[r]) rmax[r] = v;
             if (v > cmax[c]) cmax[c] = v;
         }
-    if (eval(1, &x, in, gr_sum(x)) == GR_OK) { CHECK_INT(R.ndim, 0); CHECK_NEAR(R.v[0], sum, 1e-15); } else fail(__LINE__, "sum");
-    if (eval(1, &x, in, gr_mean(x)) == GR_OK) CHECK_NEAR(R.v[0], sum / 12, 1e-15); else fail(__LINE__, "mean");
-    if (eval(1, &x, in, gr_prod(x)) == GR_OK) CHECK_NEAR(R.v[0], prod, 1e-15); else fail(__LINE__, "prod");
-    if (eval(1, &x, in, gr_max(x)) == GR_OK) CHECK_NEAR(R.v[0], mx, 0); else fail(__LINE__, "max");
+    if (eval(1, &x, in, gr_sum(x)) == GR_OK) { CHECK_EQ_INT(R.ndim, 0); CHECK_NEAR(R.v[0], sum, 1e-15); } else gt_fail(__FILE__, __LINE__, "sum");
+    if (eval(1, &x, in, gr_mean(x)) == GR_OK) CHECK_NEAR(R.v[0], sum / 12, 1e-15); else gt_fail(__FILE__, __LINE__, "mean");
+    if (eval(1, &x, in, gr_prod(x)) == GR_OK) CHECK_NEAR(R.v[0], prod, 1e-15); else gt_fail(__FILE__, __LINE__, "prod");
+    if (eval(1, &x, in, gr_max(x)) == GR_OK) CHECK_NEAR(R.v[0], mx, 0); else gt_fail(__FILE__, __LINE__, "max");
     if (eval(1, &x, in, gr_sum_axis(x, 0)) == GR_OK) {
-        CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], C_);
+        CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], C_);
         for (c = 0; c < C_; c++) CHECK_NEAR(R.v[c], cols[c], 1e-15);
-    } else fail(__LINE__, "sum_axis 0");
+    } else gt_fail(__FILE__, __LINE__, "sum_axis 0");
     if (eval(1, &x, in, gr_sum_axis(x, -1)) == GR_OK) {             /* negative axes count from the end */
-        CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], 3);
+        CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], 3);
         for (r = 0; r < 3; r++) CHECK_NEAR(R.v[r], rows[r], 1e-15);
-    } else fail(__LINE__, "sum_axis -1");
+    } else gt_fail(__FILE__, __LINE__, "sum_axis -1");
     if (eval(1, &x, in, gr_mean_axis(x, 1)) == GR_OK) {
         for (r = 0; r < 3; r++) CHECK_NEAR(R.v[r], rows[r] / C_, 1e-15);
-    } else fail(__LINE__, "mean_axis 1");
+    } else gt_fail(__FILE__, __LINE__, "mean_axis 1");
     if (eval(1, &x, in, gr_mean_axis(x, 0)) == GR_OK) {
         for (c = 0; c < C_; c++) CHECK_NEAR(R.v[c], cols[c] / 3, 1e-15);
-    } else fail(__LINE__, "mean_axis 0");
+    } else gt_fail(__FILE__, __LINE__, "mean_axis 0");
     if (eval(1, &x, in, gr_max_axis(x, 1)) == GR_OK) {
         for (r = 0; r < 3; r++) CHECK_NEAR(R.v[r], rmax[r], 0);
-    } else fail(__LINE__, "max_axis 1");
+    } else gt_fail(__FILE__, __LINE__, "max_axis 1");
     if (eval(1, &x, in, gr_max_axis(x, -2)) == GR_OK) {
-        CHECK_INT(R.shape[0], C_);
+        CHECK_EQ_INT(R.shape[0], C_);
         for (c = 0; c < C_; c++) CHECK_NEAR(R.v[c], cmax[c], 0);
-    } else fail(__LINE__, "max_axis -2");
+    } else gt_fail(__FILE__, __LINE__, "max_axis -2");
     gr_array_free(xa);
     gr_graph_free(g);
 }
@@ -334,10 +302,10 @@ static void test_integer_reductions(void) {
     int64_t n = 5;
     gr_graph *g = gr_graph_new();
     gr_var *x = constant(g, GR_I64, 1, &n, v);
-    if (eval0(gr_sum(x)) == GR_OK) { CHECK_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], 12, 0); } else fail(__LINE__, "sum");
-    if (eval0(gr_prod(x)) == GR_OK) { CHECK_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], -240, 0); } else fail(__LINE__, "prod");
-    if (eval0(gr_max(x)) == GR_OK) { CHECK_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], 10, 0); } else fail(__LINE__, "max");
-    if (eval0(gr_mean(x)) == GR_OK) { CHECK_INT(R.dtype, GR_F64); CHECK_NEAR(R.v[0], 2.4, 1e-15); } else fail(__LINE__, "mean");
+    if (eval0(gr_sum(x)) == GR_OK) { CHECK_EQ_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], 12, 0); } else gt_fail(__FILE__, __LINE__, "sum");
+    if (eval0(gr_prod(x)) == GR_OK) { CHECK_EQ_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], -240, 0); } else gt_fail(__FILE__, __LINE__, "prod");
+    if (eval0(gr_max(x)) == GR_OK) { CHECK_EQ_INT(R.dtype, GR_I64); CHECK_NEAR(R.v[0], 10, 0); } else gt_fail(__FILE__, __LINE__, "max");
+    if (eval0(gr_mean(x)) == GR_OK) { CHECK_EQ_INT(R.dtype, GR_F64); CHECK_NEAR(R.v[0], 2.4, 1e-15); } else gt_fail(__FILE__, __LINE__, "mean");
     gr_graph_free(g);
 }
 
@@ -379,55 +347,55 @@ static void test_dot(void) {
     /* matrix . matrix */
     ins[0] = A; ins[1] = B; in[0] = aa; in[1] = ba;
     if (eval(2, ins, in, gr_dot(A, B)) == GR_OK) {
-        CHECK_INT(R.ndim, 2); CHECK_INT(R.shape[0], M); CHECK_INT(R.shape[1], N);
+        CHECK_EQ_INT(R.ndim, 2); CHECK_EQ_INT(R.shape[0], M); CHECK_EQ_INT(R.shape[1], N);
         for (i = 0; i < M * N; i++) CHECK_NEAR(R.v[i], want[i], 1e-13);
-    } else fail(__LINE__, "matrix . matrix");
+    } else gt_fail(__FILE__, __LINE__, "matrix . matrix");
     /* vector . matrix: row 0 of a times B is row 0 of want */
     ins[0] = u; in[0] = ua;
     if (eval(2, ins, in, gr_dot(u, B)) == GR_OK) {
-        CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], N);
+        CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], N);
         for (j = 0; j < N; j++) CHECK_NEAR(R.v[j], want[j], 1e-13);
-    } else fail(__LINE__, "vector . matrix");
+    } else gt_fail(__FILE__, __LINE__, "vector . matrix");
     /* matrix . vector: B^T's rows are B's columns; use A . (K,) instead */
     ins[0] = A; ins[1] = u; in[0] = aa; in[1] = ua;
     if (eval(2, ins, in, gr_dot(A, u)) == GR_OK) {
-        CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], M);
+        CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], M);
         for (i = 0; i < M; i++) {
             double s = 0;
             for (k = 0; k < K; k++) s += a[i * K + k] * a[k];
             CHECK_NEAR(R.v[i], s, 1e-13);
         }
-    } else fail(__LINE__, "matrix . vector");
+    } else gt_fail(__FILE__, __LINE__, "matrix . vector");
     /* vector . vector */
     if (eval(1, &u, in + 1, gr_dot(u, u)) == GR_OK) {
         double s = 0;
         for (k = 0; k < K; k++) s += a[k] * a[k];
-        CHECK_INT(R.ndim, 0);
+        CHECK_EQ_INT(R.ndim, 0);
         CHECK_NEAR(R.v[0], s, 1e-13);
-    } else fail(__LINE__, "vector . vector");
+    } else gt_fail(__FILE__, __LINE__, "vector . vector");
     /* outer */
     ins[0] = u; ins[1] = v; in[0] = ua; in[1] = va;
     if (eval(2, ins, in, gr_outer(u, v)) == GR_OK) {
-        CHECK_INT(R.ndim, 2); CHECK_INT(R.shape[0], K); CHECK_INT(R.shape[1], N);
+        CHECK_EQ_INT(R.ndim, 2); CHECK_EQ_INT(R.shape[0], K); CHECK_EQ_INT(R.shape[1], N);
         for (i = 0; i < K; i++)
             for (j = 0; j < N; j++) CHECK_NEAR(R.v[i * N + j], a[i] * b[j], 1e-15);
-    } else fail(__LINE__, "outer");
+    } else gt_fail(__FILE__, __LINE__, "outer");
     /* transpose, then a product through it: A^T . A */
     in[0] = aa;
     if (eval(1, &A, in, gr_transpose(A)) == GR_OK) {
-        CHECK_INT(R.shape[0], K); CHECK_INT(R.shape[1], M);
+        CHECK_EQ_INT(R.shape[0], K); CHECK_EQ_INT(R.shape[1], M);
         for (i = 0; i < K; i++)
             for (j = 0; j < M; j++) CHECK_NEAR(R.v[i * M + j], a[j * K + i], 0);
-    } else fail(__LINE__, "transpose");
+    } else gt_fail(__FILE__, __LINE__, "transpose");
     if (eval(1, &A, in, gr_dot(gr_transpose(A), A)) == GR_OK) {
-        CHECK_INT(R.shape[0], K); CHECK_INT(R.shape[1], K);
+        CHECK_EQ_INT(R.shape[0], K); CHECK_EQ_INT(R.shape[1], K);
         for (i = 0; i < K; i++)
             for (j = 0; j < K; j++) {
                 double s = 0;
                 for (k = 0; k < M; k++) s += a[k * K + i] * a[k * K + j];
                 CHECK_NEAR(R.v[i * K + j], s, 1e-13);
             }
-    } else fail(__LINE__, "A^T . A");
+    } else gt_fail(__FILE__, __LINE__, "A^T . A");
     gr_array_free(aa); gr_array_free(ba); gr_array_free(ua); gr_array_free(va);
     gr_graph_free(g);
 }
@@ -444,39 +412,39 @@ static void test_reshape_dimshuffle(void) {
     m = constant(g, GR_F64, 2, s23, m6);
     row = constant(g, GR_F64, 2, s13, m6);
     if (eval0(gr_reshape(x, 2, s4m)) == GR_OK) {                      /* one -1 is inferred */
-        CHECK_INT(R.ndim, 2); CHECK_INT(R.shape[0], 4); CHECK_INT(R.shape[1], 6);
+        CHECK_EQ_INT(R.ndim, 2); CHECK_EQ_INT(R.shape[0], 4); CHECK_EQ_INT(R.shape[1], 6);
         for (i = 0; i < 24; i++) CHECK_NEAR(R.v[i], d[i], 0);
-    } else fail(__LINE__, "reshape (4,-1)");
+    } else gt_fail(__FILE__, __LINE__, "reshape (4,-1)");
     if (eval0(gr_reshape(gr_exp(x), 1, s24)) == GR_OK) {
-        CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], 24);
+        CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], 24);
         for (i = 0; i < 24; i++) CHECK_NEAR(R.v[i], exp(d[i]), 1e-15);
-    } else fail(__LINE__, "reshape (24,)");
+    } else gt_fail(__FILE__, __LINE__, "reshape (24,)");
     {   /* (2,3) -> (3, 1, 2): swap the axes and insert one */
         static const int pat[3] = { 1, GR_NEWAXIS, 0 };
         gr_var *y = gr_dimshuffle(m, 3, pat);
-        CHECK_INT(gr_var_ndim(y), 3);
+        CHECK_EQ_INT(gr_var_ndim(y), 3);
         if (eval0(y) == GR_OK) {
-            CHECK_INT(R.shape[0], 3); CHECK_INT(R.shape[1], 1); CHECK_INT(R.shape[2], 2);
+            CHECK_EQ_INT(R.shape[0], 3); CHECK_EQ_INT(R.shape[1], 1); CHECK_EQ_INT(R.shape[2], 2);
             for (i = 0; i < 3; i++)
                 for (j = 0; j < 2; j++) CHECK_NEAR(R.v[i * 2 + j], m6[j * 3 + i], 0);
-        } else fail(__LINE__, "dimshuffle (1,x,0)");
+        } else gt_fail(__FILE__, __LINE__, "dimshuffle (1,x,0)");
     }
     {   /* (1,3) -> (3,): an axis of static size 1 may be dropped */
         static const int pat[1] = { 1 };
         if (eval0(gr_dimshuffle(row, 1, pat)) == GR_OK) {
-            CHECK_INT(R.ndim, 1); CHECK_INT(R.shape[0], 3);
+            CHECK_EQ_INT(R.ndim, 1); CHECK_EQ_INT(R.shape[0], 3);
             for (i = 0; i < 3; i++) CHECK_NEAR(R.v[i], m6[i], 0);
-        } else fail(__LINE__, "dimshuffle dropping a broadcastable axis");
+        } else gt_fail(__FILE__, __LINE__, "dimshuffle dropping a broadcastable axis");
     }
     {   /* a column made with GR_NEWAXIS broadcasts against a row */
         static const int col[2] = { 0, GR_NEWAXIS };
         static const int64_t n3 = 3;
         gr_var *v = constant(g, GR_F64, 1, &n3, m6);
         if (eval0(gr_sub(gr_dimshuffle(v, 2, col), v)) == GR_OK) {
-            CHECK_INT(R.shape[0], 3); CHECK_INT(R.shape[1], 3);
+            CHECK_EQ_INT(R.shape[0], 3); CHECK_EQ_INT(R.shape[1], 3);
             for (i = 0; i < 3; i++)
                 for (j = 0; j < 3; j++) CHECK_NEAR(R.v[i * 3 + j], m6[i] - m6[j], 0);
-        } else fail(__LINE__, "column - row");
+        } else gt_fail(__FILE__, __LINE__, "column - row");
     }
     {   /* the reshape of an input with an unknown shape, checked at the call */
         gr_var *in = gr_tensor(g, GR_F64, 2, NULL, "in");
@@ -485,12 +453,12 @@ static void test_reshape_dimshuffle(void) {
         const gr_array *ins[1];
         ins[0] = a;
         if (eval(1, &in, ins, gr_reshape(in, 2, s32)) == GR_OK) {
-            CHECK_INT(R.shape[0], 3); CHECK_INT(R.shape[1], 2);
+            CHECK_EQ_INT(R.shape[0], 3); CHECK_EQ_INT(R.shape[1], 2);
             for (i = 0; i < 6; i++) CHECK_NEAR(R.v[i], m6[i], 0);
-        } else fail(__LINE__, "reshape of an input");
+        } else gt_fail(__FILE__, __LINE__, "reshape of an input");
         gr_array_free(a);
     }
-    CHECK_INT(gr_graph_status(g), GR_OK);
+    CHECK_EQ_INT(gr_graph_status(g), GR_OK);
     gr_graph_free(g);
 }
 
@@ -502,8 +470,8 @@ static void test_softmax(void) {
     int r, c, axis;
     for (axis = -1; axis <= 1; axis++) {
         int ax = axis < 0 ? 1 : axis;
-        if (eval0(gr_softmax(x, axis)) != GR_OK) { fail(__LINE__, "softmax axis %d", axis); continue; }
-        CHECK_INT(R.ndim, 2); CHECK_INT(R.shape[0], 2); CHECK_INT(R.shape[1], 3);
+        if (eval0(gr_softmax(x, axis)) != GR_OK) { gt_fail(__FILE__, __LINE__, "softmax axis %d", axis); continue; }
+        CHECK_EQ_INT(R.ndim, 2); CHECK_EQ_INT(R.shape[0], 2); CHECK_EQ_INT(R.shape[1], 3);
         for (r = 0; r < 2; r++)
             for (c = 0; c < 3; c++) {
                 double m = -INFINITY, sum = 0, want;
@@ -535,8 +503,8 @@ static void test_shared_updates(void) {
     int i;
     gr_array_free(zeros);
     gr_array_free(count0);
-    CHECK_INT(gr_var_dtype(acc), GR_F64);
-    CHECK_INT(gr_var_ndim(acc), 1);
+    CHECK_EQ_INT(gr_var_dtype(acc), GR_F64);
+    CHECK_EQ_INT(gr_var_ndim(acc), 1);
     CHECK(strcmp(gr_var_name(acc), "acc") == 0);
 
     upd[0].shared = acc;   upd[0].value = gr_add(acc, x);                  /* acc := acc + x */
@@ -552,15 +520,15 @@ static void test_shared_updates(void) {
     if (!f || !h) { gr_fn_free(f); gr_fn_free(h); gr_graph_free(g); gr_array_free(a1); gr_array_free(a2); return; }
 
     in[0] = a1;
-    CHECK_INT(gr_call(f, in, out), GR_OK);
+    CHECK_EQ_INT(gr_call(f, in, out), GR_OK);
     for (i = 0; i < 3; i++) { CHECK_NEAR(gr_array_get(out[0], i), 0, 0); CHECK_NEAR(gr_array_get(out[1], i), 0, 0); }
     CHECK(strcmp(gr_fn_message(f), "") == 0);
     for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(gr_shared_get(acc), i), x1[i], 0);
     CHECK_NEAR(gr_array_get(gr_shared_get(calls), 0), 1, 0);
-    CHECK_INT(gr_shared_get(calls)->dtype, GR_I64);
+    CHECK_EQ_INT(gr_shared_get(calls)->dtype, GR_I64);
 
     in[0] = a2;
-    CHECK_INT(gr_call(f, in, out), GR_OK);
+    CHECK_EQ_INT(gr_call(f, in, out), GR_OK);
     for (i = 0; i < 3; i++) {
         CHECK_NEAR(gr_array_get(out[0], i), x1[i], 0);
         CHECK_NEAR(gr_array_get(out[1], i), 10 * x1[i], 1e-15);
@@ -569,12 +537,12 @@ static void test_shared_updates(void) {
     CHECK_NEAR(gr_array_get(gr_shared_get(calls), 0), 2, 0);
 
     /* the other function sees the updates; gr_call(h, NULL, ...) is allowed: h has no inputs */
-    CHECK_INT(gr_call(h, NULL, hout), GR_OK);
+    CHECK_EQ_INT(gr_call(h, NULL, hout), GR_OK);
     for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(hout[0], i), 2 * (x1[i] + x2[i]), 1e-15);
 
     /* gr_shared_set: seen by every function */
-    CHECK_INT(gr_shared_set(acc, a1), GR_OK);
-    CHECK_INT(gr_call(h, NULL, hout), GR_OK);
+    CHECK_EQ_INT(gr_shared_set(acc, a1), GR_OK);
+    CHECK_EQ_INT(gr_call(h, NULL, hout), GR_OK);
     for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(hout[0], i), 2 * x1[i], 1e-15);
 
     /* ... but not a change of dtype or ndim: GR_ERR_TYPE, value unchanged */
@@ -582,13 +550,13 @@ static void test_shared_updates(void) {
         float ff[3] = { 9, 9, 9 };
         gr_array *fa = gr_array_from(GR_F32, 1, &n, ff);
         gr_array *m = gr_array_new(GR_F64, 2, (const int64_t[2]){ 1, 3 });
-        CHECK_INT(gr_shared_set(acc, fa), GR_ERR_TYPE);
-        CHECK_INT(gr_graph_status(g), GR_ERR_TYPE);
+        CHECK_EQ_INT(gr_shared_set(acc, fa), GR_ERR_TYPE);
+        CHECK_EQ_INT(gr_graph_status(g), GR_ERR_TYPE);
         CHECK(strlen(gr_graph_message(g)) > 0);
         gr_graph_clear_error(g);
-        CHECK_INT(gr_graph_status(g), GR_OK);
+        CHECK_EQ_INT(gr_graph_status(g), GR_OK);
         CHECK(strcmp(gr_graph_message(g), "") == 0);
-        CHECK_INT(gr_shared_set(acc, m), GR_ERR_TYPE);
+        CHECK_EQ_INT(gr_shared_set(acc, m), GR_ERR_TYPE);
         gr_graph_clear_error(g);
         for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(gr_shared_get(acc), i), x1[i], 0);
         gr_array_free(fa);
@@ -598,9 +566,9 @@ static void test_shared_updates(void) {
     {
         int64_t n4 = 4;
         gr_array *four = gr_array_new(GR_F64, 1, &n4);
-        CHECK_INT(gr_shared_set(acc, four), GR_OK);
-        CHECK_INT(gr_shared_get(acc)->shape[0], 4);
-        CHECK_INT(gr_call(h, NULL, hout), GR_ERR_SHAPE);
+        CHECK_EQ_INT(gr_shared_set(acc, four), GR_OK);
+        CHECK_EQ_INT(gr_shared_get(acc)->shape[0], 4);
+        CHECK_EQ_INT(gr_call(h, NULL, hout), GR_ERR_SHAPE);
         CHECK(strlen(gr_fn_message(h)) > 0);
         gr_array_free(four);
     }
@@ -635,9 +603,9 @@ static void test_function_options(void) {
     CHECK(f != NULL && f0 != NULL);
     in[0] = xa; in[1] = sa;
     if (f && gr_call(f, in, out) == GR_OK) CHECK_NEAR(gr_array_get(out[0], 0), want, 1e-15);
-    else fail(__LINE__, "call with GR_OPT_FULL");
+    else gt_fail(__FILE__, __LINE__, "call with GR_OPT_FULL");
     if (f0 && gr_call(f0, in, out) == GR_OK) CHECK_NEAR(gr_array_get(out[0], 0), want, 1e-15);
-    else fail(__LINE__, "call with GR_OPT_NONE");
+    else gt_fail(__FILE__, __LINE__, "call with GR_OPT_NONE");
     CHECK(gr_fn_node_count(f) >= 1);
     tmp = tmpfile();
     if (tmp) {
@@ -663,26 +631,26 @@ static void test_errors(void) {
     /* a NULL operand: NULL, and nothing recorded */
     CHECK(gr_add(NULL, x) == NULL);
     CHECK(gr_exp(gr_sum(gr_mul(x, NULL))) == NULL);
-    CHECK_INT(gr_graph_status(g), GR_OK);
+    CHECK_EQ_INT(gr_graph_status(g), GR_OK);
     CHECK(strcmp(gr_graph_message(g), "") == 0);
 
     /* static shapes that conflict: caught when the op is built */
     CHECK(gr_add(m, v4) == NULL);
-    CHECK_INT(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_EQ_INT(gr_graph_status(g), GR_ERR_SHAPE);
     CHECK(strlen(gr_graph_message(g)) > 0);
     /* the first error sticks */
     CHECK(gr_reshape(m, 1, s4) == NULL);
-    CHECK_INT(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_EQ_INT(gr_graph_status(g), GR_ERR_SHAPE);
     gr_graph_clear_error(g);
 
     /* an impossible reshape is GR_ERR_SHAPE; two -1 entries are GR_ERR_VALUE */
     CHECK(gr_reshape(m, 1, s4) == NULL);
-    CHECK_INT(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_EQ_INT(gr_graph_status(g), GR_ERR_SHAPE);
     gr_graph_clear_error(g);
     {
         static const int64_t two[2] = { -1, -1 };
         CHECK(gr_reshape(m, 2, two) == NULL);
-        CHECK_INT(gr_graph_status(g), GR_ERR_VALUE);
+        CHECK_EQ_INT(gr_graph_status(g), GR_ERR_VALUE);
         gr_graph_clear_error(g);
     }
 
@@ -697,22 +665,22 @@ static void test_errors(void) {
         const gr_array *in[2], *out[1];
         CHECK(f != NULL);
         in[0] = fa;
-        CHECK_INT(gr_call(f, in, out), GR_ERR_TYPE);
+        CHECK_EQ_INT(gr_call(f, in, out), GR_ERR_TYPE);
         CHECK(strlen(gr_fn_message(f)) > 0);
         in[0] = ma;
-        CHECK_INT(gr_call(f, in, out), GR_ERR_TYPE);
+        CHECK_EQ_INT(gr_call(f, in, out), GR_ERR_TYPE);
         in[0] = da;
-        CHECK_INT(gr_call(f, in, out), GR_OK);
+        CHECK_EQ_INT(gr_call(f, in, out), GR_OK);
         CHECK(strcmp(gr_fn_message(f), "") == 0);
         CHECK_NEAR(gr_array_get(out[0], 2), 4, 0);
         ins[0] = x; ins[1] = b;
         f2 = gr_function(2, ins, 1, (gr_var *[1]){ gr_mul(x, b) }, NULL);
         CHECK(f2 != NULL);
         in[0] = da; in[1] = d4;
-        CHECK_INT(gr_call(f2, in, out), GR_ERR_SHAPE);
+        CHECK_EQ_INT(gr_call(f2, in, out), GR_ERR_SHAPE);
         CHECK(strlen(gr_fn_message(f2)) > 0);
         in[1] = da;
-        CHECK_INT(gr_call(f2, in, out), GR_OK);
+        CHECK_EQ_INT(gr_call(f2, in, out), GR_OK);
         CHECK_NEAR(gr_array_get(out[0], 2), 9, 0);
         gr_fn_free(f);
         gr_fn_free(f2);
@@ -728,9 +696,9 @@ static void test_errors(void) {
         gr_array *good = gr_array_from(GR_F64, 2, s23, d6), *bad = gr_array_from(GR_F64, 2, s32, d6);
         const gr_array *in[1], *out[1];
         in[0] = bad;
-        CHECK_INT(gr_call(f, in, out), GR_ERR_SHAPE);
+        CHECK_EQ_INT(gr_call(f, in, out), GR_ERR_SHAPE);
         in[0] = good;
-        CHECK_INT(gr_call(f, in, out), GR_OK);
+        CHECK_EQ_INT(gr_call(f, in, out), GR_OK);
         CHECK_NEAR(gr_array_get(out[0], 0), 21, 0);
         gr_fn_free(f);
         gr_array_free(good);
@@ -747,7 +715,7 @@ static void test_errors(void) {
     gr_fn_free(NULL);
     gr_array_free(NULL);
     gr_graph_free(NULL);
-    CHECK_INT(gr_graph_status(g), GR_OK);
+    CHECK_EQ_INT(gr_graph_status(g), GR_OK);
     gr_graph_free(g);
 }
 
@@ -756,8 +724,8 @@ static void test_variables(void) {
     gr_graph *g = gr_graph_new();
     gr_var *s = gr_scalar(g, GR_F32, "s"), *v = gr_vector(g, GR_I64, NULL), *m = gr_matrix(g, GR_BOOL, "m");
     gr_var *t = gr_tensor(g, GR_F64, 4, NULL, "t");
-    CHECK_INT(gr_var_ndim(s), 0); CHECK_INT(gr_var_ndim(v), 1); CHECK_INT(gr_var_ndim(m), 2); CHECK_INT(gr_var_ndim(t), 4);
-    CHECK_INT(gr_var_dtype(s), GR_F32); CHECK_INT(gr_var_dtype(v), GR_I64); CHECK_INT(gr_var_dtype(m), GR_BOOL);
+    CHECK_EQ_INT(gr_var_ndim(s), 0); CHECK_EQ_INT(gr_var_ndim(v), 1); CHECK_EQ_INT(gr_var_ndim(m), 2); CHECK_EQ_INT(gr_var_ndim(t), 4);
+    CHECK_EQ_INT(gr_var_dtype(s), GR_F32); CHECK_EQ_INT(gr_var_dtype(v), GR_I64); CHECK_EQ_INT(gr_var_dtype(m), GR_BOOL);
     CHECK(strcmp(gr_var_name(s), "s") == 0);
     CHECK(gr_var_name(v) == NULL);
     gr_var_set_name(v, "renamed");
@@ -766,10 +734,10 @@ static void test_variables(void) {
     CHECK(!gr_is_disconnected(t) && !gr_is_null(t));
     {
         gr_array *a = gr_array_scalar(GR_BOOL, 3.0), *z = gr_array_new(GR_I64, 2, (const int64_t[2]){ 2, 2 });
-        CHECK_INT(a->ndim, 0);
-        CHECK_INT(a->size, 1);
+        CHECK_EQ_INT(a->ndim, 0);
+        CHECK_EQ_INT(a->size, 1);
         CHECK_NEAR(gr_array_get(a, 0), 1, 0);            /* BOOL holds 0 or 1 */
-        CHECK_INT(z->size, 4);
+        CHECK_EQ_INT(z->size, 4);
         CHECK_NEAR(gr_array_get(z, 3), 0, 0);
         gr_array_free(a);
         gr_array_free(z);
@@ -777,21 +745,25 @@ static void test_variables(void) {
     gr_graph_free(g);
 }
 
+static const gt_case suite_api_min[] = {
+    { "unary_f64", test_unary_f64 },
+    { "unary_dtypes", test_unary_dtypes },
+    { "binary_broadcast", test_binary_broadcast },
+    { "where_clip", test_where_clip },
+    { "promotion", test_promotion },
+    { "reductions", test_reductions },
+    { "integer_reductions", test_integer_reductions },
+    { "dot", test_dot },
+    { "reshape_dimshuffle", test_reshape_dimshuffle },
+    { "softmax", test_softmax },
+    { "shared_updates", test_shared_updates },
+    { "function_options", test_function_options },
+    { "errors", test_errors },
+    { "variables", test_variables },
+    END_SUITE
+};
+
 int main(void) {
-    run_test("unary_f64", test_unary_f64);
-    run_test("unary_dtypes", test_unary_dtypes);
-    run_test("binary_broadcast", test_binary_broadcast);
-    run_test("where_clip", test_where_clip);
-    run_test("promotion", test_promotion);
-    run_test("reductions", test_reductions);
-    run_test("integer_reductions", test_integer_reductions);
-    run_test("dot", test_dot);
-    run_test("reshape_dimshuffle", test_reshape_dimshuffle);
-    run_test("softmax", test_softmax);
-    run_test("shared_updates", test_shared_updates);
-    run_test("function_options", test_function_options);
-    run_test("errors", test_errors);
-    run_test("variables", test_variables);
-    printf("api_min: %d passed, %d failed\n", n_passed, n_failed);
-    return n_failed ? 1 : 0;
+    gt_run(suite_api_min);
+    return gt_report("api_min");
 }

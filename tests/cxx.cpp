@@ -1,10 +1,10 @@
-// tests/cxx.cpp: the whole header, implementation included, compiled as C++.
+// tests/cxx.cpp: the whole header, implementation included, compiled as C++ (with the runner).
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
-#include <cmath>
-#include <cstdio>
+#define GT_RUNNER_IMPLEMENTATION
+#include "runner.h"
 
-int main() {
+TEST(test_cxx_tanh_f32) {
     gr_graph *g = gr_graph_new();
     gr_var *x = gr_vector(g, GR_F32, "x");
     gr_var *y = gr_sum(gr_mul(gr_tanh(x), gr_const(g, 2.0)));
@@ -14,16 +14,24 @@ int main() {
     gr_array *xa = gr_array_from(GR_F32, 1, &n, xs);
     const gr_array *in[1] = { xa };
     const gr_array *out[1] = { NULL };
-    int bad = 0;
-    if (!f || gr_call(f, in, out) != GR_OK) bad = 1;
-    else {
-        double want = 0;
-        for (int i = 0; i < 4; i++) want += 2.0 * std::tanh((double)xs[i]);
-        if (out[0]->dtype != GR_F32 || std::fabs(gr_array_get(out[0], 0) - want) > 1e-5) bad = 1;
+    CHECK(f != NULL);
+    if (f) {
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        if (out[0]) {
+            double want = 0;
+            for (int i = 0; i < 4; i++) want += 2.0 * tanh((double)xs[i]);
+            CHECK_EQ_INT(out[0]->dtype, GR_F32);
+            CHECK(fabs(gr_array_get(out[0], 0) - want) <= 1e-5);
+        }
     }
     gr_array_free(xa);
     gr_fn_free(f);
     gr_graph_free(g);
-    std::printf("%s\n", bad ? "C++ build: FAILED" : "C++ build: 1 passed, 0 failed");
-    return bad;
+}
+
+static const gt_case suite_cxx[] = { CASE(test_cxx_tanh_f32), END_SUITE };
+
+int main() {
+    gt_run(suite_cxx);
+    return gt_report("C++ build");
 }

@@ -1,20 +1,20 @@
-/* tests/deriv.h: table-driven derivative checks of every op (tests/t_deriv.c runs them).
+/* tests/deriv.h: table-driven derivative checks of every op (tests/deriv.c holds them).
 
-   Any tests/t_*.c file may define a spec table:
+   Each row of the op tables has a list of specs in the test file of its family (tests/ops.h):
 
-       GTD_SPECS(gtd_specs_mine) = {
+       static const gtd_spec specs_sin[] = {
            { "sin", "sin of a matrix", build_sin, NULL, 1, { GTD_IN(2, 3, 4, -2, 2) }, 0 },
            ...
            GTD_END
        };
 
-   The Makefile lists every GTD_SPECS(name) of tests/t_*.c in build/dspecs.h. For every spec, in
-   F64 and then F32 (unless GTD_F64_ONLY), with pseudo-random points drawn in each input's domain:
+   For every spec, in F64 and then F32 (unless GTD_F64_ONLY), with pseudo-random points drawn in
+   each input's domain (seeded by the spec's row and label):
      1. gr_verify_grad: the gradient against one-sided finite differences;
      2. gr_rop against central finite differences along random tangents;
      3. the adjoint identity <u, Rop(f, x, v)> = sum_i <Lop(f, x, u)_i, v_i> for random u, v;
      4. with GTD_GRADGRAD: gr_verify_grad of the gradient of sum(f) with respect to input 0.
-   A row of GR_ELEMWISE_OPS or GR_STRUCT_OPS that no spec names fails the suite.
+   Every spec of a row's list names that row (test_ops_rows_complete checks it).
    The builder gets the spec's inputs (all float, of the dtype under test) and its `user` pointer;
    integer operands (indices, labels) are made inside the builder as constants. */
 #ifndef GT_DERIV_H
@@ -50,7 +50,29 @@ typedef struct gtd_spec {
 /* GTD_IN(ndim, d0, d1, lo, hi): an input of up to two dimensions (0-d: GTD_IN(0, 0, 0, lo, hi)) */
 #define GTD_IN(nd, d0, d1, lo, hi) { nd, { d0, d1 }, lo, hi }
 #define GTD_IN3(d0, d1, d2, lo, hi) { 3, { d0, d1, d2 }, lo, hi }
-#define GTD_SPECS(name) const gtd_spec name[]
+/* the inputs most specs use: (3,4), (4,), (3,1), (1,4), 0-d, (2,3,2), each uniform in [lo, hi) */
+#define M34(lo, hi) GTD_IN(2, 3, 4, lo, hi)
+#define V4(lo, hi)  GTD_IN(1, 4, 0, lo, hi)
+#define C31(lo, hi) GTD_IN(2, 3, 1, lo, hi)
+#define R14(lo, hi) GTD_IN(2, 1, 4, lo, hi)
+#define S0(lo, hi)  GTD_IN(0, 0, 0, lo, hi)
+#define T232(lo, hi) GTD_IN3(2, 3, 2, lo, hi)
+#define GG GTD_GRADGRAD
+#define ND GTD_NONDIFF
+
 #define GTD_END { NULL, NULL, NULL, NULL, 0, { GTD_IN(0, 0, 0, 0, 0) }, 0 }
+
+/* a constant of x's dtype (float) with the given values */
+gr_var *gts_const_like(gr_var *x, int ndim, const int64_t *shape, const double *v);
+/* an I64 constant */
+gr_var *gts_indices(gr_graph *g, int ndim, const int64_t *shape, const int64_t *v);
+/* evaluates outs at the inputs (vectors of n elements, in each input's dtype, from vals) into
+   res[k * n ...] (n doubles per output); 1 when everything worked */
+int gts_eval(int n_in, gr_var *const *ins, const double *const *vals, int n, int n_out, gr_var *const *outs, double *res);
+
+/* every check above for spec s (number k of its list: the seed) in dtype dt */
+void gtd_run_spec(const gtd_spec *s, int k, gr_dtype dt);
+/* every spec of a GTD_END-terminated list, in F64, then in F32 */
+void gtd_run_specs(const gtd_spec *specs);
 
 #endif

@@ -12,8 +12,8 @@
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
 
-#include <math.h>
-#include <stdio.h>
+#define GT_RUNNER_IMPLEMENTATION
+#include "runner.h"
 
 #ifdef LINK_STATIC
 #define VARIANT "link-static"
@@ -26,16 +26,6 @@ double link_b_sum_of_squares(const double *xs, int n);
 #ifndef LINK_STATIC
 double link_b_eval_twice_plus(gr_var *x, const double *xs, int n);
 #endif
-
-static int passed, failed;
-
-static void check(const char *what, double got, double want) {
-    if (fabs(got - want) <= 1e-12 * (fabs(want) > 1 ? fabs(want) : 1)) passed++;
-    else {
-        failed++;
-        fprintf(stderr, "FAIL %s: %s = %.17g, want %.17g\n", VARIANT, what, got, want);
-    }
-}
 
 /* sum(exp(x)) computed with this file's copy of the library */
 static double sum_exp(const double *xs, int n) {
@@ -56,21 +46,42 @@ static double sum_exp(const double *xs, int n) {
     return r;
 }
 
-int main(void) {
-    static const double xs[4] = { 0.5, -1.0, 2.0, 0.25 };
-    double want_exp = 0, want_sq = 0;
+static const double xs[4] = { 0.5, -1.0, 2.0, 0.25 };
+
+TEST(test_sum_exp_here) {
+    double want = 0;
     int i;
-    for (i = 0; i < 4; i++) { want_exp += exp(xs[i]); want_sq += xs[i] * xs[i]; }
-    check("sum(exp(x)) in link_a.c", sum_exp(xs, 4), want_exp);
-    check("sum(x*x) in link_b.c", link_b_sum_of_squares(xs, 4), want_sq);
+    for (i = 0; i < 4; i++) want += exp(xs[i]);
+    CHECK_NEAR(sum_exp(xs, 4), want, 1e-12);
+}
+
+TEST(test_sum_of_squares_there) {
+    double want = 0;
+    int i;
+    for (i = 0; i < 4; i++) want += xs[i] * xs[i];
+    CHECK_NEAR(link_b_sum_of_squares(xs, 4), want, 1e-12);
+}
+
 #ifndef LINK_STATIC
-    {   /* one library: a variable made here, used by the other file */
-        gr_graph *g = gr_graph_new();
-        gr_var *x = gr_vector(g, GR_F64, "x");
-        check("sum(2x + 1) across the files", link_b_eval_twice_plus(x, xs, 4), 2 * (0.5 - 1.0 + 2.0 + 0.25) + 4);
-        gr_graph_free(g);
-    }
+/* one library: a variable made here, used by the other file */
+TEST(test_graph_across_files) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    CHECK_NEAR(link_b_eval_twice_plus(x, xs, 4), 2 * (0.5 - 1.0 + 2.0 + 0.25) + 4, 1e-12);
+    gr_graph_free(g);
+}
 #endif
-    printf("%s: %d passed, %d failed\n", VARIANT, passed, failed);
-    return failed ? 1 : 0;
+
+static const gt_case suite_link[] = {
+    CASE(test_sum_exp_here),
+    CASE(test_sum_of_squares_there),
+#ifndef LINK_STATIC
+    CASE(test_graph_across_files),
+#endif
+    END_SUITE
+};
+
+int main(void) {
+    gt_run(suite_link);
+    return gt_report(VARIANT);
 }

@@ -234,9 +234,18 @@ static void tr_rosen_hessian(const char *rule) {
     gr_graph_free(g);
 }
 
+static double tr_ref_diff(const gr_array *x, int64_t n, int64_t i) { (void)n; return exp(TR_GET(x, i + 1) - TR_GET(x, i)) + TR_GET(x, i); }
+/* Diff: exp(diff(x)) + x[:-1], both one shorter than x */
+static void tr_sig_diff(const char *rule) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x");
+    tr_sig_vec(rule, x, gr_add(gr_exp(gr_diff(x, 0)), gr_slice(x, 0, 0, -1, 1)), 1, tr_ref_diff);
+    gr_graph_free(g);
+}
+
 static const struct { const char *rule; void (*run)(const char *rule); } tr_sig_cases[] = {
     { "like0", tr_sig_like0 }, { "like1", tr_sig_like1 }, { "reduce", tr_sig_reduce }, { "DimShuffle", tr_sig_dimshuffle },
-    { "view", tr_sig_view }, { "Dot", tr_sig_dot }, { "Banded", tr_rosen_hessian }, { NULL, NULL }
+    { "view", tr_sig_view }, { "Dot", tr_sig_dot }, { "Banded", tr_rosen_hessian }, { "Diff", tr_sig_diff }, { NULL, NULL }
 };
 
 /* ---- simplification and rewrite rules: the pattern is gone --------------------------------------- */

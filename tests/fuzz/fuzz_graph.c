@@ -417,7 +417,8 @@ enum { FZ_N_EW = (int)(sizeof fz_ews / sizeof fz_ews[0]) };
     X(LEAF,       "") \
     X(USER,       "") \
     X(LOOP,       "Scan Rows ScanPlace ScanGather") \
-    X(ELEMWISE2,  "")
+    X(ELEMWISE2,  "") \
+    X(DIFF,       "Diff")
 /* rows made only inside the library: by gr_jacobian (EyeLike, Unflatten, Batched) and gr_function
    (Banded, Fused) */
 static const char fz_internal_rows[] = "EyeLike Unflatten Batched Banded Fused";
@@ -545,6 +546,7 @@ static void fz_op(fz_ctx *c, const uint8_t *b) {
     }
     case FZ_ST_ARGMAX: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_argmax_axis(x, fz_axis(b[2], nd)), "gr_argmax_axis", 1); break;
     case FZ_ST_CUMSUM: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_cumsum(x, fz_axis(b[2], nd)), "gr_cumsum", 1); break;
+    case FZ_ST_DIFF: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_diff(x, fz_axis(b[2], nd)), "gr_diff", 1); break;
     case FZ_ST_CUMPROD: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_cumprod(x, fz_axis(b[2], nd)), "gr_cumprod", 1); break;
     case FZ_ST_LOGSUMEXP: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_logsumexp(x, fz_axis(b[2], nd)), "gr_logsumexp", 1); break;
     case FZ_ST_SOFTMAX: t = FZ_PRE(c, x, NULL, NULL); fz_post(c, t, gr_softmax(x, fz_axis(b[2], nd)), "gr_softmax", 1); break;
@@ -983,7 +985,7 @@ static gr_var *fz_cost(fz_run *r, int n, gr_var *const *vs) {
         if (!s) continue;
         t = fz_pre(c, 0, NULL);
         w = fz_post(c, t, gr_const(c->g, 0.5 + i), "gr_const", 0);
-        if (!w) continue;                         /* (refused: FZ_PRE would not see the NULL operand) */
+        if (!w) continue;                            /* out of memory: gr_mul(s, NULL) is silent by design */
         t = FZ_PRE(c, s, w, NULL);
         s = fz_post(c, t, gr_mul(s, w), "gr_mul", 0);
         if (!s) continue;

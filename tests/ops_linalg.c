@@ -1,75 +1,21 @@
-/* tests/t_linalg2.c: the second-wave linear algebra (ops/linalg.c): gr_tensordot, gr_matmul,
-   gr_matrix_inverse, gr_det, gr_logdet, gr_solve, gr_cholesky, gr_trace, and the internal rows
-   LUFactor, Adjugate and TriScale.
+/* tests/ops_linalg.c: the linear algebra of ops/linalg.c: gr_matrix_inverse, gr_det, gr_logdet,
+   gr_solve, gr_cholesky, gr_trace, and the internal rows LUFactor (the factorisation the others
+   read), Adjugate (det's gradient) and TriScale (in the derivatives of trace and cholesky).
+     - values against plain-C references computed in long double: 50x50 well-conditioned problems
+       to 1e-10 relative (normwise) in float64, to 1e-4 in float32, and small cases;
+     - derivative specs of every row; the closed forms of the gradients on a 50x50 problem; the
+       derivatives of det where A is singular (rank n - 1 and n - 2, sizes 1 to 4): the gradient
+       (the transposed adjugate) and the R-op against central differences of det in long double and
+       against the closed form; the second derivatives there (a call-time error) and where A is
+       invertible; logdet's derivatives at a singular A (a call-time error); Jacobians and
+       Hessians through the batching rules, against finite differences;
+     - the errors: build-time types and shapes of each constructor; at call time, singular and
+       numerically singular matrices, matrices that are not positive definite, shapes that do not
+       fit. */
+#include "ops.h"
 
-   - forward values against plain-C references computed in long double: 50x50 well-conditioned
-     problems to 1e-10 relative (normwise) in float64, to 1e-4 in float32, and small cases;
-   - the call-time failures: singular and numerically singular matrices, matrices that are not
-     positive definite, shapes that do not fit; and the build-time type and shape errors;
-   - the derivatives of det where A is singular (rank n - 1 and n - 2, sizes 1 to 4): the gradient
-     (the transposed adjugate) and the R-op against central differences of det in long double and
-     against the closed form; the second derivatives there (a call-time error) and where A is
-     invertible; logdet's derivatives at a singular A (a call-time error);
-   - Jacobians and Hessians through the batching rules, against finite differences;
-   - GTD_SPECS(gtd_specs_linalg2): gradient, R-op and adjoint checks of every new row.
-   The forward cases of suite_forward_struct (tests/t_forward_struct.c) call gtl_forward_<Row>. */
-#include "forward.h"
-#include "deriv.h"
+/* ==== references ========================================================================================== */
 
-/* ==== helpers ==================================================================================== */
-
-/* a copy of an output that outlives the call */
-static gr_array *gtl_eval(int n, gr_var *const *ins, const gr_array *const *arrays, gr_var *out, const char *label) {
-    gr_fn *f;
-    const gr_array *res[1];
-    gr_array *copy = NULL;
-    if (!out) { gt_fail(__FILE__, __LINE__, "%s: build failed: %s", label, gr_graph_message(gr_var_graph(ins[0]))); return NULL; }
-    f = gr_function(n, ins, 1, &out, NULL);
-    if (!f) { gt_fail(__FILE__, __LINE__, "%s: gr_function failed: %s", label, gr_graph_message(gr_var_graph(out))); return NULL; }
-    if (gr_call(f, arrays, res) != GR_OK) gt_fail(__FILE__, __LINE__, "%s: call failed: %s", label, gr_fn_message(f));
-    else copy = gr_array_copy(res[0]);
-    gr_fn_free(f);
-    return copy;
-}
-
-/* max |got - want| <= tol * max |want| (normwise relative), shapes equal; NaN only where want has it */
-static int gtl_close(const gr_array *got, const gr_array *want, double tol, const char *label) {
-    double err = 0, scale = 0;
-    int64_t k;
-    int d;
-    if (!got || !want) return 0;
-    if (got->ndim != want->ndim || got->size != want->size) {
-        gt_fail(__FILE__, __LINE__, "%s: got %d-d of %lld elements, want %d-d of %lld", label, got->ndim, (long long)got->size,
-                want->ndim, (long long)want->size);
-        return 0;
-    }
-    for (d = 0; d < got->ndim; d++)
-        if (got->shape[d] != want->shape[d]) { gt_fail(__FILE__, __LINE__, "%s: axis %d is %lld, want %lld", label, d,
-                                                       (long long)got->shape[d], (long long)want->shape[d]); return 0; }
-    for (k = 0; k < want->size; k++) {
-        double w = gr_array_get(want, k), g = gr_array_get(got, k);
-        if (w != w || g != g) {
-            if ((w != w) != (g != g)) { gt_fail(__FILE__, __LINE__, "%s: element %lld is %g, want %g", label, (long long)k, g, w); return 0; }
-            continue;
-        }
-        if (fabs(w) > scale) scale = fabs(w);
-        if (fabs(g - w) > err) err = fabs(g - w);
-    }
-    if (!(err <= tol * (scale > 0 ? scale : 1))) {
-        gt_fail(__FILE__, __LINE__, "%s: relative error %.3g > %.3g", label, err / (scale > 0 ? scale : 1), tol);
-        return 0;
-    }
-    return 1;
-}
-
-static gr_array *gtl_matrix(gr_dtype dt, int64_t r, int64_t c, const double *v) {
-    int64_t s[2], k;
-    gr_array *a;
-    s[0] = r; s[1] = c;
-    a = gr_array_new(dt, 2, s);
-    for (k = 0; v && k < r * c; k++) gr_array_set(a, k, v[k]);
-    return a;
-}
 
 /* random entries in [-1, 1) plus n on the diagonal (condition number a few units); with `shuffle`
    the rows come in reverse order, so that the dominant entries are off the diagonal and the LU
@@ -203,35 +149,7 @@ static gr_array *gtl_ref_cholesky(const gr_array *A) {
     free(l);
     return out;
 }
-/* NumPy's matmul of a (*ba, m, k) and b (*bb, k, n), both at least 2-d */
-static gr_array *gtl_ref_matmul(const gr_array *a, const gr_array *b) {
-    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = nba > nbb ? nba : nbb, d;
-    int64_t shape[GR_MAX_NDIM], m = a->shape[nba], K = a->shape[nba + 1], n = b->shape[nbb + 1], batch = 1, t, i, j, k;
-    gr_array *out;
-    for (d = 0; d < nbo; d++) {
-        int64_t x = d - (nbo - nba) >= 0 ? a->shape[d - (nbo - nba)] : 1, y = d - (nbo - nbb) >= 0 ? b->shape[d - (nbo - nbb)] : 1;
-        shape[d] = x == 1 ? y : x;
-        batch *= shape[d];
-    }
-    shape[nbo] = m; shape[nbo + 1] = n;
-    out = gr_array_new(GR_F64, nbo + 2, shape);
-    for (t = 0; t < batch; t++) {
-        int64_t rem = t, ao = 0, bo = 0, as = 1, bs = 1;
-        for (d = nbo - 1; d >= 0; d--) {
-            int64_t idx = rem % shape[d], ai = d - (nbo - nba), bi = d - (nbo - nbb);
-            rem /= shape[d];
-            if (ai >= 0) { if (a->shape[ai] != 1) ao += idx * as; as *= a->shape[ai]; }
-            if (bi >= 0) { if (b->shape[bi] != 1) bo += idx * bs; bs *= b->shape[bi]; }
-        }
-        for (i = 0; i < m; i++)
-            for (j = 0; j < n; j++) {
-                long double s = 0;
-                for (k = 0; k < K; k++) s += (long double)gr_array_get(a, ao * m * K + i * K + k) * gr_array_get(b, bo * K * n + k * n + j);
-                ((double *)out->data)[(t * m + i) * n + j] = (double)s;
-            }
-    }
-    return out;
-}
+
 
 /* ==== forward values ============================================================================== */
 
@@ -260,8 +178,7 @@ static void gtl_square_case(gr_dtype dt, int kind, gtl_unary op, gr_array *(*ref
     gr_graph_free(g);
 }
 
-void gtl_forward_MatrixInverse(void);
-void gtl_forward_MatrixInverse(void) {
+TEST(gtl_forward_MatrixInverse) {
     int kind, d;
     for (d = 0; d < 2; d++)
         for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_matrix_inverse, gtl_ref_inverse, "gr_matrix_inverse");
@@ -297,8 +214,7 @@ static gr_array *gtl_ref_logdet_arr(const gr_array *A) {
     return gr_array_scalar(GR_F64, s < 0 ? NAN : (double)l);
 }
 
-void gtl_forward_Det(void);
-void gtl_forward_Det(void) {
+TEST(gtl_forward_Det) {
     int kind, d;
     for (d = 0; d < 2; d++)
         for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_det, gtl_ref_det_arr, "gr_det");
@@ -321,8 +237,7 @@ void gtl_forward_Det(void) {
     }
 }
 
-void gtl_forward_LogDet(void);
-void gtl_forward_LogDet(void) {
+TEST(gtl_forward_LogDet) {
     int kind, d;
     for (d = 0; d < 2; d++)
         for (kind = 0; kind < 3; kind++) gtl_square_case(d ? GR_F32 : GR_F64, kind, gr_logdet, gtl_ref_logdet_arr, "gr_logdet");
@@ -366,8 +281,7 @@ static void gtl_solve_case(gr_dtype dt, int kind, int rhs_cols) {
     gr_graph_free(g);
 }
 
-void gtl_forward_Solve(void);
-void gtl_forward_Solve(void) {
+TEST(gtl_forward_Solve) {
     int d, kind;
     for (d = 0; d < 2; d++)
         for (kind = 0; kind < 2; kind++) {
@@ -397,8 +311,7 @@ void gtl_forward_Solve(void) {
     }
 }
 
-void gtl_forward_Cholesky(void);
-void gtl_forward_Cholesky(void) {
+TEST(gtl_forward_Cholesky) {
     gtl_square_case(GR_F64, 2, gr_cholesky, gtl_ref_cholesky, "gr_cholesky");
     gtl_square_case(GR_F32, 2, gr_cholesky, gtl_ref_cholesky, "gr_cholesky");
     {   /* the upper triangle is never read; L is lower with zeros above; 0x0 */
@@ -414,8 +327,7 @@ void gtl_forward_Cholesky(void) {
     }
 }
 
-void gtl_forward_Trace(void);
-void gtl_forward_Trace(void) {
+TEST(gtl_forward_Trace) {
     static const gr_dtype dts[4] = { GR_F64, GR_F32, GR_I64, GR_BOOL };
     static const int64_t shapes[][2] = { { 3, 3 }, { 2, 5 }, { 5, 2 }, { 0, 4 }, { 1, 1 } };
     gtf_rng rng;
@@ -526,6 +438,7 @@ static gr_array *gtl_adjugate_of(gr_dtype dt, const gr_array *a, const char *lab
 /* got (an n x n array) against want within tol * scale, elementwise */
 static void gtl_close_scaled(const gr_array *got, int n, const long double *want, double tol, double scale, const char *label) {
     int k;
+    gt.checks++;
     if (!got || got->size != (int64_t)n * n) { gt_fail(__FILE__, __LINE__, "%s: missing or of the wrong size", label); return; }
     for (k = 0; k < n * n; k++) {
         double e = fabs(gr_array_get(got, k) - (double)want[k]);
@@ -539,8 +452,7 @@ static void gtl_close_scaled(const gr_array *got, int n, const long double *want
 /* Adjugate (A, LUFactor(A)) -> adj A: against the cofactors of sizes 0 to 6, invertible (random,
    and integer matrices that pivot), of rank n - 1 and n - 2 (exactly 0), float64 and float32; and a
    50 x 50 against det(A) A^-1 */
-void gtl_forward_Adjugate(void);
-void gtl_forward_Adjugate(void) {
+TEST(gtl_forward_Adjugate) {
     gtf_rng rng;
     int n, r, d, t;
     rng.s = 90;
@@ -595,8 +507,7 @@ void gtl_forward_Adjugate(void) {
     }
 }
 
-void gtl_forward_LUFactor(void);
-void gtl_forward_LUFactor(void) {
+TEST(gtl_forward_LUFactor) {
     /* F = (L\U; pivots) of the A behind gr_det: P A = L U to 1e-14, |L| <= 1, pivots in range */
     gtf_rng rng;
     int kind;
@@ -633,8 +544,7 @@ void gtl_forward_LUFactor(void) {
     }
 }
 
-void gtl_forward_TriScale(void);
-void gtl_forward_TriScale(void) {
+TEST(gtl_forward_TriScale) {
     /* the TriScale nodes inside the gradients of trace (diagonal only) and of cholesky (the lower
        triangle, the diagonal halved): each output equals its input times the weights */
     static const double weights[2][3] = { { 0, 1, 0 }, { 1, 0.5, 0 } };
@@ -670,178 +580,11 @@ void gtl_forward_TriScale(void) {
     }
 }
 
-/* gr_matmul against NumPy's rules: batch broadcasting, 1-d promotion, dtypes */
-typedef struct gtl_mm { int and_; int64_t as[4]; int bnd; int64_t bs[4]; } gtl_mm;
-
-static gr_array *gtl_promote2(const gr_array *x, int is_b) {
-    gr_array *y = gr_array_copy(x);
-    if (x->ndim == 1) {
-        y->ndim = 2;
-        if (is_b) { y->shape[0] = x->shape[0]; y->shape[1] = 1; } else { y->shape[0] = 1; y->shape[1] = x->shape[0]; }
-    }
-    return y;
-}
-
-void gtl_forward_MatMul(void);
-void gtl_forward_MatMul(void) {
-    static const gtl_mm cases[] = {
-        { 2, { 50, 50 }, 2, { 50, 50 } }, { 3, { 2, 3, 4 }, 2, { 4, 5 } }, { 2, { 3, 4 }, 3, { 2, 4, 5 } },
-        { 4, { 2, 1, 3, 4 }, 3, { 5, 4, 2 } }, { 3, { 1, 3, 4 }, 3, { 6, 4, 2 } }, { 1, { 4 }, 3, { 2, 4, 3 } },
-        { 3, { 2, 3, 4 }, 1, { 4 } }, { 1, { 4 }, 1, { 4 } }, { 1, { 4 }, 2, { 4, 3 } }, { 3, { 2, 0, 4 }, 2, { 4, 3 } },
-        { 3, { 2, 3, 0 }, 3, { 2, 0, 3 } }, { 3, { 3, 70, 65 }, 2, { 65, 66 } },
-    };
-    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
-    gtf_rng rng;
-    int c, d, dyn;
-    rng.s = 100;
-    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
-        for (d = 0; d < 3; d++)
-            for (dyn = 0; dyn < 2; dyn++) {
-                gr_graph *g = gr_graph_new();
-                gr_var *ins[2], *y;
-                gr_array *arr[2], *pa, *pb, *want;
-                char label[128];
-                ins[0] = gtf_input(g, dts[d], cases[c].and_, cases[c].as, dyn, "a");
-                ins[1] = gtf_input(g, dts[d], cases[c].bnd, cases[c].bs, dyn, "b");
-                arr[0] = gtf_random(&rng, dts[d], cases[c].and_, cases[c].as, -1, 1);
-                arr[1] = gtf_random(&rng, dts[d], cases[c].bnd, cases[c].bs, -1, 1);
-                if (dts[d] == GR_I64) { gr_array_free(arr[0]); gr_array_free(arr[1]);
-                    arr[0] = gtf_random(&rng, GR_I64, cases[c].and_, cases[c].as, -5, 5);
-                    arr[1] = gtf_random(&rng, GR_I64, cases[c].bnd, cases[c].bs, -5, 5); }
-                pa = gtl_promote2(arr[0], 0);
-                pb = gtl_promote2(arr[1], 1);
-                want = gtl_ref_matmul(pa, pb);
-                if (cases[c].and_ == 1 || cases[c].bnd == 1) {     /* drop the promoted axes */
-                    int k, m = 0;
-                    int64_t shape[GR_MAX_NDIM];
-                    for (k = 0; k < want->ndim; k++)
-                        if (!(cases[c].and_ == 1 && k == want->ndim - 2) && !(cases[c].bnd == 1 && k == want->ndim - 1)) shape[m++] = want->shape[k];
-                    want->ndim = m;
-                    for (k = 0; k < m; k++) want->shape[k] = shape[k];
-                }
-                if (dts[d] == GR_I64) {
-                    gr_array *wi = gr_array_new(GR_I64, want->ndim, want->shape);
-                    int64_t k;
-                    for (k = 0; k < want->size; k++) ((int64_t *)wi->data)[k] = (int64_t)llround(gr_array_get(want, k));
-                    gr_array_free(want);
-                    want = wi;
-                }
-                y = gr_matmul(ins[0], ins[1]);
-                snprintf(label, sizeof label, "gr_matmul case %d %s %s", c, gr_dtype_name(dts[d]), dyn ? "dynamic" : "static");
-                gtf_expect(g, 2, ins, (const gr_array *const *)arr, y, dts[d], want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
-                if (!dyn) gtf_static_shape_is(y, want->ndim, want->shape, label);
-                gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(pa); gr_array_free(pb); gr_array_free(want);
-                gr_graph_free(g);
-            }
-}
-
-/* gr_tensordot against a plain loop over every index */
-typedef struct gtl_td { int and_; int64_t as[4]; int bnd; int64_t bs[4]; int n; int ax[3], bx[3]; } gtl_td;
-
-static gr_array *gtl_ref_tensordot(const gr_array *a, const gr_array *b, int n, const int *ax, const int *bx) {
-    int fa[GR_MAX_NDIM], fb[GR_MAX_NDIM], nfa = 0, nfb = 0, i, k;
-    int64_t shape[GR_MAX_NDIM], sz = 1, ssum = 1, t, s;
-    gr_array *out;
-    for (i = 0; i < a->ndim; i++) { int used = 0; for (k = 0; k < n; k++) used |= (ax[k] + a->ndim) % a->ndim == i; if (!used) fa[nfa++] = i; }
-    for (i = 0; i < b->ndim; i++) { int used = 0; for (k = 0; k < n; k++) used |= (bx[k] + b->ndim) % b->ndim == i; if (!used) fb[nfb++] = i; }
-    for (i = 0; i < nfa; i++) shape[i] = a->shape[fa[i]];
-    for (i = 0; i < nfb; i++) shape[nfa + i] = b->shape[fb[i]];
-    for (i = 0; i < nfa + nfb; i++) sz *= shape[i];
-    for (k = 0; k < n; k++) ssum *= a->shape[(ax[k] + a->ndim) % a->ndim];
-    out = gr_array_new(GR_F64, nfa + nfb, shape);
-    for (t = 0; t < sz; t++)
-        for (s = 0; s < ssum; s++) {
-            int64_t ia[GR_MAX_NDIM], ib[GR_MAX_NDIM], rem = t, fa_off = 0, fb_off = 0;
-            for (i = nfa + nfb - 1; i >= 0; i--) {
-                int64_t v = rem % shape[i];
-                rem /= shape[i];
-                if (i >= nfa) ib[fb[i - nfa]] = v; else ia[fa[i]] = v;
-            }
-            rem = s;
-            for (k = n - 1; k >= 0; k--) {
-                int64_t dim = a->shape[(ax[k] + a->ndim) % a->ndim], v = rem % dim;
-                rem /= dim;
-                ia[(ax[k] + a->ndim) % a->ndim] = v;
-                ib[(bx[k] + b->ndim) % b->ndim] = v;
-            }
-            for (i = 0; i < a->ndim; i++) fa_off = fa_off * a->shape[i] + ia[i];
-            for (i = 0; i < b->ndim; i++) fb_off = fb_off * b->shape[i] + ib[i];
-            ((double *)out->data)[t] += gr_array_get(a, fa_off) * gr_array_get(b, fb_off);
-        }
-    return out;
-}
-
-void gtl_forward_TensorDot(void);
-void gtl_forward_TensorDot(void) {
-    static const gtl_td cases[] = {
-        { 2, { 3, 4 }, 2, { 4, 5 }, 1, { 1 }, { 0 } },                 /* a dot: no copy */
-        { 2, { 4, 3 }, 2, { 4, 5 }, 1, { 0 }, { 0 } },                 /* a^T b: a flag */
-        { 2, { 3, 4 }, 2, { 5, 4 }, 1, { -1 }, { -1 } },               /* a b^T: a flag */
-        { 3, { 2, 3, 4 }, 3, { 4, 3, 5 }, 2, { 2, 1 }, { 0, 1 } },     /* summed axes reordered */
-        { 3, { 2, 3, 4 }, 3, { 3, 5, 2 }, 2, { 0, 1 }, { 2, 0 } },
-        { 3, { 2, 3, 4 }, 2, { 5, 6 }, 0, { 0 }, { 0 } },               /* the outer product */
-        { 3, { 2, 3, 4 }, 3, { 4, 3, 2 }, 3, { 0, 1, 2 }, { 2, 1, 0 } },/* to a scalar */
-        { 4, { 2, 3, 4, 5 }, 3, { 3, 6, 5 }, 2, { 1, 3 }, { 0, 2 } },   /* free axes on both sides of the summed */
-        { 2, { 3, 0 }, 2, { 0, 4 }, 1, { 1 }, { 0 } },                 /* an empty sum */
-        { 0, { 0 }, 2, { 2, 3 }, 0, { 0 }, { 0 } },                     /* a 0-d operand */
-    };
-    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
-    gtf_rng rng;
-    int c, d, dyn;
-    rng.s = 110;
-    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
-        for (d = 0; d < 3; d++)
-            for (dyn = 0; dyn < 2; dyn++) {
-                gr_graph *g = gr_graph_new();
-                gr_var *ins[2], *y;
-                gr_array *arr[2], *want;
-                char label[128];
-                ins[0] = gtf_input(g, dts[d], cases[c].and_, cases[c].as, dyn, "a");
-                ins[1] = gtf_input(g, dts[d], cases[c].bnd, cases[c].bs, dyn, "b");
-                arr[0] = gtf_random(&rng, dts[d], cases[c].and_, cases[c].as, -5, 5);
-                arr[1] = gtf_random(&rng, dts[d], cases[c].bnd, cases[c].bs, -5, 5);
-                want = gtl_ref_tensordot(arr[0], arr[1], cases[c].n, cases[c].ax, cases[c].bx);
-                if (dts[d] == GR_I64) {
-                    gr_array *wi = gr_array_new(GR_I64, want->ndim, want->shape);
-                    int64_t k;
-                    for (k = 0; k < want->size; k++) ((int64_t *)wi->data)[k] = (int64_t)llround(gr_array_get(want, k));
-                    gr_array_free(want);
-                    want = wi;
-                }
-                y = gr_tensordot(ins[0], ins[1], cases[c].n, cases[c].ax, cases[c].bx);
-                snprintf(label, sizeof label, "gr_tensordot case %d %s %s", c, gr_dtype_name(dts[d]), dyn ? "dynamic" : "static");
-                gtf_expect(g, 2, ins, (const gr_array *const *)arr, y, dts[d], want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
-                if (!dyn) gtf_static_shape_is(y, want->ndim, want->shape, label);
-                gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
-                gr_graph_free(g);
-            }
-}
-
-/* ==== failures ===================================================================================== */
-
-/* f(A) built from a dynamic float64 matrix A fails at call time with `code`, the message naming A */
-static void gtl_call_fails(gtl_unary op, const double *a, int64_t r, int64_t c, gr_status code, const char *needle, const char *label) {
-    gr_graph *g = gr_graph_new();
-    gr_var *A = gr_matrix(g, GR_F64, "Amat"), *y = op(A);
-    gr_array *aa = gtl_matrix(GR_F64, r, c, a);
-    gr_fn *f = y ? gr_function(1, &A, 1, &y, NULL) : NULL;
-    const gr_array *res[1];
-    CHECK_MSG(f != NULL, "%s: %s", label, gr_graph_message(g));
-    if (f) {
-        gr_status st = gr_call(f, (const gr_array *const *)&aa, res);
-        CHECK_MSG(st == code, "%s: status %s, want %s (%s)", label, gr_status_string(st), gr_status_string(code), gr_fn_message(f));
-        CHECK_CONTAINS(gr_fn_message(f), "'Amat'");
-        CHECK_CONTAINS(gr_fn_message(f), needle);
-    }
-    gr_fn_free(f);
-    gr_array_free(aa);
-    gr_graph_free(g);
-}
 
 static gr_var *gtl_solve_ones(gr_var *A) { return gr_solve(A, gr_sum_axis(A, 1)); }
 static gr_var *gtl_solve_ones_t(gr_var *A) { return gr_solve(A, gr_transpose(A)); }
 
-TEST(test_linalg2_singular) {
+TEST(test_linalg_singular) {
     static const double sing[9] = { 1, 2, 3, 2, 4, 6, 1, 1, 1 }, zero_col[4] = { 0, 1, 0, 2 };
     static const double tiny[4] = { 1e-310, 0, 0, 1 }, notpd[4] = { 1, 2, 2, 1 }, negdiag[4] = { -1, 0, 0, 1 };
     static const double nanm[4] = { 1, 0, NAN, 1 };
@@ -874,136 +617,119 @@ TEST(test_linalg2_singular) {
     }
 }
 
-static gr_var *gtl_matmul_self(gr_var *A) { return gr_matmul(A, A); }
-
-TEST(test_linalg2_call_shapes) {
-    static const double m34[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
-    gtl_call_fails(gr_det, m34, 3, 4, GR_ERR_SHAPE, "(3,4)", "det of (3,4)");
-    gtl_call_fails(gr_logdet, m34, 3, 4, GR_ERR_SHAPE, "not square", "logdet of (3,4)");
-    gtl_call_fails(gr_matrix_inverse, m34, 4, 3, GR_ERR_SHAPE, "(4,3)", "inverse of (4,3)");
-    gtl_call_fails(gr_cholesky, m34, 3, 4, GR_ERR_SHAPE, "not square", "cholesky of (3,4)");
-    gtl_call_fails(gtl_matmul_self, m34, 3, 4, GR_ERR_SHAPE, "inner dimensions", "matmul (3,4)@(3,4)");
-    {   /* gr_solve: b's rows against A at call time; gr_tensordot's summed sizes */
-        gr_graph *g = gr_graph_new();
-        gr_var *ins[2];
-        int64_t n4 = 4, s33[2] = { 3, 3 };
-        gr_array *arr[2];
-        int ax = 1, bx = 0;
-        ins[0] = gr_matrix(g, GR_F64, "A");
-        ins[1] = gr_vector(g, GR_F64, "b");
-        arr[0] = gr_array_new(GR_F64, 2, s33);
-        arr[1] = gr_array_new(GR_F64, 1, &n4);
-        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_solve(ins[0], ins[1]), GR_ERR_SHAPE, "solve (3,3) with (4,)");
-        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_tensordot(ins[0], ins[1], 1, &ax, &bx), GR_ERR_SHAPE,
-                              "tensordot (3,3).(4,)");
-        gr_array_free(arr[0]); gr_array_free(arr[1]);
-        gr_graph_free(g);
-    }
-}
-
 /* builders that must fail, with the code and a word of the message */
-TEST(test_linalg2_build_errors) {
-    gr_graph *g = gr_graph_new();
-    int64_t s34[2] = { 3, 4 }, s33[2] = { 3, 3 }, s4 = 4, s234[3] = { 2, 3, 4 }, s534[3] = { 5, 3, 4 }, s43[2] = { 4, 3 };
-    gr_var *v = gr_vector(g, GR_F64, "v"), *t3 = gr_tensor(g, GR_F64, 3, NULL, "t3"), *r = gr_tensor(g, GR_F64, 2, s34, "r");
-    gr_var *sq = gr_tensor(g, GR_F64, 2, s33, "sq"), *b4 = gr_tensor(g, GR_F64, 1, &s4, "b4"), *s = gr_scalar(g, GR_F64, "s");
-    gr_var *x234 = gr_tensor(g, GR_F64, 3, s234, "x234"), *x534 = gr_tensor(g, GR_F64, 3, s534, "x534"), *m43 = gr_tensor(g, GR_F64, 2, s43, "m43");
-    int ax[2] = { 0, 0 }, bx[2] = { 0, 1 }, big = 5;
 #define GTL_FAILS(expr, code, needle) do { \
         gr_graph_clear_error(g); \
         CHECK_MSG((expr) == NULL, "%s built", #expr); \
         CHECK_STATUS(gr_graph_status(g), code); \
         CHECK_CONTAINS(gr_graph_message(g), needle); } while (0)
-    GTL_FAILS(gr_det(v), GR_ERR_TYPE, "gr_det: 'v' must be a matrix");
-    GTL_FAILS(gr_logdet(t3), GR_ERR_TYPE, "gr_logdet");
-    GTL_FAILS(gr_matrix_inverse(s), GR_ERR_TYPE, "gr_matrix_inverse");
-    GTL_FAILS(gr_cholesky(t3), GR_ERR_TYPE, "gr_cholesky");
-    GTL_FAILS(gr_trace(v), GR_ERR_TYPE, "gr_trace");
-    GTL_FAILS(gr_det(r), GR_ERR_SHAPE, "'r' of shape (3,4) is not square");
-    GTL_FAILS(gr_logdet(r), GR_ERR_SHAPE, "(3,4)");
-    GTL_FAILS(gr_matrix_inverse(r), GR_ERR_SHAPE, "gr_matrix_inverse");
-    GTL_FAILS(gr_cholesky(r), GR_ERR_SHAPE, "gr_cholesky");
-    GTL_FAILS(gr_solve(r, v), GR_ERR_SHAPE, "not square");
-    GTL_FAILS(gr_solve(v, v), GR_ERR_TYPE, "'v' must be a matrix");
-    GTL_FAILS(gr_solve(sq, s), GR_ERR_TYPE, "right-hand side 's'");
-    GTL_FAILS(gr_solve(sq, t3), GR_ERR_TYPE, "vector or a matrix");
-    GTL_FAILS(gr_solve(sq, b4), GR_ERR_SHAPE, "needs 3 rows");
-    GTL_FAILS(gr_solve(sq, m43), GR_ERR_SHAPE, "(4,3)");
-    GTL_FAILS(gr_matmul(s, sq), GR_ERR_TYPE, "0-d");
-    GTL_FAILS(gr_matmul(sq, s), GR_ERR_TYPE, "'s'");
-    GTL_FAILS(gr_matmul(r, r), GR_ERR_SHAPE, "inner dimensions");
-    GTL_FAILS(gr_matmul(b4, sq), GR_ERR_SHAPE, "inner dimensions");
-    GTL_FAILS(gr_matmul(x234, gr_transpose(x534)), GR_ERR_SHAPE, "inner dimensions");
-    GTL_FAILS(gr_matmul(x234, gr_dimshuffle(x534, 3, (int[3]){ 0, 2, 1 })), GR_ERR_SHAPE, "do not broadcast");
-    GTL_FAILS(gr_tensordot(sq, sq, -1, ax, bx), GR_ERR_VALUE, "gr_tensordot");
-    GTL_FAILS(gr_tensordot(sq, sq, 3, ax, bx), GR_ERR_VALUE, "3 summed axes");
-    GTL_FAILS(gr_tensordot(sq, sq, 1, NULL, bx), GR_ERR_VALUE, "NULL");
-    GTL_FAILS(gr_tensordot(sq, sq, 1, &big, bx), GR_ERR_VALUE, "out of range");
-    GTL_FAILS(gr_tensordot(sq, sq, 2, ax, bx), GR_ERR_VALUE, "repeated");
-    GTL_FAILS(gr_tensordot(r, r, 1, bx + 1, ax), GR_ERR_SHAPE, "differ in size");
-    GTL_FAILS(gr_tensordot(gr_tensordot(x234, x234, 0, NULL, NULL), x234, 0, NULL, NULL), GR_ERR_VALUE, "dimensions");
-#undef GTL_FAILS
-    /* NULL operands: NULL, nothing recorded */
+
+/* the operands of the error tests */
+typedef struct gtl_bad { gr_graph *g; gr_var *v, *t3, *r, *sq, *b4, *s, *m43; } gtl_bad;
+static gtl_bad gtl_bad_new(void) {
+    int64_t s34[2] = { 3, 4 }, s33[2] = { 3, 3 }, s4 = 4, s43[2] = { 4, 3 };
+    gtl_bad b;
+    b.g = gr_graph_new();
+    b.v = gr_vector(b.g, GR_F64, "v");
+    b.t3 = gr_tensor(b.g, GR_F64, 3, NULL, "t3");
+    b.r = gr_tensor(b.g, GR_F64, 2, s34, "r");
+    b.sq = gr_tensor(b.g, GR_F64, 2, s33, "sq");
+    b.b4 = gr_tensor(b.g, GR_F64, 1, &s4, "b4");
+    b.s = gr_scalar(b.g, GR_F64, "s");
+    b.m43 = gr_tensor(b.g, GR_F64, 2, s43, "m43");
+    return b;
+}
+
+static const double gtl_m34v[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+
+TEST(test_det_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    GTL_FAILS(gr_det(b.v), GR_ERR_TYPE, "gr_det: 'v' must be a matrix");
+    GTL_FAILS(gr_det(b.r), GR_ERR_SHAPE, "'r' of shape (3,4) is not square");
     gr_graph_clear_error(g);
-    CHECK(gr_det(NULL) == NULL && gr_solve(sq, NULL) == NULL && gr_matmul(NULL, sq) == NULL && gr_tensordot(NULL, sq, 0, NULL, NULL) == NULL);
-    CHECK(gr_cholesky(NULL) == NULL && gr_trace(NULL) == NULL && gr_logdet(NULL) == NULL && gr_matrix_inverse(NULL) == NULL);
+    CHECK(gr_det(NULL) == NULL);                         /* NULL operands: NULL, nothing recorded */
     CHECK_STATUS(gr_graph_status(g), GR_OK);
-    /* static shapes of the results */
-    gtf_static_shape_is(gr_det(sq), 0, NULL, "det static");
-    gtf_static_shape_is(gr_solve(sq, gr_tensor(g, GR_F64, 2, s34, "b")), 2, s34, "solve static");
-    gtf_static_shape_is(gr_matmul(x534, gr_transpose(r)), 3, (int64_t[3]){ 5, 3, 3 }, "matmul static");
-    gtf_static_shape_is(gr_tensordot(x234, r, 2, (int[2]){ 1, 2 }, (int[2]){ 0, 1 }), 1, (int64_t[1]){ 2 }, "tensordot static");
+    gtf_static_shape_is(gr_det(b.sq), 0, NULL, "det static");
+    gr_graph_free(g);
+    gtl_call_fails(gr_det, gtl_m34v, 3, 4, GR_ERR_SHAPE, "(3,4)", "det of (3,4)");
+}
+
+TEST(test_logdet_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    GTL_FAILS(gr_logdet(b.t3), GR_ERR_TYPE, "gr_logdet");
+    GTL_FAILS(gr_logdet(b.r), GR_ERR_SHAPE, "(3,4)");
+    gr_graph_clear_error(g);
+    CHECK(gr_logdet(NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gr_graph_free(g);
+    gtl_call_fails(gr_logdet, gtl_m34v, 3, 4, GR_ERR_SHAPE, "not square", "logdet of (3,4)");
+}
+
+TEST(test_inverse_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    GTL_FAILS(gr_matrix_inverse(b.s), GR_ERR_TYPE, "gr_matrix_inverse");
+    GTL_FAILS(gr_matrix_inverse(b.r), GR_ERR_SHAPE, "gr_matrix_inverse");
+    gr_graph_clear_error(g);
+    CHECK(gr_matrix_inverse(NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gr_graph_free(g);
+    gtl_call_fails(gr_matrix_inverse, gtl_m34v, 4, 3, GR_ERR_SHAPE, "(4,3)", "inverse of (4,3)");
+}
+
+TEST(test_cholesky_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    GTL_FAILS(gr_cholesky(b.t3), GR_ERR_TYPE, "gr_cholesky");
+    GTL_FAILS(gr_cholesky(b.r), GR_ERR_SHAPE, "gr_cholesky");
+    gr_graph_clear_error(g);
+    CHECK(gr_cholesky(NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gr_graph_free(g);
+    gtl_call_fails(gr_cholesky, gtl_m34v, 3, 4, GR_ERR_SHAPE, "not square", "cholesky of (3,4)");
+}
+
+TEST(test_trace_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    GTL_FAILS(gr_trace(b.v), GR_ERR_TYPE, "gr_trace");
+    gr_graph_clear_error(g);
+    CHECK(gr_trace(NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
     gr_graph_free(g);
 }
 
-/* ==== Jacobians and Hessians (the batching rules) ================================================== */
-
-/* the Jacobian of f (built from the single input x) against central differences of f, in float64 */
-static void gtl_jacobian_fd(gr_var *(*build)(gr_var *x, void *u), void *u, int ndim, const int64_t *shape, const gr_array *x0,
-                            const char *label) {
-    gr_graph *g = gr_graph_new();
-    gr_var *x = gr_tensor(g, GR_F64, ndim, NULL, "x"), *y = build(x, u), *J = NULL;
-    gr_array *jac = NULL, *xp = gr_array_copy(x0), *fp = NULL, *fm = NULL;
-    int64_t k, i, m;
-    double err = 0, scale = 0, h = 1e-6;
-    (void)shape;
-    if (!y || gr_jacobian(y, 1, &x, &J, NULL) != GR_OK) { gt_fail(__FILE__, __LINE__, "%s: %s", label, gr_graph_message(g)); goto done; }
-    jac = gtl_eval(1, &x, (const gr_array *const *)&x0, J, label);
-    if (!jac) goto done;
-    m = jac->size / x0->size;
-    for (k = 0; k < x0->size; k++) {
-        gr_array_set(xp, k, gr_array_get(x0, k) + h);
-        fp = gtl_eval(1, &x, (const gr_array *const *)&xp, y, label);
-        gr_array_set(xp, k, gr_array_get(x0, k) - h);
-        fm = gtl_eval(1, &x, (const gr_array *const *)&xp, y, label);
-        gr_array_set(xp, k, gr_array_get(x0, k));
-        if (!fp || !fm) { gr_array_free(fp); gr_array_free(fm); goto done; }
-        for (i = 0; i < m; i++) {
-            double fd = (gr_array_get(fp, i) - gr_array_get(fm, i)) / (2 * h), an = gr_array_get(jac, i * x0->size + k);
-            if (fabs(fd - an) > err) err = fabs(fd - an);
-            if (fabs(an) > scale) scale = fabs(an);
-        }
-        gr_array_free(fp); gr_array_free(fm);
+TEST(test_solve_errors) {
+    gtl_bad b = gtl_bad_new();
+    gr_graph *g = b.g;
+    int64_t s34[2] = { 3, 4 };
+    GTL_FAILS(gr_solve(b.r, b.v), GR_ERR_SHAPE, "not square");
+    GTL_FAILS(gr_solve(b.v, b.v), GR_ERR_TYPE, "'v' must be a matrix");
+    GTL_FAILS(gr_solve(b.sq, b.s), GR_ERR_TYPE, "right-hand side 's'");
+    GTL_FAILS(gr_solve(b.sq, b.t3), GR_ERR_TYPE, "vector or a matrix");
+    GTL_FAILS(gr_solve(b.sq, b.b4), GR_ERR_SHAPE, "needs 3 rows");
+    GTL_FAILS(gr_solve(b.sq, b.m43), GR_ERR_SHAPE, "(4,3)");
+    gr_graph_clear_error(g);
+    CHECK(gr_solve(b.sq, NULL) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gtf_static_shape_is(gr_solve(b.sq, gr_tensor(g, GR_F64, 2, s34, "b")), 2, s34, "solve static");
+    {   /* b's rows against A at call time */
+        gr_var *ins[2];
+        int64_t n4 = 4, s33[2] = { 3, 3 };
+        gr_array *arr[2];
+        ins[0] = gr_matrix(g, GR_F64, "A");
+        ins[1] = gr_vector(g, GR_F64, "b");
+        arr[0] = gr_array_new(GR_F64, 2, s33);
+        arr[1] = gr_array_new(GR_F64, 1, &n4);
+        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_solve(ins[0], ins[1]), GR_ERR_SHAPE, "solve (3,3) with (4,)");
+        gr_array_free(arr[0]); gr_array_free(arr[1]);
     }
-    CHECK_MSG(jac->ndim == gr_var_ndim(y) + ndim, "%s: the Jacobian has %d dimensions", label, jac->ndim);
-    CHECK_MSG(err <= 1e-6 * (1 + scale), "%s: Jacobian and finite differences differ by %.3g (scale %.3g)", label, err, scale);
-done:
-    gr_array_free(jac); gr_array_free(xp);
     gr_graph_free(g);
 }
+#undef GTL_FAILS
 
-/* 3x3 well-conditioned constant, and a fixed 3-vector, used by the builders below */
-static gr_var *gtl_const_matrix(gr_graph *g, double shift) {
-    double a[9] = { 0.3, -0.2, 0.5, 0.1, 0.4, -0.3, -0.6, 0.2, 0.1 };
-    int k;
-    gr_array *arr;
-    gr_var *c;
-    for (k = 0; k < 3; k++) a[k * 4] += shift;
-    arr = gtl_matrix(GR_F64, 3, 3, a);
-    c = gr_constant(g, arr);
-    gr_array_free(arr);
-    return c;
-}
 static gr_var *gtl_j_solve_b(gr_var *x, void *u) { (void)u; return gr_solve(gtl_const_matrix(gr_var_graph(x), 2), x); }
 static gr_var *gtl_j_solve_A(gr_var *x, void *u) {
     double b[3] = { 1, -2, 0.5 };
@@ -1019,34 +745,18 @@ static gr_var *gtl_j_det(gr_var *x, void *u) { (void)u; return gr_mul(gr_det(x),
 static gr_var *gtl_j_inv(gr_var *x, void *u) { (void)u; return gr_matrix_inverse(x); }
 static gr_var *gtl_j_chol(gr_var *x, void *u) { (void)u; return gr_cholesky(gr_dot(x, gr_transpose(x))); }
 static gr_var *gtl_j_logdet_grad(gr_var *x, void *u) { (void)u; return gr_grad1(gr_logdet(x), x); }
-static gr_var *gtl_j_matmul(gr_var *x, void *u) {
-    gr_var *c = gtl_const_matrix(gr_var_graph(x), 0);
-    (void)u;
-    return gr_matmul(gr_tanh(x), gr_reshape(gr_tensordot(c, c, 0, NULL, NULL), 3, (int64_t[3]){ 9, 3, 3 }));
-}
-static gr_var *gtl_j_matmul_left(gr_var *x, void *u) {
-    (void)u;
-    return gr_matmul(gr_reshape(gr_tensordot(gtl_const_matrix(gr_var_graph(x), 0), gtl_const_matrix(gr_var_graph(x), 1), 0, NULL, NULL), 3,
-                                (int64_t[3]){ 9, 3, 3 }), gr_sin(x));
-}
-static gr_var *gtl_j_tensordot(gr_var *x, void *u) {
-    int ax[2] = { 1, 2 }, bx[2] = { 2, 1 };
-    (void)u;
-    return gr_tensordot(gr_sin(x), gr_cos(x), 2, ax, bx);
-}
 static gr_var *gtl_j_trace(gr_var *x, void *u) { (void)u; return gr_mul(gr_trace(x), gr_sum_axis(x, 0)); }
 
-TEST(test_linalg2_jacobians) {
+TEST(test_linalg_jacobians) {
     gtf_rng rng;
-    gr_array *a3, *v3, *m33, *m32, *x3;
+    gr_array *a3, *v3, *m33, *m32;
     double sh[9] = { 2.3, 0.1, -0.4, 0.2, 1.9, 0.3, -0.1, 0.5, 2.6 };
-    int64_t n3 = 3, s33[2] = { 3, 3 }, s32[2] = { 3, 2 }, s233[3] = { 2, 3, 3 };
+    int64_t n3 = 3, s33[2] = { 3, 3 }, s32[2] = { 3, 2 };
     rng.s = 120;
     a3 = gtl_matrix(GR_F64, 3, 3, sh);
     v3 = gtf_random(&rng, GR_F64, 1, &n3, -1, 1);
     m33 = gtf_random(&rng, GR_F64, 2, s33, -1, 1);
     m32 = gtf_random(&rng, GR_F64, 2, s32, -1, 1);
-    x3 = gtf_random(&rng, GR_F64, 3, s233, -1, 1);
     gtl_jacobian_fd(gtl_j_solve_b, NULL, 1, &n3, v3, "jacobian of solve(A, b) wrt b (Solve batched by shifting)");
     gtl_jacobian_fd(gtl_j_solve_Bmat, NULL, 2, s32, m32, "jacobian of solve(A, B*B) wrt B");
     gtl_jacobian_fd(gtl_j_solve_A, NULL, 2, s33, a3, "jacobian of solve(A, b) wrt A");
@@ -1054,9 +764,6 @@ TEST(test_linalg2_jacobians) {
     gtl_jacobian_fd(gtl_j_inv, NULL, 2, s33, a3, "jacobian of inv(A) wrt A");
     gtl_jacobian_fd(gtl_j_chol, NULL, 2, s33, a3, "jacobian of chol(A A^T) wrt A");
     gtl_jacobian_fd(gtl_j_logdet_grad, NULL, 2, s33, a3, "hessian of logdet as the jacobian of its gradient");
-    gtl_jacobian_fd(gtl_j_matmul, NULL, 2, s33, m33, "jacobian of matmul(tanh(X), C) (MatMul batched by shifting)");
-    gtl_jacobian_fd(gtl_j_matmul_left, NULL, 2, s33, m33, "jacobian of matmul(C, sin(X))");
-    gtl_jacobian_fd(gtl_j_tensordot, NULL, 3, s233, x3, "jacobian of a tensordot");
     gtl_jacobian_fd(gtl_j_trace, NULL, 2, s33, m33, "jacobian of trace(X) sum(X, 0)");
     {   /* gr_hessian of logdet: H[i,j,k,l] = -X[l,i] X[j,k], X = A^-1 */
         gr_graph *g = gr_graph_new();
@@ -1071,63 +778,11 @@ TEST(test_linalg2_jacobians) {
         gr_array_free(h); gr_array_free(X); gr_array_free(want);
         gr_graph_free(g);
     }
-    gr_array_free(a3); gr_array_free(v3); gr_array_free(m33); gr_array_free(m32); gr_array_free(x3);
-}
-
-/* An identity whose gradient rule applies every linear-algebra op to the cotangent itself. The
-   rule is not linear in the cotangent, so this is no true gradient: it only makes gr_jacobian
-   batch those ops row by row (their `map` rule), which real gradients never need (they apply the
-   ops to forward values, and the cotangents only as right-hand sides). Row k of the "Jacobian"
-   must equal the rule evaluated at the k-th unit cotangent. */
-static gr_var *gtl_probe_rule(gr_var *G, gr_var *x) {
-    gr_graph *g = gr_var_graph(x);
-    gr_var *M = gtl_shift(g, G, 3, 3);
-    gr_var *t1 = gr_add(gr_mul(gr_det(M), x), gr_mul(gr_logdet(M), x));
-    gr_var *t2 = gr_add(gr_matrix_inverse(M), gr_cholesky(gtl_shift(g, gr_dot(G, gr_transpose(G)), 3, 1)));
-    return gr_add(gr_add(t1, t2), gr_add(gr_solve(M, x), gr_trace(G)));
-}
-static gr_status gtl_probe_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    (void)node;
-    memcpy(out[0]->data, in[0]->data, (size_t)in[0]->size * sizeof(double));
-    return GR_OK;
-}
-static gr_status gtl_probe_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
-    ig[0] = gtl_probe_rule(og[0], gr_node_input(node, 0));
-    return ig[0] ? GR_OK : gr_graph_status(gr_var_graph(og[0]));
-}
-static const gr_op_def gtl_probe = { .name = "probe", .n_in = 1, .n_out = 1, .perform = gtl_probe_perform, .grad = gtl_probe_grad };
-
-TEST(test_linalg2_batched_row_by_row) {
-    gr_graph *g = gr_graph_new();
-    gr_var *x = gr_matrix(g, GR_F64, "x"), *G = gr_matrix(g, GR_F64, "G"), *y = NULL, *J = NULL, *ins[2];
-    double xv[9] = { 0.3, -0.2, 0.5, 0.1, 0.4, -0.3, -0.6, 0.2, 0.1 };
-    gr_array *xa = gtl_matrix(GR_F64, 3, 3, xv), *j = NULL, *arr[2];
-    gr_fn *rule;
-    int k;
-    CHECK_STATUS(gr_apply(&gtl_probe, NULL, 0, 1, &x, &y), GR_OK);
-    CHECK_STATUS(gr_jacobian(y, 1, &x, &J, NULL), GR_OK);
-    j = gtl_eval(1, &x, (const gr_array *const *)&xa, J, "the probe's Jacobian");
-    ins[0] = G; ins[1] = x;
-    rule = gr_function(2, ins, 1, (gr_var *[1]){ gtl_probe_rule(G, x) }, NULL);
-    CHECK(rule != NULL);
-    for (k = 0; j && rule && k < 9; k++) {
-        const gr_array *res[1];
-        int64_t e;
-        arr[0] = gtl_matrix(GR_F64, 3, 3, NULL);
-        arr[1] = xa;
-        gr_array_set(arr[0], k, 1.0);
-        if (gr_call(rule, (const gr_array *const *)arr, res) == GR_OK)
-            for (e = 0; e < 9; e++) CHECK_NEAR(gr_array_get(j, k * 9 + e), gr_array_get(res[0], e), 1e-13);
-        else gt_fail(__FILE__, __LINE__, "the rule fails: %s", gr_fn_message(rule));
-        gr_array_free(arr[0]);
-    }
-    gr_fn_free(rule);
-    gr_array_free(xa); gr_array_free(j);
-    gr_graph_free(g);
+    gr_array_free(a3); gr_array_free(v3); gr_array_free(m33); gr_array_free(m32);
 }
 
 /* the closed forms of the gradients on a 50x50 problem, to 1e-10 */
-TEST(test_linalg2_gradients_50) {
+TEST(test_linalg_gradients_50) {
     gtf_rng rng;
     gr_graph *g = gr_graph_new();
     gr_var *A = gr_matrix(g, GR_F64, "A"), *gl = gr_grad1(gr_logdet(A), A), *gd = gr_grad1(gr_det(A), A);
@@ -1152,53 +807,6 @@ TEST(test_linalg2_gradients_50) {
     gr_graph_free(g);
 }
 
-/* the blocked GEMM behind Dot against a long-double triple loop: every combination of transposes,
-   row counts around the 4-row tile, column counts around the strip width and the packed block
-   (32 or 64 columns), inner lengths around the 128-deep block, and an empty inner dimension;
-   float64, float32, and wrapping int64 (exact) */
-TEST(test_linalg2_gemm_blocking) {
-    static const int64_t mnk[][3] = { { 1, 1, 1 }, { 3, 7, 5 }, { 4, 16, 128 }, { 5, 9, 129 }, { 33, 70, 300 },
-                                      { 9, 150, 257 }, { 6, 33, 2 }, { 2, 5, 0 }, { 17, 65, 64 } };
-    static const gr_dtype dts[3] = { GR_F64, GR_F32, GR_I64 };
-    gtf_rng rng = { 77 };
-    size_t c;
-    int d, ta, tb;
-    for (d = 0; d < 3; d++)
-        for (c = 0; c < sizeof mnk / sizeof mnk[0]; c++)
-            for (ta = 0; ta < 2; ta++)
-                for (tb = 0; tb < 2; tb++) {
-                    int64_t M = mnk[c][0], N = mnk[c][1], K = mnk[c][2], sa[2], sb[2], i, j, k;
-                    gr_graph *g = gr_graph_new();
-                    gr_var *x[2], *out;
-                    gr_array *A, *B, *want, *got;
-                    const gr_array *args[2];
-                    char label[96];
-                    snprintf(label, sizeof label, "%s (%lldx%lld).(%lldx%lld) ta=%d tb=%d", gr_dtype_name(dts[d]), (long long)M,
-                             (long long)K, (long long)K, (long long)N, ta, tb);
-                    sa[0] = ta ? K : M; sa[1] = ta ? M : K;
-                    sb[0] = tb ? N : K; sb[1] = tb ? K : N;
-                    A = gtf_random(&rng, dts[d], 2, sa, -9, 9);
-                    B = gtf_random(&rng, dts[d], 2, sb, -9, 9);
-                    x[0] = gr_matrix(g, dts[d], "A");
-                    x[1] = gr_matrix(g, dts[d], "B");
-                    out = gr_dot(ta ? gr_transpose(x[0]) : x[0], tb ? gr_transpose(x[1]) : x[1]);
-                    args[0] = A; args[1] = B;
-                    got = gtl_eval(2, x, args, out, label);
-                    sa[0] = M; sa[1] = N;
-                    want = gr_array_new(GR_F64, 2, sa);
-                    for (i = 0; i < M; i++)
-                        for (j = 0; j < N; j++) {
-                            long double s = 0;
-                            for (k = 0; k < K; k++)
-                                s += (long double)gr_array_get(A, ta ? k * M + i : i * K + k) * gr_array_get(B, tb ? j * K + k : k * N + j);
-                            gr_array_set(want, i * N + j, (double)s);
-                        }
-                    if (got && got->dtype != dts[d]) gt_fail(__FILE__, __LINE__, "%s: result dtype %s", label, gr_dtype_name(got->dtype));
-                    gtl_close(got, want, dts[d] == GR_F32 ? 1e-5 : dts[d] == GR_F64 ? 1e-13 : 0, label);
-                    gr_array_free(A); gr_array_free(B); gr_array_free(want); gr_array_free(got);
-                    gr_graph_free(g);
-                }
-}
 
 /* ==== the derivatives of det where A is singular ===================================================== */
 
@@ -1230,7 +838,7 @@ static int gtl_run2(gr_var *A, gr_var *V, int n_out, gr_var *const *outs, gr_opt
    floats, which the LU sees with a tiny pivot), against central differences of det in long double
    (det is affine in each entry: the difference along one entry is its cofactor) and against the
    cofactors themselves, at both optimisation levels, in float64 and float32 */
-TEST(test_linalg2_det_grad_singular) {
+TEST(test_linalg_det_grad_singular) {
     gtf_rng rng;
     int n, r, t, level, d;
     rng.s = 91;
@@ -1314,7 +922,7 @@ TEST(test_linalg2_det_grad_singular) {
    Hessian-vector product fail the call with GR_ERR_RUNTIME naming the derivatives of gr_det (their
    rule solves with A). logdet's gradient and R-op at a singular A fail the same way (its value
    is -inf there; gr_matrix_inverse of it stays a call-time error too). */
-TEST(test_linalg2_det_second_derivatives) {
+TEST(test_linalg_det_second_derivatives) {
     static const double inv3[9] = { 2, -1, 0, 1, 3, -2, 0, 1, 1 }, sing3[9] = { 1, 2, 3, 2, 4, 6, 1, 1, 1 };
     static const double v3[9] = { 0.5, -1, 0.25, 2, 0, -0.75, 1, 1.5, -0.5 };
     int level;
@@ -1377,32 +985,6 @@ TEST(test_linalg2_det_second_derivatives) {
     }
 }
 
-SUITE(suite_linalg2) = {
-    CASE(test_linalg2_gemm_blocking),
-    CASE(test_linalg2_singular),
-    CASE(test_linalg2_det_grad_singular),
-    CASE(test_linalg2_det_second_derivatives),
-    CASE(test_linalg2_call_shapes),
-    CASE(test_linalg2_build_errors),
-    CASE(test_linalg2_jacobians),
-    CASE(test_linalg2_batched_row_by_row),
-    CASE(test_linalg2_gradients_50),
-    END_SUITE
-};
-
-/* ==== derivative specs ============================================================================== */
-
-
-typedef struct gtl_axes { int n; int ax[3], bx[3]; } gtl_axes;
-static gtl_axes gtl_td_plain = { 1, { 1 }, { 0 } }, gtl_td_first = { 1, { 0 }, { 1 } }, gtl_td_perm = { 2, { 2, 0 }, { 1, 0 } },
-                gtl_td_outer = { 0, { 0 }, { 0 } };
-
-static gr_var *gtl_b_tensordot(gr_graph *g, gr_var *const *x, void *u) {
-    const gtl_axes *a = (const gtl_axes *)u;
-    (void)g;
-    return gr_tensordot(x[0], x[1], a->n, a->ax, a->bx);
-}
-static gr_var *gtl_b_matmul(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_matmul(x[0], x[1]); }
 static gr_var *gtl_b_det(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_det(gtl_shift(g, x[0], 3, 3)); }
 static gr_var *gtl_b_logdet(gr_graph *g, gr_var *const *x, void *u) { (void)u; return gr_logdet(gtl_shift(g, x[0], 3, 3)); }
 static gr_var *gtl_b_grad_det(gr_graph *g, gr_var *const *x, void *u) { return gr_grad1(gtl_b_det(g, x, u), x[0]); }
@@ -1428,36 +1010,146 @@ static gr_var *gtl_b_grad_chol(gr_graph *g, gr_var *const *x, void *u) {
     return gr_grad1(gr_sum(gr_mul(L, gr_sin(L))), x[0]);
 }
 
-GTD_SPECS(gtd_specs_linalg2) = {
-    { "TensorDot", "(3,4).(4,2) on a's last axis", gtl_b_tensordot, &gtl_td_plain, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN(2, 4, 2, -1, 1) }, GTD_GRADGRAD },
-    { "TensorDot", "(4,3).(2,4) on a's first and b's last axis (flags)", gtl_b_tensordot, &gtl_td_first, 2,
-      { GTD_IN(2, 4, 3, -1, 1), GTD_IN(2, 2, 4, -1, 1) }, 0 },
-    { "TensorDot", "(4,3,2).(4,2,5) on axes (2,0) and (1,0)", gtl_b_tensordot, &gtl_td_perm, 2,
-      { GTD_IN3(4, 3, 2, -1, 1), GTD_IN3(4, 2, 5, -1, 1) }, 0 },
-    { "TensorDot", "outer product (2,3) x (4,)", gtl_b_tensordot, &gtl_td_outer, 2, { GTD_IN(2, 2, 3, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
-    { "MatMul", "(2,3,4)@(4,5)", gtl_b_matmul, NULL, 2, { GTD_IN3(2, 3, 4, -1, 1), GTD_IN(2, 4, 5, -1, 1) }, GTD_GRADGRAD },
-    { "MatMul", "(3,4)@(2,4,5)", gtl_b_matmul, NULL, 2, { GTD_IN(2, 3, 4, -1, 1), GTD_IN3(2, 4, 5, -1, 1) }, 0 },
-    { "MatMul", "(2,1,3,4)@(5,4,2): batch axes broadcast", gtl_b_matmul, NULL, 2,
-      { { 4, { 2, 1, 3, 4 }, -1, 1 }, GTD_IN3(5, 4, 2, -1, 1) }, 0 },
-    { "MatMul", "(4,)@(2,4,3)", gtl_b_matmul, NULL, 2, { GTD_IN(1, 4, 0, -1, 1), GTD_IN3(2, 4, 3, -1, 1) }, 0 },
-    { "MatMul", "(2,3,4)@(4,)", gtl_b_matmul, NULL, 2, { GTD_IN3(2, 3, 4, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
-    { "MatMul", "(4,)@(4,)", gtl_b_matmul, NULL, 2, { GTD_IN(1, 4, 0, -1, 1), GTD_IN(1, 4, 0, -1, 1) }, 0 },
+static const gtd_spec specs_LUFactor[] = {
     /* LUFactor is a workspace without derivatives; these check that the ops reading it
        differentiate A itself (its connection pattern keeps gradients from flowing into it) */
     { "LUFactor", "through gr_det", gtl_b_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
     { "LUFactor", "through gr_solve", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_MatrixInverse[] = {
     { "MatrixInverse", "inv(X + 3I)", gtl_b_inverse, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_Det[] = {
     { "Det", "det(X + 3I)", gtl_b_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
-    { "LogDet", "logdet(X + 3I)", gtl_b_logdet, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_Adjugate[] = {
     { "Adjugate", "the gradient of det(X + 3I), adj(X + 3I)^T", gtl_b_grad_det, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
     { "Adjugate", "the gradient of det(X), X (4,4) in (-1, 1)", gtl_b_grad_det_plain, NULL, 1, { GTD_IN(2, 4, 4, -1, 1) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_LogDet[] = {
+    { "LogDet", "logdet(X + 3I)", gtl_b_logdet, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_Solve[] = {
     { "Solve", "solve(X + 3I, b), b (3,)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1) }, GTD_GRADGRAD },
     { "Solve", "solve(X + 3I, B), B (3,2)", gtl_b_solve, NULL, 2, { GTD_IN(2, 3, 3, -1, 1), GTD_IN(2, 3, 2, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_Cholesky[] = {
     { "Cholesky", "chol(X X^T + I)", gtl_b_chol_gram, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
     { "Cholesky", "chol(X + X^T + 4I)", gtl_b_chol_sym, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_Trace[] = {
     { "Trace", "trace (3,3)", gtl_b_trace, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
     { "Trace", "trace(sin X)^2, X (3,4)", gtl_b_trace_sq, NULL, 1, { GTD_IN(2, 3, 4, -1, 1) }, GTD_GRADGRAD },
+    GTD_END
+};
+static const gtd_spec specs_TriScale[] = {
     { "TriScale", "the gradient of trace(sin X)^2 (diagonal)", gtl_b_grad_trace, NULL, 1, { GTD_IN(2, 3, 4, -1, 1) }, 0 },
     { "TriScale", "the gradient through cholesky (lower, halved diagonal)", gtl_b_grad_chol, NULL, 1, { GTD_IN(2, 3, 3, -1, 1) }, 0 },
     GTD_END
+};
+
+
+/* An identity whose gradient rule applies every linear-algebra op to the cotangent itself. The
+   rule is not linear in the cotangent, so this is no true gradient: it only makes gr_jacobian
+   batch those ops row by row (their `map` rule), which real gradients never need (they apply the
+   ops to forward values, and the cotangents only as right-hand sides). Row k of the "Jacobian"
+   must equal the rule evaluated at the k-th unit cotangent. */
+static gr_var *gtl_probe_rule(gr_var *G, gr_var *x) {
+    gr_graph *g = gr_var_graph(x);
+    gr_var *M = gtl_shift(g, G, 3, 3);
+    gr_var *t1 = gr_add(gr_mul(gr_det(M), x), gr_mul(gr_logdet(M), x));
+    gr_var *t2 = gr_add(gr_matrix_inverse(M), gr_cholesky(gtl_shift(g, gr_dot(G, gr_transpose(G)), 3, 1)));
+    return gr_add(gr_add(t1, t2), gr_add(gr_solve(M, x), gr_trace(G)));
+}
+static gr_status gtl_probe_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)node;
+    memcpy(out[0]->data, in[0]->data, (size_t)in[0]->size * sizeof(double));
+    return GR_OK;
+}
+static gr_status gtl_probe_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    ig[0] = gtl_probe_rule(og[0], gr_node_input(node, 0));
+    return ig[0] ? GR_OK : gr_graph_status(gr_var_graph(og[0]));
+}
+static const gr_op_def gtl_probe = { .name = "probe", .n_in = 1, .n_out = 1, .perform = gtl_probe_perform, .grad = gtl_probe_grad };
+
+TEST(test_linalg_batched_row_by_row) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_matrix(g, GR_F64, "x"), *G = gr_matrix(g, GR_F64, "G"), *y = NULL, *J = NULL, *ins[2];
+    double xv[9] = { 0.3, -0.2, 0.5, 0.1, 0.4, -0.3, -0.6, 0.2, 0.1 };
+    gr_array *xa = gtl_matrix(GR_F64, 3, 3, xv), *j = NULL, *arr[2];
+    gr_fn *rule;
+    int k;
+    CHECK_STATUS(gr_apply(&gtl_probe, NULL, 0, 1, &x, &y), GR_OK);
+    CHECK_STATUS(gr_jacobian(y, 1, &x, &J, NULL), GR_OK);
+    j = gtl_eval(1, &x, (const gr_array *const *)&xa, J, "the probe's Jacobian");
+    ins[0] = G; ins[1] = x;
+    rule = gr_function(2, ins, 1, (gr_var *[1]){ gtl_probe_rule(G, x) }, NULL);
+    CHECK(rule != NULL);
+    for (k = 0; j && rule && k < 9; k++) {
+        const gr_array *res[1];
+        int64_t e;
+        arr[0] = gtl_matrix(GR_F64, 3, 3, NULL);
+        arr[1] = xa;
+        gr_array_set(arr[0], k, 1.0);
+        if (gr_call(rule, (const gr_array *const *)arr, res) == GR_OK)
+            for (e = 0; e < 9; e++) CHECK_NEAR(gr_array_get(j, k * 9 + e), gr_array_get(res[0], e), 1e-13);
+        else gt_fail(__FILE__, __LINE__, "the rule fails: %s", gr_fn_message(rule));
+        gr_array_free(arr[0]);
+    }
+    gr_fn_free(rule);
+    gr_array_free(xa); gr_array_free(j);
+    gr_graph_free(g);
+}
+
+/* ==== the family's other tests: every op applied row by row ============================================ */
+
+SUITE(suite_ops_linalg) = { CASE(test_linalg_batched_row_by_row), END_SUITE };
+
+/* ==== the rows ============================================================================================ */
+
+GT_CASES(LUFactor) = {
+    GT_VALUES(gtl_forward_LUFactor),
+    GT_SPECS(specs_LUFactor),
+    GT_NO_ERRORS("made only by the constructors of det, logdet, inverse and solve, from their checked matrix"),
+    GT_END
+};
+GT_CASES(MatrixInverse) = {
+    GT_VALUES(gtl_forward_MatrixInverse),
+    GT_SPECS(specs_MatrixInverse),
+    GT_DERIVS(test_linalg_jacobians),
+    GT_ERRORS(test_inverse_errors),
+    GT_ERRORS(test_linalg_singular),
+    GT_END
+};
+GT_CASES(Det) = {
+    GT_VALUES(gtl_forward_Det),
+    GT_SPECS(specs_Det),
+    GT_DERIVS(test_linalg_gradients_50),
+    GT_DERIVS(test_linalg_det_grad_singular),
+    GT_DERIVS(test_linalg_det_second_derivatives),
+    GT_ERRORS(test_det_errors),
+    GT_END
+};
+GT_CASES(Adjugate) = {
+    GT_VALUES(gtl_forward_Adjugate),
+    GT_SPECS(specs_Adjugate),
+    GT_NO_ERRORS("made only by the derivatives of gr_det, from checked operands"),
+    GT_END
+};
+GT_CASES(LogDet) = { GT_VALUES(gtl_forward_LogDet), GT_SPECS(specs_LogDet), GT_ERRORS(test_logdet_errors), GT_END };
+GT_CASES(Solve) = { GT_VALUES(gtl_forward_Solve), GT_SPECS(specs_Solve), GT_ERRORS(test_solve_errors), GT_END };
+GT_CASES(Cholesky) = { GT_VALUES(gtl_forward_Cholesky), GT_SPECS(specs_Cholesky), GT_ERRORS(test_cholesky_errors), GT_END };
+GT_CASES(Trace) = { GT_VALUES(gtl_forward_Trace), GT_SPECS(specs_Trace), GT_ERRORS(test_trace_errors), GT_END };
+GT_CASES(TriScale) = {
+    GT_VALUES(gtl_forward_TriScale),
+    GT_SPECS(specs_TriScale),
+    GT_NO_ERRORS("made only by the derivatives of gr_trace and gr_cholesky, from checked operands"),
+    GT_END
 };

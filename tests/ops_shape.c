@@ -1,11 +1,283 @@
-/* tests/t_struct2.c: the structure ops of the second wave (ops/shape.c): gr_concatenate, gr_stack,
-   gr_split, gr_broadcast_to, gr_zeros_like, gr_ones_like, gr_arange, gr_tile, and gr_flatten /
-   gr_cast against the API. Forward values against plain-C loops in F64, F32, I64 (and BOOL where
-   it applies), with static and call-time shapes; the error paths; the gradient of a split with
-   outputs that do not reach the cost (Aesara#1200); R-ops with missing tangents; Jacobians and
-   Hessians through every batching rule; and the derivative specs of the new rows
-   (gtd_specs_struct2, run by tests/t_deriv.c). */
-#include "deriv.h"
+/* tests/ops_shape.c: the ops of ops/shape.c: DimShuffle (permute, insert and drop axes), Reshape,
+   the "like" ops gradients use (BroadcastLike, ReduceLike, ReshapeLike, SizeRatio), and joining,
+   splitting and tiling (Join, Split, BroadcastTo, Tile and its adjoint Untile).
+     - values against plain-C loops in F64, F32, I64 and BOOL, with static and call-time shapes,
+       empty and 0-d operands; gr_transpose, gr_flatten, gr_stack, gr_zeros_like, gr_ones_like and
+       gr_arange through the same rows;
+     - derivative specs of every row; the gradient of a split whose outputs do not all reach the
+       cost (Aesara#1200), R-ops with missing tangents; Jacobians and Hessians through every
+       batching rule (suite_ops_shape);
+     - the errors of the constructors, at build time and at call time. */
+#include "ops.h"
+
+/* ==== DimShuffle ========================================================================================= */
+
+
+/* y = x seen through pattern (GR_NEWAXIS: a new axis of size 1; axes of x left out have size 1) */
+static gr_array *gts_dimshuffle_ref(const gr_array *x, int n, const int *pattern) {
+    int64_t yshape[GR_MAX_NDIM], xstride[GR_MAX_NDIM], s = 1, k;
+    int i;
+    gr_array *want;
+    for (i = x->ndim - 1; i >= 0; i--) { xstride[i] = s; s *= x->shape[i]; }
+    for (i = 0; i < n; i++) yshape[i] = pattern[i] == GR_NEWAXIS ? 1 : x->shape[pattern[i]];
+    want = gts_want(x->dtype, n, yshape);
+    for (k = 0; k < want->size; k++) {
+        int64_t rem = k, xk = 0;
+        for (i = n - 1; i >= 0; i--) {
+            int64_t yi = rem % yshape[i];
+            rem /= yshape[i];
+            if (pattern[i] != GR_NEWAXIS) xk += yi * xstride[pattern[i]];
+        }
+        gts_copy_elem(want, k, x, xk);
+    }
+    return want;
+}
+
+typedef struct gts_ds { int ndim; int64_t shape[3]; int n; int pattern[5]; int dyn_ok; } gts_ds;
+
+TEST(gts_op_DimShuffle) {
+    static const gts_ds cases[] = {
+        { 2, { 2, 3 }, 3, { 1, GR_NEWAXIS, 0 }, 1 },
+        { 3, { 2, 1, 3 }, 2, { 2, 0 }, 0 },                       /* drops the broadcastable axis 1 */
+        { 3, { 2, 3, 4 }, 3, { 2, 0, 1 }, 1 },
+        { 3, { 2, 3, 4 }, 3, { 0, 2, 1 }, 1 },
+        { 3, { 2, 3, 4 }, 3, { 1, 0, 2 }, 1 },
+        { 3, { 2, 3, 4 }, 5, { GR_NEWAXIS, 2, GR_NEWAXIS, 1, 0 }, 1 },
+        { 3, { 2, 33, 35 }, 3, { 0, 2, 1 }, 1 },                  /* batched inner transpose, past one 32-tile */
+        { 0, { 0 }, 2, { GR_NEWAXIS, GR_NEWAXIS }, 1 },
+        { 1, { 5 }, 2, { GR_NEWAXIS, 0 }, 1 },                     /* same memory order: may alias */
+        { 1, { 5 }, 2, { 0, GR_NEWAXIS }, 1 },
+        { 2, { 0, 3 }, 2, { 1, 0 }, 1 },
+        { 2, { 1, 1 }, 1, { 1 }, 0 },
+        { 2, { 1, 4 }, 1, { 1 }, 0 },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 5;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_ds *cs = &cases[c];
+                gr_dtype dt = gts_dtypes[d];
+                gr_graph *g;
+                gr_var *x;
+                gr_array *xa, *want;
+                char label[128];
+                if (dyn && !cs->dyn_ok) continue;
+                g = gr_graph_new();
+                x = gtf_input(g, dt, cs->ndim, cs->shape, dyn, "x");
+                xa = gts_random(&rng, dt, cs->ndim, cs->shape, -5, 5, -99, 99);
+                want = gts_dimshuffle_ref(xa, cs->n, cs->pattern);
+                snprintf(label, sizeof label, "gr_dimshuffle case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shape" : "static shape");
+                gts_expect1(g, x, xa, gr_dimshuffle(x, cs->n, cs->pattern), dt, want, 0, label);
+                gr_array_free(want);
+                gr_array_free(xa);
+                gr_graph_free(g);
+            }
+    {   /* a partly known shape: the dropped axis is known to be 1, the others come at call time */
+        int64_t part[3] = { -1, 1, -1 }, real[3] = { 4, 1, 5 };
+        static const int pat[2] = { 2, 0 };
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_tensor(g, GR_F64, 3, part, "x");
+        gr_array *xa = gts_random(&rng, GR_F64, 3, real, -1, 1, 0, 0), *want = gts_dimshuffle_ref(xa, 2, pat);
+        gts_expect1(g, x, xa, gr_dimshuffle(x, 2, pat), GR_F64, want, 0, "gr_dimshuffle dropping a static 1 of (?,1,?)");
+        /* dropping an axis whose static size is not 1 is refused */
+        CHECK(gr_dimshuffle(gr_matrix(g, GR_F64, "m"), 1, pat + 1) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        gr_array_free(xa);
+        gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
+/* gr_transpose reverses the axes: 2-d (past the 32x32 tiles) and 3-d, every dtype */
+TEST(test_transpose) {
+    static const gts_ds cases[] = {
+        { 2, { 3, 5 }, 0, { 0 }, 1 }, { 2, { 37, 45 }, 0, { 0 }, 1 }, { 3, { 2, 3, 4 }, 0, { 0 }, 1 },
+        { 3, { 3, 34, 33 }, 0, { 0 }, 1 }, { 1, { 6 }, 0, { 0 }, 1 }, { 0, { 0 }, 0, { 0 }, 1 }, { 2, { 0, 4 }, 0, { 0 }, 1 },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 6;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_ds *cs = &cases[c];
+                gr_dtype dt = gts_dtypes[d];
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, dt, cs->ndim, cs->shape, dyn, "x");
+                gr_array *xa = gts_random(&rng, dt, cs->ndim, cs->shape, -5, 5, -99, 99), *want;
+                int rev[3], i;
+                char label[128];
+                for (i = 0; i < cs->ndim; i++) rev[i] = cs->ndim - 1 - i;
+                want = gts_dimshuffle_ref(xa, cs->ndim, rev);
+                snprintf(label, sizeof label, "gr_transpose case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shape" : "static shape");
+                gts_expect1(g, x, xa, gr_transpose(x), dt, want, 0, label);
+                gr_array_free(want);
+                gr_array_free(xa);
+                gr_graph_free(g);
+            }
+}
+
+TEST(test_dimshuffle_drop) {
+    gr_graph *g = gr_graph_new();
+    int64_t s13[2] = { 1, 3 };
+    gr_var *x = e_const_mat(g, 2, 3), *o = gr_tensor(g, GR_F64, 2, s13, "o"), *m = gr_matrix(g, GR_F64, "m"), *y;
+    int keep1[1] = { 1 }, swap[2] = { 1, 0 };
+    gr_type t;
+    gr_var_set_name(x, "x23");
+    CHECK(gr_dimshuffle(x, 1, keep1) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_dimshuffle");
+    CHECK_CONTAINS(gr_graph_message(g), "'x23'");
+    gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 1, keep1) == NULL);          /* unknown size: not known to be 1 */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    y = gr_dimshuffle(o, 1, keep1);                     /* static size 1: may be dropped */
+    CHECK(y != NULL && gr_var_type(y, &t) && t.ndim == 1 && t.shape[0] == 3);
+    y = gr_dimshuffle(x, 2, swap);
+    CHECK(y != NULL && gr_var_type(y, &t) && t.shape[0] == 3 && t.shape[1] == 2);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+/* a pattern naming an axis twice, out of range, negative, NULL or too long: GR_ERR_VALUE */
+TEST(test_dimshuffle_bad_pattern) {
+    gr_graph *g = gr_graph_new();
+    gr_var *m = gr_matrix(g, GR_F64, "m");
+    int rep[2] = { 0, -2 }, oor[2] = { 0, 2 }, two[2] = { 1, 0 }, twice[2] = { 1, 1 };
+    CHECK(gr_dimshuffle(m, 2, rep) == NULL);            /* -2 is not an axis in a pattern */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 2, twice) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_dimshuffle");
+    CHECK_CONTAINS(gr_graph_message(g), "repeated");
+    gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 2, oor) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 9, two) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 2, NULL) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    CHECK(gr_dimshuffle(m, 2, two) != NULL);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+/* ==== Reshape ============================================================================================ */
+
+
+typedef struct gts_rs { int ndim; int64_t shape[3]; int nd; int64_t to[4]; int ond; int64_t out[4]; } gts_rs;
+
+TEST(gts_op_Reshape) {
+    static const gts_rs cases[] = {
+        { 3, { 2, 3, 4 }, 2, { 4, -1 }, 2, { 4, 6 } },
+        { 3, { 2, 3, 4 }, 1, { 24 }, 1, { 24 } },
+        { 3, { 2, 3, 4 }, 3, { -1, 2, 3 }, 3, { 4, 2, 3 } },
+        { 3, { 2, 3, 4 }, 4, { 2, -1, 2, 3 }, 4, { 2, 2, 2, 3 } },
+        { 2, { 1, 1 }, 0, { 0 }, 0, { 0 } },
+        { 0, { 0 }, 1, { 1 }, 1, { 1 } },
+        { 0, { 0 }, 3, { 1, -1, 1 }, 3, { 1, 1, 1 } },
+        { 2, { 0, 3 }, 2, { 3, -1 }, 2, { 3, 0 } },
+        { 2, { 0, 3 }, 1, { -1 }, 1, { 0 } },
+        { 1, { 6 }, 2, { 3, 2 }, 2, { 3, 2 } },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 8;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_rs *cs = &cases[c];
+                gr_dtype dt = gts_dtypes[d];
+                gr_graph *g = gr_graph_new();
+                gr_var *x = gtf_input(g, dt, cs->ndim, cs->shape, dyn, "x"), *y;
+                gr_array *xa = gts_random(&rng, dt, cs->ndim, cs->shape, -5, 5, -99, 99), *want = gts_want(dt, cs->ond, cs->out);
+                int64_t k;
+                char label[128];
+                for (k = 0; k < want->size; k++) gts_copy_elem(want, k, xa, k);
+                snprintf(label, sizeof label, "gr_reshape case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shape" : "static shape");
+                y = gr_reshape(x, cs->nd, cs->to);
+                gts_expect1(g, x, xa, y, dt, want, 0, label);
+                if (!dyn && y) gtf_static_shape_is(y, cs->ond, cs->out, label);
+                if (cs->ndim > 0) {          /* gr_flatten: the same elements in one axis */
+                    gr_array *wf = gts_want(dt, 1, &xa->size);
+                    for (k = 0; k < wf->size; k++) gts_copy_elem(wf, k, xa, k);
+                    snprintf(label, sizeof label, "gr_flatten case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shape" : "static shape");
+                    gts_expect1(g, x, xa, gr_flatten(x), dt, wf, 0, label);
+                    gr_array_free(wf);
+                }
+                gr_array_free(want);
+                gr_array_free(xa);
+                gr_graph_free(g);
+            }
+    {   /* impossible shapes: at build time when known, else at call time; two -1 is a bad argument */
+        int64_t s23[2] = { 2, 3 }, four = 4, two_free[2] = { -1, -1 };
+        gr_graph *g = gr_graph_new();
+        gr_var *xs = gr_tensor(g, GR_F64, 2, s23, "xs"), *xd = gr_matrix(g, GR_F64, "xd");
+        gr_array *xa = gr_array_new(GR_F64, 2, s23);
+        const gr_array *arr[1];
+        CHECK(gr_reshape(xs, 1, &four) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+        gr_graph_clear_error(g);
+        CHECK(gr_reshape(xd, 2, two_free) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        gr_graph_clear_error(g);
+        arr[0] = xa;
+        gtf_expect_call_error(g, 1, &xd, arr, gr_reshape(xd, 1, &four), GR_ERR_SHAPE, "gr_reshape (2,3) -> (4,) at call time");
+        gr_array_free(xa);
+        gr_graph_free(g);
+    }
+}
+
+TEST(test_reshape_errors) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = e_const_mat(g, 2, 3), *u = gr_vector(g, GR_F64, "u"), *y;
+    int64_t two_free[2] = { -1, -1 }, s42[2] = { 4, 2 }, sm14[2] = { -1, 4 }, s0m1[2] = { 0, -1 }, s3m1[2] = { 3, -1 };
+    int64_t bad_neg[2] = { 2, -3 };
+    gr_type t;
+    gr_var_set_name(x, "x23");
+    CHECK(gr_reshape(x, 2, two_free) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_reshape");
+    CHECK_CONTAINS(gr_graph_message(g), "'x23'");
+    gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 2, s42) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_reshape");
+    CHECK_CONTAINS(gr_graph_message(g), "(2,3)");
+    CHECK_CONTAINS(gr_graph_message(g), "(4,2)");
+    gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 2, sm14) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE); gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 2, s0m1) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE); gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 2, bad_neg) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 9, s42) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    CHECK(gr_reshape(x, 2, NULL) == NULL); CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE); gr_graph_clear_error(g);
+    y = gr_reshape(x, 2, s3m1);
+    CHECK(y != NULL && gr_var_type(y, &t) && t.ndim == 2 && t.shape[0] == 3 && t.shape[1] == 2);
+    /* an unknown shape is checked at call time */
+    y = gr_reshape(u, 2, sm14);
+    CHECK(y != NULL && gr_var_type(y, &t) && t.shape[0] == -1 && t.shape[1] == 4);
+    CHECK_OK_GRAPH(g);
+    {
+        gr_fn *f = gr_function(1, &u, 1, &y, NULL);
+        gr_array *a6 = e_ramp(6), *a8 = e_ramp(8);
+        const gr_array *in[1], *out[1];
+        CHECK(f != NULL);
+        in[0] = a6;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_SHAPE);
+        CHECK_CONTAINS(gr_fn_message(f), "Reshape");
+        CHECK_CONTAINS(gr_fn_message(f), "'u'");
+        in[0] = a8;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(strcmp(gr_fn_message(f), "") == 0);
+        CHECK(out[0]->ndim == 2 && out[0]->shape[0] == 2 && out[0]->shape[1] == 4);
+        CHECK_NEAR(gr_array_get(out[0], 5), 5.5, 0);
+        gr_array_free(a6); gr_array_free(a8);
+        gr_fn_free(f);
+    }
+    gr_graph_free(g);
+}
+
 #include "forward.h"
 
 static const gr_dtype gs2_dtypes[4] = { GR_F64, GR_F32, GR_I64, GR_BOOL };
@@ -47,6 +319,366 @@ static void gs2_err(gr_graph *g, gr_status code, const char *needle) {
     gr_graph_clear_error(g);
 }
 static void gs2_quiet(void *user, const char *message) { (void)user; (void)message; }
+
+/* gr_flatten (a Reshape) and gr_cast meet the API */
+TEST(test_flatten_cast_api) {
+    gr_graph *g = gr_graph_new();
+    gr_var *s = gr_scalar(g, GR_F64, "s"), *t = gr_tensor(g, GR_I64, 3, NULL, "t"), *f;
+    gr_array *sa = gr_array_scalar(GR_F64, -2.7), *want, *ta;
+    int64_t one = 1, st[3] = { 2, 3, 4 }, n24 = 24, k;
+    f = gr_flatten(s);                                   /* 0-d: one element */
+    CHECK_EQ_INT(gr_var_ndim(f), 1);
+    want = gr_array_new(GR_F64, 1, &one);
+    ((double *)want->data)[0] = -2.7;
+    gs2_expect1(g, s, sa, f, GR_F64, want, "gr_flatten of a 0-d");
+    gr_array_free(want);
+    want = gr_array_new(GR_I64, 0, NULL);
+    ((int64_t *)want->data)[0] = -2;                     /* truncates toward zero */
+    gs2_expect1(g, s, sa, gr_cast(s, GR_I64), GR_I64, want, "gr_cast(-2.7) to int64");
+    gr_array_free(want);
+    ta = gr_array_new(GR_I64, 3, st);
+    want = gr_array_new(GR_I64, 1, &n24);
+    for (k = 0; k < 24; k++) ((int64_t *)ta->data)[k] = ((int64_t *)want->data)[k] = 3 * k - 7;
+    gs2_expect1(g, t, ta, gr_flatten(t), GR_I64, want, "gr_flatten (2,3,4)");
+    CHECK(gr_flatten(NULL) == NULL && gr_cast(NULL, GR_F32) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_OK);
+    gr_array_free(ta); gr_array_free(want); gr_array_free(sa);
+    gr_graph_free(g);
+}
+
+/* ==== BroadcastLike, ReduceLike, ReshapeLike, SizeRatio ================================================= */
+
+
+typedef struct gts_pair { int xnd; int64_t xs[3]; int rnd; int64_t rs[3]; } gts_pair;
+
+/* x and ref as inputs of dtype dt and (for ref) rdt, static or unknown shapes */
+static void gts_pair_inputs(gr_graph *g, const gts_pair *p, gr_dtype dt, gr_dtype rdt, int dyn, gtf_rng *rng, gr_var **ins,
+                            gr_array **arr) {
+    ins[0] = gtf_input(g, dt, p->xnd, p->xs, dyn, "x");
+    ins[1] = gtf_input(g, rdt, p->rnd, p->rs, dyn, "ref");
+    arr[0] = gts_random(rng, dt, p->xnd, p->xs, -5, 5, -99, 99);
+    arr[1] = gts_random(rng, rdt, p->rnd, p->rs, -5, 5, -99, 99);
+}
+
+TEST(gts_op_BroadcastLike) {
+    static const gts_pair cases[] = {
+        { 1, { 4 }, 2, { 3, 4 } }, { 2, { 3, 1 }, 2, { 3, 4 } }, { 0, { 0 }, 2, { 2, 3 } }, { 2, { 1, 4 }, 3, { 2, 3, 4 } },
+        { 3, { 2, 1, 1 }, 3, { 2, 3, 4 } }, { 2, { 3, 4 }, 2, { 3, 4 } }, { 1, { 1 }, 1, { 0 } }, { 1, { 3 }, 2, { 0, 3 } },
+        { 0, { 0 }, 0, { 0 } },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 9;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_pair *p = &cases[c];
+                gr_dtype dt = gts_dtypes[d], rdt = gts_dtypes[(d + 1) % 4];     /* ref's dtype does not matter */
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2];
+                gr_array *arr[2], *want = gts_want(dt, p->rnd, p->rs);
+                int64_t k;
+                char label[128];
+                gts_pair_inputs(g, p, dt, rdt, dyn, &rng, ins, arr);
+                for (k = 0; k < want->size; k++) gts_copy_elem(want, k, arr[0], gtf_bcast_index(k, p->rnd, p->rs, p->xnd, p->xs));
+                snprintf(label, sizeof label, "gr_broadcast_like case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shapes" : "static shapes");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_broadcast_like(ins[0], ins[1]), dt, want, 0, label);
+                gr_array_free(want);
+                gr_array_free(arr[0]);
+                gr_array_free(arr[1]);
+                gr_graph_free(g);
+            }
+    {   /* shapes that do not broadcast */
+        int64_t s3 = 3, s34[2] = { 3, 4 };
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *r = gr_matrix(g, GR_F64, "r"), *ins[2];
+        gr_array *arr[2];
+        CHECK(gr_broadcast_like(gr_tensor(g, GR_F64, 1, &s3, "xs"), gr_tensor(g, GR_F64, 2, s34, "rs")) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+        gr_graph_clear_error(g);
+        ins[0] = x; ins[1] = r;
+        arr[0] = gr_array_new(GR_F64, 1, &s3);
+        arr[1] = gr_array_new(GR_F64, 2, s34);
+        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_broadcast_like(x, r), GR_ERR_SHAPE, "gr_broadcast_like (3,) to (3,4)");
+        gr_array_free(arr[0]);
+        gr_array_free(arr[1]);
+        gr_graph_free(g);
+    }
+}
+
+TEST(gts_op_ReduceLike) {
+    static const gts_pair cases[] = {
+        { 2, { 3, 4 }, 1, { 4 } }, { 2, { 3, 4 }, 2, { 3, 1 } }, { 3, { 2, 3, 4 }, 0, { 0 } }, { 3, { 2, 3, 4 }, 2, { 3, 1 } },
+        { 3, { 2, 3, 4 }, 3, { 1, 1, 4 } }, { 2, { 3, 4 }, 2, { 3, 4 } }, { 2, { 0, 3 }, 1, { 3 } }, { 2, { 3, 0 }, 2, { 3, 1 } },
+        { 3, { 2, 3, 4 }, 3, { 2, 1, 4 } }, { 0, { 0 }, 0, { 0 } },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 10;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_pair *p = &cases[c];
+                gr_dtype dt = gts_dtypes[d], rdt = gts_dtypes[(d + 2) % 4];
+                gr_dtype odt = dt == GR_BOOL ? GR_I64 : dt;           /* bools are counted, as by gr_sum */
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2];
+                gr_array *arr[2], *want = gts_want(odt, p->rnd, p->rs);
+                int64_t k;
+                char label[128];
+                gts_pair_inputs(g, p, dt, rdt, dyn, &rng, ins, arr);
+                for (k = 0; k < arr[0]->size; k++) {
+                    int64_t o = gtf_bcast_index(k, p->xnd, p->xs, p->rnd, p->rs);
+                    if (want->dtype == GR_I64) ((int64_t *)want->data)[o] += gts_int_at(arr[0], k);
+                    else ((double *)want->data)[o] += gr_array_get(arr[0], k);
+                }
+                snprintf(label, sizeof label, "gr_reduce_like case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shapes" : "static shapes");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_reduce_like(ins[0], ins[1]), odt, want, gts_tol(odt), label);
+                gr_array_free(want);
+                gr_array_free(arr[0]);
+                gr_array_free(arr[1]);
+                gr_graph_free(g);
+            }
+}
+
+TEST(gts_op_ReshapeLike) {
+    static const gts_pair cases[] = {
+        { 2, { 2, 6 }, 2, { 3, 4 } }, { 1, { 6 }, 2, { 2, 3 } }, { 1, { 1 }, 0, { 0 } }, { 2, { 0, 3 }, 2, { 3, 0 } },
+        { 3, { 2, 3, 4 }, 1, { 24 } },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 11;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 4; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_pair *p = &cases[c];
+                gr_dtype dt = gts_dtypes[d], rdt = gts_dtypes[(d + 3) % 4];
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2];
+                gr_array *arr[2], *want = gts_want(dt, p->rnd, p->rs);
+                int64_t k;
+                char label[128];
+                gts_pair_inputs(g, p, dt, rdt, dyn, &rng, ins, arr);
+                for (k = 0; k < want->size; k++) gts_copy_elem(want, k, arr[0], k);
+                snprintf(label, sizeof label, "gr_reshape_like case %d, %s, %s", c, gr_dtype_name(dt), dyn ? "unknown shapes" : "static shapes");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_reshape_like(ins[0], ins[1]), dt, want, 0, label);
+                gr_array_free(want);
+                gr_array_free(arr[0]);
+                gr_array_free(arr[1]);
+                gr_graph_free(g);
+            }
+    {   /* sizes that differ: at build time when known, else at call time */
+        int64_t s6 = 6, s5 = 5;
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *r = gr_vector(g, GR_F64, "r"), *ins[2];
+        gr_array *arr[2];
+        CHECK(gr_reshape_like(gr_tensor(g, GR_F64, 1, &s6, "xs"), gr_tensor(g, GR_F64, 1, &s5, "rs")) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+        gr_graph_clear_error(g);
+        ins[0] = x; ins[1] = r;
+        arr[0] = gr_array_new(GR_F64, 1, &s6);
+        arr[1] = gr_array_new(GR_F64, 1, &s5);
+        gtf_expect_call_error(g, 2, ins, (const gr_array *const *)arr, gr_reshape_like(x, r), GR_ERR_SHAPE, "gr_reshape_like (6,) as (5,)");
+        gr_array_free(arr[0]);
+        gr_array_free(arr[1]);
+        gr_graph_free(g);
+    }
+}
+
+TEST(gts_op_SizeRatio) {
+    static const gts_pair cases[] = {
+        { 3, { 2, 3, 4 }, 2, { 3, 4 } }, { 3, { 2, 3, 4 }, 1, { 5 } }, { 0, { 0 }, 2, { 2, 2 } }, { 2, { 0, 3 }, 1, { 2 } },
+        { 1, { 7 }, 0, { 0 } }, { 1, { 3 }, 2, { 0, 4 } },
+    };
+    gtf_rng rng;
+    int c, d, dyn;
+    rng.s = 12;
+    for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++)
+        for (d = 0; d < 2; d++)
+            for (dyn = 0; dyn < 2; dyn++) {
+                const gts_pair *p = &cases[c];
+                gr_dtype odt = gts_dtypes[d];
+                gr_graph *g = gr_graph_new();
+                gr_var *ins[2];
+                gr_array *arr[2], *want = gr_array_new(GR_F64, 0, NULL);
+                char label[128];
+                gts_pair_inputs(g, p, GR_I64, GR_BOOL, dyn, &rng, ins, arr);    /* the inputs' dtypes do not matter */
+                /* size(a) / size(b); 0 when b is empty (the ratio is only used to scale gradients of empty means) */
+                ((double *)want->data)[0] = arr[1]->size ? (double)arr[0]->size / (double)arr[1]->size : 0.0;
+                snprintf(label, sizeof label, "gr_size_ratio case %d, %s, %s", c, gr_dtype_name(odt), dyn ? "unknown shapes" : "static shapes");
+                gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_size_ratio(ins[0], ins[1], odt), odt, want, 0, label);
+                gr_array_free(want);
+                gr_array_free(arr[0]);
+                gr_array_free(arr[1]);
+                gr_graph_free(g);
+            }
+    {
+        gr_graph *g = gr_graph_new();
+        gr_var *a = gr_vector(g, GR_F64, "a");
+        CHECK(gr_size_ratio(a, a, GR_I64) == NULL);
+        CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+        gr_graph_free(g);
+    }
+}
+
+/* shapes that do not fit, statically: GR_ERR_SHAPE naming the builder and both variables; a size
+   ratio in an integer dtype: GR_ERR_VALUE; NULL operands silently, markers GR_ERR_TYPE */
+TEST(test_like_errors) {
+    int64_t s3 = 3, s34[2] = { 3, 4 }, s5 = 5, s6 = 6;
+    gr_graph *g = gr_graph_new();
+    gr_var *v3 = gr_tensor(g, GR_F64, 1, &s3, "v3"), *m34 = gr_tensor(g, GR_F64, 2, s34, "m34"), *v5 = gr_tensor(g, GR_F64, 1, &s5, "v5");
+    gr_var *v6 = gr_tensor(g, GR_F64, 1, &s6, "v6");
+    CHECK(gr_broadcast_like(NULL, m34) == NULL && gr_reduce_like(m34, NULL) == NULL && gr_reshape_like(NULL, v6) == NULL &&
+          gr_size_ratio(NULL, v3, GR_F64) == NULL);
+    CHECK_OK_GRAPH(g);
+    CHECK(gr_broadcast_like(v3, m34) == NULL);                    /* (3,) to (3,4) */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_broadcast_like");
+    CHECK_CONTAINS(gr_graph_message(g), "'v3'");
+    CHECK_CONTAINS(gr_graph_message(g), "'m34'");
+    gr_graph_clear_error(g);
+    CHECK(gr_broadcast_like(m34, v3) == NULL);                    /* more dimensions than the reference */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    gr_graph_clear_error(g);
+    CHECK(gr_reduce_like(m34, v5) == NULL);                       /* (5,) does not broadcast to (3,4) */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_reduce_like");
+    CHECK_CONTAINS(gr_graph_message(g), "'v5'");
+    gr_graph_clear_error(g);
+    CHECK(gr_reduce_like(v3, m34) == NULL);                       /* fewer dimensions than the reference */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    gr_graph_clear_error(g);
+    CHECK(gr_reshape_like(v5, v6) == NULL);                       /* 5 elements as 6 */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_SHAPE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_reshape_like");
+    CHECK_CONTAINS(gr_graph_message(g), "'v5'");
+    gr_graph_clear_error(g);
+    CHECK(gr_size_ratio(v3, v5, GR_I64) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_size_ratio");
+    gr_graph_clear_error(g);
+    CHECK(gr_reduce_like(gr_disconnected_like(m34), v3) == NULL);
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_TYPE);
+    gr_graph_clear_error(g);
+    CHECK(gr_broadcast_like(gr_tensor(g, GR_F64, 1, s34 + 1, "v4"), m34) != NULL && gr_reduce_like(m34, gr_tensor(g, GR_F64, 1, s34 + 1, "r4")) != NULL &&
+          gr_reshape_like(m34, gr_tensor(g, GR_F64, 2, s34, "r34")) != NULL && gr_size_ratio(m34, v3, GR_F32) != NULL);
+    CHECK_OK_GRAPH(g);
+    gr_graph_free(g);
+}
+
+/* ==== derivative builders ======================================================================== */
+
+typedef struct gts_pattern { int n; int p[GR_MAX_NDIM]; } gts_pattern;
+static gts_pattern pat_newaxis = { 3, { GR_NEWAXIS, 1, 0 } }, pat_drop = { 1, { 0 } }, pat_swap_bcast = { 2, { 1, 0 } },
+                   pat_scalar = { 2, { GR_NEWAXIS, GR_NEWAXIS } }, pat_3d = { 3, { 2, 0, 1 } }, pat_3d_drop = { 3, { 2, GR_NEWAXIS, 0 } };
+static gr_var *gts_dimshuffle(gr_graph *g, gr_var *const *x, void *u) {
+    const gts_pattern *p = (const gts_pattern *)u;
+    (void)g;
+    return gr_dimshuffle(x[0], p->n, p->p);
+}
+static gr_var *gts_transpose(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_transpose(x[0]); }
+/* a dimshuffle whose gradient meets a broadcast: x0 (3,1) -> (1,3) times x1 (4,1) */
+static gr_var *gts_dimshuffle_mul(gr_graph *g, gr_var *const *x, void *u) {
+    const gts_pattern *p = (const gts_pattern *)u;
+    (void)g;
+    return gr_mul(gr_dimshuffle(x[0], p->n, p->p), x[1]);
+}
+
+typedef struct gts_shape { int n; int64_t s[GR_MAX_NDIM]; } gts_shape;
+static gts_shape sh_2_6 = { 2, { 2, 6 } }, sh_flat = { 1, { -1 } }, sh_2_m1_3 = { 3, { 2, -1, 3 } }, sh_6_4 = { 2, { 6, 4 } },
+                 sh_1_1 = { 2, { 1, 1 } }, sh_2_2 = { 2, { 2, 2 } }, sh_0d = { 0, { 0 } };
+static gr_var *gts_reshape(gr_graph *g, gr_var *const *x, void *u) {
+    const gts_shape *s = (const gts_shape *)u;
+    (void)g;
+    return gr_reshape(x[0], s->n, s->s);
+}
+/* reshape, then an elementwise product with a second input: the gradient is not just a reshape of u */
+static gr_var *gts_reshape_mul(gr_graph *g, gr_var *const *x, void *u) { return gr_mul(gts_reshape(g, x, u), x[1]); }
+
+static gr_var *gts_broadcast_like(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_broadcast_like(x[0], x[1]); }
+static gr_var *gts_reduce_like(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_reduce_like(x[0], x[1]); }
+static gr_var *gts_reshape_like(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_reshape_like(x[0], x[1]); }
+/* the reference operand of the *_like ops also feeding the value: sin(x1) + op(x0, x1) */
+static gr_var *gts_broadcast_like_ref(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_add(gr_sin(x[1]), gr_broadcast_like(x[0], x[1])); }
+static gr_var *gts_reduce_like_ref(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_mul(gr_sin(x[1]), gr_reduce_like(x[0], x[1])); }
+static gr_var *gts_reshape_like_ref(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_mul(gr_sin(x[1]), gr_reshape_like(x[0], x[1])); }
+static gr_var *gts_size_ratio(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_size_ratio(x[0], x[1], gr_var_dtype(x[0])); }
+/* x0 * size(x1) / size(x0): a value depending on x1's shape only */
+static gr_var *gts_size_ratio_mul(gr_graph *g, gr_var *const *x, void *u) { (void)g; (void)u; return gr_mul(x[0], gr_size_ratio(x[1], x[0], gr_var_dtype(x[0]))); }
+
+static const gtd_spec specs_DimShuffle[] = {
+    { "DimShuffle", "transpose (3,4)", gts_transpose, NULL, 1, { M34(-2, 2) }, GG },
+    { "DimShuffle", "(3,4) -> (1,4,3)", gts_dimshuffle, &pat_newaxis, 1, { M34(-2, 2) }, GG },
+    { "DimShuffle", "(3,1) -> (3,): drop", gts_dimshuffle, &pat_drop, 1, { GTD_IN(2, 3, 1, -2, 2) }, GG },
+    { "DimShuffle", "0-d -> (1,1)", gts_dimshuffle, &pat_scalar, 1, { S0(-2, 2) }, GG },
+    { "DimShuffle", "(2,3,4) -> (4,2,3)", gts_dimshuffle, &pat_3d, 1, { GTD_IN3(2, 3, 4, -2, 2) }, GG },
+    { "DimShuffle", "(2,1,4) -> (4,1,2): drop and insert", gts_dimshuffle, &pat_3d_drop, 1, { GTD_IN3(2, 1, 4, -2, 2) }, GG },
+    { "DimShuffle", "(3,1) -> (1,3), times (4,1)", gts_dimshuffle_mul, &pat_swap_bcast, 2, { GTD_IN(2, 3, 1, -2, 2), GTD_IN(2, 4, 1, -2, 2) }, GG },
+    GTD_END
+};
+static const gtd_spec specs_Reshape[] = {
+    { "Reshape", "(3,4) -> (2,6)", gts_reshape, &sh_2_6, 1, { M34(-2, 2) }, GG },
+    { "Reshape", "(3,4) -> flat", gts_reshape, &sh_flat, 1, { M34(-2, 2) }, GG },
+    { "Reshape", "(3,4) -> (2,-1,3)", gts_reshape, &sh_2_m1_3, 1, { M34(-2, 2) }, GG },
+    { "Reshape", "(2,3,4) -> (6,4)", gts_reshape, &sh_6_4, 1, { GTD_IN3(2, 3, 4, -2, 2) }, GG },
+    { "Reshape", "0-d -> (1,1)", gts_reshape, &sh_1_1, 1, { S0(-2, 2) }, GG },
+    { "Reshape", "(1,1) -> 0-d", gts_reshape, &sh_0d, 1, { GTD_IN(2, 1, 1, -2, 2) }, GG },
+    { "Reshape", "(4,) -> (2,2), times (2,1)", gts_reshape_mul, &sh_2_2, 2, { V4(-2, 2), GTD_IN(2, 2, 1, -2, 2) }, GG },
+    GTD_END
+};
+static const gtd_spec specs_BroadcastLike[] = {
+    { "BroadcastLike", "(4,) to (3,4)", gts_broadcast_like, NULL, 2, { V4(-2, 2), M34(-2, 2) }, GG },
+    { "BroadcastLike", "(3,1) to (3,4)", gts_broadcast_like, NULL, 2, { GTD_IN(2, 3, 1, -2, 2), M34(-2, 2) }, GG },
+    { "BroadcastLike", "0-d to (3,4)", gts_broadcast_like, NULL, 2, { S0(-2, 2), M34(-2, 2) }, GG },
+    { "BroadcastLike", "(1,4) to (2,3,4)", gts_broadcast_like, NULL, 2, { GTD_IN(2, 1, 4, -2, 2), GTD_IN3(2, 3, 4, -2, 2) }, GG },
+    { "BroadcastLike", "(4,) to (3,4), plus sin(ref)", gts_broadcast_like_ref, NULL, 2, { V4(-2, 2), M34(-2, 2) }, GG },
+    GTD_END
+};
+static const gtd_spec specs_ReduceLike[] = {
+    { "ReduceLike", "(3,4) to (4,)", gts_reduce_like, NULL, 2, { M34(-2, 2), V4(-2, 2) }, GG },
+    { "ReduceLike", "(3,4) to (3,1)", gts_reduce_like, NULL, 2, { M34(-2, 2), GTD_IN(2, 3, 1, -2, 2) }, GG },
+    { "ReduceLike", "(3,4) to 0-d", gts_reduce_like, NULL, 2, { M34(-2, 2), S0(-2, 2) }, GG },
+    { "ReduceLike", "(2,3,4) to (1,4)", gts_reduce_like, NULL, 2, { GTD_IN3(2, 3, 4, -2, 2), GTD_IN(2, 1, 4, -2, 2) }, GG },
+    { "ReduceLike", "(3,4) to (4,), times sin(ref)", gts_reduce_like_ref, NULL, 2, { M34(-2, 2), V4(-2, 2) }, GG },
+    GTD_END
+};
+static const gtd_spec specs_ReshapeLike[] = {
+    { "ReshapeLike", "(3,4) like (2,6)", gts_reshape_like, NULL, 2, { M34(-2, 2), GTD_IN(2, 2, 6, -2, 2) }, GG },
+    { "ReshapeLike", "(2,3,2) like (12,)", gts_reshape_like, NULL, 2, { GTD_IN3(2, 3, 2, -2, 2), GTD_IN(1, 12, 0, -2, 2) }, GG },
+    { "ReshapeLike", "0-d like (1,1)", gts_reshape_like, NULL, 2, { S0(-2, 2), GTD_IN(2, 1, 1, -2, 2) }, GG },
+    { "ReshapeLike", "(3,4) like (4,3), times sin(ref)", gts_reshape_like_ref, NULL, 2, { M34(-2, 2), GTD_IN(2, 4, 3, -2, 2) }, GG },
+    GTD_END
+};
+static const gtd_spec specs_SizeRatio[] = {
+    { "SizeRatio", "size(3,4) / size(4,)", gts_size_ratio, NULL, 2, { M34(-2, 2), V4(-2, 2) }, ND },
+    { "SizeRatio", "x0 * size(x1) / size(x0)", gts_size_ratio_mul, NULL, 2, { M34(-2, 2), GTD_IN(2, 2, 6, -2, 2) }, GG },
+    GTD_END
+};
+
+GT_CASES(DimShuffle) = {
+    GT_VALUES(gts_op_DimShuffle),
+    GT_VALUES(test_transpose),
+    GT_SPECS(specs_DimShuffle),
+    GT_ERRORS(test_dimshuffle_drop),
+    GT_ERRORS(test_dimshuffle_bad_pattern),
+    GT_END
+};
+GT_CASES(Reshape) = {
+    GT_VALUES(gts_op_Reshape),
+    GT_VALUES(test_flatten_cast_api),
+    GT_SPECS(specs_Reshape),
+    GT_ERRORS(test_reshape_errors),
+    GT_END
+};
+GT_CASES(BroadcastLike) = { GT_VALUES(gts_op_BroadcastLike), GT_SPECS(specs_BroadcastLike), GT_ERRORS(test_like_errors), GT_END };
+/* test_like_errors tries gr_reduce_like, gr_reshape_like and gr_size_ratio too */
+GT_CASES(ReduceLike) = { GT_VALUES(gts_op_ReduceLike), GT_SPECS(specs_ReduceLike), GT_ERRORS_WITH(BroadcastLike), GT_END };
+GT_CASES(ReshapeLike) = { GT_VALUES(gts_op_ReshapeLike), GT_SPECS(specs_ReshapeLike), GT_ERRORS_WITH(BroadcastLike), GT_END };
+GT_CASES(SizeRatio) = { GT_VALUES(gts_op_SizeRatio), GT_SPECS(specs_SizeRatio), GT_ERRORS_WITH(BroadcastLike), GT_END };
+
+/* ==== Join, Split, BroadcastTo, Tile, Untile ============================================================== */
+
 
 /* ==== gr_concatenate ============================================================================ */
 
@@ -960,32 +1592,146 @@ TEST(test_tile_errors) {
     gr_graph_free(g);
 }
 
-/* ==== gr_flatten and gr_cast meet the API ====================================================================== */
+/* ---- joins of no operands ----------------------------------------------------------------------- */
 
-TEST(test_flatten_cast_api) {
+/* gr_concatenate / gr_stack of 0 operands: NULL, and nothing recorded anywhere, since there is no
+   variable whose graph could hold the error (API.md: the first non-NULL variable argument's) */
+TEST(test_join_of_nothing) {
     gr_graph *g = gr_graph_new();
-    gr_var *s = gr_scalar(g, GR_F64, "s"), *t = gr_tensor(g, GR_I64, 3, NULL, "t"), *f;
-    gr_array *sa = gr_array_scalar(GR_F64, -2.7), *want, *ta;
-    int64_t one = 1, st[3] = { 2, 3, 4 }, n24 = 24, k;
-    f = gr_flatten(s);                                   /* 0-d: one element */
-    CHECK_EQ_INT(gr_var_ndim(f), 1);
-    want = gr_array_new(GR_F64, 1, &one);
-    ((double *)want->data)[0] = -2.7;
-    gs2_expect1(g, s, sa, f, GR_F64, want, "gr_flatten of a 0-d");
-    gr_array_free(want);
-    want = gr_array_new(GR_I64, 0, NULL);
-    ((int64_t *)want->data)[0] = -2;                     /* truncates toward zero */
-    gs2_expect1(g, s, sa, gr_cast(s, GR_I64), GR_I64, want, "gr_cast(-2.7) to int64");
-    gr_array_free(want);
-    ta = gr_array_new(GR_I64, 3, st);
-    want = gr_array_new(GR_I64, 1, &n24);
-    for (k = 0; k < 24; k++) ((int64_t *)ta->data)[k] = ((int64_t *)want->data)[k] = 3 * k - 7;
-    gs2_expect1(g, t, ta, gr_flatten(t), GR_I64, want, "gr_flatten (2,3,4)");
-    CHECK(gr_flatten(NULL) == NULL && gr_cast(NULL, GR_F32) == NULL);
-    CHECK_STATUS(gr_graph_status(g), GR_OK);
-    gr_array_free(ta); gr_array_free(want); gr_array_free(sa);
+    gr_var *x = gr_vector(g, GR_F64, "x"), *xs[2];
+    xs[0] = x; xs[1] = NULL;
+    CHECK(gr_concatenate(0, xs, 0) == NULL);
+    CHECK(gr_stack(0, xs, 0) == NULL);
+    CHECK(gr_concatenate(0, NULL, 0) == NULL && gr_stack(-1, NULL, 0) == NULL);
+    CHECK(gr_concatenate(2, xs, 0) == NULL && gr_stack(2, xs, 0) == NULL);   /* a NULL operand: silent, as every builder */
+    CHECK_OK_GRAPH(g);
+    CHECK(gr_concatenate(1, xs, 1) == NULL);                                 /* with an operand, errors are recorded */
+    CHECK_STATUS(gr_graph_status(g), GR_ERR_VALUE);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_concatenate");
     gr_graph_free(g);
 }
+
+
+/* [x (2,3) | y (2,2)] along -1, every dtype, static and call-time shapes */
+TEST(gts_op_Join) {
+    static const int64_t sx[2] = { 2, 3 }, sy[2] = { 2, 2 }, sj[2] = { 2, 5 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 140;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *ins[2];
+            gr_array *arr[2], *want = gts_want(dt, 2, sj);
+            int64_t r, c;
+            ins[0] = gtf_input(g, dt, 2, sx, dyn, "x");
+            ins[1] = gtf_input(g, dt, 2, sy, dyn, "y");
+            arr[0] = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9);
+            arr[1] = gts_random(&rng, dt, 2, sy, -5, 5, -9, 9);
+            for (r = 0; r < 2; r++)
+                for (c = 0; c < 5; c++) gts_copy_elem(want, r * 5 + c, arr[c < 3 ? 0 : 1], c < 3 ? r * 3 + c : r * 2 + c - 3);
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, gr_concatenate(2, ins, -1), dt, want, 0, "gr_concatenate (2,3) | (2,2)");
+            gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* x (2,5) cut into (2,0,3) along axis 1 */
+TEST(gts_op_Split) {
+    static const int64_t sx[2] = { 2, 5 }, sizes[3] = { 2, 0, 3 };
+    gtf_rng rng;
+    int d, dyn, j;
+    rng.s = 141;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x"), *p[3];
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9);
+            int64_t off = 0;
+            CHECK_STATUS(gr_split(x, 1, 3, sizes, p), GR_OK);
+            for (j = 0; j < 3; j++) {
+                int64_t ps[2], r, c;
+                gr_array *want;
+                ps[0] = 2; ps[1] = sizes[j];
+                want = gts_want(dt, 2, ps);
+                for (r = 0; r < 2; r++)
+                    for (c = 0; c < sizes[j]; c++) gts_copy_elem(want, r * sizes[j] + c, xa, r * 5 + off + c);
+                gts_expect1(g, x, xa, p[j], dt, want, 0, "gr_split (2,5) into 2, 0, 3");
+                off += sizes[j];
+                gr_array_free(want);
+            }
+            gr_array_free(xa);
+            gr_graph_free(g);
+        }
+}
+
+/* x (3,1) broadcast to (2,3,4) */
+TEST(gts_op_BroadcastTo) {
+    static const int64_t sx[2] = { 3, 1 }, sy[3] = { 2, 3, 4 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 142;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x");
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9), *want = gts_want(dt, 3, sy);
+            int64_t k;
+            for (k = 0; k < 24; k++) gts_copy_elem(want, k, xa, (k / 4) % 3);
+            gts_expect1(g, x, xa, gr_broadcast_to(x, 3, sy), dt, want, 0, "gr_broadcast_to (3,1) to (2,3,4)");
+            gr_array_free(xa); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* x (2,3) tiled by (2,1,2): (2,2,6) */
+TEST(gts_op_Tile) {
+    static const int64_t sx[2] = { 2, 3 }, reps[3] = { 2, 1, 2 }, sy[3] = { 2, 2, 6 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 143;
+    for (d = 0; d < 4; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, dt, 2, sx, dyn, "x");
+            gr_array *xa = gts_random(&rng, dt, 2, sx, -5, 5, -9, 9), *want = gts_want(dt, 3, sy);
+            int64_t k;
+            for (k = 0; k < 24; k++) gts_copy_elem(want, k, xa, ((k / 6) % 2) * 3 + (k % 6) % 3);
+            gts_expect1(g, x, xa, gr_tile(x, 3, reps), dt, want, 0, "gr_tile (2,3) by (2,1,2)");
+            gr_array_free(xa); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
+/* the gradient of tile(c (2,3), (2,2)) for a cotangent u (4,6): u summed over its four tiles */
+TEST(gts_op_Untile) {
+    static const int64_t sc[2] = { 2, 3 }, reps[2] = { 2, 2 }, su[2] = { 4, 6 };
+    gtf_rng rng;
+    int d, dyn;
+    rng.s = 144;
+    for (d = 0; d < 2; d++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            gr_dtype dt = gts_dtypes[d];
+            gr_graph *g = gr_graph_new();
+            gr_var *c = gtf_input(g, dt, 2, sc, dyn, "c"), *u = gtf_input(g, dt, 2, su, dyn, "u"), *t, *r = NULL;
+            gr_array *ua = gts_random(&rng, dt, 2, su, -5, 5, 0, 0), *ca = gr_array_new(dt, 2, sc), *want = gts_want(dt, 2, sc);
+            gr_var *ins[2];
+            gr_array *arr[2];
+            int64_t k;
+            t = gr_tile(c, 2, reps);
+            CHECK_STATUS(gr_lop(1, &t, 1, &c, &u, &r, NULL), GR_OK);
+            for (k = 0; k < 24; k++) ((double *)want->data)[((k / 6) % 2) * 3 + (k % 6) % 3] += gr_array_get(ua, k);
+            ins[0] = c; ins[1] = u; arr[0] = ca; arr[1] = ua;
+            gtf_expect(g, 2, ins, (const gr_array *const *)arr, r, dt, want, gts_tol(dt), "untile (4,6) onto (2,3)");
+            gr_array_free(ua); gr_array_free(ca); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
 
 /* ==== Jacobians and Hessians: the batching rules =================================================================== */
 
@@ -1131,36 +1877,6 @@ TEST(test_hessians) {
     gr_graph_free(g);
 }
 
-/* A batching rule that applies an op row by row builds a Batched node whose type rule builds the
-   op's own node in the same graph: both must get their own slot and id (under ASan, the node array
-   once overflowed when the outer node was the one to fill it). Many Jacobians in one graph, with
-   a varying number of nodes between them, meet every position of the array's growth. */
-TEST(test_batched_node_registration) {
-    static const int64_t s6[1] = { 6 };
-    gr_graph *g = gr_graph_new();
-    gr_var *x = gr_vector(g, GR_F64, "x"), *J = NULL, *last = NULL;
-    gr_array *xa = gr_array_new(GR_F64, 1, s6);
-    int i, k;
-    for (i = 0; i < 300 && gr_graph_status(g) == GR_OK; i++) {
-        int64_t shape[2] = { 2, 3 };
-        gr_var *y = x;
-        for (k = 0; k < i % 5; k++) y = gr_neg(y);
-        if (gr_jacobian(gr_reshape(y, 2, shape), 1, &x, &J, NULL) != GR_OK) break;
-        last = J;
-    }
-    CHECK_STATUS(gr_graph_status(g), GR_OK);
-    if (last) {   /* the last one still computes: J[r, c, k] = (-1)^(299 % 5) [3r + c == k] */
-        gr_array *want;
-        int64_t ws[3] = { 2, 3, 6 };
-        want = gr_array_new(GR_F64, 3, ws);
-        for (k = 0; k < 6; k++) ((double *)want->data)[k * 6 + k] = (299 % 5) % 2 ? -1 : 1;
-        gs2_expect1(g, x, xa, last, GR_F64, want, "the 300th Jacobian of a reshape");
-        gr_array_free(want);
-    }
-    gr_array_free(xa);
-    gr_graph_free(g);
-}
-
 /* printing a multi-output node, and a split used by two functions at once */
 TEST(test_split_print_and_share) {
     static const int64_t sizes[2] = { 2, 3 };
@@ -1204,36 +1920,6 @@ TEST(test_split_print_and_share) {
     gr_graph_free(g);
 }
 
-SUITE(suite_struct2) = {
-    CASE(test_concatenate_values),
-    CASE(test_concatenate_dtypes),
-    CASE(test_concatenate_many),
-    CASE(test_concatenate_same_operand),
-    CASE(test_concatenate_errors),
-    CASE(test_stack_values),
-    CASE(test_stack_errors),
-    CASE(test_split_values),
-    CASE(test_split_many),
-    CASE(test_split_join_many_rop),
-    CASE(test_split_errors),
-    CASE(test_split_disconnected_outputs),
-    CASE(test_split_null_output_grad),
-    CASE(test_join_rop_partial),
-    CASE(test_broadcast_to_values),
-    CASE(test_broadcast_to_errors),
-    CASE(test_zeros_ones_like),
-    CASE(test_arange),
-    CASE(test_tile_values),
-    CASE(test_tile_errors),
-    CASE(test_flatten_cast_api),
-    CASE(test_jacobians_through_batch_rules),
-    CASE(test_hessians),
-    CASE(test_batched_node_registration),
-    CASE(test_split_print_and_share),
-    END_SUITE
-};
-
-/* ==== derivative specs of the new rows ================================================================================ */
 
 static gr_var *gs2_d_concat(gr_graph *g, gr_var *const *x, void *u) {
     int axis = u ? *(const int *)u : 0;
@@ -1307,23 +1993,86 @@ static int64_t gs2_tile_a[] = { 2, 2, 2 }, gs2_tile_b[] = { 3, 2, 1, 2 }, gs2_ti
 static int64_t gs2_untile_a[] = { 2, 2, 3, 2, 2, 2 };          /* c (2,3), reps (2,2): x (4,6) */
 static int64_t gs2_untile_b[] = { 1, 3, 3, 2, 1, 2 };          /* c (3,), reps (2,1,2): x (2,1,6) */
 
-GTD_SPECS(gtd_specs_struct2) = {
+static const gtd_spec specs_Join[] = {
     { "Join", "(2,3) | (1,3) along 0", gs2_d_concat, NULL, 2, { GTD_IN(2, 2, 3, -2, 2), GTD_IN(2, 1, 3, -2, 2) }, GTD_GRADGRAD },
     { "Join", "(2,3) | (2,2) along -1", gs2_d_concat, &gs2_axism1, 2, { GTD_IN(2, 2, 3, -2, 2), GTD_IN(2, 2, 2, -2, 2) }, 0 },
     { "Join", "sin x | y | x^2 along 1", gs2_d_concat3, NULL, 2, { GTD_IN(2, 2, 2, -2, 2), GTD_IN(2, 2, 1, -2, 2) }, GTD_GRADGRAD },
     { "Join", "(2,1,3) | (2,2,3) along 1", gs2_d_concat, &gs2_axis1, 2, { GTD_IN3(2, 1, 3, -2, 2), GTD_IN3(2, 2, 3, -2, 2) }, 0 },
     { "Join", "stack of (3,) on -1", gs2_d_stack, NULL, 2, { GTD_IN(1, 3, 0, -2, 2), GTD_IN(1, 3, 0, -2, 2) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_Split[] = {
     { "Split", "(6,) into 2,1,3, piece 1 unused", gs2_d_split_skip, NULL, 1, { GTD_IN(1, 6, 0, -2, 2) }, GTD_GRADGRAD },
     { "Split", "(2,6) into 2,1,3 on -1, piece 1 unused", gs2_d_split_skip, NULL, 1, { GTD_IN(2, 2, 6, -2, 2) }, 0 },
     { "Split", "(3,2) into 1,2, piece 0 unused", gs2_d_split_last, NULL, 1, { GTD_IN(2, 3, 2, -2, 2) }, GTD_GRADGRAD },
     { "Split", "(2,4) into 1,2,1 on 1, all used", gs2_d_split_all, NULL, 1, { GTD_IN(2, 2, 4, -1, 1) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_BroadcastTo[] = {
     { "BroadcastTo", "(3,) to (2,3)", gs2_d_bto, gs2_bto_a, 1, { GTD_IN(1, 3, 0, -2, 2) }, GTD_GRADGRAD },
     { "BroadcastTo", "(2,1) to (3,2,4)", gs2_d_bto, gs2_bto_b, 1, { GTD_IN(2, 2, 1, -2, 2) }, 0 },
     { "BroadcastTo", "() to (3,2)", gs2_d_bto, gs2_bto_c, 1, { GTD_IN(0, 0, 0, -2, 2) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_Tile[] = {
     { "Tile", "(2,3) by (2,2)", gs2_d_tile, gs2_tile_a, 1, { GTD_IN(2, 2, 3, -2, 2) }, 0 },
     { "Tile", "(3,) by (2,1,2), squared", gs2_d_tile_sq, gs2_tile_b, 1, { GTD_IN(1, 3, 0, -2, 2) }, GTD_GRADGRAD },
     { "Tile", "(2,2) by (3,), squared", gs2_d_tile_sq, gs2_tile_c, 1, { GTD_IN(2, 2, 2, -2, 2) }, 0 },
+    GTD_END
+};
+static const gtd_spec specs_Untile[] = {
     { "Untile", "(4,6) onto (2,3), squared", gs2_d_untile, gs2_untile_a, 1, { GTD_IN(2, 4, 6, -1, 1) }, GTD_GRADGRAD },
     { "Untile", "(2,1,6) onto (3,), squared", gs2_d_untile, gs2_untile_b, 1, { GTD_IN3(2, 1, 6, -1, 1) }, 0 },
     GTD_END
+};
+
+GT_CASES(Join) = {
+    GT_VALUES(gts_op_Join),
+    GT_VALUES(test_concatenate_values),
+    GT_VALUES(test_concatenate_dtypes),
+    GT_VALUES(test_concatenate_many),
+    GT_VALUES(test_concatenate_same_operand),
+    GT_VALUES(test_stack_values),
+    GT_SPECS(specs_Join),
+    GT_DERIVS(test_join_rop_partial),
+    GT_ERRORS(test_concatenate_errors),
+    GT_ERRORS(test_stack_errors),
+    GT_ERRORS(test_join_of_nothing),
+    GT_END
+};
+GT_CASES(Split) = {
+    GT_VALUES(gts_op_Split),
+    GT_VALUES(test_split_values),
+    GT_VALUES(test_split_many),
+    GT_VALUES(test_split_print_and_share),
+    GT_SPECS(specs_Split),
+    GT_DERIVS(test_split_join_many_rop),
+    GT_DERIVS(test_split_disconnected_outputs),
+    GT_DERIVS(test_split_null_output_grad),
+    GT_ERRORS(test_split_errors),
+    GT_END
+};
+GT_CASES(BroadcastTo) = {
+    GT_VALUES(gts_op_BroadcastTo),
+    GT_VALUES(test_broadcast_to_values),
+    GT_SPECS(specs_BroadcastTo),
+    GT_ERRORS(test_broadcast_to_errors),
+    GT_END
+};
+GT_CASES(Tile) = { GT_VALUES(gts_op_Tile), GT_VALUES(test_tile_values), GT_SPECS(specs_Tile), GT_ERRORS(test_tile_errors), GT_END };
+GT_CASES(Untile) = {
+    GT_VALUES(gts_op_Untile),
+    GT_SPECS(specs_Untile),
+    GT_NO_ERRORS("made only by the gradient of gr_tile, from checked operands"),
+    GT_END
+};
+
+/* ==== the family's other tests ========================================================================= */
+
+SUITE(suite_ops_shape) = {
+    CASE(test_zeros_ones_like),
+    CASE(test_arange),
+    CASE(test_jacobians_through_batch_rules),
+    CASE(test_hessians),
+    END_SUITE
 };
