@@ -10201,7 +10201,7 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     gr_var **map = NULL;
     size_t n_taps = (size_t)d->n_bin - (size_t)d->n_val;
     int i;
-    if (!c) return NULL;
+    if (!c) { gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name); return NULL; }
     *c = *d;
     c->head.refs = 1;
     c->head.conn = NULL;
@@ -10209,7 +10209,11 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     c->seq_replay = NULL;
     c->replay = NULL;
     if (d->replay) {
-        if (!(c->seq_replay = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int)))) { GR_FREE(c); return NULL; }
+        if (!(c->seq_replay = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int)))) {
+            GR_FREE(c);
+            gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+            return NULL;
+        }
         memcpy(c->seq_replay, d->seq_replay, sizeof(int) * (size_t)d->n_seq);
         c->replay = d->replay;
         c->replay->head.refs++;
@@ -10309,10 +10313,10 @@ static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_v
     c.node = node;
     c.d = d;
     hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
-    if (!hist) return g->status;
+    if (!hist) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
     L = gr__out(node)[d->n_out];
     Lm1 = gr_sub(L, gr__scalar_const(g, GR_I64, 1, 0));
-    if (!Lm1) return g->status;
+    if (!Lm1) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
     c.g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
     c.b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
     c.acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));

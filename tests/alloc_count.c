@@ -473,11 +473,108 @@ static void scen_zeros_rewritten(ac_run *r) {
     gr_array_free(xa);
 }
 
+/* I: loops. h_t = tanh(u_t w + h_{t-1} v) (3-vectors, elementwise) over the T rows of u from h0; the
+   function returns every h_t, the gradient of sum(h) with respect to u, h0, w and v (BPTT, a loop
+   itself), the same gradient with checkpoints = 3 (states recomputed), and the R-op of h along
+   (u, w) = (du, dw). Against the plain-C loop, its hand-written BPTT and its tangent recurrence;
+   steady-state calls run every step of three loops without allocating. */
+enum { AC_LT = 12 };
+static gr_status ac_loop_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until;
+    out[0] = gr_tanh(gr_add(gr_mul(in[0], in[2]), gr_mul(in[1], (gr_var *)user)));
+    return GR_OK;
+}
+/* h (T x 3); dh (T x 3): d sum(h); du (T x 3), dh0, dw, dv (3); th (T x 3): the tangent */
+static void ac_loop_ref(const gr_array *u, const gr_array *h0, const gr_array *w, const gr_array *v, const gr_array *du,
+                        const gr_array *dw, double *h, double *gu, double *gh0, double *gw, double *gv, double *th) {
+    int t, j;
+    for (j = 0; j < 3; j++) {
+        double hp = gr_array_get(h0, j), tp = 0, wj = gr_array_get(w, j), vj = gr_array_get(v, j), adj = 0;
+        for (t = 0; t < AC_LT; t++) {
+            double ut = gr_array_get(u, t * 3 + j), hn = tanh(ut * wj + hp * vj);
+            th[t * 3 + j] = (1 - hn * hn) * (gr_array_get(du, t * 3 + j) * wj + ut * gr_array_get(dw, j) + tp * vj);
+            h[t * 3 + j] = hn;
+            hp = hn;
+            tp = th[t * 3 + j];
+        }
+        gw[j] = gv[j] = 0;
+        for (t = AC_LT - 1; t >= 0; t--) {    /* adj: d sum(h) / d h_t, through the later steps */
+            double hn = h[t * 3 + j], a, hprev = t ? h[(t - 1) * 3 + j] : gr_array_get(h0, j);
+            adj += 1.0;
+            a = adj * (1 - hn * hn);
+            gu[t * 3 + j] = a * wj;
+            gw[j] += a * gr_array_get(u, t * 3 + j);
+            gv[j] += a * hprev;
+            adj = a * vj;
+        }
+        gh0[j] = adj;
+    }
+}
+static void scen_loop(ac_run *r) {
+    int64_t su[2] = { AC_LT, 3 }, s3 = 3;
+    gr_array *ua = ac_fill(GR_F64, 2, su, 0.8, 0.1), *h0a = ac_fill(GR_F64, 1, &s3, 0.5, 0.0), *wa = ac_fill(GR_F64, 1, &s3, 0.6, 0.4);
+    gr_array *va = ac_fill(GR_F64, 1, &s3, 0.3, 0.5), *dua = ac_fill(GR_F64, 2, su, 0.7, -0.2), *dwa = ac_fill(GR_F64, 1, &s3, 0.4, 0.3);
+    double h[AC_LT * 3], gu[AC_LT * 3], gh0[3], gw[3], gv[3], th[AC_LT * 3];
+    gr_graph *g;
+    gr_var *u, *h0, *w, *v, *du, *dw, *ins[6], *outs[10], *res[2] = { NULL, NULL }, *wrt[4], *ev[2], *rwrt[2], *rop = NULL;
+    gr_scan_seq s;
+    gr_scan_out o;
+    gr_scan_opts opts;
+    gr_fn *f = NULL;
+    int k, c;
+    ac_loop_ref(ua, h0a, wa, va, dua, dwa, h, gu, gh0, gw, gv, th);
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    u = gr_matrix(g, GR_F64, "u"); h0 = gr_vector(g, GR_F64, "h0"); w = gr_vector(g, GR_F64, "w"); v = gr_vector(g, GR_F64, "v");
+    du = gr_matrix(g, GR_F64, "du"); dw = gr_vector(g, GR_F64, "dw");
+    ins[0] = u; ins[1] = h0; ins[2] = w; ins[3] = v; ins[4] = du; ins[5] = dw;
+    wrt[0] = u; wrt[1] = h0; wrt[2] = w; wrt[3] = v;
+    for (k = 0; k < 10; k++) outs[k] = NULL;
+    s.x = u; s.n_taps = 0; s.taps = NULL;
+    o.initial = h0; o.n_taps = 0; o.taps = NULL;
+    for (c = 0; c < 2; c++) {
+        memset(&opts, 0, sizeof opts);
+        opts.checkpoints = c ? 3 : 0;
+        if (gr_scan(ac_loop_step, v, 1, &s, 1, &o, 1, &w, &opts, &res[c]) == GR_OK)
+            gr_grad(gr_sum(res[c]), 4, wrt, outs + 1 + 4 * c, NULL);
+    }
+    outs[0] = res[0];
+    ev[0] = du; ev[1] = dw;
+    rwrt[0] = u; rwrt[1] = w;
+    if (res[0] && gr_rop(1, &res[0], 2, rwrt, ev, &rop, NULL) == GR_OK) outs[9] = rop;
+    for (k = 0; k < 10 && outs[k]; k++) {}
+    if (k == 10) f = gr_function(6, ins, 10, outs, NULL);
+    ac_built(r, g, f);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[6], *out[10];
+        in[0] = ua; in[1] = h0a; in[2] = wa; in[3] = va; in[4] = dua; in[5] = dwa;
+        if (ac_call(r, f, k, in, out)) {
+            int i;
+            for (i = 0; i < AC_LT * 3; i++) {
+                CHECK_NEAR(gr_array_get(out[0], i), h[i], 1e-15);
+                CHECK_NEAR(gr_array_get(out[1], i), gu[i], 1e-13);
+                CHECK(gr_array_get(out[5], i) == gr_array_get(out[1], i));     /* checkpointed: the same bits */
+                CHECK_NEAR(gr_array_get(out[9], i), th[i], 1e-13);
+            }
+            for (i = 0; i < 3; i++) {
+                CHECK_NEAR(gr_array_get(out[2], i), gh0[i], 1e-13);
+                CHECK_NEAR(gr_array_get(out[3], i), gw[i], 1e-13);
+                CHECK_NEAR(gr_array_get(out[4], i), gv[i], 1e-13);
+                for (c = 2; c <= 4; c++) CHECK(gr_array_get(out[c + 4], i) == gr_array_get(out[c], i));
+            }
+        }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(ua); gr_array_free(h0a); gr_array_free(wa); gr_array_free(va); gr_array_free(dua); gr_array_free(dwa);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten };
+                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop };
 static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set",
-                                        "zeros_rewritten" };
+                                        "zeros_rewritten", "loop" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {
@@ -588,11 +685,79 @@ TEST(test_graph_bytes_a_link) {
     CHECK(ac.bytes == before);
 }
 
+/* The memory of loops, from the counting allocator's peak during a function's first call:
+   - a loop whose result is read only at its last row (save_mem) keeps O(1) rows: its peak does not
+     grow from T = 1,000 to T = 8,000 steps;
+   - the gradient of a loop with checkpoints = c keeps at most c states: its peak grows by less than
+     a tenth of what the uncheckpointed gradient's grows from T = 1,000 to 8,000, and stays below it.
+   The loop: h_t = tanh(u_t w + h_{t-1}) over 16-vectors, cost sum(h_T) (the last row), the gradient
+   with respect to h0 and w (u's would be T rows itself). */
+static gr_status ac_mem_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(gr_mul(in[0], in[2]), in[1]));
+    return GR_OK;
+}
+/* the peak bytes of the first call (which allocates the function's buffers; later calls allocate
+   nothing), above the live bytes before it; mode 0: the last row only; 1: the gradient; 2: the
+   gradient with 4 checkpoints */
+static size_t ac_loop_peak(int64_t T, int mode) {
+    int64_t su[2], s16 = 16;
+    gr_array *ua, *h0a, *wa;
+    gr_graph *g = gr_graph_new();
+    gr_var *u = gr_matrix(g, GR_F64, "u"), *h0 = gr_vector(g, GR_F64, "h0"), *w = gr_vector(g, GR_F64, "w"), *res = NULL, *y, *ins[3];
+    gr_var *outs[3] = { NULL, NULL, NULL };
+    gr_scan_seq s;
+    gr_scan_out o;
+    gr_scan_opts opts;
+    gr_fn *f = NULL;
+    size_t peak = 0;
+    int n_out = mode ? 2 : 1;
+    su[0] = T; su[1] = 16;
+    ua = ac_fill(GR_F64, 2, su, 0.5, 0.0); h0a = ac_fill(GR_F64, 1, &s16, 0.3, 0.0); wa = ac_fill(GR_F64, 1, &s16, 0.5, 0.2);
+    s.x = u; s.n_taps = 0; s.taps = NULL;
+    o.initial = h0; o.n_taps = 0; o.taps = NULL;
+    memset(&opts, 0, sizeof opts);
+    opts.checkpoints = mode == 2 ? 4 : 0;
+    ins[0] = u; ins[1] = h0; ins[2] = w;
+    CHECK_STATUS(gr_scan(ac_mem_step, NULL, 1, &s, 1, &o, 1, &w, &opts, &res), GR_OK);
+    y = gr_index(res, 0, -1);
+    if (mode) CHECK_STATUS(gr_grad(gr_sum(y), 2, ins + 1, outs, NULL), GR_OK);   /* (u's gradient would be T rows) */
+    if (!mode) outs[0] = y;
+    f = gr_function(3, ins, n_out, outs, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[3], *out[3];
+        size_t base = ac.bytes;
+        in[0] = ua; in[1] = h0a; in[2] = wa;
+        ac.peak = ac.bytes;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        peak = ac.peak - base;
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(ua); gr_array_free(h0a); gr_array_free(wa);
+    return peak;
+}
+TEST(test_loop_memory) {
+    size_t last1 = ac_loop_peak(1000, 0), last8 = ac_loop_peak(8000, 0);
+    size_t grad1 = ac_loop_peak(1000, 1), grad8 = ac_loop_peak(8000, 1);
+    size_t ckp1 = ac_loop_peak(1000, 2), ckp8 = ac_loop_peak(8000, 2);
+    fprintf(stderr, "  loop peaks (bytes, T = 1000 / 8000): last row %zu / %zu; gradient %zu / %zu; 4 checkpoints %zu / %zu\n",
+            last1, last8, grad1, grad8, ckp1, ckp8);
+    CHECK_MSG(last8 <= last1 + 1024, "the last row of a loop: peak %zu bytes at T = 8000, %zu at T = 1000", last8, last1);
+    CHECK_MSG(grad8 > grad1 + 7000 * 16 * 8, "the gradient keeps every state: %zu -> %zu bytes", grad1, grad8);
+    CHECK_MSG(ckp8 <= ckp1 + 1024, "checkpointed gradient: %zu -> %zu bytes", ckp1, ckp8);
+    CHECK_MSG(ckp8 - ckp1 < (grad8 - grad1) / 10, "checkpointed gradient: %zu -> %zu bytes (uncheckpointed %zu -> %zu)", ckp1, ckp8,
+              grad1, grad8);
+    CHECK(ckp8 < grad8 / 4);
+}
+
 static const gt_case suite_alloc[] = {
     CASE(test_graph_bytes_a_link),
     CASE(test_function_keeps_only_its_program),
     CASE(test_steady_state_allocates_nothing),
     CASE(test_out_of_memory_everywhere),
+    CASE(test_loop_memory),
     END_SUITE
 };
 

@@ -392,6 +392,43 @@ static void ao_Diff(ao_run *r) {
     for (k = 0; k < 3; k++) ao_out(r, gr_diff(ao_mat(r, ao_dts[k]), k == 1 ? 0 : -1));
     ao_out(r, gr_diff(ao_mat(r, GR_BOOL), 1));
 }
+/* loops: sequence taps -1, +1, a state, a non-sequence; forwards, and backwards with checkpoints */
+static gr_status ao_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(gr_mul(in[0], in[1]), gr_mul(in[2], in[3])));
+    return GR_OK;
+}
+static gr_var *ao_loop(ao_run *r, gr_dtype dt, int backwards, int64_t checkpoints) {
+    static const int taps[2] = { -1, 1 };
+    static int64_t s53[2] = { 5, 3 };
+    gr_var *u = ao_in(r, dt, 2, s53, AO_GEN), *h0 = ao_vec(r, dt), *w = ao_vec(r, dt), *res = NULL;
+    gr_scan_seq s;
+    gr_scan_out o;
+    gr_scan_opts opts;
+    gr_status st;
+    memset(&opts, 0, sizeof opts);
+    s.x = u; s.n_taps = 2; s.taps = taps;
+    o.initial = h0; o.n_taps = 0; o.taps = NULL;
+    opts.go_backwards = backwards;
+    opts.checkpoints = checkpoints;
+    st = gr_scan(ao_step, NULL, 1, &s, 1, &o, 1, &w, &opts, &res);
+    if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+    if (st != GR_OK) CHECK(res == NULL);
+    return res;
+}
+static void ao_Scan(ao_run *r) {
+    ao_out(r, ao_loop(r, GR_F64, 0, 0));
+    ao_out(r, ao_loop(r, GR_F32, 1, 2));
+}
+static void ao_Rows(ao_run *r) { ao_out(r, ao_loop(r, GR_F64, 1, 0)); }        /* the gradient of a loop */
+static void ao_ScanPlace(ao_run *r) { ao_Rows(r); }
+/* the gradient of a loop's gradient with respect to its sequence */
+static void ao_ScanGather(ao_run *r) {
+    gr_var *y = ao_loop(r, GR_F64, 0, 0), *u = r->in[r->n_in - 3], *d = NULL;
+    gr_status st = y ? gr_grad(gr_sum(y), 1, &u, &d, NULL) : GR_ERR_NOMEM;
+    if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+    ao_out(r, d);
+}
 static void ao_LinScan(ao_run *r) { ao_CumProd(r); }            /* the derivatives of CumProd */
 static void ao_TensorDot(ao_run *r) {
     int a_ax[2] = { 0, 2 }, b_ax[2] = { 0, 1 }, a_ax1 = 2, b_ax1 = 0, k;

@@ -1,4 +1,5 @@
-/* tests/t_scan.c: gr_scan, symbolic loops (SEMANTICS 17, API.md "Loops"), ported from the scan
+/* tests/ops_scan.c: the rows of ops/scan.c (Scan, and Rows, ScanPlace, ScanGather, which a loop's
+   gradient makes) with their cases for tests/ops.c, and gr_scan, symbolic loops (SEMANTICS 17, API.md "Loops"), ported from the scan
    tests of Aesara and PyTensor (tests/scan/test_basic.py of both; tests/pending/README.md maps
    each test here to the upstream ones). Sequences with taps, the three kinds of outputs, n_steps,
    go_backwards and until; the gradient (BPTT) with its connection pattern, truncate_gradient,
@@ -6,7 +7,7 @@
    gr_jacobian and gr_hessian through loops; checkpoints giving the same bits; every error of
    SEMANTICS 17.9. Every value is checked against a closed form or a plain-C loop computing the
    same thing here, and every gradient against central differences of that loop. */
-#include "harness.h"
+#include "ops.h"
 #include <stdint.h>
 
 /* ---- arrays, evaluation and comparison ---------------------------------------------------------- */
@@ -3245,21 +3246,209 @@ TEST(test_scan_print) {
     gr_graph_free(g);
 }
 
+/* ==== the rows' cases (tests/ops.h) ====================================================================== */
+
+/* The derivative specs build loops of the spec's inputs: an RNN h_t = tanh(u_t + h_{t-1} W) over
+   u (4,3) from h0 (3,) with W (3,3) read as a non-sequence (forwards, backwards, checkpointed), and
+   a loop with sequence taps {-1, +1} and state taps {-2, -1}. The gradient with respect to a
+   sequence is a ScanPlace of the rows the gradient's loop wrote, at offsets computed from Rows; the
+   gradient of that gradient is a ScanGather. */
+typedef struct gtsc_opt { int backwards; int64_t checkpoints; } gtsc_opt;
+static const gtsc_opt gtsc_fwd = { 0, 0 }, gtsc_bwd = { 1, 0 }, gtsc_ckp = { 0, 2 };
+
+static gr_status st_rnn3(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(in[0], gr_dot(in[1], in[2])));
+    return GR_OK;
+}
+/* y_t = tanh(u[t-1] * u[t+1] + 0.5 y_{t-2} - 0.3 sin(y_{t-1})) */
+static gr_status st_taps4(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)until; (void)user;
+    out[0] = gr_tanh(gr_sub(gr_add(gr_mul(in[0], in[1]), gr_mul(gr_const(g, 0.5), in[2])), gr_mul(gr_const(g, 0.3), gr_sin(in[3]))));
+    return GR_OK;
+}
+static gr_var *gtsc_b_rnn(gr_graph *g, gr_var *const *x, void *u) {
+    const gtsc_opt *o = (const gtsc_opt *)u;
+    gr_scan_seq s = sc_seq(x[0], 0, NULL);
+    gr_scan_out out = sc_out(x[1], 0, NULL);
+    gr_scan_opts opts = sc_opts(NULL);
+    gr_var *r = NULL;
+    (void)g;
+    opts.go_backwards = o->backwards;
+    opts.checkpoints = o->checkpoints;
+    if (gr_scan(st_rnn3, NULL, 1, &s, 1, &out, 1, &x[2], &opts, &r) != GR_OK) return NULL;
+    return r;
+}
+static gr_var *gtsc_b_taps(gr_graph *g, gr_var *const *x, void *u) {
+    static const int st[2] = { -1, 1 }, ot[2] = { -2, -1 };
+    gr_scan_seq s = sc_seq(x[0], 2, st);
+    gr_scan_out out = sc_out(x[1], 2, ot);
+    gr_scan_opts opts = sc_opts(NULL);
+    gr_var *r = NULL;
+    (void)g;
+    opts.go_backwards = u ? ((const gtsc_opt *)u)->backwards : 0;
+    if (gr_scan(st_taps4, NULL, 1, &s, 1, &out, 0, NULL, &opts, &r) != GR_OK) return NULL;
+    return r;
+}
+/* the gradient of sum(sin(loop)) with respect to the sequence: ScanPlace (and Rows); user NULL: the
+   rnn, else the taps loop in that direction */
+static gr_var *gtsc_b_seqgrad(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *r = u ? gtsc_b_taps(g, x, u) : gtsc_b_rnn(g, x, (void *)&gtsc_fwd), *d = NULL;
+    if (!r || gr_grad(gr_sum(gr_sin(r)), 1, &x[0], &d, NULL) != GR_OK) return NULL;
+    return d;
+}
+
+#define GTSC_RNN { GTD_IN(2, 4, 3, -1, 1), GTD_IN(1, 3, 0, -1, 1), GTD_IN(2, 3, 3, -0.8, 0.8) }
+#define GTSC_TAPS { GTD_IN(2, 6, 2, -1, 1), GTD_IN(2, 2, 2, -1, 1) }
+static const gtd_spec specs_Scan[] = {
+    { "Scan", "rnn tanh(u_t + h W), u (4,3) h0 (3,) W (3,3)", gtsc_b_rnn, (void *)&gtsc_fwd, 3, GTSC_RNN, GTD_GRADGRAD },
+    { "Scan", "rnn, go_backwards", gtsc_b_rnn, (void *)&gtsc_bwd, 3, GTSC_RNN, 0 },
+    { "Scan", "rnn, checkpoints 2", gtsc_b_rnn, (void *)&gtsc_ckp, 3, GTSC_RNN, 0 },
+    { "Scan", "taps u[t-1] u[t+1], y[t-2] y[t-1], u (6,2) y0 (2,2)", gtsc_b_taps, NULL, 2, GTSC_TAPS, GTD_GRADGRAD },
+    { "Scan", "taps, go_backwards", gtsc_b_taps, (void *)&gtsc_bwd, 2, GTSC_TAPS, 0 },
+    GTD_END
+};
+static const gtd_spec specs_Rows[] = {
+    { "Rows", "d sum(sin(rnn)) / du: offsets from Rows", gtsc_b_seqgrad, NULL, 3, GTSC_RNN, 0 },
+    GTD_END
+};
+static const gtd_spec specs_ScanPlace[] = {
+    { "ScanPlace", "d sum(sin(rnn)) / du", gtsc_b_seqgrad, NULL, 3, GTSC_RNN, 0 },
+    { "ScanPlace", "d sum(sin(taps loop)) / du, taps -1 +1", gtsc_b_seqgrad, (void *)&gtsc_fwd, 2, GTSC_TAPS, 0 },
+    { "ScanPlace", "d sum(sin(taps loop)) / du, backwards", gtsc_b_seqgrad, (void *)&gtsc_bwd, 2, GTSC_TAPS, 0 },
+    GTD_END
+};
+static const gtd_spec specs_ScanGather[] = {
+    { "ScanGather", "the gradient of d sum(sin(taps loop)) / du", gtsc_b_seqgrad, (void *)&gtsc_fwd, 2, GTSC_TAPS, GTD_GRADGRAD },
+    GTD_END
+};
+
+/* how many nodes of op `name` the graph of v holds (a walk with an explicit stack) */
+enum { GTSC_WALK = 4096 };
+static int gtsc_count_op(gr_var *v, const char *name) {
+    gr_var *stack[GTSC_WALK];
+    const gr_node *seen[GTSC_WALK];
+    int sp = 0, n_seen = 0, count = 0, i, j;
+    stack[sp++] = v;
+    while (sp > 0) {
+        gr_var *x = stack[--sp];
+        const gr_node *nd = x ? gr_var_owner(x) : NULL;
+        if (!nd) continue;
+        for (j = 0; j < n_seen && seen[j] != nd; j++) {}
+        if (j < n_seen || n_seen == GTSC_WALK) continue;
+        seen[n_seen++] = nd;
+        count += strcmp(gr_node_op(nd)->name, name) == 0;
+        for (i = 0; i < gr_node_n_inputs(nd) && sp < GTSC_WALK; i++) stack[sp++] = gr_node_input(nd, i);
+    }
+    return count;
+}
+
+/* A linear loop with sequence taps {-1, +1}: y_t = a u[t] + b u[t+2] (t < T = L - 2), and the cost
+   C = sum_t w_t y_t. Closed forms: dC/du_j = sum over the steps t reading row j of a w_t or b w_t
+   (forwards step t reads rows t and t + 2; backwards, each tap's rows reversed as in Aesara, L-3-t
+   and L-1-t), which is a ScanPlace of the
+   gradient loop's rows at offsets made from Rows; and for D = sum_j c_j dC/du_j,
+   dD/dw_t = a c_lo(t) + b c_hi(t), a ScanGather of c. */
+typedef struct gtsc_lin { double a, b; } gtsc_lin;
+static gr_status st_lin_taps(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    const gtsc_lin *l = (const gtsc_lin *)user;
+    (void)until;
+    out[0] = gr_add(gr_mul(gr_const(g, l->a), in[0]), gr_mul(gr_const(g, l->b), in[1]));
+    return GR_OK;
+}
+static void gtsc_place_gather(int which) {
+    static const int taps[2] = { -1, 1 };
+    enum { L = 7, T = L - 2 };
+    gtsc_lin lin = { 1.5, -0.75 };
+    uint64_t seed = 404;
+    double uv[L], wv[T], cv[L], want_du[L], want_dw[T];
+    int back, dyn, j, t;
+    sc_fill(&seed, uv, L, -1, 1);
+    sc_fill(&seed, wv, T, -1, 1);
+    sc_fill(&seed, cv, L, -1, 1);
+    for (back = 0; back < 2; back++)
+        for (dyn = 0; dyn < 2; dyn++) {
+            int64_t ls = L, ts = T;
+            gr_graph *g = gr_graph_new();
+            gr_var *u = gtf_input(g, GR_F64, 1, &ls, dyn, "u"), *w = gtf_input(g, GR_F64, 1, &ts, dyn, "w");
+            gr_var *c = gtf_input(g, GR_F64, 1, &ls, dyn, "c"), *r = NULL, *du = NULL, *dw = NULL, *in[3], *outs[2];
+            gr_scan_seq s = sc_seq(u, 2, taps);
+            gr_scan_out o = sc_out(NULL, 0, NULL);
+            gr_scan_opts opts = sc_opts(NULL);
+            gr_array *vals[3], *res[2] = { NULL, NULL };
+            opts.go_backwards = back;
+            for (j = 0; j < L; j++) want_du[j] = 0;
+            for (t = 0; t < T; t++) {
+                int lo = back ? L - 3 - t : t, hi = back ? L - 1 - t : t + 2;
+                want_du[lo] += lin.a * wv[t];
+                want_du[hi] += lin.b * wv[t];
+                want_dw[t] = lin.a * cv[lo] + lin.b * cv[hi];
+            }
+            CHECK_STATUS(gr_scan(st_lin_taps, &lin, 1, &s, 1, &o, 0, NULL, &opts, &r), GR_OK);
+            CHECK_STATUS(gr_grad(gr_sum(gr_mul(r, w)), 1, &u, &du, NULL), GR_OK);
+            CHECK_STATUS(gr_grad(gr_sum(gr_mul(du, c)), 1, &w, &dw, NULL), GR_OK);
+            if (which == 0 && back) CHECK_MSG(gtsc_count_op(du, "Rows") >= 1, "no Rows in the gradient of a backwards loop");
+            if (which == 1) CHECK_MSG(gtsc_count_op(du, "ScanPlace") >= 1, "no ScanPlace in the gradient of a loop");
+            if (which == 2) CHECK_MSG(gtsc_count_op(dw, "ScanGather") >= 1, "no ScanGather in the gradient of a gradient");
+            in[0] = u; in[1] = w; in[2] = c;
+            vals[0] = sc_vec(L, uv); vals[1] = sc_vec(T, wv); vals[2] = sc_vec(L, cv);
+            outs[0] = du; outs[1] = dw;
+            CHECK_STATUS(sc_run(3, in, vals, 2, outs, res), GR_OK);
+            SC_NEAR(res[0], L, want_du, 1e-15);
+            SC_NEAR(res[1], T, want_dw, 1e-15);
+            sc_free(2, res); sc_free(3, vals);
+            gr_graph_free(g);
+        }
+}
+TEST(gtsc_op_Rows) { gtsc_place_gather(0); }
+TEST(gtsc_op_ScanPlace) { gtsc_place_gather(1); }
+TEST(gtsc_op_ScanGather) { gtsc_place_gather(2); }
+
+GT_CASES(Scan) = {
+    GT_VALUES(test_scan_generator),
+    GT_VALUES(test_scan_one_sequence_one_output_weights),
+    GT_VALUES(test_scan_using_taps_input_output),
+    GT_VALUES(test_scan_backwards_taps),
+    GT_VALUES(test_scan_while),
+    GT_SPECS(specs_Scan),
+    GT_DERIVS(test_scan_grad_one_output),
+    GT_DERIVS(test_scan_rop),
+    GT_DERIVS(test_scan_rop_taps_adjoint),
+    GT_ERRORS(test_scan_errors_build),
+    GT_ERRORS(test_scan_errors_call),
+    GT_END
+};
+GT_CASES(Rows) = {
+    GT_VALUES(gtsc_op_Rows),
+    GT_SPECS(specs_Rows),
+    GT_NO_ERRORS("made only by the gradient of gr_scan, from checked nodes"),
+    GT_END
+};
+GT_CASES(ScanPlace) = {
+    GT_VALUES(gtsc_op_ScanPlace),
+    GT_SPECS(specs_ScanPlace),
+    GT_NO_ERRORS("made only by the gradient of gr_scan, from checked nodes"),
+    GT_END
+};
+GT_CASES(ScanGather) = {
+    GT_VALUES(gtsc_op_ScanGather),
+    GT_SPECS(specs_ScanGather),
+    GT_NO_ERRORS("made only by the gradient of ScanPlace (a gradient of gr_scan), from checked nodes"),
+    GT_END
+};
+
 SUITE(suite_scan) = {
-    CASE(test_scan_generator), CASE(test_scan_one_sequence_one_output_weights), CASE(test_scan_output_only),
+    CASE(test_scan_output_only),
     CASE(test_scan_only_nonseq_inputs), CASE(test_scan_multiple_inputs_multiple_outputs),
-    CASE(test_scan_reordering_return_steps), CASE(test_scan_using_taps_sequence), CASE(test_scan_using_taps_input_output),
-    CASE(test_scan_backwards), CASE(test_scan_backwards_taps), CASE(test_scan_backwards_uneven),
+    CASE(test_scan_reordering_return_steps), CASE(test_scan_using_taps_sequence), CASE(test_scan_backwards), CASE(test_scan_backwards_uneven),
     CASE(test_scan_explicit_tap_minus_one), CASE(test_scan_mitsot_more_initial_rows),
     CASE(test_scan_memory_reuse_outputs_as_inputs), CASE(test_scan_eliminate_seqs_nonseqs), CASE(test_scan_sequence_is_scan),
-    CASE(test_scan_mintap_onestep), CASE(test_scan_no_step), CASE(test_scan_while), CASE(test_scan_grad_until),
-    CASE(test_scan_grad_until_truncate), CASE(test_scan_truncate_gradient), CASE(test_scan_grad_one_output),
-    CASE(test_scan_grad_multiple_outs), CASE(test_scan_grad_multiple_outs_taps), CASE(test_scan_grad_some_uncomputable),
+    CASE(test_scan_mintap_onestep), CASE(test_scan_no_step), CASE(test_scan_grad_until),
+    CASE(test_scan_grad_until_truncate), CASE(test_scan_truncate_gradient), CASE(test_scan_grad_multiple_outs), CASE(test_scan_grad_multiple_outs_taps), CASE(test_scan_grad_some_uncomputable),
     CASE(test_scan_integer_inputs), CASE(test_scan_grad_nonseqs), CASE(test_scan_connection_pattern),
     CASE(test_scan_disconnected_gradient), CASE(test_scan_grad_duplicate_outputs), CASE(test_scan_grad_duplicate_outputs_pattern),
-    CASE(test_scan_null_grad), CASE(test_scan_rop), CASE(test_scan_rop2), CASE(test_scan_rop_taps_adjoint),
-    CASE(test_scan_rop_until), CASE(test_scan_rop_of_grad), CASE(test_scan_jacobian), CASE(test_scan_hessian),
+    CASE(test_scan_null_grad), CASE(test_scan_rop2), CASE(test_scan_rop_until), CASE(test_scan_rop_of_grad), CASE(test_scan_jacobian), CASE(test_scan_hessian),
     CASE(test_scan_higher_order), CASE(test_scan_grad_grad), CASE(test_scan_inner_grad), CASE(test_scan_long),
     CASE(test_scan_checkpoints_rnn), CASE(test_scan_checkpoints_taps), CASE(test_scan_checkpoints_until),
-    CASE(test_scan_errors_build), CASE(test_scan_error_graph), CASE(test_scan_errors_call), CASE(test_scan_print), END_SUITE
+    CASE(test_scan_error_graph), CASE(test_scan_print), END_SUITE
 };
