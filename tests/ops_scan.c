@@ -1,12 +1,13 @@
-/* tests/ops_scan.c: the rows of ops/scan.c (Scan, and Rows, ScanPlace, ScanGather, which a loop's
-   gradient makes) with their cases for tests/ops.c, and gr_scan, symbolic loops (SEMANTICS 17, API.md "Loops"), ported from the scan
-   tests of Aesara and PyTensor (tests/scan/test_basic.py of both; tests/pending/README.md maps
-   each test here to the upstream ones). Sequences with taps, the three kinds of outputs, n_steps,
-   go_backwards and until; the gradient (BPTT) with its connection pattern, truncate_gradient,
-   integer inputs, second to fourth derivatives; the R-op and the adjoint identity with gr_lop;
-   gr_jacobian and gr_hessian through loops; checkpoints giving the same bits; every error of
-   SEMANTICS 17.9. Every value is checked against a closed form or a plain-C loop computing the
-   same thing here, and every gradient against central differences of that loop. */
+/* tests/ops_scan.c: the rows of ops/scan.c (Scan; Rows, ScanPlace and ScanGather, which a loop's
+   gradient makes) with their cases for tests/ops.c, and gr_scan, symbolic loops (SEMANTICS 17,
+   API.md "Loops"), ported from the scan tests of Aesara and PyTensor (tests/scan/test_basic.py of
+   both; each test's comment names the upstream tests it ports). Sequences with taps, the three
+   kinds of outputs, n_steps, go_backwards and until; the gradient (BPTT) with its connection
+   pattern, truncate_gradient, integer inputs, second to fourth derivatives; the R-op and the
+   adjoint identity with gr_lop; gr_jacobian and gr_hessian through loops; checkpoints giving the
+   same bits; every error of SEMANTICS 17.9. Every value is checked against a closed form or a
+   plain-C loop computing the same thing here, and every gradient against central differences of
+   that loop. */
 #include "ops.h"
 #include <stdint.h>
 
