@@ -386,6 +386,33 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user,
                          int n_nonseq, gr_var *const *non_seqs,
                          const gr_scan_opts *opts, gr_var **results);
 
+/* ---- ops made of graphs (ops/graphop.c, after aesara OpFromGraph) ---------------------------- */
+
+/* A derivative rule given by the user in place of the one derived from the inner graph.
+   grad: seeds are the n_out output gradients, results the n_in input gradients.
+   rop:  seeds are the n_in eval points,       results the n_out output R-ops.
+   inputs/outputs are the applied node's. Results are built with ordinary ops; a result may be
+   gr_disconnected_like(input) where the input does not matter. */
+typedef gr_status (*gr_graph_op_rule)(void *user, gr_var *const *inputs, gr_var *const *outputs,
+                                      gr_var *const *seeds, gr_var **results);
+
+typedef struct gr_graph_op_opts {
+    int              inline_graph;         /* nonzero: gr_function replaces every application by
+                                              the inner nodes (rewrites and fusion see through) */
+    gr_graph_op_rule grad; void *grad_user; /* NULL: derived from the inner graph */
+    gr_graph_op_rule rop;  void *rop_user;  /* NULL: derived from the inner graph */
+    const unsigned char *connection_pattern; /* n_in x n_out; NULL: derived from the inner graph */
+} gr_graph_op_opts;
+
+/* An op computing outputs from inputs (non-constant leaves of one graph; shared variables the
+   outputs read stay shared). The graph is copied: it may be freed afterwards. Apply it with
+   gr_apply(op, NULL, 0, n_in, ins, outs); ops made this way nest. NULL on failure (recorded on
+   the graph of outputs[0]); an operand of another dtype or ndim than its input is GR_ERR_TYPE. */
+GR_API gr_op_def *gr_op_from_graph(const char *name, int n_in, gr_var *const *inputs,
+                                   int n_out, gr_var *const *outputs, const gr_graph_op_opts *opts);
+GR_API void       gr_op_free(gr_op_def *op);  /* the caller's reference; graphs and functions that
+                                                 apply it keep theirs; NULL is accepted */
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;
@@ -799,6 +826,8 @@ extern "C" {
     X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
+    /* ops/graphop.c: ops made of graphs */ \
+    X(OpFromGraph,     -1, -1,  OpFromGraph,   NULL,         none,       GRAPHOP_RUNTIME,  map,         none,       none)           /* outputs computed by an inner graph (gr_op_from_graph) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
@@ -808,7 +837,8 @@ extern "C" {
    when it is freed; before scheduling (GR_OPT_FULL), gr__<Name>_narrow(node, readers, map) may
    make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
-    X(Scan)
+    X(Scan) \
+    X(OpFromGraph)
 
 /* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
 /* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
@@ -876,6 +906,7 @@ static const char *gr__vname(const gr_var *v);
 /* An object that nodes reach through their parameters (a loop's body, an op made of a graph), kept
    alive by a counted reference from every graph holding such a node; the last release destroys it.
    Its head carries the per-node connection pattern (n_in x n_out) the grad driver reads. */
+struct gr__rewriter;
 typedef struct gr__graphop {
     int refs;
     void (*destroy)(struct gr__graphop *o);
@@ -886,6 +917,8 @@ typedef struct gr__graphop {
     /* the grad rule told which inputs' terms are not needed (skip[i]: zeros will do), so that a loop
        computes no gradient of a sequence nobody asked for; NULL: the op's grad */
     gr_status (*grad_some)(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
+    /* gr_function puts the node's inner nodes in its place (an inlined op made of a graph); NULL: never */
+    gr_status (*expand)(struct gr__rewriter *rw, const gr_node *node, gr_var *const *ins, gr_var **outs);
 } gr__graphop;
 
 struct gr_graph {
@@ -976,6 +1009,7 @@ enum gr__struct_code {
 
 #define GR__OPF_0 0
 #define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
+#define GR__OPF_GRAPHOP_RUNTIME (GR__OPF_GRAPHOP | GR__OPF_RUNTIME)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
@@ -986,6 +1020,9 @@ enum gr__struct_code {
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
+
+/* ops/graphop.c: gr_apply of an op made of a graph (src/graph.c) */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs);
 
 /* src/grad.c, for the loops' gradients (ops/scan.c) */
 static int gr__connected(const gr_node *node, int i, int j);   /* input i of node affects output j */
@@ -1010,19 +1047,19 @@ typedef struct gr__readers {
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
-#define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
+#define GR__RUNTIME_MAKE(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
     return GR_OK;
 }
 static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
-#define GR__RUNTIME_NARROW(Name) if (node->op == &gr__op_##Name) return gr__##Name##_narrow(node, rd, map);
+#define GR__RUNTIME_NARROW(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_narrow(node, rd, map);
     GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
 #undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
-#define GR__RUNTIME_RELEASE(Name) if (node->op == &gr__op_##Name) { gr__##Name##_release(node); return; }
+#define GR__RUNTIME_RELEASE(Name) if (node->op->perform == gr__##Name##_perform) { gr__##Name##_release(node); return; }
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
 }
@@ -1917,6 +1954,7 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
+    if (gr__op_flags(op) & GR__OPF_GRAPHOP) return gr__graph_op_apply(g, op, n_in, inputs, outputs);   /* ops/graphop.c */
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
     if (!op->builtin != !gr__builtin_op(op))
@@ -10943,6 +10981,783 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     return st;
 }
 
+/* ==== ops/graphop.c: generated region; edit ops/graphop.c, then run make gradient.h ==== */
+/* ops/graphop.c: ops made of graphs (gr_op_from_graph, after Aesara's OpFromGraph).
+
+   gr_op_from_graph copies the part of the user's graph that the outputs need into a graph of its
+   own (the op's gr__gop_def, counted: every graph and compiled function applying the op holds a
+   reference, gr_op_free drops the caller's). Shared variables read there become inputs of that
+   inner graph too (implicit inputs): a node applying the op takes the operands, then the shared
+   variables themselves, so that their current value is read at every call and gr_grad with
+   respect to one reaches through the node. Ops made of graphs met in the copy are copied as nodes,
+   or, when inlined, replaced by their own inner nodes: an inner graph never holds an inlined op.
+
+   Inputs of an OpFromGraph node:  the operands (n_in), then the shared variables read (n_sh)
+   Outputs:                        the inner graph's outputs (n_out)
+   Shapes: every output's shape comes from the inner graph's shape rules on the operands' shapes
+   (nothing runs); an inner graph holding a loop gives shapes only by running (the dynamic
+   variant, gr__op_OpFromGraphDyn).
+
+   Running: not inlined, each compiled function compiles the inner graph once, shared by the nodes
+   applying the op (OpFromGraph's runtime state); inlined (opts->inline_graph), gr_function puts the
+   inner nodes in place of the node before its rewrites (gr__gop_expand).
+   Derivatives: a user's gradient and R-op rules (overrides) are called on the node; otherwise the
+   gradient is another op made of a graph, the inner graph's vector-Jacobian product (inputs: the
+   operands and shared variables, then one seed per float output), and the R-op likewise (the
+   operands and shared variables, then one tangent per float input); both are made on first use
+   and kept by the op. With a gradient override alone the R-op is its double pullback. */
+
+typedef struct gr__gop_def gr__gop_def;
+typedef struct gr__gop_handle { gr_op_def op; gr__gop_def *def; } gr__gop_handle;   /* op first: the user's pointer */
+
+struct gr__gop_def {
+    gr__graphop head;                    /* first: counted; the connection pattern (n_in + n_sh) x n_out */
+    gr__gop_handle handle;               /* what gr_op_from_graph returns */
+    gr_graph *ig;                        /* the inner graph */
+    int n_in, n_sh, n_out;
+    gr_var **bin, **bout;                /* in ig: n_in + n_sh inputs, n_out outputs */
+    gr_node **order;                     /* the inner nodes the outputs need, in order */
+    uint32_t n_order;
+    gr__storage **sh;                    /* the shared variables read (a reference each) */
+    int inline_graph, dynamic;
+    gr_graph_op_rule grad, rop;
+    void *grad_user, *rop_user;
+    gr__gop_def *gdef, *rdef;            /* the derived gradient and R-op ops, made on first use */
+    int *g_at;                           /* per input: its gradient's output of gdef; -1 none, -2 null */
+    int *r_at;                           /* per output: its tangent's output of rdef; -1 none */
+    int g_made, r_made;
+    char name[64];
+};
+
+typedef struct gr__gop_fn { int refs; gr_fn *f; } gr__gop_fn;   /* one compiled inner graph, shared */
+typedef struct gr__gop_rt {
+    gr__gop_fn *fn;
+    const gr_array **res;                /* the inner function's results */
+    void **buf; size_t *cap;             /* the dynamic variant's outputs */
+} gr__gop_rt;
+typedef struct gr__gop_params { gr__gop_def *def; gr__gop_rt *rt; } gr__gop_params;
+
+static gr__gop_def *gr__gdef(const gr_node *node) { return ((const gr__gop_params *)gr__params(node))->def; }
+static gr__gop_rt *gr__grt(const gr_node *node) { return ((const gr__gop_params *)gr__params(node))->rt; }
+
+/* the variant of the row whose shapes are known only by running (an inner loop): the row's rules
+   and code, with DYNSHAPE */
+static const struct gr__builtin gr__builtin_OpFromGraphDyn = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP_RUNTIME | GR__OPF_DYNSHAPE,
+                                                                gr__none_alias, gr__map_batch };
+static const gr_op_def gr__op_OpFromGraphDyn = { "OpFromGraph", -1, -1, gr__OpFromGraph_infer, gr__OpFromGraph_shape, NULL,
+                                                 gr__OpFromGraph_perform, gr__OpFromGraph_grad, gr__OpFromGraph_rop,
+                                                 &gr__builtin_OpFromGraphDyn };
+/* what a handle carries: it is no node's op (gr_apply makes the node) */
+static gr_status gr__gop_handle_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    (void)in; (void)out;
+    return gr_node_error(node, GR_ERR_VALUE, "an op made of a graph runs as an OpFromGraph node");
+}
+static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch };
+
+static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs);
+static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
+static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out);
+static gr_var *gr__gop_leaf(gr_graph *g, gr__gop_def *d, gr_var *x, gr_var **map, int *cap_sh);
+static void gr__print_node_at(FILE *out, const gr_node *node, int indent);
+static void gr__print_var(FILE *out, const gr_var *v);
+
+static void gr__gop_destroy(gr__graphop *o) {
+    gr__gop_def *d = (gr__gop_def *)o;
+    int k;
+    gr_graph_free(d->ig);
+    for (k = 0; d->sh && k < d->n_sh; k++) gr__storage_release(d->sh[k]);
+    if (d->gdef && --d->gdef->head.refs == 0) d->gdef->head.destroy(&d->gdef->head);
+    if (d->rdef && --d->rdef->head.refs == 0) d->rdef->head.destroy(&d->rdef->head);
+    GR_FREE(d->head.conn);
+    GR_FREE(d->bin); GR_FREE(d->bout); GR_FREE(d->order); GR_FREE(d->sh); GR_FREE(d->g_at); GR_FREE(d->r_at);
+    GR_FREE(d);
+}
+
+GR_API void gr_op_free(gr_op_def *op) {
+    gr__gop_def *d;
+    if (!op || op->builtin != &gr__gop_handle_builtin) return;
+    d = ((gr__gop_handle *)op)->def;
+    if (--d->head.refs == 0) d->head.destroy(&d->head);
+}
+
+/* the inner graph under its node (src/print.c): inputs, nodes, outputs */
+static void gr__gop_print(FILE *out, const gr__graphop *o) {
+    const gr__gop_def *d = (const gr__gop_def *)o;
+    uint32_t k;
+    int i;
+    fprintf(out, "    graph of '%s' (inputs:", d->name);
+    for (i = 0; i < d->n_in + d->n_sh; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
+    fprintf(out, "%s):\n", d->n_sh ? ", the last shared" : "");
+    for (k = 0; k < d->n_order; k++) gr__print_node_at(out, d->order[k], 4);
+    fprintf(out, "    outputs of '%s':", d->name);
+    for (i = 0; i < d->n_out; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
+    fprintf(out, "\n");
+}
+
+/* ---- copying the inner graph --------------------------------------------------------------------- */
+
+/* d's inner nodes made again on ins (n_in + n_sh variables): in dst (rw NULL), or through the
+   rewriter of a compiled function (gr__rewrite_node: its rewrites see the inner nodes). out: the
+   n_out outputs. Errors are recorded on dst (rw->cg). */
+static gr_status gr__gop_clone(const gr__gop_def *d, gr_graph *dst, gr__rewriter *rw, gr_var *const *ins, gr_var **out) {
+    gr_graph *ig = d->ig;
+    gr_var **map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *)), **xs = NULL, **ys = NULL;
+    int i, j, cap = 0;
+    uint32_t k;
+    gr_status st = GR_OK;
+    if (rw) dst = rw->cg;
+    if (!map) return gr__error(dst, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    for (i = 0; i < d->n_in + d->n_sh; i++) map[d->bin[i]->id] = ins[i];
+#define GR__GOP_MAP(x) (map[(x)->id] ? map[(x)->id] : (x)->kind == GR__VK_CONST ? \
+    (map[(x)->id] = gr__constant(dst, (const gr_array *)gr__ext(x), (x)->flags)) : NULL)
+    for (k = 0; k < d->n_order && st == GR_OK; k++) {
+        gr_node *node = d->order[k];
+        if (node->n_in > cap || node->n_out > cap) {
+            cap = (node->n_in > node->n_out ? node->n_in : node->n_out) + 8;
+            GR_FREE(xs); GR_FREE(ys);
+            xs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            ys = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            if (!xs || !ys) { st = gr__error(dst, GR_ERR_NOMEM, "op '%s': out of memory", d->name); break; }
+        }
+        for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_MAP(gr__in(node)[i]))) break;
+        if (i < node->n_in) { st = dst->status != GR_OK ? dst->status : gr__error(dst, GR_ERR_NOMEM, "op '%s': out of memory", d->name); break; }
+        st = rw ? gr__rewrite_node(rw, node, xs, ys)
+                : gr__make_node_n(dst, node->op, gr__params(node), node->params_size, node->n_in, xs, node->n_out, ys);
+        for (j = 0; st == GR_OK && j < node->n_out; j++) map[gr__out(node)[j]->id] = ys[j];
+    }
+    for (j = 0; st == GR_OK && j < d->n_out; j++)
+        if (!(out[j] = GR__GOP_MAP(d->bout[j]))) st = dst->status != GR_OK ? dst->status : gr__error(dst, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+#undef GR__GOP_MAP
+    if (st != GR_OK && dst->status == GR_OK) gr__error(dst, st, "op '%s': copying its graph failed", d->name);
+    GR_FREE(map); GR_FREE(xs); GR_FREE(ys);
+    return st;
+}
+
+/* gr_function, inlining: the node's inner nodes in its place (rewritten as they are built) */
+static gr_status gr__gop_expand(gr__rewriter *rw, const gr_node *node, gr_var *const *ins, gr_var **outs) {
+    return gr__gop_clone(gr__gdef(node), NULL, rw, ins, outs);
+}
+
+/* which inputs reach which outputs in the inner graph (through each node's own pattern) */
+static gr_status gr__gop_pattern(gr__gop_def *d, const unsigned char *user) {
+    gr_graph *ig = d->ig;
+    int n_all = d->n_in + d->n_sh, i, j, b;
+    uint32_t k;
+    unsigned char *reach = (unsigned char *)gr__calloc((size_t)ig->n_vars * (size_t)n_all + 1, 1);
+    unsigned char *conn = (unsigned char *)gr__calloc((size_t)n_all * (size_t)d->n_out + 1, 1);
+    if (!reach || !conn) { GR_FREE(reach); GR_FREE(conn); return GR_ERR_NOMEM; }
+    for (b = 0; b < n_all; b++) reach[(size_t)d->bin[b]->id * (size_t)n_all + (size_t)b] = 1;
+    for (k = 0; k < d->n_order; k++) {
+        gr_node *node = d->order[k];
+        int o;
+        for (o = 0; o < node->n_out; o++)
+            for (i = 0; i < node->n_in; i++) {
+                const unsigned char *src = reach + (size_t)gr__in(node)[i]->id * (size_t)n_all;
+                unsigned char *dst = reach + (size_t)gr__out(node)[o]->id * (size_t)n_all;
+                if (!gr__connected(node, i, o)) continue;
+                for (b = 0; b < n_all; b++) dst[b] |= src[b];
+            }
+    }
+    for (j = 0; j < d->n_out; j++)
+        for (b = 0; b < n_all; b++) conn[b * d->n_out + j] = reach[(size_t)d->bout[j]->id * (size_t)n_all + (size_t)b];
+    if (user)                                        /* the user's pattern for the operands */
+        for (i = 0; i < d->n_in; i++)
+            for (j = 0; j < d->n_out; j++) conn[i * d->n_out + j] = user[i * d->n_out + j] != 0;
+    GR_FREE(reach);
+    d->head.conn = conn;
+    return GR_OK;
+}
+
+/* the variable of g standing for shared storage s: the one g has, else a new one */
+static gr_var *gr__gop_shared_in(gr_graph *g, gr__storage *s, const char *name) {
+    uint32_t i;
+    gr_var *v;
+    for (i = 0; i < g->n_vars; i++)
+        if (g->vars[i] && g->vars[i]->kind == GR__VK_SHARED && gr__ext(g->vars[i]) == (void *)s) return g->vars[i];
+    if (!gr__grow((void **)&g->stores, &g->cap_stores, g->n_stores, sizeof(void *))) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+    v = gr__new_var(g, s->value->dtype, s->value->ndim, s->value->shape, GR__VK_SHARED);
+    if (!v) return NULL;
+    v->u.ext = s;
+    s->refs++;
+    g->stores[g->n_stores++] = s;
+    if (name && !gr__set_name(g, v, name)) return NULL;
+    return v;
+}
+
+/* ---- gr_op_from_graph -------------------------------------------------------------------------------- */
+
+static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_graph_op_opts *opts) {
+    gr__gop_def *d = NULL;
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    uint8_t *given = NULL;
+    gr_var **map = NULL, **xs = NULL, **ys = NULL;
+    int i, j, cap = 0, cap_sh = 0;
+    gr_status st = GR_ERR_NOMEM;
+    if (!name) name = "op_from_graph";
+    for (i = 0; i < n_in; i++) {
+        gr_var *x = inputs[i];
+        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return NULL; }
+        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return NULL; }
+        if (x->kind != GR__VK_INPUT) {
+            gr__error(g, gr__is_marker(x) ? GR_ERR_TYPE : GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) is %s", name, i, gr__d(x).s,
+                      x->kind == GR__VK_CONST ? "a constant; inputs are free variables (gr_tensor)" :
+                      x->kind == GR__VK_SHARED ? "a shared variable; those are read as they are, without being inputs" :
+                      x->kind == GR__VK_OUT ? "computed; inputs are free variables (gr_tensor)" : "a gradient marker, not a value");
+            return NULL;
+        }
+    }
+    for (j = 0; j < n_out; j++) {
+        gr_var *y = outputs[j];
+        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return NULL; }
+        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return NULL; }
+        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return NULL; }
+    }
+    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
+    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
+    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
+    if (!given || !map || !d) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        uint32_t id = inputs[i]->id;
+        if (given[id]) {
+            for (j = 0; inputs[j] != inputs[i]; j++) {}
+            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
+            goto fail;
+        }
+        given[id] = 1;
+    }
+    d->head.refs = 1;
+    d->head.destroy = gr__gop_destroy;
+    d->head.name = d->name;
+    d->head.print = gr__gop_print;
+    if (opts && opts->inline_graph) d->head.expand = gr__gop_expand;
+    snprintf(d->name, sizeof d->name, "%s", name);
+    d->n_in = n_in;
+    d->n_out = n_out;
+    d->inline_graph = opts && opts->inline_graph;
+    if (opts) { d->grad = opts->grad; d->grad_user = opts->grad_user; d->rop = opts->rop; d->rop_user = opts->rop_user; }
+    d->handle.def = d;
+    d->handle.op.name = d->name;
+    d->handle.op.n_in = n_in;
+    d->handle.op.n_out = n_out;
+    d->handle.op.perform = gr__gop_handle_perform;
+    d->handle.op.builtin = &gr__gop_handle_builtin;
+    d->ig = gr_graph_new();
+    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    if (!d->ig || !d->bin || !d->bout) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        gr_var *x = inputs[i];
+        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
+    }
+    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) goto fail;
+    /* a leaf's counterpart: an input, a constant, or the stand-in of a shared variable (a new
+       input of the inner graph, after the operands) */
+#define GR__GOP_LEAF(x) (map[(x)->id] ? map[(x)->id] : gr__gop_leaf(g, d, x, map, &cap_sh))
+    for (k = 0; k < n_order; k++) {
+        gr_node *node = order[k];
+        if (node->n_in > cap || node->n_out > cap) {
+            cap = (node->n_in > node->n_out ? node->n_in : node->n_out) + 8;
+            GR_FREE(xs); GR_FREE(ys);
+            xs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            ys = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
+            if (!xs || !ys) goto nomem;
+        }
+        for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
+        if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
+            if (gr__gop_clone(gr__gdef(node), d->ig, NULL, xs, ys) != GR_OK) goto inner;   /* an inlined op: its nodes */
+        } else if (gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, xs, node->n_out, ys) != GR_OK)
+            goto inner;
+        for (j = 0; j < node->n_out; j++) {
+            gr_var *o = gr__out(node)[j];
+            map[o->id] = ys[j];
+            if (gr__vname(o) && !gr__vname(ys[j]) && ys[j]->graph == d->ig && !gr__set_name(d->ig, ys[j], gr__vname(o))) goto inner;
+        }
+    }
+    for (j = 0; j < n_out; j++) if (!(d->bout[j] = GR__GOP_LEAF(outputs[j]))) goto leaf_failed;
+#undef GR__GOP_LEAF
+    if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
+    for (k = 0; k < d->n_order; k++) if (gr__op_flags(d->order[k]->op) & GR__OPF_DYNSHAPE) d->dynamic = 1;
+    d->head.n_in = d->n_in + d->n_sh;
+    d->head.n_out = n_out;
+    d->g_at = (int *)gr__calloc((size_t)(d->n_in + d->n_sh) + 1, sizeof(int));
+    d->r_at = (int *)gr__calloc((size_t)n_out + 1, sizeof(int));
+    if (!d->g_at || !d->r_at) goto nomem;
+    if (gr__gop_pattern(d, opts ? opts->connection_pattern : NULL) != GR_OK) goto nomem;
+    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    return &d->handle.op;
+leaf_failed:
+    if (g->status != GR_OK) goto fail;
+inner:
+    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    goto fail;
+nomem:
+    gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name);
+fail:
+    if (d) gr__gop_destroy(&d->head);
+    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    return NULL;
+}
+
+/* the counterpart in d->ig of leaf x of g met in the copy (errors recorded on g; NULL) */
+static gr_var *gr__gop_leaf(gr_graph *g, gr__gop_def *d, gr_var *x, gr_var **map, int *cap_sh) {
+    gr_var *c;
+    if (x->kind == GR__VK_CONST) c = gr__constant(d->ig, (const gr_array *)gr__ext(x), x->flags);
+    else if (x->kind == GR__VK_SHARED) {             /* an implicit input, after the operands */
+        int n = d->n_in + d->n_sh;
+        int64_t shape[GR_MAX_NDIM];
+        int a;
+        if (d->n_sh + 1 > *cap_sh) {
+            int ncap = 2 * *cap_sh + 4;
+            gr__storage **sh = (gr__storage **)GR_REALLOC(d->sh, sizeof(gr__storage *) * (size_t)ncap);
+            gr_var **bin;
+            if (!sh) return gr__fail(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", d->name);
+            d->sh = sh;
+            bin = (gr_var **)GR_REALLOC(d->bin, sizeof(gr_var *) * (size_t)(d->n_in + ncap + 1));
+            if (!bin) return gr__fail(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", d->name);
+            d->bin = bin;
+            *cap_sh = ncap;
+        }
+        for (a = 0; a < x->ndim; a++) shape[a] = -1;  /* (gr_shared_set may change its shape) */
+        c = gr__new_var(d->ig, x->dtype, x->ndim, shape, GR__VK_INPUT);
+        if (!c) return gr__fail(g, d->ig->status, "gr_op_from_graph '%s': %s", d->name, d->ig->message);
+        if (gr__vname(x) && !gr__set_name(d->ig, c, gr__vname(x))) return gr__fail(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", d->name);
+        d->bin[n] = c;
+        d->sh[d->n_sh++] = (gr__storage *)gr__ext(x);
+        ((gr__storage *)gr__ext(x))->refs++;
+    } else if (x->kind == GR__VK_INPUT)
+        return gr__fail(g, GR_ERR_VALUE, "gr_op_from_graph '%s': the outputs need %s, which is not among the inputs", d->name, gr__d(x).s);
+    else return gr__fail(g, GR_ERR_TYPE, "gr_op_from_graph '%s': %s is a gradient marker, not a value", d->name, gr__d(x).s);
+    if (!c) return gr__fail(g, d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", d->name);
+    map[x->id] = c;
+    return c;
+}
+
+GR_API gr_op_def *gr_op_from_graph(const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                                   const gr_graph_op_opts *opts) {
+    gr_graph *g;
+    if (!outputs || n_out < 1 || !outputs[0]) return NULL;
+    g = outputs[0]->graph;
+    if (n_in < 0 || (n_in > 0 && !inputs)) {
+        gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s", name ? name : "op_from_graph", n_in < 0 ? "n_in is negative" : "inputs is NULL");
+        return NULL;
+    }
+    return gr__gop_make(g, name, n_in, inputs, n_out, outputs, opts);
+}
+
+/* ---- applying it ---------------------------------------------------------------------------------- */
+
+/* gr_apply of an op with the GRAPHOP flag (src/graph.c): a handle of gr_op_from_graph makes an
+   OpFromGraph node on the operands and the shared variables read; other such ops are rows */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
+    gr__gop_def *d;
+    gr__gop_params prm;
+    gr_var *stack[16], **ins = stack, *x;
+    int i, a, n_all;
+    gr_status st;
+    if (op->builtin != &gr__gop_handle_builtin)
+        return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function", op->name);
+    d = ((const gr__gop_handle *)op)->def;
+    n_all = d->n_in + d->n_sh;
+    if (n_all > 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)n_all))) return gr__error(g, GR_ERR_NOMEM, "gr_apply: out of memory");
+    for (i = 0; i < n_in; i++) {
+        const gr_var *b = d->bin[i];
+        x = inputs[i];
+        if (x->dtype != b->dtype && gr__is_weak(x) && x->ndim == b->ndim) x = gr__coerce(x, b->dtype);
+        if (!x) { st = g->status; goto done; }
+        if (x->dtype != b->dtype || x->ndim != b->ndim) {
+            st = gr__error(g, GR_ERR_TYPE, "gr_apply: op '%s': operand %d (%s) is %s with %d dimensions; its input %s is %s with %d",
+                           d->name, i, gr__d(x).s, gr_dtype_name((gr_dtype)x->dtype), x->ndim, gr__d(b).s, gr_dtype_name((gr_dtype)b->dtype), b->ndim);
+            goto done;
+        }
+        for (a = 0; a < x->ndim; a++)
+            if (gr__vshape(b)[a] >= 0 && gr__vshape(x)[a] >= 0 && gr__vshape(b)[a] != gr__vshape(x)[a]) {
+                st = gr__error(g, GR_ERR_SHAPE, "gr_apply: op '%s': operand %d (%s) has the shape %s; its input %s has %s", d->name, i,
+                               gr__d(x).s, gr__vs(x).s, gr__d(b).s, gr__vs(b).s);
+                goto done;
+            }
+        ins[i] = x;
+    }
+    for (i = 0; i < d->n_sh; i++)
+        if (!(ins[d->n_in + i] = gr__gop_shared_in(g, d->sh[i], gr__vname(d->bin[d->n_in + i])))) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+    memset(&prm, 0, sizeof prm);
+    prm.def = d;
+    st = gr__make_node_n(g, d->dynamic ? &gr__op_OpFromGraphDyn : &gr__op_OpFromGraph, &prm, sizeof prm, n_all, ins, d->n_out, outputs);
+    if (st != GR_OK) for (i = 0; i < d->n_out; i++) outputs[i] = NULL;
+done:
+    if (ins != stack) GR_FREE(ins);
+    return st;
+}
+
+/* ---- type and shape -------------------------------------------------------------------------------- */
+
+static gr_status gr__OpFromGraph_infer(const gr_node *node, gr_type *out) {
+    const gr__gop_def *d = gr__gdef(node);
+    int j, a;
+    for (j = 0; j < d->n_out; j++) {
+        const gr_var *b = d->bout[j];
+        out[j].dtype = (gr_dtype)b->dtype;
+        out[j].ndim = b->ndim;
+        for (a = 0; a < b->ndim; a++) out[j].shape[a] = gr__vshape(b)[a];
+    }
+    return GR_OK;
+}
+
+/* the inner graph compiled (errors recorded on the node's graph; NULL) */
+static gr_fn *gr__gop_compile(const gr_node *node, int level) {
+    gr__gop_def *d = gr__gdef(node);
+    gr_fn_opts fo;
+    gr_fn *f;
+    memset(&fo, 0, sizeof fo);
+    fo.optimize = (gr_optimize)level;
+    f = gr_function(d->n_in + d->n_sh, d->bin, d->n_out, d->bout, &fo);
+    if (!f) {
+        gr__error(node->graph, d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM, "op '%s': compiling its graph: %s", d->name,
+                  d->ig->message[0] ? d->ig->message : "out of memory");
+        gr_graph_clear_error(d->ig);
+    }
+    return f;
+}
+
+/* the outputs' shapes by the inner graph's shape rules: nothing runs */
+static gr_status gr__OpFromGraph_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__gop_rt *rt = gr__grt(node);
+    gr_fn *f = rt && rt->fn ? rt->fn->f : NULL, *tmp = NULL;
+    gr_status st;
+    if (gr__gdef(node)->dynamic) return gr_node_error(node, GR_ERR_VALUE, "'%s': its shapes are known only by running it", gr__gdef(node)->name);
+    if (!f && !(f = tmp = gr__gop_compile(node, GR_OPT_FULL))) return node->graph->status;
+    st = gr__fn_out_shapes(f, in, out);
+    if (st != GR_OK) gr_node_error(node, st, "'%s': %s", gr__gdef(node)->name, gr_fn_message(f));
+    gr_fn_free(tmp);
+    return st;
+}
+
+/* ---- running ------------------------------------------------------------------------------------------ */
+
+/* a compiled function's state: the inner graph compiled once for every node applying the op */
+static gr_status gr__OpFromGraph_runtime(gr_node *node, int level) {
+    gr__gop_params *p = (gr__gop_params *)gr__params(node);
+    gr__gop_def *d = p->def;
+    gr_graph *cg = node->graph;
+    gr__gop_rt *rt = (gr__gop_rt *)gr__calloc(1, sizeof(gr__gop_rt));
+    uint32_t k;
+    if (!rt) return gr__error(cg, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    p->rt = rt;
+    rt->res = (const gr_array **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_array *));
+    rt->buf = (void **)gr__calloc((size_t)d->n_out + 1, sizeof(void *));
+    rt->cap = (size_t *)gr__calloc((size_t)d->n_out + 1, sizeof(size_t));
+    if (!rt->res || !rt->buf || !rt->cap) return gr__error(cg, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    for (k = 0; k < cg->n_nodes; k++) {             /* another node of this function applying the op */
+        gr_node *o = cg->nodes[k];
+        if (o != node && o->op->perform == gr__OpFromGraph_perform && gr__gdef(o) == d && gr__grt(o) && gr__grt(o)->fn) {
+            rt->fn = gr__grt(o)->fn;
+            rt->fn->refs++;
+            return GR_OK;
+        }
+    }
+    rt->fn = (gr__gop_fn *)gr__calloc(1, sizeof(gr__gop_fn));
+    if (!rt->fn) return gr__error(cg, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    rt->fn->refs = 1;
+    rt->fn->f = gr__gop_compile(node, level);
+    return rt->fn->f ? GR_OK : cg->status;
+}
+static void gr__OpFromGraph_release(gr_node *node) {
+    gr__gop_params *p = (gr__gop_params *)gr__params(node);
+    gr__gop_rt *rt = p->rt;
+    int j;
+    if (!rt) return;
+    if (rt->fn && --rt->fn->refs == 0) { gr_fn_free(rt->fn->f); GR_FREE(rt->fn); }
+    for (j = 0; rt->buf && j < p->def->n_out; j++) GR_FREE(rt->buf[j]);
+    GR_FREE(rt->buf); GR_FREE(rt->cap); GR_FREE(rt->res);
+    GR_FREE(rt);
+    p->rt = NULL;
+}
+static gr_status gr__OpFromGraph_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+    (void)node; (void)rd; (void)map;
+    return GR_OK;
+}
+
+static gr_status gr__OpFromGraph_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__gop_def *d = gr__gdef(node);
+    gr__gop_rt *rt = gr__grt(node);
+    gr_fn *f = rt && rt->fn ? rt->fn->f : NULL, *tmp = NULL;
+    const gr_array *stack[8], **res = rt ? rt->res : stack;
+    gr_status st;
+    int j, a;
+    if (!rt && d->n_out > 8) return gr_node_error(node, GR_ERR_VALUE, "'%s': runs in a compiled function only", d->name);
+    if (!f && (d->dynamic || !(f = tmp = gr__gop_compile(node, GR_OPT_FULL))))
+        return d->dynamic ? gr_node_error(node, GR_ERR_VALUE, "'%s': runs in a compiled function only", d->name) : node->graph->status;
+    st = gr_call(f, in, res);
+    if (st != GR_OK) { gr_node_error(node, st, "'%s': %s", d->name, gr_fn_message(f)); goto done; }
+    for (j = 0; j < d->n_out; j++) {
+        gr_array *o = out[j];
+        size_t bytes = (size_t)res[j]->size * gr__dsize(res[j]->dtype);
+        if (d->dynamic) {                        /* memory of its own (DYNSHAPE) */
+            if (rt->cap[j] < bytes + 1) {
+                void *b = GR_MALLOC(bytes + 64);
+                if (!b) { st = gr_node_error(node, GR_ERR_NOMEM, "'%s': out of memory", d->name); goto done; }
+                GR_FREE(rt->buf[j]);
+                rt->buf[j] = b;
+                rt->cap[j] = bytes + 64;
+            }
+            for (a = 0; a < o->ndim; a++) o->shape[a] = res[j]->shape[a];
+            o->size = res[j]->size;
+            o->data = rt->buf[j];
+        } else
+            for (a = 0; a < o->ndim; a++)
+                if (o->shape[a] != res[j]->shape[a]) {
+                    st = gr_node_error(node, GR_ERR_SHAPE, "'%s': output %d has the shape %s, not the %s its shape rule gave", d->name, j,
+                                       gr__as(res[j]).s, gr__as(o).s);
+                    goto done;
+                }
+        if (bytes) memcpy(o->data, res[j]->data, bytes);
+    }
+done:
+    gr_fn_free(tmp);
+    return st;
+}
+
+/* ---- derivatives ---------------------------------------------------------------------------------------- */
+
+/* the derived op (gradient: which 0, R-op: which 1) of d, made once in a graph of its own: the
+   inner graph copied on fresh inputs, then the driver (gr_lop / gr_rop) on it. Errors recorded on g. */
+static gr_status gr__gop_derived(gr__gop_def *d, gr_graph *g, int which) {
+    int n_all = d->n_in + d->n_sh, n_extra = 0, n_res = 0, i, j;
+    gr_graph *dg = gr_graph_new();
+    /* x: the op's inputs (inner inputs, then seeds or tangents); y: the copied outputs; s: seeds or
+       tangents of the outputs; f: what is differentiated, then the op's outputs; w: wrt; ts: the
+       tangents of wrt, or the gradients */
+    gr_var **x = (gr_var **)gr__calloc((size_t)(5 * n_all + 4 * d->n_out) + 1, sizeof(gr_var *));
+    gr_var **y = x + 2 * n_all + d->n_out, **s = y + d->n_out, **f = s + d->n_out, **w = f + d->n_out + n_all, **ts = w + n_all;
+    gr_status st = GR_ERR_NOMEM;
+    char name[80];
+    if (!dg || !x) goto nomem;
+    for (i = 0; i < n_all; i++)
+        if (!(x[i] = gr__new_var(dg, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto inner;
+    if (gr__gop_clone(d, dg, NULL, x, y) != GR_OK) goto inner;
+    if (which == 0) {                                /* seeds of the float outputs; gradients of the float inputs */
+        gr_grad_opts o;
+        int nf = 0, nw = 0;
+        for (j = 0; j < d->n_out; j++)
+            if (gr__is_float(y[j]->dtype)) {
+                f[nf] = y[j];
+                if (!(s[nf] = gr__new_var(dg, y[j]->dtype, y[j]->ndim, gr__vshape(y[j]), GR__VK_INPUT))) goto inner;
+                x[n_all + nf] = s[nf];
+                nf++;
+            }
+        n_extra = nf;
+        for (i = 0; i < n_all; i++) { d->g_at[i] = -1; if (gr__is_float(x[i]->dtype)) w[nw++] = x[i]; }
+        if (nf > 0 && nw > 0) {
+            memset(&o, 0, sizeof o);
+            o.disconnected_inputs = GR_IGNORE;
+            o.return_disconnected = GR_RETURN_DISCONNECTED;
+            o.null_gradients = GR_NULL_RETURN;
+            o.no_names = 1;
+            if (gr_lop(nf, f, nw, w, s, ts, &o) != GR_OK) goto inner;
+            for (i = 0, nw = 0; i < n_all; i++) {
+                gr_var *t;
+                if (!gr__is_float(x[i]->dtype)) continue;
+                t = ts[nw++];
+                if (gr_is_disconnected(t)) continue;
+                if (gr_is_null(t)) { d->g_at[i] = -2; continue; }
+                d->g_at[i] = n_res;
+                f[n_res++] = t;                      /* (f's earlier entries are read no more) */
+            }
+        }
+    } else {                                         /* tangents of the float inputs; tangents of the outputs */
+        gr_rop_opts o;
+        int nw = 0;
+        for (i = 0; i < n_all; i++)
+            if (gr__is_float(x[i]->dtype)) {
+                w[nw] = x[i];
+                if (!(ts[nw] = gr__new_var(dg, x[i]->dtype, x[i]->ndim, gr__vshape(x[i]), GR__VK_INPUT))) goto inner;
+                x[n_all + nw] = ts[nw];
+                nw++;
+            }
+        n_extra = nw;
+        for (j = 0; j < d->n_out; j++) d->r_at[j] = -1;
+        if (nw > 0) {
+            memset(&o, 0, sizeof o);
+            o.disconnected_outputs = GR_IGNORE;
+            o.return_disconnected = GR_RETURN_DISCONNECTED;
+            if (gr_rop(d->n_out, y, nw, w, ts, s, &o) != GR_OK) goto inner;
+            for (j = 0; j < d->n_out; j++) {
+                if (!gr__is_float(y[j]->dtype) || gr__is_marker(s[j])) continue;
+                d->r_at[j] = n_res;
+                f[n_res++] = s[j];
+            }
+        }
+    }
+    if (n_res > 0) {
+        gr_graph_op_opts oo;
+        gr_op_def *op;
+        memset(&oo, 0, sizeof oo);
+        oo.inline_graph = d->inline_graph;
+        snprintf(name, sizeof name, "%s_%s", d->name, which ? "rop" : "grad");
+        op = gr__gop_make(dg, name, n_all + n_extra, x, n_res, f, &oo);
+        if (!op) goto inner;
+        if (which) d->rdef = ((gr__gop_handle *)op)->def; else d->gdef = ((gr__gop_handle *)op)->def;
+    }
+    if (which) d->r_made = 1; else d->g_made = 1;
+    st = GR_OK;
+    goto done;
+inner:
+    st = dg->status != GR_OK ? dg->status : GR_ERR_NOMEM;
+    gr__error(g, st, "op '%s': its %s from its graph: %s", d->name, which ? "R-op" : "gradient", dg->message[0] ? dg->message : "out of memory");
+    goto done;
+nomem:
+    gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+done:
+    gr_graph_free(dg);
+    GR_FREE(x);
+    return st;
+}
+
+/* a value for the user's rule's result for input or output v: checked, cast to the dtype wanted */
+static gr_var *gr__gop_result(const gr_node *node, const char *what, int k, gr_var *r, gr_var *v, int dt) {
+    gr_graph *g = node->graph;
+    const gr__gop_def *d = gr__gdef(node);
+    if (!r) return g->status != GR_OK ? NULL : gr__fail(g, GR_ERR_VALUE, "op '%s': its %s rule left result %d NULL", d->name, what, k);
+    if (r->graph != g) return gr__fail(g, GR_ERR_VALUE, "op '%s': result %d of its %s rule belongs to another graph", d->name, k, what);
+    if (gr__is_marker(r)) return r;
+    if (r->ndim != v->ndim)
+        return gr__fail(g, GR_ERR_TYPE, "op '%s': result %d of its %s rule has %d dimensions; %s has %d", d->name, k, what, r->ndim,
+                        gr__d(v).s, v->ndim);
+    if (!gr__is_float(r->dtype))
+        return gr__fail(g, GR_ERR_TYPE, "op '%s': result %d of its %s rule is %s, not a float", d->name, k, what, gr_dtype_name((gr_dtype)r->dtype));
+    return r->dtype == dt ? r : gr_cast(r, (gr_dtype)dt);
+}
+
+/* input i reaches an output whose gradient is not disconnected */
+static int gr__gop_iconn(const gr_node *node, gr_var *const *og, int i) {
+    int j;
+    for (j = 0; j < node->n_out; j++) if (gr__connected(node, i, j) && !gr_is_disconnected(og[j])) return 1;
+    return 0;
+}
+
+static gr_status gr__OpFromGraph_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr__gop_def *d = gr__gdef(node);
+    gr_graph *g = node->graph;
+    int n_all = node->n_in, i, j, ns = 0, from = d->grad ? d->n_in : 0;
+    gr_var **res = (gr_var **)gr__calloc((size_t)(2 * n_all + d->n_out) + 1, sizeof(gr_var *)), **ins, **gout = NULL;
+    gr_status st = GR_OK;
+    if (!res) return gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    ins = res + n_all;
+    for (i = 0; i < n_all; i++) ig[i] = NULL;
+    if (d->grad) {                                   /* the user's rule, for the operands */
+        st = d->grad(d->grad_user, gr__in(node), gr__out(node), og, res);
+        if (st != GR_OK) {
+            if (g->status == GR_OK) gr__error(g, st, "op '%s': its gradient rule failed (%s)", d->name, gr_status_string(st));
+            goto done;
+        }
+        for (i = 0; i < d->n_in; i++) {
+            gr_var *x = gr__in(node)[i], *t = gr__gop_result(node, "gradient", i, res[i], x, gr__grad_dtype(x));
+            if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+            if (gr_is_disconnected(t) && gr__gop_iconn(node, og, i)) t = gr__zeros_grad(x);   /* connected: zeros */
+            if (!(ig[i] = t)) { st = g->status; goto done; }
+        }
+    }
+    for (i = from; i < n_all; i++) if (gr__gop_iconn(node, og, i)) break;
+    if (i < n_all) {                                 /* the gradient from the inner graph */
+        if (!d->g_made && (st = gr__gop_derived(d, g, 0)) != GR_OK) goto done;
+        if (d->gdef) {
+            for (i = 0; i < n_all; i++) ins[i] = gr__in(node)[i];
+            for (j = 0; j < d->n_out; j++) {
+                gr_var *y = gr__out(node)[j], *s = og[j];
+                if (!gr__is_float(y->dtype)) continue;
+                if (gr__is_marker(s)) s = gr__fill_like(y, y->dtype, 0.0);   /* (pytensor#723: zeros for an unused output) */
+                else if (s->dtype != y->dtype) s = gr_cast(s, (gr_dtype)y->dtype);
+                if (!s) { st = g->status; goto done; }
+                ins[n_all + ns++] = s;
+            }
+            gout = (gr_var **)gr__calloc((size_t)d->gdef->n_out + 1, sizeof(gr_var *));
+            if (!gout) { st = gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name); goto done; }
+            if ((st = gr__graph_op_apply(g, &d->gdef->handle.op, n_all + ns, ins, gout)) != GR_OK) goto done;
+        }
+    }
+    for (i = from; i < n_all; i++) {
+        gr_var *x = gr__in(node)[i];
+        if (!gr__gop_iconn(node, og, i)) ig[i] = gr_disconnected_like(x);
+        else if (d->g_at[i] >= 0 && gout) ig[i] = gout[d->g_at[i]];
+        else if (d->g_at[i] == -2) ig[i] = gr_grad_not_implemented(node, i, x, "(an op of its graph has no gradient)");
+        else ig[i] = gr__zeros_grad(x);
+        if (!ig[i]) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+    }
+done:
+    GR_FREE(res);
+    GR_FREE(gout);
+    return st;
+}
+
+/* orop[j] += the tangents from the inner graph, from the inputs that `use` marks (NULL: all) */
+static gr_status gr__gop_rop_derived(const gr_node *node, gr_var *const *ev, const uint8_t *use, gr_var **orop) {
+    gr__gop_def *d = gr__gdef(node);
+    gr_graph *g = node->graph;
+    int n_all = node->n_in, i, j, nt = 0;
+    gr_var **ins, **rout;
+    gr_status st;
+    if (!d->r_made && (st = gr__gop_derived(d, g, 1)) != GR_OK) return st;
+    if (!d->rdef) return GR_OK;
+    ins = (gr_var **)gr__calloc((size_t)(2 * n_all + d->rdef->n_out) + 1, sizeof(gr_var *));
+    if (!ins) return gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+    rout = ins + 2 * n_all;
+    for (i = 0; i < n_all; i++) {
+        gr_var *x = gr__in(node)[i], *t = ev[i];
+        ins[i] = x;
+        if (!gr__is_float(x->dtype)) continue;
+        if (gr__is_marker(t) || (use && !use[i])) t = gr__fill_like(x, x->dtype, 0.0);
+        else if (t->dtype != x->dtype) t = gr_cast(t, (gr_dtype)x->dtype);
+        if (!t) { GR_FREE(ins); return g->status; }
+        ins[n_all + nt++] = t;
+    }
+    st = gr__graph_op_apply(g, &d->rdef->handle.op, n_all + nt, ins, rout);
+    for (j = 0; st == GR_OK && j < d->n_out; j++) {
+        int any = 0;
+        if (d->r_at[j] < 0) continue;
+        for (i = 0; i < n_all; i++)
+            if (gr__connected(node, i, j) && !gr__is_marker(ev[i]) && (!use || use[i]) && gr__is_float(gr__in(node)[i]->dtype)) any = 1;
+        if (!any) continue;
+        orop[j] = orop[j] ? gr_add(orop[j], rout[d->r_at[j]]) : rout[d->r_at[j]];
+        if (!orop[j]) st = g->status;
+    }
+    GR_FREE(ins);
+    return st;
+}
+
+static gr_status gr__OpFromGraph_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr__gop_def *d = gr__gdef(node);
+    gr_graph *g = node->graph;
+    int i, j, shared_ev = 0;
+    gr_status st = GR_OK;
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    if (!d->rop) return d->grad ? gr__rop_by_pullback(node, ev, orop) : gr__gop_rop_derived(node, ev, NULL, orop);
+    {                                                /* the user's rule, for the operands */
+        gr_var **res = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+        if (!res) return gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+        st = d->rop(d->rop_user, gr__in(node), gr__out(node), ev, res);
+        if (st != GR_OK && g->status == GR_OK) gr__error(g, st, "op '%s': its R-op rule failed (%s)", d->name, gr_status_string(st));
+        for (j = 0; st == GR_OK && j < d->n_out; j++) {
+            gr_var *y = gr__out(node)[j], *t = gr__gop_result(node, "R-op", j, res[j], y, y->dtype);
+            if (!t) st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+            else orop[j] = gr__is_marker(t) || !gr__is_float(y->dtype) ? NULL : t;
+        }
+        GR_FREE(res);
+        if (st != GR_OK) return st;
+    }
+    for (i = d->n_in; i < node->n_in; i++) if (!gr__is_marker(ev[i])) shared_ev = 1;
+    if (shared_ev) {                                 /* the shared variables' part, from the inner graph */
+        uint8_t *use = (uint8_t *)gr__calloc((size_t)node->n_in + 1, 1);
+        if (!use) return gr__error(g, GR_ERR_NOMEM, "op '%s': out of memory", d->name);
+        for (i = d->n_in; i < node->n_in; i++) use[i] = 1;
+        st = gr__gop_rop_derived(node, ev, use, orop);
+        GR_FREE(use);
+    }
+    return st;
+}
+
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
@@ -12547,6 +13362,8 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
+    if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
+        return (*(gr__graphop *const *)gr__params(node))->expand(rw, node, ins, outs);
     if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
         rw->orig = node;
@@ -14337,6 +15154,31 @@ static gr_status gr__call_dynamic(gr_fn *f) {
                                     gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
     }
     if (!gr__plan_external(f)) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    return GR_OK;
+}
+
+/* the shapes f's outputs would have for these inputs, from the shape rules alone: nothing runs
+   (an op made of a graph asks its inner function: ops/graphop.c) */
+static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
+    int changed = 0, i, d;
+    gr_status st;
+    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: its shapes are known only by running it");
+    for (i = 0; i < f->n_in; i++) {              /* the inputs' shapes (their data may not exist yet) */
+        const gr_array *a = inputs[i];
+        gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
+        sl->arr.size = a->size;
+        if ((st = gr__fn_settle_shape(f, f->in_slot[i], &changed)) != GR_OK) return st;
+    }
+    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+    for (i = 0; i < f->n_out; i++) {
+        const gr__slot *sl = &f->slots[f->out_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++) out[i]->shape[d] = sl->arr.shape[d];
+        out[i]->size = sl->arr.size;
+    }
     return GR_OK;
 }
 

@@ -254,6 +254,33 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user,
                          int n_nonseq, gr_var *const *non_seqs,
                          const gr_scan_opts *opts, gr_var **results);
 
+/* ---- ops made of graphs (ops/graphop.c, after aesara OpFromGraph) ---------------------------- */
+
+/* A derivative rule given by the user in place of the one derived from the inner graph.
+   grad: seeds are the n_out output gradients, results the n_in input gradients.
+   rop:  seeds are the n_in eval points,       results the n_out output R-ops.
+   inputs/outputs are the applied node's. Results are built with ordinary ops; a result may be
+   gr_disconnected_like(input) where the input does not matter. */
+typedef gr_status (*gr_graph_op_rule)(void *user, gr_var *const *inputs, gr_var *const *outputs,
+                                      gr_var *const *seeds, gr_var **results);
+
+typedef struct gr_graph_op_opts {
+    int              inline_graph;         /* nonzero: gr_function replaces every application by
+                                              the inner nodes (rewrites and fusion see through) */
+    gr_graph_op_rule grad; void *grad_user; /* NULL: derived from the inner graph */
+    gr_graph_op_rule rop;  void *rop_user;  /* NULL: derived from the inner graph */
+    const unsigned char *connection_pattern; /* n_in x n_out; NULL: derived from the inner graph */
+} gr_graph_op_opts;
+
+/* An op computing outputs from inputs (non-constant leaves of one graph; shared variables the
+   outputs read stay shared). The graph is copied: it may be freed afterwards. Apply it with
+   gr_apply(op, NULL, 0, n_in, ins, outs); ops made this way nest. NULL on failure (recorded on
+   the graph of outputs[0]); an operand of another dtype or ndim than its input is GR_ERR_TYPE. */
+GR_API gr_op_def *gr_op_from_graph(const char *name, int n_in, gr_var *const *inputs,
+                                   int n_out, gr_var *const *outputs, const gr_graph_op_opts *opts);
+GR_API void       gr_op_free(gr_op_def *op);  /* the caller's reference; graphs and functions that
+                                                 apply it keep theirs; NULL is accepted */
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;

@@ -439,6 +439,31 @@ static gr_status gr__call_dynamic(gr_fn *f) {
     return GR_OK;
 }
 
+/* the shapes f's outputs would have for these inputs, from the shape rules alone: nothing runs
+   (an op made of a graph asks its inner function: ops/graphop.c) */
+static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
+    int changed = 0, i, d;
+    gr_status st;
+    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: its shapes are known only by running it");
+    for (i = 0; i < f->n_in; i++) {              /* the inputs' shapes (their data may not exist yet) */
+        const gr_array *a = inputs[i];
+        gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_call: input %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++) sl->arr.shape[d] = a->shape[d];
+        sl->arr.size = a->size;
+        if ((st = gr__fn_settle_shape(f, f->in_slot[i], &changed)) != GR_OK) return st;
+    }
+    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+    for (i = 0; i < f->n_out; i++) {
+        const gr__slot *sl = &f->slots[f->out_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++) out[i]->shape[d] = sl->arr.shape[d];
+        out[i]->size = sl->arr.size;
+    }
+    return GR_OK;
+}
+
 GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
     int i, changed;
     gr_status st;

@@ -63,6 +63,7 @@ static const char *gr__vname(const gr_var *v);
 /* An object that nodes reach through their parameters (a loop's body, an op made of a graph), kept
    alive by a counted reference from every graph holding such a node; the last release destroys it.
    Its head carries the per-node connection pattern (n_in x n_out) the grad driver reads. */
+struct gr__rewriter;
 typedef struct gr__graphop {
     int refs;
     void (*destroy)(struct gr__graphop *o);
@@ -73,6 +74,8 @@ typedef struct gr__graphop {
     /* the grad rule told which inputs' terms are not needed (skip[i]: zeros will do), so that a loop
        computes no gradient of a sequence nobody asked for; NULL: the op's grad */
     gr_status (*grad_some)(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
+    /* gr_function puts the node's inner nodes in its place (an inlined op made of a graph); NULL: never */
+    gr_status (*expand)(struct gr__rewriter *rw, const gr_node *node, gr_var *const *ins, gr_var **outs);
 } gr__graphop;
 
 struct gr_graph {
@@ -163,6 +166,7 @@ enum gr__struct_code {
 
 #define GR__OPF_0 0
 #define GR__OPF_LOOP (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_GRAPHOP)
+#define GR__OPF_GRAPHOP_RUNTIME (GR__OPF_GRAPHOP | GR__OPF_RUNTIME)
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
@@ -173,6 +177,9 @@ enum gr__struct_code {
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
 #undef GR__STRUCT_DEF
+
+/* ops/graphop.c: gr_apply of an op made of a graph (src/graph.c) */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs);
 
 /* src/grad.c, for the loops' gradients (ops/scan.c) */
 static int gr__connected(const gr_node *node, int i, int j);   /* input i of node affects output j */
@@ -197,19 +204,19 @@ typedef struct gr__readers {
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
-#define GR__RUNTIME_MAKE(Name) if (node->op == &gr__op_##Name) return gr__##Name##_runtime(node, level);
+#define GR__RUNTIME_MAKE(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
     return GR_OK;
 }
 static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
-#define GR__RUNTIME_NARROW(Name) if (node->op == &gr__op_##Name) return gr__##Name##_narrow(node, rd, map);
+#define GR__RUNTIME_NARROW(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_narrow(node, rd, map);
     GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
 #undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
-#define GR__RUNTIME_RELEASE(Name) if (node->op == &gr__op_##Name) { gr__##Name##_release(node); return; }
+#define GR__RUNTIME_RELEASE(Name) if (node->op->perform == gr__##Name##_perform) { gr__##Name##_release(node); return; }
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
 }

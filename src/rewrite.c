@@ -178,6 +178,8 @@ static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var 
         outs[0] = ins[0];
         return GR_OK;
     }
+    if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
+        return (*(gr__graphop *const *)gr__params(node))->expand(rw, node, ins, outs);
     if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
         rw->orig = node;

@@ -482,6 +482,69 @@ static void ao_CrossEntropy(ao_run *r) {
     ao_out(r, gr_crossentropy(ao_mat(r, GR_F64), ao_mat(r, GR_BOOL)));
 }
 static void ao_OneHot(ao_run *r) { ao_CrossEntropy(r); }
+/* ops made of graphs, built in the run's graph (their failures are recorded there): a float op
+   reading a shared variable, with a gradient override, inlined or not, nested in another; an int64
+   op and a bool op */
+static gr_status ao_graph_op_grad(void *user, gr_var *const *in, gr_var *const *out, gr_var *const *seeds, gr_var **res) {
+    (void)user; (void)out;
+    res[0] = gr_mul(seeds[0], gr_cos(in[0]));
+    res[1] = gr_disconnected_like(in[1]);
+    return res[0] && res[1] ? GR_OK : gr_graph_status(gr_var_graph(in[0]));
+}
+static gr_op_def *ao_graph_op(ao_run *r, gr_dtype dt, int inl, int override) {
+    gr_var *x = gr_tensor(r->g, dt, 2, NULL, "gx"), *y = gr_tensor(r->g, dt, 1, NULL, "gy"), *xy[2], *e = NULL, *s;
+    gr_graph_op_opts o;
+    gr_op_def *op;
+    memset(&o, 0, sizeof o);
+    o.inline_graph = inl;
+    if (override) o.grad = ao_graph_op_grad;
+    xy[0] = x; xy[1] = y;
+    if (dt == GR_BOOL) e = gr_logical_and(x, y);
+    else if (dt == GR_I64) e = gr_add(gr_mul(x, y), gr_const(r->g, 1.0));
+    else {
+        gr_array *sv = ao_value(dt, 1, ao_s1, AO_GEN, 7);
+        s = gr_shared(r->g, sv, "gs");
+        gr_array_free(sv);
+        e = gr_add(gr_sin(x), gr_mul(y, s));
+    }
+    op = e ? gr_op_from_graph("g", 2, xy, 1, &e, &o) : NULL;
+    if (r->mode == MEASURE) CHECK(op != NULL);
+    return op;
+}
+static gr_var *ao_graph_op_apply(gr_op_def *op, gr_var *a, gr_var *b) {
+    gr_var *ab[2], *o = NULL;
+    ab[0] = a; ab[1] = b;
+    if (op) gr_apply(op, NULL, 0, 2, ab, &o);
+    return o;
+}
+static void ao_OpFromGraph(ao_run *r) {
+    int k;
+    for (k = 0; k < 3; k++) {
+        gr_op_def *op = ao_graph_op(r, GR_F64, k == 1, k == 2);
+        gr_var *a = ao_mat(r, GR_F64), *b = ao_vec(r, GR_F64), *y = ao_graph_op_apply(op, a, b);
+        ao_out(r, y);
+        if (k == 0 && y) {                        /* nested: op2(p, q) = op(op(p, q), q), inlined */
+            gr_var *p = gr_tensor(r->g, GR_F64, 2, NULL, "gp"), *q = gr_tensor(r->g, GR_F64, 1, NULL, "gq");
+            gr_var *e = ao_graph_op_apply(op, ao_graph_op_apply(op, p, q), q), *pq[2];
+            gr_graph_op_opts o;
+            gr_op_def *op2;
+            memset(&o, 0, sizeof o);
+            o.inline_graph = 1;
+            pq[0] = p; pq[1] = q;
+            op2 = e ? gr_op_from_graph("g2", 2, pq, 1, &e, &o) : NULL;
+            ao_out(r, ao_graph_op_apply(op2, a, b));
+            gr_op_free(op2);
+        }
+        gr_op_free(op);
+    }
+    {
+        gr_op_def *oi = ao_graph_op(r, GR_I64, 0, 0), *ob = ao_graph_op(r, GR_BOOL, 1, 0);
+        ao_out(r, ao_graph_op_apply(oi, ao_mat(r, GR_I64), ao_vec(r, GR_I64)));
+        ao_out(r, ao_graph_op_apply(ob, ao_mat(r, GR_BOOL), ao_vec(r, GR_BOOL)));
+        gr_op_free(oi);
+        gr_op_free(ob);
+    }
+}
 static void ao_Fused(ao_run *r) {
     gr_var *x = ao_mat(r, GR_F64), *i = ao_mat(r, GR_I64), *b = ao_vec(r, GR_BOOL);
     ao_out(r, gr_add(gr_mul(gr_exp(x), gr_sin(x)), gr_sqr(gr_tanh(x))));

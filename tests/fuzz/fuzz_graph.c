@@ -418,7 +418,8 @@ enum { FZ_N_EW = (int)(sizeof fz_ews / sizeof fz_ews[0]) };
     X(USER,       "") \
     X(LOOP,       "Scan Rows ScanPlace ScanGather") \
     X(ELEMWISE2,  "") \
-    X(DIFF,       "Diff")
+    X(DIFF,       "Diff") \
+    X(GRAPHOP,    "OpFromGraph")
 /* rows made only inside the library: by gr_jacobian (EyeLike, Unflatten, Batched) and gr_function
    (Banded, Fused) */
 static const char fz_internal_rows[] = "EyeLike Unflatten Batched Banded Fused";
@@ -792,6 +793,26 @@ static void fz_op(fz_ctx *c, const uint8_t *b) {
         t = fz_pre(c, op->n_in, ins);
         st = gr_apply(op, NULL, 0, op->n_in, ins, outs);
         fz_multi(c, t, st, op->n_out, outs, op->name);
+        break;
+    }
+    case FZ_ST_GRAPHOP: {                         /* an op made of a graph of x's type, applied to x or another */
+        gr_graph_op_opts oo;
+        gr_op_def *op = NULL;
+        gr_var *in = NULL, *e = NULL, *out[1] = { NULL }, *ins[1];
+        gr_type ty;
+        gr_status st;
+        ins[0] = (b[2] & 4) ? fz_pick(c, b[3]) : x;          /* another operand: of another type, GR_ERR_TYPE */
+        t = fz_pre(c, 1, ins);
+        memset(&oo, 0, sizeof oo);
+        oo.inline_graph = b[2] & 1;
+        if (gr_var_type(x, &ty)) in = gr_tensor(c->g, ty.dtype, ty.ndim, (b[2] & 2) ? ty.shape : NULL, NULL);
+        if (in) e = fz_isfloat(in) ? gr_mul(in, gr_sin(in)) : ty.dtype == GR_BOOL ? gr_logical_not(in) : gr_add(in, in);
+        if (e) op = gr_op_from_graph("fz", 1, &in, 1, &e, &oo);
+        st = op ? (ins[0] ? gr_apply(op, NULL, 0, 1, ins, out) : GR_ERR_VALUE) : gr_graph_status(c->g);
+        if (!ins[0] && op) st = gr_graph_status(c->g);        /* a NULL operand: nothing recorded */
+        gr_op_free(op);
+        if (ins[0]) fz_multi(c, t, st, 1, out, "gr_op_from_graph");
+        else { fa.armed = t.was_armed; fz_clear(c); }
         break;
     }
     default: {                                    /* a second elementwise draw: they are the most common ops */
