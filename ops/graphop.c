@@ -59,7 +59,7 @@ static gr__gop_rt *gr__grt(const gr_node *node) { return ((const gr__gop_params 
 /* the variant of the row whose shapes are known only by running (an inner loop): the row's rules
    and code, with DYNSHAPE */
 static const struct gr__builtin gr__builtin_OpFromGraphDyn = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP_RUNTIME | GR__OPF_DYNSHAPE,
-                                                                gr__none_alias, gr__map_batch };
+                                                                gr__none_alias, gr__OpFromGraph_batch };
 static const gr_op_def gr__op_OpFromGraphDyn = { "OpFromGraph", -1, -1, gr__OpFromGraph_infer, gr__OpFromGraph_shape, NULL,
                                                  gr__OpFromGraph_perform, gr__OpFromGraph_grad, gr__OpFromGraph_rop,
                                                  &gr__builtin_OpFromGraphDyn };
@@ -71,6 +71,8 @@ static gr_status gr__gop_handle_perform(const gr_node *node, const gr_array *con
 static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch };
 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs);
+static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                               int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
 static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out);
 static gr_var *gr__gop_leaf(gr_graph *g, gr__gop_def *d, gr_var *x, gr_var **map, int *cap_sh);
@@ -410,14 +412,42 @@ done:
 
 /* ---- type and shape -------------------------------------------------------------------------------- */
 
+/* the outputs' types: the inner graph's, with the static shapes it gives the operands' (the inner
+   graph typed again on them when they know more: x - y of two (3,4) operands is (3,4)); a conflict
+   between those shapes is GR_ERR_SHAPE */
 static gr_status gr__OpFromGraph_infer(const gr_node *node, gr_type *out) {
     const gr__gop_def *d = gr__gdef(node);
-    int j, a;
+    int j, a, i, more = 0;
     for (j = 0; j < d->n_out; j++) {
         const gr_var *b = d->bout[j];
         out[j].dtype = (gr_dtype)b->dtype;
         out[j].ndim = b->ndim;
         for (a = 0; a < b->ndim; a++) out[j].shape[a] = gr__vshape(b)[a];
+    }
+    for (i = 0; i < node->n_in && !more; i++)
+        for (a = 0; a < d->bin[i]->ndim; a++)
+            if (gr__vshape(d->bin[i])[a] < 0 && gr__vshape(gr__in(node)[i])[a] >= 0 && gr__in(node)[i]->kind != GR__VK_SHARED) more = 1;
+    if (more) {
+        gr_graph *sg = gr_graph_new();
+        gr_var **x = (gr_var **)gr__calloc((size_t)(node->n_in + d->n_out) + 1, sizeof(gr_var *)), **y;
+        gr_status st = sg && x ? GR_OK : GR_ERR_NOMEM;
+        for (i = 0; st == GR_OK && i < node->n_in; i++) {
+            const gr_var *v = gr__in(node)[i];
+            int64_t shape[GR_MAX_NDIM];
+            for (a = 0; a < v->ndim; a++) shape[a] = v->kind == GR__VK_SHARED ? gr__vshape(d->bin[i])[a] : gr__vshape(v)[a];
+            if (!(x[i] = gr__new_var(sg, d->bin[i]->dtype, d->bin[i]->ndim, shape, GR__VK_INPUT))) st = GR_ERR_NOMEM;
+        }
+        if (st == GR_OK) {
+            y = x + node->n_in;
+            st = gr__gop_clone(d, sg, NULL, x, y);
+            for (j = 0; st == GR_OK && j < d->n_out; j++)
+                for (a = 0; a < y[j]->ndim; a++) out[j].shape[a] = gr__vshape(y[j])[a];
+            if (st != GR_OK && st != GR_ERR_NOMEM)      /* (out of memory: the shapes above will do) */
+                gr__error(node->graph, st, "op '%s': %s", d->name, sg->message);
+        }
+        gr_graph_free(sg);
+        GR_FREE(x);
+        if (st != GR_OK && st != GR_ERR_NOMEM) return st;
     }
     return GR_OK;
 }
@@ -771,5 +801,61 @@ static gr_status gr__OpFromGraph_rop(const gr_node *node, gr_var *const *ev, gr_
         st = gr__gop_rop_derived(node, ev, use, orop);
         GR_FREE(use);
     }
+    return st;
+}
+
+/* ---- batching (Jacobians and Hessians through the op) ----------------------------------------------------
+
+   The node rebuilt on operands of which those flagged gained a leading batch axis: an op made of the
+   inner graph vectorised over those inputs (src/jacobian.c), every output batched (an output that
+   does not read a batched input is broadcast along the batch axis). */
+static gr_status gr__OpFromGraph_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr__gop_def *d = gr__gdef(node);
+    gr_graph *g = node->graph, *bg = gr_graph_new();
+    int n_all = node->n_in, i, j, first = -1;
+    gr_var **x = (gr_var **)gr__calloc((size_t)(3 * n_all + 2 * d->n_out) + 1, sizeof(gr_var *)), **xb, **bi, **y, **yb;
+    uint8_t *isb = (uint8_t *)gr__calloc((size_t)(n_all + d->n_out) + 1, 1), *yisb;
+    gr_op_def *op = NULL;
+    gr_status st = GR_ERR_NOMEM;
+    if (!bg || !x || !isb) goto nomem;
+    xb = x + n_all; bi = xb + n_all; y = bi + n_all; yb = y + d->n_out;
+    yisb = isb + n_all;
+    for (i = 0; i < n_all; i++) {
+        int64_t shape[GR_MAX_NDIM + 1];
+        int a;
+        if (!(x[i] = gr__new_var(bg, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto inner;
+        isb[i] = batched[i] != 0;
+        if (!isb[i]) { xb[i] = bi[i] = x[i]; continue; }
+        if (first < 0) first = i;
+        for (a = 0; a <= d->bin[i]->ndim && a < GR_MAX_NDIM; a++) shape[a] = -1;
+        if (d->bin[i]->ndim + 1 > GR_MAX_NDIM) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", d->name); goto done; }
+        if (!(xb[i] = bi[i] = gr__new_var(bg, d->bin[i]->dtype, d->bin[i]->ndim + 1, shape, GR__VK_INPUT))) goto inner;
+    }
+    if (gr__gop_clone(d, bg, NULL, x, y) != GR_OK) goto inner;
+    if (gr__vectorize(bg, n_all, x, xb, isb, d->n_out, y, yb, yisb) != GR_OK) goto inner;
+    for (j = 0; j < d->n_out; j++)
+        if (!yisb[j] && !(yb[j] = first >= 0 ? gr__batch_like(yb[j], xb[first]) : NULL)) goto inner;
+    {
+        gr_graph_op_opts oo;
+        char name[80];
+        memset(&oo, 0, sizeof oo);
+        oo.inline_graph = d->inline_graph;
+        snprintf(name, sizeof name, "%s_batched", d->name);
+        op = gr__gop_make(bg, name, n_all, bi, d->n_out, yb, &oo);
+    }
+    if (!op) goto inner;
+    st = gr__graph_op_apply(g, op, n_all, in, out);
+    goto done;
+inner:
+    st = bg->status != GR_OK ? bg->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_jacobian: batching op '%s': %s", d->name, bg->message[0] ? bg->message : "out of memory");
+    goto done;
+nomem:
+    st = gr__error(g, GR_ERR_NOMEM, "gr_jacobian: batching op '%s': out of memory", d->name);
+done:
+    gr_op_free(op);
+    gr_graph_free(bg);
+    GR_FREE(x);
+    GR_FREE(isb);
     return st;
 }

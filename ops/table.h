@@ -226,7 +226,7 @@
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
     /* ops/graphop.c: ops made of graphs */ \
-    X(OpFromGraph,     -1, -1,  OpFromGraph,   NULL,         none,       GRAPHOP_RUNTIME,  map,         none,       none)           /* outputs computed by an inner graph (gr_op_from_graph) */ \
+    X(OpFromGraph,     -1, -1,  OpFromGraph,   NULL,         none,       GRAPHOP_RUNTIME,  OpFromGraph,       none,       none)           /* outputs computed by an inner graph (gr_op_from_graph) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */

@@ -625,6 +625,16 @@ static void test_ofg_infer_shape(void) {
             ops = go_op("exp", 1, &xs, 1, &es, inl);
             os = go_apply1(ops, 1, &xs);
             if (os) gtf_static_shape_is(os, 2, s23, "the static shape through the op");
+            {   /* operands of static shapes given to an op of unknown ones: the inner graph typed on them */
+                gr_var *p = gr_tensor(g, GR_F64, 2, s34, "p"), *q = gr_tensor(g, GR_F64, 2, s34, "q"), *pq[2] = { p, q }, *r = NULL;
+                gr_var *q3 = gr_tensor(g, GR_F64, 2, s23, "q3"), *pq3[2] = { p, q3 };
+                r = go_apply1(op, 2, pq);
+                if (r) gtf_static_shape_is(r, 2, s34, "static shapes given to the op's inner graph");
+                CHECK_STATUS(gr_apply(op, NULL, 0, 2, pq3, &r), GR_ERR_SHAPE);          /* (3,4) - (2,3) */
+                CHECK_CONTAINS(gr_graph_message(g), "op 'sub'");
+                CHECK(r == NULL);
+                gr_graph_clear_error(g);
+            }
             gr_op_free(op);
             gr_op_free(ops);
             gr_graph_free(g);
@@ -839,6 +849,76 @@ static void test_ofg_free_early(void) {
             gr_fn_free(f);
         }
     gr_array_free(xa);
+}
+
+/* Jacobians and Hessians through the op (its batching rule: an op of the inner graph vectorised):
+   op(x, w) = (sin(x) w, sum(x^2)): d out0/dx = diag(cos(x) w), d out0/dw = diag(sin x), Hessian of
+   out1 = 2 I */
+static void test_ofg_jacobian_hessian(void) {
+    int64_t n = 3, s33[2] = { 3, 3 };
+    double xv[3] = { 0.3, -1, 2 }, wv[3] = { 1, 2, 3 }, jx[9], jw[9], h[9];
+    gr_array *xa = e_vec(3, xv), *wa = e_vec(3, wv), *res[3];
+    int inl, lv, i, j;
+    (void)n;
+    for (i = 0; i < 3; i++)
+        for (j = 0; j < 3; j++) {
+            jx[i * 3 + j] = i == j ? cos(xv[i]) * wv[i] : 0;
+            jw[i * 3 + j] = i == j ? sin(xv[i]) : 0;
+            h[i * 3 + j] = i == j ? 2 : 0;
+        }
+    for (inl = 0; inl < 2; inl++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *w = gr_vector(g, GR_F64, "w"), *xw[2] = { x, w }, *o[2], *r[2] = { NULL, NULL };
+        gr_var *J[2] = { NULL, NULL }, *H = NULL, *outs[3];
+        gr_array *vals[2] = { xa, wa };
+        gr_op_def *op;
+        o[0] = gr_mul(gr_sin(x), w);
+        o[1] = gr_sum(gr_sqr(x));
+        op = go_op("f", 2, xw, 2, o, inl);
+        if (op) CHECK_STATUS(gr_apply(op, NULL, 0, 2, xw, r), GR_OK);
+        CHECK_STATUS(gr_jacobian(r[0], 2, xw, J, NULL), GR_OK);
+        CHECK_STATUS(gr_hessian(r[1], 1, &x, &H, NULL), GR_OK);
+        outs[0] = J[0]; outs[1] = J[1]; outs[2] = H;
+        for (lv = 0; lv < 2; lv++) {
+            if (go_call(lv, 2, xw, vals, 3, outs, res, go_mode(inl, lv))) {
+                GO_NEAR("Jacobian wrt x", res[0], 2, s33, jx, 1e-15);
+                GO_NEAR("Jacobian wrt w", res[1], 2, s33, jw, 1e-15);
+                GO_NEAR("Hessian", res[2], 2, s33, h, 1e-15);
+            }
+            go_free(3, res);
+        }
+        gr_op_free(op);
+        gr_graph_free(g);
+    }
+    gr_array_free(xa); gr_array_free(wa);
+}
+
+/* gr_print and gr_fn_print show the op's graph under its node (not inlined) */
+static void test_ofg_print(void) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *e = gr_exp(x);
+    gr_op_def *op = go_op("expo", 1, &x, 1, &e, 0);
+    gr_var *a = gr_vector(g, GR_F64, "a"), *y = go_apply1(op, 1, &a);
+    gr_fn *f = y ? gr_function(1, &a, 1, &y, NULL) : NULL;
+    FILE *fp = tmpfile();
+    char buf[2048];
+    size_t n;
+    CHECK(f != NULL && fp != NULL);
+    if (f && fp) {
+        gr_print(fp, y);
+        gr_fn_print(fp, f);
+        rewind(fp);
+        n = fread(buf, 1, sizeof buf - 1, fp);
+        buf[n] = 0;
+        CHECK_CONTAINS(buf, "= OpFromGraph(a) 'expo'");
+        CHECK_CONTAINS(buf, "graph of 'expo' (inputs: x):");
+        CHECK_CONTAINS(buf, "= exp(x)");
+        CHECK_CONTAINS(buf, "outputs of 'expo':");
+    }
+    if (fp) fclose(fp);
+    gr_fn_free(f);
+    gr_op_free(op);
+    gr_graph_free(g);
 }
 
 /* ---- errors ---------------------------------------------------------------------------------------------- */
@@ -1114,5 +1194,6 @@ SUITE(suite_graphop) = {
     CASE(test_ofg_straightforward), CASE(test_ofg_size_changes), CASE(test_ofg_shared), CASE(test_ofg_grad_override),
     CASE(test_ofg_lop_override), CASE(test_ofg_rop_override), CASE(test_ofg_connection_pattern_override),
     CASE(test_ofg_connection_pattern), CASE(test_ofg_nested), CASE(test_ofg_infer_shape), CASE(test_ofg_disconnected_outputs),
-    CASE(test_ofg_override_reads_outer), CASE(test_ofg_inner_loop), CASE(test_ofg_free_early), END_SUITE
+    CASE(test_ofg_override_reads_outer), CASE(test_ofg_inner_loop), CASE(test_ofg_free_early),
+    CASE(test_ofg_jacobian_hessian), CASE(test_ofg_print), END_SUITE
 };

@@ -1,8 +1,9 @@
 /* tests/t_fuzz.c: random graphs. Each draws a dozen ops over four inputs of broadcastable shapes
    ((3,4), (4,), (), (3,1)): smooth elementwise ops, broadcasting binaries, the patterns the rewrites
    look for (x * 1, x + 0, neg(neg x), scaled products, log(1 + x)), reductions, transposes, slices,
-   products, cumulative sums and loops over rows (gr_scan, some checkpointed, some backwards, some
-   read at their last row only), with values read by several later ops. Every other graph has
+   products, cumulative sums, loops over rows (gr_scan, some checkpointed, some backwards, some
+   read at their last row only) and ops made of graphs (gr_op_from_graph, inlined or not), with
+   values read by several later ops. Every other graph has
    inputs whose sizes are known only when called (the rewrites and fusion then work from shape
    signatures, and sizes that do not broadcast are found by the call, which must fail alike at both
    levels). A quarter of the graphs are float32 and a quarter mix float32 and float64 inputs (casts
@@ -56,11 +57,29 @@ static gr_var *fz_loop(fz_rng *r, gr_graph *g, gr_var *x) {
     return fz_int(r, 2) ? gr_index(res, 0, -1) : res;
 }
 
+/* an op made of a graph, inlined or not, applied to x: tanh(a) sin(a) + a (its derivatives come
+   from its inner graph) */
+static gr_var *fz_graph_op(fz_rng *r, gr_graph *g, gr_var *x) {
+    gr_type t;
+    gr_var *a, *e, *y = NULL;
+    gr_graph_op_opts o;
+    gr_op_def *op;
+    if (!gr_var_type(x, &t)) return NULL;
+    memset(&o, 0, sizeof o);
+    o.inline_graph = fz_int(r, 2);
+    a = gr_tensor(g, t.dtype, t.ndim, fz_int(r, 2) ? t.shape : NULL, NULL);
+    e = gr_add(gr_mul(gr_tanh(a), gr_sin(a)), a);
+    op = gr_op_from_graph("fz", 1, &a, 1, &e, &o);
+    if (op) gr_apply(op, NULL, 0, 1, &x, &y);
+    gr_op_free(op);
+    return y;
+}
+
 /* one random op over the pool; NULL when the drawn operands do not fit it (the error is cleared) */
 static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     gr_var *x = pool[n - 1 - fz_int(r, n < 6 ? n : 6)], *y = pool[fz_int(r, n)], *v = NULL;
     int nd = gr_var_ndim(x), ax;
-    switch (fz_int(r, 23)) {
+    switch (fz_int(r, 24)) {
     case 0: v = gr_sin(x); break;
     case 1: v = gr_tanh(x); break;
     case 2: v = gr_add(x, y); break;
@@ -83,6 +102,7 @@ static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     case 19: v = gr_mean(x); break;
     case 20: v = gr_add(gr_sin(x), gr_cos(x)); break;              /* sin and cos of one operand */
     case 21: v = nd ? fz_loop(r, g, x) : gr_tanh(gr_mul(x, y)); break;   /* a loop over the rows of x */
+    case 23: v = fz_graph_op(r, g, x); break;                      /* an op made of a graph */
     default: v = gr_mul(x, gr_sum(y)); break;                      /* a group reading a reduction */
     }
     if (!v) gr_graph_clear_error(g);
