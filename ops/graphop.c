@@ -576,11 +576,11 @@ static gr_status gr__gop_derived(gr__gop_def *d, gr_graph *g, int which) {
     /* x: the op's inputs (inner inputs, then seeds or tangents); y: the copied outputs; s: seeds or
        tangents of the outputs; f: what is differentiated, then the op's outputs; w: wrt; ts: the
        tangents of wrt, or the gradients */
-    gr_var **x = (gr_var **)gr__calloc((size_t)(5 * n_all + 4 * d->n_out) + 1, sizeof(gr_var *));
-    gr_var **y = x + 2 * n_all + d->n_out, **s = y + d->n_out, **f = s + d->n_out, **w = f + d->n_out + n_all, **ts = w + n_all;
+    gr_var **x = (gr_var **)gr__calloc((size_t)(5 * n_all + 4 * d->n_out) + 1, sizeof(gr_var *)), **y, **s, **f, **w, **ts;
     gr_status st = GR_ERR_NOMEM;
     char name[80];
     if (!dg || !x) goto nomem;
+    y = x + 2 * n_all + d->n_out; s = y + d->n_out; f = s + d->n_out; w = f + d->n_out + n_all; ts = w + n_all;
     for (i = 0; i < n_all; i++)
         if (!(x[i] = gr__new_var(dg, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto inner;
     if (gr__gop_clone(d, dg, NULL, x, y) != GR_OK) goto inner;
