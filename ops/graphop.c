@@ -35,6 +35,8 @@ struct gr__gop_def {
     gr_node **order;                     /* the inner nodes the outputs need, in order */
     uint32_t n_order;
     gr__storage **sh;                    /* the shared variables read (a reference each) */
+    gr_var **sh_var; uint32_t *sh_id;    /* per shared variable: the one the last application read, and its
+                                            id (checked against the graph before it is read again) */
     int inline_graph, dynamic;
     gr_graph_op_rule grad, rop;
     void *grad_user, *rop_user;
@@ -88,6 +90,7 @@ static void gr__gop_destroy(gr__graphop *o) {
     if (d->rdef && --d->rdef->head.refs == 0) d->rdef->head.destroy(&d->rdef->head);
     GR_FREE(d->head.conn);
     GR_FREE(d->bin); GR_FREE(d->bout); GR_FREE(d->order); GR_FREE(d->sh); GR_FREE(d->g_at); GR_FREE(d->r_at);
+    GR_FREE(d->sh_var); GR_FREE(d->sh_id);
     GR_FREE(d);
 }
 
@@ -186,19 +189,29 @@ static gr_status gr__gop_pattern(gr__gop_def *d, const unsigned char *user) {
     return GR_OK;
 }
 
-/* the variable of g standing for shared storage s: the one g has, else a new one */
-static gr_var *gr__gop_shared_in(gr_graph *g, gr__storage *s, const char *name) {
-    uint32_t i;
+/* the variable of g standing for shared variable k of d: the one the last application read when it
+   is g's (its slot in g holds it), else the one g has, else a new one */
+static gr_var *gr__gop_shared_in(gr_graph *g, gr__gop_def *d, int k) {
+    gr__storage *s = d->sh[k];
+    const char *name = gr__vname(d->bin[d->n_in + k]);
+    uint32_t i = d->sh_id[k] - g->var_base;
     gr_var *v;
-    for (i = 0; i < g->n_vars; i++)
-        if (g->vars[i] && g->vars[i]->kind == GR__VK_SHARED && gr__ext(g->vars[i]) == (void *)s) return g->vars[i];
-    if (!gr__grow((void **)&g->stores, &g->cap_stores, g->n_stores, sizeof(void *))) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
-    v = gr__new_var(g, s->value->dtype, s->value->ndim, s->value->shape, GR__VK_SHARED);
-    if (!v) return NULL;
-    v->u.ext = s;
-    s->refs++;
-    g->stores[g->n_stores++] = s;
-    if (name && !gr__set_name(g, v, name)) return NULL;
+    if (d->sh_var[k] && d->sh_id[k] >= g->var_base && i < g->n_vars && g->vars[i] == d->sh_var[k] &&
+        d->sh_var[k]->kind == GR__VK_SHARED && gr__ext(d->sh_var[k]) == (void *)s)
+        return d->sh_var[k];
+    for (i = 0, v = NULL; i < g->n_vars && !v; i++)
+        if (g->vars[i] && g->vars[i]->kind == GR__VK_SHARED && gr__ext(g->vars[i]) == (void *)s) v = g->vars[i];
+    if (!v) {
+        if (!gr__grow((void **)&g->stores, &g->cap_stores, g->n_stores, sizeof(void *))) return gr__fail(g, GR_ERR_NOMEM, "out of memory");
+        v = gr__new_var(g, s->value->dtype, s->value->ndim, s->value->shape, GR__VK_SHARED);
+        if (!v) return NULL;
+        v->u.ext = s;
+        s->refs++;
+        g->stores[g->n_stores++] = s;
+        if (name && !gr__set_name(g, v, name)) return NULL;
+    }
+    d->sh_var[k] = v;
+    d->sh_id[k] = v->id;
     return v;
 }
 
@@ -302,7 +315,9 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->head.n_out = n_out;
     d->g_at = (int *)gr__calloc((size_t)(d->n_in + d->n_sh) + 1, sizeof(int));
     d->r_at = (int *)gr__calloc((size_t)n_out + 1, sizeof(int));
-    if (!d->g_at || !d->r_at) goto nomem;
+    d->sh_var = (gr_var **)gr__calloc((size_t)d->n_sh + 1, sizeof(gr_var *));
+    d->sh_id = (uint32_t *)gr__calloc((size_t)d->n_sh + 1, sizeof(uint32_t));
+    if (!d->g_at || !d->r_at || !d->sh_var || !d->sh_id) goto nomem;
     if (gr__gop_pattern(d, opts ? opts->connection_pattern : NULL) != GR_OK) goto nomem;
     GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
     return &d->handle.op;
@@ -400,7 +415,7 @@ static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, 
         ins[i] = x;
     }
     for (i = 0; i < d->n_sh; i++)
-        if (!(ins[d->n_in + i] = gr__gop_shared_in(g, d->sh[i], gr__vname(d->bin[d->n_in + i])))) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+        if (!(ins[d->n_in + i] = gr__gop_shared_in(g, d, i))) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
     memset(&prm, 0, sizeof prm);
     prm.def = d;
     st = gr__make_node_n(g, d->dynamic ? &gr__op_OpFromGraphDyn : &gr__op_OpFromGraph, &prm, sizeof prm, n_all, ins, d->n_out, outputs);

@@ -224,6 +224,7 @@ static void test_ofg_shared(void) {
                 const gr_array *none[1];
                 double w3[4], ones[4] = { 1, 1, 1, 1 };
                 CHECK(sv != NULL && gr_shared_get(sv) != NULL);
+                CHECK(gr_node_input(gr_var_owner(gr_node_input(gr_var_owner(f), 1)), 3) == sv);   /* one variable for both applications */
                 CHECK_STATUS(gr_shared_set(sv, s2a), GR_OK);
                 memset(&fo, 0, sizeof fo);
                 u.shared = sv;
