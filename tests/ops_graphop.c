@@ -645,8 +645,8 @@ static void test_ofg_infer_shape(void) {
 
 /* ---- upstream's bugs ------------------------------------------------------------------------------- */
 
-/* pytensor#723: op(x, y) = (x y, x + y); a cost of output 1 alone, and of output 0 alone; both
-   outputs unused but one by an integer cast */
+/* pytensor#723: op(x, y) = (x y, x + y); a cost of output 1 alone, and of output 0 alone (the other
+   output's gradient disconnected); an op with a constant output and an input it does not read */
 static void test_ofg_disconnected_outputs(void) {
     int64_t n = 3;
     gtf_rng rng = { 111 };
@@ -677,6 +677,28 @@ static void test_ofg_disconnected_outputs(void) {
             go_free(4, res);
         }
         gr_op_free(op);
+        {   /* an output that reads no input (a constant) and an input that reaches nothing: the cost of
+               both outputs has the gradient 2 for x and none for y (zeros when ignored) */
+            gr_var *p[2], *q[2] = { NULL, NULL }, *gz[2] = { NULL, NULL }, *twos3[1];
+            gr_grad_opts go;
+            double twos[3] = { 2, 2, 2 }, zeros[3] = { 0, 0, 0 };
+            gr_op_def *op3;
+            p[0] = gr_mul(x, gr_const(g, 2.0));
+            p[1] = gr_const(g, 3.0);
+            op3 = go_op("const_out", 2, xy, 2, p, inl);
+            if (op3) CHECK_STATUS(gr_apply(op3, NULL, 0, 2, xy, q), GR_OK);
+            memset(&go, 0, sizeof go);
+            go.disconnected_inputs = GR_IGNORE;
+            CHECK_STATUS(gr_grad(gr_add(gr_sum(q[0]), q[1]), 2, xy, gz, &go), GR_OK);
+            CHECK_STATUS(gr_grad(gr_add(gr_sum(q[0]), q[1]), 1, &y, twos3, NULL), GR_ERR_DISCONNECTED_INPUT);
+            gr_graph_clear_error(g);
+            if (go_call(1, 2, xy, vals, 2, gz, res, "a constant output")) {
+                GO_NEAR("a constant output: d/dx", res[0], 1, &n, twos, 0);
+                GO_NEAR("a constant output: d/dy", res[1], 1, &n, zeros, 0);
+            }
+            go_free(2, res);
+            gr_op_free(op3);
+        }
         gr_graph_free(g);
     }
     gr_array_free(xa); gr_array_free(ya);
