@@ -7,7 +7,8 @@
      - laziness made observable: a counting op of the user's on the side not taken never runs (nested
        conditionals too; a node also read elsewhere runs); ifelse(i < 3, x[i], 0) at i = 5 works;
      - the backward pass is lazy too: d/dx ifelse(x > 0, sqrt(x), 0) is 0 at 0 (not NaN), with its
-       second derivative; the R-op; the adjoint identity through it; inside a loop's body with until;
+       second derivative; the R-op; the adjoint identity through it; Jacobian and Hessian; inside a
+       loop's body with until;
      - the rewrites: a constant condition, nested conditionals on one condition;
      - derivative specs; the errors of gr_ifelse. */
 #include "ops.h"
@@ -382,6 +383,36 @@ TEST(test_ifelse_rop_adjoint) {
     }
 }
 
+/* gr_jacobian and gr_hessian through the conditional (its batching rule): diagonal, the side's
+   derivatives, on both sides */
+TEST(test_ifelse_jacobian_hessian) {
+    static const double side[2][2] = { { 0.3, 0.5 }, { -0.3, -0.5 } };
+    int s;
+    for (s = 0; s < 2; s++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_vector(g, GR_F64, "x"), *y = gti_piece(g, x), *J = NULL, *H = NULL;
+        gr_array *xa = e_vec(2, side[s]), *ja, *ha;
+        const gr_array *arrs[1];
+        CHECK_STATUS(gr_jacobian(y, 1, &x, &J, NULL), GR_OK);
+        CHECK_STATUS(gr_hessian(gr_sum(y), 1, &x, &H, NULL), GR_OK);
+        arrs[0] = xa;
+        ja = gtl_eval(1, &x, arrs, J, "jacobian");
+        ha = gtl_eval(1, &x, arrs, H, "hessian");
+        if (ja && ha) {
+            int i, j;
+            for (i = 0; i < 2; i++)
+                for (j = 0; j < 2; j++) {
+                    double t = side[s][i];
+                    double dj = s == 0 ? cos(t) * t + sin(t) : 0.5 * exp(0.5 * t), dh = s == 0 ? 2 * cos(t) - t * sin(t) : 0.25 * exp(0.5 * t);
+                    CHECK_NEAR(gr_array_get(ja, i * 2 + j), i == j ? dj : 0, 1e-12);
+                    CHECK_NEAR(gr_array_get(ha, i * 2 + j), i == j ? dh : 0, 1e-12);
+                }
+        }
+        gr_array_free(ja); gr_array_free(ha); gr_array_free(xa);
+        gr_graph_free(g);
+    }
+}
+
 /* ---- laziness ------------------------------------------------------------------------------------- */
 
 /* a counting op on the side not taken never runs; on the side taken it runs once per call; a node of
@@ -715,6 +746,7 @@ GT_CASES(IfElse) = {
     GT_DERIVS(test_ifelse_grad_int_value),
     GT_DERIVS(test_ifelse_grad_sqrt_at_zero),
     GT_DERIVS(test_ifelse_rop_adjoint),
+    GT_DERIVS(test_ifelse_jacobian_hessian),
     GT_DERIVS(test_ifelse_lazy_counts),
     GT_DERIVS(test_ifelse_index_out_of_range),
     GT_DERIVS(test_ifelse_nested),
