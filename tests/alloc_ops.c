@@ -426,8 +426,8 @@ static void ao_IfElse(ao_run *r) {
     for (k = 0; k < 3; k++) {
         gr_var *x = ao_mat(r, ao_dts[k]), *y = ao_mat(r, ao_dts[k]), *c = ao_in(r, GR_BOOL, 0, NULL, AO_GEN), *th[2], *el[2], *o[2] = { NULL, NULL };
         gr_status st;
-        th[0] = gr_mul(x, y); el[0] = y;
-        th[1] = x; el[1] = gr_add(x, y);
+        th[0] = gr_mul(x, y); el[0] = gr_mul(y, y);      /* (bools multiply to int64 on both sides) */
+        th[1] = x; el[1] = y;
         if (th[0] && el[1]) {
             gr_var *inner = NULL;
             if (gr_ifelse(gr_gt(gr_sum(x), gr_sum(y)), 1, &th[0], &el[0], &inner) == GR_OK) th[0] = inner;
