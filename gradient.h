@@ -11201,6 +11201,37 @@ static int32_t gr__region_get(gr__region **regs, int32_t *n, uint32_t *cap, int3
     return r;
 }
 
+/* the regions of n nodes (a topological order) whose outputs the roots read: nreg[k] is node k's
+   (the regions made in *regs; region 0 first when there are none yet). Errors are recorded on g. */
+static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, int n_roots, gr_var *const *roots,
+                                gr__region **regs, int32_t *n_regs, uint32_t *cap, int32_t *nreg) {
+    uint32_t nv = g->var_base + g->n_vars, k;
+    int32_t *vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    int i, j;
+    if (!vreg || (*n_regs == 0 && gr__region_get(regs, n_regs, cap, -1, NULL, 0) != 0)) goto nomem;
+    for (k = 0; k < nv; k++) vreg[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->id < nv) vreg[roots[i]->id] = 0;
+    for (k = n; k-- > 0;) {                           /* readers before producers */
+        gr_node *node = nodes[k];
+        int32_t r = -1;
+        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
+        if (r < 0) r = 0;
+        nreg[k] = r;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            int32_t u = r;
+            if (lazy && i > 0 && (u = gr__region_get(regs, n_regs, cap, r, gr__in(node)[0], i <= half)) < 0) goto nomem;
+            if (x->id < nv) vreg[x->id] = gr__region_lca(*regs, vreg[x->id], u);
+        }
+    }
+    GR_FREE(vreg);
+    return GR_OK;
+nomem:
+    GR_FREE(vreg);
+    return gr__error(g, GR_ERR_NOMEM, "out of memory (the conditionals' regions)");
+}
+
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
 static const gr_node *gr__conn_node(const gr_node *node);
@@ -13134,6 +13165,8 @@ typedef struct gr__fuser {
     uint8_t *paired;                     /* by node id: computed with the first of its pair */
     uint32_t *repl;                      /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
     uint32_t n_fused;                    /* Fused nodes made so far */
+    int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
+                                            keeps to one, so that a side not taken computes nothing */
 } gr__fuser;
 
 /* input i of node, or the Fused output that replaces it (none before the first Fused node) */
@@ -13164,6 +13197,27 @@ static gr_status gr__fuse_schedule(gr__fuser *fz, uint32_t *order) {
     return GR_OK;
 }
 
+/* with conditionals: each scheduled node's region (fz->reg), so that groups keep to one */
+static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roots) {
+    gr_node **nodes;
+    gr__region *regs = NULL;
+    int32_t n_regs = 0, *nreg;
+    uint32_t cap = 0, k;
+    int any = 0;
+    gr_status st;
+    for (k = 0; k < fz->n_order && !any; k++) any = (gr__op_flags(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
+    if (!any) return GR_OK;
+    nodes = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (fz->n_order + 1u));
+    nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz->n_order + 1u));
+    fz->reg = (int32_t *)gr__calloc(fz->nn + 1u, sizeof(int32_t));
+    if (!nodes || !nreg || !fz->reg) { GR_FREE(nodes); GR_FREE(nreg); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) nodes[k] = gr__fuse_node(fz->rw, fz->cg, fz->oid[k]);
+    st = gr__regions_of(fz->cg, nodes, fz->n_order, n_roots, roots, &regs, &n_regs, &cap, nreg);
+    for (k = 0; st == GR_OK && k < fz->n_order; k++) fz->reg[fz->oid[k]] = nreg[k];
+    GR_FREE(nodes); GR_FREE(nreg); GR_FREE(regs);
+    return st;
+}
+
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
 /* elementwise rows with a kernel for the dtype; CONVERT and FILL rows (Cast, BroadcastLike) become
@@ -13180,7 +13234,7 @@ static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32
     int o, i;
     for (o = n_open - 1; o >= 0; o--) {
         gr_node *first = gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[open[o]]]);
-        int ok = gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
+        int ok = (!fz->reg || fz->reg[node->id] == fz->reg[first->id]) && gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
         for (i = 0; ok && i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
@@ -13482,6 +13536,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
     if (!fz.group || !fz.pos) { GR_FREE(order); st = gr__fuse_nomem(&fz); goto done; }
     if ((st = gr__fuse_schedule(&fz, order)) != GR_OK) goto done;
+    if ((st = gr__fuse_regions(&fz, n_roots, roots)) != GR_OK) goto done;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
@@ -13508,7 +13563,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
 done:
     GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
     GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
-    GR_FREE(fz.second_of); GR_FREE(fz.paired);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg);
     return st;
 }
 
@@ -14005,38 +14060,23 @@ done:
 /* the regions of the n steps (a topological order), and the steps ordered again (see above) */
 static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roots, gr_var *const *roots) {
     gr_graph *cg = f->g;
-    uint32_t nv = cg->var_base + cg->n_vars, nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
-    int32_t *vreg = NULL, *nreg = NULL, *step_of = NULL;
+    uint32_t nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
+    int32_t *nreg = NULL, *step_of = NULL;
     uint32_t *indeg = NULL, *first = NULL, *adj = NULL, *heap = NULL;
     gr_node **order = NULL;
-    int i, j, any = 0;
+    int i, any = 0;
     gr_status st = GR_ERR_NOMEM;
     for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
-    vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
     step_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     f->step_reg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
-    if (!vreg || !nreg || !step_of || !f->step_reg || gr__region_get(&f->regs, &f->n_regs, &cap, -1, NULL, 0) != 0) goto done;
-    for (k = 0; k < nv; k++) vreg[k] = -1;
+    if (!nreg || !step_of || !f->step_reg) goto done;
+    if ((st = gr__regions_of(cg, steps, n, n_roots, roots, &f->regs, &f->n_regs, &cap, nreg)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
     for (k = 0; k < nn; k++) step_of[k] = -1;
     for (k = 0; k < n; k++) step_of[steps[k]->id] = (int32_t)k;
-    for (i = 0; i < n_roots; i++) vreg[roots[i]->id] = 0;
-    for (k = n; k-- > 0;) {                           /* readers before producers */
-        gr_node *node = steps[k];
-        int32_t r = -1;
-        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
-        for (j = 0; j < node->n_out; j++) r = gr__region_lca(f->regs, r, vreg[gr__out(node)[j]->id]);
-        if (r < 0) r = 0;
-        nreg[k] = r;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            int32_t u = r;
-            if (lazy && i > 0 && (u = gr__region_get(&f->regs, &f->n_regs, &cap, r, gr__in(node)[0], i <= half)) < 0) goto done;
-            vreg[x->id] = gr__region_lca(f->regs, vreg[x->id], u);
-        }
-    }
     /* the order: edges producer -> reader, and the condition of each region up the chain -> each step in it */
     indeg = (uint32_t *)gr__calloc(n + 1u, sizeof(uint32_t));
     first = (uint32_t *)gr__calloc(n + 2u, sizeof(uint32_t));
@@ -14105,7 +14145,7 @@ static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roo
     st = GR_OK;
 done:
     if (st == GR_ERR_NOMEM) gr__error(cg, st, "out of memory (scheduling conditionals)");
-    GR_FREE(vreg); GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
+    GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
     return st;
 }
 

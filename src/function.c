@@ -490,38 +490,23 @@ done:
 /* the regions of the n steps (a topological order), and the steps ordered again (see above) */
 static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roots, gr_var *const *roots) {
     gr_graph *cg = f->g;
-    uint32_t nv = cg->var_base + cg->n_vars, nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
-    int32_t *vreg = NULL, *nreg = NULL, *step_of = NULL;
+    uint32_t nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
+    int32_t *nreg = NULL, *step_of = NULL;
     uint32_t *indeg = NULL, *first = NULL, *adj = NULL, *heap = NULL;
     gr_node **order = NULL;
-    int i, j, any = 0;
+    int i, any = 0;
     gr_status st = GR_ERR_NOMEM;
     for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
-    vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
     step_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
     f->step_reg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
-    if (!vreg || !nreg || !step_of || !f->step_reg || gr__region_get(&f->regs, &f->n_regs, &cap, -1, NULL, 0) != 0) goto done;
-    for (k = 0; k < nv; k++) vreg[k] = -1;
+    if (!nreg || !step_of || !f->step_reg) goto done;
+    if ((st = gr__regions_of(cg, steps, n, n_roots, roots, &f->regs, &f->n_regs, &cap, nreg)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
     for (k = 0; k < nn; k++) step_of[k] = -1;
     for (k = 0; k < n; k++) step_of[steps[k]->id] = (int32_t)k;
-    for (i = 0; i < n_roots; i++) vreg[roots[i]->id] = 0;
-    for (k = n; k-- > 0;) {                           /* readers before producers */
-        gr_node *node = steps[k];
-        int32_t r = -1;
-        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
-        for (j = 0; j < node->n_out; j++) r = gr__region_lca(f->regs, r, vreg[gr__out(node)[j]->id]);
-        if (r < 0) r = 0;
-        nreg[k] = r;
-        for (i = 0; i < node->n_in; i++) {
-            gr_var *x = gr__in(node)[i];
-            int32_t u = r;
-            if (lazy && i > 0 && (u = gr__region_get(&f->regs, &f->n_regs, &cap, r, gr__in(node)[0], i <= half)) < 0) goto done;
-            vreg[x->id] = gr__region_lca(f->regs, vreg[x->id], u);
-        }
-    }
     /* the order: edges producer -> reader, and the condition of each region up the chain -> each step in it */
     indeg = (uint32_t *)gr__calloc(n + 1u, sizeof(uint32_t));
     first = (uint32_t *)gr__calloc(n + 2u, sizeof(uint32_t));
@@ -590,7 +575,7 @@ static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roo
     st = GR_OK;
 done:
     if (st == GR_ERR_NOMEM) gr__error(cg, st, "out of memory (scheduling conditionals)");
-    GR_FREE(vreg); GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
+    GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
     return st;
 }
 

@@ -78,6 +78,37 @@ static int32_t gr__region_get(gr__region **regs, int32_t *n, uint32_t *cap, int3
     return r;
 }
 
+/* the regions of n nodes (a topological order) whose outputs the roots read: nreg[k] is node k's
+   (the regions made in *regs; region 0 first when there are none yet). Errors are recorded on g. */
+static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, int n_roots, gr_var *const *roots,
+                                gr__region **regs, int32_t *n_regs, uint32_t *cap, int32_t *nreg) {
+    uint32_t nv = g->var_base + g->n_vars, k;
+    int32_t *vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    int i, j;
+    if (!vreg || (*n_regs == 0 && gr__region_get(regs, n_regs, cap, -1, NULL, 0) != 0)) goto nomem;
+    for (k = 0; k < nv; k++) vreg[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->id < nv) vreg[roots[i]->id] = 0;
+    for (k = n; k-- > 0;) {                           /* readers before producers */
+        gr_node *node = nodes[k];
+        int32_t r = -1;
+        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
+        if (r < 0) r = 0;
+        nreg[k] = r;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            int32_t u = r;
+            if (lazy && i > 0 && (u = gr__region_get(regs, n_regs, cap, r, gr__in(node)[0], i <= half)) < 0) goto nomem;
+            if (x->id < nv) vreg[x->id] = gr__region_lca(*regs, vreg[x->id], u);
+        }
+    }
+    GR_FREE(vreg);
+    return GR_OK;
+nomem:
+    GR_FREE(vreg);
+    return gr__error(g, GR_ERR_NOMEM, "out of memory (the conditionals' regions)");
+}
+
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
 static const gr_node *gr__conn_node(const gr_node *node);

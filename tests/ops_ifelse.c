@@ -9,7 +9,7 @@
      - the backward pass is lazy too: d/dx ifelse(x > 0, sqrt(x), 0) is 0 at 0 (not NaN), with its
        second derivative; the R-op; the adjoint identity through it; Jacobian and Hessian; inside a
        loop's body with until;
-     - the rewrites: a constant condition, nested conditionals on one condition;
+     - the rewrites: a constant condition, nested conditionals on one condition; fusion keeps to a side;
      - derivative specs; the errors of gr_ifelse. */
 #include "ops.h"
 #include <math.h>
@@ -653,6 +653,53 @@ TEST(test_ifelse_rewrites) {
     gr_graph_free(g);
 }
 
+/* fusion keeps to a side: sin x + 1 outside, exp(3 sin x) on one side, cos x on the other are three
+   groups (one fused pass over everything would compute both sides at every call) */
+static int gti_line_has_both(const char *buf, const char *a, const char *b) {
+    const char *p = strstr(buf, a);
+    for (; p; p = strstr(p + 1, a)) {
+        const char *start = p, *end = strchr(p, '\n');
+        while (start > buf && start[-1] != '\n') start--;
+        if (!end) end = p + strlen(p);
+        {
+            const char *q = strstr(start, b);
+            if (q && q < end) return 1;
+        }
+    }
+    return 0;
+}
+TEST(test_ifelse_fusion_sides) {
+    static const double xv[3] = { 0.5, -1.0, 2.0 };
+    static const int64_t three[1] = { 3 };
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *c = gr_scalar(g, GR_BOOL, "c"), *z = gr_sin(x), *ins[2], *outs[2];
+    gr_var *y = gti_if(c, gr_exp(gr_mul(z, gr_const(g, 3.0))), gr_cos(x)), *w = gr_add(z, gr_const(g, 1.0)), *both;
+    gr_array *xa = e_vec(3, xv), *want = gr_array_new(GR_F64, 1, three);
+    const gr_array *arrs[2];
+    gr_fn *f;
+    char buf[4096];
+    int cv, k;
+    ins[0] = x; ins[1] = c;
+    outs[0] = y; outs[1] = w;
+    f = gti_fn(2, ins, 2, outs, 0);
+    if (f) {
+        gts_fn_print(f, buf, sizeof buf);
+        CHECK_MSG(!gti_line_has_both(buf, "exp", "cos") && !gti_line_has_both(buf, "exp", "add") && !gti_line_has_both(buf, "cos", "add"),
+                  "a fused group spans sides:\n%s", buf);
+        gr_fn_free(f);
+    }
+    both = gr_add(y, w);
+    for (cv = 0; cv < 2; cv++) {
+        gr_array *ca = gti_scalar(GR_BOOL, cv);
+        for (k = 0; k < 3; k++) gr_array_set(want, k, (cv ? exp(3 * sin(xv[k])) : cos(xv[k])) + sin(xv[k]) + 1);
+        arrs[0] = xa; arrs[1] = ca;
+        gtf_expect(g, 2, ins, arrs, both, GR_F64, want, 1e-14, cv ? "fused sides, c true" : "fused sides, c false");
+        gr_array_free(ca);
+    }
+    gr_array_free(xa); gr_array_free(want);
+    gr_graph_free(g);
+}
+
 /* ---- errors ---------------------------------------------------------------------------------------- */
 
 TEST(test_ifelse_errors) {
@@ -752,6 +799,7 @@ GT_CASES(IfElse) = {
     GT_DERIVS(test_ifelse_nested),
     GT_DERIVS(test_ifelse_in_scan),
     GT_DERIVS(test_ifelse_rewrites),
+    GT_DERIVS(test_ifelse_fusion_sides),
     GT_ERRORS(test_ifelse_errors),
     GT_END
 };
