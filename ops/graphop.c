@@ -11,8 +11,8 @@
    Inputs of an OpFromGraph node:  the operands (n_in), then the shared variables read (n_sh)
    Outputs:                        the inner graph's outputs (n_out)
    Shapes: every output's shape comes from the inner graph's shape rules on the operands' shapes
-   (nothing runs); an inner graph holding a loop gives shapes only by running (the dynamic
-   variant, gr__op_OpFromGraphDyn).
+   (nothing runs); an inner graph holding a loop or a conditional gives shapes only by running (the
+   dynamic variant, gr__op_OpFromGraphDyn).
 
    Running: not inlined, each compiled function compiles the inner graph once, shared by the nodes
    applying the op (OpFromGraph's runtime state); inlined (opts->inline_graph), gr_function puts the
@@ -310,7 +310,8 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     for (j = 0; j < n_out; j++) if (!(d->bout[j] = GR__GOP_LEAF(outputs[j]))) goto leaf_failed;
 #undef GR__GOP_LEAF
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
-    for (k = 0; k < d->n_order; k++) if (gr__op_flags(d->order[k]->op) & GR__OPF_DYNSHAPE) d->dynamic = 1;
+    for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
+        if (gr__op_flags(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
     d->head.n_in = d->n_in + d->n_sh;
     d->head.n_out = n_out;
     d->g_at = (int *)gr__calloc((size_t)(d->n_in + d->n_sh) + 1, sizeof(int));

@@ -8,8 +8,9 @@
        nesting, shapes from the inner graph without running it;
      - what upstream gets wrong: outputs that do not reach the cost (pytensor#723), overrides that
        read variables of the enclosing graph (Theano#5685);
-     - the adjoint identity through the op, an inner loop (shapes known by running), the op freed
-       before the graphs and functions applying it, every error path;
+     - the adjoint identity through the op, Jacobians and Hessians (its batching rule), an inner loop
+       and an inner conditional (shapes known by running), the op on a side of a conditional, the op
+       freed before the graphs and functions applying it, printing, every error path;
      - values against plain C in every dtype and derivative specs (gradient, R-op, adjoint). */
 #include "ops.h"
 
@@ -916,6 +917,46 @@ static void test_ofg_jacobian_hessian(void) {
     gr_array_free(xa); gr_array_free(wa);
 }
 
+/* with conditionals: an op whose graph is ifelse(x > 0, sqrt(x), 0) (its gradient at 0 is 0, the
+   side not taken not run), inlined or not, and the op on one side of a conditional */
+static void test_ofg_with_ifelse(void) {
+    double xv[4] = { 4, 0, -1, 2.25 }, want[4], dwant[4], w2[4];
+    int64_t n = 1;
+    int inl, lv, k;
+    for (k = 0; k < 4; k++) {
+        want[k] = xv[k] > 0 ? sqrt(xv[k]) : 0;
+        dwant[k] = xv[k] > 0 ? 0.5 / sqrt(xv[k]) : 0;
+        w2[k] = xv[k] > 1 ? want[k] : -xv[k];
+    }
+    for (inl = 0; inl < 2; inl++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gr_scalar(g, GR_F64, "x"), *r = gr_sqrt(x), *z = gr_mul(x, gr_const(g, 0.0)), *e = NULL, *y, *d, *c = NULL;
+        gr_var *yy, *nx, *outs[3];
+        gr_op_def *op;
+        CHECK_STATUS(gr_ifelse(gr_gt(x, gr_const(g, 0.0)), 1, &r, &z, &e), GR_OK);
+        op = go_op("safe_sqrt", 1, &x, 1, &e, inl);
+        y = go_apply1(op, 1, &x);
+        d = gr_grad1(y, x);
+        yy = go_apply1(op, 1, &x);
+        nx = gr_neg(x);
+        CHECK_STATUS(gr_ifelse(gr_gt(x, gr_const(g, 1.0)), 1, &yy, &nx, &c), GR_OK);
+        outs[0] = y; outs[1] = d; outs[2] = c;
+        for (lv = 0; lv < 2; lv++)
+            for (k = 0; k < 4; k++) {
+                gr_array *xa = gr_array_scalar(GR_F64, xv[k]), *res[3];
+                if (go_call(lv, 1, &x, &xa, 3, outs, res, go_mode(inl, lv))) {
+                    GO_NEAR("ifelse inside", res[0], 0, &n, &want[k], 1e-15);
+                    GO_NEAR("its gradient (0 at 0, not NaN)", res[1], 0, &n, &dwant[k], 1e-15);
+                    GO_NEAR("the op on one side", res[2], 0, &n, &w2[k], 1e-15);
+                }
+                go_free(3, res);
+                gr_array_free(xa);
+            }
+        gr_op_free(op);
+        gr_graph_free(g);
+    }
+}
+
 /* gr_print and gr_fn_print show the op's graph under its node (not inlined) */
 static void test_ofg_print(void) {
     gr_graph *g = gr_graph_new();
@@ -1218,5 +1259,5 @@ SUITE(suite_graphop) = {
     CASE(test_ofg_lop_override), CASE(test_ofg_rop_override), CASE(test_ofg_connection_pattern_override),
     CASE(test_ofg_connection_pattern), CASE(test_ofg_nested), CASE(test_ofg_infer_shape), CASE(test_ofg_disconnected_outputs),
     CASE(test_ofg_override_reads_outer), CASE(test_ofg_inner_loop), CASE(test_ofg_free_early),
-    CASE(test_ofg_jacobian_hessian), CASE(test_ofg_print), END_SUITE
+    CASE(test_ofg_jacobian_hessian), CASE(test_ofg_with_ifelse), CASE(test_ofg_print), END_SUITE
 };
