@@ -41,7 +41,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay fuzz clean examples
+.PHONY: all bench demo test test-examples check-header test-gcc test-dot test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay fuzz clean examples
 
 all: gradient.h
 
@@ -73,8 +73,17 @@ TCFLAGS = -I$(B)
 $(B)/test-gcc: gradient.h $(TEST_ALL) $(wildcard tests/*.h) $(B)/suites.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
+# the DOT files the printing tests write (tests/t_print.c) go to $(B)/dot, where test-dot runs
+# Graphviz's dot on each
 test-gcc: $(B)/test-gcc
-	./$(B)/test-gcc
+	@rm -rf $(B)/dot && mkdir -p $(B)/dot
+	GT_DOT_DIR=$(B)/dot ./$(B)/test-gcc
+
+test-dot: test-gcc
+	@if command -v dot > /dev/null 2>&1; then \
+	    n=0; for f in $(B)/dot/*.dot; do dot -Tsvg "$$f" -o "$${f%.dot}.svg" || { echo "dot rejects $$f"; exit 1; }; n=$$((n + 1)); done; \
+	    echo "dot: $$n passed, 0 failed (every DOT file of the tests accepted by dot -Tsvg)"; \
+	else echo "test-dot: skipped: Graphviz's dot is not installed (apt-get install graphviz)"; fi
 
 # clang builds for this machine's widest vectors (AVX-512/AVX GEMM kernels; no FMA contraction, so
 # that plain-C reference loops in the tests round alike); the sanitizer build
@@ -181,7 +190,7 @@ test-fuzz-replay: gradient.h | $(B)
 	$(CC) $(CSTD) -g -O0 $(WARN) -DFZ_REPLAY $(FUZZ_SAN) -o $(B)/fuzz-replay tests/fuzz/fuzz_graph.c tests/fuzz/replay.c -lm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/fuzz-replay tests/fuzz/corpus
 
-test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples
+test: check-header test-gcc test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples
 	@echo "make test: all passed"
 
 # regenerate tests/api_contract.c from the shared contract (when ../shared/API.md is present)
