@@ -2,10 +2,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The version: GRADIENT_VERSION is one number for comparisons, major * 10000 + minor * 100 + patch
+   (0.1.0 is 100; #if GRADIENT_VERSION >= 200 asks for 0.2.0 or later); GRADIENT_VERSION_STRING is
+   "major.minor.patch". CHANGELOG.md lists what each version changed. */
 #define GRADIENT_VERSION_MAJOR 0
 #define GRADIENT_VERSION_MINOR 1
 #define GRADIENT_VERSION_PATCH 0
-#define GRADIENT_VERSION "0.1.0"
+#define GRADIENT_VERSION (GRADIENT_VERSION_MAJOR * 10000 + GRADIENT_VERSION_MINOR * 100 + GRADIENT_VERSION_PATCH)
+#define GRADIENT_VERSION_STRING "0.1.0"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GR__UNUSED __attribute__((unused))
