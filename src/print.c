@@ -593,7 +593,7 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
     uint32_t n_order = 0;
     int64_t k;
     int i, fused = nodes != NULL;
-    const gr_graph *g = n_roots ? roots[0]->graph : nodes[0]->graph;
+    uint32_t nv = 0;
     uint8_t *seen;
     FILE *out = p->out;
     if (n_nodes < 0) {
@@ -601,7 +601,12 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         nodes = order;
         n_nodes = n_order;
     }
-    seen = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1u, 1);
+    for (k = 0; k < n_nodes; k++)                    /* marks for every variable met (a function's steps */
+        for (i = 0; i < nodes[k]->n_in; i++)           /* and outputs may number theirs in two graphs) */
+            if (gr__in(nodes[k])[i]->id >= nv) nv = gr__in(nodes[k])[i]->id + 1u;
+    for (i = 0; i < n_roots; i++)
+        if (roots[i]->id >= nv) nv = roots[i]->id + 1u;
+    seen = (uint8_t *)gr__calloc((size_t)nv + 1u, 1);
     if (!seen) { GR_FREE(order); return; }
     for (k = 0; k < n_nodes; k++)                    /* the leaves first: outside any cluster drawn below */
         for (i = 0; i < nodes[k]->n_in; i++) {
