@@ -41,7 +41,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: check-api-index all bench demo test test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay fuzz clean examples
+.PHONY: check-api-index all bench demo test test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -284,8 +284,34 @@ test-install: gradient.h | $(B)
 	else echo "test-install: cmake is not installed: the CMake consumers are skipped"; fi; \
 	echo "install: $$n passed, 0 failed (make install into $(B)/install; consumers through pkg-config and CMake)"
 
+# the library on a small target (tests/small_target.c, a six-node function and its gradient): its
+# values and heap peak on the host; no stack frame of the program above STACK_LIMIT bytes (gcc's
+# -fstack-usage, every function the program links); when arm-none-eabi-gcc is installed (CI installs
+# it), the same for a Cortex-M4, and the size of its image (-Os, --gc-sections, newlib-nano)
+STACK_LIMIT = 4096
+ARM_CC      = arm-none-eabi-gcc
+ARM_FLAGS   = -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
+STACK_CHECK = awk -F'\t' -v lim=$(STACK_LIMIT) '$$2 + 0 > lim { print "stack frame over " lim " bytes: " $$0; bad = 1 } \
+              END { if (!bad) print FILENAME ": no stack frame over " lim " bytes"; exit bad }'
+test-small: gradient.h | $(B)
+	$(CC) $(CSTD) $(OPT) $(WARN) -fstack-usage -c -o $(B)/small-host.o tests/small_target.c
+	$(CC) -o $(B)/small-host $(B)/small-host.o -lm
+	./$(B)/small-host
+	@$(STACK_CHECK) $(B)/small-host.su
+	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
+	  echo "$(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os -DGR_SMALL_NO_HOOK ... tests/small_target.c"; \
+	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -fstack-usage -DGR_SMALL_NO_HOOK \
+	    -c -o $(B)/small-m4.o tests/small_target.c || exit 1; \
+	  $(STACK_CHECK) $(B)/small-m4.su || exit 1; \
+	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(B)/small-m4.elf $(B)/small-m4.o -lm \
+	    2>&1 | grep -v 'is not implemented and will always fail' || true; \
+	  test -f $(B)/small-m4.elf || exit 1; \
+	  arm-none-eabi-size $(B)/small-m4.elf; \
+	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
+
+
 # every stage in turn, each announced and timed (make test-<stage> runs one)
-TEST_STAGES = check-header test-gcc test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-portable test-install
+TEST_STAGES = check-header test-gcc test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small test-portable test-install
 test:
 	@for t in $(TEST_STAGES); do \
 	    echo "==== $$t"; start=$$(date +%s); \

@@ -820,6 +820,16 @@ extern "C" {
 #define GR_RUNTIME_OPS(X) \
     X(Scan)
 
+/* The ops whose perform needs work memory besides their outputs (a GEMM's packing buffers):
+   gr__<Name>_scratch(node, in, out) gives its bytes once the shapes are known, and the caller of
+   perform passes that much memory, aligned for double, as one more output array after the node's
+   outputs (out[node->n_out]: a compiled function's scratch buffer, kept from call to call). */
+#define GR_SCRATCH_OPS(X) \
+    X(Dot) \
+    X(TensorDot) \
+    X(MatMul) \
+    X(Batched)
+
 /* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
 /* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
    the op tables expanded: rule prototypes, op numbers, and the gr_op_def of every row. */
@@ -870,7 +880,7 @@ struct gr_node {
     int32_t   n_in, n_out;
 };
 
-typedef char gr__var_is_small[sizeof(gr_var) <= 4 * sizeof(void *) ? 1 : -1];    /* 32 bytes on 64-bit targets */
+typedef char gr__var_is_small[sizeof(gr_var) <= 2 * sizeof(void *) + 16 ? 1 : -1];  /* 32 bytes on 64-bit targets, 24 on 32-bit */
 typedef char gr__node_is_small[sizeof(gr_node) <= 2 * sizeof(void *) + 16 ? 1 : -1];
 
 static int64_t *gr__vshape(const gr_var *v) { return (int64_t *)(uintptr_t)(v + 1); }
@@ -1041,6 +1051,16 @@ static void gr__runtime_release(gr_node *node) {
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
 }
+#define GR__SCRATCH_PROTO(Name) static size_t gr__##Name##_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out);
+GR_SCRATCH_OPS(GR__SCRATCH_PROTO)
+#undef GR__SCRATCH_PROTO
+/* the work memory node's perform needs, its inputs' and outputs' shapes known (GR_SCRATCH_OPS) */
+static size_t gr__scratch_bytes(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+#define GR__SCRATCH_OF(Name) if (node->op == &gr__op_##Name) return gr__##Name##_scratch(node, in, out);
+    GR_SCRATCH_OPS(GR__SCRATCH_OF)
+#undef GR__SCRATCH_OF
+    return 0;
+}
 /* the structural rows by code */
 static const gr_op_def *const gr__struct_ops[GR__OP_COUNT + 1] = {
 #define GR__STRUCT_PTR(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) &gr__op_##Name,
@@ -1091,13 +1111,22 @@ static uint64_t gr__hash64(uint64_t z) {
 
 /* ---- arena: one per graph; everything built in the graph lives here ------------------------- */
 
-/* Blocks are 8-byte aligned (every struct here needs no more; vector code loads through memcpy), so
-   a variable takes 56 bytes, not 64: graphs of millions of nodes touch less memory. */
+/* Blocks are 8-byte aligned (every struct here needs no more; vector code loads through memcpy):
+   graphs of millions of nodes touch less memory than with 16. Chunks start at GR_ARENA_MIN_CHUNK
+   bytes and each new one is as big as all before it, up to GR_ARENA_MAX_CHUNK (both macros, for
+   small targets): a six-node graph takes one small chunk, a graph of millions grows by megabytes. */
+#ifndef GR_ARENA_MIN_CHUNK
+#define GR_ARENA_MIN_CHUNK 4096
+#endif
+#ifndef GR_ARENA_MAX_CHUNK
+#define GR_ARENA_MAX_CHUNK ((size_t)1 << 20)
+#endif
 static void *gr__arena_alloc(gr__arena *a, size_t n) {
     gr__chunk *c = a->head;
     size_t need = (n + 7u) & ~(size_t)7u;
     if (!c || c->size - c->used < need) {
-        size_t size = a->total < ((size_t)1 << 16) ? ((size_t)1 << 16) : ((size_t)1 << 20);
+        size_t size = a->total < (size_t)GR_ARENA_MIN_CHUNK ? (size_t)GR_ARENA_MIN_CHUNK
+                    : a->total > (size_t)GR_ARENA_MAX_CHUNK ? (size_t)GR_ARENA_MAX_CHUNK : a->total;
         if (size < need) size = need;
         c = (gr__chunk *)GR_MALLOC(sizeof(gr__chunk) + 16 + size);
         if (!c) return NULL;
@@ -4756,7 +4785,7 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     for (i = 0; i < node->n_in; i++) if (!gr_is_disconnected(ev[i])) any = 1;
     if (!any) return GR_OK;
     if (node->n_in > 16 && !(vs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", node->n_in);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", (int)node->n_in);
     for (i = 0; i < node->n_in; i++) {
         vs[i] = gr_is_disconnected(ev[i]) ? gr__zeros_grad(gr__in(node)[i]) : ev[i];
         if (!vs[i]) break;
@@ -4786,7 +4815,7 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     int64_t total = 0;
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
     if (node->n_in != (p->refs ? k + 1 : 1))
-        return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", node->n_in, k, p->refs ? " shaped like references" : "");
+        return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", (int)node->n_in, k, p->refs ? " shaped like references" : "");
     if (!p->refs && node->params_size != sizeof(int64_t) * (size_t)(1 + k))
         return gr__error(node->graph, GR_ERR_VALUE, "Split: %lu bytes of parameters for %d pieces of %s", (unsigned long)node->params_size,
                          k, gr__d(x).s);
@@ -4857,7 +4886,7 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
     if (node->n_out > 16 && !(pieces = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", node->n_out);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", (int)node->n_out);
     for (j = 0; j < node->n_out; j++) {
         pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
         if (!pieces[j]) break;
@@ -4875,7 +4904,7 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     if (node->n_in > 1 + 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", node->n_out);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", (int)node->n_out);
     ins[0] = ev[0];
     for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
     st = gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, orop);
@@ -5347,7 +5376,9 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
    4 x NR tile of C in registers while it walks the strip: per k, two vector loads of B, four
    scalars of A, eight multiply-adds. A is read in place (its rows are four streams, or with ta
    four adjacent columns), and only a last partial group of rows is copied, zero-padded. The
-   packed block (GR__GEMM_BUF bytes) and that copy live on the stack: no allocation.
+   packed block (at most GR__GEMM_BUF bytes) and that copy live in the work memory the caller
+   gives (gr__gemm_work_bytes of it): in a compiled function the function's scratch buffer, sized
+   when the shapes are settled (src/call.c), so no stack frame holds them and nothing is allocated.
    With GCC or Clang the tile is eight vectors of the widest width the target has (AVX-512, AVX
    or SSE: GCC vector extensions, no intrinsics); elsewhere the same loops run on a plain array
    the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop. */
@@ -5356,6 +5387,11 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
 #ifndef GR__GEMM_BUF
 #define GR__GEMM_BUF 32768
 #endif
+/* the packed block's columns (a multiple of NR), for NR columns a strip and elements of es bytes */
+static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
+    int64_t nc = GR__GEMM_BUF / (GR__GEMM_KC * es) / nr * nr;
+    return nc > nr ? nc : nr;
+}
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)
 #if defined(__AVX512F__)
 #define GR__VBYTES 64
@@ -5429,13 +5465,18 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
         memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \
         for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \
     } \
-    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C) { \
-        enum { NR = fn##_NR, NC0 = GR__GEMM_BUF / (GR__GEMM_KC * (int)sizeof(T)) / NR * NR, NC = NC0 > NR ? NC0 : NR }; \
-        T bp[GR__GEMM_KC * NC], ap[GR__GEMM_KC * GR__GEMM_MR]; \
-        const int64_t NRL = NR, NCL = NC; \
+    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \
+    static GR__UNUSED int64_t fn##_work(int64_t N) { \
+        int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \
+        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \
+    } \
+    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \
+        enum { NR = fn##_NR }; \
+        const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \
+        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \
         int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \
         if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \
-        for (j0 = 0; j0 < N; j0 += NC) { \
+        for (j0 = 0; j0 < N; j0 += NCL) { \
             int64_t nc = N - j0 < NCL ? N - j0 : NCL; \
             for (k0 = 0; k0 < K; k0 += GR__GEMM_KC) { \
                 int64_t kc = K - k0 < GR__GEMM_KC ? K - k0 : GR__GEMM_KC; \
@@ -5499,8 +5540,21 @@ GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
-/* C = op(A) op(B), of dtype dt */
-static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
+/* the bytes of work memory gr__gemm_dt needs for a product with N columns (0: none) */
+static size_t gr__gemm_work_bytes(int dt, int64_t N) {
+#ifdef GRADIENT_CBLAS
+    (void)dt; (void)N;
+    return 0;
+#else
+    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N) * sizeof(double);
+    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N) * sizeof(float);
+    return 0;
+#endif
+}
+
+/* C = op(A) op(B), of dtype dt; work: gr__gemm_work_bytes(dt, N) bytes, aligned for double */
+static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C, void *work) {
+    (void)work;
     if (M == 0 || N == 0) return;
     if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
     if (dt == GR_F64) {
@@ -5508,14 +5562,14 @@ static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
                     (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
 #else
-        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
+        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C, (double *)work);
 #endif
     } else if (dt == GR_F32) {
 #ifdef GRADIENT_CBLAS
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
                     (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
 #else
-        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
+        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C, (float *)work);
 #endif
     } else
         gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);
@@ -5673,9 +5727,14 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         gr__gemv_dt(a->dtype, !p->tb, b->shape[0], b->shape[1], b->data, a->data, out[0]->data);
     else {
         gr__op_dims(a->shape, p->ta, &M, &K);
-        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data);
+        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data, out[node->n_out]->data);
     }
     return GR_OK;
+}
+/* the work memory of a matrix product (GR_SCRATCH_OPS): the GEMM's packing buffers */
+static size_t gr__Dot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1]) : 0;
 }
 
 /* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
@@ -5933,8 +5992,14 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
     const gr_array *a = in[0], *b = in[1];
     int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
-    gr__gemm_dt(a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, a->data, b->data, out[0]->data);
+    gr__gemm_dt(a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, a->data, b->data, out[0]->data,
+                out[node->n_out]->data);
     return GR_OK;
+}
+static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    (void)out;
+    return gr__gemm_work_bytes(in[0]->dtype, p->tb ? gr__dims_prod(in[1]->shape, 0, p->sb) : gr__dims_prod(in[1]->shape, p->sb, in[1]->ndim));
 }
 
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
@@ -6111,7 +6176,7 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
     asz = (size_t)(M * K) * es; bsz = (size_t)(K * N) * es; csz = (size_t)(M * N) * es;
     if (c->size == 0) return GR_OK;
     if (!p->ta && gr__dims_prod(b->shape, 0, nbb) == 1 && gr__dims_prod(a->shape, 0, nba) == batch) {
-        gr__gemm_dt(a->dtype, 0, p->tb, batch * M, N, K, a->data, b->data, c->data);
+        gr__gemm_dt(a->dtype, 0, p->tb, batch * M, N, K, a->data, b->data, c->data, out[node->n_out]->data);
         return GR_OK;
     }
     for (d = nbo - 1, s = 1; d >= 0; d--) {     /* a's batch strides on the output's batch axes */
@@ -6127,7 +6192,7 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
     }
     for (t = 0; t < batch; t++) {
         gr__gemm_dt(a->dtype, p->ta, p->tb, M, N, K, (const char *)a->data + (size_t)aoff * asz, (const char *)b->data + (size_t)boff * bsz,
-                    (char *)c->data + (size_t)t * csz);
+                    (char *)c->data + (size_t)t * csz, out[node->n_out]->data);
         for (d = nbo - 1; d >= 0; d--) {         /* the next output matrix */
             idx[d]++; aoff += ast[d]; boff += bst[d];
             if (idx[d] < c->shape[d]) break;
@@ -6135,6 +6200,10 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
         }
     }
     return GR_OK;
+}
+static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1]);
 }
 
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was
@@ -8432,17 +8501,30 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
         c.ndim = in[1]->ndim == 2 ? 2 : 1;
         c.shape[0] = a.shape[0];
         if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+        gr_array *cw[2];
         ab[0] = &a; ab[1] = in[1];
-        return p->op->perform(p->inner, ab, &cp);
+        cw[0] = cp; cw[1] = out[node->n_out];          /* the output, then the work memory */
+        return p->op->perform(p->inner, ab, cw);
     }
     for (k = 0; k < B; k++) {
         gr_status st;
+        gr_array *ow[2];
         gr__batched_rows(node, in, rows, row_ptrs, k);
         row_out.data = (char *)out[0]->data + (size_t)(k * row_size) * gr__dsize(out[0]->dtype);
-        st = p->op->perform(p->inner, row_ptrs, &row_out_ptr);
+        ow[0] = row_out_ptr; ow[1] = out[node->n_out];
+        st = p->op->perform(p->inner, row_ptrs, ow);
         if (st != GR_OK) return st;
     }
     return GR_OK;
+}
+/* the work memory of the op applied to each row: a matrix product's largest (its rows' shapes are
+   not at hand here) */
+static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    (void)in;
+    while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+    return 0;
 }
 
 /* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives
@@ -12336,12 +12418,13 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
 /* runs node (all of whose inputs are constants) now; outs become constants. 0: leave it alone */
 static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     gr_graph *cg = rw->cg;
-    gr_array *res[4], *shaped[4];
+    gr_array *res[5], *shaped[4];
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
     if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
+    res[node->n_out] = NULL;                     /* then the work memory (GR_SCRATCH_OPS) */
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
         shaped[j] = (gr_array *)gr__calloc(1, sizeof(gr_array));
@@ -12357,6 +12440,10 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
         res[j] = gr_array_new(shaped[j]->dtype, shaped[j]->ndim, shaped[j]->shape);
         if (!res[j]) goto done;
     }
+    {
+        int64_t words = (int64_t)((gr__scratch_bytes(node, in, (const gr_array *const *)res) + sizeof(double) - 1) / sizeof(double));
+        if (!(res[node->n_out] = gr_array_new(GR_F64, 1, &words))) goto done;
+    }
     if (node->op->perform(node, in, res) != GR_OK) goto done;
     for (j = 0; j < node->n_out; j++) {
         gr_var *c = res[j]->ndim == 0 ? gr__scalar_const(cg, res[j]->dtype, gr_array_get(res[j], 0), 0) : gr__constant(cg, res[j], 0);
@@ -12366,6 +12453,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     ok = 1;
 done:
     for (j = 0; j < node->n_out; j++) { GR_FREE(shaped[j]); gr_array_free(res[j]); }
+    gr_array_free(res[node->n_out]);
     if (!ok && saved == GR_OK && cg->status != GR_OK) gr_graph_clear_error(cg);   /* the call will report it */
     return ok;
 }
@@ -13276,7 +13364,10 @@ struct gr_fn {
     gr_node   **steps;
     int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
     int64_t    *step_io_at;
-    const gr_array **io;                  /* per step: pointers to those slots' arrays */
+    const gr_array **io;                  /* per step: pointers to those slots' arrays, then to scratch */
+    gr_array    scratch;                  /* the work memory of the steps that need some (GR_SCRATCH_OPS):
+                                             one buffer, sized for the largest, kept across calls */
+    gr__buffer  scratch_buf;
     int64_t     n_slots;
     gr__slot   *slots;
     /* the plan */
@@ -13336,6 +13427,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
+    GR_FREE(f->scratch_buf.data);
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
@@ -13758,7 +13850,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (st != GR_OK) goto done;
     st = GR_ERR_NOMEM;
     f->n_steps = n_order;
-    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out;
+    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out + 1;
     f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
     f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
     f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
@@ -13785,6 +13877,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
         }
+        f->step_io[at] = -1;                   /* out[n_out]: the work memory */
+        f->io[at++] = &f->scratch;
     }
     f->step_io_at[n_order] = at;
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
@@ -14067,6 +14161,22 @@ static int gr__buffer_fit(gr__buffer *b, size_t need) {
     return b->data != NULL;
 }
 
+/* the scratch array holds at least need bytes (kept from call to call); 0 when out of memory */
+static int gr__scratch_fit(gr_fn *f, size_t need) {
+    if (!gr__buffer_fit(&f->scratch_buf, need)) return 0;
+    f->scratch.data = f->scratch_buf.data;
+    f->scratch.dtype = GR_F64;
+    f->scratch.ndim = 1;
+    f->scratch.shape[0] = f->scratch.size = (int64_t)(f->scratch_buf.cap / sizeof(double));
+    return 1;
+}
+/* the work memory step k needs, its shapes settled */
+static size_t gr__step_scratch(const gr_fn *f, int64_t k) {
+    const gr_node *node = f->steps[k];
+    const gr_array *const *io = f->io + f->step_io_at[k];
+    return gr__scratch_bytes(node, io, (const gr_array *const *)(io + node->n_in));
+}
+
 /* room for the outputs and update values that live in memory the function does not own (an input's,
    a shared variable's): outputs are copied out, and update values staged before any is written */
 static int gr__plan_external(gr_fn *f) {
@@ -14091,6 +14201,7 @@ static int gr__plan_external(gr_fn *f) {
 static gr_status gr__fn_plan(gr_fn *f) {
     gr__planner pl;
     int64_t k, s;
+    size_t need = 0;
     int j;
     f->planned = 0;
     pl.n_cls = 0;
@@ -14103,10 +14214,12 @@ static gr_status gr__fn_plan(gr_fn *f) {
         f->plan_seen[s] = -1;
     }
     for (k = 0; k < f->n_steps; k++) {
+        size_t w = gr__step_scratch(f, k);
+        if (w > need) need = w;
         for (j = 0; j < f->steps[k]->n_out; j++) gr__plan_output(f, &pl, k, j);
         gr__plan_release(f, &pl, k);
     }
-    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f)) return GR_ERR_NOMEM;
+    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
     return GR_OK;
 }
@@ -14323,6 +14436,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
             }
         }
         if (dyn || !(f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1)) {
+            if (!gr__scratch_fit(f, gr__step_scratch(f, k))) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
             st = node->op->perform(node, in, out);
             if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
         }

@@ -429,17 +429,30 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
         c.ndim = in[1]->ndim == 2 ? 2 : 1;
         c.shape[0] = a.shape[0];
         if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+        gr_array *cw[2];
         ab[0] = &a; ab[1] = in[1];
-        return p->op->perform(p->inner, ab, &cp);
+        cw[0] = cp; cw[1] = out[node->n_out];          /* the output, then the work memory */
+        return p->op->perform(p->inner, ab, cw);
     }
     for (k = 0; k < B; k++) {
         gr_status st;
+        gr_array *ow[2];
         gr__batched_rows(node, in, rows, row_ptrs, k);
         row_out.data = (char *)out[0]->data + (size_t)(k * row_size) * gr__dsize(out[0]->dtype);
-        st = p->op->perform(p->inner, row_ptrs, &row_out_ptr);
+        ow[0] = row_out_ptr; ow[1] = out[node->n_out];
+        st = p->op->perform(p->inner, row_ptrs, ow);
         if (st != GR_OK) return st;
     }
     return GR_OK;
+}
+/* the work memory of the op applied to each row: a matrix product's largest (its rows' shapes are
+   not at hand here) */
+static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    (void)in;
+    while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+    return 0;
 }
 
 /* Derivatives of an op applied row by row: the op's own rule, applied to its row-typed node, gives

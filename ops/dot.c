@@ -101,9 +101,14 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
         gr__gemv_dt(a->dtype, !p->tb, b->shape[0], b->shape[1], b->data, a->data, out[0]->data);
     else {
         gr__op_dims(a->shape, p->ta, &M, &K);
-        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data);
+        gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data, out[node->n_out]->data);
     }
     return GR_OK;
+}
+/* the work memory of a matrix product (GR_SCRATCH_OPS): the GEMM's packing buffers */
+static size_t gr__Dot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1]) : 0;
 }
 
 /* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
@@ -361,8 +366,14 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
     const gr_array *a = in[0], *b = in[1];
     int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
-    gr__gemm_dt(a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, a->data, b->data, out[0]->data);
+    gr__gemm_dt(a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, a->data, b->data, out[0]->data,
+                out[node->n_out]->data);
     return GR_OK;
+}
+static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    (void)out;
+    return gr__gemm_work_bytes(in[0]->dtype, p->tb ? gr__dims_prod(in[1]->shape, 0, p->sb) : gr__dims_prod(in[1]->shape, p->sb, in[1]->ndim));
 }
 
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
@@ -539,7 +550,7 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
     asz = (size_t)(M * K) * es; bsz = (size_t)(K * N) * es; csz = (size_t)(M * N) * es;
     if (c->size == 0) return GR_OK;
     if (!p->ta && gr__dims_prod(b->shape, 0, nbb) == 1 && gr__dims_prod(a->shape, 0, nba) == batch) {
-        gr__gemm_dt(a->dtype, 0, p->tb, batch * M, N, K, a->data, b->data, c->data);
+        gr__gemm_dt(a->dtype, 0, p->tb, batch * M, N, K, a->data, b->data, c->data, out[node->n_out]->data);
         return GR_OK;
     }
     for (d = nbo - 1, s = 1; d >= 0; d--) {     /* a's batch strides on the output's batch axes */
@@ -555,7 +566,7 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
     }
     for (t = 0; t < batch; t++) {
         gr__gemm_dt(a->dtype, p->ta, p->tb, M, N, K, (const char *)a->data + (size_t)aoff * asz, (const char *)b->data + (size_t)boff * bsz,
-                    (char *)c->data + (size_t)t * csz);
+                    (char *)c->data + (size_t)t * csz, out[node->n_out]->data);
         for (d = nbo - 1; d >= 0; d--) {         /* the next output matrix */
             idx[d]++; aoff += ast[d]; boff += bst[d];
             if (idx[d] < c->shape[d]) break;
@@ -563,6 +574,10 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
         }
     }
     return GR_OK;
+}
+static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1]);
 }
 
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was

@@ -15,7 +15,9 @@
    4 x NR tile of C in registers while it walks the strip: per k, two vector loads of B, four
    scalars of A, eight multiply-adds. A is read in place (its rows are four streams, or with ta
    four adjacent columns), and only a last partial group of rows is copied, zero-padded. The
-   packed block (GR__GEMM_BUF bytes) and that copy live on the stack: no allocation.
+   packed block (at most GR__GEMM_BUF bytes) and that copy live in the work memory the caller
+   gives (gr__gemm_work_bytes of it): in a compiled function the function's scratch buffer, sized
+   when the shapes are settled (src/call.c), so no stack frame holds them and nothing is allocated.
    With GCC or Clang the tile is eight vectors of the widest width the target has (AVX-512, AVX
    or SSE: GCC vector extensions, no intrinsics); elsewhere the same loops run on a plain array
    the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop. */
@@ -24,6 +26,11 @@
 #ifndef GR__GEMM_BUF
 #define GR__GEMM_BUF 32768
 #endif
+/* the packed block's columns (a multiple of NR), for NR columns a strip and elements of es bytes */
+static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
+    int64_t nc = GR__GEMM_BUF / (GR__GEMM_KC * es) / nr * nr;
+    return nc > nr ? nc : nr;
+}
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)
 #if defined(__AVX512F__)
 #define GR__VBYTES 64
@@ -97,13 +104,18 @@
         memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \
         for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \
     } \
-    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C) { \
-        enum { NR = fn##_NR, NC0 = GR__GEMM_BUF / (GR__GEMM_KC * (int)sizeof(T)) / NR * NR, NC = NC0 > NR ? NC0 : NR }; \
-        T bp[GR__GEMM_KC * NC], ap[GR__GEMM_KC * GR__GEMM_MR]; \
-        const int64_t NRL = NR, NCL = NC; \
+    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \
+    static GR__UNUSED int64_t fn##_work(int64_t N) { \
+        int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \
+        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \
+    } \
+    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \
+        enum { NR = fn##_NR }; \
+        const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \
+        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \
         int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \
         if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \
-        for (j0 = 0; j0 < N; j0 += NC) { \
+        for (j0 = 0; j0 < N; j0 += NCL) { \
             int64_t nc = N - j0 < NCL ? N - j0 : NCL; \
             for (k0 = 0; k0 < K; k0 += GR__GEMM_KC) { \
                 int64_t kc = K - k0 < GR__GEMM_KC ? K - k0 : GR__GEMM_KC; \
@@ -167,8 +179,21 @@ GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
-/* C = op(A) op(B), of dtype dt */
-static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C) {
+/* the bytes of work memory gr__gemm_dt needs for a product with N columns (0: none) */
+static size_t gr__gemm_work_bytes(int dt, int64_t N) {
+#ifdef GRADIENT_CBLAS
+    (void)dt; (void)N;
+    return 0;
+#else
+    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N) * sizeof(double);
+    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N) * sizeof(float);
+    return 0;
+#endif
+}
+
+/* C = op(A) op(B), of dtype dt; work: gr__gemm_work_bytes(dt, N) bytes, aligned for double */
+static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const void *A, const void *B, void *C, void *work) {
+    (void)work;
     if (M == 0 || N == 0) return;
     if (K == 0) { memset(C, 0, (size_t)(M * N) * gr__dsize(dt)); return; }
     if (dt == GR_F64) {
@@ -176,14 +201,14 @@ static void gr__gemm_dt(int dt, int ta, int tb, int64_t M, int64_t N, int64_t K,
         cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0,
                     (const double *)A, (int)(ta ? M : K), (const double *)B, (int)(tb ? K : N), 0.0, (double *)C, (int)N);
 #else
-        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C);
+        gr__gemm_f64(ta, tb, M, N, K, (const double *)A, (const double *)B, (double *)C, (double *)work);
 #endif
     } else if (dt == GR_F32) {
 #ifdef GRADIENT_CBLAS
         cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)M, (int)N, (int)K, 1.0f,
                     (const float *)A, (int)(ta ? M : K), (const float *)B, (int)(tb ? K : N), 0.0f, (float *)C, (int)N);
 #else
-        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C);
+        gr__gemm_f32(ta, tb, M, N, K, (const float *)A, (const float *)B, (float *)C, (float *)work);
 #endif
     } else
         gr__gemm_i64(ta, tb, M, N, K, (const uint64_t *)A, (const uint64_t *)B, (uint64_t *)C);

@@ -870,7 +870,7 @@ static gr_status gr__Join_rop(const gr_node *node, gr_var *const *ev, gr_var **o
     for (i = 0; i < node->n_in; i++) if (!gr_is_disconnected(ev[i])) any = 1;
     if (!any) return GR_OK;
     if (node->n_in > 16 && !(vs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", node->n_in);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Join: out of memory (the R-op of %d operands)", (int)node->n_in);
     for (i = 0; i < node->n_in; i++) {
         vs[i] = gr_is_disconnected(ev[i]) ? gr__zeros_grad(gr__in(node)[i]) : ev[i];
         if (!vs[i]) break;
@@ -900,7 +900,7 @@ static gr_status gr__Split_infer(const gr_node *node, gr_type *out) {
     int64_t total = 0;
     if (a < 0 || a >= x->ndim) return gr__error(node->graph, GR_ERR_VALUE, "Split: axis %d out of range for %s with %d dimensions", a, gr__d(x).s, x->ndim);
     if (node->n_in != (p->refs ? k + 1 : 1))
-        return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", node->n_in, k, p->refs ? " shaped like references" : "");
+        return gr__error(node->graph, GR_ERR_VALUE, "Split: %d inputs for %d pieces%s", (int)node->n_in, k, p->refs ? " shaped like references" : "");
     if (!p->refs && node->params_size != sizeof(int64_t) * (size_t)(1 + k))
         return gr__error(node->graph, GR_ERR_VALUE, "Split: %lu bytes of parameters for %d pieces of %s", (unsigned long)node->params_size,
                          k, gr__d(x).s);
@@ -971,7 +971,7 @@ static gr_status gr__Split_grad(const gr_node *node, gr_var *const *og, gr_var *
     for (j = 0; j < node->n_out; j++)
         if (gr_is_null(og[j])) { ig[0] = og[j]; return GR_OK; }    /* a null gradient poisons x anyway */
     if (node->n_out > 16 && !(pieces = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", node->n_out);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the gradient of %d pieces)", (int)node->n_out);
     for (j = 0; j < node->n_out; j++) {
         pieces[j] = gr_is_disconnected(og[j]) ? gr__zeros_grad(gr__out(node)[j]) : og[j];
         if (!pieces[j]) break;
@@ -989,7 +989,7 @@ static gr_status gr__Split_rop(const gr_node *node, gr_var *const *ev, gr_var **
     for (i = 0; i < node->n_out; i++) orop[i] = NULL;
     if (!gr__is_float(gr__out(node)[0]->dtype) || gr_is_disconnected(ev[0])) return GR_OK;
     if (node->n_in > 1 + 16 && !(ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_in)))
-        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", node->n_out);
+        return gr__error(node->graph, GR_ERR_NOMEM, "Split: out of memory (the R-op of %d pieces)", (int)node->n_out);
     ins[0] = ev[0];
     for (i = 1; i < node->n_in; i++) ins[i] = gr__in(node)[i];
     st = gr__make_node_n(node->graph, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, orop);

@@ -235,3 +235,13 @@
    make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
     X(Scan)
+
+/* The ops whose perform needs work memory besides their outputs (a GEMM's packing buffers):
+   gr__<Name>_scratch(node, in, out) gives its bytes once the shapes are known, and the caller of
+   perform passes that much memory, aligned for double, as one more output array after the node's
+   outputs (out[node->n_out]: a compiled function's scratch buffer, kept from call to call). */
+#define GR_SCRATCH_OPS(X) \
+    X(Dot) \
+    X(TensorDot) \
+    X(MatMul) \
+    X(Batched)

@@ -9,13 +9,22 @@ static uint64_t gr__hash64(uint64_t z) {
 
 /* ---- arena: one per graph; everything built in the graph lives here ------------------------- */
 
-/* Blocks are 8-byte aligned (every struct here needs no more; vector code loads through memcpy), so
-   a variable takes 56 bytes, not 64: graphs of millions of nodes touch less memory. */
+/* Blocks are 8-byte aligned (every struct here needs no more; vector code loads through memcpy):
+   graphs of millions of nodes touch less memory than with 16. Chunks start at GR_ARENA_MIN_CHUNK
+   bytes and each new one is as big as all before it, up to GR_ARENA_MAX_CHUNK (both macros, for
+   small targets): a six-node graph takes one small chunk, a graph of millions grows by megabytes. */
+#ifndef GR_ARENA_MIN_CHUNK
+#define GR_ARENA_MIN_CHUNK 4096
+#endif
+#ifndef GR_ARENA_MAX_CHUNK
+#define GR_ARENA_MAX_CHUNK ((size_t)1 << 20)
+#endif
 static void *gr__arena_alloc(gr__arena *a, size_t n) {
     gr__chunk *c = a->head;
     size_t need = (n + 7u) & ~(size_t)7u;
     if (!c || c->size - c->used < need) {
-        size_t size = a->total < ((size_t)1 << 16) ? ((size_t)1 << 16) : ((size_t)1 << 20);
+        size_t size = a->total < (size_t)GR_ARENA_MIN_CHUNK ? (size_t)GR_ARENA_MIN_CHUNK
+                    : a->total > (size_t)GR_ARENA_MAX_CHUNK ? (size_t)GR_ARENA_MAX_CHUNK : a->total;
         if (size < need) size = need;
         c = (gr__chunk *)GR_MALLOC(sizeof(gr__chunk) + 16 + size);
         if (!c) return NULL;

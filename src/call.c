@@ -162,6 +162,22 @@ static int gr__buffer_fit(gr__buffer *b, size_t need) {
     return b->data != NULL;
 }
 
+/* the scratch array holds at least need bytes (kept from call to call); 0 when out of memory */
+static int gr__scratch_fit(gr_fn *f, size_t need) {
+    if (!gr__buffer_fit(&f->scratch_buf, need)) return 0;
+    f->scratch.data = f->scratch_buf.data;
+    f->scratch.dtype = GR_F64;
+    f->scratch.ndim = 1;
+    f->scratch.shape[0] = f->scratch.size = (int64_t)(f->scratch_buf.cap / sizeof(double));
+    return 1;
+}
+/* the work memory step k needs, its shapes settled */
+static size_t gr__step_scratch(const gr_fn *f, int64_t k) {
+    const gr_node *node = f->steps[k];
+    const gr_array *const *io = f->io + f->step_io_at[k];
+    return gr__scratch_bytes(node, io, (const gr_array *const *)(io + node->n_in));
+}
+
 /* room for the outputs and update values that live in memory the function does not own (an input's,
    a shared variable's): outputs are copied out, and update values staged before any is written */
 static int gr__plan_external(gr_fn *f) {
@@ -186,6 +202,7 @@ static int gr__plan_external(gr_fn *f) {
 static gr_status gr__fn_plan(gr_fn *f) {
     gr__planner pl;
     int64_t k, s;
+    size_t need = 0;
     int j;
     f->planned = 0;
     pl.n_cls = 0;
@@ -198,10 +215,12 @@ static gr_status gr__fn_plan(gr_fn *f) {
         f->plan_seen[s] = -1;
     }
     for (k = 0; k < f->n_steps; k++) {
+        size_t w = gr__step_scratch(f, k);
+        if (w > need) need = w;
         for (j = 0; j < f->steps[k]->n_out; j++) gr__plan_output(f, &pl, k, j);
         gr__plan_release(f, &pl, k);
     }
-    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f)) return GR_ERR_NOMEM;
+    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
     return GR_OK;
 }
@@ -418,6 +437,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
             }
         }
         if (dyn || !(f->slots[io[node->n_in]].view_of >= 0 && node->n_out == 1)) {
+            if (!gr__scratch_fit(f, gr__step_scratch(f, k))) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
             st = node->op->perform(node, in, out);
             if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);
         }

@@ -33,7 +33,10 @@ struct gr_fn {
     gr_node   **steps;
     int32_t    *step_io;                  /* per step: slots of its inputs then of its outputs */
     int64_t    *step_io_at;
-    const gr_array **io;                  /* per step: pointers to those slots' arrays */
+    const gr_array **io;                  /* per step: pointers to those slots' arrays, then to scratch */
+    gr_array    scratch;                  /* the work memory of the steps that need some (GR_SCRATCH_OPS):
+                                             one buffer, sized for the largest, kept across calls */
+    gr__buffer  scratch_buf;
     int64_t     n_slots;
     gr__slot   *slots;
     /* the plan */
@@ -93,6 +96,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
+    GR_FREE(f->scratch_buf.data);
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
@@ -515,7 +519,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (st != GR_OK) goto done;
     st = GR_ERR_NOMEM;
     f->n_steps = n_order;
-    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out;
+    for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out + 1;
     f->step_io = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(n_io + 1));
     f->step_io_at = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(n_order + 1));
     f->io = (const gr_array **)GR_MALLOC(sizeof(gr_array *) * (size_t)(n_io + 1));
@@ -542,6 +546,8 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
             f->step_io[at] = s;
             f->io[at++] = &f->slots[s].arr;
         }
+        f->step_io[at] = -1;                   /* out[n_out]: the work memory */
+        f->io[at++] = &f->scratch;
     }
     f->step_io_at[n_order] = at;
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */

@@ -47,7 +47,7 @@ struct gr_node {
     int32_t   n_in, n_out;
 };
 
-typedef char gr__var_is_small[sizeof(gr_var) <= 4 * sizeof(void *) ? 1 : -1];    /* 32 bytes on 64-bit targets */
+typedef char gr__var_is_small[sizeof(gr_var) <= 2 * sizeof(void *) + 16 ? 1 : -1];  /* 32 bytes on 64-bit targets, 24 on 32-bit */
 typedef char gr__node_is_small[sizeof(gr_node) <= 2 * sizeof(void *) + 16 ? 1 : -1];
 
 static int64_t *gr__vshape(const gr_var *v) { return (int64_t *)(uintptr_t)(v + 1); }
@@ -217,6 +217,16 @@ static void gr__runtime_release(gr_node *node) {
 #define GR__RUNTIME_RELEASE(Name) if (node->op == &gr__op_##Name) { gr__##Name##_release(node); return; }
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
+}
+#define GR__SCRATCH_PROTO(Name) static size_t gr__##Name##_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out);
+GR_SCRATCH_OPS(GR__SCRATCH_PROTO)
+#undef GR__SCRATCH_PROTO
+/* the work memory node's perform needs, its inputs' and outputs' shapes known (GR_SCRATCH_OPS) */
+static size_t gr__scratch_bytes(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+#define GR__SCRATCH_OF(Name) if (node->op == &gr__op_##Name) return gr__##Name##_scratch(node, in, out);
+    GR_SCRATCH_OPS(GR__SCRATCH_OF)
+#undef GR__SCRATCH_OF
+    return 0;
 }
 /* the structural rows by code */
 static const gr_op_def *const gr__struct_ops[GR__OP_COUNT + 1] = {

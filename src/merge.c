@@ -124,12 +124,13 @@ static int gr__cse_add(gr__rewriter *rw, gr_node *node, uint32_t h) {
 /* runs node (all of whose inputs are constants) now; outs become constants. 0: leave it alone */
 static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     gr_graph *cg = rw->cg;
-    gr_array *res[4], *shaped[4];
+    gr_array *res[5], *shaped[4];
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
     if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
+    res[node->n_out] = NULL;                     /* then the work memory (GR_SCRATCH_OPS) */
     for (j = 0; j < node->n_out; j++) {
         res[j] = NULL;
         shaped[j] = (gr_array *)gr__calloc(1, sizeof(gr_array));
@@ -145,6 +146,10 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
         res[j] = gr_array_new(shaped[j]->dtype, shaped[j]->ndim, shaped[j]->shape);
         if (!res[j]) goto done;
     }
+    {
+        int64_t words = (int64_t)((gr__scratch_bytes(node, in, (const gr_array *const *)res) + sizeof(double) - 1) / sizeof(double));
+        if (!(res[node->n_out] = gr_array_new(GR_F64, 1, &words))) goto done;
+    }
     if (node->op->perform(node, in, res) != GR_OK) goto done;
     for (j = 0; j < node->n_out; j++) {
         gr_var *c = res[j]->ndim == 0 ? gr__scalar_const(cg, res[j]->dtype, gr_array_get(res[j], 0), 0) : gr__constant(cg, res[j], 0);
@@ -154,6 +159,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     ok = 1;
 done:
     for (j = 0; j < node->n_out; j++) { GR_FREE(shaped[j]); gr_array_free(res[j]); }
+    gr_array_free(res[node->n_out]);
     if (!ok && saved == GR_OK && cg->status != GR_OK) gr_graph_clear_error(cg);   /* the call will report it */
     return ok;
 }
