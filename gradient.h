@@ -390,6 +390,13 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user,
                          int n_nonseq, gr_var *const *non_seqs,
                          const gr_scan_opts *opts, gr_var **results);
 
+/* ---- lazy conditionals (ops/ifelse.c) ---------------------------------------------------------- */
+/* out[i] = cond ? then_vals[i] : else_vals[i], for i < n. cond is 0-d (bool or a number: nonzero
+   is true). then_vals[i] and else_vals[i] have one dtype and ndim. In a compiled function only the
+   branch taken is computed (the nodes that only it needs). On failure every out[i] is NULL. */
+GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals,
+                           gr_var **out);
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;
@@ -728,7 +735,9 @@ extern "C" {
             op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
             output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
-            a fill of zeros is zeros); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
+            a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
+            the others read when it is nonzero, the second half when it is zero: the nodes only one
+            side needs run only then); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
    sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
@@ -809,6 +818,8 @@ extern "C" {
     X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
+    /* ops/ifelse.c: lazy conditionals */ \
+    X(IfElse,           3,  1,  IfElse,        NULL,         none,       LAZY,             IfElse,      IfElse,     IfElse)         /* cond ? a : b, only the side taken computed (gr_ifelse) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
@@ -959,8 +970,12 @@ enum {
                                         perform sets them and points them at memory of its own */
     GR__OPF_RUNTIME  = 1024,         /* a compiled function keeps state of its own for each such node
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
-    GR__OPF_GRAPHOP  = 2048          /* its params begin with a gr__graphop *: counted, and its
+    GR__OPF_GRAPHOP  = 2048,         /* its params begin with a gr__graphop *: counted, and its
                                         connection pattern is the node's */
+    GR__OPF_LAZY     = 4096          /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
+                                        only when it is nonzero, inputs k+1..2k only when it is zero
+                                        (n_in = 2k + 1); a compiled function runs the nodes only one
+                                        side needs only then, and so does the backward pass */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
@@ -11029,6 +11044,168 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     return st;
 }
 
+/* ==== ops/ifelse.c: generated region; edit ops/ifelse.c, then run make gradient.h ==== */
+/* ops/ifelse.c: lazy conditionals (gr_ifelse, after aesara.ifelse).
+
+   IfElse (cond, a, b) -> cond ? a : b, one node per pair: cond is 0-d (nonzero is true, -0.0 false,
+   NaN true); a and b have one dtype and ndim and may differ in shape (the result has the shape of
+   the side taken). The op is LAZY (src/impl.c): a compiled function gives every node the region of
+   the conditionals' sides that read it and runs it only when that side is taken (src/function.c,
+   src/call.c), and the gradient driver keeps a side's backward nodes inside it (src/grad.c): the
+   rule below hands the output gradient to both sides as it is, and the driver makes it zero where
+   it leaves a side untaken (Aesara's ifelse(cond, g, zeros), without computing zeros of an untaken
+   value).
+
+   Shapes: cond (), a (*s), b (*t) -> (*s) when cond is true, (*t) otherwise. */
+
+/* out[i] = cond ? a_i : b_i; a weak constant on one side takes the other side's dtype */
+GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
+    gr_graph *g = cond ? cond->graph : NULL;
+    int i;
+    if (out) for (i = 0; i < n; i++) out[i] = NULL;
+    for (i = 0; !g && then_vals && i < n; i++) if (then_vals[i]) g = then_vals[i]->graph;
+    for (i = 0; !g && else_vals && i < n; i++) if (else_vals[i]) g = else_vals[i]->graph;
+    if (!g) return GR_ERR_VALUE;
+    if (n < 0) return gr__error(g, GR_ERR_VALUE, "gr_ifelse: n is %d", n);
+    if (n == 0) return GR_OK;
+    if (!out || !then_vals || !else_vals)
+        return gr__error(g, GR_ERR_VALUE, "gr_ifelse: %s is NULL", !out ? "out" : !then_vals ? "then_vals" : "else_vals");
+    if (!cond) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_ifelse: the condition is NULL");
+    if (cond->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_ifelse: the condition %s belongs to another graph", gr__d(cond).s);
+    if (gr__is_marker(cond)) return gr__error(g, GR_ERR_TYPE, "gr_ifelse: the condition is a gradient marker, not a value");
+    if (cond->ndim != 0) return gr__error(g, GR_ERR_TYPE, "gr_ifelse: the condition %s must be 0-d, not %d-d", gr__d(cond).s, cond->ndim);
+    for (i = 0; i < n; i++) {
+        gr_var *a = then_vals[i], *b = else_vals[i];
+        if (!a || !b)
+            return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_ifelse: %s[%d] is NULL", !a ? "then_vals" : "else_vals", i);
+        if (a->graph != g || b->graph != g)
+            return gr__error(g, GR_ERR_VALUE, "gr_ifelse: %s[%d] (%s) belongs to another graph", a->graph != g ? "then_vals" : "else_vals", i,
+                             gr__d(a->graph != g ? a : b).s);
+        if (gr__is_marker(a) || gr__is_marker(b))
+            return gr__error(g, GR_ERR_TYPE, "gr_ifelse: %s[%d] is a gradient marker, not a value", gr__is_marker(a) ? "then_vals" : "else_vals", i);
+        if (a->ndim != b->ndim || (a->dtype != b->dtype && !gr__is_weak(a) && !gr__is_weak(b)))
+            return gr__error(g, GR_ERR_TYPE, "gr_ifelse: pair %d differs: then value %s is %s with %d dimensions, else value %s is %s with %d",
+                             i, gr__d(a).s, gr_dtype_name((gr_dtype)a->dtype), a->ndim, gr__d(b).s, gr_dtype_name((gr_dtype)b->dtype), b->ndim);
+    }
+    for (i = 0; i < n; i++) {
+        gr_var *in[3];
+        in[0] = cond;
+        in[1] = then_vals[i];
+        in[2] = else_vals[i];
+        if (in[1]->dtype != in[2]->dtype) {          /* one side is a weak constant */
+            if (gr__is_weak(in[1]) && !gr__is_weak(in[2])) in[1] = gr__coerce(in[1], in[2]->dtype);
+            else in[2] = gr__coerce(in[2], in[1]->dtype);
+        }
+        if (!(out[i] = gr__node1(g, &gr__op_IfElse, NULL, 0, 3, in))) break;
+    }
+    if (i < n) {
+        for (i = 0; i < n; i++) out[i] = NULL;
+        return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_ifelse: out of memory");
+    }
+    return GR_OK;
+}
+
+/* one IfElse node (the rules' builder) */
+static gr_var *gr__ifelse1(gr_var *cond, gr_var *a, gr_var *b) {
+    gr_var *r = NULL;
+    return gr_ifelse(cond, 1, &a, &b, &r) == GR_OK ? r : NULL;
+}
+
+/* the static shape: what both sides agree on */
+static gr_status gr__IfElse_infer(const gr_node *node, gr_type *out) {
+    const gr_var *a = gr__in(node)[1], *b = gr__in(node)[2];
+    int d;
+    out[0].dtype = (gr_dtype)a->dtype;
+    out[0].ndim = a->ndim;
+    for (d = 0; d < a->ndim; d++) out[0].shape[d] = gr__vshape(a)[d] == gr__vshape(b)[d] ? gr__vshape(a)[d] : -1;
+    return GR_OK;
+}
+
+/* the side taken (the condition is computed when this is asked: gr_call runs such a function step by step) */
+static int gr__ifelse_taken(const gr_array *cond) { return gr__load(cond->dtype, cond->data, 0) != 0; }
+
+static gr_status gr__IfElse_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[gr__ifelse_taken(in[0]) ? 1 : 2];
+    int d;
+    (void)node;
+    for (d = 0; d < x->ndim; d++) out[0]->shape[d] = x->shape[d];
+    return GR_OK;
+}
+
+static gr_status gr__IfElse_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[gr__ifelse_taken(in[0]) ? 1 : 2];
+    (void)node;
+    if (x->size && x->data != out[0]->data) memcpy(out[0]->data, x->data, (size_t)x->size * gr__dsize(x->dtype));
+    return GR_OK;
+}
+
+/* Each side receives the output gradient as it is: valid where that side is taken, and the driver
+   (src/grad.c) makes a term zero where it leaves the side (ifelse(cond, g, zeros like the variable
+   it reaches)), so that the side's backward nodes run only when it is taken. The condition gets
+   real zeros (Aesara's condition.zeros_like()). */
+static gr_status gr__IfElse_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    int k;
+    if (!(ig[0] = gr__zeros_grad(gr__in(node)[0]))) return node->graph->status;
+    for (k = 1; k <= 2; k++) {
+        gr_var *x = gr__in(node)[k];
+        if (gr_is_disconnected(og[0])) ig[k] = gr_disconnected_like(x);
+        else if (!gr__is_float(gr__out(node)[0]->dtype)) ig[k] = gr__zeros_grad(x);
+        else ig[k] = og[0];
+        if (!ig[k]) return node->graph->status;
+    }
+    return GR_OK;
+}
+
+/* R-op: ifelse(cond, R_a, R_b); a side without a tangent gives zeros like its value (computed on
+   that side only) */
+static gr_status gr__IfElse_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    gr_var *t[3];
+    int k;
+    orop[0] = NULL;
+    if (!gr__is_float(gr__out(node)[0]->dtype) || (gr_is_disconnected(ev[1]) && gr_is_disconnected(ev[2]))) return GR_OK;
+    for (k = 1; k <= 2; k++) {
+        t[k] = gr_is_disconnected(ev[k]) ? gr__zeros_grad(gr__in(node)[k]) : ev[k];
+        if (t[k] && t[k]->dtype != gr__out(node)[0]->dtype) t[k] = gr_cast(t[k], (gr_dtype)gr__out(node)[0]->dtype);
+    }
+    orop[0] = gr__ifelse1(gr__in(node)[0], t[1], t[2]);
+    return orop[0] ? GR_OK : node->graph->status;
+}
+
+/* batched sides: the other side gains the batch axis too; a batched condition (one per row) is
+   applied row by row */
+static gr_status gr__IfElse_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    gr_var *a = in[1], *b = in[2];
+    if (batched[0]) return gr__map_batch(node, in, batched, out);
+    if (batched[1] && !batched[2]) b = gr__batch_like(b, a);
+    if (batched[2] && !batched[1]) a = gr__batch_like(a, b);
+    out[0] = gr__ifelse1(in[0], a, b);
+    return out[0] ? GR_OK : node->graph->status;
+}
+
+/* the shape of a side when both sides have it in every call */
+static void gr__IfElse_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    if (gr__sig_same(rw, gr__in(node)[1], gr__in(node)[2])) gr__sig_copy(rw, gr__in(node)[1], out);
+}
+
+/* a constant condition chooses its side; ifelse(c, ifelse(c, a, b), ifelse(c, d, e)) -> ifelse(c, a, e);
+   ifelse(c, a, a) -> a (the same shape whichever side) */
+static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
+    gr_var *ins[3];
+    int k, changed = 0;
+    (void)params;
+    if (in[0]->kind == GR__VK_CONST)
+        return gr__replaced(done, in[gr_array_get((const gr_array *)gr__ext(in[0]), 0) != 0 ? 1 : 2]);
+    if (in[1] == in[2]) return gr__replaced(done, in[1]);
+    ins[0] = in[0];
+    for (k = 1; k <= 2; k++) {
+        const gr_node *n = gr__owner(in[k]);
+        ins[k] = in[k];
+        if (n && n->op == op && gr__in(n)[0] == in[0]) { ins[k] = gr__in(n)[k]; changed = 1; }
+    }
+    if (!changed) return NULL;
+    return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
+}
+
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
    and the null gradients gr_grad_not_implemented / gr_grad_undefined.
@@ -11072,6 +11249,74 @@ GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, cons
 /* the reason carried by a null variable */
 static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && gr__ext(v) ? (const char *)gr__ext(v) : ""; }
 GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
+
+/* ---- conditionals' regions --------------------------------------------------------------------------
+
+   A region is a side of a condition (GR__OPF_LAZY nodes) within its parent region, region 0 being
+   everything: the nodes whose outputs are read only on one side, or within it, belong to it (a
+   compiled function runs them only when it is on, src/function.c). The gradient keeps them so: a
+   node's terms are valid where its region is on and zero elsewhere, so a term that leaves a region
+   for a variable of an enclosing one is made ifelse(cond, term, zeros like the variable) for each
+   side it leaves; the backward nodes of a side then belong to it too (the gradient of
+   ifelse(x > 0, sqrt(x), 0) at 0 is 0, where multiplying a zero by sqrt's infinite derivative gives
+   NaN). */
+typedef struct gr__region { int32_t parent, depth; gr_var *cond; int32_t cond_slot; int side; } gr__region;
+
+/* the innermost region holding both a and b (-1: none known yet) */
+static int32_t gr__region_lca(const gr__region *r, int32_t a, int32_t b) {
+    if (a < 0) return b;
+    if (b < 0) return a;
+    while (a != b) {
+        if (r[a].depth >= r[b].depth) a = r[a].parent; else b = r[b].parent;
+    }
+    return a;
+}
+
+/* the region (parent, cond, side), made when new (parent -1: region 0 itself); -1 when out of memory */
+static int32_t gr__region_get(gr__region **regs, int32_t *n, uint32_t *cap, int32_t parent, gr_var *cond, int side) {
+    int32_t r;
+    for (r = 1; r < *n; r++)
+        if ((*regs)[r].parent == parent && (*regs)[r].cond == cond && (*regs)[r].side == side) return r;
+    if (!gr__grow((void **)regs, cap, (uint32_t)*n, sizeof(gr__region))) return -1;
+    r = (*n)++;
+    (*regs)[r].parent = parent < 0 ? 0 : parent;
+    (*regs)[r].depth = parent < 0 ? 0 : (*regs)[parent].depth + 1;
+    (*regs)[r].cond = cond;
+    (*regs)[r].cond_slot = -1;
+    (*regs)[r].side = side;
+    return r;
+}
+
+/* the regions of n nodes (a topological order) whose outputs the roots read: nreg[k] is node k's
+   (the regions made in *regs; region 0 first when there are none yet). Errors are recorded on g. */
+static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, int n_roots, gr_var *const *roots,
+                                gr__region **regs, int32_t *n_regs, uint32_t *cap, int32_t *nreg) {
+    uint32_t nv = g->var_base + g->n_vars, k;
+    int32_t *vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    int i, j;
+    if (!vreg || (*n_regs == 0 && gr__region_get(regs, n_regs, cap, -1, NULL, 0) != 0)) goto nomem;
+    for (k = 0; k < nv; k++) vreg[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->id < nv) vreg[roots[i]->id] = 0;
+    for (k = n; k-- > 0;) {                           /* readers before producers */
+        gr_node *node = nodes[k];
+        int32_t r = -1;
+        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
+        if (r < 0) r = 0;
+        nreg[k] = r;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            int32_t u = r;
+            if (lazy && i > 0 && (u = gr__region_get(regs, n_regs, cap, r, gr__in(node)[0], i <= half)) < 0) goto nomem;
+            if (x->id < nv) vreg[x->id] = gr__region_lca(*regs, vreg[x->id], u);
+        }
+    }
+    GR_FREE(vreg);
+    return GR_OK;
+nomem:
+    GR_FREE(vreg);
+    return gr__error(g, GR_ERR_NOMEM, "out of memory (the conditionals' regions)");
+}
 
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
@@ -11119,6 +11364,11 @@ typedef struct gr__gctx {
     gr_var  ***terms;            /* by node: its terms, once computed */
     gr_var    *cost;
     int        add_names;
+    gr__region *regs;            /* with conditionals: the regions (see above) */
+    int32_t    n_regs;
+    uint32_t   cap_regs;
+    int32_t   *vreg;             /* by variable: its region, -1 before its total; NULL without conditionals */
+    int32_t   *nreg;             /* by node: its region */
 } gr__gctx;
 
 static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv && c->uses[v->id] && c->reached[v->id]; }
@@ -11340,6 +11590,12 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         oint[j] = !gr__is_float(gr__out(node)[j]->dtype);
         if (onan[j] && first_nan < 0) first_nan = j;
     }
+    if (c->vreg) {                                   /* its region: where its outputs' gradients come from */
+        int32_t r = -1;
+        for (j = 0; j < no; j++)
+            if (oconn[j]) r = gr__region_lca(c->regs, r, c->vreg[gr__out(node)[j]->id] >= 0 ? c->vreg[gr__out(node)[j]->id] : 0);
+        c->nreg[node->id] = r < 0 ? 0 : r;
+    }
     for (i = 0; i < ni; i++) {
         int conn = 0, nonnan = 0, nonint = 0;
         for (j = 0; j < no; j++) {
@@ -11375,12 +11631,48 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     return gr__node_terms_check(c, node, og, ig, onan, iconn, only_int);
 }
 
+/* the region of a use: its node's, or the side of a conditional that reads it there */
+static int32_t gr__use_region(gr__gctx *c, const gr__use *u) {
+    const gr_node *node = c->g->nodes[u->node];
+    int32_t r = c->nreg[u->node], s;
+    if (!(gr__op_flags(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
+    s = gr__region_get(&c->regs, &c->n_regs, &c->cap_regs, r, gr__in(node)[0], (int)u->pos <= (node->n_in - 1) / 2);
+    if (s < 0) gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    return s;
+}
+
+/* term t for v, valid in region `from`, made valid in region `to` (an enclosing one): zero where a
+   side between them is not taken */
+static gr_var *gr__region_leave(gr__gctx *c, gr_var *t, gr_var *v, int32_t from, int32_t to) {
+    gr_var *z = NULL;
+    int32_t r;
+    if (from < 0) return NULL;
+    for (r = from; t && r != to && r > 0; r = c->regs[r].parent) {
+        gr_var *a, *b, *res = NULL;
+        if (!z && !(z = gr__fill_like(v, t->dtype, 0.0))) return NULL;
+        a = c->regs[r].side ? t : z;
+        b = c->regs[r].side ? z : t;
+        if (gr_ifelse(c->regs[r].cond, 1, &a, &b, &res) != GR_OK) return NULL;
+        t = res;
+    }
+    return t;
+}
+
 /* the total gradient of an original variable (Aesara's access_grad: the sum of its terms, left to right) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
     uint32_t e;
     if (c->total[v->id]) return c->total[v->id];
     if (!gr__in_map(c, v)) return c->total[v->id] = gr_disconnected_like(v);
+    if (c->vreg) {                                   /* v's region: where its uses are */
+        int32_t r = -1;
+        for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) {
+            int32_t ur = gr__use_region(c, GR__USE(c, e));
+            if (ur < 0) return NULL;
+            r = gr__region_lca(c->regs, r, ur);
+        }
+        c->vreg[v->id] = r < 0 ? 0 : r;
+    }
     for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) {
         const gr__use *u = GR__USE(c, e);
         gr_var **terms = c->terms[u->node];
@@ -11389,6 +11681,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
             return NULL;
         }
         t = terms[u->pos];
+        if (c->vreg && !gr__is_marker(t) && !(t = gr__region_leave(c, t, v, gr__use_region(c, u), c->vreg[v->id]))) return NULL;
         if (t->kind == GR__VK_NULL) { if (!null_term) null_term = t; }
         else if (t->kind != GR__VK_DISC) {
             sum = sum ? gr_add(sum, t) : t;
@@ -11516,6 +11809,17 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
+    for (k = 0; k < c.nn && !c.vreg; k++)           /* conditionals: their regions are tracked */
+        if (c.in_s[k] && (gr__op_flags(g->nodes[k]->op) & GR__OPF_LAZY)) {
+            uint32_t v;
+            c.vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (c.nv + 1u));
+            c.nreg = (int32_t *)gr__calloc(c.nn + 1u, sizeof(int32_t));
+            if (!c.vreg || !c.nreg || gr__region_get(&c.regs, &c.n_regs, &c.cap_regs, -1, NULL, 0) != 0) {
+                st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
+                goto done;
+            }
+            for (v = 0; v < c.nv; v++) c.vreg[v] = -1;
+        }
     /* wrt that do not reach the cost: the disconnected_inputs policy */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
@@ -11529,6 +11833,8 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
+        if (t && c.vreg && !gr__is_marker(t) && c.vreg[wrt[i]->id] > 0)   /* what the caller gets is valid everywhere */
+            t = gr__region_leave(&c, t, wrt[i], c.vreg[wrt[i]->id], 0);
         if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
         if (t->kind == GR__VK_NULL && o.null_gradients == GR_NULL_RAISE) {
             st = gr__error(g, GR_ERR_NULL_GRAD, "%s encountered a null gradient for %s: %s", fname, gr__d(wrt[i]).s, gr__null_reason(t));
@@ -11546,6 +11852,7 @@ done:
     if (st != GR_OK) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
     gr__arena_free(&c.scratch);
     GR_FREE(c.use); GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
+    GR_FREE(c.regs); GR_FREE(c.vreg); GR_FREE(c.nreg);
     GR_FREE(outs);
     return st;
 }
@@ -12950,6 +13257,8 @@ typedef struct gr__fuser {
     uint8_t *paired;                     /* by node id: computed with the first of its pair */
     uint32_t *repl;                      /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
     uint32_t n_fused;                    /* Fused nodes made so far */
+    int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
+                                            keeps to one, so that a side not taken computes nothing */
 } gr__fuser;
 
 /* input i of node, or the Fused output that replaces it (none before the first Fused node) */
@@ -12980,6 +13289,27 @@ static gr_status gr__fuse_schedule(gr__fuser *fz, uint32_t *order) {
     return GR_OK;
 }
 
+/* with conditionals: each scheduled node's region (fz->reg), so that groups keep to one */
+static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roots) {
+    gr_node **nodes;
+    gr__region *regs = NULL;
+    int32_t n_regs = 0, *nreg;
+    uint32_t cap = 0, k;
+    int any = 0;
+    gr_status st;
+    for (k = 0; k < fz->n_order && !any; k++) any = (gr__op_flags(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
+    if (!any) return GR_OK;
+    nodes = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (fz->n_order + 1u));
+    nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz->n_order + 1u));
+    fz->reg = (int32_t *)gr__calloc(fz->nn + 1u, sizeof(int32_t));
+    if (!nodes || !nreg || !fz->reg) { GR_FREE(nodes); GR_FREE(nreg); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) nodes[k] = gr__fuse_node(fz->rw, fz->cg, fz->oid[k]);
+    st = gr__regions_of(fz->cg, nodes, fz->n_order, n_roots, roots, &regs, &n_regs, &cap, nreg);
+    for (k = 0; st == GR_OK && k < fz->n_order; k++) fz->reg[fz->oid[k]] = nreg[k];
+    GR_FREE(nodes); GR_FREE(nreg); GR_FREE(regs);
+    return st;
+}
+
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
 /* elementwise rows with a kernel for the dtype; CONVERT and FILL rows (Cast, BroadcastLike) become
@@ -12996,7 +13326,7 @@ static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32
     int o, i;
     for (o = n_open - 1; o >= 0; o--) {
         gr_node *first = gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[open[o]]]);
-        int ok = gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
+        int ok = (!fz->reg || fz->reg[node->id] == fz->reg[first->id]) && gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
         for (i = 0; ok && i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
@@ -13298,6 +13628,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
     if (!fz.group || !fz.pos) { GR_FREE(order); st = gr__fuse_nomem(&fz); goto done; }
     if ((st = gr__fuse_schedule(&fz, order)) != GR_OK) goto done;
+    if ((st = gr__fuse_regions(&fz, n_roots, roots)) != GR_OK) goto done;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
@@ -13324,7 +13655,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
 done:
     GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
     GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
-    GR_FREE(fz.second_of); GR_FREE(fz.paired);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg);
     return st;
 }
 
@@ -13374,6 +13705,10 @@ struct gr_fn {
     int         planned;
     int         dynamic;                  /* a step's shapes are known only once it has run: gr_call
                                              plans step by step (src/call.c, gr__call_dynamic) */
+    int32_t    *step_reg;                 /* with conditionals: each step's region (0: always run) */
+    gr__region *regs;              /* the regions (gr__fn_regions); regs[0] is the function's */
+    int32_t     n_regs;
+    int8_t     *reg_on;                   /* per call: a region is on (1), off (0), not yet known (-1) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
@@ -13433,6 +13768,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
     GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
+    GR_FREE(f->step_reg); GR_FREE(f->regs); GR_FREE(f->reg_on);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -13807,6 +14143,108 @@ done:
     return st;
 }
 
+/* ---- conditionals: which steps run when ---------------------------------------------------------
+
+   A step belongs to the region where its outputs are read: the function's own (region 0, always
+   run), or one side of a condition (GR__OPF_LAZY nodes: input 0 the condition, the first half of
+   the others read when it is nonzero, the second half when it is zero) inside the region of the
+   conditional node, when every read of it is on that side or within it. A region is (parent,
+   condition, side): conditionals on one condition in one region share their sides. gr_call runs a
+   step only when its region is on (src/call.c); so that each condition is known first, the steps
+   are put in a stable topological order in which every region's condition (and its ancestors')
+   comes before the region's steps. */
+/* the regions of the n steps (a topological order), and the steps ordered again (see above) */
+static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roots, gr_var *const *roots) {
+    gr_graph *cg = f->g;
+    uint32_t nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
+    int32_t *nreg = NULL, *step_of = NULL;
+    uint32_t *indeg = NULL, *first = NULL, *adj = NULL, *heap = NULL;
+    gr_node **order = NULL;
+    int i, any = 0;
+    gr_status st = GR_ERR_NOMEM;
+    for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
+    if (!any) return GR_OK;
+    f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
+    nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
+    step_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    f->step_reg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
+    if (!nreg || !step_of || !f->step_reg) goto done;
+    if ((st = gr__regions_of(cg, steps, n, n_roots, roots, &f->regs, &f->n_regs, &cap, nreg)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    for (k = 0; k < nn; k++) step_of[k] = -1;
+    for (k = 0; k < n; k++) step_of[steps[k]->id] = (int32_t)k;
+    /* the order: edges producer -> reader, and the condition of each region up the chain -> each step in it */
+    indeg = (uint32_t *)gr__calloc(n + 1u, sizeof(uint32_t));
+    first = (uint32_t *)gr__calloc(n + 2u, sizeof(uint32_t));
+    heap = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n + 1u));
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!indeg || !first || !heap || !order) goto done;
+#define GR__REGION_EDGES(EDGE) \
+    for (k = 0; k < n; k++) { \
+        int32_t r; \
+        for (i = 0; i < steps[k]->n_in; i++) { \
+            gr_node *p = gr__owner(gr__in(steps[k])[i]); \
+            if (p && p->id < nn && step_of[p->id] >= 0) EDGE((uint32_t)step_of[p->id], k); \
+        } \
+        for (r = nreg[k]; r > 0; r = f->regs[r].parent) { \
+            gr_node *p = gr__owner(f->regs[r].cond); \
+            if (p && p->id < nn && step_of[p->id] >= 0) EDGE((uint32_t)step_of[p->id], k); \
+        } \
+    }
+#define GR__COUNT_EDGE(a, b) (first[(a) + 1]++, indeg[b]++, n_edge++)
+    GR__REGION_EDGES(GR__COUNT_EDGE)
+    for (k = 0; k < n; k++) first[k + 1] += first[k];
+    adj = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_edge + 1u));
+    if (!adj) goto done;
+    {
+        uint32_t *fill = heap;                        /* (the heap is not in use yet) */
+        for (k = 0; k < n; k++) fill[k] = first[k];
+#define GR__PUT_EDGE(a, b) (adj[fill[a]++] = (b))
+        GR__REGION_EDGES(GR__PUT_EDGE)
+#undef GR__PUT_EDGE
+    }
+#undef GR__COUNT_EDGE
+#undef GR__REGION_EDGES
+    /* Kahn's algorithm, the earliest ready step first (a binary min-heap of step numbers) */
+    for (k = 0; k < n; k++)
+        if (!indeg[k]) {
+            uint32_t at = n_heap++;
+            while (at && heap[(at - 1) / 2] > k) { heap[at] = heap[(at - 1) / 2]; at = (at - 1) / 2; }
+            heap[at] = k;
+        }
+    for (k = 0; k < n; k++) {
+        uint32_t s, last, at = 0;
+        if (!n_heap) { st = gr__error(cg, GR_ERR_VALUE, "internal error: the conditionals' order has a cycle"); goto done; }
+        s = heap[0];
+        last = heap[--n_heap];
+        for (;;) {                                    /* sift the last entry down from the top */
+            uint32_t c = 2 * at + 1;
+            if (c >= n_heap) break;
+            if (c + 1 < n_heap && heap[c + 1] < heap[c]) c++;
+            if (heap[c] >= last) break;
+            heap[at] = heap[c];
+            at = c;
+        }
+        if (n_heap) heap[at] = last;
+        order[k] = steps[s];
+        f->step_reg[k] = nreg[s];
+        for (e = first[s]; e < first[s + 1]; e++)
+            if (--indeg[adj[e]] == 0) {
+                uint32_t t = adj[e];
+                at = n_heap++;
+                while (at && heap[(at - 1) / 2] > t) { heap[at] = heap[(at - 1) / 2]; at = (at - 1) / 2; }
+                heap[at] = t;
+            }
+    }
+    memcpy(steps, order, sizeof(gr_node *) * n);
+    if (!(f->reg_on = (int8_t *)GR_MALLOC((size_t)f->n_regs))) goto done;
+    st = GR_OK;
+done:
+    if (st == GR_ERR_NOMEM) gr__error(cg, st, "out of memory (scheduling conditionals)");
+    GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -13848,6 +14286,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (!slot_of || !gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
     if (st != GR_OK) goto done;
+    if ((st = gr__fn_regions(f, f->steps, n_order, n_roots, roots)) != GR_OK) goto done;
     st = GR_ERR_NOMEM;
     f->n_steps = n_order;
     for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out + 1;
@@ -13881,6 +14320,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         f->io[at++] = &f->scratch;
     }
     f->step_io_at[n_order] = at;
+    for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
         if (gr__op_flags(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
             f->dynamic = 1;
@@ -14381,8 +14821,24 @@ static gr_status gr__call_results(gr_fn *f, const gr_array **outputs) {
     return GR_OK;
 }
 
+/* whether region r of f's conditionals is on in this call: its parent is on and its condition (computed
+   by now: the schedule puts it first) chose its side; decided once per call, top down */
+static int gr__region_on(gr_fn *f, int32_t r) {
+    while (f->reg_on[r] < 0) {
+        int32_t p = r;
+        while (f->reg_on[f->regs[p].parent] < 0) p = f->regs[p].parent;
+        if (!f->reg_on[f->regs[p].parent]) f->reg_on[p] = 0;
+        else {
+            const gr_array *c = &f->slots[f->regs[p].cond_slot].arr;
+            f->reg_on[p] = (int8_t)((gr__load(c->dtype, c->data, 0) != 0) == (f->regs[p].side != 0));
+        }
+    }
+    return f->reg_on[r];
+}
+
 /* The plan and the run together, step by step, for a function with a step whose outputs' shapes
-   are known only once it has run (GR__OPF_DYNSHAPE: a loop's rows): each step's shapes, then its
+   are known only once it has run (GR__OPF_DYNSHAPE: a loop's rows) or with conditionals (a step of a
+   side not taken neither runs nor takes memory, so the plan holds per side): each step's shapes, then its
    outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
    small: it is free then, so nothing live moves), then the step. The walk is made at every call;
    while the shapes stay the same it takes the same decisions, so a steady-state call allocates
@@ -14401,6 +14857,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         sl->view_off = 0;
         f->plan_seen[s] = -1;
     }
+    for (i = 0; i < f->n_regs; i++) f->reg_on[i] = (int8_t)(i == 0 ? 1 : -1);
     if (f->cap_bufs < (int32_t)f->n_slots + 1) {          /* room for every buffer the walk can make */
         gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)(f->n_slots + 1));
         if (!nb) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
@@ -14414,6 +14871,10 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         const gr_array *const *in = f->io + f->step_io_at[k];
         gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
         int dyn = (gr__op_flags(node->op) & GR__OPF_DYNSHAPE) != 0;
+        if (f->step_reg && !gr__region_on(f, f->step_reg[k])) {   /* a side of a conditional not taken */
+            gr__plan_release(f, &pl, k);
+            continue;
+        }
         if (!dyn) {
             st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
             if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);

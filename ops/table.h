@@ -144,7 +144,9 @@
             op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
             output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
-            a fill of zeros is zeros); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
+            a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
+            the others read when it is nonzero, the second half when it is zero: the nodes only one
+            side needs run only then); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
    sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
@@ -225,6 +227,8 @@
     X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
+    /* ops/ifelse.c: lazy conditionals */ \
+    X(IfElse,           3,  1,  IfElse,        NULL,         none,       LAZY,             IfElse,      IfElse,     IfElse)         /* cond ? a : b, only the side taken computed (gr_ifelse) */ \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */

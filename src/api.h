@@ -258,6 +258,13 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user,
                          int n_nonseq, gr_var *const *non_seqs,
                          const gr_scan_opts *opts, gr_var **results);
 
+/* ---- lazy conditionals (ops/ifelse.c) ---------------------------------------------------------- */
+/* out[i] = cond ? then_vals[i] : else_vals[i], for i < n. cond is 0-d (bool or a number: nonzero
+   is true). then_vals[i] and else_vals[i] have one dtype and ndim. In a compiled function only the
+   branch taken is computed (the nodes that only it needs). On failure every out[i] is NULL. */
+GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals,
+                           gr_var **out);
+
 /* ==== drivers ================================================================================ */
 
 typedef enum gr_on_disconnected { GR_RAISE, GR_WARN, GR_IGNORE } gr_on_disconnected;

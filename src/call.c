@@ -382,8 +382,24 @@ static gr_status gr__call_results(gr_fn *f, const gr_array **outputs) {
     return GR_OK;
 }
 
+/* whether region r of f's conditionals is on in this call: its parent is on and its condition (computed
+   by now: the schedule puts it first) chose its side; decided once per call, top down */
+static int gr__region_on(gr_fn *f, int32_t r) {
+    while (f->reg_on[r] < 0) {
+        int32_t p = r;
+        while (f->reg_on[f->regs[p].parent] < 0) p = f->regs[p].parent;
+        if (!f->reg_on[f->regs[p].parent]) f->reg_on[p] = 0;
+        else {
+            const gr_array *c = &f->slots[f->regs[p].cond_slot].arr;
+            f->reg_on[p] = (int8_t)((gr__load(c->dtype, c->data, 0) != 0) == (f->regs[p].side != 0));
+        }
+    }
+    return f->reg_on[r];
+}
+
 /* The plan and the run together, step by step, for a function with a step whose outputs' shapes
-   are known only once it has run (GR__OPF_DYNSHAPE: a loop's rows): each step's shapes, then its
+   are known only once it has run (GR__OPF_DYNSHAPE: a loop's rows) or with conditionals (a step of a
+   side not taken neither runs nor takes memory, so the plan holds per side): each step's shapes, then its
    outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
    small: it is free then, so nothing live moves), then the step. The walk is made at every call;
    while the shapes stay the same it takes the same decisions, so a steady-state call allocates
@@ -402,6 +418,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         sl->view_off = 0;
         f->plan_seen[s] = -1;
     }
+    for (i = 0; i < f->n_regs; i++) f->reg_on[i] = (int8_t)(i == 0 ? 1 : -1);
     if (f->cap_bufs < (int32_t)f->n_slots + 1) {          /* room for every buffer the walk can make */
         gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)(f->n_slots + 1));
         if (!nb) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
@@ -415,6 +432,10 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         const gr_array *const *in = f->io + f->step_io_at[k];
         gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
         int dyn = (gr__op_flags(node->op) & GR__OPF_DYNSHAPE) != 0;
+        if (f->step_reg && !gr__region_on(f, f->step_reg[k])) {   /* a side of a conditional not taken */
+            gr__plan_release(f, &pl, k);
+            continue;
+        }
         if (!dyn) {
             st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
             if (st != GR_OK || f->g->status != GR_OK) return gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node);

@@ -43,6 +43,10 @@ struct gr_fn {
     int         planned;
     int         dynamic;                  /* a step's shapes are known only once it has run: gr_call
                                              plans step by step (src/call.c, gr__call_dynamic) */
+    int32_t    *step_reg;                 /* with conditionals: each step's region (0: always run) */
+    gr__region *regs;              /* the regions (gr__fn_regions); regs[0] is the function's */
+    int32_t     n_regs;
+    int8_t     *reg_on;                   /* per call: a region is on (1), off (0), not yet known (-1) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
@@ -102,6 +106,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
     GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
     GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
+    GR_FREE(f->step_reg); GR_FREE(f->regs); GR_FREE(f->reg_on);
     gr_graph_free(f->g);
     GR_FREE(f);
 }
@@ -476,6 +481,108 @@ done:
     return st;
 }
 
+/* ---- conditionals: which steps run when ---------------------------------------------------------
+
+   A step belongs to the region where its outputs are read: the function's own (region 0, always
+   run), or one side of a condition (GR__OPF_LAZY nodes: input 0 the condition, the first half of
+   the others read when it is nonzero, the second half when it is zero) inside the region of the
+   conditional node, when every read of it is on that side or within it. A region is (parent,
+   condition, side): conditionals on one condition in one region share their sides. gr_call runs a
+   step only when its region is on (src/call.c); so that each condition is known first, the steps
+   are put in a stable topological order in which every region's condition (and its ancestors')
+   comes before the region's steps. */
+/* the regions of the n steps (a topological order), and the steps ordered again (see above) */
+static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roots, gr_var *const *roots) {
+    gr_graph *cg = f->g;
+    uint32_t nn = cg->node_base + cg->n_nodes, cap = 0, k, n_edge = 0, e, n_heap = 0;
+    int32_t *nreg = NULL, *step_of = NULL;
+    uint32_t *indeg = NULL, *first = NULL, *adj = NULL, *heap = NULL;
+    gr_node **order = NULL;
+    int i, any = 0;
+    gr_status st = GR_ERR_NOMEM;
+    for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
+    if (!any) return GR_OK;
+    f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
+    nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
+    step_of = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nn + 1u));
+    f->step_reg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
+    if (!nreg || !step_of || !f->step_reg) goto done;
+    if ((st = gr__regions_of(cg, steps, n, n_roots, roots, &f->regs, &f->n_regs, &cap, nreg)) != GR_OK) goto done;
+    st = GR_ERR_NOMEM;
+    for (k = 0; k < nn; k++) step_of[k] = -1;
+    for (k = 0; k < n; k++) step_of[steps[k]->id] = (int32_t)k;
+    /* the order: edges producer -> reader, and the condition of each region up the chain -> each step in it */
+    indeg = (uint32_t *)gr__calloc(n + 1u, sizeof(uint32_t));
+    first = (uint32_t *)gr__calloc(n + 2u, sizeof(uint32_t));
+    heap = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n + 1u));
+    order = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (n + 1u));
+    if (!indeg || !first || !heap || !order) goto done;
+#define GR__REGION_EDGES(EDGE) \
+    for (k = 0; k < n; k++) { \
+        int32_t r; \
+        for (i = 0; i < steps[k]->n_in; i++) { \
+            gr_node *p = gr__owner(gr__in(steps[k])[i]); \
+            if (p && p->id < nn && step_of[p->id] >= 0) EDGE((uint32_t)step_of[p->id], k); \
+        } \
+        for (r = nreg[k]; r > 0; r = f->regs[r].parent) { \
+            gr_node *p = gr__owner(f->regs[r].cond); \
+            if (p && p->id < nn && step_of[p->id] >= 0) EDGE((uint32_t)step_of[p->id], k); \
+        } \
+    }
+#define GR__COUNT_EDGE(a, b) (first[(a) + 1]++, indeg[b]++, n_edge++)
+    GR__REGION_EDGES(GR__COUNT_EDGE)
+    for (k = 0; k < n; k++) first[k + 1] += first[k];
+    adj = (uint32_t *)GR_MALLOC(sizeof(uint32_t) * (n_edge + 1u));
+    if (!adj) goto done;
+    {
+        uint32_t *fill = heap;                        /* (the heap is not in use yet) */
+        for (k = 0; k < n; k++) fill[k] = first[k];
+#define GR__PUT_EDGE(a, b) (adj[fill[a]++] = (b))
+        GR__REGION_EDGES(GR__PUT_EDGE)
+#undef GR__PUT_EDGE
+    }
+#undef GR__COUNT_EDGE
+#undef GR__REGION_EDGES
+    /* Kahn's algorithm, the earliest ready step first (a binary min-heap of step numbers) */
+    for (k = 0; k < n; k++)
+        if (!indeg[k]) {
+            uint32_t at = n_heap++;
+            while (at && heap[(at - 1) / 2] > k) { heap[at] = heap[(at - 1) / 2]; at = (at - 1) / 2; }
+            heap[at] = k;
+        }
+    for (k = 0; k < n; k++) {
+        uint32_t s, last, at = 0;
+        if (!n_heap) { st = gr__error(cg, GR_ERR_VALUE, "internal error: the conditionals' order has a cycle"); goto done; }
+        s = heap[0];
+        last = heap[--n_heap];
+        for (;;) {                                    /* sift the last entry down from the top */
+            uint32_t c = 2 * at + 1;
+            if (c >= n_heap) break;
+            if (c + 1 < n_heap && heap[c + 1] < heap[c]) c++;
+            if (heap[c] >= last) break;
+            heap[at] = heap[c];
+            at = c;
+        }
+        if (n_heap) heap[at] = last;
+        order[k] = steps[s];
+        f->step_reg[k] = nreg[s];
+        for (e = first[s]; e < first[s + 1]; e++)
+            if (--indeg[adj[e]] == 0) {
+                uint32_t t = adj[e];
+                at = n_heap++;
+                while (at && heap[(at - 1) / 2] > t) { heap[at] = heap[(at - 1) / 2]; at = (at - 1) / 2; }
+                heap[at] = t;
+            }
+    }
+    memcpy(steps, order, sizeof(gr_node *) * n);
+    if (!(f->reg_on = (int8_t *)GR_MALLOC((size_t)f->n_regs))) goto done;
+    st = GR_OK;
+done:
+    if (st == GR_ERR_NOMEM) gr__error(cg, st, "out of memory (scheduling conditionals)");
+    GR_FREE(nreg); GR_FREE(step_of); GR_FREE(indeg); GR_FREE(first); GR_FREE(adj); GR_FREE(heap); GR_FREE(order);
+    return st;
+}
+
 static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
     gr__slot *s;
     if (slot_of[v->id] >= 0) return slot_of[v->id];
@@ -517,6 +624,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (!slot_of || !gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     st = gr__toposort(cg, n_roots, roots, given, &f->steps, &n_order);
     if (st != GR_OK) goto done;
+    if ((st = gr__fn_regions(f, f->steps, n_order, n_roots, roots)) != GR_OK) goto done;
     st = GR_ERR_NOMEM;
     f->n_steps = n_order;
     for (k = 0; k < n_order; k++) n_io += f->steps[k]->n_in + f->steps[k]->n_out + 1;
@@ -550,6 +658,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         f->io[at++] = &f->scratch;
     }
     f->step_io_at[n_order] = at;
+    for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
         if (gr__op_flags(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
             f->dynamic = 1;

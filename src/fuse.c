@@ -294,6 +294,8 @@ typedef struct gr__fuser {
     uint8_t *paired;                     /* by node id: computed with the first of its pair */
     uint32_t *repl;                      /* by variable id: 1 + the id of the Fused output that replaces it, 0 none */
     uint32_t n_fused;                    /* Fused nodes made so far */
+    int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
+                                            keeps to one, so that a side not taken computes nothing */
 } gr__fuser;
 
 /* input i of node, or the Fused output that replaces it (none before the first Fused node) */
@@ -324,6 +326,27 @@ static gr_status gr__fuse_schedule(gr__fuser *fz, uint32_t *order) {
     return GR_OK;
 }
 
+/* with conditionals: each scheduled node's region (fz->reg), so that groups keep to one */
+static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roots) {
+    gr_node **nodes;
+    gr__region *regs = NULL;
+    int32_t n_regs = 0, *nreg;
+    uint32_t cap = 0, k;
+    int any = 0;
+    gr_status st;
+    for (k = 0; k < fz->n_order && !any; k++) any = (gr__op_flags(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
+    if (!any) return GR_OK;
+    nodes = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (fz->n_order + 1u));
+    nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz->n_order + 1u));
+    fz->reg = (int32_t *)gr__calloc(fz->nn + 1u, sizeof(int32_t));
+    if (!nodes || !nreg || !fz->reg) { GR_FREE(nodes); GR_FREE(nreg); return gr__fuse_nomem(fz); }
+    for (k = 0; k < fz->n_order; k++) nodes[k] = gr__fuse_node(fz->rw, fz->cg, fz->oid[k]);
+    st = gr__regions_of(fz->cg, nodes, fz->n_order, n_roots, roots, &regs, &n_regs, &cap, nreg);
+    for (k = 0; st == GR_OK && k < fz->n_order; k++) fz->reg[fz->oid[k]] = nreg[k];
+    GR_FREE(nodes); GR_FREE(nreg); GR_FREE(regs);
+    return st;
+}
+
 /* ---- grouping ------------------------------------------------------------------------------------ */
 
 /* elementwise rows with a kernel for the dtype; CONVERT and FILL rows (Cast, BroadcastLike) become
@@ -340,7 +363,7 @@ static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32
     int o, i;
     for (o = n_open - 1; o >= 0; o--) {
         gr_node *first = gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[open[o]]]);
-        int ok = gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
+        int ok = (!fz->reg || fz->reg[node->id] == fz->reg[first->id]) && gr__sig_same(fz->rw, gr__out(node)[0], gr__out(first)[0]);
         for (i = 0; ok && i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
@@ -642,6 +665,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.pos = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nn + 1u));
     if (!fz.group || !fz.pos) { GR_FREE(order); st = gr__fuse_nomem(&fz); goto done; }
     if ((st = gr__fuse_schedule(&fz, order)) != GR_OK) goto done;
+    if ((st = gr__fuse_regions(&fz, n_roots, roots)) != GR_OK) goto done;
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
@@ -668,6 +692,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
 done:
     GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
     GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
-    GR_FREE(fz.second_of); GR_FREE(fz.paired);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg);
     return st;
 }

@@ -41,6 +41,74 @@ GR_API gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, cons
 static const char *gr__null_reason(const gr_var *v) { return v && v->kind == GR__VK_NULL && gr__ext(v) ? (const char *)gr__ext(v) : ""; }
 GR_API const char *gr_null_reason(const gr_var *v) { return gr__null_reason(v); }
 
+/* ---- conditionals' regions --------------------------------------------------------------------------
+
+   A region is a side of a condition (GR__OPF_LAZY nodes) within its parent region, region 0 being
+   everything: the nodes whose outputs are read only on one side, or within it, belong to it (a
+   compiled function runs them only when it is on, src/function.c). The gradient keeps them so: a
+   node's terms are valid where its region is on and zero elsewhere, so a term that leaves a region
+   for a variable of an enclosing one is made ifelse(cond, term, zeros like the variable) for each
+   side it leaves; the backward nodes of a side then belong to it too (the gradient of
+   ifelse(x > 0, sqrt(x), 0) at 0 is 0, where multiplying a zero by sqrt's infinite derivative gives
+   NaN). */
+typedef struct gr__region { int32_t parent, depth; gr_var *cond; int32_t cond_slot; int side; } gr__region;
+
+/* the innermost region holding both a and b (-1: none known yet) */
+static int32_t gr__region_lca(const gr__region *r, int32_t a, int32_t b) {
+    if (a < 0) return b;
+    if (b < 0) return a;
+    while (a != b) {
+        if (r[a].depth >= r[b].depth) a = r[a].parent; else b = r[b].parent;
+    }
+    return a;
+}
+
+/* the region (parent, cond, side), made when new (parent -1: region 0 itself); -1 when out of memory */
+static int32_t gr__region_get(gr__region **regs, int32_t *n, uint32_t *cap, int32_t parent, gr_var *cond, int side) {
+    int32_t r;
+    for (r = 1; r < *n; r++)
+        if ((*regs)[r].parent == parent && (*regs)[r].cond == cond && (*regs)[r].side == side) return r;
+    if (!gr__grow((void **)regs, cap, (uint32_t)*n, sizeof(gr__region))) return -1;
+    r = (*n)++;
+    (*regs)[r].parent = parent < 0 ? 0 : parent;
+    (*regs)[r].depth = parent < 0 ? 0 : (*regs)[parent].depth + 1;
+    (*regs)[r].cond = cond;
+    (*regs)[r].cond_slot = -1;
+    (*regs)[r].side = side;
+    return r;
+}
+
+/* the regions of n nodes (a topological order) whose outputs the roots read: nreg[k] is node k's
+   (the regions made in *regs; region 0 first when there are none yet). Errors are recorded on g. */
+static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, int n_roots, gr_var *const *roots,
+                                gr__region **regs, int32_t *n_regs, uint32_t *cap, int32_t *nreg) {
+    uint32_t nv = g->var_base + g->n_vars, k;
+    int32_t *vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (nv + 1u));
+    int i, j;
+    if (!vreg || (*n_regs == 0 && gr__region_get(regs, n_regs, cap, -1, NULL, 0) != 0)) goto nomem;
+    for (k = 0; k < nv; k++) vreg[k] = -1;
+    for (i = 0; i < n_roots; i++) if (roots[i]->id < nv) vreg[roots[i]->id] = 0;
+    for (k = n; k-- > 0;) {                           /* readers before producers */
+        gr_node *node = nodes[k];
+        int32_t r = -1;
+        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
+        if (r < 0) r = 0;
+        nreg[k] = r;
+        for (i = 0; i < node->n_in; i++) {
+            gr_var *x = gr__in(node)[i];
+            int32_t u = r;
+            if (lazy && i > 0 && (u = gr__region_get(regs, n_regs, cap, r, gr__in(node)[0], i <= half)) < 0) goto nomem;
+            if (x->id < nv) vreg[x->id] = gr__region_lca(*regs, vreg[x->id], u);
+        }
+    }
+    GR_FREE(vreg);
+    return GR_OK;
+nomem:
+    GR_FREE(vreg);
+    return gr__error(g, GR_ERR_NOMEM, "out of memory (the conditionals' regions)");
+}
+
 /* ---- the walk ------------------------------------------------------------------------------------ */
 
 static const gr_node *gr__conn_node(const gr_node *node);
@@ -87,6 +155,11 @@ typedef struct gr__gctx {
     gr_var  ***terms;            /* by node: its terms, once computed */
     gr_var    *cost;
     int        add_names;
+    gr__region *regs;            /* with conditionals: the regions (see above) */
+    int32_t    n_regs;
+    uint32_t   cap_regs;
+    int32_t   *vreg;             /* by variable: its region, -1 before its total; NULL without conditionals */
+    int32_t   *nreg;             /* by node: its region */
 } gr__gctx;
 
 static int gr__in_map(const gr__gctx *c, const gr_var *v) { return v->id < c->nv && c->uses[v->id] && c->reached[v->id]; }
@@ -308,6 +381,12 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
         oint[j] = !gr__is_float(gr__out(node)[j]->dtype);
         if (onan[j] && first_nan < 0) first_nan = j;
     }
+    if (c->vreg) {                                   /* its region: where its outputs' gradients come from */
+        int32_t r = -1;
+        for (j = 0; j < no; j++)
+            if (oconn[j]) r = gr__region_lca(c->regs, r, c->vreg[gr__out(node)[j]->id] >= 0 ? c->vreg[gr__out(node)[j]->id] : 0);
+        c->nreg[node->id] = r < 0 ? 0 : r;
+    }
     for (i = 0; i < ni; i++) {
         int conn = 0, nonnan = 0, nonint = 0;
         for (j = 0; j < no; j++) {
@@ -343,12 +422,48 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
     return gr__node_terms_check(c, node, og, ig, onan, iconn, only_int);
 }
 
+/* the region of a use: its node's, or the side of a conditional that reads it there */
+static int32_t gr__use_region(gr__gctx *c, const gr__use *u) {
+    const gr_node *node = c->g->nodes[u->node];
+    int32_t r = c->nreg[u->node], s;
+    if (!(gr__op_flags(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
+    s = gr__region_get(&c->regs, &c->n_regs, &c->cap_regs, r, gr__in(node)[0], (int)u->pos <= (node->n_in - 1) / 2);
+    if (s < 0) gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
+    return s;
+}
+
+/* term t for v, valid in region `from`, made valid in region `to` (an enclosing one): zero where a
+   side between them is not taken */
+static gr_var *gr__region_leave(gr__gctx *c, gr_var *t, gr_var *v, int32_t from, int32_t to) {
+    gr_var *z = NULL;
+    int32_t r;
+    if (from < 0) return NULL;
+    for (r = from; t && r != to && r > 0; r = c->regs[r].parent) {
+        gr_var *a, *b, *res = NULL;
+        if (!z && !(z = gr__fill_like(v, t->dtype, 0.0))) return NULL;
+        a = c->regs[r].side ? t : z;
+        b = c->regs[r].side ? z : t;
+        if (gr_ifelse(c->regs[r].cond, 1, &a, &b, &res) != GR_OK) return NULL;
+        t = res;
+    }
+    return t;
+}
+
 /* the total gradient of an original variable (Aesara's access_grad: the sum of its terms, left to right) */
 static gr_var *gr__total(gr__gctx *c, gr_var *v) {
     gr_var *null_term = NULL, *sum = NULL, *t;
     uint32_t e;
     if (c->total[v->id]) return c->total[v->id];
     if (!gr__in_map(c, v)) return c->total[v->id] = gr_disconnected_like(v);
+    if (c->vreg) {                                   /* v's region: where its uses are */
+        int32_t r = -1;
+        for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) {
+            int32_t ur = gr__use_region(c, GR__USE(c, e));
+            if (ur < 0) return NULL;
+            r = gr__region_lca(c->regs, r, ur);
+        }
+        c->vreg[v->id] = r < 0 ? 0 : r;
+    }
     for (e = c->uses[v->id]; e; e = GR__USE(c, e)->next) {
         const gr__use *u = GR__USE(c, e);
         gr_var **terms = c->terms[u->node];
@@ -357,6 +472,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
             return NULL;
         }
         t = terms[u->pos];
+        if (c->vreg && !gr__is_marker(t) && !(t = gr__region_leave(c, t, v, gr__use_region(c, u), c->vreg[v->id]))) return NULL;
         if (t->kind == GR__VK_NULL) { if (!null_term) null_term = t; }
         else if (t->kind != GR__VK_DISC) {
             sum = sum ? gr_add(sum, t) : t;
@@ -484,6 +600,17 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 2, 3. connectivity */
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
+    for (k = 0; k < c.nn && !c.vreg; k++)           /* conditionals: their regions are tracked */
+        if (c.in_s[k] && (gr__op_flags(g->nodes[k]->op) & GR__OPF_LAZY)) {
+            uint32_t v;
+            c.vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (c.nv + 1u));
+            c.nreg = (int32_t *)gr__calloc(c.nn + 1u, sizeof(int32_t));
+            if (!c.vreg || !c.nreg || gr__region_get(&c.regs, &c.n_regs, &c.cap_regs, -1, NULL, 0) != 0) {
+                st = gr__error(g, GR_ERR_NOMEM, "%s: out of memory", fname);
+                goto done;
+            }
+            for (v = 0; v < c.nv; v++) c.vreg[v] = -1;
+        }
     /* wrt that do not reach the cost: the disconnected_inputs policy */
     for (i = 0; i < n_wrt; i++) {
         gr_var *w = wrt[i];
@@ -497,6 +624,8 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
+        if (t && c.vreg && !gr__is_marker(t) && c.vreg[wrt[i]->id] > 0)   /* what the caller gets is valid everywhere */
+            t = gr__region_leave(&c, t, wrt[i], c.vreg[wrt[i]->id], 0);
         if (!t) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
         if (t->kind == GR__VK_NULL && o.null_gradients == GR_NULL_RAISE) {
             st = gr__error(g, GR_ERR_NULL_GRAD, "%s encountered a null gradient for %s: %s", fname, gr__d(wrt[i]).s, gr__null_reason(t));
@@ -514,6 +643,7 @@ done:
     if (st != GR_OK) for (i = 0; i < n_wrt; i++) grads[i] = NULL;
     gr__arena_free(&c.scratch);
     GR_FREE(c.use); GR_FREE(c.uses); GR_FREE(c.tails); GR_FREE(c.reached); GR_FREE(c.constant); GR_FREE(c.in_s); GR_FREE(c.total); GR_FREE(c.terms);
+    GR_FREE(c.regs); GR_FREE(c.vreg); GR_FREE(c.nreg);
     GR_FREE(outs);
     return st;
 }

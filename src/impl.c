@@ -126,8 +126,12 @@ enum {
                                         perform sets them and points them at memory of its own */
     GR__OPF_RUNTIME  = 1024,         /* a compiled function keeps state of its own for each such node
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
-    GR__OPF_GRAPHOP  = 2048          /* its params begin with a gr__graphop *: counted, and its
+    GR__OPF_GRAPHOP  = 2048,         /* its params begin with a gr__graphop *: counted, and its
                                         connection pattern is the node's */
+    GR__OPF_LAZY     = 4096          /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
+                                        only when it is nonzero, inputs k+1..2k only when it is zero
+                                        (n_in = 2k + 1); a compiled function runs the nodes only one
+                                        side needs only then, and so does the backward pass */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);

@@ -757,12 +757,53 @@ TEST(test_loop_memory) {
     CHECK(ckp8 < grad8 / 4);
 }
 
+/* a conditional's memory is its side's: ifelse(c, sum(outer(x, x)), sum(x)) and its gradient at
+   n = 1000, the first call's peak above the live bytes before it: a few kilobytes while c is false,
+   the n x n temporary (8 MB) once it is true */
+static size_t ac_ifelse_peak(gr_fn *f, const gr_array *xa, int c) {
+    gr_array *ca = ac_fill(GR_BOOL, 0, NULL, (double)c, 0.0);
+    const gr_array *in[2], *out[2];
+    size_t base = ac.bytes, peak;
+    in[0] = xa; in[1] = ca;
+    ac.peak = ac.bytes;
+    CHECK_STATUS(gr_call(f, in, out), GR_OK);
+    peak = ac.peak - base;
+    gr_array_free(ca);
+    return peak;
+}
+TEST(test_ifelse_memory) {
+    int64_t n = 1000;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *c = gr_scalar(g, GR_BOOL, "c"), *a = gr_sum(gr_outer(x, x)), *b = gr_sum(x), *y = NULL, *ins[2], *outs[2];
+    gr_array *xa = ac_fill(GR_F64, 1, &n, 0.001, 0.0);
+    gr_fn *f;
+    size_t off, on, again;
+    CHECK_STATUS(gr_ifelse(c, 1, &a, &b, &y), GR_OK);
+    ins[0] = x; ins[1] = c;
+    outs[0] = y; outs[1] = gr_grad1(y, x);
+    f = gr_function(2, ins, 2, outs, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        off = ac_ifelse_peak(f, xa, 0);
+        on = ac_ifelse_peak(f, xa, 1);
+        again = ac_ifelse_peak(f, xa, 0);
+        fprintf(stderr, "  conditional peaks (bytes): side of sum(x) %zu, side of sum(outer(x, x)) %zu, then %zu\n", off, on, again);
+        CHECK_MSG(off < 64 * 1024, "the side not taken took memory: %zu bytes", off);
+        CHECK_MSG(on >= (size_t)(n * n * 8), "the side of the outer product: %zu bytes", on);
+        CHECK_MSG(again == 0, "a call after the buffers grew allocated %zu bytes", again);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(xa);
+}
+
 static const gt_case suite_alloc[] = {
     CASE(test_graph_bytes_a_link),
     CASE(test_function_keeps_only_its_program),
     CASE(test_steady_state_allocates_nothing),
     CASE(test_out_of_memory_everywhere),
     CASE(test_loop_memory),
+    CASE(test_ifelse_memory),
     END_SUITE
 };
 

@@ -420,6 +420,25 @@ static void ao_Scan(ao_run *r) {
     ao_out(r, ao_loop(r, GR_F64, 0, 0));
     ao_out(r, ao_loop(r, GR_F32, 1, 2));
 }
+/* conditionals in every dtype, one nested, a side computed only there; the gradients reach both sides */
+static void ao_IfElse(ao_run *r) {
+    int k;
+    for (k = 0; k < 3; k++) {
+        gr_var *x = ao_mat(r, ao_dts[k]), *y = ao_mat(r, ao_dts[k]), *c = ao_in(r, GR_BOOL, 0, NULL, AO_GEN), *th[2], *el[2], *o[2] = { NULL, NULL };
+        gr_status st;
+        th[0] = gr_mul(x, y); el[0] = gr_mul(y, y);      /* (bools multiply to int64 on both sides) */
+        th[1] = x; el[1] = y;
+        if (th[0] && el[1]) {
+            gr_var *inner = NULL;
+            if (gr_ifelse(gr_gt(gr_sum(x), gr_sum(y)), 1, &th[0], &el[0], &inner) == GR_OK) th[0] = inner;
+        }
+        st = gr_ifelse(c, 2, th, el, o);
+        if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+        if (st != GR_OK) CHECK(o[0] == NULL && o[1] == NULL);
+        ao_out(r, o[0]);
+        ao_out(r, o[1]);
+    }
+}
 static void ao_Rows(ao_run *r) { ao_out(r, ao_loop(r, GR_F64, 1, 0)); }        /* the gradient of a loop */
 static void ao_ScanPlace(ao_run *r) { ao_Rows(r); }
 /* the gradient of a loop's gradient with respect to its sequence */

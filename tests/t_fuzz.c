@@ -1,13 +1,13 @@
 /* tests/t_fuzz.c: random graphs. Each draws a dozen ops over four inputs of broadcastable shapes
    ((3,4), (4,), (), (3,1)): smooth elementwise ops, broadcasting binaries, the patterns the rewrites
    look for (x * 1, x + 0, neg(neg x), scaled products, log(1 + x)), reductions, transposes, slices,
-   products, cumulative sums and loops over rows (gr_scan, some checkpointed, some backwards, some
-   read at their last row only), with values read by several later ops. Every other graph has
-   inputs whose sizes are known only when called (the rewrites and fusion then work from shape
-   signatures, and sizes that do not broadcast are found by the call, which must fail alike at both
-   levels). A quarter of the graphs are float32 and a quarter mix float32 and float64 inputs (casts
-   and promotions inside fused groups); those are compared across levels only. Then, for every
-   graph that runs:
+   products, cumulative sums, loops over rows (gr_scan, some checkpointed, some backwards, some
+   read at their last row only) and conditionals on the data (gr_ifelse), with values read by
+   several later ops. Every other graph has inputs whose sizes are known only when called (the
+   rewrites and fusion then work from shape signatures, and sizes that do not broadcast are found
+   by the call, which must fail alike at both levels). A quarter of the graphs are float32 and a
+   quarter mix float32 and float64 inputs (casts and promotions inside fused groups); those are
+   compared across levels only. Then, for every graph that runs:
      - the outputs and the gradient of a cost, compiled with every rewrite and fusion (GR_OPT_FULL),
        agree with the same compiled without (GR_OPT_NONE), over two calls (the memory plan's reuse);
      - the gradient agrees with central differences of the cost, one element of every input;
@@ -56,6 +56,12 @@ static gr_var *fz_loop(fz_rng *r, gr_graph *g, gr_var *x) {
     return fz_int(r, 2) ? gr_index(res, 0, -1) : res;
 }
 
+/* a conditional on the data: sum(y) > 0 ? tanh(x y) : x cos(y), each side computed only when taken */
+static gr_var *fz_ifelse(gr_graph *g, gr_var *x, gr_var *y) {
+    gr_var *a = gr_tanh(gr_mul(x, y)), *b = gr_mul(x, gr_cos(y)), *v = NULL;
+    return gr_ifelse(gr_gt(gr_sum(y), gr_const(g, 0.0)), 1, &a, &b, &v) == GR_OK ? v : NULL;
+}
+
 /* one random op over the pool; NULL when the drawn operands do not fit it (the error is cleared) */
 static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     gr_var *x = pool[n - 1 - fz_int(r, n < 6 ? n : 6)], *y = pool[fz_int(r, n)], *v = NULL;
@@ -82,7 +88,7 @@ static gr_var *fz_op(fz_rng *r, gr_graph *g, gr_var *const *pool, int n) {
     case 18: v = gr_mul(gr_exp(gr_tanh(x)), gr_sigmoid(y)); break;
     case 19: v = gr_mean(x); break;
     case 20: v = gr_add(gr_sin(x), gr_cos(x)); break;              /* sin and cos of one operand */
-    case 21: v = nd ? fz_loop(r, g, x) : gr_tanh(gr_mul(x, y)); break;   /* a loop over the rows of x */
+    case 21: v = nd ? fz_loop(r, g, x) : fz_ifelse(g, x, y); break;     /* a loop over the rows of x, or a conditional */
     default: v = gr_mul(x, gr_sum(y)); break;                      /* a group reading a reduction */
     }
     if (!v) gr_graph_clear_error(g);

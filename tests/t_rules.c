@@ -243,9 +243,26 @@ static void tr_sig_diff(const char *rule) {
     gr_graph_free(g);
 }
 
+/* IfElse: a side of the shape both sides have: exp(ifelse(sum X > 0, sin X, X)) + X is one pass */
+static void tr_sig_ifelse(const char *rule) {
+    gr_graph *g = gr_graph_new();
+    gr_var *X = gr_matrix(g, GR_F64, "X"), *a = gr_sin(X), *b = X, *y = NULL;
+    int64_t s[2] = { 3, 4 }, i;
+    gr_array *in = tr_arr(2, s, 0.3), *want = gr_array_new(GR_F64, 2, s);
+    char buf[4096];
+    CHECK_STATUS(gr_ifelse(gr_gt(gr_sum(X), gr_const(g, 0.0)), 1, &a, &b, &y), GR_OK);
+    y = gr_add(gr_exp(y), X);
+    for (i = 0; i < 12; i++) gr_array_set(want, i, exp(sin(TR_GET(in, i))) + TR_GET(in, i));   /* (the sum is positive) */
+    tr_check(rule, 1, &X, y, &in, want, TR_TOL, buf, sizeof buf);
+    CHECK_MSG(tr_fused(buf, "{exp add}"), "%s: not one pass:\n%s", rule, buf);
+    TR_FREE2(in, want);
+    gr_graph_free(g);
+}
+
 static const struct { const char *rule; void (*run)(const char *rule); } tr_sig_cases[] = {
     { "like0", tr_sig_like0 }, { "like1", tr_sig_like1 }, { "reduce", tr_sig_reduce }, { "DimShuffle", tr_sig_dimshuffle },
-    { "view", tr_sig_view }, { "Dot", tr_sig_dot }, { "Banded", tr_rosen_hessian }, { "Diff", tr_sig_diff }, { NULL, NULL }
+    { "view", tr_sig_view }, { "Dot", tr_sig_dot }, { "Banded", tr_rosen_hessian }, { "Diff", tr_sig_diff },
+    { "IfElse", tr_sig_ifelse }, { NULL, NULL }
 };
 
 /* ---- simplification and rewrite rules: the pattern is gone --------------------------------------- */
@@ -409,11 +426,29 @@ static void tr_simp_batched(const char *rule) {
     gr_graph_free(g);
 }
 
+/* IfElse: conditionals nested on one condition become one, a constant condition leaves its side:
+   ifelse(c, ifelse(c, exp x, sin x), ifelse(c, cos x, x)) * ifelse(1, 1, x) -> ifelse(c, exp x, x) */
+static void tr_simp_ifelse(const char *rule) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *c = gr_gt(gr_sum(x), gr_const(g, 0.0)), *a[3], *b[3], *o[3] = { NULL, NULL, NULL }, *y;
+    char buf[4096];
+    a[0] = gr_exp(x); b[0] = gr_sin(x);
+    a[1] = gr_cos(x); b[1] = x;
+    CHECK_STATUS(gr_ifelse(c, 2, a, b, o), GR_OK);
+    a[2] = gr_const(g, 1.0); b[2] = gr_sum(x);
+    CHECK_STATUS(gr_ifelse(gr_const(g, 1.0), 1, a + 2, b + 2, o + 2), GR_OK);
+    CHECK_STATUS(gr_ifelse(c, 1, o, o + 1, &y), GR_OK);
+    y = gr_mul(y, o[2]);
+    CHECK_MSG(tr_vec_case(rule, x, y, tr_exp, buf, sizeof buf) >= 1 && !strstr(buf, "sin") && !strstr(buf, "cos") && !strstr(buf, "mul"),
+              "%s: not simplified:\n%s", rule, buf);
+    gr_graph_free(g);
+}
+
 static const struct { const char *rule; void (*run)(const char *rule); } tr_simp_cases[] = {
     { "Cast", tr_simp_cast }, { "DimShuffle", tr_simp_dimshuffle }, { "Reshape", tr_simp_reshape },
     { "BroadcastLike", tr_simp_broadcast_like }, { "ReduceLike", tr_simp_reduce_like }, { "ReshapeLike", tr_simp_reshape_like },
     { "Dot", tr_simp_dot }, { "EyeLike", tr_simp_eyelike }, { "Batched", tr_simp_batched }, { "Slice", tr_rosen_hessian },
-    { NULL, NULL }
+    { "IfElse", tr_simp_ifelse }, { NULL, NULL }
 };
 
 /* ---- the elementwise rewrite rows ---------------------------------------------------------------- */

@@ -418,7 +418,8 @@ enum { FZ_N_EW = (int)(sizeof fz_ews / sizeof fz_ews[0]) };
     X(USER,       "") \
     X(LOOP,       "Scan Rows ScanPlace ScanGather") \
     X(ELEMWISE2,  "") \
-    X(DIFF,       "Diff")
+    X(DIFF,       "Diff") \
+    X(IFELSE,     "IfElse")
 /* rows made only inside the library: by gr_jacobian (EyeLike, Unflatten, Batched) and gr_function
    (Banded, Fused) */
 static const char fz_internal_rows[] = "EyeLike Unflatten Batched Banded Fused";
@@ -680,6 +681,17 @@ static void fz_op(fz_ctx *c, const uint8_t *b) {
         if (n == 0) t.nonnull = 0;                /* (no operand: no graph to record an error on) */
         if (stack) fz_post(c, t, gr_stack(n, xs, fz_axis(b[5], nd + 1)), "gr_stack", 1);
         else fz_post(c, t, gr_concatenate(n, xs, fz_axis(b[5], nd)), "gr_concatenate", 1);
+        break;
+    }
+    case FZ_ST_IFELSE: {                          /* cond ? x : y, and y : x as a second pair */
+        gr_var *out[2], *th[2], *el[2], *cond = fz_pick(c, b[3]);
+        int n = 1 + (b[2] & 1);
+        gr_status st;
+        y = fz_pick(c, b[4]);
+        th[0] = x; el[0] = y; th[1] = y; el[1] = x;
+        t = FZ_PRE(c, x, y, cond);
+        st = gr_ifelse(cond, n, th, el, out);
+        fz_multi(c, t, st, n, out, "gr_ifelse");
         break;
     }
     case FZ_ST_SPLIT: {
