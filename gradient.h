@@ -8778,6 +8778,9 @@ typedef struct gr__scan_params {
     gr__scan_rt *rt;
     uint64_t narrowed;                   /* outputs j < 64 a compiled function reads only at their last row
                                             (Aesara's scan_save_mem): kept as LAST (gr__Scan_narrow) */
+    uint64_t front;                      /* outputs j < 64 of a plain state that a compiled function reads
+                                            behind their initial value (a gradient's history): kept with
+                                            it as row 0, L + 1 rows, instead of joined to it by a copy */
 } gr__scan_params;
 
 static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
@@ -8789,6 +8792,12 @@ static int gr__scan_last(const gr_node *node, int j) {
 }
 
 /* where a node's inputs start */
+/* output j keeps its initial value as row 0 (gr__scan_params.front) */
+static int gr__scan_front(const gr_node *node, int j) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    return j < 64 && ((p->front >> j) & 1u);
+}
+
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
 static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
@@ -9420,7 +9429,7 @@ static gr_status gr__Scan_infer(const gr_node *node, gr_type *out) {
             return gr__error(node->graph, GR_ERR_VALUE, "gr_scan '%s': output %d would have more than %d dimensions", d->name, j, GR_MAX_NDIM);
         out[j].dtype = (gr_dtype)b->dtype;
         out[j].ndim = b->ndim + lead;
-        if (lead) out[j].shape[0] = L;
+        if (lead) out[j].shape[0] = L >= 0 && gr__scan_front(node, j) ? L + 1 : L;
         for (i = 0; i < b->ndim; i++) out[j].shape[i + lead] = gr__vshape(b)[i];
     }
     out[d->n_out].dtype = GR_I64;
@@ -9854,7 +9863,8 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             rowb[j] = n * gr__dsize(x0->dtype);
             out[j]->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
             for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
-            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) goto nomem;
+            if (gr__scan_front(node, j) && rowb[j]) memcpy(rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
         }
     }
     /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
@@ -9895,7 +9905,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                     *v = *x0;
                     v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
                 } else {
-                    int64_t slot = gr__scan_last(node, j) ? r % D : r;
+                    int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
                     *v = *x0;                     /* dtype; the state's row shape */
                     if (!sit) gr__row_view(v, x0, 0);
                     v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
@@ -9913,7 +9923,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         for (j = 0; j < d->n_out; j++) {
             const gr_array *b = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
             size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
-            int64_t slot = t;
+            int64_t slot = t + gr__scan_front(node, j);
             s = d->out_state[j];
             if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
                 int a;
@@ -9957,7 +9967,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             o->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
             for (a = 0; a < b->ndim; a++) o->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = gr__vshape(b)[a] > 0 ? gr__vshape(b)[a] : 0;
         }
-        if (!gr__scan_last(node, j)) o->shape[0] = run;
+        if (!gr__scan_last(node, j)) o->shape[0] = run + gr__scan_front(node, j);
         o->size = 1;
         for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
         if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
@@ -11003,13 +11013,44 @@ done:
     return st;
 }
 
-/* ---- what a compiled function reads: an output read only at its last row keeps that row alone ----
+/* ---- what a compiled function reads: an output read only at its last row keeps that row alone, a
+   history read behind its initial value keeps it in front ------------------------------------------ */
 
-   gr_function (src/function.c, gr__fn_narrow) shows each loop the readers of its outputs. An output
-   that the function does not return and whose every reader takes its last row (gr_index(r, 0, -1))
-   is kept as LAST: the loop is made again with the output narrowed, and those readers are replaced
-   by the narrowed output (Aesara's scan_save_mem): a loop whose last state only is read holds one
-   row, not one a step. */
+/* x is the initial value x0 of a state as one row, x0[None]: a dimshuffle of x0 putting a new axis
+   in front, or a constant holding x0's constant values in that shape */
+static int gr__scan_is_row_of(const gr_var *x, const gr_var *x0) {
+    const gr_node *w = gr__owner(x);
+    if (x->ndim != x0->ndim + 1 || x->dtype != x0->dtype) return 0;
+    if (w && w->op == &gr__op_DimShuffle && gr__in(w)[0] == x0) {
+        const gr__dimshuffle_params *dp = (const gr__dimshuffle_params *)gr__params(w);
+        int k;
+        if (dp->n != x0->ndim + 1 || dp->pattern[0] != GR_NEWAXIS) return 0;
+        for (k = 0; k < x0->ndim; k++) if (dp->pattern[k + 1] != k) return 0;
+        return 1;
+    }
+    if (!w && x->kind == GR__VK_CONST && x0->kind == GR__VK_CONST) {
+        const gr_array *a = (const gr_array *)gr__ext(x), *b = (const gr_array *)gr__ext(x0);
+        return a->size == b->size && a->shape[0] == 1 && memcmp(a->data, b->data, (size_t)a->size * gr__dsize(a->dtype)) == 0;
+    }
+    return 0;
+}
+
+/* a reader r of output j (state s) joins the state's initial value and j's rows: [x0[None]; out_j] */
+static int gr__scan_front_join(const gr_node *node, int s, const gr_node *r, const gr_var *o) {
+    const gr__scan_def *d = gr__sdef(node);
+    return r->op == &gr__op_Join && r->n_in == 2 && gr__in(r)[1] == o && gr__out(r)[0]->ndim == o->ndim &&
+           ((const gr__join_params *)gr__params(r))->axis == -o->ndim && gr__scan_is_row_of(gr__in(r)[0], gr__in(node)[gr__scan_i_init(d) + s]);
+}
+
+/* gr_function (src/function.c, gr__fn_narrow) shows each loop the readers of its outputs:
+   - an output that the function does not return and whose every reader takes its last row
+     (gr_index(r, 0, -1)) is kept as LAST: its readers read the narrowed output instead (Aesara's
+     scan_save_mem): a loop whose last state only is read holds one row, not one a step;
+   - an output of a plain state (one tap, -1) that the function does not return and that a reader
+     joins behind the state's initial value ([x0[None]; r], the history a gradient's loop reads) is
+     kept with x0 as row 0: those readers read it instead, the others the view of its rows from 1,
+     and the history is not copied.
+   The loop is made again with those outputs changed. */
 static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     const gr__scan_def *d = p->def;
@@ -11019,7 +11060,7 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     gr_status st;
     for (j = 0; j < d->n_out && j < 64; j++) {
         gr_var *o = gr__out(node)[j];
-        int n = 0, ok = !d->out_last[j] && !rd->root[o->id - rd->base];
+        int n = 0, ok = !d->out_last[j] && !rd->root[o->id - rd->base], s = d->out_state[j], joins = 0;
         for (k = rd->first[o->id - rd->base]; ok && k >= 0; k = rd->next[k]) {
             const gr_node *r = rd->node[k];
             const gr__view_params *vp = (const gr__view_params *)gr__params(r);
@@ -11027,19 +11068,30 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
             n++;
         }
         if (ok && n > 0) np.narrowed |= (uint64_t)1 << j;
+        else if (!d->out_last[j] && !rd->root[o->id - rd->base] && s >= 0 && d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1) {
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) joins += gr__scan_front_join(node, s, rd->node[k], o);
+            if (joins) np.front |= (uint64_t)1 << j;
+        }
     }
-    if (np.narrowed == p->narrowed) return GR_OK;
+    if (np.narrowed == p->narrowed && np.front == p->front) return GR_OK;
     if (node->n_out > 16 && !(outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
         return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
     np.rt = NULL;
     st = gr__make_node_n(node->graph, &gr__op_Scan, &np, sizeof np, node->n_in, gr__in(node), node->n_out, outs);
-    if (st == GR_OK)
-        for (j = 0; j < node->n_out; j++) {
-            gr_var *o = gr__out(node)[j];
-            map[o->id - rd->base] = outs[j];
-            if (j < 64 && ((np.narrowed >> j) & 1u))    /* its readers read the narrowed output itself */
-                for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+    for (j = 0; st == GR_OK && j < node->n_out; j++) {
+        gr_var *o = gr__out(node)[j];
+        map[o->id - rd->base] = outs[j];
+        if (j < 64 && ((np.narrowed >> j) & 1u))    /* its readers read the narrowed output itself */
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+        if (j < 64 && ((np.front >> j) & 1u) && !((p->front >> j) & 1u)) {   /* the joins read it, the others its rows from 1 */
+            int others = 0;
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) {
+                if (gr__scan_front_join(node, d->out_state[j], rd->node[k], o)) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+                else others = 1;
+            }
+            if (others && !(map[o->id - rd->base] = gr_slice(outs[j], 0, 1, GR_OPEN, 1))) st = node->graph->status != GR_OK ? node->graph->status : GR_ERR_NOMEM;
         }
+    }
     if (outs != outs_stack) GR_FREE(outs);
     return st;
 }
@@ -12979,21 +13031,36 @@ typedef struct gr__fop {                 /* one instruction (24 bytes: a chain o
     int32_t arg[3];                      /* operand references */
     int32_t out, out2;                   /* the references written (out2: the second of a pair, else -1) */
     uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), GR__FOP_PAIR (arg[1]:
-                                            the pair's index in gr__ew_pairs), or GR__FOP_COPY + the code of
-                                            a copying row */
+                                            the pair's index in gr__ew_pairs), GR__FOP_MULADD, or
+                                            GR__FOP_COPY + the code of a copying row */
 } gr__fop;
 
 enum {
     GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
-    GR__FOP_COPY = GR__EW_COUNT + 1      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+    GR__FOP_MULADD = GR__EW_COUNT + 1,   /* a * b + c: a float mul whose product only the add after it reads */
+    GR__FOP_COPY = GR__EW_COUNT + 2      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's, or its pair's */
+/* the printed name of an instruction: its row's, its pair's, or muladd */
 static const char *gr__fop_name(const gr__fop *op) {
     if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
+    if (op->row == GR__FOP_MULADD) return "muladd";
     return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
 }
+
+/* o = a * b + c over n elements (strides 0 or 1), rounded as the mul then the add are (the product
+   is a double or a float before the sum: no fused multiply-add); o may be a, b or c (stride 1) */
+#define GR__MULADD(fn, T) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        T *o = (T *)out_; const T *a = (const T *)in[0], *b = (const T *)in[1], *c = (const T *)in[2]; int64_t i; \
+        if (st[0] == 0 && st[1] == 1 && st[2] == 1) { T s = a[0]; for (i = 0; i < n; i++) { T p = s * b[i]; o[i] = p + c[i]; } } \
+        else if (st[0] == 1 && st[1] == 0 && st[2] == 1) { T s = b[0]; for (i = 0; i < n; i++) { T p = a[i] * s; o[i] = p + c[i]; } } \
+        else if (st[0] == 1 && st[1] == 1 && st[2] == 1) { for (i = 0; i < n; i++) { T p = a[i] * b[i]; o[i] = p + c[i]; } } \
+        else { int64_t sa = st[0], sb = st[1], sc = st[2]; for (i = 0; i < n; i++) { T p = a[i * sa] * b[i * sb]; o[i] = p + c[i * sc]; } } \
+    }
+GR__MULADD(gr__muladd_f64, double)
+GR__MULADD(gr__muladd_f32, float)
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
    then n_reg registers of blk elements each */
@@ -13047,7 +13114,8 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name : gr__fop_name(op);
+                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name
+                                       : op->row == GR__FOP_MULADD ? gr__ew_ops[a < 2 ? GR__EW_mul : GR__EW_add]->name : gr__fop_name(op);
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -13099,6 +13167,39 @@ static void gr__convert_run(int dt, void *dst, int st, const void *src, int64_t 
     }
 }
 
+/* a program of one kernel instruction over a 2-d iteration (rows x inner): the kernel row by row,
+   its operands' pointers moved by their row strides (a rank-1 update c + a b^T, a row or a column
+   broadcast over a matrix). No registers, so no blocks. 0 when the program is not one. */
+static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_array *const *out, const int64_t *shape, int64_t inner) {
+    const gr__fop *op = &p->ops[0];
+    gr__ew_kernel kern;
+    const char *arg[3];
+    const void *args[3];
+    int64_t sts[3], step[3], r;
+    char *o;
+    size_t ostep;
+    int a, m = op->out - p->n_ext - p->n_imm;
+    if (p->n_ops != 1 || m < 0 || m >= p->n_out) return 0;
+    if (op->row == GR__FOP_MULADD) kern = op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32;
+    else if (op->row < GR__EW_COUNT) kern = gr__ew_kernels[op->row][op->dtype];
+    else return 0;
+    for (a = 0; a < op->n_args; a++) {
+        int32_t ref = op->arg[a];
+        if (ref >= p->n_ext + p->n_imm) return 0;          /* (an output or a register: not one instruction) */
+        sts[a] = p->st[ref];
+        arg[a] = ref < p->n_ext ? (const char *)in[ref]->data : (const char *)p->ptr[ref];
+        step[a] = ref < p->n_ext ? p->ext_st[ref * GR_MAX_NDIM] * (int64_t)gr__dsize(in[ref]->dtype) : 0;
+    }
+    o = (char *)out[m]->data;
+    ostep = (size_t)inner * gr__dsize(out[m]->dtype);
+    for (r = 0; r < shape[0]; r++) {
+        for (a = 0; a < op->n_args; a++) { args[a] = arg[a]; arg[a] += step[a]; }
+        kern(inner, o, args, sts);
+        o += ostep;
+    }
+    return 1;
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
     const gr_array *o0 = out[0];
@@ -13134,13 +13235,12 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
     inner = nd ? shape[nd - 1] : 1;
     rows = o0->size / inner;
     for (d = 0; d < nd; d++) idx[d] = 0;
-    for (e = 0; e < p->n_ext; e++) p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
+    for (e = 0; e < p->n_ext; e++) {
+        p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
+        p->ext_off[e] = 0;                         /* where the row starts in input e, kept as the rows go */
+    }
+    if (nd == 2 && gr__Fused_rows(p, in, out, shape, inner)) return GR_OK;
     for (r = 0; r < rows; r++) {
-        for (e = 0; e < p->n_ext; e++) {           /* where this row starts in every input */
-            int64_t off = 0;
-            for (d = 0; d < nd - 1; d++) off += idx[d] * p->ext_st[e * GR_MAX_NDIM + d];
-            p->ext_off[e] = off;
-        }
         for (j0 = 0; j0 < inner; j0 += p->blk) {
             int64_t n = inner - j0 < p->blk ? inner - j0 : p->blk;
             for (e = 0; e < p->n_ext; e++)
@@ -13149,12 +13249,15 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
             for (k = 0; k < p->n_ops; k++) {
                 const gr__fop *op = &p->ops[k];
-                if (op->row < GR__EW_COUNT) {
+                if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
                     const void *args[3];
                     int64_t sts[3];
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
-                    gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
+                    if (op->row == GR__FOP_MULADD)
+                        (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
+                    else
+                        gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
                 } else if (op->row == GR__FOP_PAIR)
                     gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
                                                  p->st[op->arg[0]], n);
@@ -13162,7 +13265,14 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
         }
-        for (d = nd - 2; d >= 0; d--) { if (++idx[d] < shape[d]) break; idx[d] = 0; }
+        for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
+            if (++idx[d] < shape[d]) {
+                for (e = 0; e < p->n_ext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
+                break;
+            }
+            idx[d] = 0;
+            for (e = 0; e < p->n_ext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
+        }
     }
     return GR_OK;
 }
@@ -13483,6 +13593,29 @@ static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_
     return GR_OK;
 }
 
+/* add node (at schedule position q) joins the instruction before it when that is a mul of the same
+   float dtype whose product, in a register, only this add reads: one muladd instruction, one pass
+   over the block instead of two. 1 when it did (the add's inputs' registers are still to free) */
+static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node, uint32_t q) {
+    gr__fop *prev = gs->op_i > 0 ? &gs->p->ops[gs->op_i - 1] : NULL;
+    gr_var *y = gr__out(node)[0];
+    int k;
+    if (!prev || prev->row != GR__EW_mul || prev->n_args != 2 || node->n_in != 2) return 0;
+    if ((y->dtype != GR_F64 && y->dtype != GR_F32) || prev->dtype != y->dtype || prev->odtype != y->dtype) return 0;
+    for (k = 0; k < 2; k++) {
+        gr_var *m = gr__fuse_input(fz, node, k), *c = gr__fuse_input(fz, node, 1 - k);
+        if (fz->ref[m->id] != prev->out || fz->ref[c->id] == prev->out || c->dtype != y->dtype || m->dtype != y->dtype) continue;
+        if ((fz->vflag[m->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) != GR__FV_MINE || fz->last[m->id] != q + 1) continue;
+        prev->row = GR__FOP_MULADD;
+        prev->n_args = 3;
+        prev->arg[2] = fz->ref[c->id];
+        gr__fgroup_reg(fz, gs, y);
+        prev->out = fz->ref[y->id];
+        return 1;
+    }
+    return 0;
+}
+
 /* member node's instruction, with registers reused after their last reader: the result's register
    first, then the registers whose last reader this is (an op never writes over its own operands: a
    cast between element sizes could not) */
@@ -13505,6 +13638,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
         if ((fz->vflag[x0->id] & GR__FV_MINE) && fz->last[y->id] > fz->last[x0->id]) fz->last[x0->id] = fz->last[y->id];
         return GR_OK;
     }
+    if (row == GR__EW_add && gr__fgroup_muladd(fz, gs, node, q)) return gr__fgroup_free_inputs(fz, gs, node, q);
     op = &gs->p->ops[gs->op_i++];
     op->out2 = -1;
     if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */

@@ -55,6 +55,9 @@ typedef struct gr__scan_params {
     gr__scan_rt *rt;
     uint64_t narrowed;                   /* outputs j < 64 a compiled function reads only at their last row
                                             (Aesara's scan_save_mem): kept as LAST (gr__Scan_narrow) */
+    uint64_t front;                      /* outputs j < 64 of a plain state that a compiled function reads
+                                            behind their initial value (a gradient's history): kept with
+                                            it as row 0, L + 1 rows, instead of joined to it by a copy */
 } gr__scan_params;
 
 static gr__scan_def *gr__sdef(const gr_node *node) { return ((const gr__scan_params *)gr__params(node))->def; }
@@ -66,6 +69,12 @@ static int gr__scan_last(const gr_node *node, int j) {
 }
 
 /* where a node's inputs start */
+/* output j keeps its initial value as row 0 (gr__scan_params.front) */
+static int gr__scan_front(const gr_node *node, int j) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    return j < 64 && ((p->front >> j) & 1u);
+}
+
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
 static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
@@ -697,7 +706,7 @@ static gr_status gr__Scan_infer(const gr_node *node, gr_type *out) {
             return gr__error(node->graph, GR_ERR_VALUE, "gr_scan '%s': output %d would have more than %d dimensions", d->name, j, GR_MAX_NDIM);
         out[j].dtype = (gr_dtype)b->dtype;
         out[j].ndim = b->ndim + lead;
-        if (lead) out[j].shape[0] = L;
+        if (lead) out[j].shape[0] = L >= 0 && gr__scan_front(node, j) ? L + 1 : L;
         for (i = 0; i < b->ndim; i++) out[j].shape[i + lead] = gr__vshape(b)[i];
     }
     out[d->n_out].dtype = GR_I64;
@@ -1131,7 +1140,8 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             rowb[j] = n * gr__dsize(x0->dtype);
             out[j]->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
             for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
-            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1, rowb[j] ? rowb[j] : 1)) goto nomem;
+            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) goto nomem;
+            if (gr__scan_front(node, j) && rowb[j]) memcpy(rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
         }
     }
     /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
@@ -1172,7 +1182,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
                     *v = *x0;
                     v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
                 } else {
-                    int64_t slot = gr__scan_last(node, j) ? r % D : r;
+                    int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
                     *v = *x0;                     /* dtype; the state's row shape */
                     if (!sit) gr__row_view(v, x0, 0);
                     v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
@@ -1190,7 +1200,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         for (j = 0; j < d->n_out; j++) {
             const gr_array *b = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
             size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
-            int64_t slot = t;
+            int64_t slot = t + gr__scan_front(node, j);
             s = d->out_state[j];
             if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
                 int a;
@@ -1234,7 +1244,7 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             o->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
             for (a = 0; a < b->ndim; a++) o->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = gr__vshape(b)[a] > 0 ? gr__vshape(b)[a] : 0;
         }
-        if (!gr__scan_last(node, j)) o->shape[0] = run;
+        if (!gr__scan_last(node, j)) o->shape[0] = run + gr__scan_front(node, j);
         o->size = 1;
         for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
         if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
@@ -2280,13 +2290,44 @@ done:
     return st;
 }
 
-/* ---- what a compiled function reads: an output read only at its last row keeps that row alone ----
+/* ---- what a compiled function reads: an output read only at its last row keeps that row alone, a
+   history read behind its initial value keeps it in front ------------------------------------------ */
 
-   gr_function (src/function.c, gr__fn_narrow) shows each loop the readers of its outputs. An output
-   that the function does not return and whose every reader takes its last row (gr_index(r, 0, -1))
-   is kept as LAST: the loop is made again with the output narrowed, and those readers are replaced
-   by the narrowed output (Aesara's scan_save_mem): a loop whose last state only is read holds one
-   row, not one a step. */
+/* x is the initial value x0 of a state as one row, x0[None]: a dimshuffle of x0 putting a new axis
+   in front, or a constant holding x0's constant values in that shape */
+static int gr__scan_is_row_of(const gr_var *x, const gr_var *x0) {
+    const gr_node *w = gr__owner(x);
+    if (x->ndim != x0->ndim + 1 || x->dtype != x0->dtype) return 0;
+    if (w && w->op == &gr__op_DimShuffle && gr__in(w)[0] == x0) {
+        const gr__dimshuffle_params *dp = (const gr__dimshuffle_params *)gr__params(w);
+        int k;
+        if (dp->n != x0->ndim + 1 || dp->pattern[0] != GR_NEWAXIS) return 0;
+        for (k = 0; k < x0->ndim; k++) if (dp->pattern[k + 1] != k) return 0;
+        return 1;
+    }
+    if (!w && x->kind == GR__VK_CONST && x0->kind == GR__VK_CONST) {
+        const gr_array *a = (const gr_array *)gr__ext(x), *b = (const gr_array *)gr__ext(x0);
+        return a->size == b->size && a->shape[0] == 1 && memcmp(a->data, b->data, (size_t)a->size * gr__dsize(a->dtype)) == 0;
+    }
+    return 0;
+}
+
+/* a reader r of output j (state s) joins the state's initial value and j's rows: [x0[None]; out_j] */
+static int gr__scan_front_join(const gr_node *node, int s, const gr_node *r, const gr_var *o) {
+    const gr__scan_def *d = gr__sdef(node);
+    return r->op == &gr__op_Join && r->n_in == 2 && gr__in(r)[1] == o && gr__out(r)[0]->ndim == o->ndim &&
+           ((const gr__join_params *)gr__params(r))->axis == -o->ndim && gr__scan_is_row_of(gr__in(r)[0], gr__in(node)[gr__scan_i_init(d) + s]);
+}
+
+/* gr_function (src/function.c, gr__fn_narrow) shows each loop the readers of its outputs:
+   - an output that the function does not return and whose every reader takes its last row
+     (gr_index(r, 0, -1)) is kept as LAST: its readers read the narrowed output instead (Aesara's
+     scan_save_mem): a loop whose last state only is read holds one row, not one a step;
+   - an output of a plain state (one tap, -1) that the function does not return and that a reader
+     joins behind the state's initial value ([x0[None]; r], the history a gradient's loop reads) is
+     kept with x0 as row 0: those readers read it instead, the others the view of its rows from 1,
+     and the history is not copied.
+   The loop is made again with those outputs changed. */
 static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     const gr__scan_def *d = p->def;
@@ -2296,7 +2337,7 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     gr_status st;
     for (j = 0; j < d->n_out && j < 64; j++) {
         gr_var *o = gr__out(node)[j];
-        int n = 0, ok = !d->out_last[j] && !rd->root[o->id - rd->base];
+        int n = 0, ok = !d->out_last[j] && !rd->root[o->id - rd->base], s = d->out_state[j], joins = 0;
         for (k = rd->first[o->id - rd->base]; ok && k >= 0; k = rd->next[k]) {
             const gr_node *r = rd->node[k];
             const gr__view_params *vp = (const gr__view_params *)gr__params(r);
@@ -2304,19 +2345,30 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
             n++;
         }
         if (ok && n > 0) np.narrowed |= (uint64_t)1 << j;
+        else if (!d->out_last[j] && !rd->root[o->id - rd->base] && s >= 0 && d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1) {
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) joins += gr__scan_front_join(node, s, rd->node[k], o);
+            if (joins) np.front |= (uint64_t)1 << j;
+        }
     }
-    if (np.narrowed == p->narrowed) return GR_OK;
+    if (np.narrowed == p->narrowed && np.front == p->front) return GR_OK;
     if (node->n_out > 16 && !(outs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out)))
         return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
     np.rt = NULL;
     st = gr__make_node_n(node->graph, &gr__op_Scan, &np, sizeof np, node->n_in, gr__in(node), node->n_out, outs);
-    if (st == GR_OK)
-        for (j = 0; j < node->n_out; j++) {
-            gr_var *o = gr__out(node)[j];
-            map[o->id - rd->base] = outs[j];
-            if (j < 64 && ((np.narrowed >> j) & 1u))    /* its readers read the narrowed output itself */
-                for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+    for (j = 0; st == GR_OK && j < node->n_out; j++) {
+        gr_var *o = gr__out(node)[j];
+        map[o->id - rd->base] = outs[j];
+        if (j < 64 && ((np.narrowed >> j) & 1u))    /* its readers read the narrowed output itself */
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+        if (j < 64 && ((np.front >> j) & 1u) && !((p->front >> j) & 1u)) {   /* the joins read it, the others its rows from 1 */
+            int others = 0;
+            for (k = rd->first[o->id - rd->base]; k >= 0; k = rd->next[k]) {
+                if (gr__scan_front_join(node, d->out_state[j], rd->node[k], o)) map[gr__out(rd->node[k])[0]->id - rd->base] = outs[j];
+                else others = 1;
+            }
+            if (others && !(map[o->id - rd->base] = gr_slice(outs[j], 0, 1, GR_OPEN, 1))) st = node->graph->status != GR_OK ? node->graph->status : GR_ERR_NOMEM;
         }
+    }
     if (outs != outs_stack) GR_FREE(outs);
     return st;
 }

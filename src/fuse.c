@@ -16,21 +16,36 @@ typedef struct gr__fop {                 /* one instruction (24 bytes: a chain o
     int32_t arg[3];                      /* operand references */
     int32_t out, out2;                   /* the references written (out2: the second of a pair, else -1) */
     uint8_t n_args, dtype, odtype, row;  /* row: the table's row (its kernel for dtype), GR__FOP_PAIR (arg[1]:
-                                            the pair's index in gr__ew_pairs), or GR__FOP_COPY + the code of
-                                            a copying row */
+                                            the pair's index in gr__ew_pairs), GR__FOP_MULADD, or
+                                            GR__FOP_COPY + the code of a copying row */
 } gr__fop;
 
 enum {
     GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
-    GR__FOP_COPY = GR__EW_COUNT + 1      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+    GR__FOP_MULADD = GR__EW_COUNT + 1,   /* a * b + c: a float mul whose product only the add after it reads */
+    GR__FOP_COPY = GR__EW_COUNT + 2      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's, or its pair's */
+/* the printed name of an instruction: its row's, its pair's, or muladd */
 static const char *gr__fop_name(const gr__fop *op) {
     if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
+    if (op->row == GR__FOP_MULADD) return "muladd";
     return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
 }
+
+/* o = a * b + c over n elements (strides 0 or 1), rounded as the mul then the add are (the product
+   is a double or a float before the sum: no fused multiply-add); o may be a, b or c (stride 1) */
+#define GR__MULADD(fn, T) \
+    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+        T *o = (T *)out_; const T *a = (const T *)in[0], *b = (const T *)in[1], *c = (const T *)in[2]; int64_t i; \
+        if (st[0] == 0 && st[1] == 1 && st[2] == 1) { T s = a[0]; for (i = 0; i < n; i++) { T p = s * b[i]; o[i] = p + c[i]; } } \
+        else if (st[0] == 1 && st[1] == 0 && st[2] == 1) { T s = b[0]; for (i = 0; i < n; i++) { T p = a[i] * s; o[i] = p + c[i]; } } \
+        else if (st[0] == 1 && st[1] == 1 && st[2] == 1) { for (i = 0; i < n; i++) { T p = a[i] * b[i]; o[i] = p + c[i]; } } \
+        else { int64_t sa = st[0], sb = st[1], sc = st[2]; for (i = 0; i < n; i++) { T p = a[i * sa] * b[i * sb]; o[i] = p + c[i * sc]; } } \
+    }
+GR__MULADD(gr__muladd_f64, double)
+GR__MULADD(gr__muladd_f32, float)
 
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
    then n_reg registers of blk elements each */
@@ -84,7 +99,8 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name : gr__fop_name(op);
+                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name
+                                       : op->row == GR__FOP_MULADD ? gr__ew_ops[a < 2 ? GR__EW_mul : GR__EW_add]->name : gr__fop_name(op);
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -136,6 +152,39 @@ static void gr__convert_run(int dt, void *dst, int st, const void *src, int64_t 
     }
 }
 
+/* a program of one kernel instruction over a 2-d iteration (rows x inner): the kernel row by row,
+   its operands' pointers moved by their row strides (a rank-1 update c + a b^T, a row or a column
+   broadcast over a matrix). No registers, so no blocks. 0 when the program is not one. */
+static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_array *const *out, const int64_t *shape, int64_t inner) {
+    const gr__fop *op = &p->ops[0];
+    gr__ew_kernel kern;
+    const char *arg[3];
+    const void *args[3];
+    int64_t sts[3], step[3], r;
+    char *o;
+    size_t ostep;
+    int a, m = op->out - p->n_ext - p->n_imm;
+    if (p->n_ops != 1 || m < 0 || m >= p->n_out) return 0;
+    if (op->row == GR__FOP_MULADD) kern = op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32;
+    else if (op->row < GR__EW_COUNT) kern = gr__ew_kernels[op->row][op->dtype];
+    else return 0;
+    for (a = 0; a < op->n_args; a++) {
+        int32_t ref = op->arg[a];
+        if (ref >= p->n_ext + p->n_imm) return 0;          /* (an output or a register: not one instruction) */
+        sts[a] = p->st[ref];
+        arg[a] = ref < p->n_ext ? (const char *)in[ref]->data : (const char *)p->ptr[ref];
+        step[a] = ref < p->n_ext ? p->ext_st[ref * GR_MAX_NDIM] * (int64_t)gr__dsize(in[ref]->dtype) : 0;
+    }
+    o = (char *)out[m]->data;
+    ostep = (size_t)inner * gr__dsize(out[m]->dtype);
+    for (r = 0; r < shape[0]; r++) {
+        for (a = 0; a < op->n_args; a++) { args[a] = arg[a]; arg[a] += step[a]; }
+        kern(inner, o, args, sts);
+        o += ostep;
+    }
+    return 1;
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
     const gr_array *o0 = out[0];
@@ -171,13 +220,12 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
     inner = nd ? shape[nd - 1] : 1;
     rows = o0->size / inner;
     for (d = 0; d < nd; d++) idx[d] = 0;
-    for (e = 0; e < p->n_ext; e++) p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
+    for (e = 0; e < p->n_ext; e++) {
+        p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
+        p->ext_off[e] = 0;                         /* where the row starts in input e, kept as the rows go */
+    }
+    if (nd == 2 && gr__Fused_rows(p, in, out, shape, inner)) return GR_OK;
     for (r = 0; r < rows; r++) {
-        for (e = 0; e < p->n_ext; e++) {           /* where this row starts in every input */
-            int64_t off = 0;
-            for (d = 0; d < nd - 1; d++) off += idx[d] * p->ext_st[e * GR_MAX_NDIM + d];
-            p->ext_off[e] = off;
-        }
         for (j0 = 0; j0 < inner; j0 += p->blk) {
             int64_t n = inner - j0 < p->blk ? inner - j0 : p->blk;
             for (e = 0; e < p->n_ext; e++)
@@ -186,12 +234,15 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
             for (k = 0; k < p->n_ops; k++) {
                 const gr__fop *op = &p->ops[k];
-                if (op->row < GR__EW_COUNT) {
+                if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
                     const void *args[3];
                     int64_t sts[3];
                     int a;
                     for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
-                    gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
+                    if (op->row == GR__FOP_MULADD)
+                        (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
+                    else
+                        gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
                 } else if (op->row == GR__FOP_PAIR)
                     gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
                                                  p->st[op->arg[0]], n);
@@ -199,7 +250,14 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                     gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
             }
         }
-        for (d = nd - 2; d >= 0; d--) { if (++idx[d] < shape[d]) break; idx[d] = 0; }
+        for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
+            if (++idx[d] < shape[d]) {
+                for (e = 0; e < p->n_ext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
+                break;
+            }
+            idx[d] = 0;
+            for (e = 0; e < p->n_ext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
+        }
     }
     return GR_OK;
 }
@@ -520,6 +578,29 @@ static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_
     return GR_OK;
 }
 
+/* add node (at schedule position q) joins the instruction before it when that is a mul of the same
+   float dtype whose product, in a register, only this add reads: one muladd instruction, one pass
+   over the block instead of two. 1 when it did (the add's inputs' registers are still to free) */
+static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node, uint32_t q) {
+    gr__fop *prev = gs->op_i > 0 ? &gs->p->ops[gs->op_i - 1] : NULL;
+    gr_var *y = gr__out(node)[0];
+    int k;
+    if (!prev || prev->row != GR__EW_mul || prev->n_args != 2 || node->n_in != 2) return 0;
+    if ((y->dtype != GR_F64 && y->dtype != GR_F32) || prev->dtype != y->dtype || prev->odtype != y->dtype) return 0;
+    for (k = 0; k < 2; k++) {
+        gr_var *m = gr__fuse_input(fz, node, k), *c = gr__fuse_input(fz, node, 1 - k);
+        if (fz->ref[m->id] != prev->out || fz->ref[c->id] == prev->out || c->dtype != y->dtype || m->dtype != y->dtype) continue;
+        if ((fz->vflag[m->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) != GR__FV_MINE || fz->last[m->id] != q + 1) continue;
+        prev->row = GR__FOP_MULADD;
+        prev->n_args = 3;
+        prev->arg[2] = fz->ref[c->id];
+        gr__fgroup_reg(fz, gs, y);
+        prev->out = fz->ref[y->id];
+        return 1;
+    }
+    return 0;
+}
+
 /* member node's instruction, with registers reused after their last reader: the result's register
    first, then the registers whose last reader this is (an op never writes over its own operands: a
    cast between element sizes could not) */
@@ -542,6 +623,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
         if ((fz->vflag[x0->id] & GR__FV_MINE) && fz->last[y->id] > fz->last[x0->id]) fz->last[x0->id] = fz->last[y->id];
         return GR_OK;
     }
+    if (row == GR__EW_add && gr__fgroup_muladd(fz, gs, node, q)) return gr__fgroup_free_inputs(fz, gs, node, q);
     op = &gs->p->ops[gs->op_i++];
     op->out2 = -1;
     if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */

@@ -1445,6 +1445,132 @@ TEST(gts_op_Fused) {
     }
 }
 
+/* a * b + c (then exp when ex) under broadcasting, in dt's arithmetic (float for F32: the product
+   rounded to float, then the sum), into want (F64 for floats, I64 for integers) */
+static void gte_muladd_ref(const gr_array *a, const gr_array *b, const gr_array *c, int ex, gr_array *want) {
+    int64_t k;
+    for (k = 0; k < want->size; k++) {
+        int64_t ia = gtf_bcast_index(k, want->ndim, want->shape, a->ndim, a->shape);
+        int64_t ib = gtf_bcast_index(k, want->ndim, want->shape, b->ndim, b->shape);
+        int64_t ic = gtf_bcast_index(k, want->ndim, want->shape, c->ndim, c->shape);
+        if (a->dtype == GR_F32) {
+            float p = (float)gr_array_get(a, ia) * (float)gr_array_get(b, ib), v = p + (float)gr_array_get(c, ic);
+            gr_array_set(want, k, ex ? exp((double)v) : (double)v);
+        } else if (a->dtype == GR_F64) {
+            double p = gr_array_get(a, ia) * gr_array_get(b, ib), v = p + gr_array_get(c, ic);
+            gr_array_set(want, k, ex ? exp(v) : v);
+        } else
+            gr_array_set(want, k, (double)(int64_t)((uint64_t)gts_int_at(a, ia) * (uint64_t)gts_int_at(b, ib) + (uint64_t)gts_int_at(c, ic)));
+    }
+}
+
+/* one case of gts_op_Fused_muladd: y, built from a (sa), b (sb), c (sc) of dtype dt by `form`, is
+   one Fused node running `prog`, and evaluates to want at both optimize levels */
+enum { GTE_MA_AB_C, GTE_MA_C_AB, GTE_MA_OUTER, GTE_MA_EXP, GTE_MA_TWICE_A };
+static void gte_muladd_case(gtf_rng *rng, gr_dtype dt, int form, int na, const int64_t *sa, int nb, const int64_t *sb, int nc,
+                            const int64_t *sc, int no, const int64_t *so, const char *prog, const char *label) {
+    gr_graph *g = gr_graph_new();
+    gr_var *a = gtf_input(g, dt, na, sa, 0, "a"), *b = gtf_input(g, dt, nb, sb, 0, "b"), *c = gtf_input(g, dt, nc, sc, 0, "c");
+    gr_var *ins[3], *y = NULL;
+    gr_array *arr[3], *want = gts_want(dt, no, so);
+    gr_fn *f;
+    char buf[4096], lbl[160];
+    arr[0] = gts_random(rng, dt, na, sa, -2, 2, -50, 50);
+    arr[1] = gts_random(rng, dt, nb, sb, -2, 2, -50, 50);
+    arr[2] = gts_random(rng, dt, nc, sc, -2, 2, -50, 50);
+    ins[0] = a; ins[1] = b; ins[2] = c;
+    switch (form) {
+    case GTE_MA_AB_C: y = gr_add(gr_mul(a, b), c); break;
+    case GTE_MA_C_AB: y = gr_add(c, gr_mul(a, b)); break;
+    case GTE_MA_OUTER: {                                  /* c + outer(a, b) of vectors, as a gradient makes it */
+        int col[2] = { 0, GR_NEWAXIS }, row[2] = { GR_NEWAXIS, 0 };
+        y = gr_add(c, gr_mul(gr_dimshuffle(a, 2, col), gr_dimshuffle(b, 2, row)));
+        break;
+    }
+    case GTE_MA_EXP: y = gr_exp(gr_add(gr_mul(a, b), c)); break;
+    case GTE_MA_TWICE_A: y = gr_add(gr_mul(gr_const(g, 2), a), c); break;   /* b: 2, an immediate */
+    }
+    if (form == GTE_MA_TWICE_A) {
+        gr_array_free(arr[1]);
+        arr[1] = gr_array_scalar(dt, 2);
+    }
+    if (form == GTE_MA_OUTER) {                          /* a as a column, b as a row */
+        gr_array col = *arr[0], row = *arr[1];
+        col.ndim = row.ndim = 2;
+        col.shape[1] = 1;
+        row.shape[1] = row.shape[0];
+        row.shape[0] = 1;
+        gte_muladd_ref(&col, &row, arr[2], 0, want);
+    } else
+        gte_muladd_ref(arr[0], arr[1], arr[2], form == GTE_MA_EXP, want);
+    f = y ? gr_function(3, ins, 1, &y, NULL) : NULL;
+    gts_fn_print(f, buf, sizeof buf);
+    CHECK_MSG(f && strstr(buf, prog) != NULL, "%s: not %s:\n%s", label, prog, buf);
+    snprintf(lbl, sizeof lbl, "%s, %s", label, gr_dtype_name(dt));
+    gtf_expect(g, 3, ins, (const gr_array *const *)arr, y, dt, want, gts_tol(dt), lbl);
+    gr_fn_free(f);
+    gr_array_free(arr[0]); gr_array_free(arr[1]); gr_array_free(arr[2]); gr_array_free(want);
+    gr_graph_free(g);
+}
+
+/* a float mul whose product only the add after it reads runs with it as one muladd instruction
+   (a * b + c, rounded as the two ops are), and a Fused program of one instruction over a matrix
+   runs row by row without blocks: rank-1 updates c + a b^T, row and column broadcasts, an
+   immediate factor, rows longer than a block (256), three axes, a second instruction after it;
+   not merged: a product also returned, integers */
+TEST(gts_op_Fused_muladd) {
+    static const int64_t s51[2] = { 5, 1 }, s17[2] = { 1, 7 }, s57[2] = { 5, 7 }, s5 = 5, s7 = 7, s41[2] = { 4, 1 }, s1300[2] = { 1, 300 },
+                         s4300[2] = { 4, 300 }, s231[3] = { 2, 3, 1 }, s114[3] = { 1, 1, 4 }, s234[3] = { 2, 3, 4 }, s31[2] = { 3, 1 },
+                         s1600[2] = { 1, 600 }, s3600[2] = { 3, 600 };
+    gtf_rng rng;
+    int k;
+    rng.s = 151;
+    for (k = 0; k < 2; k++) {
+        gr_dtype dt = k ? GR_F32 : GR_F64;
+        gte_muladd_case(&rng, dt, GTE_MA_OUTER, 1, &s5, 1, &s7, 2, s57, 2, s57, "{muladd}", "c + outer(a, b), (5,) (7,) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{muladd}", "a b + c, (5,1) (1,7) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_C_AB, 2, s57, 2, s51, 2, s57, 2, s57, "{muladd}", "c + a b, (5,7) (5,1) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s57, 2, s17, 2, s51, 2, s57, "{muladd}", "a b + c, (5,7) (1,7) (5,1)");
+        gte_muladd_case(&rng, dt, GTE_MA_TWICE_A, 2, s57, 0, NULL, 2, s57, 2, s57, "{muladd}", "2 a + c, (5,7) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s41, 2, s1300, 2, s4300, 2, s4300, "{muladd}", "a b + c, rows of 300");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 3, s231, 3, s114, 3, s234, 3, s234, "{muladd}", "a b + c, (2,3,1) (1,1,4) (2,3,4)");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 3, s231, 3, s114, 3, s234, 3, s234, "{muladd exp}", "exp(a b + c), three axes");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 2, s31, 2, s1600, 2, s3600, 2, s3600, "{muladd exp}", "exp(a b + c), rows of 600");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 1, &s7, 1, &s7, 1, &s7, 1, &s7, "{muladd exp}", "exp(a b + c), (7,)");
+    }
+    gte_muladd_case(&rng, GR_I64, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{mul add}", "integers, a b + c");
+    {   /* the product also returned: mul and add stay two instructions, both outputs right */
+        gr_graph *g = gr_graph_new();
+        gr_var *a = gtf_input(g, GR_F64, 2, s51, 0, "a"), *b = gtf_input(g, GR_F64, 2, s17, 0, "b"), *c = gtf_input(g, GR_F64, 2, s57, 0, "c");
+        gr_var *ins[3], *outs[2];
+        gr_array *arr[3], *w0 = gts_want(GR_F64, 2, s57), *w1 = gts_want(GR_F64, 2, s57), *zero;
+        const gr_array *res[2];
+        gr_fn *f;
+        char buf[4096];
+        arr[0] = gts_random(&rng, GR_F64, 2, s51, -2, 2, 0, 0);
+        arr[1] = gts_random(&rng, GR_F64, 2, s17, -2, 2, 0, 0);
+        arr[2] = gts_random(&rng, GR_F64, 2, s57, -2, 2, 0, 0);
+        zero = gr_array_new(GR_F64, 2, s57);
+        gte_muladd_ref(arr[0], arr[1], zero, 0, w0);
+        gte_muladd_ref(arr[0], arr[1], arr[2], 0, w1);
+        ins[0] = a; ins[1] = b; ins[2] = c;
+        outs[0] = gr_mul(a, b);
+        outs[1] = gr_add(outs[0], c);
+        f = gr_function(3, ins, 2, outs, NULL);
+        gts_fn_print(f, buf, sizeof buf);
+        CHECK_MSG(f && strstr(buf, "{mul add}") != NULL, "the product returned, merged:\n%s", buf);
+        CHECK(f && gr_call(f, (const gr_array *const *)arr, res) == GR_OK);
+        if (f) {
+            gtf_same(res[0], GR_F64, w0, GTF_TOL_F64, "the product returned");
+            gtf_same(res[1], GR_F64, w1, GTF_TOL_F64, "the sum beside it");
+        }
+        gr_fn_free(f);
+        for (k = 0; k < 3; k++) gr_array_free(arr[k]);
+        gr_array_free(zero); gr_array_free(w0); gr_array_free(w1);
+        gr_graph_free(g);
+    }
+}
+
 /* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
 /* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
 static gr_var *gte_b_chain(gr_graph *g, gr_var *const *x, void *u) {
@@ -1461,6 +1587,7 @@ static const gtd_spec specs_Fused[] = {
 
 GT_CASES(Fused) = {
     GT_VALUES(gts_op_Fused),
+    GT_VALUES(gts_op_Fused_muladd),
     GT_SPECS(specs_Fused),
     GT_NO_ERRORS("made by gr_function only (src/fuse.c), from nodes already checked"),
     GT_END

@@ -2777,6 +2777,92 @@ TEST(test_scan_long) {
     gr_graph_free(g);
 }
 
+/* ---- the history a gradient reads: kept behind the initial value, not joined to it ----------------- */
+
+/* h_t = tanh(W h_{t-1} + u_t) over 3-vectors: in = (u_t, h_{t-1}, W) */
+static gr_status st_front_rnn(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_tanh(gr_add(gr_dot(in[2], in[1]), in[0]));
+    return out[0] ? GR_OK : GR_ERR_NOMEM;
+}
+/* hand-written: hs (T + 1 rows: h0, then every step), sum(h_T)'s gradients dW and dh0 (BPTT) */
+static void ref_front_rnn(int T, const double *u, const double *h0, const double *W, double *hs, double *dW, double *dh0) {
+    double dh[3], dz[3], a[3];
+    int t, i, j;
+    memcpy(hs, h0, 3 * sizeof(double));
+    for (t = 0; t < T; t++) {
+        sc_matvec(W, hs + 3 * t, 3, 3, a);
+        for (i = 0; i < 3; i++) hs[3 * (t + 1) + i] = tanh(a[i] + u[3 * t + i]);
+    }
+    for (i = 0; i < 9; i++) dW[i] = 0;
+    for (i = 0; i < 3; i++) dh[i] = 1;
+    for (t = T; t >= 1; t--) {
+        for (i = 0; i < 3; i++) dz[i] = dh[i] * (1 - hs[3 * t + i] * hs[3 * t + i]);
+        for (i = 0; i < 3; i++) for (j = 0; j < 3; j++) dW[3 * i + j] += dz[i] * hs[3 * (t - 1) + j];
+        sc_vecmat(dz, W, 3, 3, dh);
+    }
+    memcpy(dh0, dh, 3 * sizeof(double));
+}
+
+/* The gradient's loop reads the states' history behind the initial value ([h0[None]; r]); a
+   compiled function keeps that history with h0 as its row 0 instead of joining a copy (no Join in
+   the function), with h0 an input or a constant, and other readers of r (sum(r)) read its rows from
+   1; r returned keeps its T rows and the join. Values against hand-written BPTT at both optimize
+   levels (GR_OPT_NONE does not narrow). */
+TEST(test_scan_grad_history_front) {
+    enum { T = 6 };
+    static const int64_t s3 = 3, sW[2] = { 3, 3 };
+    double u[3 * T], h0[3], W[9], hs[3 * (T + 1)], dW[9], dh0[3], sum_r = 0;
+    uint64_t seed = 77;
+    int form, level, i;
+    sc_fill(&seed, u, 3 * T, -1, 1);
+    sc_fill(&seed, h0, 3, -0.5, 0.5);
+    sc_fill(&seed, W, 9, -0.6, 0.6);
+    ref_front_rnn(T, u, h0, W, hs, dW, dh0);
+    for (i = 3; i < 3 * (T + 1); i++) sum_r += hs[i];
+    for (form = 0; form < 4; form++)         /* h0: an input; a constant; an input and sum(r) returned; r returned */
+        for (level = 0; level < 2; level++) {
+            gr_graph *g = gr_graph_new();
+            gr_var *vu = gr_matrix(g, GR_F64, "u"), *vh0 = form == 1 ? sc_fconst(g, 1, &s3, h0) : gr_vector(g, GR_F64, "h0");
+            gr_var *vW = gr_matrix(g, GR_F64, "W"), *r = NULL, *ins[3], *wrt[2], *outs[4];
+            gr_scan_seq sq = sc_seq(vu, 0, NULL);
+            gr_scan_out so = sc_out(vh0, 0, NULL);
+            gr_array *vals[3], *res[4];
+            gr_fn_opts fo;
+            gr_fn *f;
+            int n_in = form == 1 ? 2 : 3, n_out = form == 1 ? 1 : form == 0 ? 2 : 3;
+            char buf[8192];
+            ins[0] = vu; ins[1] = vW; ins[2] = vh0;
+            vals[0] = sc_mat(T, 3, u); vals[1] = sc_arr(2, sW, W); vals[2] = sc_vec(3, h0);
+            CHECK_STATUS(gr_scan(st_front_rnn, NULL, 1, &sq, 1, &so, 1, &vW, NULL, &r), GR_OK);
+            wrt[0] = vW; wrt[1] = vh0;
+            CHECK_STATUS(gr_grad(gr_sum(gr_index(r, 0, -1)), form == 1 ? 1 : 2, wrt, outs, NULL), GR_OK);
+            if (form == 2) outs[2] = gr_sum(r);
+            if (form == 3) outs[2] = r;
+            memset(&fo, 0, sizeof fo);
+            fo.optimize = level ? GR_OPT_FULL : GR_OPT_NONE;
+            f = gr_function(n_in, ins, n_out, outs, &fo);
+            CHECK(f != NULL);
+            if (level && f) {
+                FILE *fp = tmpfile();
+                size_t n = 0;
+                if (fp) { gr_fn_print(fp, f); rewind(fp); n = fread(buf, 1, sizeof buf - 1, fp); fclose(fp); }
+                buf[n] = 0;
+                CHECK_MSG((strstr(buf, "Join(") == NULL) == (form != 3), "form %d, the history joined or not:\n%s", form, buf);
+            }
+            if (f && sc_call(f, vals, n_out, res) == GR_OK) {
+                SC_NEAR(res[0], 9, dW, 1e-12);
+                if (form != 1) SC_NEAR(res[1], 3, dh0, 1e-12);
+                if (form == 2) SC_NEAR(res[2], 1, &sum_r, 1e-12);
+                if (form == 3) { SC_NEAR(res[2], 3 * T, hs + 3, 1e-12); SC_SHAPE(res[2], GR_F64, 2, T, 3, 0); }
+                sc_free(n_out, res);
+            }
+            gr_fn_free(f);
+            sc_free(3, vals);
+            gr_graph_free(g);
+        }
+}
+
 /* ---- checkpoints: the same bits as keeping every step ---------------------------------------------- */
 
 /* builds the same loop for every checkpoints value of cks[] (with truncate_gradient tr) and returns,
@@ -3449,7 +3535,7 @@ SUITE(suite_scan) = {
     CASE(test_scan_integer_inputs), CASE(test_scan_grad_nonseqs), CASE(test_scan_connection_pattern),
     CASE(test_scan_disconnected_gradient), CASE(test_scan_grad_duplicate_outputs), CASE(test_scan_grad_duplicate_outputs_pattern),
     CASE(test_scan_null_grad), CASE(test_scan_rop2), CASE(test_scan_rop_until), CASE(test_scan_rop_of_grad), CASE(test_scan_jacobian), CASE(test_scan_hessian),
-    CASE(test_scan_higher_order), CASE(test_scan_grad_grad), CASE(test_scan_inner_grad), CASE(test_scan_long),
+    CASE(test_scan_higher_order), CASE(test_scan_grad_grad), CASE(test_scan_inner_grad), CASE(test_scan_long), CASE(test_scan_grad_history_front),
     CASE(test_scan_checkpoints_rnn), CASE(test_scan_checkpoints_taps), CASE(test_scan_checkpoints_until),
     CASE(test_scan_error_graph), CASE(test_scan_print), END_SUITE
 };
