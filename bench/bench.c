@@ -851,8 +851,8 @@ static void bench_ode(void) {
     }
     {
         char note[200];
-        snprintf(note, sizeof note, "a call holds %.1f MB; gradient alone, without checkpoints", held[0] / 1048576.0);
-        row("RK4 1e6 steps, cost + gradient", t_call[0], t_hand, note);
+        snprintf(note, sizeof note, "a call holds %.1f MB, without checkpoints; hand C: the cost alone", held[0] / 1048576.0);
+        row("RK4 1e6 steps, cost + gradient", t_call[0], t_hand, note);      /* (the hand side: the cost alone) */
         snprintf(note, sizeof note, "a call holds %.1f KB; checkpoints = 100: %.2fx the time without",
                  held[1] / 1024.0, t_call[1] / t_call[0]);
         row("  the same, checkpoints = 100", t_call[1], t_hand, note);
