@@ -45,7 +45,7 @@ static void *bench_realloc(void *p, size_t n) {
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
 
-/* ---- data (PEERS.md) and timing ------------------------------------------------------------------- */
+/* ---- data (the "det" recipe) and timing --------------------------------------------------------------- */
 
 static uint64_t splitmix64(uint64_t z) {
     z += 0x9E3779B97F4A7C15ULL;
