@@ -41,7 +41,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: all bench demo test test-examples check-header test-gcc test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
+.PHONY: check-api-index all bench demo test test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -51,7 +51,9 @@ gradient.h: $(PARTS) Makefile
 check-header: | $(B)
 	@$(PACK) $(PARTS) > $(B)/gradient.h.check
 	@cmp -s $(B)/gradient.h.check gradient.h || { echo "gradient.h differs from src/ and ops/: run make gradient.h"; exit 1; }
-	@echo "check-header: gradient.h matches src/ and ops/"
+	@awk '/^MIT License$$/ { on = 1 } on && /^\*\/$$/ { exit } on' gradient.h | cmp -s - LICENSE || \
+	    { echo "LICENSE differs from the licence at the end of gradient.h (src/tail.c)"; exit 1; }
+	@echo "check-header: gradient.h matches src/ and ops/; LICENSE matches its licence"
 
 $(B):
 	@mkdir -p $(B)
@@ -73,8 +75,18 @@ TCFLAGS = -I$(B)
 $(B)/test-gcc: gradient.h $(TEST_ALL) $(wildcard tests/*.h) $(B)/suites.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) $(TCFLAGS) -o $@ $(TEST_ALL) -lm
 
+# the DOT files the printing tests write (tests/t_print.c) go to $(B)/dot, where test-dot runs
+# Graphviz's dot on each
 test-gcc: $(B)/test-gcc
-	./$(B)/test-gcc
+	@rm -rf $(B)/dot && mkdir -p $(B)/dot
+	GT_DOT_DIR=$(B)/dot ./$(B)/test-gcc
+
+test-dot:
+	@ls $(B)/dot/*.dot > /dev/null 2>&1 || { echo "test-dot: no DOT files in $(B)/dot: run make test-gcc first"; exit 1; }
+	@if command -v dot > /dev/null 2>&1; then \
+	    n=0; for f in $(B)/dot/*.dot; do dot -Tsvg "$$f" -o "$${f%.dot}.svg" || { echo "dot rejects $$f"; exit 1; }; n=$$((n + 1)); done; \
+	    echo "dot: $$n passed, 0 failed (every DOT file of the tests accepted by dot -Tsvg)"; \
+	else echo "test-dot: skipped: Graphviz's dot is not installed (apt-get install graphviz)"; fi
 
 # clang builds for this machine's widest vectors (AVX-512/AVX GEMM kernels; no FMA contraction, so
 # that plain-C reference loops in the tests round alike); the sanitizer build
@@ -107,7 +119,7 @@ test-cblas: gradient.h $(B)/suites.h | $(B)
 	    -o $(B)/test-cblas $(TEST_ALL) -lopenblas -lm
 	OPENBLAS_NUM_THREADS=1 ./$(B)/test-cblas
 
-# a program written only against API.md's minimum; then the code shown in the docs
+# a program written only against the API contract's minimum (tests/api_contract.c: its prototypes); then the docs
 test-api: gradient.h | $(B)
 	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -o $(B)/api-contract tests/api_contract.c -lm
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -o $(B)/api-contract-cxx tests/api_contract.c -lm
@@ -117,8 +129,10 @@ test-api: gradient.h | $(B)
 	@$(MAKE) --no-print-directory test-docs
 
 # Every ```c block of README.md must compile (one with main() is built and run); the first one is
-# tests/readme_quickstart.c, byte for byte, and its output is README.md's first ```text block. The
-# EXAMPLE in src/head.h (the top of gradient.h) is built and run as the body of a main().
+# examples/first_derivative.c (including "gradient.h" where the example includes "../gradient.h"),
+# the second tests/readme_quickstart.c, byte for byte, and their outputs are README.md's first two
+# ```text blocks. The EXAMPLE in src/head.h (the top of gradient.h) is built and run as the body of
+# a main(). Then the API index (docs/API.md) is checked against the header (check-api-index).
 DOCS = $(B)/docs
 test-docs: gradient.h | $(B)
 	@rm -rf $(DOCS) && mkdir -p $(DOCS)
@@ -126,7 +140,9 @@ test-docs: gradient.h | $(B)
 	    /^```text$$/ { t++; f = dir "/readme" t ".txt"; printf "" > f; intext = 1; next } \
 	    /^```/ { if (inc || intext) close(f); inc = intext = 0; next } \
 	    inc || intext { print > f }' README.md
-	@cmp -s $(DOCS)/readme1.c tests/readme_quickstart.c || \
+	@sed 's|"../gradient.h"|"gradient.h"|' examples/first_derivative.c | cmp -s - $(DOCS)/readme1.c || \
+	    { echo "README.md's first example differs from examples/first_derivative.c"; exit 1; }
+	@cmp -s $(DOCS)/readme2.c tests/readme_quickstart.c || \
 	    { echo "README.md's quick start differs from tests/readme_quickstart.c"; exit 1; }
 	@set -e; for f in $(DOCS)/readme*.c; do \
 	    if grep -q 'int main' $$f; then \
@@ -134,14 +150,30 @@ test-docs: gradient.h | $(B)
 	    else $(CC) $(CSTD) $(WARN) -I. -c -o $${f%.c}.o $$f; fi; \
 	done
 	@cmp -s $(DOCS)/readme1.out $(DOCS)/readme1.txt || \
-	    { echo "the output of the quick start differs from README.md:"; diff $(DOCS)/readme1.txt $(DOCS)/readme1.out; exit 1; }
+	    { echo "the output of the first example differs from README.md:"; diff $(DOCS)/readme1.txt $(DOCS)/readme1.out; exit 1; }
+	@cmp -s $(DOCS)/readme2.out $(DOCS)/readme2.txt || \
+	    { echo "the output of the quick start differs from README.md:"; diff $(DOCS)/readme2.txt $(DOCS)/readme2.out; exit 1; }
 	@$(CXX) -x c++ -std=c++11 $(WARN) -I. -o $(DOCS)/quickstart-cxx tests/readme_quickstart.c -lm
-	@./$(DOCS)/quickstart-cxx > $(DOCS)/quickstart-cxx.out && cmp -s $(DOCS)/quickstart-cxx.out $(DOCS)/readme1.out
+	@./$(DOCS)/quickstart-cxx > $(DOCS)/quickstart-cxx.out && cmp -s $(DOCS)/quickstart-cxx.out $(DOCS)/readme2.out
 	@{ echo '#include <stdio.h>'; echo '#define GRADIENT_IMPLEMENTATION'; echo '#include "gradient.h"'; \
 	   echo 'int main(void) {'; awk '/^   EXAMPLE$$/ { on = 1; next } on && /^$$/ { exit } on { print substr($$0, 6) }' src/head.h; \
 	   echo 'return 0; }'; } > $(DOCS)/head_example.c
 	@$(CC) $(CSTD) $(WARN) -I. -o $(DOCS)/head_example $(DOCS)/head_example.c -lm && ./$(DOCS)/head_example > /dev/null
-	@echo "docs: $$(( $$(ls $(DOCS)/readme*.c | wc -l) + 3 )) passed, 0 failed"
+	@$(MAKE) --no-print-directory check-api-index
+	@echo "docs: $$(( $$(ls $(DOCS)/readme*.c | wc -l) + 4 )) passed, 0 failed"
+
+# docs/API.md lists every GR_API function of the header's public part, and only those, and its
+# declarations compile after the header (a changed signature is a conflicting declaration)
+check-api-index: gradient.h | $(B)
+	@sed -n '1,/^#endif \/\* GRADIENT_H \*\//p' gradient.h | grep -o 'GR_API[^(;]*(' | sed 's/.*[ *]\([A-Za-z_0-9]*\)($$/\1/' | sort > $(B)/api-header.txt
+	@awk '/^```c$$/ { on = 1; next } /^```/ { on = 0 } on' docs/API.md > $(B)/api-index.body
+	@sed -n 's/^[^(]*[ *]\([A-Za-z_0-9]*\)(.*/\1/p' $(B)/api-index.body | sort > $(B)/api-index.txt
+	@test -z "$$(uniq -d $(B)/api-index.txt)" || { echo "docs/API.md lists twice: $$(uniq -d $(B)/api-index.txt)"; exit 1; }
+	@cmp -s $(B)/api-header.txt $(B)/api-index.txt || { echo "docs/API.md and the header's GR_API functions differ (< header only, > docs/API.md only):"; \
+	    diff $(B)/api-header.txt $(B)/api-index.txt | grep '^[<>]'; exit 1; }
+	@{ echo '#include "gradient.h"'; cat $(B)/api-index.body; } > $(B)/api-index.c
+	@$(CC) $(CSTD) $(WARN) -I. -c -o $(B)/api-index.o $(B)/api-index.c
+	@echo "api index: the $$(wc -l < $(B)/api-index.txt) functions of docs/API.md are the header's, with its signatures"
 
 # every example builds warning-free as a single file and runs successfully
 EXAMPLES = $(sort $(wildcard examples/*.c))
@@ -150,6 +182,24 @@ test-examples: gradient.h | $(B)
 	  $(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/ex-$$n $$e -lm || exit 1; \
 	  ./$(B)/ex-$$n > $(B)/ex-$$n.out || { echo "example $$n failed"; cat $(B)/ex-$$n.out; exit 1; }; \
 	  echo "example $$n: ok"; done
+
+# C99 and tcc: every example compiles as C99 (-std=c99 -Wpedantic -Werror), and the quick start
+# built as C99 prints README.md's output; with tcc installed, every example built by tcc runs
+# successfully and the quick start prints the same output
+test-portable: gradient.h | $(B)
+	@for e in tests/readme_quickstart.c $(EXAMPLES); do $(CC) -std=c99 $(WARN) -I. -fsyntax-only $$e || exit 1; done
+	@$(CC) -std=c99 $(WARN) -I. -o $(B)/quickstart-c99 tests/readme_quickstart.c -lm && ./$(B)/quickstart-c99 > $(B)/quickstart-c99.out
+	@awk '/^```text$$/ { n++; next } n == 2 && /^```/ { exit } n == 2' README.md | cmp -s - $(B)/quickstart-c99.out || \
+	    { echo "the quick start built as C99 does not print README.md's output"; exit 1; }
+	@n=$$(( $$(echo $(EXAMPLES) | wc -w) + 2 )); \
+	if command -v tcc > /dev/null 2>&1; then \
+	    tcc -I. -o $(B)/quickstart-tcc tests/readme_quickstart.c -lm && ./$(B)/quickstart-tcc | cmp -s - $(B)/quickstart-c99.out || \
+	        { echo "the quick start built by tcc does not print README.md's output"; exit 1; }; \
+	    for e in $(EXAMPLES); do x=$(B)/tcc-$$(basename $$e .c); \
+	        tcc -o $$x $$e -lm && ./$$x > $$x.out || { echo "tcc: $$e failed"; cat $$x.out; exit 1; }; done; \
+	    n=$$(( n + $$(echo $(EXAMPLES) | wc -w) + 1 )); \
+	else echo "test-portable: tcc is not installed: the tcc builds are skipped (apt-get install tcc)"; fi; \
+	echo "portable: $$n passed, 0 failed (C99: the quick start and every example; tcc: the same, run)"
 
 # a counting allocator: no allocation in a steady-state gr_call, nothing left after freeing, and
 # every allocation made to fail in turn (built plain, then with ASan/UBSan for the failure paths);
@@ -181,6 +231,59 @@ test-fuzz-replay: gradient.h | $(B)
 	$(CC) $(CSTD) -g -O0 $(WARN) -DFZ_REPLAY $(FUZZ_SAN) -o $(B)/fuzz-replay tests/fuzz/fuzz_graph.c tests/fuzz/replay.c -lm
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./$(B)/fuzz-replay tests/fuzz/corpus
 
+# ---- installing ----------------------------------------------------------------------------------
+
+# make install PREFIX=... [DESTDIR=...]: include/gradient.h, lib/pkgconfig/gradient.pc and the CMake
+# package lib/cmake/gradient/gradientConfig.cmake (+ its version file), from the templates in pkg/;
+# both find the prefix from where they are, so the installed tree can move
+PREFIX  ?= /usr/local
+VERSION  = $(shell sed -n 's/^\#define GRADIENT_VERSION_STRING "\(.*\)"/\1/p' src/api.h)
+VSUBST   = sed -e 's|@VERSION@|$(VERSION)|g' \
+               -e 's|@VERSION_MAJOR@|$(word 1,$(subst ., ,$(VERSION)))|g' -e 's|@VERSION_MINOR@|$(word 2,$(subst ., ,$(VERSION)))|g'
+install: gradient.h
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/lib/cmake/gradient
+	install -m 644 gradient.h $(DESTDIR)$(PREFIX)/include/gradient.h
+	$(VSUBST) pkg/gradient.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gradient.pc
+	install -m 644 pkg/gradientConfig.cmake $(DESTDIR)$(PREFIX)/lib/cmake/gradient/gradientConfig.cmake
+	$(VSUBST) pkg/gradientConfigVersion.cmake.in > $(DESTDIR)$(PREFIX)/lib/cmake/gradient/gradientConfigVersion.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/gradient.h $(DESTDIR)$(PREFIX)/lib/pkgconfig/gradient.pc
+	rm -rf $(DESTDIR)$(PREFIX)/lib/cmake/gradient
+
+# installs into a temporary prefix and builds tests/install/consumer.c against it through
+# pkg-config; with cmake, also through find_package(gradient), add_subdirectory and FetchContent
+# (the repository itself, nothing downloaded), and CMake's own install checked against make's
+INST = $(CURDIR)/$(B)/install
+test-install: gradient.h | $(B)
+	@rm -rf $(INST) $(B)/consumer-* && $(MAKE) --no-print-directory install PREFIX=$(INST) > /dev/null
+	@test "$$(sed -n 's/^\/\* gradient.h v\([0-9.]*\) .*/\1/p' src/head.h)" = "$(VERSION)" || \
+	    { echo "src/head.h's first line does not say v$(VERSION)"; exit 1; }
+	@n=0; \
+	if command -v pkg-config > /dev/null 2>&1; then \
+	    PKG_CONFIG_PATH=$(INST)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	    test "$$(pkg-config --modversion gradient)" = "$(VERSION)" || { echo "pkg-config: wrong version"; exit 1; }; \
+	    $(CC) $(CSTD) $(WARN) $$(pkg-config --cflags gradient) -o $(B)/consumer-pc tests/install/consumer.c $$(pkg-config --libs gradient) && \
+	    ./$(B)/consumer-pc || exit 1; n=$$((n + 1)); \
+	else echo "test-install: pkg-config is not installed: the pkg-config consumer is skipped"; fi; \
+	if command -v cmake > /dev/null 2>&1; then \
+	    for use in find_package add_subdirectory FetchContent; do \
+	        cmake -S tests/install -B $(B)/consumer-$$use -DGRADIENT_USE=$$use -DCMAKE_PREFIX_PATH=$(INST) \
+	            -DGRADIENT_SOURCE=$(CURDIR) -DFETCHCONTENT_SOURCE_DIR_GRADIENT=$(CURDIR) \
+	            -DCMAKE_C_FLAGS="$(WARN)" > $(B)/consumer-$$use.log 2>&1 && \
+	        cmake --build $(B)/consumer-$$use >> $(B)/consumer-$$use.log 2>&1 && \
+	        ./$(B)/consumer-$$use/consumer || { echo "CMake consumer ($$use) failed:"; cat $(B)/consumer-$$use.log; exit 1; }; \
+	        n=$$((n + 1)); \
+	    done; \
+	    cmake -S . -B $(B)/consumer-cmake-install > $(B)/consumer-cmake-install.log 2>&1 && \
+	    cmake --install $(B)/consumer-cmake-install --prefix $(B)/consumer-cmake-prefix >> $(B)/consumer-cmake-install.log 2>&1 || \
+	        { cat $(B)/consumer-cmake-install.log; exit 1; }; \
+	    for f in include/gradient.h lib/pkgconfig/gradient.pc lib/cmake/gradient/gradientConfig.cmake lib/cmake/gradient/gradientConfigVersion.cmake; do \
+	        cmp -s $(INST)/$$f $(B)/consumer-cmake-prefix/$$f || { echo "cmake --install and make install differ: $$f"; exit 1; }; done; \
+	    n=$$((n + 1)); \
+	else echo "test-install: cmake is not installed: the CMake consumers are skipped"; fi; \
+	echo "install: $$n passed, 0 failed (make install into $(B)/install; consumers through pkg-config and CMake)"
+
 # the library on a small target (tests/small_target.c, a six-node function and its gradient): its
 # values and heap peak on the host; no stack frame of the program above STACK_LIMIT bytes (gcc's
 # -fstack-usage, every function the program links); when arm-none-eabi-gcc is installed (CI installs
@@ -206,17 +309,25 @@ test-small: gradient.h | $(B)
 	  arm-none-eabi-size $(B)/small-m4.elf; \
 	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
 
-test: check-header test-gcc test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small
+
+# every stage in turn, each announced and timed (make test-<stage> runs one)
+TEST_STAGES = check-header test-gcc test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small test-portable test-install
+test:
+	@for t in $(TEST_STAGES); do \
+	    echo "==== $$t"; start=$$(date +%s); \
+	    $(MAKE) --no-print-directory $$t || { echo "==== $$t failed after $$(( $$(date +%s) - start )) s"; exit 1; }; \
+	    echo "==== $$t: $$(( $$(date +%s) - start )) s"; \
+	done
 	@echo "make test: all passed"
 
-# regenerate tests/api_contract.c from the shared contract (when ../shared/API.md is present)
+# regenerate tests/api_contract.c from the project's API contract, kept outside the repository (../shared/API.md)
 api-contract:
 	@{ sed -n '1,5p' tests/api_contract.c; awk -f tests/api_protos.awk ../shared/API.md; echo; echo 'int main(void) { return 0; }'; } > $(B)/api_contract.c && mv $(B)/api_contract.c tests/api_contract.c
 
 clean:
 	rm -rf $(B)
 
-# ---- benchmarks (PEERS.md W1-W6): built-in kernels, then CBLAS (OpenBLAS, one thread) ------------
+# ---- benchmarks (W1-W6, defined at the top of bench/bench.c): built-in kernels, then CBLAS (OpenBLAS, one thread) ------------
 BENCH_FLAGS = -O3 -march=native
 bench: gradient.h | $(B)
 	$(CC) $(CSTD) $(BENCH_FLAGS) -o $(B)/bench bench/bench.c -lm

@@ -1,4 +1,5 @@
-/* bench/bench.c: the workloads W1-W6 of PEERS.md, each timed against a hand-written C version of
+/* bench/bench.c: the workloads W1-W6 (W1 an MLP step, W2 an elementwise cost, W3 Rosenbrock derivatives, W4
+   a Jacobian, W5 a chain of N links, W6 a recurrent network), each timed against a hand-written C version of
    the same computation in the same run, with the data of the "det" recipe. Prints medians and the
    ratio gradient.h / hand-written, and checks that both agree (checksums: sum and l2 of every
    gradient array; 1e-9 relative in float64, 1e-4 in float32).
@@ -44,7 +45,7 @@ static void *bench_realloc(void *p, size_t n) {
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
 
-/* ---- data (PEERS.md) and timing ------------------------------------------------------------------- */
+/* ---- data (the "det" recipe) and timing --------------------------------------------------------------- */
 
 static uint64_t splitmix64(uint64_t z) {
     z += 0x9E3779B97F4A7C15ULL;

@@ -287,7 +287,7 @@ int main(void) {
     double worst;
     int ok;
 
-    printf("gradient.h %s demo: a 2-layer tanh network (%d -> %d -> %d), forward pass and gradients\n\n", GRADIENT_VERSION, N_IN, N_HID, N_OUT);
+    printf("gradient.h %s demo: a 2-layer tanh network (%d -> %d -> %d), forward pass and gradients\n\n", GRADIENT_VERSION_STRING, N_IN, N_HID, N_OUT);
     if (!model_build(&m)) {
         fprintf(stderr, "building the graph failed: %s\n", gr_graph_message(m.g));
         gr_graph_free(m.g);

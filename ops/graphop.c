@@ -78,8 +78,6 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
 static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_var **orop);
 static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out);
 static gr_var *gr__gop_leaf(gr_graph *g, gr__gop_def *d, gr_var *x, gr_var **map, int *cap_sh);
-static void gr__print_node_at(FILE *out, const gr_node *node, int indent);
-static void gr__print_var(FILE *out, const gr_var *v);
 
 static void gr__gop_destroy(gr__graphop *o) {
     gr__gop_def *d = (gr__gop_def *)o;
@@ -101,18 +99,10 @@ GR_API void gr_op_free(gr_op_def *op) {
     if (--d->head.refs == 0) d->head.destroy(&d->head);
 }
 
-/* the inner graph under its node (src/print.c): inputs, nodes, outputs */
-static void gr__gop_print(FILE *out, const gr__graphop *o) {
+/* the inner graph under its node (src/print.c) */
+static void gr__gop_print(gr__printer *p, const gr__graphop *o) {
     const gr__gop_def *d = (const gr__gop_def *)o;
-    uint32_t k;
-    int i;
-    fprintf(out, "    graph of '%s' (inputs:", d->name);
-    for (i = 0; i < d->n_in + d->n_sh; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
-    fprintf(out, "%s):\n", d->n_sh ? ", the last shared" : "");
-    for (k = 0; k < d->n_order; k++) gr__print_node_at(out, d->order[k], 4);
-    fprintf(out, "    outputs of '%s':", d->name);
-    for (i = 0; i < d->n_out; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
-    fprintf(out, "\n");
+    gr__print_inner(p, "graph", d->n_in + d->n_sh, d->bin, d->n_out, d->bout, d->n_sh ? "the last inputs: shared variables" : NULL);
 }
 
 /* ---- copying the inner graph --------------------------------------------------------------------- */

@@ -97,21 +97,10 @@ static void gr__scan_destroy(gr__graphop *o) {
 
 static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
 
-/* a loop's body, under its node (src/print.c): its inputs (the taps and the values), its nodes, its
-   outputs; a loop inside it shows its name, not its body (printing does not recurse) */
-static void gr__print_node_at(FILE *out, const gr_node *node, int indent);
-static void gr__print_var(FILE *out, const gr_var *v);
-static void gr__scan_print(FILE *out, const gr__graphop *o) {
+/* a loop's body, under its node (src/print.c): its inputs (the taps and the values) and outputs */
+static void gr__scan_print(gr__printer *p, const gr__graphop *o) {
     const gr__scan_def *d = (const gr__scan_def *)o;
-    uint32_t k;
-    int i;
-    fprintf(out, "    body of '%s' (inputs:", d->name);
-    for (i = 0; i < d->n_bin; i++) { fprintf(out, " "); gr__print_var(out, d->bin[i]); }
-    fprintf(out, "):\n");
-    for (k = 0; k < d->ig->n_nodes; k++) gr__print_node_at(out, d->ig->nodes[k], 4);
-    fprintf(out, "    outputs of '%s':", d->name);
-    for (i = 0; i < d->n_bout; i++) { fprintf(out, " "); gr__print_var(out, d->bout[i]); }
-    fprintf(out, "%s\n", d->has_until ? " (the last: until)" : "");
+    gr__print_inner(p, "body", d->n_bin, d->bin, d->n_bout, d->bout, d->has_until ? "the last: until" : NULL);
 }
 
 /* ---- the loop as the user describes it, and as gradients do ---------------------------------------- */

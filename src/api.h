@@ -2,10 +2,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The version: GRADIENT_VERSION is one number for comparisons, major * 10000 + minor * 100 + patch
+   (0.1.0 is 100; #if GRADIENT_VERSION >= 200 asks for 0.2.0 or later); GRADIENT_VERSION_STRING is
+   "major.minor.patch". CHANGELOG.md lists what each version changed. */
 #define GRADIENT_VERSION_MAJOR 0
 #define GRADIENT_VERSION_MINOR 1
 #define GRADIENT_VERSION_PATCH 0
-#define GRADIENT_VERSION "0.1.0"
+#define GRADIENT_VERSION (GRADIENT_VERSION_MAJOR * 10000 + GRADIENT_VERSION_MINOR * 100 + GRADIENT_VERSION_PATCH)
+#define GRADIENT_VERSION_STRING "0.1.0"
 
 #if defined(__GNUC__) || defined(__clang__)
 #define GR__UNUSED __attribute__((unused))
@@ -376,8 +380,14 @@ GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 
 /* ==== printing =============================================================================== */
 
+/* Printing to a NULL FILE or of a NULL variable does nothing. Ops print by the names their error
+   messages use; an op made of graphs (a loop) shows its inner graphs indented under its node. */
 GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
 GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
+GR_API void gr_pp(FILE *out, gr_var *v);                         /* one infix expression, like aesara.pp */
+GR_API void gr_debugprint(FILE *out, int n, gr_var *const *vs);  /* an indented tree, like debugprint */
+GR_API void gr_print_dot(FILE *out, int n, gr_var *const *vs);   /* the graph as Graphviz DOT */
+GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f);          /* the compiled function as DOT */
 
 /* ==== defining an op =========================================================================
    Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules

@@ -64,13 +64,18 @@ static const char *gr__vname(const gr_var *v);
    alive by a counted reference from every graph holding such a node; the last release destroys it.
    Its head carries the per-node connection pattern (n_in x n_out) the grad driver reads. */
 struct gr__rewriter;
+typedef struct gr__printer gr__printer;   /* a printer at work (src/print.c) */
+static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *const *in, int n_out,
+                            gr_var *const *out, const char *note);
 typedef struct gr__graphop {
     int refs;
     void (*destroy)(struct gr__graphop *o);
     int n_in, n_out;
     unsigned char *conn;             /* NULL: every input reaches every output */
     const char *name;                /* printed after the op's name */
-    void (*print)(FILE *out, const struct gr__graphop *o);   /* prints the inner graph under the node */
+    /* draws the inner graphs under the node (src/print.c): calls gr__print_inner once for each,
+       naming it and giving its inputs and results; the printer in use draws it in its own style */
+    void (*print)(struct gr__printer *p, const struct gr__graphop *o);
     /* the grad rule told which inputs' terms are not needed (skip[i]: zeros will do), so that a loop
        computes no gradient of a sequence nobody asked for; NULL: the op's grad */
     gr_status (*grad_some)(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);

@@ -433,6 +433,11 @@ static void scen_chain_and_set(ac_run *r) {
         n = fread(buf, 1, sizeof buf - 1, fp);
         buf[n] = 0;
         if (r->mode == MEASURE) CHECK(strstr(buf, "mul") != NULL);
+        gr_pp(fp, y);                                    /* the other printers: no leak, no crash */
+        gr_debugprint(fp, 1, &y);
+        gr_print_dot(fp, 1, &y);
+        gr_fn_print_dot(fp, f);
+        gr_fn_print(fp, f);
         fclose(fp);
     }
     ac_disarm();

@@ -131,5 +131,9 @@ const void *gr_node_params(const gr_node *node);
 gr_var *gr_grad_not_implemented(const gr_node *node, int x_pos, gr_var *x, const char *comment);
 gr_var *gr_grad_undefined(const gr_node *node, int x_pos, gr_var *x, const char *comment);
 gr_var *gr_disconnected_like(gr_var *x);
+void gr_pp(FILE *out, gr_var *v);
+void gr_debugprint(FILE *out, int n, gr_var *const *vs);
+void gr_print_dot(FILE *out, int n, gr_var *const *vs);
+void gr_fn_print_dot(FILE *out, const gr_fn *f);
 
 int main(void) { return 0; }

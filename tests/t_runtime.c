@@ -899,7 +899,46 @@ TEST(test_function_leaves_graph_unchanged) {
     gr_array_free(xa); gr_array_free(wa);
 }
 
+/* gr_call reads the user's memory where it is: a gr_array filled by hand over the user's data (no
+   gr_array_from, no copy) is an input; changing the data between calls changes the result; the
+   data is never written; an output that is the input itself, or a view of it, is the function's
+   copy (its data is not the user's pointer) */
+TEST(test_call_reads_user_memory) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *outs[3];
+    double data[4] = { 1, 2, 3, 4 };
+    gr_array view;
+    gr_fn *f;
+    outs[0] = gr_sum(gr_mul(x, x));
+    outs[1] = x;
+    outs[2] = gr_slice(x, 0, 1, 3, 1);
+    f = gr_function(1, &x, 3, outs, NULL);
+    memset(&view, 0, sizeof view);
+    view.dtype = GR_F64; view.ndim = 1; view.shape[0] = 4; view.size = 4; view.data = data;
+    CHECK(f != NULL);
+    if (f) {
+        const gr_array *in[1], *out[3];
+        int round;
+        in[0] = &view;
+        for (round = 0; round < 2; round++) {
+            double want = 0;
+            int i;
+            for (i = 0; i < 4; i++) want += data[i] * data[i];
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            CHECK_NEAR(gr_array_get(out[0], 0), want, 1e-15);
+            CHECK(out[1]->data != (void *)data && out[2]->data != (void *)(data + 1));
+            for (i = 0; i < 4; i++) CHECK(gr_array_get(out[1], i) == data[i]);
+            CHECK(gr_array_get(out[2], 0) == data[1] && gr_array_get(out[2], 1) == data[2]);
+            data[0] = 10; data[3] = -5;                /* the next call reads the new values */
+        }
+        CHECK(data[0] == 10 && data[1] == 2 && data[2] == 3 && data[3] == -5);
+        gr_fn_free(f);
+    }
+    gr_graph_free(g);
+}
+
 SUITE(suite_runtime) = {
+    CASE(test_call_reads_user_memory),
     CASE(test_updates_applied_each_call),
     CASE(test_shared_between_functions),
     CASE(test_shared_output_before_update),
