@@ -298,6 +298,8 @@ test-small: gradient.h | $(B)
 	$(CC) -o $(B)/small-host $(B)/small-host.o -lm
 	./$(B)/small-host
 	@$(STACK_CHECK) $(B)/small-host.su
+	$(CC) $(CSTD) $(OPT) $(WARN) -DGR_NO_STDIO -DGR_SMALL_NO_HOOK -o $(B)/small-nostdio tests/small_target.c -lm
+	./$(B)/small-nostdio && echo "small target with GR_NO_STDIO: values right"
 	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
 	  echo "$(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os -DGR_SMALL_NO_HOOK ... tests/small_target.c"; \
 	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -fstack-usage -DGR_SMALL_NO_HOOK \
@@ -306,7 +308,13 @@ test-small: gradient.h | $(B)
 	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(B)/small-m4.elf $(B)/small-m4.o -lm \
 	    2>&1 | grep -v 'is not implemented and will always fail' || true; \
 	  test -f $(B)/small-m4.elf || exit 1; \
-	  arm-none-eabi-size $(B)/small-m4.elf; \
+	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -DGR_SMALL_NO_HOOK -DGR_NO_STDIO \
+	    -c -o $(B)/small-m4-nostdio.o tests/small_target.c || exit 1; \
+	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(B)/small-m4-nostdio.elf \
+	    $(B)/small-m4-nostdio.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
+	  if arm-none-eabi-nm $(B)/small-m4-nostdio.elf | grep -E ' [TtWw] _?_?(fprintf|fputs|fputc|fwrite|fflush|sfvwrite_r|_fprintf_r|_fputs_r)$$'; then \
+	    echo "GR_NO_STDIO build links stream functions"; exit 1; fi; \
+	  arm-none-eabi-size $(B)/small-m4.elf $(B)/small-m4-nostdio.elf; \
 	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
 
 

@@ -74,7 +74,9 @@
 /* ==== src/api.h: generated region; edit src/api.h, then run make gradient.h ==== */
 #include <stddef.h>
 #include <stdint.h>
+#ifndef GR_NO_STDIO
 #include <stdio.h>
+#endif
 
 /* The version: GRADIENT_VERSION is one number for comparisons, major * 10000 + minor * 100 + patch
    (0.1.0 is 100; #if GRADIENT_VERSION >= 200 asks for 0.2.0 or later); GRADIENT_VERSION_STRING is
@@ -513,13 +515,16 @@ GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 /* ==== printing =============================================================================== */
 
 /* Printing to a NULL FILE or of a NULL variable does nothing. Ops print by the names their error
-   messages use; an op made of graphs (a loop) shows its inner graphs indented under its node. */
+   messages use; an op made of graphs (a loop) shows its inner graphs indented under its node.
+   GR_NO_STDIO leaves these out (and every FILE *: warnings then reach only a log callback). */
+#ifndef GR_NO_STDIO
 GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
 GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
 GR_API void gr_pp(FILE *out, gr_var *v);                         /* one infix expression, like aesara.pp */
 GR_API void gr_debugprint(FILE *out, int n, gr_var *const *vs);  /* an indented tree, like debugprint */
 GR_API void gr_print_dot(FILE *out, int n, gr_var *const *vs);   /* the graph as Graphviz DOT */
 GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f);          /* the compiled function as DOT */
+#endif
 
 /* ==== defining an op =========================================================================
    Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
@@ -579,6 +584,7 @@ GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>                    /* (v)snprintf for messages; streams only without GR_NO_STDIO */
 #include <stdlib.h>
 #include <string.h>
 
@@ -592,6 +598,13 @@ GR_API gr_status   gr_node_error(const gr_node *node, gr_status code, const char
 #error "gradient.h: define all of GR_MALLOC, GR_REALLOC and GR_FREE, or none of them"
 #endif
 
+#if !defined(GR_ASSERT) && defined(GR_NO_STDIO)   /* assert prints to stderr: trap instead */
+#if defined(__GNUC__) || defined(__clang__)
+#define GR_ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)
+#else
+#define GR_ASSERT(c) do { if (!(c)) abort(); } while (0)
+#endif
+#endif
 #ifndef GR_ASSERT
 #include <assert.h>
 #define GR_ASSERT(c) assert(c)
@@ -1297,7 +1310,9 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (g && g->log) g->log(g->log_user, buf);
+#ifndef GR_NO_STDIO
     else fprintf(stderr, "gradient.h: warning: %s\n", buf);
+#endif
 }
 
 /* ---- dtypes ---------------------------------------------------------------------------------- */
@@ -16302,6 +16317,8 @@ done:
    graphop's print hook, which calls gr__print_inner once per inner graph: the hook names the
    graph and its inputs and outputs, the printer in use draws it in its own style, indented under
    the node (or as a cluster in DOT). Inner graphs nest up to GR__PR_NEST levels deep. */
+#ifndef GR_NO_STDIO
+
 
 #define GR__PR_NEST 8                /* inner graphs inside inner graphs: deeper ones show their name only */
 #define GR__PR_VALUES 6              /* values of a constant shown */
@@ -17002,6 +17019,13 @@ GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f) {
     }
     fprintf(out, "}\n");
 }
+
+#else /* GR_NO_STDIO: no printers; the graph-op hooks still name this */
+static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *const *in, int n_out,
+                            gr_var *const *out, const char *note) {
+    (void)p; (void)what; (void)n_in; (void)in; (void)n_out; (void)out; (void)note;
+}
+#endif
 
 /* ==== src/tail.c: generated region; edit src/tail.c, then run make gradient.h ==== */
 #ifdef __cplusplus

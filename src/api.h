@@ -1,6 +1,8 @@
 #include <stddef.h>
 #include <stdint.h>
+#ifndef GR_NO_STDIO
 #include <stdio.h>
+#endif
 
 /* The version: GRADIENT_VERSION is one number for comparisons, major * 10000 + minor * 100 + patch
    (0.1.0 is 100; #if GRADIENT_VERSION >= 200 asks for 0.2.0 or later); GRADIENT_VERSION_STRING is
@@ -381,13 +383,16 @@ GR_API void             gr_numeric_grad_free(gr_numeric_grad *ng);
 /* ==== printing =============================================================================== */
 
 /* Printing to a NULL FILE or of a NULL variable does nothing. Ops print by the names their error
-   messages use; an op made of graphs (a loop) shows its inner graphs indented under its node. */
+   messages use; an op made of graphs (a loop) shows its inner graphs indented under its node.
+   GR_NO_STDIO leaves these out (and every FILE *: warnings then reach only a log callback). */
+#ifndef GR_NO_STDIO
 GR_API void gr_print(FILE *out, gr_var *v);          /* the graph that computes v, one node a line */
 GR_API void gr_fn_print(FILE *out, const gr_fn *f);  /* a compiled function's steps, one a line */
 GR_API void gr_pp(FILE *out, gr_var *v);                         /* one infix expression, like aesara.pp */
 GR_API void gr_debugprint(FILE *out, int n, gr_var *const *vs);  /* an indented tree, like debugprint */
 GR_API void gr_print_dot(FILE *out, int n, gr_var *const *vs);   /* the graph as Graphviz DOT */
 GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f);          /* the compiled function as DOT */
+#endif
 
 /* ==== defining an op =========================================================================
    Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules

@@ -143,7 +143,9 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     if (g && g->log) g->log(g->log_user, buf);
+#ifndef GR_NO_STDIO
     else fprintf(stderr, "gradient.h: warning: %s\n", buf);
+#endif
 }
 
 /* ---- dtypes ---------------------------------------------------------------------------------- */

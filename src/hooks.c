@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>                    /* (v)snprintf for messages; streams only without GR_NO_STDIO */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,13 @@
 #error "gradient.h: define all of GR_MALLOC, GR_REALLOC and GR_FREE, or none of them"
 #endif
 
+#if !defined(GR_ASSERT) && defined(GR_NO_STDIO)   /* assert prints to stderr: trap instead */
+#if defined(__GNUC__) || defined(__clang__)
+#define GR_ASSERT(c) do { if (!(c)) __builtin_trap(); } while (0)
+#else
+#define GR_ASSERT(c) do { if (!(c)) abort(); } while (0)
+#endif
+#endif
 #ifndef GR_ASSERT
 #include <assert.h>
 #define GR_ASSERT(c) assert(c)

@@ -7,6 +7,8 @@
    graphop's print hook, which calls gr__print_inner once per inner graph: the hook names the
    graph and its inputs and outputs, the printer in use draws it in its own style, indented under
    the node (or as a cluster in DOT). Inner graphs nest up to GR__PR_NEST levels deep. */
+#ifndef GR_NO_STDIO
+
 
 #define GR__PR_NEST 8                /* inner graphs inside inner graphs: deeper ones show their name only */
 #define GR__PR_VALUES 6              /* values of a constant shown */
@@ -707,3 +709,10 @@ GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f) {
     }
     fprintf(out, "}\n");
 }
+
+#else /* GR_NO_STDIO: no printers; the graph-op hooks still name this */
+static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *const *in, int n_out,
+                            gr_var *const *out, const char *note) {
+    (void)p; (void)what; (void)n_in; (void)in; (void)n_out; (void)out; (void)note;
+}
+#endif
