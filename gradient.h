@@ -15693,17 +15693,11 @@ static int gr__plan_external(gr_fn *f) {
     return 1;
 }
 
-/* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
-   schedule once: a buffer returns to the free buffers after the last read of every slot living in
-   it, and a new slot takes the smallest free buffer that fits. */
-static gr_status gr__fn_plan(gr_fn *f) {
-    gr__planner pl;
-    int64_t k, s;
-    size_t need = 0;
-    int j;
-    f->planned = 0;
-    pl.n_cls = 0;
-    pl.n_bufs = 0;
+/* an empty plan: no buffer yet, every slot without one */
+static void gr__plan_reset(gr_fn *f, gr__planner *pl) {
+    int64_t s;
+    pl->n_cls = 0;
+    pl->n_bufs = 0;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
         sl->buf = -1;
@@ -15711,6 +15705,18 @@ static gr_status gr__fn_plan(gr_fn *f) {
         sl->view_off = 0;
         f->plan_seen[s] = -1;
     }
+}
+
+/* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
+   schedule once: a buffer returns to the free buffers after the last read of every slot living in
+   it, and a new slot takes the smallest free buffer that fits. */
+static gr_status gr__fn_plan(gr_fn *f) {
+    gr__planner pl;
+    int64_t k;
+    size_t need = 0;
+    int j;
+    f->planned = 0;
+    gr__plan_reset(f, &pl);
     for (k = 0; k < f->n_steps; k++) {
         size_t w = gr__step_scratch(f, k);
         if (w > need) need = w;
@@ -15903,18 +15909,10 @@ static int gr__region_on(gr_fn *f, int32_t r) {
    nothing. A DYNSHAPE step's outputs are memory of its own (external slots). */
 static gr_status gr__call_dynamic(gr_fn *f) {
     gr__planner pl;
-    int64_t k, s;
+    int64_t k;
     int changed = 0, i, j;
     gr_status st;
-    pl.n_cls = 0;
-    pl.n_bufs = 0;
-    for (s = 0; s < f->n_slots; s++) {
-        gr__slot *sl = &f->slots[s];
-        sl->buf = -1;
-        sl->view_of = -1;
-        sl->view_off = 0;
-        f->plan_seen[s] = -1;
-    }
+    gr__plan_reset(f, &pl);
     for (i = 0; i < f->n_regs; i++) f->reg_on[i] = (int8_t)(i == 0 ? 1 : -1);
     if (f->cap_bufs < (int32_t)f->n_slots + 1) {          /* room for every buffer the walk can make */
         gr__buffer *nb = (gr__buffer *)GR_REALLOC(f->bufs, sizeof(gr__buffer) * (size_t)(f->n_slots + 1));
