@@ -773,7 +773,7 @@ extern "C" {
             INPLACE0: the output may take input 0's memory when input 0 is read there for the last
             time; CONN0: input 0 alone reaches the outputs, every one (the connection pattern of an
             op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
-            output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
+            output 0's dtype, element by element (fusion runs it as a copy; printers show the dtype); FILL: output 0 is
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
             a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
             the others read when it is nonzero, the second half when it is zero: the nodes only one
@@ -1028,11 +1028,11 @@ typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, 
 typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 /* an op's built-in fields: 0 and NULL for users' ops */
-static unsigned gr__op_flags(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
-static gr__alias_fn gr__op_alias(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
-static gr__batch_fn gr__op_batch(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
+static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
+static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
 /* a built-in op's row (the caller knows it is one) */
-static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
+static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 
@@ -1978,7 +1978,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
-    if (gr__op_flags(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
+    if (gr__flags_of(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
         gr__graphop *o = *(gr__graphop *const *)gr__params(node);
         if (!gr__grow((void **)&g->held, &g->cap_held, g->n_held, sizeof(gr__graphop *)))
             return gr__error(g, GR_ERR_NOMEM, "out of memory");
@@ -2028,7 +2028,7 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    if (gr__op_flags(op) & GR__OPF_GRAPHOP) return gr__graph_op_apply(g, op, n_in, inputs, outputs);   /* ops/graphop.c */
+    if (gr__flags_of(op) & GR__OPF_GRAPHOP) return gr__graph_op_apply(g, op, n_in, inputs, outputs);   /* ops/graphop.c */
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
     if (!op->builtin != !gr__builtin_op(op))
@@ -2309,8 +2309,8 @@ static const gr__row_rules gr__struct_rules[GR__OP_COUNT + 1] = {
 
 /* the rules of op's row; NULL for an elementwise row or a user's op */
 static const gr__row_rules *gr__rules_of(const gr_op_def *op) {
-    if (!op->builtin || (gr__op_flags(op) & GR__OPF_ELEMWISE)) return NULL;
-    return &gr__struct_rules[gr__op_code(op)];
+    if (!op->builtin || (gr__flags_of(op) & GR__OPF_ELEMWISE)) return NULL;
+    return &gr__struct_rules[gr__code_of(op)];
 }
 
 /* the elementwise rewrite rows, in the table's order */
@@ -2623,7 +2623,7 @@ static void gr__broadcast_desc(char *buf, size_t size, int bad, gr_var *const *x
 }
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
-    int cls = gr__ew_class[gr__op_code(node->op)];
+    int cls = gr__ew_class[gr__code_of(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         char buf[GR__MSG];
@@ -2662,7 +2662,7 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 }
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__ew_kernel k = gr__ew_kernels[gr__op_code(node->op)][in[node->n_in - 1]->dtype];
+    gr__ew_kernel k = gr__ew_kernels[gr__code_of(node->op)][in[node->n_in - 1]->dtype];
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -2806,7 +2806,7 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 #define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define K(v) gr_const(gr__g, v)
-    switch (gr__op_code(node->op)) {
+    switch (gr__code_of(node->op)) {
 #define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
         GR_ELEMWISE_OPS(GR__PD_ROW)
@@ -2840,7 +2840,7 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = gr__in(node)[k], *t;
         int kind;
-        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__code_of(node->op)] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             if (!ig[k]) return node->graph->status;
             continue;
@@ -2870,7 +2870,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
         int kind;
         if (gr_is_disconnected(ev[k])) continue;
         any = 1;
-        if (gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) continue;
+        if (gr__ew_class[gr__code_of(node->op)] == GR__EC_STEP) continue;
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
         case GR__PD_ZERO: continue;
@@ -3354,11 +3354,11 @@ static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_a
     gr__red_kernel k = NULL;
     int dt = x->dtype;
     gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
-    switch (gr__op_code(node->op)) {
+    switch (gr__code_of(node->op)) {
     case GR__OP_Sum:
     case GR__OP_Mean:
         gr__reduce_sum_into(x, p->mask, y);
-        if (gr__op_code(node->op) == GR__OP_Mean) {
+        if (gr__code_of(node->op) == GR__OP_Mean) {
             int64_t i;
             double inv = G.count ? 1.0 / (double)G.count : NAN;
             if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);
@@ -8516,13 +8516,13 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
-    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    if (!(p->batched & 1u) || !gr__alias_of(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
     gr__batched_rows(node, in, rows, row_ptrs, 0);
     row_out = *out;
     row_out.ndim = out->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
     row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
-    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+    return gr__alias_of(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -11601,7 +11601,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
             if (!xs || !ys) goto nomem;
         }
         for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
-        if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
+        if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
             if (gr__gop_clone(gr__gdef(node), d->ig, NULL, xs, ys) != GR_OK) goto inner;   /* an inlined op: its nodes */
         } else if (gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, xs, node->n_out, ys) != GR_OK)
             goto inner;
@@ -11615,7 +11615,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
 #undef GR__GOP_LEAF
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
     for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
-        if (gr__op_flags(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
+        if (gr__flags_of(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
     d->head.n_in = d->n_in + d->n_sh;
     d->head.n_out = n_out;
     d->g_at = (int *)gr__calloc((size_t)(d->n_in + d->n_sh) + 1, sizeof(int));
@@ -12274,7 +12274,7 @@ static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, 
     for (k = n; k-- > 0;) {                           /* readers before producers */
         gr_node *node = nodes[k];
         int32_t r = -1;
-        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        int lazy = (gr__flags_of(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
         for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
         if (r < 0) r = 0;
         nreg[k] = r;
@@ -12298,22 +12298,22 @@ static const gr_node *gr__conn_node(const gr_node *node);
 
 /* the node whose connection pattern is node's: the wrapped one for a Batched node */
 static const gr_node *gr__pattern_node(const gr_node *node) {
-    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+    return (gr__flags_of(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
 }
 
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
-    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
-    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
+    if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
+    return (gr__flags_of(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
-    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
-    p = (gr__op_flags(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
+    if (gr__flags_of(node->op) & GR__OPF_CONN0) return i == 0;
+    p = (gr__flags_of(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -12459,7 +12459,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (gr__owner(t) && (gr__op_flags(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
+    if (gr__owner(t) && (gr__flags_of(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
     if (t->kind == GR__VK_CONST) {
         const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;
@@ -12487,7 +12487,7 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         uint8_t skip[8];
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
         st = gr__ew_grad_some(node, og, ig, skip);
-    } else if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
+    } else if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
         uint8_t *skip = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)ni + 1);   /* the same, for an op made of a graph */
         if (!skip) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
@@ -12609,7 +12609,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
 static int32_t gr__use_region(gr__gctx *c, const gr__use *u) {
     const gr_node *node = c->g->nodes[u->node];
     int32_t r = c->nreg[u->node], s;
-    if (!(gr__op_flags(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
+    if (!(gr__flags_of(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
     s = gr__region_get(&c->regs, &c->n_regs, &c->cap_regs, r, gr__in(node)[0], (int)u->pos <= (node->n_in - 1) / 2);
     if (s < 0) gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
     return s;
@@ -12784,7 +12784,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
     for (k = 0; k < c.nn && !c.vreg; k++)           /* conditionals: their regions are tracked */
-        if (c.in_s[k] && (gr__op_flags(g->nodes[k]->op) & GR__OPF_LAZY)) {
+        if (c.in_s[k] && (gr__flags_of(g->nodes[k]->op) & GR__OPF_LAZY)) {
             uint32_t v;
             c.vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (c.nv + 1u));
             c.nreg = (int32_t *)gr__calloc(c.nn + 1u, sizeof(int32_t));
@@ -12949,7 +12949,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype);
+    return (gr__flags_of(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype);
 }
 
 /* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from
@@ -13229,7 +13229,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        if (any_b) st = gr__op_batch(node->op) ? gr__op_batch(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any_b) st = gr__batch_of(node->op) ? gr__batch_of(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
         else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
@@ -13437,7 +13437,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int i;
     for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
+    if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
     else if ((rules = gr__rules_of(node->op)) != NULL) rules->sig(rw, node, out);
     for (i = 0; i < v->ndim; i++)                   /* what the static type knows wins */
         if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);
@@ -13526,7 +13526,7 @@ static int gr__rw_is_scalar(const gr_var *v, double c) {
 /* v is a fill (a FILL row: input 0 broadcast to input 1's shape): the value filled, and *ref; NULL otherwise */
 static gr_var *gr__rw_filled(const gr_var *v, gr_var **ref) {
     const gr_node *n = gr__owner(v);
-    if (!n || !(gr__op_flags(n->op) & GR__OPF_FILL)) return NULL;
+    if (!n || !(gr__flags_of(n->op) & GR__OPF_FILL)) return NULL;
     *ref = gr__in(n)[1];
     return gr__in(n)[0];
 }
@@ -13557,9 +13557,9 @@ static gr_var *gr__none_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 static gr_var *gr__rw_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__row_rules *rules;
     *done = 0;
-    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
+    if (gr__flags_of(op) & GR__OPF_ELEMWISE) {
         const gr__ew_rewrite *e;
-        int row = gr__op_code(op);
+        int row = gr__code_of(op);
         for (e = gr__ew_rewrites; e->rule; e++) {
             gr_var *r;
             if (e->row != row) continue;
@@ -13703,7 +13703,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__flags_of(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     res[node->n_out] = NULL;                     /* then the work memory (GR_SCRATCH_OPS) */
     for (j = 0; j < node->n_out; j++) {
@@ -13820,7 +13820,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
         const gr_node *n = gr__owner(v);
         const gr__row_rules *rules = gr__rules_of(n->op);
         int i, found = -1;
-        if (!(gr__op_flags(n->op) & (GR__OPF_ELEMWISE | GR__OPF_FILL)) && !(rules && rules->sig == gr__like0_sig))
+        if (!(gr__flags_of(n->op) & (GR__OPF_ELEMWISE | GR__OPF_FILL)) && !(rules && rules->sig == gr__like0_sig))
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
             if (gr__in(n)[i]->ndim == v->ndim && gr__sig_same(rw, gr__in(n)[i], v)) found = i;
@@ -13839,7 +13839,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
-    if (orig->n_out > 4 || (gr__op_flags(orig->op) & GR__OPF_INNERCONN)) return 0;
+    if (orig->n_out > 4 || (gr__flags_of(orig->op) & GR__OPF_INNERCONN)) return 0;
     memset(t, 0, sizeof t);
     if (orig->op->infer) {
         gr_status before = orig->graph->status;
@@ -13869,13 +13869,13 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_status st;
     rw->orig = NULL;
     if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
-    if ((gr__op_flags(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+    if ((gr__flags_of(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
             ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
         ins = ins_local;
     }
-    if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
+    if (op->n_out == 1 && !(gr__flags_of(op) & GR__OPF_GRADMOD)) {
         r = gr__rw_simplify(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
@@ -13897,7 +13897,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
-        !(gr__op_flags(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
+        !(gr__flags_of(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
@@ -13907,7 +13907,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
-    if (all_const && n_in > 0 && !(gr__op_flags(op) & GR__OPF_RUNTIME) && gr__rw_fold(rw, node, outs)) return GR_OK;   /* (a loop runs with a function's state) */
+    if (all_const && n_in > 0 && !(gr__flags_of(op) & GR__OPF_RUNTIME) && gr__rw_fold(rw, node, outs)) return GR_OK;   /* (a loop runs with a function's state) */
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
 }
@@ -13916,11 +13916,11 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
     gr_status st;
     int j;
-    if (gr__op_flags(node->op) & GR__OPF_GRADMOD) {
+    if (gr__flags_of(node->op) & GR__OPF_GRADMOD) {
         outs[0] = ins[0];
         return GR_OK;
     }
-    if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
+    if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
         return (*(gr__graphop *const *)gr__params(node))->expand(rw, node, ins, outs);
     if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {
@@ -14331,7 +14331,7 @@ static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roo
     uint32_t cap = 0, k;
     int any = 0;
     gr_status st;
-    for (k = 0; k < fz->n_order && !any; k++) any = (gr__op_flags(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
+    for (k = 0; k < fz->n_order && !any; k++) any = (gr__flags_of(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     nodes = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (fz->n_order + 1u));
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz->n_order + 1u));
@@ -14350,8 +14350,8 @@ static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roo
    copies (a fill's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
-    return (gr__op_flags(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
+    if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__code_of(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    return (gr__flags_of(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
 }
 
 /* the open group node can join: one of its signature none of whose inputs was computed after the
@@ -14453,7 +14453,7 @@ static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
             gs->outs_old[gs->n_out++] = y;
         }
         fz->vflag[y->id] |= GR__FV_MINE;
-        if ((gr__op_flags(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__op_code(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
+        if ((gr__flags_of(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__code_of(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
             fz->second_of[gr__fuse_input(fz, node, 0)->id] = node->id + 1;
     }
     tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_ext + 1));
@@ -14546,7 +14546,7 @@ static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node,
 static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     gr_var *y = gr__out(node)[0], *x0 = gr__fuse_input(fz, node, 0);
     uint32_t q = (uint32_t)fz->pos[node->id];
-    int row = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) ? gr__op_code(node->op) : -1, i;
+    int row = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) ? gr__code_of(node->op) : -1, i;
     const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
     uint32_t second = fz->second_of[x0->id];
     gr__fop *op;
@@ -14554,7 +14554,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
         if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
         if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
     }
-    if ((gr__op_flags(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
+    if ((gr__flags_of(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
         /* a fill read only inside the group: its readers read the source itself, with the source's
            (broadcast) stride; the source stays live as long as they read it */
         fz->ref[y->id] = fz->ref[x0->id];
@@ -14587,7 +14587,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     } else {                                         /* a copy: a cast, or a fill */
         op->n_args = 1;
         op->dtype = (uint8_t)x0->dtype;
-        op->row = (uint8_t)(GR__FOP_COPY + gr__op_code(node->op));
+        op->row = (uint8_t)(GR__FOP_COPY + gr__code_of(node->op));
     }
     op->odtype = (uint8_t)y->dtype;
     for (i = 0; i < op->n_args; i++) op->arg[i] = fz->ref[gr__fuse_input(fz, node, i)->id];
@@ -14816,7 +14816,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     int64_t k;
     if (!f) return;
     for (k = 0; f->steps && k < f->n_steps; k++)
-        if (gr__op_flags(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
+        if (gr__flags_of(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
@@ -15162,7 +15162,7 @@ static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **c
     int i, j, any = 0, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     (void)cin;
-    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__op_flags(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
+    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__flags_of(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
     if (!any) return GR_OK;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
@@ -15186,7 +15186,7 @@ static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **c
         }
     rd.base = base; rd.first = first; rd.next = next; rd.node = rnode; rd.root = root;
     for (k = 0; k < n_order; k++)
-        if ((gr__op_flags(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
+        if ((gr__flags_of(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
     /* everything reads the replacements */
 #define GR__NARROWED(x) ((x)->graph == cg && (x)->id >= base && (x)->id - base < nv && map[(x)->id - base] ? map[(x)->id - base] : (x))
     for (k = 0; k < cg->n_nodes; k++)
@@ -15220,7 +15220,7 @@ static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roo
     gr_node **order = NULL;
     int i, any = 0;
     gr_status st = GR_ERR_NOMEM;
-    for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
+    for (k = 0; k < n && !any; k++) any = (gr__flags_of(steps[k]->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
@@ -15380,7 +15380,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->step_io_at[n_order] = at;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
-        if (gr__op_flags(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
+        if (gr__flags_of(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
             f->dynamic = 1;
             for (j = 0; j < f->steps[k]->n_out; j++) f->slots[f->step_io[f->step_io_at[k] + f->steps[k]->n_in + j]].external = 1;
         }
@@ -15476,7 +15476,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
-        if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
+        if ((gr__flags_of(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
             gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);
             goto fail;
         }
@@ -15557,7 +15557,7 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
    it or a value it is a view of blocks the reuse. */
 static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
     const gr__slot *in = &f->slots[io[q]];
-    int q2, same_pos = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) != 0;
+    int q2, same_pos = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) != 0;
     if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
         gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
         return 0;
@@ -15579,10 +15579,10 @@ static void gr__plan_output(gr_fn *f, gr__planner *pl, int64_t k, int j) {
     size_t *caps = f->plan_caps;
     gr__slot *out = &f->slots[io[node->n_in + j]];
     size_t need = gr__slot_bytes(out);
-    unsigned flags = gr__op_flags(node->op);
+    unsigned flags = gr__flags_of(node->op);
     int64_t off = -1;
-    if (j == 0 && gr__op_alias(node->op) && node->n_in > 0)
-        off = gr__op_alias(node->op)(node, f->io + f->step_io_at[k], &out->arr);
+    if (j == 0 && gr__alias_of(node->op) && node->n_in > 0)
+        off = gr__alias_of(node->op)(node, f->io + f->step_io_at[k], &out->arr);
     if (off >= 0) {                                      /* a view of input 0 */
         int32_t r = gr__slot_root(f, io[0]);
         out->view_of = io[0];
@@ -15926,7 +15926,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         const int32_t *io = f->step_io + f->step_io_at[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
         gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
-        int dyn = (gr__op_flags(node->op) & GR__OPF_DYNSHAPE) != 0;
+        int dyn = (gr__flags_of(node->op) & GR__OPF_DYNSHAPE) != 0;
         if (f->step_reg && !gr__region_on(f, f->step_reg[k])) {   /* a side of a conditional not taken */
             gr__plan_release(f, &pl, k);
             continue;
@@ -16356,8 +16356,8 @@ static void gr__print_var(FILE *out, const gr_var *v) {
 /* the op of node: its name, the op it wraps (Batched[ReduceLike]), a graph op's name in quotes */
 static void gr__pr_opname(FILE *out, const gr_node *node) {
     fprintf(out, "%s", node->op->name);
-    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
-    if (node->op == &gr__op_Cast) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+    if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
 }
 
 static const char *gr__pr_shape(char *buf, size_t size, const gr_var *v) { return gr__shape_str(buf, size, v->ndim, gr__vshape(v)); }
@@ -16476,7 +16476,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__pr_shape(buf, sizeof buf, o));
     }
     fprintf(out, " = %s", node->op->name);
-    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -16492,7 +16492,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         if (fp->n_ops > 40) fprintf(out, " ... %d ops", (int)fp->n_ops);
         fprintf(out, "}");
     }
-    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {   /* an op made of graphs: its name, then those graphs */
+    if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {   /* an op made of graphs: its name, then those graphs */
         char prefix[4 * GR__PR_NEST + 8];
         snprintf(prefix, sizeof prefix, "%s    ", p->prefix);
         fprintf(out, " '%s'\n", (*(gr__graphop *const *)gr__params(node))->name);
@@ -16562,7 +16562,7 @@ static void gr__pr_tree_line(FILE *out, const gr_var *v, int again) {
     if (node) {
         gr__pr_opname(out, node);
         if (node->n_out > 1) fprintf(out, ".%d", (int)v->out_index);
-        if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) fprintf(out, " '%s'", (*(gr__graphop *const *)gr__params(node))->name);
+        if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) fprintf(out, " '%s'", (*(gr__graphop *const *)gr__params(node))->name);
     } else if (v->kind == GR__VK_CONST) {
         if (v->ndim == 0) gr__pr_values(out, v);
         else fprintf(out, "constant");
@@ -16620,7 +16620,7 @@ static void gr__pr_tree(gr__printer *p, int n, gr_var *const *roots) {
                 fr->next = 0;
                 if (again || !node) { sp--; continue; }
                 seen[fr->v->id] = 1;
-                if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+                if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                     gr__sb pre;
                     memset(&pre, 0, sizeof pre);
                     pre.max = 4 * GR__PR_LEVELS + 1024;
@@ -16669,8 +16669,8 @@ GR_API void gr_debugprint(FILE *out, int n, gr_var *const *vs) {
    (x + y + z), 1 left (x - y - z), 2 right (x ** y ** z) */
 typedef struct { const char *sym; int prec, assoc; } gr__pp_opr;
 static int gr__pp_operator(const gr_node *node, gr__pp_opr *o) {
-    if (!(gr__op_flags(node->op) & GR__OPF_ELEMWISE)) return 0;
-    switch (gr__op_code(node->op)) {
+    if (!(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
+    switch (gr__code_of(node->op)) {
     case GR__EW_add: o->sym = "+"; o->prec = -2; o->assoc = 0; return 1;
     case GR__EW_sub: o->sym = "-"; o->prec = -2; o->assoc = 1; return 1;
     case GR__EW_mul: o->sym = "*"; o->prec = -1; o->assoc = 0; return 1;
@@ -16761,17 +16761,17 @@ GR_API void gr_pp(FILE *out, gr_var *v) {
                 p = o.prec;
             } else {                                     /* f(x, y) */
                 gr__sb_str(&b, node->op->name);
-                if (gr__op_flags(node->op) & GR__OPF_INNERCONN) {
+                if (gr__flags_of(node->op) & GR__OPF_INNERCONN) {
                     gr__sb_str(&b, "[");
                     gr__sb_str(&b, gr__conn_node(node)->op->name);
                     gr__sb_str(&b, "]");
                 }
-                if (node->op == &gr__op_Cast) {
+                if (gr__flags_of(node->op) & GR__OPF_CONVERT) {
                     gr__sb_str(&b, "{");
                     gr__sb_str(&b, gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
                     gr__sb_str(&b, "}");
                 }
-                if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+                if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                     gr__sb_str(&b, "{'");
                     gr__sb_str(&b, (*(gr__graphop *const *)gr__params(node))->name);
                     gr__sb_str(&b, "'}");
@@ -16931,9 +16931,9 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         {                                            /* the op, then each output's name, dtype, shape */
             int j;
             fprintf(out, "%s", node->op->name);
-            if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
-            if (node->op == &gr__op_Cast) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
-            if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+            if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
+            if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                 fprintf(out, " '");
                 gr__dot_esc(out, (*(gr__graphop *const *)gr__params(node))->name);
                 fprintf(out, "'");
@@ -16960,7 +16960,7 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
             }
             fprintf(out, ";\n");
         }
-        if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) gr__pr_graphop(p, node, "");
+        if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) gr__pr_graphop(p, node, "");
     }
     for (i = 0; i < n_roots; i++) {                  /* the results */
         const gr_var *r = roots[i];

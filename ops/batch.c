@@ -376,13 +376,13 @@ static int64_t gr__Batched_alias(const gr_node *node, const gr_array *const *in,
     gr_array rows[32], row_out;
     const gr_array *row_ptrs[32];
     int d;
-    if (!(p->batched & 1u) || !gr__op_alias(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
+    if (!(p->batched & 1u) || !gr__alias_of(p->op) || in[0]->dtype != out->dtype || in[0]->size != out->size) return -1;
     gr__batched_rows(node, in, rows, row_ptrs, 0);
     row_out = *out;
     row_out.ndim = out->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out->shape[d + 1];
     row_out.size = out->shape[0] ? out->size / out->shape[0] : 0;
-    return gr__op_alias(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
+    return gr__alias_of(p->op)(p->inner, row_ptrs, &row_out) == 0 ? 0 : -1;
 }
 
 static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {

@@ -297,7 +297,7 @@ static void gr__broadcast_desc(char *buf, size_t size, int bad, gr_var *const *x
 }
 
 static gr_status gr__ew_infer(const gr_node *node, gr_type *out) {
-    int cls = gr__ew_class[gr__op_code(node->op)];
+    int cls = gr__ew_class[gr__code_of(node->op)];
     int bad = gr__broadcast_static(node->n_in, gr__in(node), out);
     if (bad >= 0) {
         char buf[GR__MSG];
@@ -336,7 +336,7 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 }
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__ew_kernel k = gr__ew_kernels[gr__op_code(node->op)][in[node->n_in - 1]->dtype];
+    gr__ew_kernel k = gr__ew_kernels[gr__code_of(node->op)][in[node->n_in - 1]->dtype];
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -480,7 +480,7 @@ static gr_var *gr__ew_partial(const gr_node *node, int k, int *kind) {
 #define D_ZERO (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define D_NONE (*kind = GR__PD_ZERO, (gr_var *)NULL)
 #define K(v) gr_const(gr__g, v)
-    switch (gr__op_code(node->op)) {
+    switch (gr__code_of(node->op)) {
 #define GR__PD_ROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
     case GR__EW_##name: return k == 0 ? d0 : k == 1 ? d1 : d2;
         GR_ELEMWISE_OPS(GR__PD_ROW)
@@ -514,7 +514,7 @@ static gr_status gr__ew_grad_some(const gr_node *node, gr_var *const *og, gr_var
     for (k = 0; k < node->n_in; k++) {
         gr_var *x = gr__in(node)[k], *t;
         int kind;
-        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) {
+        if ((skip && skip[k]) || !gr__is_float(y->dtype) || gr__ew_class[gr__code_of(node->op)] == GR__EC_STEP) {
             ig[k] = gr__zeros_grad(x);
             if (!ig[k]) return node->graph->status;
             continue;
@@ -544,7 +544,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
         int kind;
         if (gr_is_disconnected(ev[k])) continue;
         any = 1;
-        if (gr__ew_class[gr__op_code(node->op)] == GR__EC_STEP) continue;
+        if (gr__ew_class[gr__code_of(node->op)] == GR__EC_STEP) continue;
         t = gr__ew_partial(node, k, &kind);
         switch (kind) {
         case GR__PD_ZERO: continue;

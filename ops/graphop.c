@@ -287,7 +287,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
             if (!xs || !ys) goto nomem;
         }
         for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
-        if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
+        if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
             if (gr__gop_clone(gr__gdef(node), d->ig, NULL, xs, ys) != GR_OK) goto inner;   /* an inlined op: its nodes */
         } else if (gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, xs, node->n_out, ys) != GR_OK)
             goto inner;
@@ -301,7 +301,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
 #undef GR__GOP_LEAF
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
     for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
-        if (gr__op_flags(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
+        if (gr__flags_of(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
     d->head.n_in = d->n_in + d->n_sh;
     d->head.n_out = n_out;
     d->g_at = (int *)gr__calloc((size_t)(d->n_in + d->n_sh) + 1, sizeof(int));

@@ -186,11 +186,11 @@ static gr_status gr__reduce_perform(const gr_node *node, const gr_array *x, gr_a
     gr__red_kernel k = NULL;
     int dt = x->dtype;
     gr__rgroups_init(&G, x->ndim, x->shape, p->mask);
-    switch (gr__op_code(node->op)) {
+    switch (gr__code_of(node->op)) {
     case GR__OP_Sum:
     case GR__OP_Mean:
         gr__reduce_sum_into(x, p->mask, y);
-        if (gr__op_code(node->op) == GR__OP_Mean) {
+        if (gr__code_of(node->op) == GR__OP_Mean) {
             int64_t i;
             double inv = G.count ? 1.0 / (double)G.count : NAN;
             if (y->dtype == GR_F32) for (i = 0; i < y->size; i++) ((float *)y->data)[i] = (float)(((float *)y->data)[i] * inv);

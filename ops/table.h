@@ -142,7 +142,7 @@
             INPLACE0: the output may take input 0's memory when input 0 is read there for the last
             time; CONN0: input 0 alone reaches the outputs, every one (the connection pattern of an
             op with any number of inputs and outputs); CONVERT: output 0 is input 0 converted to
-            output 0's dtype, element by element (fusion runs it as a copy); FILL: output 0 is
+            output 0's dtype, element by element (fusion runs it as a copy; printers show the dtype); FILL: output 0 is
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
             a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
             the others read when it is nonzero, the second half when it is zero: the nodes only one

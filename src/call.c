@@ -60,7 +60,7 @@ static int32_t gr__cap_take(struct gr__cap_class *cls, int32_t *n, const int32_t
    it or a value it is a view of blocks the reuse. */
 static int gr__fn_inplace_ok(const gr_fn *f, const gr_node *node, const int32_t *io, int q, int64_t k, const gr__slot *out) {
     const gr__slot *in = &f->slots[io[q]];
-    int q2, same_pos = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) != 0;
+    int q2, same_pos = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) != 0;
     if (in->last_use != k || in->buf < 0 || in->view_of >= 0 || f->plan_refs[in->buf] != 1 || in->arr.size != out->arr.size ||
         gr__dsize(in->arr.dtype) != gr__dsize(out->arr.dtype))
         return 0;
@@ -82,10 +82,10 @@ static void gr__plan_output(gr_fn *f, gr__planner *pl, int64_t k, int j) {
     size_t *caps = f->plan_caps;
     gr__slot *out = &f->slots[io[node->n_in + j]];
     size_t need = gr__slot_bytes(out);
-    unsigned flags = gr__op_flags(node->op);
+    unsigned flags = gr__flags_of(node->op);
     int64_t off = -1;
-    if (j == 0 && gr__op_alias(node->op) && node->n_in > 0)
-        off = gr__op_alias(node->op)(node, f->io + f->step_io_at[k], &out->arr);
+    if (j == 0 && gr__alias_of(node->op) && node->n_in > 0)
+        off = gr__alias_of(node->op)(node, f->io + f->step_io_at[k], &out->arr);
     if (off >= 0) {                                      /* a view of input 0 */
         int32_t r = gr__slot_root(f, io[0]);
         out->view_of = io[0];
@@ -429,7 +429,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         const int32_t *io = f->step_io + f->step_io_at[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
         gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
-        int dyn = (gr__op_flags(node->op) & GR__OPF_DYNSHAPE) != 0;
+        int dyn = (gr__flags_of(node->op) & GR__OPF_DYNSHAPE) != 0;
         if (f->step_reg && !gr__region_on(f, f->step_reg[k])) {   /* a side of a conditional not taken */
             gr__plan_release(f, &pl, k);
             continue;

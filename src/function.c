@@ -96,7 +96,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     int64_t k;
     if (!f) return;
     for (k = 0; f->steps && k < f->n_steps; k++)
-        if (gr__op_flags(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
+        if (gr__flags_of(f->steps[k]->op) & GR__OPF_RUNTIME) gr__runtime_release(f->steps[k]);
     for (i = 0; f->bufs && i < f->cap_bufs; i++) GR_FREE(f->bufs[i].data);
     for (i = 0; f->out_bufs && i < f->n_out; i++) GR_FREE(f->out_bufs[i].data);
     for (i = 0; f->stage && i < f->n_upd; i++) GR_FREE(f->stage[i].data);
@@ -442,7 +442,7 @@ static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **c
     int i, j, any = 0, n_roots = f->n_out + f->n_upd;
     gr_status st = GR_ERR_NOMEM;
     (void)cin;
-    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__op_flags(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
+    for (k = 0; k < cg->n_nodes && !any; k++) any = (gr__flags_of(cg->nodes[k]->op) & GR__OPF_RUNTIME) != 0;
     if (!any) return GR_OK;
     if (!gr__fn_roots(f, cin, cout, cupd, &roots, &given)) goto done;
     if ((st = gr__toposort(cg, n_roots, roots, given, &order, &n_order)) != GR_OK) goto done;
@@ -466,7 +466,7 @@ static gr_status gr__fn_narrow(gr_fn *f, gr_var **cin, gr_var **cout, gr_var **c
         }
     rd.base = base; rd.first = first; rd.next = next; rd.node = rnode; rd.root = root;
     for (k = 0; k < n_order; k++)
-        if ((gr__op_flags(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
+        if ((gr__flags_of(order[k]->op) & GR__OPF_RUNTIME) && (st = gr__runtime_narrow(order[k], &rd, map)) != GR_OK) goto done;
     /* everything reads the replacements */
 #define GR__NARROWED(x) ((x)->graph == cg && (x)->id >= base && (x)->id - base < nv && map[(x)->id - base] ? map[(x)->id - base] : (x))
     for (k = 0; k < cg->n_nodes; k++)
@@ -500,7 +500,7 @@ static gr_status gr__fn_regions(gr_fn *f, gr_node **steps, uint32_t n, int n_roo
     gr_node **order = NULL;
     int i, any = 0;
     gr_status st = GR_ERR_NOMEM;
-    for (k = 0; k < n && !any; k++) any = (gr__op_flags(steps[k]->op) & GR__OPF_LAZY) != 0;
+    for (k = 0; k < n && !any; k++) any = (gr__flags_of(steps[k]->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     f->dynamic = 1;                                   /* a conditional's shape is the side taken's */
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (n + 1u));
@@ -660,7 +660,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     f->step_io_at[n_order] = at;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
-        if (gr__op_flags(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
+        if (gr__flags_of(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
             f->dynamic = 1;
             for (j = 0; j < f->steps[k]->n_out; j++) f->slots[f->step_io[f->step_io_at[k] + f->steps[k]->n_in + j]].external = 1;
         }
@@ -756,7 +756,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
-        if ((gr__op_flags(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
+        if ((gr__flags_of(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
             gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);
             goto fail;
         }

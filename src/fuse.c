@@ -392,7 +392,7 @@ static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roo
     uint32_t cap = 0, k;
     int any = 0;
     gr_status st;
-    for (k = 0; k < fz->n_order && !any; k++) any = (gr__op_flags(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
+    for (k = 0; k < fz->n_order && !any; k++) any = (gr__flags_of(gr__fuse_node(fz->rw, fz->cg, fz->oid[k])->op) & GR__OPF_LAZY) != 0;
     if (!any) return GR_OK;
     nodes = (gr_node **)GR_MALLOC(sizeof(gr_node *) * (fz->n_order + 1u));
     nreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz->n_order + 1u));
@@ -411,8 +411,8 @@ static gr_status gr__fuse_regions(gr__fuser *fz, int n_roots, gr_var *const *roo
    copies (a fill's reference is an input read for its shape) */
 static int gr__fusable(const gr_node *node) {
     if (node->n_out != 1) return 0;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__op_code(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
-    return (gr__op_flags(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
+    if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) return gr__ew_kernels[gr__code_of(node->op)][gr__in(node)[node->n_in - 1]->dtype] != NULL;
+    return (gr__flags_of(node->op) & (GR__OPF_CONVERT | GR__OPF_FILL)) != 0;
 }
 
 /* the open group node can join: one of its signature none of whose inputs was computed after the
@@ -514,7 +514,7 @@ static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
             gs->outs_old[gs->n_out++] = y;
         }
         fz->vflag[y->id] |= GR__FV_MINE;
-        if ((gr__op_flags(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__op_code(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
+        if ((gr__flags_of(node->op) & GR__OPF_ELEMWISE) && gr__ew_pair_second(gr__code_of(node->op)) && gr__is_float(gr__fuse_input(fz, node, 0)->dtype))
             fz->second_of[gr__fuse_input(fz, node, 0)->id] = node->id + 1;
     }
     tmp = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gs->n_ext + 1));
@@ -607,7 +607,7 @@ static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node,
 static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     gr_var *y = gr__out(node)[0], *x0 = gr__fuse_input(fz, node, 0);
     uint32_t q = (uint32_t)fz->pos[node->id];
-    int row = (gr__op_flags(node->op) & GR__OPF_ELEMWISE) ? gr__op_code(node->op) : -1, i;
+    int row = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) ? gr__code_of(node->op) : -1, i;
     const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
     uint32_t second = fz->second_of[x0->id];
     gr__fop *op;
@@ -615,7 +615,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
         if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
         if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
     }
-    if ((gr__op_flags(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
+    if ((gr__flags_of(node->op) & GR__OPF_FILL) && !(fz->vflag[y->id] & GR__FV_OUT) && fz->ref[y->id] < 0) {
         /* a fill read only inside the group: its readers read the source itself, with the source's
            (broadcast) stride; the source stays live as long as they read it */
         fz->ref[y->id] = fz->ref[x0->id];
@@ -648,7 +648,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     } else {                                         /* a copy: a cast, or a fill */
         op->n_args = 1;
         op->dtype = (uint8_t)x0->dtype;
-        op->row = (uint8_t)(GR__FOP_COPY + gr__op_code(node->op));
+        op->row = (uint8_t)(GR__FOP_COPY + gr__code_of(node->op));
     }
     op->odtype = (uint8_t)y->dtype;
     for (i = 0; i < op->n_args; i++) op->arg[i] = fz->ref[gr__fuse_input(fz, node, i)->id];

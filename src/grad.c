@@ -91,7 +91,7 @@ static gr_status gr__regions_of(gr_graph *g, gr_node *const *nodes, uint32_t n, 
     for (k = n; k-- > 0;) {                           /* readers before producers */
         gr_node *node = nodes[k];
         int32_t r = -1;
-        int lazy = (gr__op_flags(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
+        int lazy = (gr__flags_of(node->op) & GR__OPF_LAZY) != 0, half = (node->n_in - 1) / 2;
         for (j = 0; j < node->n_out; j++) if (gr__out(node)[j]->id < nv) r = gr__region_lca(*regs, r, vreg[gr__out(node)[j]->id]);
         if (r < 0) r = 0;
         nreg[k] = r;
@@ -115,22 +115,22 @@ static const gr_node *gr__conn_node(const gr_node *node);
 
 /* the node whose connection pattern is node's: the wrapped one for a Batched node */
 static const gr_node *gr__pattern_node(const gr_node *node) {
-    return (gr__op_flags(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
+    return (gr__flags_of(node->op) & GR__OPF_INNERCONN) ? gr__conn_node(node) : node;
 }
 
 /* node has a connection pattern (else everything is connected) */
 static int gr__has_pattern(const gr_node *node) {
     node = gr__pattern_node(node);
-    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
-    return (gr__op_flags(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
+    if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) return (*(gr__graphop *const *)gr__params(node))->conn != NULL;
+    return (gr__flags_of(node->op) & GR__OPF_CONN0) || node->op->connection_pattern;
 }
 
 /* input i of node affects output j */
 static int gr__connected(const gr_node *node, int i, int j) {
     const unsigned char *p;
     node = gr__pattern_node(node);
-    if (gr__op_flags(node->op) & GR__OPF_CONN0) return i == 0;
-    p = (gr__op_flags(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
+    if (gr__flags_of(node->op) & GR__OPF_CONN0) return i == 0;
+    p = (gr__flags_of(node->op) & GR__OPF_GRAPHOP) ? (*(gr__graphop *const *)gr__params(node))->conn : node->op->connection_pattern;
     return !p || p[i * node->n_out + j];
 }
 
@@ -276,7 +276,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v);
 static int gr__is_zero(const gr_var *t) {
     if (t->kind == GR__VK_DISC) return 1;
     if (t->kind == GR__VK_NULL) return 0;
-    if (gr__owner(t) && (gr__op_flags(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
+    if (gr__owner(t) && (gr__flags_of(gr__owner(t)->op) & GR__OPF_FILL)) t = gr__in(gr__owner(t))[0];   /* a fill: its value */
     if (t->kind == GR__VK_CONST) {
         const gr_array *a = (const gr_array *)gr__ext(t);
         int64_t i;
@@ -304,7 +304,7 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         uint8_t skip[8];
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
         st = gr__ew_grad_some(node, og, ig, skip);
-    } else if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
+    } else if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->grad_some) {
         uint8_t *skip = (uint8_t *)gr__arena_alloc(&c->scratch, (size_t)ni + 1);   /* the same, for an op made of a graph */
         if (!skip) return gr__error(g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
         for (i = 0; i < ni; i++) skip[i] = (uint8_t)!(gr__in(node)[i]->id < c->nv && c->reached[gr__in(node)[i]->id]);
@@ -426,7 +426,7 @@ static gr_status gr__node_terms(gr__gctx *c, gr_node *node) {
 static int32_t gr__use_region(gr__gctx *c, const gr__use *u) {
     const gr_node *node = c->g->nodes[u->node];
     int32_t r = c->nreg[u->node], s;
-    if (!(gr__op_flags(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
+    if (!(gr__flags_of(node->op) & GR__OPF_LAZY) || u->pos == 0) return r;
     s = gr__region_get(&c->regs, &c->n_regs, &c->cap_regs, r, gr__in(node)[0], (int)u->pos <= (node->n_in - 1) / 2);
     if (s < 0) gr__error(c->g, GR_ERR_NOMEM, "%s: out of memory", c->fname);
     return s;
@@ -601,7 +601,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
     if ((st = gr__walk_down(&c, n_outs, outs)) != GR_OK) goto done;
     gr__walk_up(&c, n_wrt, wrt);                    /* (marks in_s too) */
     for (k = 0; k < c.nn && !c.vreg; k++)           /* conditionals: their regions are tracked */
-        if (c.in_s[k] && (gr__op_flags(g->nodes[k]->op) & GR__OPF_LAZY)) {
+        if (c.in_s[k] && (gr__flags_of(g->nodes[k]->op) & GR__OPF_LAZY)) {
             uint32_t v;
             c.vreg = (int32_t *)GR_MALLOC(sizeof(int32_t) * (c.nv + 1u));
             c.nreg = (int32_t *)gr__calloc(c.nn + 1u, sizeof(int32_t));

@@ -479,7 +479,7 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     if (g->n_nodes >= UINT32_MAX - 1u - g->node_base) return gr__error(g, GR_ERR_NOMEM, "too many nodes (%lu)", (unsigned long)g->n_nodes);
     if (!gr__grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes, sizeof(gr_node *)))
         return gr__error(g, GR_ERR_NOMEM, "out of memory");
-    if (gr__op_flags(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
+    if (gr__flags_of(op) & GR__OPF_GRAPHOP) {      /* the graph keeps what the node's params point at */
         gr__graphop *o = *(gr__graphop *const *)gr__params(node);
         if (!gr__grow((void **)&g->held, &g->cap_held, g->n_held, sizeof(gr__graphop *)))
             return gr__error(g, GR_ERR_NOMEM, "out of memory");
@@ -529,7 +529,7 @@ GR_API gr_status gr_apply(const gr_op_def *op, const void *params, size_t params
     if (!g) return GR_ERR_VALUE;            /* no inputs, or NULL ones: nothing to report to */
     if (params_size && !params) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: params is NULL", op->name);
     if (!gr__operands(op->name, n_in, inputs, &g)) return g->status != GR_OK ? g->status : GR_ERR_VALUE;
-    if (gr__op_flags(op) & GR__OPF_GRAPHOP) return gr__graph_op_apply(g, op, n_in, inputs, outputs);   /* ops/graphop.c */
+    if (gr__flags_of(op) & GR__OPF_GRAPHOP) return gr__graph_op_apply(g, op, n_in, inputs, outputs);   /* ops/graphop.c */
     /* the rules gr_call and the drivers call without asking: perform, and the built-in fields */
     if (!op->perform) return gr__error(g, GR_ERR_VALUE, "gr_apply: %s has no perform rule (it is required)", op->name);
     if (!op->builtin != !gr__builtin_op(op))

@@ -141,11 +141,11 @@ typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, 
 typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 /* an op's built-in fields: 0 and NULL for users' ops */
-static unsigned gr__op_flags(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
-static gr__alias_fn gr__op_alias(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
-static gr__batch_fn gr__op_batch(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
+static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
+static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
 /* a built-in op's row (the caller knows it is one) */
-static int gr__op_code(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
+static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
 /* ---- prototypes of every rule named by the structural table --------------------------------- */
 

@@ -50,7 +50,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         }
         if (!any_sub) continue;                      /* reads nothing replaced: shared as it is */
         for (j = 0; j < node->n_out; j++) outs[j] = NULL;
-        if (any_b) st = gr__op_batch(node->op) ? gr__op_batch(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
+        if (any_b) st = gr__batch_of(node->op) ? gr__batch_of(node->op)(node, ins, bat, outs) : gr__map_batch(node, ins, bat, outs);
         else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {

@@ -128,7 +128,7 @@ static int gr__rw_fold(gr__rewriter *rw, gr_node *node, gr_var **outs) {
     const gr_array *in[8];
     gr_status saved = cg->status, st;
     int i, j, ok = 0;
-    if (node->n_out > 4 || node->n_in > 8 || (gr__op_flags(node->op) & GR__OPF_GRADMOD)) return 0;
+    if (node->n_out > 4 || node->n_in > 8 || (gr__flags_of(node->op) & GR__OPF_GRADMOD)) return 0;
     for (i = 0; i < node->n_in; i++) in[i] = (const gr_array *)gr__ext(gr__in(node)[i]);
     res[node->n_out] = NULL;                     /* then the work memory (GR_SCRATCH_OPS) */
     for (j = 0; j < node->n_out; j++) {

@@ -48,8 +48,8 @@ static void gr__print_var(FILE *out, const gr_var *v) {
 /* the op of node: its name, the op it wraps (Batched[ReduceLike]), a graph op's name in quotes */
 static void gr__pr_opname(FILE *out, const gr_node *node) {
     fprintf(out, "%s", node->op->name);
-    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
-    if (node->op == &gr__op_Cast) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+    if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
 }
 
 static const char *gr__pr_shape(char *buf, size_t size, const gr_var *v) { return gr__shape_str(buf, size, v->ndim, gr__vshape(v)); }
@@ -168,7 +168,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__pr_shape(buf, sizeof buf, o));
     }
     fprintf(out, " = %s", node->op->name);
-    if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -184,7 +184,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         if (fp->n_ops > 40) fprintf(out, " ... %d ops", (int)fp->n_ops);
         fprintf(out, "}");
     }
-    if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {   /* an op made of graphs: its name, then those graphs */
+    if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {   /* an op made of graphs: its name, then those graphs */
         char prefix[4 * GR__PR_NEST + 8];
         snprintf(prefix, sizeof prefix, "%s    ", p->prefix);
         fprintf(out, " '%s'\n", (*(gr__graphop *const *)gr__params(node))->name);
@@ -254,7 +254,7 @@ static void gr__pr_tree_line(FILE *out, const gr_var *v, int again) {
     if (node) {
         gr__pr_opname(out, node);
         if (node->n_out > 1) fprintf(out, ".%d", (int)v->out_index);
-        if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) fprintf(out, " '%s'", (*(gr__graphop *const *)gr__params(node))->name);
+        if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) fprintf(out, " '%s'", (*(gr__graphop *const *)gr__params(node))->name);
     } else if (v->kind == GR__VK_CONST) {
         if (v->ndim == 0) gr__pr_values(out, v);
         else fprintf(out, "constant");
@@ -312,7 +312,7 @@ static void gr__pr_tree(gr__printer *p, int n, gr_var *const *roots) {
                 fr->next = 0;
                 if (again || !node) { sp--; continue; }
                 seen[fr->v->id] = 1;
-                if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+                if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                     gr__sb pre;
                     memset(&pre, 0, sizeof pre);
                     pre.max = 4 * GR__PR_LEVELS + 1024;
@@ -361,8 +361,8 @@ GR_API void gr_debugprint(FILE *out, int n, gr_var *const *vs) {
    (x + y + z), 1 left (x - y - z), 2 right (x ** y ** z) */
 typedef struct { const char *sym; int prec, assoc; } gr__pp_opr;
 static int gr__pp_operator(const gr_node *node, gr__pp_opr *o) {
-    if (!(gr__op_flags(node->op) & GR__OPF_ELEMWISE)) return 0;
-    switch (gr__op_code(node->op)) {
+    if (!(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
+    switch (gr__code_of(node->op)) {
     case GR__EW_add: o->sym = "+"; o->prec = -2; o->assoc = 0; return 1;
     case GR__EW_sub: o->sym = "-"; o->prec = -2; o->assoc = 1; return 1;
     case GR__EW_mul: o->sym = "*"; o->prec = -1; o->assoc = 0; return 1;
@@ -453,17 +453,17 @@ GR_API void gr_pp(FILE *out, gr_var *v) {
                 p = o.prec;
             } else {                                     /* f(x, y) */
                 gr__sb_str(&b, node->op->name);
-                if (gr__op_flags(node->op) & GR__OPF_INNERCONN) {
+                if (gr__flags_of(node->op) & GR__OPF_INNERCONN) {
                     gr__sb_str(&b, "[");
                     gr__sb_str(&b, gr__conn_node(node)->op->name);
                     gr__sb_str(&b, "]");
                 }
-                if (node->op == &gr__op_Cast) {
+                if (gr__flags_of(node->op) & GR__OPF_CONVERT) {
                     gr__sb_str(&b, "{");
                     gr__sb_str(&b, gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
                     gr__sb_str(&b, "}");
                 }
-                if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+                if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                     gr__sb_str(&b, "{'");
                     gr__sb_str(&b, (*(gr__graphop *const *)gr__params(node))->name);
                     gr__sb_str(&b, "'}");
@@ -623,9 +623,9 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         {                                            /* the op, then each output's name, dtype, shape */
             int j;
             fprintf(out, "%s", node->op->name);
-            if (gr__op_flags(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
-            if (node->op == &gr__op_Cast) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
-            if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) {
+            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+            if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
+            if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                 fprintf(out, " '");
                 gr__dot_esc(out, (*(gr__graphop *const *)gr__params(node))->name);
                 fprintf(out, "'");
@@ -652,7 +652,7 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
             }
             fprintf(out, ";\n");
         }
-        if (gr__op_flags(node->op) & GR__OPF_GRAPHOP) gr__pr_graphop(p, node, "");
+        if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) gr__pr_graphop(p, node, "");
     }
     for (i = 0; i < n_roots; i++) {                  /* the results */
         const gr_var *r = roots[i];

@@ -78,7 +78,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
         const gr_node *n = gr__owner(v);
         const gr__row_rules *rules = gr__rules_of(n->op);
         int i, found = -1;
-        if (!(gr__op_flags(n->op) & (GR__OPF_ELEMWISE | GR__OPF_FILL)) && !(rules && rules->sig == gr__like0_sig))
+        if (!(gr__flags_of(n->op) & (GR__OPF_ELEMWISE | GR__OPF_FILL)) && !(rules && rules->sig == gr__like0_sig))
             break;
         for (i = 0; i < n->n_in && found < 0; i++)
             if (gr__in(n)[i]->ndim == v->ndim && gr__sig_same(rw, gr__in(n)[i], v)) found = i;
@@ -97,7 +97,7 @@ static gr_var *gr__rw_shape_source(gr__rewriter *rw, gr_var *v) {
 static int gr__rw_types_current(const gr_node *orig) {
     gr_type t[4];
     int i, j;
-    if (orig->n_out > 4 || (gr__op_flags(orig->op) & GR__OPF_INNERCONN)) return 0;
+    if (orig->n_out > 4 || (gr__flags_of(orig->op) & GR__OPF_INNERCONN)) return 0;
     memset(t, 0, sizeof t);
     if (orig->op->infer) {
         gr_status before = orig->graph->status;
@@ -127,13 +127,13 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     gr_status st;
     rw->orig = NULL;
     if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
-    if ((gr__op_flags(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
+    if ((gr__flags_of(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
             ins_local[i] = op->connection_pattern[i] ? ins_given[i] : gr__rw_shape_source(rw, ins_given[i]);
         ins = ins_local;
     }
-    if (op->n_out == 1 && !(gr__op_flags(op) & GR__OPF_GRADMOD)) {
+    if (op->n_out == 1 && !(gr__flags_of(op) & GR__OPF_GRADMOD)) {
         r = gr__rw_simplify(rw, op, params, ins, &done);
         if (done) {
             if (!r) return cg->status != GR_OK ? cg->status : GR_ERR_NOMEM;
@@ -155,7 +155,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
        the function's graph reads the source graph's node until gr__fn_compact (src/function.c) */
     for (i = 0; orig && i < n_in && gr__in(orig)[i] == ins[i]; i++) {}
     if (orig && i == n_in && orig->op == op && orig->n_in == n_in && !(all_const && n_in > 0) &&
-        !(gr__op_flags(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
+        !(gr__flags_of(orig->op) & GR__OPF_INNERCONN) && (!shared_in || gr__rw_types_current(orig))) {
         node = (gr_node *)orig;
         for (j = 0; j < node->n_out; j++) { outs[j] = gr__out(node)[j]; gr__sig(rw, gr__out(node)[j]); }
         if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
@@ -165,7 +165,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     if (st != GR_OK) return st;
     node = gr__owner(outs[0]);
     for (j = 0; j < node->n_out; j++) gr__sig(rw, gr__out(node)[j]);     /* now, while the inputs' are known */
-    if (all_const && n_in > 0 && !(gr__op_flags(op) & GR__OPF_RUNTIME) && gr__rw_fold(rw, node, outs)) return GR_OK;   /* (a loop runs with a function's state) */
+    if (all_const && n_in > 0 && !(gr__flags_of(op) & GR__OPF_RUNTIME) && gr__rw_fold(rw, node, outs)) return GR_OK;   /* (a loop runs with a function's state) */
     if (!gr__cse_add(rw, node, h)) return gr__error(cg, GR_ERR_NOMEM, "out of memory (rewriting)");
     return GR_OK;
 }
@@ -174,11 +174,11 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs) {
     gr_status st;
     int j;
-    if (gr__op_flags(node->op) & GR__OPF_GRADMOD) {
+    if (gr__flags_of(node->op) & GR__OPF_GRADMOD) {
         outs[0] = ins[0];
         return GR_OK;
     }
-    if ((gr__op_flags(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
+    if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand)   /* inlined */
         return (*(gr__graphop *const *)gr__params(node))->expand(rw, node, ins, outs);
     if (rw->level == GR_OPT_NONE) st = gr__make_node_n(rw->cg, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
     else {

@@ -122,8 +122,8 @@ static const gr__row_rules gr__struct_rules[GR__OP_COUNT + 1] = {
 
 /* the rules of op's row; NULL for an elementwise row or a user's op */
 static const gr__row_rules *gr__rules_of(const gr_op_def *op) {
-    if (!op->builtin || (gr__op_flags(op) & GR__OPF_ELEMWISE)) return NULL;
-    return &gr__struct_rules[gr__op_code(op)];
+    if (!op->builtin || (gr__flags_of(op) & GR__OPF_ELEMWISE)) return NULL;
+    return &gr__struct_rules[gr__code_of(op)];
 }
 
 /* the elementwise rewrite rows, in the table's order */

@@ -16,7 +16,7 @@ enum { GR__T_UNSET, GR__T_NONE, GR__T_ZERO, GR__T_REAL };
 
 /* an op's outputs carry no derivative */
 static int gr__nondiff_out(const gr_node *node, int j) {
-    return (gr__op_flags(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype);
+    return (gr__flags_of(node->op) & GR__OPF_NONDIFF) || !gr__is_float(gr__out(node)[j]->dtype);
 }
 
 /* The state of output j of a node whose R-op gave it no tangent. A NONE input (a tangent from

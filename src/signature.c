@@ -77,7 +77,7 @@ static void gr__sig_compute(gr__rewriter *rw, const gr_var *v, int32_t *out) {
     int i;
     for (i = 0; i < v->ndim; i++) out[i] = gr__fresh_code(rw, v, i);     /* the default: nothing known */
     if (!node || v->out_index != 0) return;
-    if (gr__op_flags(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
+    if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__ew_sig(rw, node, v, out);
     else if ((rules = gr__rules_of(node->op)) != NULL) rules->sig(rw, node, out);
     for (i = 0; i < v->ndim; i++)                   /* what the static type knows wins */
         if (gr__vshape(v)[i] >= 0) out[i] = GR__SIG_STATIC(gr__vshape(v)[i]);

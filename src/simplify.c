@@ -13,7 +13,7 @@ static int gr__rw_is_scalar(const gr_var *v, double c) {
 /* v is a fill (a FILL row: input 0 broadcast to input 1's shape): the value filled, and *ref; NULL otherwise */
 static gr_var *gr__rw_filled(const gr_var *v, gr_var **ref) {
     const gr_node *n = gr__owner(v);
-    if (!n || !(gr__op_flags(n->op) & GR__OPF_FILL)) return NULL;
+    if (!n || !(gr__flags_of(n->op) & GR__OPF_FILL)) return NULL;
     *ref = gr__in(n)[1];
     return gr__in(n)[0];
 }
@@ -44,9 +44,9 @@ static gr_var *gr__none_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 static gr_var *gr__rw_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__row_rules *rules;
     *done = 0;
-    if (gr__op_flags(op) & GR__OPF_ELEMWISE) {
+    if (gr__flags_of(op) & GR__OPF_ELEMWISE) {
         const gr__ew_rewrite *e;
-        int row = gr__op_code(op);
+        int row = gr__code_of(op);
         for (e = gr__ew_rewrites; e->rule; e++) {
             gr_var *r;
             if (e->row != row) continue;
