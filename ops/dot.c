@@ -105,6 +105,21 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
     }
     return GR_OK;
 }
+/* the same in an emitted file: one product, its operands as C expressions */
+static gr_status gr__Dot_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    const char *A = gr__em_in(e, 0), *B = gr__em_in(e, 1), *C = gr__em_out(e, 0);
+    int64_t M, K;
+    if (a->ndim == 1 && b->ndim == 1) gr__em_dotv(e, a->dtype, a->shape[0], A, B, C);
+    else if (b->ndim == 1) gr__em_gemv(e, a->dtype, p->ta, a->shape[0], a->shape[1], A, B, C);
+    else if (a->ndim == 1) gr__em_gemv(e, a->dtype, !p->tb, b->shape[0], b->shape[1], B, A, C);
+    else {
+        gr__op_dims(a->shape, p->ta, &M, &K);
+        gr__em_gemm(e, a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, A, B, C);
+    }
+    return GR_OK;
+}
 /* the work memory of a matrix product (GR_SCRATCH_OPS): the GEMM's packing buffers */
 static size_t gr__Dot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     (void)node;
@@ -370,6 +385,15 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
                 out[node->n_out]->data);
     return GR_OK;
 }
+static gr_status gr__TensorDot_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
+    int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
+    (void)out;
+    gr__em_gemm(e, a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, gr__em_in(e, 0), gr__em_in(e, 1), gr__em_out(e, 0));
+    return GR_OK;
+}
 static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     (void)out;
@@ -573,6 +597,45 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
             aoff -= ast[d] * idx[d]; boff -= bst[d] * idx[d]; idx[d] = 0;
         }
     }
+    return GR_OK;
+}
+/* the same in an emitted file: the loop over the output matrices, each one's operands found from
+   its index by the broadcast strides */
+static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1], *c = out[0];
+    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = c->ndim - 2, d;
+    int64_t M, K, Kb, N, batch = gr__dims_prod(c->shape, 0, nbo), ast[GR_MAX_NDIM], bst[GR_MAX_NDIM], s;
+    char A[GR__EM_OPND], B[GR__EM_OPND], C[GR__EM_OPND];
+    gr__op_dims(a->shape + nba, p->ta, &M, &K);
+    gr__op_dims(b->shape + nbb, p->tb, &Kb, &N);
+    if (c->size == 0) return GR_OK;
+    if (!p->ta && gr__dims_prod(b->shape, 0, nbb) == 1 && gr__dims_prod(a->shape, 0, nba) == batch) {
+        gr__em_gemm(e, a->dtype, 0, p->tb, batch * M, N, K, gr__em_in(e, 0), gr__em_in(e, 1), gr__em_out(e, 0));
+        return GR_OK;
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {     /* a's batch strides on the output's batch axes */
+        int ai = d - (nbo - nba);
+        ast[d] = ai >= 0 && a->shape[ai] != 1 ? s : 0;
+        if (ai >= 0) s *= a->shape[ai];
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {
+        int bi = d - (nbo - nbb);
+        bst[d] = bi >= 0 && b->shape[bi] != 1 ? s : 0;
+        if (bi >= 0) s *= b->shape[bi];
+    }
+    snprintf(A, sizeof A, "(%s + mm_a * %lld)", gr__em_in(e, 0), (long long)(M * K));
+    snprintf(B, sizeof B, "(%s + mm_b * %lld)", gr__em_in(e, 1), (long long)(K * N));
+    snprintf(C, sizeof C, "(%s + mm_t * %lld)", gr__em_out(e, 0), (long long)(M * N));
+    gr__em_line(e, "for (int64_t mm_t = 0; mm_t < %lld; mm_t++) {", (long long)batch);
+    gr__em_line(e, "    int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
+    for (d = nbo - 1; d >= 0; d--)
+        if (c->shape[d] > 1)
+            gr__em_line(e, "    mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
+                        (long long)c->shape[d], (long long)ast[d], (long long)bst[d]);
+    gr__em_line(e, "    (void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
+    gr__em_gemm(e, a->dtype, p->ta, p->tb, M, N, K, A, B, C);
+    gr__em_line(e, "}");
     return GR_OK;
 }
 static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {

@@ -20,7 +20,22 @@
    when the shapes are settled (src/call.c), so no stack frame holds them and nothing is allocated.
    With GCC or Clang the tile is eight vectors of the widest width the target has (AVX-512, AVX
    or SSE: GCC vector extensions, no intrinsics); elsewhere the same loops run on a plain array
-   the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop. */
+   the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop.
+
+   The kernels are also the text gr_fn_emit_c writes into the files it emits (the GR_KERNEL regions,
+   src/emit.c): there the guards below choose the vector or the plain-array tile as they do here.
+   Both give the same bits: every element of C is the same chain of products and sums (k in order,
+   each KC block added to C in order); the tile's width only groups the columns. What can change
+   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. */
+/* GR_KERNEL gr__unused */
+#ifndef GR__UNUSED
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__UNUSED __attribute__((unused))
+#else
+#define GR__UNUSED
+#endif
+#endif
+/* GR_KERNEL gr__gemm */
 #define GR__GEMM_MR 4
 #define GR__GEMM_KC 128
 #ifndef GR__GEMM_BUF
@@ -145,11 +160,15 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
             } \
         } \
     }
+/* GR_KERNEL gr__gemm_f64 */
 GR__GEMM_FLOAT(gr__gemm_f64, double)
+/* GR_KERNEL gr__gemm_f32 */
 GR__GEMM_FLOAT(gr__gemm_f32, float)
+/* GR_KERNEL_END */
 
 /* int64 operands go through uint64_t: products and sums wrap modulo 2^64 like NumPy's, where
    int64_t arithmetic would overflow (undefined behaviour) */
+/* GR_KERNEL gr__gemm_i64 */
 static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_t K, const uint64_t *A, const uint64_t *B, uint64_t *C) {
     int64_t i, j, k;
     for (i = 0; i < M * N; i++) C[i] = 0;
@@ -162,7 +181,10 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
         }
 }
 
+/* GR_KERNEL_END */
+
 /* y (M) = op(A) (M x K) . x (K) */
+/* GR_KERNEL gr__gemv */
 #define GR__GEMV(fn, T, TA) \
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
@@ -173,9 +195,37 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
         } \
     }
+/* GR_KERNEL gr__gemv_f64 */
 GR__GEMV(gr__gemv_f64, double, double)
+/* GR_KERNEL gr__gemv_f32 */
 GR__GEMV(gr__gemv_f32, float, float)
+/* GR_KERNEL gr__gemv_i64 */
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
+/* GR_KERNEL_END */
+
+/* sum_k x_k y_k over K elements: float32 summed in float64, int64 wrapping */
+/* GR_KERNEL gr__dotv_f64 */
+static GR__UNUSED double gr__dotv_f64(int64_t K, const double *x, const double *y) {
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += x[i] * y[i];
+    return s;
+}
+/* GR_KERNEL gr__dotv_f32 */
+static GR__UNUSED float gr__dotv_f32(int64_t K, const float *x, const float *y) {
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
+    return (float)s;
+}
+/* GR_KERNEL gr__dotv_i64 */
+static GR__UNUSED int64_t gr__dotv_i64(int64_t K, const uint64_t *x, const uint64_t *y) {
+    uint64_t s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += x[i] * y[i];
+    return (int64_t)s;
+}
+/* GR_KERNEL_END */
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
@@ -239,25 +289,74 @@ static void gr__gemv_dt(int dt, int t, int64_t rows, int64_t cols, const void *A
 
 /* *out = sum_k x_k y_k over K elements of dtype dt */
 static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void *out) {
-    int64_t i;
     if (dt == GR_F64) {
-        const double *x = (const double *)xp, *y = (const double *)yp;
-        double s = 0;
 #ifdef GRADIENT_CBLAS
-        s = cblas_ddot((int)K, x, 1, y, 1);
+        *(double *)out = cblas_ddot((int)K, (const double *)xp, 1, (const double *)yp, 1);
 #else
-        for (i = 0; i < K; i++) s += x[i] * y[i];
+        *(double *)out = gr__dotv_f64(K, (const double *)xp, (const double *)yp);
 #endif
-        *(double *)out = s;
-    } else if (dt == GR_F32) {
-        const float *x = (const float *)xp, *y = (const float *)yp;
-        double s = 0;
-        for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
-        *(float *)out = (float)s;
-    } else {
-        const uint64_t *x = (const uint64_t *)xp, *y = (const uint64_t *)yp;
-        uint64_t s = 0;
-        for (i = 0; i < K; i++) s += x[i] * y[i];
-        *(int64_t *)out = (int64_t)s;
+    } else if (dt == GR_F32)
+        *(float *)out = gr__dotv_f32(K, (const float *)xp, (const float *)yp);
+    else
+        *(int64_t *)out = gr__dotv_i64(K, (const uint64_t *)xp, (const uint64_t *)yp);
+}
+
+/* ---- the same products in an emitted file (gr_fn_emit_c): the kernels above as its text ------------ */
+
+#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
+
+/* the work bytes an emitted GEMM of N columns needs: its tile may be as wide as the widest vectors
+   (AVX-512) of the compiler that builds the file, and the packed block is at most 32768 bytes */
+static size_t gr__gemm_emit_work_bytes(int dt, int64_t N) {
+    int64_t es = (int64_t)gr__dsize(dt), nr = 128 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+    if (dt != GR_F64 && dt != GR_F32) return 0;
+    if (nc < nr) nc = nr;
+    return (size_t)((GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR) * es);
+}
+
+/* the kernel of a product (what: 0 gemm, 1 gemv, 2 dotv) for dtype dt, its text written once; its name */
+static const char *gr__em_prod_kernel(gr__em *e, int what, int dt) {
+    static const char *const names[3][3] = { { "gr__gemm_f64", "gr__gemm_f32", "gr__gemm_i64" },
+        { "gr__gemv_f64", "gr__gemv_f32", "gr__gemv_i64" }, { "gr__dotv_f64", "gr__dotv_f32", "gr__dotv_i64" } };
+    static const char *const macros[3] = { "gr__gemm", "gr__gemv", "gr__unused" };
+    int k = dt == GR_F64 ? 0 : dt == GR_F32 ? 1 : dt == GR_I64 ? 2 : -1;
+    if (k < 0) {
+        gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: no product of %s operands", gr_dtype_name((gr_dtype)dt));
+        return "?";
     }
+    if (!gr__em_kernel(e, "gr__unused") || !gr__em_kernel(e, what == 0 && k == 2 ? "gr__unused" : macros[what]) || !gr__em_kernel(e, names[what][k]))
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", names[what][k]);
+    return names[what][k];
+}
+
+/* gr__gemm_dt's call: C = op(A) op(B), the operands as C expressions of dtype dt */
+static void gr__em_gemm(gr__em *e, int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const char *A, const char *B, const char *C) {
+    const char *fn, *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    if (M == 0 || N == 0) return;
+    if (K == 0) { gr__em_line(e, "memset(%s, 0, %lu);", C, (unsigned long)((size_t)(M * N) * gr__dsize(dt))); return; }
+    fn = gr__em_prod_kernel(e, 0, dt);
+    if (dt == GR_I64)
+        gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, (const %s *)%s, (const %s *)%s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N,
+                    (long long)K, U, A, U, B, U, C);
+    else
+        gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N, (long long)K, A, B, C,
+                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N)));
+}
+
+/* gr__gemv_dt's call: y = op(A) x, A stored rows x cols */
+static void gr__em_gemv(gr__em *e, int dt, int t, int64_t rows, int64_t cols, const char *A, const char *x, const char *y) {
+    int64_t M = t ? cols : rows, K = t ? rows : cols;
+    const char *fn, *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    if (K == 0) {
+        if (M) gr__em_line(e, "memset(%s, 0, %lu);", y, (unsigned long)((size_t)M * gr__dsize(dt)));
+        return;
+    }
+    fn = gr__em_prod_kernel(e, 1, dt);
+    gr__em_line(e, "%s(%d, %lld, %lld, (const %s *)%s, (const %s *)%s, (%s *)%s);", fn, t, (long long)M, (long long)K, U, A, U, x, U, y);
+}
+
+/* gr__dotv_dt's call: *out = x . y */
+static void gr__em_dotv(gr__em *e, int dt, int64_t K, const char *x, const char *y, const char *out) {
+    const char *fn = gr__em_prod_kernel(e, 2, dt), *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    gr__em_line(e, "%s[0] = %s(%lld, (const %s *)%s, (const %s *)%s);", out, fn, (long long)K, U, x, U, y);
 }
