@@ -14,12 +14,17 @@ PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
         src/impl.c src/base.c src/graph.c src/rewrite.h \
         ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/index.c ops/batch.c ops/scan.c ops/ifelse.c ops/graphop.c \
         src/grad.c src/rop.c src/jacobian.c src/signature.c src/simplify.c src/merge.c src/rewrite.c src/fuse.c \
-        src/function.c src/call.c src/numeric.c src/print.c src/tail.c
+        src/function.c src/call.c src/numeric.c src/print.c src/emit.c src/tail.c
 
 # The packer: the parts in order, each after a banner naming its file. ops/table.h is read first
 # for its elementwise rows (GR_ELEMWISE_OPS): src/api.h's line "/* GR_ELEMWISE_OPS: ... */" becomes
 # one written prototype per row, with the row's math comment (ew_proto).
-PACK  = awk 'function ew_proto(n, a, c,   p) { \
+PACK  = awk 'function kflush(   i, l) { \
+            if (kname == "") return; \
+            printf "static const char *const gr__kernel_%s[] GR__UNUSED = {\n", kname; \
+            for (i = 1; i <= nl; i++) { l = kl[i]; gsub(/\\/, "\\\\", l); gsub(/"/, "\\\"", l); printf "    \"%s\\n\",\n", l } \
+            print "    NULL\n};"; kn[++nk] = kname; kname = ""; nl = 0 } \
+        function ew_proto(n, a, c,   p) { \
             p = a == 1 ? "x" : a == 2 ? "a, b" : "a, b, c"; \
             if (match(c, /^\([a-z, ]*\): /)) { p = substr(c, 2, RLENGTH - 4); c = substr(c, RLENGTH + 1) } \
             gsub(/[a-z]+/, "gr_var *&", p); \
@@ -31,8 +36,14 @@ PACK  = awk 'function ew_proto(n, a, c,   p) { \
         part == 1 && rows && /\/\*.*\*\/ *\\$$/ { c = $$0; sub(/ *\*\/ *\\$$/, "", c); sub(/.*\/\* /, "", c); \
             if (open) { ew_proto(name, arity, c); open = 0 } else if (c !~ /^\(/) protos = protos "/* " c " */\n" } \
         part == 1 { next } \
+        FNR == 1 || /^\/\* GR_KERNEL(_END| [A-Za-z_0-9]+) \*\/$$/ { kflush() } \
         FNR == 1 && part > 2 { print ""; print "/* ==== " FILENAME ": generated region; edit " FILENAME ", then run make gradient.h ==== */" } \
         /^\/\* GR_ELEMWISE_OPS: / { print; printf "%s", protos; next } \
+        /^\/\* GR_KERNEL [A-Za-z_0-9]+ \*\/$$/ { print; kname = $$3; next } \
+        /^\/\* GR_KERNEL_END \*\/$$/ { print; next } \
+        /^\/\* GR_KERNEL_TABLE \*\/$$/ { print "static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {"; \
+            for (i = 1; i <= nk; i++) printf "    { \"%s\", gr__kernel_%s },\n", kn[i], kn[i]; print "    { NULL, NULL }\n};"; next } \
+        kname != "" { kl[++nl] = $$0 } \
         { print }' ops/table.h
 
 # the test binary: the runner's main, the op tests by row (tests/ops.c expands the op tables; each

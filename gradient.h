@@ -526,6 +526,25 @@ GR_API void gr_print_dot(FILE *out, int n, gr_var *const *vs);   /* the graph as
 GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f);          /* the compiled function as DOT */
 #endif
 
+/* ==== C code generation ======================================================================== */
+
+typedef struct gr_emit_opts {
+    const char *name;     /* the emitted function's name (a C identifier); NULL: "gr_generated" */
+} gr_emit_opts;
+
+/* Writes one self-contained C99 translation unit computing f for inputs of exactly the dtypes and
+   shapes of example[0..n_in) (nothing else is read from them): `#define NAME_WORK_BYTES <n>` and
+   `int NAME(const void *const *inputs, void *const *outputs, void *work);` (row-major data of the
+   dtypes and shapes its opening comment lists; work: NAME_WORK_BYTES bytes aligned for double),
+   returning 0 or a gr_status (GR_ERR_RUNTIME at run time). The file includes only <math.h>,
+   <stdint.h> and <string.h> and allocates nothing; shared variables become static arrays that f's
+   updates change in place. GR_ERR_TYPE / GR_ERR_SHAPE: an example against an input's dtype, ndim
+   or static shape; GR_ERR_VALUE: NULL out or example, a name that is not a C identifier, an op
+   that cannot be emitted (a user's op; gr_fn_message names it). Left out with GR_NO_STDIO. */
+#ifndef GR_NO_STDIO
+GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts);
+#endif
+
 /* ==== defining an op =========================================================================
    Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
    build their results with ordinary ops, so gradients of gradients work. */
@@ -988,6 +1007,46 @@ struct gr_graph {
     void         *log_user;
 };
 
+/* ---- C code generation: what an op's emit rule may call (src/emit.c) ------------------------
+
+   gr_fn_emit_c writes a compiled function as C. A structural row's rule gr__<Name>_emit (in its
+   family file, named by the table through struct gr__builtin's emit) writes the C of one node:
+   in / out are the node's arrays as gr_call hands them to perform (dtype, ndim, shape) but their
+   data pointers are meaningless; memory is named only through gr__em_in / _out / _scratch, C
+   expressions valid until 16 more of them are asked. Elementwise rows need no rule: their
+   float_expr / int_expr are the C. A rule that cannot emit its node fails with gr__em_fail. */
+typedef struct gr__em gr__em;        /* one gr_fn_emit_c at work */
+typedef gr_status (*gr__emit_fn)(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out);
+static const char *gr__em_in(gr__em *e, int i) GR__UNUSED;      /* a `const T *` to input i's data */
+static const char *gr__em_out(gr__em *e, int j) GR__UNUSED;     /* a `T *` to output j's data */
+static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's scratch (GR_SCRATCH_OPS), a `void *` */
+static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
+static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
+static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
+/* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
+   how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
+   (broadcast, right-aligned: 0 where a has size 1), gr__em_index the flat index they make there */
+static int gr__em_open(gr__em *e, int nd, const int64_t *shape) GR__UNUSED;
+static void gr__em_close(gr__em *e, int n) GR__UNUSED;
+static void gr__em_strides(const gr_array *out, const gr_array *a, int64_t *st) GR__UNUSED;
+static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const int64_t *st) GR__UNUSED;
+/* C text: element i of data of dtype dt as a constant (bit for bit); x (C of dtype st) converted to
+   dt as gr__convert does (i64_f32_direct: int64 to float32 without double, as Cast does); the C of
+   elementwise row `row` over scalars a, b, c of dtype dt (its helpers written as kernels) */
+static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) GR__UNUSED;
+static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
+static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
+/* the rule of a row not emitted yet (one line in its family file) */
+#define GR__EMIT_NOT_YET(Name) \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
+        (void)in; (void)out; return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is not emitted yet", node->op->name); }
+#ifndef GR_NO_STDIO
+#define GR__EMIT_RULE(Name) gr__##Name##_emit
+#else                                /* no gr_fn_emit_c: the rules are left out */
+#define GR__EMIT_RULE(Name) NULL
+#endif
+
 /* ---- the built-in ops' own fields --------------------------------------------------------------- */
 
 /* what the core knows of a built-in op besides its public rules; users' ops have none (NULL) */
@@ -999,6 +1058,8 @@ struct gr__builtin {
     gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
           /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
              NULL: the op is applied row by row */
+    gr__emit_fn emit;                         /* its C for gr_fn_emit_c (structural rows; NULL for
+                                                 elementwise rows, whose expressions are their C) */
 };
 
 /* op flags */
@@ -1031,6 +1092,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
 static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
@@ -1043,7 +1105,8 @@ static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
     static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
-    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out); \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
 
@@ -1068,7 +1131,7 @@ enum gr__struct_code {
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch }; \
+        gr__##batch##_batch, GR__EMIT_RULE(Name) }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
@@ -1151,7 +1214,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch }; \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch, NULL }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
         gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
@@ -1340,12 +1403,23 @@ static double gr__load(int dt, const void *p, int64_t i) {
     }
 }
 
+/* GR_KERNEL gr__to_i64 */
 static int64_t gr__to_i64(double v) {   /* truncates toward zero; NaN and out-of-range saturate */
     if (v != v) return 0;
     if (v >= 9223372036854775807.0) return INT64_MAX;
     if (v <= -9223372036854775808.0) return INT64_MIN;
     return (int64_t)v;
 }
+static const char *const gr__kernel_gr__to_i64[] GR__UNUSED = {
+    "static int64_t gr__to_i64(double v) {   /* truncates toward zero; NaN and out-of-range saturate */\n",
+    "    if (v != v) return 0;\n",
+    "    if (v >= 9223372036854775807.0) return INT64_MAX;\n",
+    "    if (v <= -9223372036854775808.0) return INT64_MIN;\n",
+    "    return (int64_t)v;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 static void gr__store(int dt, void *p, int64_t i, double v) {
     switch (dt) {
@@ -2332,18 +2406,47 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
 
 /* ---- scalar helpers used by the table's expressions ---------------------------------------- */
 
+/* GR_KERNEL gr__sign */
 static double gr__sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }
+static const char *const gr__kernel_gr__sign[] GR__UNUSED = {
+    "static double gr__sign(double a) { return a > 0 ? 1.0 : a < 0 ? -1.0 : a; }\n",
+    NULL
+};
+/* GR_KERNEL gr__signf */
 static float gr__signf(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }
+static const char *const gr__kernel_gr__signf[] GR__UNUSED = {
+    "static float gr__signf(float a) { return a > 0 ? 1.0f : a < 0 ? -1.0f : a; }\n",
+    NULL
+};
+/* GR_KERNEL gr__mod */
 static double gr__mod(double a, double b) {
     double r = fmod(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+static const char *const gr__kernel_gr__mod[] GR__UNUSED = {
+    "static double gr__mod(double a, double b) {\n",
+    "    double r = fmod(a, b);\n",
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n",
+    "    return r;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__modf */
 static float gr__modf(float a, float b) {
     float r = fmodf(a, b);
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+static const char *const gr__kernel_gr__modf[] GR__UNUSED = {
+    "static float gr__modf(float a, float b) {\n",
+    "    float r = fmodf(a, b);\n",
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n",
+    "    return r;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__imod */
 static int64_t gr__imod(int64_t a, int64_t b) {
     int64_t r;
     if (b == 0) return 0;
@@ -2352,6 +2455,18 @@ static int64_t gr__imod(int64_t a, int64_t b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
 }
+static const char *const gr__kernel_gr__imod[] GR__UNUSED = {
+    "static int64_t gr__imod(int64_t a, int64_t b) {\n",
+    "    int64_t r;\n",
+    "    if (b == 0) return 0;\n",
+    "    if (b == -1) return 0;                          /* INT64_MIN % -1 overflows */\n",
+    "    r = a % b;\n",
+    "    if (r != 0 && ((r < 0) != (b < 0))) r += b;\n",
+    "    return r;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__ipow */
 static int64_t gr__ipow(int64_t a, int64_t b) {   /* wraps on overflow like NumPy; b < 0 gives 0 unless |a| = 1 */
     uint64_t result = 1, base = (uint64_t)a;
     if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
@@ -2362,26 +2477,108 @@ static int64_t gr__ipow(int64_t a, int64_t b) {   /* wraps on overflow like NumP
     }
     return (int64_t)result;
 }
+static const char *const gr__kernel_gr__ipow[] GR__UNUSED = {
+    "static int64_t gr__ipow(int64_t a, int64_t b) {   /* wraps on overflow like NumPy; b < 0 gives 0 unless |a| = 1 */\n",
+    "    uint64_t result = 1, base = (uint64_t)a;\n",
+    "    if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;\n",
+    "    while (b) {\n",
+    "        if (b & 1) result *= base;\n",
+    "        base *= base;\n",
+    "        b >>= 1;\n",
+    "    }\n",
+    "    return (int64_t)result;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__max */
 static double gr__max(double a, double b) { return (a != a || a > b) ? a : b; }   /* NaN propagates */
+static const char *const gr__kernel_gr__max[] GR__UNUSED = {
+    "static double gr__max(double a, double b) { return (a != a || a > b) ? a : b; }   /* NaN propagates */\n",
+    NULL
+};
+/* GR_KERNEL gr__maxf */
 static float gr__maxf(float a, float b) { return (a != a || a > b) ? a : b; }
+static const char *const gr__kernel_gr__maxf[] GR__UNUSED = {
+    "static float gr__maxf(float a, float b) { return (a != a || a > b) ? a : b; }\n",
+    NULL
+};
+/* GR_KERNEL gr__min */
 static double gr__min(double a, double b) { return (a != a || a < b) ? a : b; }
+static const char *const gr__kernel_gr__min[] GR__UNUSED = {
+    "static double gr__min(double a, double b) { return (a != a || a < b) ? a : b; }\n",
+    NULL
+};
+/* GR_KERNEL gr__minf */
 static float gr__minf(float a, float b) { return (a != a || a < b) ? a : b; }
+static const char *const gr__kernel_gr__minf[] GR__UNUSED = {
+    "static float gr__minf(float a, float b) { return (a != a || a < b) ? a : b; }\n",
+    NULL
+};
+/* GR_KERNEL gr__clip */
 static double gr__clip(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
+static const char *const gr__kernel_gr__clip[] GR__UNUSED = {
+    "static double gr__clip(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__clipf */
 static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
+static const char *const gr__kernel_gr__clipf[] GR__UNUSED = {
+    "static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__sigmoid */
 static double gr__sigmoid(double x) {
     if (x >= 0) return 1.0 / (1.0 + exp(-x));
     { double e = exp(x); return e / (1.0 + e); }
 }
+static const char *const gr__kernel_gr__sigmoid[] GR__UNUSED = {
+    "static double gr__sigmoid(double x) {\n",
+    "    if (x >= 0) return 1.0 / (1.0 + exp(-x));\n",
+    "    { double e = exp(x); return e / (1.0 + e); }\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__sigmoidf */
 static float gr__sigmoidf(float x) {
     if (x >= 0) return 1.0f / (1.0f + expf(-x));
     { float e = expf(x); return e / (1.0f + e); }
 }
+static const char *const gr__kernel_gr__sigmoidf[] GR__UNUSED = {
+    "static float gr__sigmoidf(float x) {\n",
+    "    if (x >= 0) return 1.0f / (1.0f + expf(-x));\n",
+    "    { float e = expf(x); return e / (1.0f + e); }\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__tanh */
 /* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],
    tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */
 static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
+static const char *const gr__kernel_gr__tanh[] GR__UNUSED = {
+    "/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],\n",
+    "   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */\n",
+    "static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__tanhf */
 static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
+static const char *const gr__kernel_gr__tanhf[] GR__UNUSED = {
+    "static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__softplus */
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+static const char *const gr__kernel_gr__softplus[] GR__UNUSED = {
+    "static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }\n",
+    NULL
+};
+/* GR_KERNEL gr__softplusf */
 static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
+static const char *const gr__kernel_gr__softplusf[] GR__UNUSED = {
+    "static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 /* integer results computed in uint64_t wrap around instead of overflowing (undefined in int64_t) */
 #define GR__WRAP(e) ((GR_T)(e))
@@ -3164,6 +3361,10 @@ static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *
     r = gr__rw_times(rw, in[0]->dtype, -c, x);
     return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Cast)
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
@@ -3979,6 +4180,20 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Sum)
+GR__EMIT_NOT_YET(Mean)
+GR__EMIT_NOT_YET(Prod)
+GR__EMIT_NOT_YET(Max)
+GR__EMIT_NOT_YET(Min)
+GR__EMIT_NOT_YET(ArgMax)
+GR__EMIT_NOT_YET(LogSumExp)
+GR__EMIT_NOT_YET(CumSum)
+GR__EMIT_NOT_YET(CumProd)
+GR__EMIT_NOT_YET(Diff)
+GR__EMIT_NOT_YET(LinScan)
 
 /* ==== ops/shape.c: generated region; edit ops/shape.c, then run make gradient.h ==== */
 /* ops/shape.c: DimShuffle (and transpose), Reshape, BroadcastLike, ReduceLike, ReshapeLike,
@@ -5426,6 +5641,20 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(DimShuffle)
+GR__EMIT_NOT_YET(Reshape)
+GR__EMIT_NOT_YET(BroadcastLike)
+GR__EMIT_NOT_YET(ReduceLike)
+GR__EMIT_NOT_YET(ReshapeLike)
+GR__EMIT_NOT_YET(SizeRatio)
+GR__EMIT_NOT_YET(Join)
+GR__EMIT_NOT_YET(Split)
+GR__EMIT_NOT_YET(BroadcastTo)
+GR__EMIT_NOT_YET(Tile)
+GR__EMIT_NOT_YET(Untile)
+
 /* ==== ops/gemm.c: generated region; edit ops/gemm.c, then run make gradient.h ==== */
 /* ops/gemm.c: the matrix products the contractions (ops/dot.c) run on, and the one place that
    calls CBLAS.
@@ -6328,6 +6557,12 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Dot)
+GR__EMIT_NOT_YET(TensorDot)
+GR__EMIT_NOT_YET(MatMul)
+
 /* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
 /* ops/linalg.c: the LAPACK-free linear algebra: LU factorisation, inverse, det, logdet, adjugate,
    solve, Cholesky, and Trace and TriScale, which their derivatives use.
@@ -7121,6 +7356,18 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(LUFactor)
+GR__EMIT_NOT_YET(MatrixInverse)
+GR__EMIT_NOT_YET(Det)
+GR__EMIT_NOT_YET(Adjugate)
+GR__EMIT_NOT_YET(LogDet)
+GR__EMIT_NOT_YET(Solve)
+GR__EMIT_NOT_YET(Cholesky)
+GR__EMIT_NOT_YET(Trace)
+GR__EMIT_NOT_YET(TriScale)
+
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
    (the losses, at the end of the file).
@@ -7446,6 +7693,13 @@ static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var *
     return GR_OK;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Softmax)
+GR__EMIT_NOT_YET(LogSoftmax)
+GR__EMIT_NOT_YET(CrossEntropy)
+GR__EMIT_NOT_YET(OneHot)
+
 /* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */
 /* ops/gradops.c: identities in the forward pass that change only the gradient (Aesara's
    zero_grad, disconnected_grad, grad_clip, ...). gr_function removes them: they compute nothing.
@@ -7560,6 +7814,24 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
     orop[0] = NULL;
     return GR_OK;
 }
+
+/* ---- C code generation (gr_fn_emit_c): a copy (a compiled function removes these nodes, or plans
+   them as views of their input) ----------------------------------------------------------------- */
+
+static gr_status gr__identity_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out) {
+    if (out[0]->size > 0)
+        gr__em_line(e, "memmove(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+#define GR__IDENTITY_EMIT(Name) \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
+        (void)node; return gr__identity_emit(e, in, out); }
+GR__IDENTITY_EMIT(ZeroGrad)
+GR__IDENTITY_EMIT(DisconnectedGrad)
+GR__IDENTITY_EMIT(ConsiderConstant)
+GR__IDENTITY_EMIT(GradClip)
+GR__IDENTITY_EMIT(GradScale)
+GR__IDENTITY_EMIT(UndefinedGrad)
 
 /* ==== ops/index.c: generated region; edit ops/index.c, then run make gradient.h ==== */
 /* ops/index.c: Slice, Index, Take and their updates (gr_set_subtensor / gr_inc_subtensor).
@@ -8136,6 +8408,14 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Slice)
+GR__EMIT_NOT_YET(Index)
+GR__EMIT_NOT_YET(Take)
+GR__EMIT_NOT_YET(ViewUpdate)
+GR__EMIT_NOT_YET(TakeUpdate)
 
 /* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
 /* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
@@ -8772,6 +9052,13 @@ static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const un
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(EyeLike)
+GR__EMIT_NOT_YET(Unflatten)
+GR__EMIT_NOT_YET(Batched)
+GR__EMIT_NOT_YET(Banded)
 
 /* ==== ops/scan.c: generated region; edit ops/scan.c, then run make gradient.h ==== */
 /* ops/scan.c: loops (gr_scan, after aesara.scan).
@@ -11149,6 +11436,13 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     return st;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Scan)
+GR__EMIT_NOT_YET(Rows)
+GR__EMIT_NOT_YET(ScanPlace)
+GR__EMIT_NOT_YET(ScanGather)
+
 /* ==== ops/ifelse.c: generated region; edit ops/ifelse.c, then run make gradient.h ==== */
 /* ops/ifelse.c: lazy conditionals (gr_ifelse, after aesara.ifelse).
 
@@ -11311,6 +11605,10 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
     return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
 }
 
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(IfElse)
+
 /* ==== ops/graphop.c: generated region; edit ops/graphop.c, then run make gradient.h ==== */
 /* ops/graphop.c: ops made of graphs (gr_op_from_graph, after Aesara's OpFromGraph).
 
@@ -11375,7 +11673,8 @@ static gr__gop_rt *gr__grt(const gr_node *node) { return ((const gr__gop_params 
 /* the variant of the row whose shapes are known only by running (an inner loop): the row's rules
    and code, with DYNSHAPE */
 static const struct gr__builtin gr__builtin_OpFromGraphDyn = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP_RUNTIME | GR__OPF_DYNSHAPE,
-                                                                gr__none_alias, gr__OpFromGraph_batch };
+                                                                gr__none_alias, gr__OpFromGraph_batch,
+                                                                GR__EMIT_RULE(OpFromGraph) };
 static const gr_op_def gr__op_OpFromGraphDyn = { "OpFromGraph", -1, -1, gr__OpFromGraph_infer, gr__OpFromGraph_shape, NULL,
                                                  gr__OpFromGraph_perform, gr__OpFromGraph_grad, gr__OpFromGraph_rop,
                                                  &gr__builtin_OpFromGraphDyn };
@@ -11384,7 +11683,7 @@ static gr_status gr__gop_handle_perform(const gr_node *node, const gr_array *con
     (void)in; (void)out;
     return gr_node_error(node, GR_ERR_VALUE, "an op made of a graph runs as an OpFromGraph node");
 }
-static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch };
+static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch, NULL };
 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs);
 static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
@@ -12179,6 +12478,10 @@ done:
     GR_FREE(isb);
     return st;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(OpFromGraph)
 
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
@@ -15709,13 +16012,14 @@ static void gr__plan_reset(gr_fn *f, gr__planner *pl) {
 
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
-   it, and a new slot takes the smallest free buffer that fits. */
-static gr_status gr__fn_plan(gr_fn *f) {
+   it, and a new slot takes the smallest free buffer that fits. The walk alone allocates nothing:
+   *n_bufs buffers of f->plan_caps bytes, and the largest scratch a step needs, returned
+   (gr_fn_emit_c lays them out in its work buffer); gr__fn_plan makes them real. */
+static size_t gr__fn_plan_walk(gr_fn *f, int32_t *n_bufs) {
     gr__planner pl;
     int64_t k;
     size_t need = 0;
     int j;
-    f->planned = 0;
     gr__plan_reset(f, &pl);
     for (k = 0; k < f->n_steps; k++) {
         size_t w = gr__step_scratch(f, k);
@@ -15723,7 +16027,15 @@ static gr_status gr__fn_plan(gr_fn *f) {
         for (j = 0; j < f->steps[k]->n_out; j++) gr__plan_output(f, &pl, k, j);
         gr__plan_release(f, &pl, k);
     }
-    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
+    *n_bufs = pl.n_bufs;
+    return need;
+}
+static gr_status gr__fn_plan(gr_fn *f) {
+    int32_t n_bufs;
+    size_t need;
+    f->planned = 0;
+    need = gr__fn_plan_walk(f, &n_bufs);
+    if (!gr__plan_buffers(f, n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
     return GR_OK;
 }
@@ -17024,6 +17336,659 @@ static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *
     (void)p; (void)what; (void)n_in; (void)in; (void)n_out; (void)out; (void)note;
 }
 #endif
+
+/* ==== src/emit.c: generated region; edit src/emit.c, then run make gradient.h ==== */
+/* src/emit.c: gr_fn_emit_c, a compiled function written as one C99 translation unit.
+
+   The file is the function gr_call runs, specialised to the example's shapes: its steps in order,
+   each as its rule writes it (elementwise rows and fused groups from the table's expressions,
+   structural rows through gr__<Name>_emit in their family files), its memory plan as offsets into
+   one work buffer. Nothing runs and no example data is read: the shapes come from the shape rules,
+   the plan from the planner (src/call.c). The text is built in memory and written only when every
+   step emitted, so a failure writes nothing.
+
+   Kernels: code the emitted file needs as functions (the scalar helpers of the elementwise rows,
+   conversions) is one source with the library: a region of a family file opened by a line
+   `/ * GR_KERNEL name * /` (no spaces inside the comment marks) and closed by the next such line
+   or by `/ * GR_KERNEL_END * /`. make gradient.h keeps the code and adds after the region
+   `static const char *const gr__kernel_<name>[]`, its lines as strings, and at the line
+   GR_KERNEL_TABLE below the table of every kernel by name, which gr__em_kernel reads. */
+
+/* a growing text; on running out of memory it keeps what it had and says so */
+typedef struct gr__etext { char *p; size_t n, cap; int nomem; } gr__etext;
+
+static void gr__etext_vadd(gr__etext *t, const char *fmt, va_list ap) {
+    va_list ap2;
+    int len;
+    if (t->nomem) return;
+    va_copy(ap2, ap);
+    len = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (len < 0) return;
+    if (t->n + (size_t)len + 1 > t->cap) {
+        size_t cap = t->cap ? t->cap : 1024;
+        char *p;
+        while (cap < t->n + (size_t)len + 1) cap *= 2;
+        p = (char *)GR_REALLOC(t->p, cap);
+        if (!p) { t->nomem = 1; return; }
+        t->p = p;
+        t->cap = cap;
+    }
+    vsnprintf(t->p + t->n, (size_t)len + 1, fmt, ap);
+    t->n += (size_t)len;
+}
+static void gr__etext_add(gr__etext *t, const char *fmt, ...) GR__PRINTF(2, 3);
+static void gr__etext_add(gr__etext *t, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    gr__etext_vadd(t, fmt, ap);
+    va_end(ap);
+}
+
+/* the kernels by name (generated by make gradient.h from the GR_KERNEL regions) */
+typedef struct gr__kernel_text { const char *name; const char *const *lines; } gr__kernel_text;
+static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
+    { "gr__to_i64", gr__kernel_gr__to_i64 },
+    { "gr__sign", gr__kernel_gr__sign },
+    { "gr__signf", gr__kernel_gr__signf },
+    { "gr__mod", gr__kernel_gr__mod },
+    { "gr__modf", gr__kernel_gr__modf },
+    { "gr__imod", gr__kernel_gr__imod },
+    { "gr__ipow", gr__kernel_gr__ipow },
+    { "gr__max", gr__kernel_gr__max },
+    { "gr__maxf", gr__kernel_gr__maxf },
+    { "gr__min", gr__kernel_gr__min },
+    { "gr__minf", gr__kernel_gr__minf },
+    { "gr__clip", gr__kernel_gr__clip },
+    { "gr__clipf", gr__kernel_gr__clipf },
+    { "gr__sigmoid", gr__kernel_gr__sigmoid },
+    { "gr__sigmoidf", gr__kernel_gr__sigmoidf },
+    { "gr__tanh", gr__kernel_gr__tanh },
+    { "gr__tanhf", gr__kernel_gr__tanhf },
+    { "gr__softplus", gr__kernel_gr__softplus },
+    { "gr__softplusf", gr__kernel_gr__softplusf },
+    { NULL, NULL }
+};
+
+#define GR__EM_IDCHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+#define GR__EM_RING 16                   /* expressions handed out before their room is reused */
+#define GR__EM_EXPR 192
+
+struct gr__em {
+    gr_fn *f;
+    const char *name;                    /* NAME: the function's, a prefix of the file's statics */
+    gr_status status;                    /* the first failure */
+    gr__etext body, kern;                /* NAME's body; the kernels, written before it */
+    const char **kernels_done;           /* names of the kernels written (kept in kern) */
+    int n_kernels, cap_kernels;
+    size_t *buf_off;                     /* by plan buffer: its byte offset in work */
+    size_t *stage_off;                   /* by update: where its value is staged (a shared variable's) */
+    size_t scratch_off, work_bytes;
+    uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
+    const gr__storage **stores;          /* the shared variables read or updated: static arrays */
+    int n_stores;
+    int64_t k;                           /* the step at work */
+    int indent;
+    char ring[GR__EM_RING][GR__EM_EXPR];
+    int ring_at;
+};
+
+static char *gr__em_room(gr__em *e) {
+    char *r = e->ring[e->ring_at];
+    e->ring_at = (e->ring_at + 1) % GR__EM_RING;
+    return r;
+}
+
+static const char *gr__em_ctype(int dtype) {
+    switch (dtype) {
+    case GR_F64: return "double";
+    case GR_F32: return "float";
+    case GR_I64: return "int64_t";
+    default: return "uint8_t";
+    }
+}
+
+static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
+    va_list ap;
+    if (e->status != GR_OK) return e->status;        /* the first failure is the one reported */
+    va_start(ap, fmt);
+    vsnprintf(e->f->message, sizeof e->f->message, fmt, ap);
+    va_end(ap);
+    e->status = code;
+    return code;
+}
+
+/* a line of NAME's body, indented: a line ending in { opens a block, one starting with } closes it */
+static void gr__em_line(gr__em *e, const char *fmt, ...) {
+    size_t at = e->body.n, len, pad;
+    va_list ap;
+    va_start(ap, fmt);
+    gr__etext_vadd(&e->body, fmt, ap);
+    va_end(ap);
+    if (e->body.nomem) return;
+    len = e->body.n - at;
+    if (len && e->body.p[at] == '}' && e->indent > 0) e->indent--;
+    pad = 4 * (size_t)e->indent;
+    gr__etext_add(&e->body, "%*s\n", (int)pad, "");
+    if (e->body.nomem) return;
+    memmove(e->body.p + at + pad, e->body.p + at, len);
+    memset(e->body.p + at, ' ', pad);
+    e->body.p[at + pad + len] = '\n';
+    if (len && e->body.p[at + pad + len - 1] == '{') e->indent++;
+}
+
+static int gr__em_kernel(gr__em *e, const char *name) {
+    const gr__kernel_text *kt;
+    int i;
+    for (i = 0; i < e->n_kernels; i++) if (!strcmp(e->kernels_done[i], name)) return 1;
+    for (kt = gr__kernel_texts; kt->name && strcmp(kt->name, name); kt++) {}
+    if (!kt->name) return 0;
+    if (e->n_kernels == e->cap_kernels) {
+        int cap = e->cap_kernels ? 2 * e->cap_kernels : 16;
+        const char **p = (const char **)GR_REALLOC((void *)e->kernels_done, sizeof(const char *) * (size_t)cap);
+        if (!p) { e->kern.nomem = 1; return 1; }
+        e->kernels_done = p;
+        e->cap_kernels = cap;
+    }
+    e->kernels_done[e->n_kernels++] = kt->name;
+    for (i = 0; kt->lines[i]; i++) gr__etext_add(&e->kern, "%s", kt->lines[i]);
+    gr__etext_add(&e->kern, "\n");
+    return 1;
+}
+
+/* ---- memory: where a slot's data is, as C --------------------------------------------------- */
+
+/* the index of shared storage st among the file's static arrays (named NAME_s<index>) */
+static int gr__em_store(const gr__em *e, const gr__storage *st) {
+    int i;
+    for (i = 0; i < e->n_stores; i++) if (e->stores[i] == st) return i;
+    return -1;
+}
+
+/* slot s's data as a C pointer expression (`const T *`, or `T *` when writable) */
+static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
+    const gr_fn *f = e->f;
+    const char *T = gr__em_ctype(f->slots[s].arr.dtype), *cq = writable ? "" : "const ";
+    char *x = gr__em_room(e), base[96];
+    int64_t off = 0;
+    int32_t r = s;
+    int i;
+    while (f->slots[r].view_of >= 0) { off += f->slots[r].view_off; r = f->slots[r].view_of; }
+    e->used[r] = 1;
+    switch (f->slots[r].kind) {
+    case GR__SK_INPUT:
+        for (i = 0; i < f->n_in && f->in_slot[i] != r; i++) {}
+        snprintf(base, sizeof base, "inputs[%d]", i);
+        break;
+    case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
+    case GR__SK_SHARED: snprintf(base, sizeof base, "%s_s%d", e->name, gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var))); break;
+    default:
+        snprintf(base, sizeof base, "work");
+        off += f->slots[r].buf >= 0 ? (int64_t)e->buf_off[f->slots[r].buf] : 0;
+    }
+    if (off == 0 && f->slots[r].kind != GR__SK_COMPUTED) snprintf(x, GR__EM_EXPR, "((%s%s *)%s)", cq, T, base);
+    else snprintf(x, GR__EM_EXPR, "((%s%s *)((%schar *)%s + %lld))", cq, T, cq, base, (long long)off);
+    return x;
+}
+
+static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->step_io_at[e->k]; }
+static const char *gr__em_in(gr__em *e, int i) { return gr__em_slot(e, gr__em_io(e)[i], 0); }
+static const char *gr__em_out(gr__em *e, int j) { return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1); }
+static const char *gr__em_scratch(gr__em *e) {
+    char *x = gr__em_room(e);
+    snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
+    return x;
+}
+
+/* element i of data (of dtype dt) as a C constant, bit for bit (NaN's payload aside) */
+static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) {
+    char *x = gr__em_room(e);
+    double v = dt == GR_F32 ? (double)((const float *)data)[i] : dt == GR_F64 ? ((const double *)data)[i] : 0;
+    const char *suf = dt == GR_F32 ? "f" : "";
+    if (dt == GR_I64) {
+        int64_t n = ((const int64_t *)data)[i];
+        if (n == INT64_MIN) snprintf(x, GR__EM_EXPR, "(-INT64_C(9223372036854775807) - 1)");
+        else snprintf(x, GR__EM_EXPR, "INT64_C(%lld)", (long long)n);
+    } else if (dt == GR_BOOL) snprintf(x, GR__EM_EXPR, "%u", (unsigned)((const uint8_t *)data)[i]);
+    else if (v != v) snprintf(x, GR__EM_EXPR, "%sNAN", dt == GR_F32 ? "" : "(double)");
+    else if (v - v != 0) snprintf(x, GR__EM_EXPR, "%s%sINFINITY", v < 0 ? "-" : "", dt == GR_F32 ? "" : "(double)");
+    else snprintf(x, GR__EM_EXPR, "%a%s", v, suf);
+    return x;
+}
+
+/* ---- loops over an array's elements ------------------------------------------------------------ */
+
+/* the element strides of a (broadcast, right-aligned) over the axes of out: 0 where a has size 1 */
+static void gr__em_strides(const gr_array *out, const gr_array *a, int64_t *st) {
+    int d, off = out->ndim - a->ndim, q;
+    for (d = 0; d < out->ndim; d++) {
+        int ad = d - off;
+        st[d] = 0;
+        if (ad < 0 || a->shape[ad] == 1) continue;
+        st[d] = 1;
+        for (q = ad + 1; q < a->ndim; q++) st[d] *= a->shape[q];
+    }
+}
+/* the flat index of an operand of strides st in the loops gr__em_open opened over shape */
+static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const int64_t *st) {
+    char *x = gr__em_room(e);
+    size_t n = 0;
+    int d;
+    x[0] = 0;
+    for (d = 0; d < nd; d++) {
+        if (shape[d] == 1 || st[d] == 0) continue;
+        if (st[d] == 1) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d", n ? " + " : "", d);
+        else n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d * %lld", n ? " + " : "", d, (long long)st[d]);
+        if (n >= GR__EM_EXPR) n = GR__EM_EXPR - 1;
+    }
+    if (!n) snprintf(x, GR__EM_EXPR, "0");
+    return x;
+}
+/* one loop per axis of shape longer than 1 (counters i<axis>); returns how many it opened */
+static int gr__em_open(gr__em *e, int nd, const int64_t *shape) {
+    int d, n = 0;
+    for (d = 0; d < nd; d++) {
+        if (shape[d] == 1) continue;
+        gr__em_line(e, "for (size_t i%d = 0; i%d < %lld; i%d++) {", d, d, (long long)shape[d], d);
+        n++;
+    }
+    return n;
+}
+static void gr__em_close(gr__em *e, int n) {
+    while (n-- > 0) gr__em_line(e, "}");
+}
+
+/* ---- elementwise rows: the table's expressions as C ------------------------------------------ */
+
+static const char *const gr__em_fexpr[GR__EW_COUNT + 1] = {
+#define GR__EM_FEXPR(name, arity, cls, fexpr, iexpr, d0, d1, d2) #fexpr,
+    GR_ELEMWISE_OPS(GR__EM_FEXPR)
+#undef GR__EM_FEXPR
+    NULL
+};
+static const char *const gr__em_iexpr[GR__EW_COUNT + 1] = {
+#define GR__EM_IEXPR(name, arity, cls, fexpr, iexpr, d0, d1, d2) #iexpr,
+    GR_ELEMWISE_OPS(GR__EM_IEXPR)
+#undef GR__EM_IEXPR
+    NULL
+};
+
+/* row's expression for operands of dtype dt as C: GR_M(f) becomes f (or ff for float32), GR_T
+   the element type, GR__WRAP a cast to it; every helper it calls (gr__...) is written as a kernel */
+static const char *gr__em_expr(gr__em *e, int row, int dt) {
+    const char *s = gr__is_float(dt) ? gr__em_fexpr[row] : gr__em_iexpr[row], *T = gr__em_ctype(dt);
+    char *x = gr__em_room(e);
+    size_t n = 0;
+    while (*s && n + 32 < GR__EM_EXPR) {
+        if (!strncmp(s, "GR_M(", 5)) {
+            const char *q = strchr(s, ')');
+            size_t len = q ? (size_t)(q - s - 5) : 0;
+            memcpy(x + n, s + 5, len);
+            n += len;
+            if (dt == GR_F32) x[n++] = 'f';
+            s = q ? q + 1 : s + strlen(s);
+        } else if (!strncmp(s, "GR__WRAP", 8)) {
+            n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "(%s)", T);
+            s += 8;
+        } else if (!strncmp(s, "GR_T", 4)) {
+            n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%s", T);
+            s += 4;
+        } else x[n++] = *s++;
+    }
+    x[n] = 0;
+    for (s = strstr(x, "gr__"); s; s = strstr(s + 4, "gr__")) {     /* the helpers it calls */
+        char name[48];
+        size_t len = strspn(s, GR__EM_IDCHARS);
+        if (len >= sizeof name) continue;
+        memcpy(name, s, len);
+        name[len] = 0;
+        if (!gr__em_kernel(e, name)) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s for gr_%s", name, gr__ew_ops[row]->name);
+    }
+    return x;
+}
+
+/* x (C of dtype st) converted to dtype dt as gr__convert does (via_double: as every pair but the
+   direct ones goes, through double; Cast takes int64 to float32 directly) */
+static const char *gr__em_conv(gr__em *e, int dt, int st, const char *xs, int i64_f32_direct) {
+    char *x = gr__em_room(e);
+    if (dt == st) snprintf(x, GR__EM_EXPR, "%s", xs);
+    else if (dt == GR_I64 && st == GR_BOOL) snprintf(x, GR__EM_EXPR, "(int64_t)%s", xs);
+    else if (dt == GR_BOOL && st == GR_I64) snprintf(x, GR__EM_EXPR, "(uint8_t)(%s != 0)", xs);
+    else if (dt == GR_F32 && st == GR_I64 && i64_f32_direct) snprintf(x, GR__EM_EXPR, "(float)%s", xs);
+    else if (dt == GR_F32) snprintf(x, GR__EM_EXPR, "(float)(double)%s", xs);
+    else if (dt == GR_F64) snprintf(x, GR__EM_EXPR, "(double)%s", xs);
+    else if (dt == GR_I64) {
+        if (!gr__em_kernel(e, "gr__to_i64")) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel gr__to_i64");
+        snprintf(x, GR__EM_EXPR, "gr__to_i64((double)%s)", xs);
+    } else snprintf(x, GR__EM_EXPR, "(uint8_t)((double)%s != 0)", xs);
+    return x;
+}
+
+/* an elementwise node: one loop over the output, each element the row's expression */
+static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    static const char *const names[3] = { "a", "b", "c" };
+    int row = gr__code_of(node->op), dt = in[node->n_in - 1]->dtype, i, n;
+    const char *T = gr__em_ctype(dt), *TO = gr__em_ctype(out[0]->dtype);
+    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
+    char expr[GR__EM_EXPR];
+    strcpy(expr, gr__em_expr(e, row, dt));
+    gr__em_line(e, "{");
+    for (i = 0; i < node->n_in; i++) gr__em_line(e, "const %s *x%d = %s;", T, i, gr__em_in(e, i));
+    gr__em_line(e, "%s *y = %s;", TO, gr__em_out(e, 0));
+    gr__em_strides(out[0], out[0], ost);
+    n = gr__em_open(e, out[0]->ndim, out[0]->shape);
+    for (i = 0; i < node->n_in; i++) {
+        gr__em_strides(out[0], in[i], st);
+        gr__em_line(e, "const %s %s = x%d[%s];", T, names[i], i, gr__em_index(e, out[0]->ndim, out[0]->shape, st));
+    }
+    gr__em_line(e, "y[%s] = (%s)(%s);", gr__em_index(e, out[0]->ndim, out[0]->shape, ost), TO, expr);
+    gr__em_close(e, n);
+    gr__em_line(e, "}");
+    return e->status;
+}
+
+/* ---- Fused: one loop over the group's shape, its program in locals ---------------------------- */
+
+/* reference ref of program p read as dtype dt by instruction k: an external input's element, an
+   immediate, or the local an earlier instruction wrote */
+static const char *gr__em_fref(gr__em *e, const gr__fprog *p, const int32_t *writer, int32_t ref, int dt) {
+    char *x;
+    if (ref >= p->n_ext && ref < p->n_ext + p->n_imm) return gr__em_value(e, dt, &p->imm[ref - p->n_ext], 0);
+    x = gr__em_room(e);
+    if (ref < p->n_ext) snprintf(x, GR__EM_EXPR, "e%ld", (long)ref);
+    else snprintf(x, GR__EM_EXPR, "%c%ld", writer[ref] & 1 ? 'u' : 't', (long)(writer[ref] >> 1));
+    return x;
+}
+
+/* instruction k of p: its result(s) in t<k> (and u<k>) */
+static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer) {
+    const gr__fop *op = &p->ops[k];
+    const char *T = gr__em_ctype(op->dtype), *TO = gr__em_ctype(op->odtype);
+    const char *a = gr__em_fref(e, p, writer, op->arg[0], op->dtype);
+    if (op->row == GR__FOP_MULADD) {
+        const char *b = gr__em_fref(e, p, writer, op->arg[1], op->dtype), *c = gr__em_fref(e, p, writer, op->arg[2], op->dtype);
+        gr__em_line(e, "%s t%ld;", TO, (long)k);
+        gr__em_line(e, "{ const %s p = %s * %s; t%ld = p + %s; }", T, a, b, (long)k, c);
+    } else if (op->row == GR__FOP_PAIR) {
+        const gr__ew_pair *pr = &gr__ew_pairs[op->arg[1]];
+        char f1[GR__EM_EXPR];
+        strcpy(f1, gr__em_expr(e, pr->first, op->dtype));
+        gr__em_line(e, "%s t%ld, u%ld;", TO, (long)k, (long)k);
+        gr__em_line(e, "{ const %s a = %s; t%ld = (%s)(%s); u%ld = (%s)(%s); }", T, a, (long)k, TO, f1, (long)k, TO,
+                    gr__em_expr(e, pr->second, op->dtype));
+    } else if (op->row >= GR__FOP_COPY) {
+        gr__em_line(e, "const %s t%ld = %s;", TO, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+    } else {
+        static const char *const names[3] = { "a", "b", "c" };
+        char decl[3 * GR__EM_EXPR];
+        size_t n = 0;
+        int i;
+        for (i = 0; i < op->n_args; i++)
+            n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%s = %s", i ? ", " : "", names[i],
+                                  i ? gr__em_fref(e, p, writer, op->arg[i], op->dtype) : a);
+        gr__em_line(e, "%s t%ld;", TO, (long)k);
+        gr__em_line(e, "{ const %s %s; t%ld = (%s)(%s); }", T, decl, (long)k, TO, gr__em_expr(e, op->row, op->dtype));
+    }
+}
+
+static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__fprog *p = gr__fp(node);
+    const gr_array *o0 = out[0];
+    int32_t *writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
+    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
+    int32_t k, r;
+    int n, m, i;
+    if (!writer) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    gr__em_line(e, "{");
+    for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
+    for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+    gr__em_strides(o0, o0, ost);
+    n = gr__em_open(e, o0->ndim, o0->shape);
+    for (i = 0; i < p->n_ext; i++) {
+        gr__em_strides(o0, in[i], st);
+        gr__em_line(e, "const %s e%d = x%d[%s];", gr__em_ctype(in[i]->dtype), i, i, gr__em_index(e, o0->ndim, o0->shape, st));
+    }
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        gr__em_fop(e, p, k, writer);
+        writer[op->out] = 2 * k;
+        if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
+        for (r = 0; r < 2; r++) {
+            int32_t ref = r ? op->out2 : op->out;
+            m = ref - p->n_ext - p->n_imm;
+            if (ref >= 0 && m >= 0 && m < p->n_out)
+                gr__em_line(e, "y%d[%s] = %c%ld;", m, gr__em_index(e, o0->ndim, o0->shape, ost), r ? 'u' : 't', (long)k);
+        }
+    }
+    gr__em_close(e, n);
+    gr__em_line(e, "}");
+    GR_FREE(writer);
+    return e->status;
+}
+
+/* ---- the function ------------------------------------------------------------------------------ */
+
+#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
+                         unreferenced, so that the op files' rules compile either way) */
+
+/* the arguments, before anything is computed */
+static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
+    int i, d;
+    int64_t k;
+    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
+    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
+    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
+        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = example[i];
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+    }
+    for (k = 0; k < f->n_steps; k++)
+        if (!f->steps[k]->op->builtin)
+            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
+    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: loops and conditionals are not emitted yet");
+    return GR_OK;
+}
+
+/* "gr_call: ..." of the shape rules' messages becomes "gr_fn_emit_c: ..." */
+static gr_status gr__em_rename(gr_fn *f, gr_status st) {
+    char tmp[GR__MSG];
+    if (!strncmp(f->message, "gr_call: ", 9)) {
+        snprintf(tmp, sizeof tmp, "gr_fn_emit_c: %s", f->message + 9);
+        memcpy(f->message, tmp, sizeof f->message);
+    }
+    return st;
+}
+
+/* every slot's shape for the example's, the plan, and the work buffer's layout */
+static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+    gr_fn *f = e->f;
+    int32_t n_bufs, b, keep = f->cap_bufs;
+    int changed = 0, i, d;
+    size_t need, at = 0;
+    gr_status st;
+    for (i = 0; i < f->n_in; i++) {
+        gr__slot *sl = &f->slots[f->in_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = example[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    f->planned = 0;
+    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return gr__em_rename(f, st);
+    f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
+    need = gr__fn_plan_walk(f, &n_bufs);
+    f->cap_bufs = keep;
+    e->buf_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(n_bufs + 1));
+    e->stage_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_upd + 1));
+    e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
+    e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
+    e->scratch_off = at;
+    at += (need + 63) & ~(size_t)63;
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        e->stage_off[i] = at;
+        if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
+    }
+    e->work_bytes = at;
+    for (i = 0; i < f->n_slots; i++)
+        if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
+            e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
+    for (i = 0; i < f->n_upd; i++)
+        if (gr__em_store(e, f->upd_store[i]) < 0) e->stores[e->n_stores++] = f->upd_store[i];
+    return GR_OK;
+}
+
+/* every step, as its rule writes it */
+static gr_status gr__em_steps(gr__em *e) {
+    gr_fn *f = e->f;
+    e->indent = 1;
+    for (e->k = 0; e->k < f->n_steps; e->k++) {
+        gr_node *node = f->steps[e->k];
+        const gr_array *const *in = f->io + f->step_io_at[e->k];
+        const gr_array *const *out = in + node->n_in;
+        gr__emit_fn rule = gr__emit_of(node->op);
+        char shape[200];
+        if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
+        gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
+        if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
+        else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
+        else rule(e, node, in, out);
+        if (e->status != GR_OK) return e->status;
+        if (e->body.nomem || e->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
+    return GR_OK;
+}
+
+/* the outputs copied out, then the updates: values living in a shared variable staged first */
+static void gr__em_results(gr__em *e) {
+    gr_fn *f = e->f;
+    int i;
+    gr__em_line(e, "/* outputs */");
+    for (i = 0; i < f->n_out; i++) {
+        const gr__slot *sl = &f->slots[f->out_slot[i]];
+        if (sl->arr.size > 0)
+            gr__em_line(e, "memcpy(outputs[%d], %s, %lu);", i, gr__em_slot(e, f->out_slot[i], 0), (unsigned long)gr__slot_bytes(sl));
+    }
+    if (f->n_upd) gr__em_line(e, "/* updates */");
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        if (sl->arr.size > 0 && f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED)
+            gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", (unsigned long)e->stage_off[i], gr__em_slot(e, f->upd_slot[i], 0),
+                        (unsigned long)gr__slot_bytes(sl));
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        char src[GR__EM_EXPR];
+        if (sl->arr.size == 0) continue;
+        if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED)
+            snprintf(src, sizeof src, "(char *)work + %lu", (unsigned long)e->stage_off[i]);
+        else snprintf(src, sizeof src, "%s", gr__em_slot(e, f->upd_slot[i], 0));
+        gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
+    }
+}
+
+/* a variable's name for a comment: its characters that cannot end one */
+static void gr__em_name(FILE *out, const gr_var *v) {
+    const char *s = gr__vname(v);
+    if (!s) return;
+    fputs(" \"", out);
+    for (; *s; s++) if (strchr(GR__EM_IDCHARS ".-[]() ", *s)) fputc(*s, out);
+    fputs("\"", out);
+}
+
+/* the opening comment: the inputs', outputs' and updates' dtypes and shapes */
+static void gr__em_header(const gr__em *e, FILE *out) {
+    const gr_fn *f = e->f;
+    char shape[200];
+    int i;
+    fprintf(out, "/* %s: generated by gradient.h's gr_fn_emit_c from a compiled function.\n\n", e->name);
+    fprintf(out, "   int %s(const void *const *inputs, void *const *outputs, void *work);\n", e->name);
+    fprintf(out, "   returns 0, or a gr_status value (%d: an index out of range, a singular matrix).\n", (int)GR_ERR_RUNTIME);
+    fprintf(out, "   work: %s_WORK_BYTES bytes, aligned for double. Arrays are row-major.\n\n", e->name);
+    for (i = 0; i < f->n_in; i++) {
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        fprintf(out, "   inputs[%d]:  %s %s", i, gr_dtype_name(sl->arr.dtype), gr__shape_str(shape, sizeof shape, sl->arr.ndim, sl->arr.shape));
+        gr__em_name(out, sl->var);
+        fputs("\n", out);
+    }
+    for (i = 0; i < f->n_out; i++) {
+        const gr__slot *sl = &f->slots[f->out_slot[i]];
+        fprintf(out, "   outputs[%d]: %s %s", i, gr_dtype_name(sl->arr.dtype), gr__shape_str(shape, sizeof shape, sl->arr.ndim, sl->arr.shape));
+        gr__em_name(out, sl->var);
+        fputs("\n", out);
+    }
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        fprintf(out, "   updates %s_s%d in place: %s %s", e->name, gr__em_store(e, f->upd_store[i]), gr_dtype_name(sl->arr.dtype),
+                gr__shape_str(shape, sizeof shape, sl->arr.ndim, sl->arr.shape));
+        gr__em_name(out, f->upd_var[i]);
+        fputs("\n", out);
+    }
+    fprintf(out, "*/\n#include <math.h>\n#include <stdint.h>\n#include <string.h>\n\n");
+    fprintf(out, "#define %s_WORK_BYTES %lu\n\n", e->name, (unsigned long)e->work_bytes);
+}
+
+/* one static array: a constant's (const) or a shared variable's values at the time of emission */
+static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
+    int64_t i;
+    fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
+    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", i % 6 ? ", " : "\n    ", gr__em_value(e, a->dtype, a->data, i));
+    fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
+}
+
+static gr_status gr__em_write(gr__em *e, FILE *out) {
+    const gr_fn *f = e->f;
+    int64_t s;
+    int i;
+    gr__em_header(e, out);
+    if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
+    for (s = 0; s < f->n_slots; s++)
+        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
+    for (i = 0; i < e->n_stores; i++) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+    fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
+    fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
+    if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
+    fprintf(out, "    return 0;\n}\n");
+    if (ferror(out)) return gr__fn_error(e->f, GR_ERR_VALUE, "gr_fn_emit_c: writing the file failed");
+    return GR_OK;
+}
+
+GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts) {
+    gr__em *e;
+    gr_status st;
+    const char *name = opts && opts->name ? opts->name : "gr_generated";
+    if (!f) return GR_ERR_VALUE;
+    f->message[0] = 0;
+    if ((st = gr__em_check(f, example, out, name)) != GR_OK) return st;
+    e = (gr__em *)gr__calloc(1, sizeof(gr__em));
+    if (!e) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    e->f = f;
+    e->name = name;
+    st = gr__em_prepare(e, example);
+    if (st == GR_OK) st = gr__em_steps(e);
+    if (st == GR_OK) {
+        gr__em_results(e);
+        if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
+    if (st == GR_OK) st = gr__em_write(e, out);
+    f->planned = 0;                  /* the next gr_call plans for its own shapes */
+    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores);
+    GR_FREE(e);
+    return st;
+}
+
+#endif /* GR_NO_STDIO */
 
 /* ==== src/tail.c: generated region; edit src/tail.c, then run make gradient.h ==== */
 #ifdef __cplusplus

@@ -632,3 +632,10 @@ static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const un
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 1, in);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(EyeLike)
+GR__EMIT_NOT_YET(Unflatten)
+GR__EMIT_NOT_YET(Batched)
+GR__EMIT_NOT_YET(Banded)

@@ -696,3 +696,9 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
     out[0] = gr__mm(xs[0], xs[1], p->ta, p->tb);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Dot)
+GR__EMIT_NOT_YET(TensorDot)
+GR__EMIT_NOT_YET(MatMul)

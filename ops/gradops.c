@@ -111,3 +111,21 @@ static gr_status gr__UndefinedGrad_rop(const gr_node *node, gr_var *const *ev, g
     orop[0] = NULL;
     return GR_OK;
 }
+
+/* ---- C code generation (gr_fn_emit_c): a copy (a compiled function removes these nodes, or plans
+   them as views of their input) ----------------------------------------------------------------- */
+
+static gr_status gr__identity_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out) {
+    if (out[0]->size > 0)
+        gr__em_line(e, "memmove(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+#define GR__IDENTITY_EMIT(Name) \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
+        (void)node; return gr__identity_emit(e, in, out); }
+GR__IDENTITY_EMIT(ZeroGrad)
+GR__IDENTITY_EMIT(DisconnectedGrad)
+GR__IDENTITY_EMIT(ConsiderConstant)
+GR__IDENTITY_EMIT(GradClip)
+GR__IDENTITY_EMIT(GradScale)
+GR__IDENTITY_EMIT(UndefinedGrad)

@@ -61,7 +61,8 @@ static gr__gop_rt *gr__grt(const gr_node *node) { return ((const gr__gop_params 
 /* the variant of the row whose shapes are known only by running (an inner loop): the row's rules
    and code, with DYNSHAPE */
 static const struct gr__builtin gr__builtin_OpFromGraphDyn = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP_RUNTIME | GR__OPF_DYNSHAPE,
-                                                                gr__none_alias, gr__OpFromGraph_batch };
+                                                                gr__none_alias, gr__OpFromGraph_batch,
+                                                                GR__EMIT_RULE(OpFromGraph) };
 static const gr_op_def gr__op_OpFromGraphDyn = { "OpFromGraph", -1, -1, gr__OpFromGraph_infer, gr__OpFromGraph_shape, NULL,
                                                  gr__OpFromGraph_perform, gr__OpFromGraph_grad, gr__OpFromGraph_rop,
                                                  &gr__builtin_OpFromGraphDyn };
@@ -70,7 +71,7 @@ static gr_status gr__gop_handle_perform(const gr_node *node, const gr_array *con
     (void)in; (void)out;
     return gr_node_error(node, GR_ERR_VALUE, "an op made of a graph runs as an OpFromGraph node");
 }
-static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch };
+static const struct gr__builtin gr__gop_handle_builtin = { GR__OP_OpFromGraph, GR__OPF_GRAPHOP, gr__none_alias, gr__map_batch, NULL };
 
 static gr_status gr__rewrite_node(gr__rewriter *rw, const gr_node *node, gr_var **ins, gr_var **outs);
 static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
@@ -865,3 +866,7 @@ done:
     GR_FREE(isb);
     return st;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(OpFromGraph)

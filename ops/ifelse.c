@@ -158,3 +158,7 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
     if (!changed) return NULL;
     return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(IfElse)

@@ -572,3 +572,11 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Slice)
+GR__EMIT_NOT_YET(Index)
+GR__EMIT_NOT_YET(Take)
+GR__EMIT_NOT_YET(ViewUpdate)
+GR__EMIT_NOT_YET(TakeUpdate)

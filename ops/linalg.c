@@ -789,3 +789,15 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
     orop[0] = gr__triscale(ev[0], w[0], w[1], w[2]);
     return orop[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(LUFactor)
+GR__EMIT_NOT_YET(MatrixInverse)
+GR__EMIT_NOT_YET(Det)
+GR__EMIT_NOT_YET(Adjugate)
+GR__EMIT_NOT_YET(LogDet)
+GR__EMIT_NOT_YET(Solve)
+GR__EMIT_NOT_YET(Cholesky)
+GR__EMIT_NOT_YET(Trace)
+GR__EMIT_NOT_YET(TriScale)

@@ -321,3 +321,10 @@ static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var *
     orop[0] = NULL;
     return GR_OK;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Softmax)
+GR__EMIT_NOT_YET(LogSoftmax)
+GR__EMIT_NOT_YET(CrossEntropy)
+GR__EMIT_NOT_YET(OneHot)

@@ -811,3 +811,17 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Sum)
+GR__EMIT_NOT_YET(Mean)
+GR__EMIT_NOT_YET(Prod)
+GR__EMIT_NOT_YET(Max)
+GR__EMIT_NOT_YET(Min)
+GR__EMIT_NOT_YET(ArgMax)
+GR__EMIT_NOT_YET(LogSumExp)
+GR__EMIT_NOT_YET(CumSum)
+GR__EMIT_NOT_YET(CumProd)
+GR__EMIT_NOT_YET(Diff)
+GR__EMIT_NOT_YET(LinScan)

@@ -2372,3 +2372,10 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     if (outs != outs_stack) GR_FREE(outs);
     return st;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(Scan)
+GR__EMIT_NOT_YET(Rows)
+GR__EMIT_NOT_YET(ScanPlace)
+GR__EMIT_NOT_YET(ScanGather)

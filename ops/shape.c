@@ -1442,3 +1442,17 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     out[0] = gr__untile(in[0], in[1], (const gr__tile_params *)gr__params(node));
     return out[0] ? GR_OK : node->graph->status;
 }
+
+/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+
+GR__EMIT_NOT_YET(DimShuffle)
+GR__EMIT_NOT_YET(Reshape)
+GR__EMIT_NOT_YET(BroadcastLike)
+GR__EMIT_NOT_YET(ReduceLike)
+GR__EMIT_NOT_YET(ReshapeLike)
+GR__EMIT_NOT_YET(SizeRatio)
+GR__EMIT_NOT_YET(Join)
+GR__EMIT_NOT_YET(Split)
+GR__EMIT_NOT_YET(BroadcastTo)
+GR__EMIT_NOT_YET(Tile)
+GR__EMIT_NOT_YET(Untile)

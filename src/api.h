@@ -394,6 +394,25 @@ GR_API void gr_print_dot(FILE *out, int n, gr_var *const *vs);   /* the graph as
 GR_API void gr_fn_print_dot(FILE *out, const gr_fn *f);          /* the compiled function as DOT */
 #endif
 
+/* ==== C code generation ======================================================================== */
+
+typedef struct gr_emit_opts {
+    const char *name;     /* the emitted function's name (a C identifier); NULL: "gr_generated" */
+} gr_emit_opts;
+
+/* Writes one self-contained C99 translation unit computing f for inputs of exactly the dtypes and
+   shapes of example[0..n_in) (nothing else is read from them): `#define NAME_WORK_BYTES <n>` and
+   `int NAME(const void *const *inputs, void *const *outputs, void *work);` (row-major data of the
+   dtypes and shapes its opening comment lists; work: NAME_WORK_BYTES bytes aligned for double),
+   returning 0 or a gr_status (GR_ERR_RUNTIME at run time). The file includes only <math.h>,
+   <stdint.h> and <string.h> and allocates nothing; shared variables become static arrays that f's
+   updates change in place. GR_ERR_TYPE / GR_ERR_SHAPE: an example against an input's dtype, ndim
+   or static shape; GR_ERR_VALUE: NULL out or example, a name that is not a C identifier, an op
+   that cannot be emitted (a user's op; gr_fn_message names it). Left out with GR_NO_STDIO. */
+#ifndef GR_NO_STDIO
+GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts);
+#endif
+
 /* ==== defining an op =========================================================================
    Fill a gr_op_def (designated initialisers name the fields) and apply it with gr_apply. Rules
    build their results with ordinary ops, so gradients of gradients work. */

@@ -173,12 +173,14 @@ static double gr__load(int dt, const void *p, int64_t i) {
     }
 }
 
+/* GR_KERNEL gr__to_i64 */
 static int64_t gr__to_i64(double v) {   /* truncates toward zero; NaN and out-of-range saturate */
     if (v != v) return 0;
     if (v >= 9223372036854775807.0) return INT64_MAX;
     if (v <= -9223372036854775808.0) return INT64_MIN;
     return (int64_t)v;
 }
+/* GR_KERNEL_END */
 
 static void gr__store(int dt, void *p, int64_t i, double v) {
     switch (dt) {

@@ -212,13 +212,14 @@ static void gr__plan_reset(gr_fn *f, gr__planner *pl) {
 
 /* Assigns every computed slot a buffer, a view, or in-place reuse of a dying input, walking the
    schedule once: a buffer returns to the free buffers after the last read of every slot living in
-   it, and a new slot takes the smallest free buffer that fits. */
-static gr_status gr__fn_plan(gr_fn *f) {
+   it, and a new slot takes the smallest free buffer that fits. The walk alone allocates nothing:
+   *n_bufs buffers of f->plan_caps bytes, and the largest scratch a step needs, returned
+   (gr_fn_emit_c lays them out in its work buffer); gr__fn_plan makes them real. */
+static size_t gr__fn_plan_walk(gr_fn *f, int32_t *n_bufs) {
     gr__planner pl;
     int64_t k;
     size_t need = 0;
     int j;
-    f->planned = 0;
     gr__plan_reset(f, &pl);
     for (k = 0; k < f->n_steps; k++) {
         size_t w = gr__step_scratch(f, k);
@@ -226,7 +227,15 @@ static gr_status gr__fn_plan(gr_fn *f) {
         for (j = 0; j < f->steps[k]->n_out; j++) gr__plan_output(f, &pl, k, j);
         gr__plan_release(f, &pl, k);
     }
-    if (!gr__plan_buffers(f, pl.n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
+    *n_bufs = pl.n_bufs;
+    return need;
+}
+static gr_status gr__fn_plan(gr_fn *f) {
+    int32_t n_bufs;
+    size_t need;
+    f->planned = 0;
+    need = gr__fn_plan_walk(f, &n_bufs);
+    if (!gr__plan_buffers(f, n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
     return GR_OK;
 }

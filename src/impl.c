@@ -101,6 +101,46 @@ struct gr_graph {
     void         *log_user;
 };
 
+/* ---- C code generation: what an op's emit rule may call (src/emit.c) ------------------------
+
+   gr_fn_emit_c writes a compiled function as C. A structural row's rule gr__<Name>_emit (in its
+   family file, named by the table through struct gr__builtin's emit) writes the C of one node:
+   in / out are the node's arrays as gr_call hands them to perform (dtype, ndim, shape) but their
+   data pointers are meaningless; memory is named only through gr__em_in / _out / _scratch, C
+   expressions valid until 16 more of them are asked. Elementwise rows need no rule: their
+   float_expr / int_expr are the C. A rule that cannot emit its node fails with gr__em_fail. */
+typedef struct gr__em gr__em;        /* one gr_fn_emit_c at work */
+typedef gr_status (*gr__emit_fn)(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out);
+static const char *gr__em_in(gr__em *e, int i) GR__UNUSED;      /* a `const T *` to input i's data */
+static const char *gr__em_out(gr__em *e, int j) GR__UNUSED;     /* a `T *` to output j's data */
+static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's scratch (GR_SCRATCH_OPS), a `void *` */
+static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
+static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
+static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
+/* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
+   how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
+   (broadcast, right-aligned: 0 where a has size 1), gr__em_index the flat index they make there */
+static int gr__em_open(gr__em *e, int nd, const int64_t *shape) GR__UNUSED;
+static void gr__em_close(gr__em *e, int n) GR__UNUSED;
+static void gr__em_strides(const gr_array *out, const gr_array *a, int64_t *st) GR__UNUSED;
+static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const int64_t *st) GR__UNUSED;
+/* C text: element i of data of dtype dt as a constant (bit for bit); x (C of dtype st) converted to
+   dt as gr__convert does (i64_f32_direct: int64 to float32 without double, as Cast does); the C of
+   elementwise row `row` over scalars a, b, c of dtype dt (its helpers written as kernels) */
+static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) GR__UNUSED;
+static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
+static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
+/* the rule of a row not emitted yet (one line in its family file) */
+#define GR__EMIT_NOT_YET(Name) \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
+        (void)in; (void)out; return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is not emitted yet", node->op->name); }
+#ifndef GR_NO_STDIO
+#define GR__EMIT_RULE(Name) gr__##Name##_emit
+#else                                /* no gr_fn_emit_c: the rules are left out */
+#define GR__EMIT_RULE(Name) NULL
+#endif
+
 /* ---- the built-in ops' own fields --------------------------------------------------------------- */
 
 /* what the core knows of a built-in op besides its public rules; users' ops have none (NULL) */
@@ -112,6 +152,8 @@ struct gr__builtin {
     gr_status (*batch)(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
           /* the node rebuilt on inputs of which those flagged gained a leading batch axis;
              NULL: the op is applied row by row */
+    gr__emit_fn emit;                         /* its C for gr_fn_emit_c (structural rows; NULL for
+                                                 elementwise rows, whose expressions are their C) */
 };
 
 /* op flags */
@@ -144,6 +186,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
 static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
@@ -156,7 +199,8 @@ static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
     static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
-    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out); \
+    static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
 
@@ -181,7 +225,7 @@ enum gr__struct_code {
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch }; \
+        gr__##batch##_batch, GR__EMIT_RULE(Name) }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
@@ -264,7 +308,7 @@ static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **oro
 static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch }; \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch, NULL }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
         gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
