@@ -1020,6 +1020,7 @@ typedef gr_status (*gr__emit_fn)(gr__em *e, const gr_node *node, const gr_array 
 static const char *gr__em_in(gr__em *e, int i) GR__UNUSED;      /* a `const T *` to input i's data */
 static const char *gr__em_out(gr__em *e, int j) GR__UNUSED;     /* a `T *` to output j's data */
 static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's scratch (GR_SCRATCH_OPS), a `void *` */
+static const char *gr__em_scratch_n(gr__em *e, size_t bytes) GR__UNUSED;  /* the same, at least bytes long (the rule's own need) */
 static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
 static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
@@ -5678,7 +5679,32 @@ GR__EMIT_NOT_YET(Untile)
    when the shapes are settled (src/call.c), so no stack frame holds them and nothing is allocated.
    With GCC or Clang the tile is eight vectors of the widest width the target has (AVX-512, AVX
    or SSE: GCC vector extensions, no intrinsics); elsewhere the same loops run on a plain array
-   the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop. */
+   the compiler may vectorise. Integers (wrapping uint64_t) take a plain blocked loop.
+
+   The kernels are also the text gr_fn_emit_c writes into the files it emits (the GR_KERNEL regions,
+   src/emit.c): there the guards below choose the vector or the plain-array tile as they do here.
+   Both give the same bits: every element of C is the same chain of products and sums (k in order,
+   each KC block added to C in order); the tile's width only groups the columns. What can change
+   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. */
+/* GR_KERNEL gr__unused */
+#ifndef GR__UNUSED
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__UNUSED __attribute__((unused))
+#else
+#define GR__UNUSED
+#endif
+#endif
+static const char *const gr__kernel_gr__unused[] GR__UNUSED = {
+    "#ifndef GR__UNUSED\n",
+    "#if defined(__GNUC__) || defined(__clang__)\n",
+    "#define GR__UNUSED __attribute__((unused))\n",
+    "#else\n",
+    "#define GR__UNUSED\n",
+    "#endif\n",
+    "#endif\n",
+    NULL
+};
+/* GR_KERNEL gr__gemm */
 #define GR__GEMM_MR 4
 #define GR__GEMM_KC 128
 #ifndef GR__GEMM_BUF
@@ -5803,11 +5829,150 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
             } \
         } \
     }
+static const char *const gr__kernel_gr__gemm[] GR__UNUSED = {
+    "#define GR__GEMM_MR 4\n",
+    "#define GR__GEMM_KC 128\n",
+    "#ifndef GR__GEMM_BUF\n",
+    "#define GR__GEMM_BUF 32768\n",
+    "#endif\n",
+    "/* the packed block's columns (a multiple of NR), for NR columns a strip and elements of es bytes */\n",
+    "static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {\n",
+    "    int64_t nc = GR__GEMM_BUF / (GR__GEMM_KC * es) / nr * nr;\n",
+    "    return nc > nr ? nc : nr;\n",
+    "}\n",
+    "#if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)\n",
+    "#if defined(__AVX512F__)\n",
+    "#define GR__VBYTES 64\n",
+    "#elif defined(__AVX__)\n",
+    "#define GR__VBYTES 32\n",
+    "#else\n",
+    "#define GR__VBYTES 16\n",
+    "#endif\n",
+    "#define GR__VEC(V, T) typedef T V __attribute__((vector_size(GR__VBYTES)));\n",
+    "#define GR__V0 {0}\n",
+    "#else\n",
+    "#define GR__VBYTES 16\n",
+    "#define GR__VEC(V, T) typedef struct { T e[GR__VBYTES / sizeof(T)]; } V;\n",
+    "#define GR__V0 {{0}}\n",
+    "#endif\n",
+    "\n",
+    "/* the micro-kernel: c[0..mr) x [0..nr) += a (4 rows, row stride rs, k stride cs) . bp (a strip).\n",
+    "   W = 2 vectors per row, or 1 for a strip of at most NR/2 columns. */\n",
+    "#if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)\n",
+    "#define GR__MK_FMA(acc, x, b) acc += (x) * (b)\n",
+    "#if defined(__x86_64__) || defined(__i386__)\n",
+    "#define GR__VREG(v) __asm__(\"\" : \"+v\"(v))     /* keeps b in a register: GCC would reload it for every FMA */\n",
+    "#endif\n",
+    "#define GR__VADD_TO(p, acc) do { __typeof__(acc) u_; memcpy(&u_, (p), sizeof u_); u_ += (acc); memcpy((p), &u_, sizeof u_); } while (0)\n",
+    "#else\n",
+    "#define GR__VADD_TO(p, acc) do { int l_; for (l_ = 0; l_ < (int)(sizeof(acc) / sizeof(*(p))); l_++) (p)[l_] += (acc).e[l_]; } while (0)\n",
+    "#define GR__MK_FMA(acc, x, b) do { int l_; for (l_ = 0; l_ < (int)(sizeof(b) / sizeof(x)); l_++) (acc).e[l_] += (x) * (b).e[l_]; } while (0)\n",
+    "#endif\n",
+    "#ifndef GR__VREG\n",
+    "#define GR__VREG(v) ((void)0)\n",
+    "#endif\n",
+    "#define GR__GEMM_FLOAT(fn, T) \\\n",
+    "    GR__VEC(fn##_v, T) \\\n",
+    "    enum { fn##_NV = GR__VBYTES / (int)sizeof(T), fn##_NR = 2 * fn##_NV }; \\\n",
+    "    static void fn##_mk2(int64_t kc, const T *a, int64_t rs, int64_t cs, const T *bp, T *c, int64_t ldc, int64_t mr, int64_t nr) { \\\n",
+    "        fn##_v c00 = GR__V0, c01 = GR__V0, c10 = GR__V0, c11 = GR__V0, c20 = GR__V0, c21 = GR__V0, c30 = GR__V0, c31 = GR__V0, b0, b1; \\\n",
+    "        T t[GR__GEMM_MR][fn##_NR]; \\\n",
+    "        const T *a1 = a + rs, *a2 = a + 2 * rs, *a3 = a + 3 * rs; \\\n",
+    "        int64_t k, r, j; \\\n",
+    "        for (k = 0; k < kc; k++, bp += fn##_NR) { \\\n",
+    "            T x0 = a[k * cs], x1 = a1[k * cs], x2 = a2[k * cs], x3 = a3[k * cs]; \\\n",
+    "            memcpy(&b0, bp, sizeof b0); \\\n",
+    "            memcpy(&b1, bp + fn##_NV, sizeof b1); \\\n",
+    "            GR__VREG(b0); GR__VREG(b1); \\\n",
+    "            GR__MK_FMA(c00, x0, b0); GR__MK_FMA(c01, x0, b1); GR__MK_FMA(c10, x1, b0); GR__MK_FMA(c11, x1, b1); \\\n",
+    "            GR__MK_FMA(c20, x2, b0); GR__MK_FMA(c21, x2, b1); GR__MK_FMA(c30, x3, b0); GR__MK_FMA(c31, x3, b1); \\\n",
+    "        } \\\n",
+    "        if (mr == GR__GEMM_MR && nr == fn##_NR) {                /* a whole tile: vector adds into C */ \\\n",
+    "            GR__VADD_TO(c, c00); GR__VADD_TO(c + fn##_NV, c01); c += ldc; \\\n",
+    "            GR__VADD_TO(c, c10); GR__VADD_TO(c + fn##_NV, c11); c += ldc; \\\n",
+    "            GR__VADD_TO(c, c20); GR__VADD_TO(c + fn##_NV, c21); c += ldc; \\\n",
+    "            GR__VADD_TO(c, c30); GR__VADD_TO(c + fn##_NV, c31); \\\n",
+    "            return; \\\n",
+    "        } \\\n",
+    "        memcpy(t[0], &c00, sizeof c00); memcpy(t[0] + fn##_NV, &c01, sizeof c01); \\\n",
+    "        memcpy(t[1], &c10, sizeof c10); memcpy(t[1] + fn##_NV, &c11, sizeof c11); \\\n",
+    "        memcpy(t[2], &c20, sizeof c20); memcpy(t[2] + fn##_NV, &c21, sizeof c21); \\\n",
+    "        memcpy(t[3], &c30, sizeof c30); memcpy(t[3] + fn##_NV, &c31, sizeof c31); \\\n",
+    "        for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \\\n",
+    "    } \\\n",
+    "    static void fn##_mk1(int64_t kc, const T *a, int64_t rs, int64_t cs, const T *bp, T *c, int64_t ldc, int64_t mr, int64_t nr) { \\\n",
+    "        fn##_v c0 = GR__V0, c1 = GR__V0, c2 = GR__V0, c3 = GR__V0, b0; \\\n",
+    "        T t[GR__GEMM_MR][fn##_NV]; \\\n",
+    "        const T *a1 = a + rs, *a2 = a + 2 * rs, *a3 = a + 3 * rs; \\\n",
+    "        int64_t k, r, j; \\\n",
+    "        for (k = 0; k < kc; k++, bp += fn##_NR) { \\\n",
+    "            memcpy(&b0, bp, sizeof b0); \\\n",
+    "            GR__MK_FMA(c0, a[k * cs], b0); GR__MK_FMA(c1, a1[k * cs], b0); \\\n",
+    "            GR__MK_FMA(c2, a2[k * cs], b0); GR__MK_FMA(c3, a3[k * cs], b0); \\\n",
+    "        } \\\n",
+    "        memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \\\n",
+    "        for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \\\n",
+    "    } \\\n",
+    "    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \\\n",
+    "    static GR__UNUSED int64_t fn##_work(int64_t N) { \\\n",
+    "        int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \\\n",
+    "        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \\\n",
+    "    } \\\n",
+    "    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \\\n",
+    "        enum { NR = fn##_NR }; \\\n",
+    "        const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \\\n",
+    "        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \\\n",
+    "        int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \\\n",
+    "        if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \\\n",
+    "        for (j0 = 0; j0 < N; j0 += NCL) { \\\n",
+    "            int64_t nc = N - j0 < NCL ? N - j0 : NCL; \\\n",
+    "            for (k0 = 0; k0 < K; k0 += GR__GEMM_KC) { \\\n",
+    "                int64_t kc = K - k0 < GR__GEMM_KC ? K - k0 : GR__GEMM_KC; \\\n",
+    "                for (jr = 0; jr < nc; jr += NR) {               /* pack op(B)[k0.., j0+jr..] as a strip */ \\\n",
+    "                    int64_t nr = nc - jr < NRL ? nc - jr : NRL; \\\n",
+    "                    T *s = bp + jr * kc; \\\n",
+    "                    if (tb) \\\n",
+    "                        for (j = 0; j < nr; j++) { const T *src = B + (j0 + jr + j) * K + k0; for (k = 0; k < kc; k++) s[k * NR + j] = src[k]; } \\\n",
+    "                    else \\\n",
+    "                        for (k = 0; k < kc; k++) { const T *src = B + (k0 + k) * N + j0 + jr; for (j = 0; j < nr; j++) s[k * NR + j] = src[j]; } \\\n",
+    "                    if (nr < NR) for (k = 0; k < kc; k++) for (j = nr; j < NR; j++) s[k * NR + j] = 0; \\\n",
+    "                } \\\n",
+    "                for (i0 = 0; i0 < M; i0 += GR__GEMM_MR) { \\\n",
+    "                    int64_t mr = M - i0 < GR__GEMM_MR ? M - i0 : GR__GEMM_MR, ars = rs, acs = cs; \\\n",
+    "                    const T *at = A + i0 * rs + k0 * cs; \\\n",
+    "                    if (mr < GR__GEMM_MR) {                      /* the last rows, zero-padded to 4 */ \\\n",
+    "                        for (k = 0; k < kc; k++) \\\n",
+    "                            for (r = 0; r < GR__GEMM_MR; r++) ap[k * GR__GEMM_MR + r] = r < mr ? at[r * rs + k * cs] : 0; \\\n",
+    "                        at = ap; ars = 1; acs = GR__GEMM_MR; \\\n",
+    "                    } \\\n",
+    "                    for (jr = 0; jr < nc; jr += NR) { \\\n",
+    "                        int64_t nr = nc - jr < NRL ? nc - jr : NRL; \\\n",
+    "                        if (nr > fn##_NV) fn##_mk2(kc, at, ars, acs, bp + jr * kc, C + i0 * N + j0 + jr, N, mr, nr); \\\n",
+    "                        else fn##_mk1(kc, at, ars, acs, bp + jr * kc, C + i0 * N + j0 + jr, N, mr, nr); \\\n",
+    "                    } \\\n",
+    "                } \\\n",
+    "            } \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__gemm_f64 */
 GR__GEMM_FLOAT(gr__gemm_f64, double)
+static const char *const gr__kernel_gr__gemm_f64[] GR__UNUSED = {
+    "GR__GEMM_FLOAT(gr__gemm_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__gemm_f32 */
 GR__GEMM_FLOAT(gr__gemm_f32, float)
+static const char *const gr__kernel_gr__gemm_f32[] GR__UNUSED = {
+    "GR__GEMM_FLOAT(gr__gemm_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 /* int64 operands go through uint64_t: products and sums wrap modulo 2^64 like NumPy's, where
    int64_t arithmetic would overflow (undefined behaviour) */
+/* GR_KERNEL gr__gemm_i64 */
 static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_t K, const uint64_t *A, const uint64_t *B, uint64_t *C) {
     int64_t i, j, k;
     for (i = 0; i < M * N; i++) C[i] = 0;
@@ -5820,7 +5985,25 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
         }
 }
 
+static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
+    "static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_t K, const uint64_t *A, const uint64_t *B, uint64_t *C) {\n",
+    "    int64_t i, j, k;\n",
+    "    for (i = 0; i < M * N; i++) C[i] = 0;\n",
+    "    for (i = 0; i < M; i++)\n",
+    "        for (k = 0; k < K; k++) {\n",
+    "            uint64_t a = ta ? A[k * M + i] : A[i * K + k];\n",
+    "            uint64_t *c = C + i * N;\n",
+    "            if (tb) for (j = 0; j < N; j++) c[j] += a * B[j * K + k];\n",
+    "            else for (j = 0; j < N; j++) c[j] += a * B[k * N + j];\n",
+    "        }\n",
+    "}\n",
+    "\n",
+    NULL
+};
+/* GR_KERNEL_END */
+
 /* y (M) = op(A) (M x K) . x (K) */
+/* GR_KERNEL gr__gemv */
 #define GR__GEMV(fn, T, TA) \
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
@@ -5831,9 +6014,89 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
         } \
     }
+static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
+    "#define GR__GEMV(fn, T, TA) \\\n",
+    "    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \\\n",
+    "        int64_t i, k; \\\n",
+    "        if (!ta) { \\\n",
+    "            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
+    "        } else { \\\n",
+    "            for (i = 0; i < M; i++) y[i] = 0; \\\n",
+    "            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__gemv_f64 */
 GR__GEMV(gr__gemv_f64, double, double)
+static const char *const gr__kernel_gr__gemv_f64[] GR__UNUSED = {
+    "GR__GEMV(gr__gemv_f64, double, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__gemv_f32 */
 GR__GEMV(gr__gemv_f32, float, float)
+static const char *const gr__kernel_gr__gemv_f32[] GR__UNUSED = {
+    "GR__GEMV(gr__gemv_f32, float, float)\n",
+    NULL
+};
+/* GR_KERNEL gr__gemv_i64 */
 GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)
+static const char *const gr__kernel_gr__gemv_i64[] GR__UNUSED = {
+    "GR__GEMV(gr__gemv_i64, uint64_t, uint64_t)\n",
+    NULL
+};
+/* GR_KERNEL_END */
+
+/* sum_k x_k y_k over K elements: float32 summed in float64, int64 wrapping */
+/* GR_KERNEL gr__dotv_f64 */
+static GR__UNUSED double gr__dotv_f64(int64_t K, const double *x, const double *y) {
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += x[i] * y[i];
+    return s;
+}
+static const char *const gr__kernel_gr__dotv_f64[] GR__UNUSED = {
+    "static GR__UNUSED double gr__dotv_f64(int64_t K, const double *x, const double *y) {\n",
+    "    double s = 0;\n",
+    "    int64_t i;\n",
+    "    for (i = 0; i < K; i++) s += x[i] * y[i];\n",
+    "    return s;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__dotv_f32 */
+static GR__UNUSED float gr__dotv_f32(int64_t K, const float *x, const float *y) {
+    double s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
+    return (float)s;
+}
+static const char *const gr__kernel_gr__dotv_f32[] GR__UNUSED = {
+    "static GR__UNUSED float gr__dotv_f32(int64_t K, const float *x, const float *y) {\n",
+    "    double s = 0;\n",
+    "    int64_t i;\n",
+    "    for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];\n",
+    "    return (float)s;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__dotv_i64 */
+static GR__UNUSED int64_t gr__dotv_i64(int64_t K, const uint64_t *x, const uint64_t *y) {
+    uint64_t s = 0;
+    int64_t i;
+    for (i = 0; i < K; i++) s += x[i] * y[i];
+    return (int64_t)s;
+}
+static const char *const gr__kernel_gr__dotv_i64[] GR__UNUSED = {
+    "static GR__UNUSED int64_t gr__dotv_i64(int64_t K, const uint64_t *x, const uint64_t *y) {\n",
+    "    uint64_t s = 0;\n",
+    "    int64_t i;\n",
+    "    for (i = 0; i < K; i++) s += x[i] * y[i];\n",
+    "    return (int64_t)s;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
@@ -5897,27 +6160,76 @@ static void gr__gemv_dt(int dt, int t, int64_t rows, int64_t cols, const void *A
 
 /* *out = sum_k x_k y_k over K elements of dtype dt */
 static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void *out) {
-    int64_t i;
     if (dt == GR_F64) {
-        const double *x = (const double *)xp, *y = (const double *)yp;
-        double s = 0;
 #ifdef GRADIENT_CBLAS
-        s = cblas_ddot((int)K, x, 1, y, 1);
+        *(double *)out = cblas_ddot((int)K, (const double *)xp, 1, (const double *)yp, 1);
 #else
-        for (i = 0; i < K; i++) s += x[i] * y[i];
+        *(double *)out = gr__dotv_f64(K, (const double *)xp, (const double *)yp);
 #endif
-        *(double *)out = s;
-    } else if (dt == GR_F32) {
-        const float *x = (const float *)xp, *y = (const float *)yp;
-        double s = 0;
-        for (i = 0; i < K; i++) s += (double)x[i] * (double)y[i];
-        *(float *)out = (float)s;
-    } else {
-        const uint64_t *x = (const uint64_t *)xp, *y = (const uint64_t *)yp;
-        uint64_t s = 0;
-        for (i = 0; i < K; i++) s += x[i] * y[i];
-        *(int64_t *)out = (int64_t)s;
+    } else if (dt == GR_F32)
+        *(float *)out = gr__dotv_f32(K, (const float *)xp, (const float *)yp);
+    else
+        *(int64_t *)out = gr__dotv_i64(K, (const uint64_t *)xp, (const uint64_t *)yp);
+}
+
+/* ---- the same products in an emitted file (gr_fn_emit_c): the kernels above as its text ------------ */
+
+#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
+
+/* the work bytes an emitted GEMM of N columns needs: its tile may be as wide as the widest vectors
+   (AVX-512) of the compiler that builds the file, and the packed block is at most 32768 bytes */
+static size_t gr__gemm_emit_work_bytes(int dt, int64_t N) {
+    int64_t es = (int64_t)gr__dsize(dt), nr = 128 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+    if (dt != GR_F64 && dt != GR_F32) return 0;
+    if (nc < nr) nc = nr;
+    return (size_t)((GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR) * es);
+}
+
+/* the kernel of a product (what: 0 gemm, 1 gemv, 2 dotv) for dtype dt, its text written once; its name */
+static const char *gr__em_prod_kernel(gr__em *e, int what, int dt) {
+    static const char *const names[3][3] = { { "gr__gemm_f64", "gr__gemm_f32", "gr__gemm_i64" },
+        { "gr__gemv_f64", "gr__gemv_f32", "gr__gemv_i64" }, { "gr__dotv_f64", "gr__dotv_f32", "gr__dotv_i64" } };
+    static const char *const macros[3] = { "gr__gemm", "gr__gemv", "gr__unused" };
+    int k = dt == GR_F64 ? 0 : dt == GR_F32 ? 1 : dt == GR_I64 ? 2 : -1;
+    if (k < 0) {
+        gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: no product of %s operands", gr_dtype_name((gr_dtype)dt));
+        return "?";
     }
+    if (!gr__em_kernel(e, "gr__unused") || !gr__em_kernel(e, what == 0 && k == 2 ? "gr__unused" : macros[what]) || !gr__em_kernel(e, names[what][k]))
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", names[what][k]);
+    return names[what][k];
+}
+
+/* gr__gemm_dt's call: C = op(A) op(B), the operands as C expressions of dtype dt */
+static void gr__em_gemm(gr__em *e, int dt, int ta, int tb, int64_t M, int64_t N, int64_t K, const char *A, const char *B, const char *C) {
+    const char *fn, *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    if (M == 0 || N == 0) return;
+    if (K == 0) { gr__em_line(e, "memset(%s, 0, %lu);", C, (unsigned long)((size_t)(M * N) * gr__dsize(dt))); return; }
+    fn = gr__em_prod_kernel(e, 0, dt);
+    if (dt == GR_I64)
+        gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, (const %s *)%s, (const %s *)%s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N,
+                    (long long)K, U, A, U, B, U, C);
+    else
+        gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N, (long long)K, A, B, C,
+                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N)));
+}
+
+/* gr__gemv_dt's call: y = op(A) x, A stored rows x cols */
+static void gr__em_gemv(gr__em *e, int dt, int t, int64_t rows, int64_t cols, const char *A, const char *x, const char *y) {
+    int64_t M = t ? cols : rows, K = t ? rows : cols;
+    const char *fn, *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    if (K == 0) {
+        if (M) gr__em_line(e, "memset(%s, 0, %lu);", y, (unsigned long)((size_t)M * gr__dsize(dt)));
+        return;
+    }
+    fn = gr__em_prod_kernel(e, 1, dt);
+    gr__em_line(e, "%s(%d, %lld, %lld, (const %s *)%s, (const %s *)%s, (%s *)%s);", fn, t, (long long)M, (long long)K, U, A, U, x, U, y);
+}
+
+/* gr__dotv_dt's call: *out = x . y */
+static void gr__em_dotv(gr__em *e, int dt, int64_t K, const char *x, const char *y, const char *out) {
+    const char *fn = gr__em_prod_kernel(e, 2, dt), *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
+    gr__em_line(e, "%s[0] = %s(%lld, (const %s *)%s, (const %s *)%s);", out, fn, (long long)K, U, x, U, y);
 }
 
 /* ==== ops/dot.c: generated region; edit ops/dot.c, then run make gradient.h ==== */
@@ -6025,6 +6337,21 @@ static gr_status gr__Dot_perform(const gr_node *node, const gr_array *const *in,
     else {
         gr__op_dims(a->shape, p->ta, &M, &K);
         gr__gemm_dt(a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, a->data, b->data, out[0]->data, out[node->n_out]->data);
+    }
+    return GR_OK;
+}
+/* the same in an emitted file: one product, its operands as C expressions */
+static gr_status gr__Dot_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    const char *A = gr__em_in(e, 0), *B = gr__em_in(e, 1), *C = gr__em_out(e, 0);
+    int64_t M, K;
+    if (a->ndim == 1 && b->ndim == 1) gr__em_dotv(e, a->dtype, a->shape[0], A, B, C);
+    else if (b->ndim == 1) gr__em_gemv(e, a->dtype, p->ta, a->shape[0], a->shape[1], A, B, C);
+    else if (a->ndim == 1) gr__em_gemv(e, a->dtype, !p->tb, b->shape[0], b->shape[1], B, A, C);
+    else {
+        gr__op_dims(a->shape, p->ta, &M, &K);
+        gr__em_gemm(e, a->dtype, p->ta, p->tb, M, out[0]->shape[1], K, A, B, C);
     }
     return GR_OK;
 }
@@ -6293,6 +6620,15 @@ static gr_status gr__TensorDot_perform(const gr_node *node, const gr_array *cons
                 out[node->n_out]->data);
     return GR_OK;
 }
+static gr_status gr__TensorDot_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
+    int64_t rb = gr__dims_prod(b->shape, 0, p->sb), cb = gr__dims_prod(b->shape, p->sb, b->ndim);
+    (void)out;
+    gr__em_gemm(e, a->dtype, p->ta, p->tb, p->ta ? ca : ra, p->tb ? rb : cb, p->ta ? ra : ca, gr__em_in(e, 0), gr__em_in(e, 1), gr__em_out(e, 0));
+    return GR_OK;
+}
 static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
     (void)out;
@@ -6498,6 +6834,45 @@ static gr_status gr__MatMul_perform(const gr_node *node, const gr_array *const *
     }
     return GR_OK;
 }
+/* the same in an emitted file: the loop over the output matrices, each one's operands found from
+   its index by the broadcast strides */
+static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1], *c = out[0];
+    int nba = a->ndim - 2, nbb = b->ndim - 2, nbo = c->ndim - 2, d;
+    int64_t M, K, Kb, N, batch = gr__dims_prod(c->shape, 0, nbo), ast[GR_MAX_NDIM], bst[GR_MAX_NDIM], s;
+    char A[GR__EM_OPND], B[GR__EM_OPND], C[GR__EM_OPND];
+    gr__op_dims(a->shape + nba, p->ta, &M, &K);
+    gr__op_dims(b->shape + nbb, p->tb, &Kb, &N);
+    if (c->size == 0) return GR_OK;
+    if (!p->ta && gr__dims_prod(b->shape, 0, nbb) == 1 && gr__dims_prod(a->shape, 0, nba) == batch) {
+        gr__em_gemm(e, a->dtype, 0, p->tb, batch * M, N, K, gr__em_in(e, 0), gr__em_in(e, 1), gr__em_out(e, 0));
+        return GR_OK;
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {     /* a's batch strides on the output's batch axes */
+        int ai = d - (nbo - nba);
+        ast[d] = ai >= 0 && a->shape[ai] != 1 ? s : 0;
+        if (ai >= 0) s *= a->shape[ai];
+    }
+    for (d = nbo - 1, s = 1; d >= 0; d--) {
+        int bi = d - (nbo - nbb);
+        bst[d] = bi >= 0 && b->shape[bi] != 1 ? s : 0;
+        if (bi >= 0) s *= b->shape[bi];
+    }
+    snprintf(A, sizeof A, "(%s + mm_a * %lld)", gr__em_in(e, 0), (long long)(M * K));
+    snprintf(B, sizeof B, "(%s + mm_b * %lld)", gr__em_in(e, 1), (long long)(K * N));
+    snprintf(C, sizeof C, "(%s + mm_t * %lld)", gr__em_out(e, 0), (long long)(M * N));
+    gr__em_line(e, "for (int64_t mm_t = 0; mm_t < %lld; mm_t++) {", (long long)batch);
+    gr__em_line(e, "    int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
+    for (d = nbo - 1; d >= 0; d--)
+        if (c->shape[d] > 1)
+            gr__em_line(e, "    mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
+                        (long long)c->shape[d], (long long)ast[d], (long long)bst[d]);
+    gr__em_line(e, "    (void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
+    gr__em_gemm(e, a->dtype, p->ta, p->tb, M, N, K, A, B, C);
+    gr__em_line(e, "}");
+    return GR_OK;
+}
 static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     (void)node;
     return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1]);
@@ -6559,9 +6934,6 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
-GR__EMIT_NOT_YET(Dot)
-GR__EMIT_NOT_YET(TensorDot)
-GR__EMIT_NOT_YET(MatMul)
 
 /* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
 /* ops/linalg.c: the LAPACK-free linear algebra: LU factorisation, inverse, det, logdet, adjugate,
@@ -17407,6 +17779,18 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__tanhf", gr__kernel_gr__tanhf },
     { "gr__softplus", gr__kernel_gr__softplus },
     { "gr__softplusf", gr__kernel_gr__softplusf },
+    { "gr__unused", gr__kernel_gr__unused },
+    { "gr__gemm", gr__kernel_gr__gemm },
+    { "gr__gemm_f64", gr__kernel_gr__gemm_f64 },
+    { "gr__gemm_f32", gr__kernel_gr__gemm_f32 },
+    { "gr__gemm_i64", gr__kernel_gr__gemm_i64 },
+    { "gr__gemv", gr__kernel_gr__gemv },
+    { "gr__gemv_f64", gr__kernel_gr__gemv_f64 },
+    { "gr__gemv_f32", gr__kernel_gr__gemv_f32 },
+    { "gr__gemv_i64", gr__kernel_gr__gemv_i64 },
+    { "gr__dotv_f64", gr__kernel_gr__dotv_f64 },
+    { "gr__dotv_f32", gr__kernel_gr__dotv_f32 },
+    { "gr__dotv_i64", gr__kernel_gr__dotv_i64 },
     { NULL, NULL }
 };
 
@@ -17534,6 +17918,11 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
 static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->step_io_at[e->k]; }
 static const char *gr__em_in(gr__em *e, int i) { return gr__em_slot(e, gr__em_io(e)[i], 0); }
 static const char *gr__em_out(gr__em *e, int j) { return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1); }
+static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
+    size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
+    if (end > e->work_bytes) e->work_bytes = end;
+    return gr__em_scratch(e);
+}
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -17832,14 +18221,13 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     if (!e->buf_off || !e->stage_off || !e->used || !e->stores) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
-    e->scratch_off = at;
-    at += (need + 63) & ~(size_t)63;
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         e->stage_off[i] = at;
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
-    e->work_bytes = at;
+    e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
+    e->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);

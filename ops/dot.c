@@ -699,6 +699,3 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
-GR__EMIT_NOT_YET(Dot)
-GR__EMIT_NOT_YET(TensorDot)
-GR__EMIT_NOT_YET(MatMul)

@@ -173,6 +173,11 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
 static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->step_io_at[e->k]; }
 static const char *gr__em_in(gr__em *e, int i) { return gr__em_slot(e, gr__em_io(e)[i], 0); }
 static const char *gr__em_out(gr__em *e, int j) { return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1); }
+static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
+    size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
+    if (end > e->work_bytes) e->work_bytes = end;
+    return gr__em_scratch(e);
+}
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -471,14 +476,13 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     if (!e->buf_off || !e->stage_off || !e->used || !e->stores) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
-    e->scratch_off = at;
-    at += (need + 63) & ~(size_t)63;
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         e->stage_off[i] = at;
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
-    e->work_bytes = at;
+    e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
+    e->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);

@@ -114,6 +114,7 @@ typedef gr_status (*gr__emit_fn)(gr__em *e, const gr_node *node, const gr_array 
 static const char *gr__em_in(gr__em *e, int i) GR__UNUSED;      /* a `const T *` to input i's data */
 static const char *gr__em_out(gr__em *e, int j) GR__UNUSED;     /* a `T *` to output j's data */
 static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's scratch (GR_SCRATCH_OPS), a `void *` */
+static const char *gr__em_scratch_n(gr__em *e, size_t bytes) GR__UNUSED;  /* the same, at least bytes long (the rule's own need) */
 static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
 static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
