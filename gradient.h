@@ -6863,12 +6863,12 @@ static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array 
     snprintf(B, sizeof B, "(%s + mm_b * %lld)", gr__em_in(e, 1), (long long)(K * N));
     snprintf(C, sizeof C, "(%s + mm_t * %lld)", gr__em_out(e, 0), (long long)(M * N));
     gr__em_line(e, "for (int64_t mm_t = 0; mm_t < %lld; mm_t++) {", (long long)batch);
-    gr__em_line(e, "    int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
+    gr__em_line(e, "int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
     for (d = nbo - 1; d >= 0; d--)
         if (c->shape[d] > 1)
-            gr__em_line(e, "    mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
+            gr__em_line(e, "mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
                         (long long)c->shape[d], (long long)ast[d], (long long)bst[d]);
-    gr__em_line(e, "    (void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
+    gr__em_line(e, "(void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
     gr__em_gemm(e, a->dtype, p->ta, p->tb, M, N, K, A, B, C);
     gr__em_line(e, "}");
     return GR_OK;
@@ -7086,8 +7086,10 @@ static gr_var *gr__sym(gr_var *x) {
     return gr_mul(gr__scalar_const(x->graph, x->dtype, 0.5, 0), gr_add(x, gr_transpose(x)));
 }
 
-/* ---- kernels --------------------------------------------------------------------------------------- */
+/* ---- kernels ---------------------------------------------------------------------------------------
+   Each is also the text gr_fn_emit_c writes into an emitted file (a GR_KERNEL region, src/emit.c). */
 
+/* GR_KERNEL gr__swap_rows */
 static void gr__swap_rows(void *x, int64_t row_elems, int64_t i, int64_t j, size_t es) {
     size_t nb = (size_t)row_elems * es, q;
     unsigned char *a, *b;
@@ -7097,12 +7099,28 @@ static void gr__swap_rows(void *x, int64_t row_elems, int64_t i, int64_t j, size
     for (q = 0; q < nb; q++) { unsigned char t = a[q]; a[q] = b[q]; b[q] = t; }
 }
 
-/* P A = L U into F (see LUFactor), right-looking by rows with partial pivoting. A zero column
-   leaves a zero pivot (the matrix is singular) and the elimination goes on past it, as getrf. */
-static void gr__lu_factor(const gr_array *a, double *F) {
-    int64_t n = a->shape[0], i, j, k;
+/* P A = L U into F (see LUFactor), F holding A (as float64) on entry; right-looking by rows with
+   partial pivoting. A zero column leaves a zero pivot (the matrix is singular) and the elimination
+   goes on past it, as getrf. */
+static const char *const gr__kernel_gr__swap_rows[] GR__UNUSED = {
+    "static void gr__swap_rows(void *x, int64_t row_elems, int64_t i, int64_t j, size_t es) {\n",
+    "    size_t nb = (size_t)row_elems * es, q;\n",
+    "    unsigned char *a, *b;\n",
+    "    if (i == j) return;\n",
+    "    a = (unsigned char *)x + (size_t)i * nb;\n",
+    "    b = (unsigned char *)x + (size_t)j * nb;\n",
+    "    for (q = 0; q < nb; q++) { unsigned char t = a[q]; a[q] = b[q]; b[q] = t; }\n",
+    "}\n",
+    "\n",
+    "/* P A = L U into F (see LUFactor), F holding A (as float64) on entry; right-looking by rows with\n",
+    "   partial pivoting. A zero column leaves a zero pivot (the matrix is singular) and the elimination\n",
+    "   goes on past it, as getrf. */\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_factor */
+static void gr__lu_factor(double *F, int64_t n) {
+    int64_t i, j, k;
     double *piv = F + n * n;
-    gr__convert(GR_F64, F, a->dtype, a->data, n * n);
     for (k = 0; k < n; k++) {
         double *rk, best = fabs(F[k * n + k]);
         int64_t p = k;
@@ -7121,6 +7139,31 @@ static void gr__lu_factor(const gr_array *a, double *F) {
 }
 
 /* the first zero pivot of a factor, or -1 */
+static const char *const gr__kernel_gr__lu_factor[] GR__UNUSED = {
+    "static void gr__lu_factor(double *F, int64_t n) {\n",
+    "    int64_t i, j, k;\n",
+    "    double *piv = F + n * n;\n",
+    "    for (k = 0; k < n; k++) {\n",
+    "        double *rk, best = fabs(F[k * n + k]);\n",
+    "        int64_t p = k;\n",
+    "        for (i = k + 1; i < n; i++)\n",
+    "            if (fabs(F[i * n + k]) > best) { best = fabs(F[i * n + k]); p = i; }\n",
+    "        piv[k] = (double)p;\n",
+    "        gr__swap_rows(F, n, k, p, sizeof(double));\n",
+    "        rk = F + k * n;\n",
+    "        if (rk[k] == 0) continue;\n",
+    "        for (i = k + 1; i < n; i++) {\n",
+    "            double *ri = F + i * n, l = ri[k] / rk[k];\n",
+    "            ri[k] = l;\n",
+    "            if (l != 0) for (j = k + 1; j < n; j++) ri[j] -= l * rk[j];\n",
+    "        }\n",
+    "    }\n",
+    "}\n",
+    "\n",
+    "/* the first zero pivot of a factor, or -1 */\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_zero_pivot */
 static int64_t gr__lu_zero_pivot(const double *F, int64_t n) {
     int64_t k;
     for (k = 0; k < n; k++) if (F[k * n + k] == 0) return k;
@@ -7128,6 +7171,17 @@ static int64_t gr__lu_zero_pivot(const double *F, int64_t n) {
 }
 
 /* det A: U's diagonal, negated for every row swap */
+static const char *const gr__kernel_gr__lu_zero_pivot[] GR__UNUSED = {
+    "static int64_t gr__lu_zero_pivot(const double *F, int64_t n) {\n",
+    "    int64_t k;\n",
+    "    for (k = 0; k < n; k++) if (F[k * n + k] == 0) return k;\n",
+    "    return -1;\n",
+    "}\n",
+    "\n",
+    "/* det A: U's diagonal, negated for every row swap */\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_det */
 static double gr__lu_det(const double *F, int64_t n) {
     const double *piv = F + n * n;
     double d = 1;
@@ -7141,6 +7195,23 @@ static double gr__lu_det(const double *F, int64_t n) {
 
 /* log |det A| (summed, so that it neither overflows nor underflows) and the sign of det A; a zero
    pivot gives -inf with sign 0 */
+static const char *const gr__kernel_gr__lu_det[] GR__UNUSED = {
+    "static double gr__lu_det(const double *F, int64_t n) {\n",
+    "    const double *piv = F + n * n;\n",
+    "    double d = 1;\n",
+    "    int64_t k;\n",
+    "    for (k = 0; k < n; k++) {\n",
+    "        d *= F[k * n + k];\n",
+    "        if ((int64_t)piv[k] != k) d = -d;\n",
+    "    }\n",
+    "    return d;\n",
+    "}\n",
+    "\n",
+    "/* log |det A| (summed, so that it neither overflows nor underflows) and the sign of det A; a zero\n",
+    "   pivot gives -inf with sign 0 */\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_logabsdet */
 static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
     const double *piv = F + n * n;
     double l = 0;
@@ -7167,6 +7238,36 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
    column), the columns are swapped as P on the right asks (the swaps in reverse order), and the
    sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it
    zero, and two of them make every entry zero (rank n - 2). */
+static const char *const gr__kernel_gr__lu_logabsdet[] GR__UNUSED = {
+    "static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {\n",
+    "    const double *piv = F + n * n;\n",
+    "    double l = 0;\n",
+    "    int64_t k;\n",
+    "    int s = 1;\n",
+    "    for (k = 0; k < n; k++) {\n",
+    "        double u = F[k * n + k];\n",
+    "        if (u == 0) { *sign = 0; return -INFINITY; }\n",
+    "        if (u < 0) { s = -s; u = -u; }\n",
+    "        if ((int64_t)piv[k] != k) s = -s;\n",
+    "        l += log(u);\n",
+    "    }\n",
+    "    *sign = s;\n",
+    "    return l;\n",
+    "}\n",
+    "\n",
+    "/* adj A into X from A's factor F, never dividing by a pivot, so that it is exact where A is\n",
+    "   singular too. adj(X Y) = adj(Y) adj(X) for any square X and Y, so A = P^T L U gives\n",
+    "   adj A = adj(U) adj(L) adj(P^T) = det(P) adj(U) L^-1 P. U is upper triangular with diagonal d,\n",
+    "   and so is adj U: adj(U)[i][j] = (prod_{k<i} d_k) z_ij (prod_{k>j} d_k) for i <= j, with z_jj = 1\n",
+    "   and z_ij = -sum_{i<k<=j} U[i][k] (prod_{i<m<k} d_m) z_kj, which is back substitution for U^-1\n",
+    "   with every division by a pivot multiplied out (both sides are polynomials in U that agree\n",
+    "   wherever U is invertible). Then each row y of adj(U) becomes w = y L^-1 (w L = y, from the last\n",
+    "   column), the columns are swapped as P on the right asks (the swaps in reverse order), and the\n",
+    "   sign of P applied. O(n^3) like the inverse; a pivot that is zero makes the products that hold it\n",
+    "   zero, and two of them make every entry zero (rank n - 2). */\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_adjugate */
 #define GR__LU_ADJUGATE(fn, T) \
     static void fn(const double *F, int64_t n, T *X) { \
         const double *piv = F + n * n; \
@@ -7202,12 +7303,62 @@ static double gr__lu_logabsdet(const double *F, int64_t n, int *sign) {
         } \
         if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \
     }
+static const char *const gr__kernel_gr__lu_adjugate[] GR__UNUSED = {
+    "#define GR__LU_ADJUGATE(fn, T) \\\n",
+    "    static void fn(const double *F, int64_t n, T *X) { \\\n",
+    "        const double *piv = F + n * n; \\\n",
+    "        double pre = 1; \\\n",
+    "        int64_t i, j, k, swaps = 0; \\\n",
+    "        for (j = 0; j < n; j++) {                    /* z, column by column, from the diagonal up */ \\\n",
+    "            X[j * n + j] = 1; \\\n",
+    "            for (i = j - 1; i >= 0; i--) { \\\n",
+    "                double s = 0, q = 1; \\\n",
+    "                for (k = i + 1; k <= j; k++) { s += F[i * n + k] * q * (double)X[k * n + j]; q *= F[k * n + k]; } \\\n",
+    "                X[i * n + j] = (T)-s; \\\n",
+    "            } \\\n",
+    "            for (i = j + 1; i < n; i++) X[i * n + j] = 0; \\\n",
+    "        } \\\n",
+    "        for (i = 0; i < n; i++) {                    /* adj U = the pivots before row i and after column j, times z */ \\\n",
+    "            double suf = 1; \\\n",
+    "            for (j = n - 1; j >= i; j--) { X[i * n + j] = (T)((double)X[i * n + j] * pre * suf); suf *= F[j * n + j]; } \\\n",
+    "            pre *= F[i * n + i]; \\\n",
+    "        } \\\n",
+    "        for (i = 0; i < n; i++) {                    /* row i times L^-1 */ \\\n",
+    "            T *xi = X + i * n; \\\n",
+    "            for (j = n - 2; j >= 0; j--) { \\\n",
+    "                double s = (double)xi[j]; \\\n",
+    "                for (k = j + 1; k < n; k++) s -= (double)xi[k] * F[k * n + j]; \\\n",
+    "                xi[j] = (T)s; \\\n",
+    "            } \\\n",
+    "        } \\\n",
+    "        for (k = n - 1; k >= 0; k--) {               /* times P: columns k and piv[k] swapped */ \\\n",
+    "            int64_t p = (int64_t)piv[k]; \\\n",
+    "            if (p == k) continue; \\\n",
+    "            swaps++; \\\n",
+    "            for (i = 0; i < n; i++) { T t = X[i * n + k]; X[i * n + k] = X[i * n + p]; X[i * n + p] = t; } \\\n",
+    "        } \\\n",
+    "        if (swaps % 2) for (k = 0; k < n * n; k++) X[k] = -X[k]; \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_adjugate_f64 */
 GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)
+static const char *const gr__kernel_gr__lu_adjugate_f64[] GR__UNUSED = {
+    "GR__LU_ADJUGATE(gr__lu_adjugate_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_adjugate_f32 */
 GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
+static const char *const gr__kernel_gr__lu_adjugate_f32[] GR__UNUSED = {
+    "GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 /* x (n rows of R elements) := A^-1 x, or A^-T x when trans, from A's factor F. A = P^T L U, so
    A x = b is L y = P b then U x = y; A^T = U^T L^T P, so A^T x = b is U^T z = b, L^T w = z and
    x = P^T w (the swaps undone in reverse). Row-oriented: every inner loop runs along a row. */
+/* GR_KERNEL gr__lu_solve */
 #define GR__LU_SOLVE(fn, T) \
     static void fn(const double *F, int64_t n, int trans, T *x, int64_t R) { \
         const double *piv = F + n * n; \
@@ -7248,8 +7399,62 @@ GR__LU_ADJUGATE(gr__lu_adjugate_f32, float)
             for (k = n - 1; k >= 0; k--) gr__swap_rows(x, R, k, (int64_t)piv[k], sizeof(T)); \
         } \
     }
+static const char *const gr__kernel_gr__lu_solve[] GR__UNUSED = {
+    "#define GR__LU_SOLVE(fn, T) \\\n",
+    "    static void fn(const double *F, int64_t n, int trans, T *x, int64_t R) { \\\n",
+    "        const double *piv = F + n * n; \\\n",
+    "        int64_t i, j, k, r; \\\n",
+    "        if (!trans) { \\\n",
+    "            for (k = 0; k < n; k++) gr__swap_rows(x, R, k, (int64_t)piv[k], sizeof(T)); \\\n",
+    "            for (i = 1; i < n; i++) { \\\n",
+    "                T *xi = x + i * R; \\\n",
+    "                for (j = 0; j < i; j++) { \\\n",
+    "                    T l = (T)F[i * n + j]; const T *xj = x + j * R; \\\n",
+    "                    if (l != 0) for (r = 0; r < R; r++) xi[r] -= l * xj[r]; \\\n",
+    "                } \\\n",
+    "            } \\\n",
+    "            for (i = n - 1; i >= 0; i--) { \\\n",
+    "                T *xi = x + i * R, d = (T)F[i * n + i]; \\\n",
+    "                for (j = i + 1; j < n; j++) { \\\n",
+    "                    T u = (T)F[i * n + j]; const T *xj = x + j * R; \\\n",
+    "                    if (u != 0) for (r = 0; r < R; r++) xi[r] -= u * xj[r]; \\\n",
+    "                } \\\n",
+    "                for (r = 0; r < R; r++) xi[r] /= d; \\\n",
+    "            } \\\n",
+    "        } else { \\\n",
+    "            for (i = 0; i < n; i++) { \\\n",
+    "                T *xi = x + i * R, d = (T)F[i * n + i]; \\\n",
+    "                for (j = 0; j < i; j++) { \\\n",
+    "                    T u = (T)F[j * n + i]; const T *xj = x + j * R; \\\n",
+    "                    if (u != 0) for (r = 0; r < R; r++) xi[r] -= u * xj[r]; \\\n",
+    "                } \\\n",
+    "                for (r = 0; r < R; r++) xi[r] /= d; \\\n",
+    "            } \\\n",
+    "            for (i = n - 1; i >= 0; i--) { \\\n",
+    "                T *xi = x + i * R; \\\n",
+    "                for (j = i + 1; j < n; j++) { \\\n",
+    "                    T l = (T)F[j * n + i]; const T *xj = x + j * R; \\\n",
+    "                    if (l != 0) for (r = 0; r < R; r++) xi[r] -= l * xj[r]; \\\n",
+    "                } \\\n",
+    "            } \\\n",
+    "            for (k = n - 1; k >= 0; k--) gr__swap_rows(x, R, k, (int64_t)piv[k], sizeof(T)); \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_solve_f64 */
 GR__LU_SOLVE(gr__lu_solve_f64, double)
+static const char *const gr__kernel_gr__lu_solve_f64[] GR__UNUSED = {
+    "GR__LU_SOLVE(gr__lu_solve_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__lu_solve_f32 */
 GR__LU_SOLVE(gr__lu_solve_f32, float)
+static const char *const gr__kernel_gr__lu_solve_f32[] GR__UNUSED = {
+    "GR__LU_SOLVE(gr__lu_solve_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 static void gr__lu_solve(const double *F, int64_t n, int trans, gr_array *x) {
     int64_t R = n ? x->size / n : 0;
@@ -7260,6 +7465,7 @@ static void gr__lu_solve(const double *F, int64_t n, int trans, gr_array *x) {
 /* L L^T = A from A's lower triangle, by rows (Cholesky-Banachiewicz): L[i][j] needs rows i and j
    of L up to column j, both contiguous. Sums in float64. Returns -1, or the row whose pivot is not
    positive (the leading minor of that order is not positive: A is not positive definite). */
+/* GR_KERNEL gr__cholesky */
 #define GR__CHOLESKY(fn, T) \
     static int64_t fn(const T *A, T *L, int64_t n) { \
         int64_t i, j, k; \
@@ -7279,18 +7485,74 @@ static void gr__lu_solve(const double *F, int64_t n, int trans, gr_array *x) {
         } \
         return -1; \
     }
+static const char *const gr__kernel_gr__cholesky[] GR__UNUSED = {
+    "#define GR__CHOLESKY(fn, T) \\\n",
+    "    static int64_t fn(const T *A, T *L, int64_t n) { \\\n",
+    "        int64_t i, j, k; \\\n",
+    "        for (i = 0; i < n; i++) { \\\n",
+    "            T *li = L + i * n; \\\n",
+    "            for (j = 0; j <= i; j++) { \\\n",
+    "                const T *lj = L + j * n; \\\n",
+    "                double s = (double)A[i * n + j]; \\\n",
+    "                for (k = 0; k < j; k++) s -= (double)li[k] * (double)lj[k]; \\\n",
+    "                if (i == j) { \\\n",
+    "                    if (!(s > 0)) return i; \\\n",
+    "                    li[i] = (T)sqrt(s); \\\n",
+    "                } else \\\n",
+    "                    li[j] = (T)(s / (double)lj[j]); \\\n",
+    "            } \\\n",
+    "            for (j = i + 1; j < n; j++) li[j] = 0; \\\n",
+    "        } \\\n",
+    "        return -1; \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__cholesky_f64 */
 GR__CHOLESKY(gr__cholesky_f64, double)
+static const char *const gr__kernel_gr__cholesky_f64[] GR__UNUSED = {
+    "GR__CHOLESKY(gr__cholesky_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__cholesky_f32 */
 GR__CHOLESKY(gr__cholesky_f32, float)
 
-static int gr__all_finite(const gr_array *a) {
+static const char *const gr__kernel_gr__cholesky_f32[] GR__UNUSED = {
+    "GR__CHOLESKY(gr__cholesky_f32, float)\n",
+    "\n",
+    NULL
+};
+/* GR_KERNEL gr__all_finite_f64 */
+static int gr__all_finite_f64(const double *x, int64_t size) {
     int64_t k;
-    if (a->dtype == GR_F64) {
-        const double *d = (const double *)a->data;
-        for (k = 0; k < a->size; k++) if (!isfinite(d[k])) return 0;
-    } else if (a->dtype == GR_F32) {
-        const float *f = (const float *)a->data;
-        for (k = 0; k < a->size; k++) if (!isfinite(f[k])) return 0;
-    }
+    for (k = 0; k < size; k++) if (!isfinite(x[k])) return 0;
+    return 1;
+}
+static const char *const gr__kernel_gr__all_finite_f64[] GR__UNUSED = {
+    "static int gr__all_finite_f64(const double *x, int64_t size) {\n",
+    "    int64_t k;\n",
+    "    for (k = 0; k < size; k++) if (!isfinite(x[k])) return 0;\n",
+    "    return 1;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__all_finite_f32 */
+static int gr__all_finite_f32(const float *x, int64_t size) {
+    int64_t k;
+    for (k = 0; k < size; k++) if (!isfinite(x[k])) return 0;
+    return 1;
+}
+static const char *const gr__kernel_gr__all_finite_f32[] GR__UNUSED = {
+    "static int gr__all_finite_f32(const float *x, int64_t size) {\n",
+    "    int64_t k;\n",
+    "    for (k = 0; k < size; k++) if (!isfinite(x[k])) return 0;\n",
+    "    return 1;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL_END */
+static int gr__all_finite(const gr_array *a) {
+    if (a->dtype == GR_F64) return gr__all_finite_f64((const double *)a->data, a->size);
+    if (a->dtype == GR_F32) return gr__all_finite_f32((const float *)a->data, a->size);
     return 1;
 }
 
@@ -7328,8 +7590,10 @@ static gr_status gr__LUFactor_shape(const gr_node *node, const gr_array *const *
     return GR_OK;
 }
 static gr_status gr__LUFactor_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t n = in[0]->shape[0];
     (void)node;
-    gr__lu_factor(in[0], (double *)out[0]->data);
+    gr__convert(GR_F64, out[0]->data, in[0]->dtype, in[0]->data, n * n);
+    gr__lu_factor((double *)out[0]->data, n);
     return GR_OK;
 }
 static gr_status gr__LUFactor_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
@@ -7651,22 +7915,57 @@ static gr_status gr__Trace_shape(const gr_node *node, const gr_array *const *in,
     for (i = 0; i < out[0]->ndim; i++) out[0]->shape[i] = in[0]->shape[i];
     return GR_OK;
 }
+/* y[o] = sum_i x[o, i, i] over outer matrices n x m: floats summed in float64, int64 wrapping (as
+   NumPy's int64 sum) */
+/* GR_KERNEL gr__trace */
+#define GR__TRACE(fn, T, TS) \
+    static void fn(const T *x, T *y, int64_t outer, int64_t n, int64_t m) { \
+        int64_t d = n < m ? n : m, o, i; \
+        for (o = 0; o < outer; o++) { \
+            TS s = 0; \
+            for (i = 0; i < d; i++) s += (TS)x[o * n * m + i * m + i]; \
+            y[o] = (T)s; \
+        } \
+    }
+static const char *const gr__kernel_gr__trace[] GR__UNUSED = {
+    "#define GR__TRACE(fn, T, TS) \\\n",
+    "    static void fn(const T *x, T *y, int64_t outer, int64_t n, int64_t m) { \\\n",
+    "        int64_t d = n < m ? n : m, o, i; \\\n",
+    "        for (o = 0; o < outer; o++) { \\\n",
+    "            TS s = 0; \\\n",
+    "            for (i = 0; i < d; i++) s += (TS)x[o * n * m + i * m + i]; \\\n",
+    "            y[o] = (T)s; \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__trace_f64 */
+GR__TRACE(gr__trace_f64, double, double)
+static const char *const gr__kernel_gr__trace_f64[] GR__UNUSED = {
+    "GR__TRACE(gr__trace_f64, double, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__trace_f32 */
+GR__TRACE(gr__trace_f32, float, double)
+static const char *const gr__kernel_gr__trace_f32[] GR__UNUSED = {
+    "GR__TRACE(gr__trace_f32, float, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__trace_i64 */
+GR__TRACE(gr__trace_i64, int64_t, uint64_t)
+static const char *const gr__kernel_gr__trace_i64[] GR__UNUSED = {
+    "GR__TRACE(gr__trace_i64, int64_t, uint64_t)\n",
+    NULL
+};
+/* GR_KERNEL_END */
+
 static gr_status gr__Trace_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr_array *x = in[0];
-    int64_t n = x->shape[x->ndim - 2], m = x->shape[x->ndim - 1], d = n < m ? n : m, outer = out[0]->size, o, i;
+    int64_t n = x->shape[x->ndim - 2], m = x->shape[x->ndim - 1], outer = out[0]->size;
     (void)node;
-    for (o = 0; o < outer; o++) {
-        int64_t base = o * n * m;
-        if (x->dtype == GR_I64) {
-            uint64_t s = 0;                  /* wraps, as NumPy's int64 sum */
-            for (i = 0; i < d; i++) s += (uint64_t)((const int64_t *)x->data)[base + i * m + i];
-            ((int64_t *)out[0]->data)[o] = (int64_t)s;
-        } else {
-            double s = 0;
-            for (i = 0; i < d; i++) s += gr__load(x->dtype, x->data, base + i * m + i);
-            gr__store(x->dtype, out[0]->data, o, s);
-        }
-    }
+    if (x->dtype == GR_I64) gr__trace_i64((const int64_t *)x->data, (int64_t *)out[0]->data, outer, n, m);
+    else if (x->dtype == GR_F32) gr__trace_f32((const float *)x->data, (float *)out[0]->data, outer, n, m);
+    else gr__trace_f64((const double *)x->data, (double *)out[0]->data, outer, n, m);
     return GR_OK;
 }
 /* G on the diagonal: TriScale(0, 1, 0) of G broadcast to x's shape */
@@ -7688,6 +7987,7 @@ static gr_status gr__Trace_rop(const gr_node *node, gr_var *const *ev, gr_var **
     return orop[0] ? GR_OK : node->graph->status;
 }
 
+/* GR_KERNEL gr__triscale */
 #define GR__TRISCALE(fn, T) \
     static void fn(const T *x, T *y, int64_t outer, int64_t n, int64_t m, const double *w) { \
         int64_t o, i, j; \
@@ -7698,8 +7998,32 @@ static gr_status gr__Trace_rop(const gr_node *node, gr_var *const *ev, gr_var **
                 for (j = 0; j < m; j++) yi[j] = xi[j] * (T)w[j < i ? 0 : j == i ? 1 : 2]; \
             } \
     }
+static const char *const gr__kernel_gr__triscale[] GR__UNUSED = {
+    "#define GR__TRISCALE(fn, T) \\\n",
+    "    static void fn(const T *x, T *y, int64_t outer, int64_t n, int64_t m, const double *w) { \\\n",
+    "        int64_t o, i, j; \\\n",
+    "        for (o = 0; o < outer; o++) \\\n",
+    "            for (i = 0; i < n; i++) { \\\n",
+    "                const T *xi = x + (o * n + i) * m; \\\n",
+    "                T *yi = y + (o * n + i) * m; \\\n",
+    "                for (j = 0; j < m; j++) yi[j] = xi[j] * (T)w[j < i ? 0 : j == i ? 1 : 2]; \\\n",
+    "            } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__triscale_f64 */
 GR__TRISCALE(gr__triscale_f64, double)
+static const char *const gr__kernel_gr__triscale_f64[] GR__UNUSED = {
+    "GR__TRISCALE(gr__triscale_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__triscale_f32 */
 GR__TRISCALE(gr__triscale_f32, float)
+static const char *const gr__kernel_gr__triscale_f32[] GR__UNUSED = {
+    "GR__TRISCALE(gr__triscale_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 static gr_status gr__TriScale_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const double *w = ((const gr__triscale_params *)gr__params(node))->w;
@@ -7728,17 +8052,138 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
     return orop[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): the same kernels, called from the emitted function -------- */
 
-GR__EMIT_NOT_YET(LUFactor)
-GR__EMIT_NOT_YET(MatrixInverse)
-GR__EMIT_NOT_YET(Det)
-GR__EMIT_NOT_YET(Adjugate)
-GR__EMIT_NOT_YET(LogDet)
-GR__EMIT_NOT_YET(Solve)
-GR__EMIT_NOT_YET(Cholesky)
-GR__EMIT_NOT_YET(Trace)
-GR__EMIT_NOT_YET(TriScale)
+/* writes kernel name (a "%s" in it: the dtype's suffix, f64 or f32) before the function */
+static void gr__la_need(gr__em *e, const char *name, int dt) {
+    char full[48];
+    snprintf(full, sizeof full, name, dt == GR_F32 ? "f32" : "f64");
+    if (!gr__em_kernel(e, full)) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", full);
+}
+/* return GR_ERR_RUNTIME from the emitted function when A's factor F has a zero pivot */
+static void gr__la_em_singular(gr__em *e, const char *F, int64_t n) {
+    gr__la_need(e, "gr__lu_zero_pivot", 0);
+    gr__em_line(e, "if (gr__lu_zero_pivot(%s, %lld) >= 0) return %d;", F, (long long)n, (int)GR_ERR_RUNTIME);
+}
+/* X (n rows of R) := op(A)^-1 X from A's factor F */
+static void gr__la_em_solve(gr__em *e, int dt, const char *F, int64_t n, int trans, const char *X, int64_t R) {
+    gr__la_need(e, "gr__swap_rows", 0);
+    gr__la_need(e, "gr__lu_solve", 0);
+    gr__la_need(e, "gr__lu_solve_%s", dt);
+    gr__em_line(e, "gr__lu_solve_%s(%s, %lld, %d, %s, %lld);", dt == GR_F32 ? "f32" : "f64", F, (long long)n, trans, X, (long long)R);
+}
+/* gr__la_overflow_check: GR_ERR_RUNTIME when X is not finite although A (and B, when given) are */
+static void gr__la_em_overflow(gr__em *e, int dt, const char *X, int64_t xs, const char *A, int64_t as, const char *B, int64_t bs) {
+    const char *sf = dt == GR_F32 ? "f32" : "f64";
+    char b[GR__EM_OPND + 64] = "";
+    gr__la_need(e, "gr__all_finite_%s", dt);
+    if (B) snprintf(b, sizeof b, " && gr__all_finite_%s(%s, %lld)", sf, B, (long long)bs);
+    gr__em_line(e, "if (!gr__all_finite_%s(%s, %lld) && gr__all_finite_%s(%s, %lld)%s) return %d;", sf, X, (long long)xs, sf, A,
+                (long long)as, b, (int)GR_ERR_RUNTIME);
+}
+
+/* F := A as float64 (gr__convert), then factored in place */
+static gr_status gr__LUFactor_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t n = in[0]->shape[0];
+    const char *A = gr__em_in(e, 0), *F = gr__em_out(e, 0);
+    (void)node; (void)out;
+    if (n == 0) return GR_OK;
+    if (in[0]->dtype == GR_F64) gr__em_line(e, "memcpy(%s, %s, %lu);", F, A, (unsigned long)(sizeof(double) * (size_t)(n * n)));
+    else gr__em_line(e, "for (int64_t k = 0; k < %lld; k++) %s[k] = (double)%s[k];", (long long)(n * n), F, A);
+    gr__la_need(e, "gr__swap_rows", 0);
+    gr__la_need(e, "gr__lu_factor", 0);
+    gr__em_line(e, "gr__lu_factor(%s, %lld);", F, (long long)n);
+    return GR_OK;
+}
+/* X := I, then X := A^-1 X */
+static gr_status gr__MatrixInverse_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t n = in[0]->shape[0];
+    int dt = out[0]->dtype;
+    const char *A = gr__em_in(e, 0), *F = gr__em_in(e, 1), *X = gr__em_out(e, 0);
+    (void)node;
+    gr__la_em_singular(e, F, n);
+    if (n == 0) return GR_OK;
+    gr__em_line(e, "memset(%s, 0, %lu);", X, (unsigned long)((size_t)(n * n) * gr__dsize(dt)));
+    gr__em_line(e, "for (int64_t k = 0; k < %lld; k++) %s[k * %lld + k] = 1;", (long long)n, X, (long long)n);
+    gr__la_em_solve(e, dt, F, n, 0, X, n);
+    gr__la_em_overflow(e, dt, X, n * n, A, n * n, NULL, 0);
+    return GR_OK;
+}
+static gr_status gr__Det_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    gr__la_need(e, "gr__lu_det", 0);
+    gr__em_line(e, "%s[0] = (%s)gr__lu_det(%s, %lld);", gr__em_out(e, 0), gr__em_ctype(out[0]->dtype), gr__em_in(e, 1),
+                (long long)in[0]->shape[0]);
+    return GR_OK;
+}
+/* NaN for the log of a negative determinant */
+static gr_status gr__LogDet_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    gr__la_need(e, "gr__lu_logabsdet", 0);
+    gr__em_line(e, "{ int sign; double l = gr__lu_logabsdet(%s, %lld, &sign); %s[0] = (%s)(sign < 0 ? NAN : l); }", gr__em_in(e, 1),
+                (long long)in[0]->shape[0], gr__em_out(e, 0), gr__em_ctype(out[0]->dtype));
+    return GR_OK;
+}
+static gr_status gr__Adjugate_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    gr__la_need(e, "gr__lu_adjugate", 0);
+    gr__la_need(e, "gr__lu_adjugate_%s", out[0]->dtype);
+    gr__em_line(e, "gr__lu_adjugate_%s(%s, %lld, %s);", out[0]->dtype == GR_F32 ? "f32" : "f64", gr__em_in(e, 1), (long long)in[0]->shape[0],
+                gr__em_out(e, 0));
+    return GR_OK;
+}
+/* x := b, then x := op(A)^-1 x */
+static gr_status gr__Solve_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t n = in[0]->shape[0], size = in[1]->size;
+    int dt = out[0]->dtype;
+    const char *A = gr__em_in(e, 0), *B = gr__em_in(e, 1), *F = gr__em_in(e, 2), *X = gr__em_out(e, 0);
+    gr__la_em_singular(e, F, n);
+    if (size == 0) return GR_OK;
+    if (strcmp(X, B) != 0) gr__em_line(e, "memcpy(%s, %s, %lu);", X, B, (unsigned long)((size_t)size * gr__dsize(dt)));
+    gr__la_em_solve(e, dt, F, n, ((const gr__solve_params *)gr__params(node))->trans, X, n ? size / n : 0);
+    gr__la_em_overflow(e, dt, X, size, A, n * n, B, size);
+    return GR_OK;
+}
+static gr_status gr__Cholesky_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int dt = out[0]->dtype;
+    (void)node;
+    gr__la_need(e, "gr__cholesky", 0);
+    gr__la_need(e, "gr__cholesky_%s", dt);
+    gr__em_line(e, "if (gr__cholesky_%s(%s, %s, %lld) >= 0) return %d;", dt == GR_F32 ? "f32" : "f64", gr__em_in(e, 0), gr__em_out(e, 0),
+                (long long)in[0]->shape[0], (int)GR_ERR_RUNTIME);
+    return GR_OK;
+}
+static gr_status gr__Trace_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0];
+    const char *sf = x->dtype == GR_I64 ? "i64" : x->dtype == GR_F32 ? "f32" : "f64";
+    char name[32];
+    (void)node;
+    snprintf(name, sizeof name, "gr__trace_%s", sf);
+    gr__la_need(e, "gr__trace", 0);
+    gr__la_need(e, name, 0);
+    gr__em_line(e, "%s(%s, %s, %lld, %lld, %lld);", name, gr__em_in(e, 0), gr__em_out(e, 0), (long long)out[0]->size,
+                (long long)x->shape[x->ndim - 2], (long long)x->shape[x->ndim - 1]);
+    return GR_OK;
+}
+static gr_status gr__TriScale_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const double *w = ((const gr__triscale_params *)gr__params(node))->w;
+    const gr_array *x = in[0];
+    int64_t n, m, outer;
+    char ws[3][64];
+    int k;
+    (void)out;
+    if (x->ndim < 2 || !gr__is_float(x->dtype))
+        return gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: TriScale of %s must be a float tensor of 2 dimensions or more", gr__d(gr__in(node)[0]).s);
+    n = x->shape[x->ndim - 2];
+    m = x->shape[x->ndim - 1];
+    outer = n * m != 0 ? x->size / (n * m) : 0;
+    for (k = 0; k < 3; k++) snprintf(ws[k], sizeof ws[k], "%s", gr__em_value(e, GR_F64, w, k));
+    gr__la_need(e, "gr__triscale", 0);
+    gr__la_need(e, "gr__triscale_%s", x->dtype);
+    gr__em_line(e, "{ const double w[3] = { %s, %s, %s }; gr__triscale_%s(%s, %s, %lld, %lld, %lld, w); }", ws[0], ws[1], ws[2],
+                x->dtype == GR_F32 ? "f32" : "f64", gr__em_in(e, 0), gr__em_out(e, 0), (long long)outer, (long long)n, (long long)m);
+    return GR_OK;
+}
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
@@ -17791,6 +18236,29 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__dotv_f64", gr__kernel_gr__dotv_f64 },
     { "gr__dotv_f32", gr__kernel_gr__dotv_f32 },
     { "gr__dotv_i64", gr__kernel_gr__dotv_i64 },
+    { "gr__swap_rows", gr__kernel_gr__swap_rows },
+    { "gr__lu_factor", gr__kernel_gr__lu_factor },
+    { "gr__lu_zero_pivot", gr__kernel_gr__lu_zero_pivot },
+    { "gr__lu_det", gr__kernel_gr__lu_det },
+    { "gr__lu_logabsdet", gr__kernel_gr__lu_logabsdet },
+    { "gr__lu_adjugate", gr__kernel_gr__lu_adjugate },
+    { "gr__lu_adjugate_f64", gr__kernel_gr__lu_adjugate_f64 },
+    { "gr__lu_adjugate_f32", gr__kernel_gr__lu_adjugate_f32 },
+    { "gr__lu_solve", gr__kernel_gr__lu_solve },
+    { "gr__lu_solve_f64", gr__kernel_gr__lu_solve_f64 },
+    { "gr__lu_solve_f32", gr__kernel_gr__lu_solve_f32 },
+    { "gr__cholesky", gr__kernel_gr__cholesky },
+    { "gr__cholesky_f64", gr__kernel_gr__cholesky_f64 },
+    { "gr__cholesky_f32", gr__kernel_gr__cholesky_f32 },
+    { "gr__all_finite_f64", gr__kernel_gr__all_finite_f64 },
+    { "gr__all_finite_f32", gr__kernel_gr__all_finite_f32 },
+    { "gr__trace", gr__kernel_gr__trace },
+    { "gr__trace_f64", gr__kernel_gr__trace_f64 },
+    { "gr__trace_f32", gr__kernel_gr__trace_f32 },
+    { "gr__trace_i64", gr__kernel_gr__trace_i64 },
+    { "gr__triscale", gr__kernel_gr__triscale },
+    { "gr__triscale_f64", gr__kernel_gr__triscale_f64 },
+    { "gr__triscale_f32", gr__kernel_gr__triscale_f32 },
     { NULL, NULL }
 };
 

@@ -628,12 +628,12 @@ static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array 
     snprintf(B, sizeof B, "(%s + mm_b * %lld)", gr__em_in(e, 1), (long long)(K * N));
     snprintf(C, sizeof C, "(%s + mm_t * %lld)", gr__em_out(e, 0), (long long)(M * N));
     gr__em_line(e, "for (int64_t mm_t = 0; mm_t < %lld; mm_t++) {", (long long)batch);
-    gr__em_line(e, "    int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
+    gr__em_line(e, "int64_t mm_r = mm_t, mm_a = 0, mm_b = 0, mm_q = 0;");
     for (d = nbo - 1; d >= 0; d--)
         if (c->shape[d] > 1)
-            gr__em_line(e, "    mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
+            gr__em_line(e, "mm_q = mm_r %% %lld; mm_r /= %lld; mm_a += mm_q * %lld; mm_b += mm_q * %lld;", (long long)c->shape[d],
                         (long long)c->shape[d], (long long)ast[d], (long long)bst[d]);
-    gr__em_line(e, "    (void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
+    gr__em_line(e, "(void)mm_r; (void)mm_a; (void)mm_b; (void)mm_q;");
     gr__em_gemm(e, a->dtype, p->ta, p->tb, M, N, K, A, B, C);
     gr__em_line(e, "}");
     return GR_OK;
