@@ -32,6 +32,7 @@ static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t 
     for (i = axis + 1; i < x->ndim; i++) *inner *= x->shape[i];
 }
 
+/* GR_KERNEL gr__softmax */
 #define GR__SOFTMAX(fn, T, EXP, LOG) \
     static void fn(int log_out, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, i, j; \
@@ -47,8 +48,11 @@ static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t 
                 else { double inv = 1.0 / s; for (i = 0; i < n; i++) ys[i * inner] = (T)((double)ys[i * inner] * inv); } \
             } \
     }
+/* GR_KERNEL gr__softmax_f64 */
 GR__SOFTMAX(gr__softmax_f64, double, exp, log)
+/* GR_KERNEL gr__softmax_f32 */
 GR__SOFTMAX(gr__softmax_f32, float, exp, log)
+/* GR_KERNEL_END */
 
 static gr_status gr__softmax_run(const gr_node *node, int log_out, const gr_array *x, gr_array *y) {
     int64_t outer, n, inner;
@@ -222,6 +226,7 @@ static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in
 /* ---- kernels ---------------------------------------------------------------------------------- */
 
 /* the sum over the rows of sum_k t_k (lse(z) - z_k), in double */
+/* GR_KERNEL gr__xent */
 #define GR__XENT(fn, T) \
     static double fn(int64_t rows, int64_t K, const T *z, const T *t) { \
         double total = 0; \
@@ -238,8 +243,29 @@ static gr_status gr__OneHot_shape(const gr_node *node, const gr_array *const *in
         } \
         return total; \
     }
+/* GR_KERNEL gr__xent_f64 */
 GR__XENT(gr__xent_f64, double)
+/* GR_KERNEL gr__xent_f32 */
 GR__XENT(gr__xent_f32, float)
+/* GR_KERNEL_END */
+
+/* y (n rows of K) := the rows e_{ids[r]}; returns the first r whose id is outside [0, K), or -1 */
+/* GR_KERNEL gr__onehot */
+#define GR__ONEHOT(fn, T) \
+    static int64_t fn(const int64_t *ids, int64_t n, int64_t K, T *y) { \
+        int64_t r; \
+        for (r = 0; r < n * K; r++) y[r] = 0; \
+        for (r = 0; r < n; r++) { \
+            if (ids[r] < 0 || ids[r] >= K) return r; \
+            y[r * K + ids[r]] = 1; \
+        } \
+        return -1; \
+    }
+/* GR_KERNEL gr__onehot_f64 */
+GR__ONEHOT(gr__onehot_f64, double)
+/* GR_KERNEL gr__onehot_f32 */
+GR__ONEHOT(gr__onehot_f32, float)
+/* GR_KERNEL_END */
 
 static gr_status gr__CrossEntropy_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr_array *z = in[0];
@@ -257,13 +283,11 @@ static gr_status gr__CrossEntropy_perform(const gr_node *node, const gr_array *c
 static gr_status gr__OneHot_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const int64_t *ids = (const int64_t *)in[0]->data;
     int64_t K = in[1]->shape[in[1]->ndim - 1], r;
-    memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(out[0]->dtype));
-    for (r = 0; r < in[0]->size; r++) {
-        if (ids[r] < 0 || ids[r] >= K)
-            return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
-                                 (long long)ids[r], (long long)r, gr__d(gr__in(node)[0]).s, (long long)K, gr__d(gr__in(node)[1]).s);
-        gr__store(out[0]->dtype, out[0]->data, r * K + ids[r], 1.0);
-    }
+    if (out[0]->dtype == GR_F32) r = gr__onehot_f32(ids, in[0]->size, K, (float *)out[0]->data);
+    else r = gr__onehot_f64(ids, in[0]->size, K, (double *)out[0]->data);
+    if (r >= 0)
+        return gr_node_error(node, GR_ERR_RUNTIME, "class id %lld (entry %lld of %s) is out of range for the %lld classes of %s",
+                             (long long)ids[r], (long long)r, gr__d(gr__in(node)[0]).s, (long long)K, gr__d(gr__in(node)[1]).s);
     return GR_OK;
 }
 
@@ -322,9 +346,48 @@ static gr_status gr__OneHot_rop(const gr_node *node, gr_var *const *ev, gr_var *
     return GR_OK;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): the same kernels, called from the emitted function -------- */
 
-GR__EMIT_NOT_YET(Softmax)
-GR__EMIT_NOT_YET(LogSoftmax)
-GR__EMIT_NOT_YET(CrossEntropy)
-GR__EMIT_NOT_YET(OneHot)
+/* kernels macro (a GR__ macro) and name (its instance) written before the function; returns name */
+static const char *gr__nn_need(gr__em *e, const char *macro, const char *name) {
+    if (!gr__em_kernel(e, macro) || !gr__em_kernel(e, name)) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name);
+    return name;
+}
+static gr_status gr__nn_softmax_emit(gr__em *e, const gr_node *node, int log_out, const gr_array *x) {
+    int64_t outer, n, inner;
+    gr__axis_split(x, ((const gr__axis_params *)gr__params(node))->axis, &outer, &n, &inner);
+    gr__em_line(e, "%s(%d, %lld, %lld, %lld, %s, %s);", gr__nn_need(e, "gr__softmax", x->dtype == GR_F32 ? "gr__softmax_f32" : "gr__softmax_f64"), log_out, (long long)outer, (long long)n,
+                (long long)inner, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+static gr_status gr__Softmax_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__nn_softmax_emit(e, node, 0, in[0]);
+}
+static gr_status gr__LogSoftmax_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__nn_softmax_emit(e, node, 1, in[0]);
+}
+/* the mean over the rows; NaN when there are none */
+static gr_status gr__CrossEntropy_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *z = in[0];
+    int64_t K = z->shape[z->ndim - 1], rows = 1;
+    const char *T = gr__em_ctype(out[0]->dtype), *Y = gr__em_out(e, 0);
+    int i;
+    (void)node;
+    for (i = 0; i < z->ndim - 1; i++) rows *= z->shape[i];
+    if (!rows) {
+        gr__em_line(e, "%s[0] = (%s)NAN;", Y, T);
+        return GR_OK;
+    }
+    gr__em_line(e, "%s[0] = (%s)(%s(%lld, %lld, %s, %s) / (double)%lld);", Y, T, gr__nn_need(e, "gr__xent", z->dtype == GR_F32 ? "gr__xent_f32" : "gr__xent_f64"), (long long)rows,
+                (long long)K, gr__em_in(e, 0), gr__em_in(e, 1), (long long)rows);
+    return GR_OK;
+}
+/* an id out of range: GR_ERR_RUNTIME */
+static gr_status gr__OneHot_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    gr__em_line(e, "if (%s(%s, %lld, %lld, %s) >= 0) return %d;", gr__nn_need(e, "gr__onehot", out[0]->dtype == GR_F32 ? "gr__onehot_f32" : "gr__onehot_f64"), gr__em_in(e, 0),
+                (long long)in[0]->size, (long long)in[1]->shape[in[1]->ndim - 1], gr__em_out(e, 0), (int)GR_ERR_RUNTIME);
+    return GR_OK;
+}
