@@ -1023,6 +1023,10 @@ static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's sc
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) GR__UNUSED;  /* the same, at least bytes long (the rule's own need) */
 static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
 static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
+/* a row loop (Batched): until undone, gr__em_in(e, i) / gr__em_out(e, j) return in_expr[i] / out_expr[j] (a NULL
+   array or entry: what they returned before); returns the loops in force, a name for the loop's counter.
+   gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
+static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
@@ -10007,12 +10011,98 @@ static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
-GR__EMIT_NOT_YET(EyeLike)
-GR__EMIT_NOT_YET(Unflatten)
-GR__EMIT_NOT_YET(Batched)
-GR__EMIT_NOT_YET(Banded)
+/* zeros, then ones on the diagonal of the (size(ref), size(ref)) matrix */
+static gr_status gr__EyeLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const char *Y = gr__em_out(e, 0);
+    (void)node;
+    if (out[0]->size == 0) return GR_OK;
+    gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(out[0]->dtype)));
+    gr__em_line(e, "for (int64_t k = 0; k < %lld; k++) %s[k * %lld + k] = 1;", (long long)in[0]->size, Y, (long long)in[0]->size);
+    return GR_OK;
+}
+static gr_status gr__Unflatten_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    if (in[0]->size)
+        gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+/* zeros, then each diagonal added at its offset (through double where the dtypes differ, as perform) */
+static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i;
+    int dt = out[0]->dtype;
+    char Y[GR__EM_OPND], sum[GR__EM_OPND];
+    if (out[0]->size == 0) return GR_OK;
+    snprintf(Y, sizeof Y, "%s", gr__em_out(e, 0));
+    gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(dt)));
+    for (i = 0; i < p->n; i++) {
+        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+        int cdt = in[i + 1]->dtype;
+        if (lo >= hi) continue;
+        if (gr__is_float(dt) && cdt == dt) snprintf(sum, sizeof sum, "o[at] + c[j]");
+        else snprintf(sum, sizeof sum, "%s", gr__em_conv(e, dt, GR_F64, "((double)o[at] + (double)c[j])", 0));
+        gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, (int)i + 1));
+        gr__em_line(e, "  for (int64_t j = %lld; j < %lld; j++) { int64_t at = (j - %lld) * %lld + j; o[at] = %s; } }", (long long)lo, (long long)hi,
+                    (long long)k, (long long)m, sum);
+    }
+    return GR_OK;
+}
+
+
+/* the wrapped op's rule on its row-typed node: a dot whose left operand carries the batch as one
+   product over all the rows (as perform), anything else inside a loop over the rows, in which
+   gr__em_in / gr__em_out name row k of the batched operands (gr__em_redirect) */
+static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_fn rule, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_array a = *in[0], c = *out[0];
+    const gr_array *ab[2], *cw[1];
+    a.ndim = 2; a.shape[0] = in[0]->shape[0] * in[0]->shape[1]; a.shape[1] = in[0]->shape[2];
+    c.ndim = in[1]->ndim == 2 ? 2 : 1;
+    c.shape[0] = a.shape[0];
+    if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+    ab[0] = &a; ab[1] = in[1]; cw[0] = &c;
+    return rule(e, p->inner, ab, cw);
+}
+static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr__emit_fn rule = gr__emit_of(p->op);
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32], *row_outp = &row_out;
+    const char *rin[32], *rout[1];
+    char *room;
+    int64_t B = out[0]->shape[0];
+    int i, d, depth;
+    if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s (applied row by row) cannot be emitted", p->op->name);
+    if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta)
+        return gr__batched_dot_emit(e, node, rule, in, out);
+    if (B == 0) return GR_OK;
+    if (!(room = (char *)GR_MALLOC((size_t)(p->n_in + 1) * GR__EM_OPND))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    gr__batched_rows(node, in, rows, row_ptrs, 0);
+    row_out = *out[0];
+    row_out.ndim = out[0]->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
+    row_out.size = out[0]->size / B;
+    for (i = 0; i <= p->n_in; i++)               /* the operands' expressions before the loop: outer rows, or slots */
+        snprintf(room + (size_t)i * GR__EM_OPND, GR__EM_OPND, "%s", i < p->n_in ? gr__em_in(e, i) : gr__em_out(e, 0));
+    if (!(depth = gr__em_redirect(e, rin, rout))) { GR_FREE(room); return GR_OK; }      /* too deep: failed */
+    for (i = 0; i <= p->n_in; i++) {
+        char *x = room + (size_t)i * GR__EM_OPND, tmp[GR__EM_OPND];
+        int64_t rsize = i < p->n_in ? rows[i].size : row_out.size;
+        if (i < p->n_in && !(p->batched & (1u << i))) { rin[i] = NULL; continue; }
+        if (snprintf(tmp, sizeof tmp, "(%s + bk%d * %lld)", x, depth, (long long)rsize) >= (int)sizeof tmp)
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: row loops of %s nested too deep", p->op->name);
+        memcpy(x, tmp, sizeof tmp);
+        if (i < p->n_in) rin[i] = x; else rout[0] = x;
+    }
+    gr__em_line(e, "for (int64_t bk%d = 0; bk%d < %lld; bk%d++) {", depth, depth, (long long)B, depth);
+    rule(e, p->inner, row_ptrs, &row_outp);
+    gr__em_line(e, "}");
+    gr__em_redirect(e, NULL, NULL);
+    GR_FREE(room);
+    return GR_OK;
+}
 
 /* ==== ops/scan.c: generated region; edit ops/scan.c, then run make gradient.h ==== */
 /* ops/scan.c: loops (gr_scan, after aesara.scan).
@@ -18412,6 +18502,8 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 #define GR__EM_RING 16                   /* expressions handed out before their room is reused */
 #define GR__EM_EXPR 192
 
+#define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
+
 struct gr__em {
     gr_fn *f;
     const char *name;                    /* NAME: the function's, a prefix of the file's statics */
@@ -18429,6 +18521,8 @@ struct gr__em {
     int indent;
     char ring[GR__EM_RING][GR__EM_EXPR];
     int ring_at;
+    const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
+    int n_red;
 };
 
 static char *gr__em_room(gr__em *e) {
@@ -18530,8 +18624,23 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
 }
 
 static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->step_io_at[e->k]; }
-static const char *gr__em_in(gr__em *e, int i) { return gr__em_slot(e, gr__em_io(e)[i], 0); }
-static const char *gr__em_out(gr__em *e, int j) { return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1); }
+static const char *gr__em_in(gr__em *e, int i) {
+    int r;
+    for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
+    return gr__em_slot(e, gr__em_io(e)[i], 0);
+}
+static const char *gr__em_out(gr__em *e, int j) {
+    int r;
+    for (r = e->n_red - 1; r >= 0; r--) if (e->red_out[r] && e->red_out[r][j]) return e->red_out[r][j];
+    return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1);
+}
+static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) {
+    if (!in_expr && !out_expr) return e->n_red > 0 ? --e->n_red : 0;
+    if (e->n_red == GR__EM_REDIR) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: more than %d row loops inside one another", GR__EM_REDIR); return 0; }
+    e->red_in[e->n_red] = in_expr;
+    e->red_out[e->n_red] = out_expr;
+    return ++e->n_red;
+}
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
     if (end > e->work_bytes) e->work_bytes = end;

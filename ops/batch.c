@@ -633,9 +633,95 @@ static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
-GR__EMIT_NOT_YET(EyeLike)
-GR__EMIT_NOT_YET(Unflatten)
-GR__EMIT_NOT_YET(Batched)
-GR__EMIT_NOT_YET(Banded)
+/* zeros, then ones on the diagonal of the (size(ref), size(ref)) matrix */
+static gr_status gr__EyeLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const char *Y = gr__em_out(e, 0);
+    (void)node;
+    if (out[0]->size == 0) return GR_OK;
+    gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(out[0]->dtype)));
+    gr__em_line(e, "for (int64_t k = 0; k < %lld; k++) %s[k * %lld + k] = 1;", (long long)in[0]->size, Y, (long long)in[0]->size);
+    return GR_OK;
+}
+static gr_status gr__Unflatten_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    if (in[0]->size)
+        gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+/* zeros, then each diagonal added at its offset (through double where the dtypes differ, as perform) */
+static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i;
+    int dt = out[0]->dtype;
+    char Y[GR__EM_OPND], sum[GR__EM_OPND];
+    if (out[0]->size == 0) return GR_OK;
+    snprintf(Y, sizeof Y, "%s", gr__em_out(e, 0));
+    gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(dt)));
+    for (i = 0; i < p->n; i++) {
+        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+        int cdt = in[i + 1]->dtype;
+        if (lo >= hi) continue;
+        if (gr__is_float(dt) && cdt == dt) snprintf(sum, sizeof sum, "o[at] + c[j]");
+        else snprintf(sum, sizeof sum, "%s", gr__em_conv(e, dt, GR_F64, "((double)o[at] + (double)c[j])", 0));
+        gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, (int)i + 1));
+        gr__em_line(e, "  for (int64_t j = %lld; j < %lld; j++) { int64_t at = (j - %lld) * %lld + j; o[at] = %s; } }", (long long)lo, (long long)hi,
+                    (long long)k, (long long)m, sum);
+    }
+    return GR_OK;
+}
+
+
+/* the wrapped op's rule on its row-typed node: a dot whose left operand carries the batch as one
+   product over all the rows (as perform), anything else inside a loop over the rows, in which
+   gr__em_in / gr__em_out name row k of the batched operands (gr__em_redirect) */
+static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_fn rule, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr_array a = *in[0], c = *out[0];
+    const gr_array *ab[2], *cw[1];
+    a.ndim = 2; a.shape[0] = in[0]->shape[0] * in[0]->shape[1]; a.shape[1] = in[0]->shape[2];
+    c.ndim = in[1]->ndim == 2 ? 2 : 1;
+    c.shape[0] = a.shape[0];
+    if (in[1]->ndim == 2) c.shape[1] = out[0]->shape[2];
+    ab[0] = &a; ab[1] = in[1]; cw[0] = &c;
+    return rule(e, p->inner, ab, cw);
+}
+static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
+    gr__emit_fn rule = gr__emit_of(p->op);
+    gr_array rows[32], row_out;
+    const gr_array *row_ptrs[32], *row_outp = &row_out;
+    const char *rin[32], *rout[1];
+    char *room;
+    int64_t B = out[0]->shape[0];
+    int i, d, depth;
+    if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s (applied row by row) cannot be emitted", p->op->name);
+    if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta)
+        return gr__batched_dot_emit(e, node, rule, in, out);
+    if (B == 0) return GR_OK;
+    if (!(room = (char *)GR_MALLOC((size_t)(p->n_in + 1) * GR__EM_OPND))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    gr__batched_rows(node, in, rows, row_ptrs, 0);
+    row_out = *out[0];
+    row_out.ndim = out[0]->ndim - 1;
+    for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
+    row_out.size = out[0]->size / B;
+    for (i = 0; i <= p->n_in; i++)               /* the operands' expressions before the loop: outer rows, or slots */
+        snprintf(room + (size_t)i * GR__EM_OPND, GR__EM_OPND, "%s", i < p->n_in ? gr__em_in(e, i) : gr__em_out(e, 0));
+    if (!(depth = gr__em_redirect(e, rin, rout))) { GR_FREE(room); return GR_OK; }      /* too deep: failed */
+    for (i = 0; i <= p->n_in; i++) {
+        char *x = room + (size_t)i * GR__EM_OPND, tmp[GR__EM_OPND];
+        int64_t rsize = i < p->n_in ? rows[i].size : row_out.size;
+        if (i < p->n_in && !(p->batched & (1u << i))) { rin[i] = NULL; continue; }
+        if (snprintf(tmp, sizeof tmp, "(%s + bk%d * %lld)", x, depth, (long long)rsize) >= (int)sizeof tmp)
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: row loops of %s nested too deep", p->op->name);
+        memcpy(x, tmp, sizeof tmp);
+        if (i < p->n_in) rin[i] = x; else rout[0] = x;
+    }
+    gr__em_line(e, "for (int64_t bk%d = 0; bk%d < %lld; bk%d++) {", depth, depth, (long long)B, depth);
+    rule(e, p->inner, row_ptrs, &row_outp);
+    gr__em_line(e, "}");
+    gr__em_redirect(e, NULL, NULL);
+    GR_FREE(room);
+    return GR_OK;
+}

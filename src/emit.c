@@ -53,6 +53,8 @@ typedef struct gr__kernel_text { const char *name; const char *const *lines; } g
 #define GR__EM_RING 16                   /* expressions handed out before their room is reused */
 #define GR__EM_EXPR 192
 
+#define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
+
 struct gr__em {
     gr_fn *f;
     const char *name;                    /* NAME: the function's, a prefix of the file's statics */
@@ -70,6 +72,8 @@ struct gr__em {
     int indent;
     char ring[GR__EM_RING][GR__EM_EXPR];
     int ring_at;
+    const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
+    int n_red;
 };
 
 static char *gr__em_room(gr__em *e) {
@@ -171,8 +175,23 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
 }
 
 static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->step_io_at[e->k]; }
-static const char *gr__em_in(gr__em *e, int i) { return gr__em_slot(e, gr__em_io(e)[i], 0); }
-static const char *gr__em_out(gr__em *e, int j) { return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1); }
+static const char *gr__em_in(gr__em *e, int i) {
+    int r;
+    for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
+    return gr__em_slot(e, gr__em_io(e)[i], 0);
+}
+static const char *gr__em_out(gr__em *e, int j) {
+    int r;
+    for (r = e->n_red - 1; r >= 0; r--) if (e->red_out[r] && e->red_out[r][j]) return e->red_out[r][j];
+    return gr__em_slot(e, gr__em_io(e)[e->f->steps[e->k]->n_in + j], 1);
+}
+static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) {
+    if (!in_expr && !out_expr) return e->n_red > 0 ? --e->n_red : 0;
+    if (e->n_red == GR__EM_REDIR) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: more than %d row loops inside one another", GR__EM_REDIR); return 0; }
+    e->red_in[e->n_red] = in_expr;
+    e->red_out[e->n_red] = out_expr;
+    return ++e->n_red;
+}
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
     if (end > e->work_bytes) e->work_bytes = end;

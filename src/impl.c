@@ -117,6 +117,10 @@ static const char *gr__em_scratch(gr__em *e) GR__UNUSED;        /* the node's sc
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) GR__UNUSED;  /* the same, at least bytes long (the rule's own need) */
 static void gr__em_line(gr__em *e, const char *fmt, ...) GR__PRINTF(2, 3) GR__UNUSED;   /* one line of NAME's body */
 static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `name` written once, before NAME; 0: unknown */
+/* a row loop (Batched): until undone, gr__em_in(e, i) / gr__em_out(e, j) return in_expr[i] / out_expr[j] (a NULL
+   array or entry: what they returned before); returns the loops in force, a name for the loop's counter.
+   gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
+static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
