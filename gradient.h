@@ -5689,7 +5689,9 @@ GR__EMIT_NOT_YET(Untile)
    src/emit.c): there the guards below choose the vector or the plain-array tile as they do here.
    Both give the same bits: every element of C is the same chain of products and sums (k in order,
    each KC block added to C in order); the tile's width only groups the columns. What can change
-   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. */
+   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. An emitted file (where
+   GRADIENT_H is not defined) takes vectors of 16 bytes at most, so that its work is the portable
+   kernel's (gr__gemm_emit_work_bytes): a wide tile would need a wider packed strip. */
 /* GR_KERNEL gr__unused */
 #ifndef GR__UNUSED
 #if defined(__GNUC__) || defined(__clang__)
@@ -5709,6 +5711,9 @@ static const char *const gr__kernel_gr__unused[] GR__UNUSED = {
     NULL
 };
 /* GR_KERNEL gr__gemm */
+#ifndef GRADIENT_H
+#define GR__GEMM_V16
+#endif
 #define GR__GEMM_MR 4
 #define GR__GEMM_KC 128
 #ifndef GR__GEMM_BUF
@@ -5720,9 +5725,9 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
     return nc > nr ? nc : nr;
 }
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && !defined(GR__GEMM_V16)
 #define GR__VBYTES 64
-#elif defined(__AVX__)
+#elif defined(__AVX__) && !defined(GR__GEMM_V16)
 #define GR__VBYTES 32
 #else
 #define GR__VBYTES 16
@@ -5792,15 +5797,16 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
         memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \
         for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \
     } \
-    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \
-    static GR__UNUSED int64_t fn##_work(int64_t N) { \
+    /* the work elements fn needs for N columns and K terms: the packed block of B, then the last rows of A */ \
+    static GR__UNUSED int64_t fn##_work(int64_t N, int64_t K) { \
         int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \
-        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \
+        int64_t kc = K < GR__GEMM_KC ? K : GR__GEMM_KC; \
+        return kc * (n < nc ? n : nc) + kc * GR__GEMM_MR; \
     } \
     static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \
         enum { NR = fn##_NR }; \
         const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \
-        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \
+        T *bp = work, *ap = work + fn##_work(N, K) - (K < GR__GEMM_KC ? K : GR__GEMM_KC) * GR__GEMM_MR; \
         int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \
         if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \
         for (j0 = 0; j0 < N; j0 += NCL) { \
@@ -5834,6 +5840,9 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
         } \
     }
 static const char *const gr__kernel_gr__gemm[] GR__UNUSED = {
+    "#ifndef GRADIENT_H\n",
+    "#define GR__GEMM_V16\n",
+    "#endif\n",
     "#define GR__GEMM_MR 4\n",
     "#define GR__GEMM_KC 128\n",
     "#ifndef GR__GEMM_BUF\n",
@@ -5845,9 +5854,9 @@ static const char *const gr__kernel_gr__gemm[] GR__UNUSED = {
     "    return nc > nr ? nc : nr;\n",
     "}\n",
     "#if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)\n",
-    "#if defined(__AVX512F__)\n",
+    "#if defined(__AVX512F__) && !defined(GR__GEMM_V16)\n",
     "#define GR__VBYTES 64\n",
-    "#elif defined(__AVX__)\n",
+    "#elif defined(__AVX__) && !defined(GR__GEMM_V16)\n",
     "#define GR__VBYTES 32\n",
     "#else\n",
     "#define GR__VBYTES 16\n",
@@ -5917,15 +5926,16 @@ static const char *const gr__kernel_gr__gemm[] GR__UNUSED = {
     "        memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \\\n",
     "        for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \\\n",
     "    } \\\n",
-    "    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \\\n",
-    "    static GR__UNUSED int64_t fn##_work(int64_t N) { \\\n",
+    "    /* the work elements fn needs for N columns and K terms: the packed block of B, then the last rows of A */ \\\n",
+    "    static GR__UNUSED int64_t fn##_work(int64_t N, int64_t K) { \\\n",
     "        int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \\\n",
-    "        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \\\n",
+    "        int64_t kc = K < GR__GEMM_KC ? K : GR__GEMM_KC; \\\n",
+    "        return kc * (n < nc ? n : nc) + kc * GR__GEMM_MR; \\\n",
     "    } \\\n",
     "    static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \\\n",
     "        enum { NR = fn##_NR }; \\\n",
     "        const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \\\n",
-    "        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \\\n",
+    "        T *bp = work, *ap = work + fn##_work(N, K) - (K < GR__GEMM_KC ? K : GR__GEMM_KC) * GR__GEMM_MR; \\\n",
     "        int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \\\n",
     "        if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \\\n",
     "        for (j0 = 0; j0 < N; j0 += NCL) { \\\n",
@@ -6104,14 +6114,14 @@ static const char *const gr__kernel_gr__dotv_i64[] GR__UNUSED = {
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
-/* the bytes of work memory gr__gemm_dt needs for a product with N columns (0: none) */
-static size_t gr__gemm_work_bytes(int dt, int64_t N) {
+/* the bytes of work memory gr__gemm_dt needs for a product with N columns and K terms (0: none) */
+static size_t gr__gemm_work_bytes(int dt, int64_t N, int64_t K) {
 #ifdef GRADIENT_CBLAS
-    (void)dt; (void)N;
+    (void)dt; (void)N; (void)K;
     return 0;
 #else
-    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N) * sizeof(double);
-    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N) * sizeof(float);
+    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N, K) * sizeof(double);
+    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N, K) * sizeof(float);
     return 0;
 #endif
 }
@@ -6180,13 +6190,15 @@ static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void 
 
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 
-/* the work bytes an emitted GEMM of N columns needs: its tile may be as wide as the widest vectors
-   (AVX-512) of the compiler that builds the file, and the packed block is at most 32768 bytes */
-static size_t gr__gemm_emit_work_bytes(int dt, int64_t N) {
-    int64_t es = (int64_t)gr__dsize(dt), nr = 128 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+/* the work bytes an emitted GEMM of N columns and K terms needs (fn##_work's): its tile is two vectors
+   of 16 bytes (GR__GEMM_V16) or a plain array as wide, its packed block at most 32768 bytes
+   (GR__GEMM_BUF's default) */
+static size_t gr__gemm_emit_work_bytes(int dt, int64_t N, int64_t K) {
+    int64_t es = (int64_t)gr__dsize(dt), nr = 32 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+    int64_t kc = K < GR__GEMM_KC ? K : GR__GEMM_KC;
     if (dt != GR_F64 && dt != GR_F32) return 0;
     if (nc < nr) nc = nr;
-    return (size_t)((GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR) * es);
+    return (size_t)((kc * (n < nc ? n : nc) + kc * GR__GEMM_MR) * es);
 }
 
 /* the kernel of a product (what: 0 gemm, 1 gemv, 2 dotv) for dtype dt, its text written once; its name */
@@ -6215,7 +6227,7 @@ static void gr__em_gemm(gr__em *e, int dt, int ta, int tb, int64_t M, int64_t N,
                     (long long)K, U, A, U, B, U, C);
     else
         gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N, (long long)K, A, B, C,
-                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N)));
+                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N, K)));
 }
 
 /* gr__gemv_dt's call: y = op(A) x, A stored rows x cols */
@@ -6361,8 +6373,8 @@ static gr_status gr__Dot_emit(gr__em *e, const gr_node *node, const gr_array *co
 }
 /* the work memory of a matrix product (GR_SCRATCH_OPS): the GEMM's packing buffers */
 static size_t gr__Dot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    (void)node;
-    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1]) : 0;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1], in[0]->shape[p->ta ? 0 : 1]) : 0;
 }
 
 /* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
@@ -6635,8 +6647,10 @@ static gr_status gr__TensorDot_emit(gr__em *e, const gr_node *node, const gr_arr
 }
 static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     (void)out;
-    return gr__gemm_work_bytes(in[0]->dtype, p->tb ? gr__dims_prod(in[1]->shape, 0, p->sb) : gr__dims_prod(in[1]->shape, p->sb, in[1]->ndim));
+    return gr__gemm_work_bytes(a->dtype, p->tb ? gr__dims_prod(b->shape, 0, p->sb) : gr__dims_prod(b->shape, p->sb, b->ndim), p->ta ? ra : ca);
 }
 
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
@@ -6878,8 +6892,8 @@ static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array 
     return GR_OK;
 }
 static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    (void)node;
-    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1]);
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1], in[0]->shape[in[0]->ndim - (p->ta ? 2 : 1)]);
 }
 
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was
@@ -9829,7 +9843,7 @@ static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     (void)in;
     while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
-    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40, (int64_t)1 << 40);
     return 0;
 }
 

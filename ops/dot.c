@@ -122,8 +122,8 @@ static gr_status gr__Dot_emit(gr__em *e, const gr_node *node, const gr_array *co
 }
 /* the work memory of a matrix product (GR_SCRATCH_OPS): the GEMM's packing buffers */
 static size_t gr__Dot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    (void)node;
-    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1]) : 0;
+    const gr__dot_params *p = (const gr__dot_params *)gr__params(node);
+    return in[0]->ndim == 2 && in[1]->ndim == 2 ? gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[1], in[0]->shape[p->ta ? 0 : 1]) : 0;
 }
 
 /* C = op(A) op(B), G its cotangent; 2-d.2-d: dA = G B^T, dB = A^T G with the flags folded in */
@@ -396,8 +396,10 @@ static gr_status gr__TensorDot_emit(gr__em *e, const gr_node *node, const gr_arr
 }
 static size_t gr__TensorDot_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__tdot_params *p = (const gr__tdot_params *)gr__params(node);
+    const gr_array *a = in[0], *b = in[1];
+    int64_t ra = gr__dims_prod(a->shape, 0, p->sa), ca = gr__dims_prod(a->shape, p->sa, a->ndim);
     (void)out;
-    return gr__gemm_work_bytes(in[0]->dtype, p->tb ? gr__dims_prod(in[1]->shape, 0, p->sb) : gr__dims_prod(in[1]->shape, p->sb, in[1]->ndim));
+    return gr__gemm_work_bytes(a->dtype, p->tb ? gr__dims_prod(b->shape, 0, p->sb) : gr__dims_prod(b->shape, p->sb, b->ndim), p->ta ? ra : ca);
 }
 
 /* C = op(A) op(B) on the matrices the split points make; G splits at the number of a's free axes.
@@ -639,8 +641,8 @@ static gr_status gr__MatMul_emit(gr__em *e, const gr_node *node, const gr_array 
     return GR_OK;
 }
 static size_t gr__MatMul_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    (void)node;
-    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1]);
+    const gr__matmul_params *p = (const gr__matmul_params *)gr__params(node);
+    return gr__gemm_work_bytes(in[0]->dtype, out[0]->shape[out[0]->ndim - 1], in[0]->shape[in[0]->ndim - (p->ta ? 2 : 1)]);
 }
 
 /* Dot's four cases on the last two axes, then summed down over the batch axes an operand was

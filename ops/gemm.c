@@ -26,7 +26,9 @@
    src/emit.c): there the guards below choose the vector or the plain-array tile as they do here.
    Both give the same bits: every element of C is the same chain of products and sums (k in order,
    each KC block added to C in order); the tile's width only groups the columns. What can change
-   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. */
+   bits is contracting a*b + c into one FMA (-ffp-contract), for both alike. An emitted file (where
+   GRADIENT_H is not defined) takes vectors of 16 bytes at most, so that its work is the portable
+   kernel's (gr__gemm_emit_work_bytes): a wide tile would need a wider packed strip. */
 /* GR_KERNEL gr__unused */
 #ifndef GR__UNUSED
 #if defined(__GNUC__) || defined(__clang__)
@@ -36,6 +38,9 @@
 #endif
 #endif
 /* GR_KERNEL gr__gemm */
+#ifndef GRADIENT_H
+#define GR__GEMM_V16
+#endif
 #define GR__GEMM_MR 4
 #define GR__GEMM_KC 128
 #ifndef GR__GEMM_BUF
@@ -47,9 +52,9 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
     return nc > nr ? nc : nr;
 }
 #if (defined(__GNUC__) || defined(__clang__)) && !defined(GR_NO_VECTOR_EXTENSIONS)
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) && !defined(GR__GEMM_V16)
 #define GR__VBYTES 64
-#elif defined(__AVX__)
+#elif defined(__AVX__) && !defined(GR__GEMM_V16)
 #define GR__VBYTES 32
 #else
 #define GR__VBYTES 16
@@ -119,15 +124,16 @@ static GR__UNUSED int64_t gr__gemm_nc(int64_t nr, int64_t es) {
         memcpy(t[0], &c0, sizeof c0); memcpy(t[1], &c1, sizeof c1); memcpy(t[2], &c2, sizeof c2); memcpy(t[3], &c3, sizeof c3); \
         for (r = 0; r < mr; r++, c += ldc) for (j = 0; j < nr; j++) c[j] += t[r][j]; \
     } \
-    /* the work elements fn needs for N columns: the packed block of B, then the last rows of A */ \
-    static GR__UNUSED int64_t fn##_work(int64_t N) { \
+    /* the work elements fn needs for N columns and K terms: the packed block of B, then the last rows of A */ \
+    static GR__UNUSED int64_t fn##_work(int64_t N, int64_t K) { \
         int64_t nc = gr__gemm_nc(fn##_NR, (int64_t)sizeof(T)), n = (N + fn##_NR - 1) / fn##_NR * fn##_NR; \
-        return GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR; \
+        int64_t kc = K < GR__GEMM_KC ? K : GR__GEMM_KC; \
+        return kc * (n < nc ? n : nc) + kc * GR__GEMM_MR; \
     } \
     static GR__UNUSED void fn(int ta, int tb, int64_t M, int64_t N, int64_t K, const T *A, const T *B, T *C, T *work) { \
         enum { NR = fn##_NR }; \
         const int64_t NRL = NR, NCL = gr__gemm_nc(NR, (int64_t)sizeof(T)); \
-        T *bp = work, *ap = work + fn##_work(N) - GR__GEMM_KC * GR__GEMM_MR; \
+        T *bp = work, *ap = work + fn##_work(N, K) - (K < GR__GEMM_KC ? K : GR__GEMM_KC) * GR__GEMM_MR; \
         int64_t i0, j0, k0, jr, j, k, r, rs = ta ? 1 : K, cs = ta ? M : 1; \
         if (M > 0 && N > 0) memset(C, 0, sizeof(T) * (size_t)(M * N)); \
         for (j0 = 0; j0 < N; j0 += NCL) { \
@@ -229,14 +235,14 @@ static GR__UNUSED int64_t gr__dotv_i64(int64_t K, const uint64_t *x, const uint6
 
 /* ---- the dispatcher: CBLAS with GRADIENT_CBLAS, else the kernels above ------------------------ */
 
-/* the bytes of work memory gr__gemm_dt needs for a product with N columns (0: none) */
-static size_t gr__gemm_work_bytes(int dt, int64_t N) {
+/* the bytes of work memory gr__gemm_dt needs for a product with N columns and K terms (0: none) */
+static size_t gr__gemm_work_bytes(int dt, int64_t N, int64_t K) {
 #ifdef GRADIENT_CBLAS
-    (void)dt; (void)N;
+    (void)dt; (void)N; (void)K;
     return 0;
 #else
-    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N) * sizeof(double);
-    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N) * sizeof(float);
+    if (dt == GR_F64) return (size_t)gr__gemm_f64_work(N, K) * sizeof(double);
+    if (dt == GR_F32) return (size_t)gr__gemm_f32_work(N, K) * sizeof(float);
     return 0;
 #endif
 }
@@ -305,13 +311,15 @@ static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void 
 
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 
-/* the work bytes an emitted GEMM of N columns needs: its tile may be as wide as the widest vectors
-   (AVX-512) of the compiler that builds the file, and the packed block is at most 32768 bytes */
-static size_t gr__gemm_emit_work_bytes(int dt, int64_t N) {
-    int64_t es = (int64_t)gr__dsize(dt), nr = 128 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+/* the work bytes an emitted GEMM of N columns and K terms needs (fn##_work's): its tile is two vectors
+   of 16 bytes (GR__GEMM_V16) or a plain array as wide, its packed block at most 32768 bytes
+   (GR__GEMM_BUF's default) */
+static size_t gr__gemm_emit_work_bytes(int dt, int64_t N, int64_t K) {
+    int64_t es = (int64_t)gr__dsize(dt), nr = 32 / es, nc = 32768 / (GR__GEMM_KC * es) / nr * nr, n = (N + nr - 1) / nr * nr;
+    int64_t kc = K < GR__GEMM_KC ? K : GR__GEMM_KC;
     if (dt != GR_F64 && dt != GR_F32) return 0;
     if (nc < nr) nc = nr;
-    return (size_t)((GR__GEMM_KC * (n < nc ? n : nc) + GR__GEMM_KC * GR__GEMM_MR) * es);
+    return (size_t)((kc * (n < nc ? n : nc) + kc * GR__GEMM_MR) * es);
 }
 
 /* the kernel of a product (what: 0 gemm, 1 gemv, 2 dotv) for dtype dt, its text written once; its name */
@@ -340,7 +348,7 @@ static void gr__em_gemm(gr__em *e, int dt, int ta, int tb, int64_t M, int64_t N,
                     (long long)K, U, A, U, B, U, C);
     else
         gr__em_line(e, "%s(%d, %d, %lld, %lld, %lld, %s, %s, %s, (%s *)%s);", fn, ta, tb, (long long)M, (long long)N, (long long)K, A, B, C,
-                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N)));
+                    U, gr__em_scratch_n(e, gr__gemm_emit_work_bytes(dt, N, K)));
 }
 
 /* gr__gemv_dt's call: y = op(A) x, A stored rows x cols */
