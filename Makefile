@@ -52,7 +52,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: check-api-index all bench demo test test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
+.PHONY: check-api-index all bench demo test test-emit test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -295,6 +295,31 @@ test-install: gradient.h | $(B)
 	else echo "test-install: cmake is not installed: the CMake consumers are skipped"; fi; \
 	echo "install: $$n passed, 0 failed (make install into $(B)/install; consumers through pkg-config and CMake)"
 
+# gr_fn_emit_c row by row (tests/t_emit.c): the test binary run with GT_EMIT_OUT writes every row's
+# values cases, each emitted as C with its inputs and gr_call's outputs, into one file,
+# $(B)/emit/cases.c, built as C99 with -Wall -Wextra -Werror and run (every case against gr_call,
+# bit for bit); the single emitted files ($(B)/emit/{sample,w2,grad}.c) compile with -Wpedantic and
+# -ffreestanding and reference no allocator (nm), and, when arm-none-eabi-gcc is installed (CI
+# installs it), build for a Cortex-M4
+EMIT_CC    = $(CC) -std=c99 -Wall -Wextra -Werror
+EMIT_FILES = sample w2 grad
+test-emit: $(B)/test-gcc
+	@rm -rf $(B)/emit && mkdir -p $(B)/emit
+	GT_EMIT_OUT=$(B)/emit ./$(B)/test-gcc
+	$(EMIT_CC) -O0 -o $(B)/emit/cases $(B)/emit/cases.c -lm
+	./$(B)/emit/cases
+	@for f in $(EMIT_FILES); do \
+	    $(EMIT_CC) -Wpedantic -O2 -c -o $(B)/emit/$$f.o $(B)/emit/$$f.c && \
+	    $(EMIT_CC) -Wpedantic -O2 -ffreestanding -c -o $(B)/emit/$$f-fs.o $(B)/emit/$$f.c || exit 1; \
+	    if nm $(B)/emit/$$f.o $(B)/emit/$$f-fs.o | grep -E ' U _?(malloc|calloc|realloc|free|aligned_alloc|posix_memalign)$$'; then \
+	        echo "$(B)/emit/$$f.c references an allocator"; exit 1; fi; \
+	done; echo "emit: $(EMIT_FILES:%=%.c) compile as C99 (-Wpedantic, -ffreestanding) and reference no allocator"
+	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
+	    for f in $(EMIT_FILES); do \
+	        $(ARM_CC) -std=c99 $(ARM_FLAGS) -Os -Wall -Wextra -Werror -c -o $(B)/emit/$$f-m4.o $(B)/emit/$$f.c || exit 1; done; \
+	    arm-none-eabi-size $(EMIT_FILES:%=$(B)/emit/%-m4.o); \
+	else echo "test-emit: $(ARM_CC) not installed: no Cortex-M4 build of the emitted files (CI installs gcc-arm-none-eabi)"; fi
+
 # the library on a small target (tests/small_target.c, a six-node function and its gradient): its
 # values and heap peak on the host; no stack frame of the program above STACK_LIMIT bytes (gcc's
 # -fstack-usage, every function the program links); when arm-none-eabi-gcc is installed (CI installs
@@ -330,7 +355,7 @@ test-small: gradient.h | $(B)
 
 
 # every stage in turn, each announced and timed (make test-<stage> runs one)
-TEST_STAGES = check-header test-gcc test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small test-portable test-install
+TEST_STAGES = check-header test-gcc test-emit test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small test-portable test-install
 test:
 	@for t in $(TEST_STAGES); do \
 	    echo "==== $$t"; start=$$(date +%s); \

@@ -1036,6 +1036,9 @@ static int gr__em_open(gr__em *e, int nd, const int64_t *shape) GR__UNUSED;
 static void gr__em_close(gr__em *e, int n) GR__UNUSED;
 static void gr__em_strides(const gr_array *out, const gr_array *a, int64_t *st) GR__UNUSED;
 static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const int64_t *st) GR__UNUSED;
+/* y = x gathered: y's elements in order over shape (nd <= 2 GR_MAX_NDIM axes), element k of them read
+   from x at sum_d i_d st[d] (C pointers x, y of dtype dt) */
+static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const int64_t *st, const char *x, const char *y) GR__UNUSED;
 /* C text: element i of data of dtype dt as a constant (bit for bit); x (C of dtype st) converted to
    dt as gr__convert does (i64_f32_direct: int64 to float32 without double, as Cast does); the C of
    elementwise row `row` over scalars a, b, c of dtype dt (its helpers written as kernels) */
@@ -1097,7 +1100,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
 static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
-static gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
+static GR__UNUSED gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 
@@ -3367,9 +3370,19 @@ static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *
     return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
-GR__EMIT_NOT_YET(Cast)
+/* Cast: element by element as its perform converts (int64 to float32 directly) */
+static gr_status gr__Cast_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    if (!in[0]->size) return GR_OK;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *x = %s;", gr__em_ctype(in[0]->dtype), gr__em_in(e, 0));
+    gr__em_line(e, "%s *y = %s;", gr__em_ctype(out[0]->dtype), gr__em_out(e, 0));
+    gr__em_line(e, "for (size_t i = 0; i < %lld; i++) y[i] = %s;", (long long)in[0]->size, gr__em_conv(e, out[0]->dtype, in[0]->dtype, "x[i]", 1));
+    gr__em_line(e, "}");
+    return GR_OK;
+}
 
 /* ==== ops/reduce.c: generated region; edit ops/reduce.c, then run make gradient.h ==== */
 /* ops/reduce.c: Sum, Mean, Prod, Max, Min over a set of axes, with keepdims; ArgMax, LogSumExp,
@@ -4186,13 +4199,108 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the reductions as their kernels run -------------------------
+   The loops of GR__RED_KERNEL over the groups of gr__rgroups_init, written out: out = INIT, then for
+   each row of the outer groups one innermost run, reduced into an accumulator of TA when the run is
+   reduced; so the sums round as the library's do. */
+
+enum { GR__RC_SUM, GR__RC_PROD, GR__RC_MAX, GR__RC_MIN, GR__RC_IMAX, GR__RC_IMIN };
+
+/* COMB(a, b) of GR__RED_KERNEL as C */
+static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, const char *b) {
+    switch (comb) {
+    case GR__RC_SUM: snprintf(buf, n, "%s + %s", a, b); break;
+    case GR__RC_PROD: snprintf(buf, n, "%s * %s", a, b); break;
+    case GR__RC_MAX: snprintf(buf, n, "(%s != %s || %s > %s) ? %s : %s", a, a, a, b, a, b); break;
+    case GR__RC_MIN: snprintf(buf, n, "(%s != %s || %s < %s) ? %s : %s", a, a, a, b, a, b); break;
+    case GR__RC_IMAX: snprintf(buf, n, "%s > %s ? %s : %s", a, b, a, b); break;
+    default: snprintf(buf, n, "%s < %s ? %s : %s", a, b, a, b); break;
+    }
+    return buf;
+}
+
+typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
+
+static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
+    char c[4096], a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    int last = G->n - 1, n;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *in = %s;", k->ti, x);
+    gr__em_line(e, "%s *out = %s;", k->to, y);
+    gr__em_line(e, "(void)in; (void)out;");
+    if (G->out_size > 0) gr__em_line(e, "for (size_t i = 0; i < %lld; i++) out[i] = (%s)(%s);", (long long)G->out_size, k->to, k->init);
+    if (G->out_size > 0 && G->count > 0 && G->n == 0) {
+        snprintf(a, sizeof a, "(%s)(%s)", k->ta, k->init);
+        snprintf(b, sizeof b, "(%s)in[0]", k->ta);
+        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, sizeof c, k->comb, a, b));
+    } else if (G->out_size > 0 && G->count > 0) {
+        n = gr__em_open(e, last, G->len);
+        snprintf(io, sizeof io, "%s", gr__em_index(e, last, G->len, G->ist));
+        snprintf(oo, sizeof oo, "%s", gr__em_index(e, last, G->len, G->ost));
+        snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
+        if (G->red[last]) {
+            gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
+            gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
+        } else {
+            snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) out[%s + j] = (%s)(%s);", (long long)G->len[last], oo, k->to,
+                        gr__red_comb(c, sizeof c, k->comb, a, b));
+        }
+        gr__em_close(e, n);
+    }
+    gr__em_line(e, "}");
+}
+
+/* gr__reduce_sum_into as C: x (C pointer x_c) summed over the axes in mask into out (y_c) */
+static void gr__reduce_sum_emit(gr__em *e, const gr_array *x, uint32_t mask, const gr_array *out, const char *x_c, const char *y_c) {
+    static const gr__red_emit f32 = { "float", "float", "double", "0", GR__RC_SUM }, i64 = { "int64_t", "int64_t", "uint64_t", "0", GR__RC_SUM };
+    static const gr__red_emit i64_f64 = { "int64_t", "double", "double", "0", GR__RC_SUM }, b8_f64 = { "uint8_t", "double", "double", "0", GR__RC_SUM };
+    static const gr__red_emit f64 = { "double", "double", "double", "0", GR__RC_SUM };
+    gr__rgroups G;
+    char xc[GR__MSG / 2], yc[GR__MSG / 2];
+    snprintf(xc, sizeof xc, "%s", x_c);
+    snprintf(yc, sizeof yc, "%s", y_c);
+    gr__rgroups_init(&G, x->ndim, x->shape, mask);
+    gr__red_emit_loops(e, &G, out->dtype == GR_F32 ? &f32 : out->dtype == GR_I64 ? &i64 : x->dtype == GR_I64 ? &i64_f64 :
+                               x->dtype == GR_BOOL ? &b8_f64 : &f64, xc, yc);
+}
+
+static gr_status gr__reduce_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    static const gr__red_emit k[3][4] = {      /* [Prod, Max, Min][F64, F32, I64, BOOL] */
+        { { "double", "double", "double", "1", GR__RC_PROD }, { "float", "float", "double", "1", GR__RC_PROD },
+          { "int64_t", "int64_t", "uint64_t", "1", GR__RC_PROD }, { "uint8_t", "uint8_t", "int", "1", GR__RC_PROD } },
+        { { "double", "double", "double", "-INFINITY", GR__RC_MAX }, { "float", "float", "float", "-INFINITY", GR__RC_MAX },
+          { "int64_t", "int64_t", "int64_t", "INT64_MIN", GR__RC_IMAX }, { "uint8_t", "uint8_t", "int", "0", GR__RC_IMAX } },
+        { { "double", "double", "double", "INFINITY", GR__RC_MIN }, { "float", "float", "float", "INFINITY", GR__RC_MIN },
+          { "int64_t", "int64_t", "int64_t", "INT64_MAX", GR__RC_IMIN }, { "uint8_t", "uint8_t", "int", "1", GR__RC_IMIN } } };
+    const gr__reduce_params *p = gr__rp(node);
+    int code = gr__code_of(node->op);
+    gr__rgroups G;
+    char xc[GR__MSG / 2], yc[GR__MSG / 2];
+    snprintf(xc, sizeof xc, "%s", gr__em_in(e, 0));
+    snprintf(yc, sizeof yc, "%s", gr__em_out(e, 0));
+    gr__rgroups_init(&G, in[0]->ndim, in[0]->shape, p->mask);
+    if (code == GR__OP_Sum || code == GR__OP_Mean) {
+        gr__reduce_sum_emit(e, in[0], p->mask, out[0], xc, yc);
+        if (code == GR__OP_Mean && out[0]->size > 0) {
+            double inv = G.count ? 1.0 / (double)G.count : NAN;
+            const char *T = gr__em_ctype(out[0]->dtype);
+            gr__em_line(e, "for (size_t i = 0; i < %lld; i++) ((%s *)%s)[i] = (%s)(((%s *)%s)[i] * %s);", (long long)out[0]->size, T, yc, T, T,
+                        yc, gr__em_value(e, GR_F64, &inv, 0));
+        }
+    } else
+        gr__red_emit_loops(e, &G, &k[code == GR__OP_Prod ? 0 : code == GR__OP_Max ? 1 : 2][in[0]->dtype], xc, yc);
+    return GR_OK;
+}
+static gr_status gr__Sum_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Mean_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
-GR__EMIT_NOT_YET(Sum)
-GR__EMIT_NOT_YET(Mean)
-GR__EMIT_NOT_YET(Prod)
-GR__EMIT_NOT_YET(Max)
-GR__EMIT_NOT_YET(Min)
 GR__EMIT_NOT_YET(ArgMax)
 GR__EMIT_NOT_YET(LogSumExp)
 GR__EMIT_NOT_YET(CumSum)
@@ -5646,19 +5754,147 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): copies in the order perform makes them ---------------------- */
 
-GR__EMIT_NOT_YET(DimShuffle)
-GR__EMIT_NOT_YET(Reshape)
-GR__EMIT_NOT_YET(BroadcastLike)
-GR__EMIT_NOT_YET(ReduceLike)
-GR__EMIT_NOT_YET(ReshapeLike)
-GR__EMIT_NOT_YET(SizeRatio)
-GR__EMIT_NOT_YET(Join)
-GR__EMIT_NOT_YET(Split)
-GR__EMIT_NOT_YET(BroadcastTo)
-GR__EMIT_NOT_YET(Tile)
-GR__EMIT_NOT_YET(Untile)
+static gr_status gr__DimShuffle_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t st[GR_MAX_NDIM];
+    gr__dimshuffle_strides(gr__dsp(node), in[0], st);
+    gr__em_gather(e, in[0]->dtype, out[0]->ndim, out[0]->shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* the same bytes (these are views of their input when planned) */
+static gr_status gr__same_bytes_emit(gr__em *e, const gr_array *const *in) {
+    if (in[0]->size)
+        gr__em_line(e, "memmove(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+static gr_status gr__Reshape_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    return gr__same_bytes_emit(e, in);
+}
+static gr_status gr__ReshapeLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    return gr__same_bytes_emit(e, in);
+}
+/* x broadcast to the output: a gather with 0 strides along the broadcast axes */
+static gr_status gr__broadcast_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out) {
+    int64_t st[GR_MAX_NDIM];
+    gr__em_strides(out[0], in[0], st);
+    gr__em_gather(e, in[0]->dtype, out[0]->ndim, out[0]->shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+static gr_status gr__BroadcastLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__broadcast_emit(e, in, out);
+}
+static gr_status gr__BroadcastTo_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__broadcast_emit(e, in, out);
+}
+static gr_status gr__ReduceLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0], *ref = in[1];
+    uint32_t mask = 0;
+    int i, off = x->ndim - ref->ndim;
+    (void)node;
+    for (i = 0; i < x->ndim; i++)
+        if (i < off || (ref->shape[i - off] == 1 && x->shape[i] != 1)) mask |= 1u << i;
+    gr__reduce_sum_emit(e, x, mask, out[0], gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* a constant of the shapes */
+static gr_status gr__SizeRatio_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    double v = in[1]->size ? (double)in[0]->size / (double)in[1]->size : 0.0;
+    const char *T = gr__em_ctype(out[0]->dtype);
+    (void)node;
+    gr__em_line(e, "%s[0] = (%s)%s;", gr__em_out(e, 0), T, gr__em_value(e, GR_F64, &v, 0));
+    return GR_OK;
+}
+/* for each position before the axis, one block of each operand (Join) or piece (Split) */
+static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int a = out[0]->ndim + ((const gr__join_params *)gr__params(node))->axis, i;
+    int64_t outer, inner;
+    size_t es = gr__dsize(out[0]->dtype), row = (size_t)out[0]->shape[a], at = 0;
+    if (out[0]->size == 0) return GR_OK;
+    gr__around_axis(out[0]->ndim, out[0]->shape, a, &outer, &inner);
+    row *= (size_t)inner * es;
+    gr__em_line(e, "{");
+    gr__em_line(e, "char *y = (char *)%s;", gr__em_out(e, 0));
+    gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
+    for (i = 0; i < node->n_in; i++) {
+        size_t block = (size_t)(in[i]->shape[a] * inner) * es;
+        if (block) gr__em_line(e, "memcpy(y + o * %lu + %lu, (const char *)%s + o * %lu, %lu);", (unsigned long)row, (unsigned long)at,
+                               gr__em_in(e, i), (unsigned long)block, (unsigned long)block);
+        at += block;
+    }
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+static gr_status gr__Split_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0];
+    int a = x->ndim + gr__spp(node)->axis, j;
+    int64_t outer, inner;
+    size_t es = gr__dsize(x->dtype), row = (size_t)x->shape[a], at = 0;
+    if (x->size == 0) return GR_OK;
+    gr__around_axis(x->ndim, x->shape, a, &outer, &inner);
+    row *= (size_t)inner * es;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const char *x = (const char *)%s;", gr__em_in(e, 0));
+    gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
+    for (j = 0; j < node->n_out; j++) {
+        size_t block = (size_t)(out[j]->shape[a] * inner) * es;
+        if (block) gr__em_line(e, "memcpy((char *)%s + o * %lu, x + o * %lu + %lu, %lu);", gr__em_out(e, j), (unsigned long)block,
+                               (unsigned long)row, (unsigned long)at, (unsigned long)block);
+        at += block;
+    }
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+/* Tile: the output's axis k as (tile, position) pairs, position i of a tile reading x at i */
+static gr_status gr__Tile_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], shape[2 * GR_MAX_NDIM], st[2 * GR_MAX_NDIM], xs = 1;
+    int m = gr__tile_pad((const gr__tile_params *)gr__params(node), x->ndim, x->shape, r, s), k;
+    if (out[0]->size == 0) return GR_OK;
+    for (k = m - 1; k >= 0; k--) {
+        shape[2 * k] = r[k]; shape[2 * k + 1] = s[k];
+        st[2 * k] = 0; st[2 * k + 1] = xs;
+        xs *= s[k];
+    }
+    gr__em_gather(e, x->dtype, 2 * m, shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* Untile: zeros, then g's elements in order, each added to the output element it tiles */
+static gr_status gr__Untile_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *g_ = in[0], *ref = in[1];
+    int64_t r[2 * GR_MAX_NDIM], s[2 * GR_MAX_NDIM], shape[4 * GR_MAX_NDIM], gst[4 * GR_MAX_NDIM], ost[4 * GR_MAX_NDIM], gs = 1, os = 1;
+    int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), D = b + m, k, n;
+    const char *T = gr__em_ctype(g_->dtype);
+    char oi[GR__MSG / 2], gi[GR__MSG / 2];
+    for (k = 0; k < b; k++) { r[k] = 1; s[k] = g_->shape[k]; }
+    gr__tile_pad((const gr__tile_params *)gr__params(node), ref->ndim, ref->shape, r + b, s + b);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *g = %s;", T, gr__em_in(e, 0));
+    gr__em_line(e, "%s *o = %s;", T, gr__em_out(e, 0));
+    if (out[0]->size) gr__em_line(e, "memset(o, 0, %lu);", (unsigned long)((size_t)out[0]->size * gr__dsize(g_->dtype)));
+    if (g_->size && D == 0) gr__em_line(e, "memcpy(o, g, %lu);", (unsigned long)gr__dsize(g_->dtype));
+    if (g_->size && D > 0) {
+        for (k = D - 1; k >= 0; k--) {
+            shape[2 * k] = r[k]; shape[2 * k + 1] = s[k];
+            gst[2 * k + 1] = gs; gst[2 * k] = gs * s[k]; gs *= r[k] * s[k];
+            ost[2 * k + 1] = os; ost[2 * k] = 0; os *= s[k];
+        }
+        n = gr__em_open(e, 2 * D, shape);
+        snprintf(oi, sizeof oi, "%s", gr__em_index(e, 2 * D, shape, ost));
+        snprintf(gi, sizeof gi, "%s", gr__em_index(e, 2 * D, shape, gst));
+        if (g_->dtype == GR_I64) gr__em_line(e, "o[%s] = (int64_t)((uint64_t)o[%s] + (uint64_t)g[%s]);", oi, oi, gi);
+        else gr__em_line(e, "o[%s] = o[%s] + g[%s];", oi, oi, gi);
+        gr__em_close(e, n);
+    }
+    gr__em_line(e, "}");
+    return GR_OK;
+}
 
 /* ==== ops/gemm.c: generated region; edit ops/gemm.c, then run make gradient.h ==== */
 /* ops/gemm.c: the matrix products the contractions (ops/dot.c) run on, and the one place that
@@ -18514,7 +18750,7 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 
 #define GR__EM_IDCHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 #define GR__EM_RING 16                   /* expressions handed out before their room is reused */
-#define GR__EM_EXPR 192
+#define GR__EM_EXPR 400
 
 #define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
 
@@ -18530,6 +18766,7 @@ struct gr__em {
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
+    uint8_t *store_used;                 /* by store: the file names its array */
     int n_stores;
     int64_t k;                           /* the step at work */
     int indent;
@@ -18627,7 +18864,11 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
-    case GR__SK_SHARED: snprintf(base, sizeof base, "%s_s%d", e->name, gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var))); break;
+    case GR__SK_SHARED:
+        i = gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var));
+        e->store_used[i] = 1;
+        snprintf(base, sizeof base, "%s_s%d", e->name, i);
+        break;
     default:
         snprintf(base, sizeof base, "work");
         off += f->slots[r].buf >= 0 ? (int64_t)e->buf_off[f->slots[r].buf] : 0;
@@ -18724,6 +18965,23 @@ static void gr__em_close(gr__em *e, int n) {
     while (n-- > 0) gr__em_line(e, "}");
 }
 
+/* y = x gathered: y's elements in order over shape (nd axes, at most 2 GR_MAX_NDIM), element k of
+   them read from x at sum_d i_d st[d]; x and y are C pointers of dtype dt */
+static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const int64_t *st, const char *x, const char *y) {
+    int64_t ost[2 * GR_MAX_NDIM], s = 1;
+    const char *T = gr__em_ctype(dt);
+    int d, n;
+    for (d = nd - 1; d >= 0; d--) { ost[d] = s; s *= shape[d]; }
+    if (s == 0) return;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *x = %s;", T, x);
+    gr__em_line(e, "%s *y = %s;", T, y);
+    n = gr__em_open(e, nd, shape);
+    gr__em_line(e, "y[%s] = x[%s];", gr__em_index(e, nd, shape, ost), gr__em_index(e, nd, shape, st));
+    gr__em_close(e, n);
+    gr__em_line(e, "}");
+}
+
 /* ---- elementwise rows: the table's expressions as C ------------------------------------------ */
 
 static const char *const gr__em_fexpr[GR__EW_COUNT + 1] = {
@@ -18791,12 +19049,14 @@ static const char *gr__em_conv(gr__em *e, int dt, int st, const char *xs, int i6
 }
 
 /* an elementwise node: one loop over the output, each element the row's expression */
+static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     static const char *const names[3] = { "a", "b", "c" };
     int row = gr__code_of(node->op), dt = in[node->n_in - 1]->dtype, i, n;
     const char *T = gr__em_ctype(dt), *TO = gr__em_ctype(out[0]->dtype);
     int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
     char expr[GR__EM_EXPR];
+    if (out[0]->size == 0) return GR_OK;
     strcpy(expr, gr__em_expr(e, row, dt));
     gr__em_line(e, "{");
     for (i = 0; i < node->n_in; i++) gr__em_line(e, "const %s *x%d = %s;", T, i, gr__em_in(e, i));
@@ -18865,6 +19125,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     int32_t k, r;
     int n, m, i;
     if (!writer) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (o0->size == 0) { GR_FREE(writer); return GR_OK; }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
@@ -18956,7 +19217,8 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->stage_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_upd + 1));
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
-    if (!e->buf_off || !e->stage_off || !e->used || !e->stores) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -19018,6 +19280,7 @@ static void gr__em_results(gr__em *e) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED)
             snprintf(src, sizeof src, "(char *)work + %lu", (unsigned long)e->stage_off[i]);
         else snprintf(src, sizeof src, "%s", gr__em_slot(e, f->upd_slot[i], 0));
+        e->store_used[gr__em_store(e, f->upd_store[i])] = 1;
         gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
     }
 }
@@ -19067,7 +19330,7 @@ static void gr__em_header(const gr__em *e, FILE *out) {
 static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
     int64_t i;
     fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
-    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", i % 6 ? ", " : "\n    ", gr__em_value(e, a->dtype, a->data, i));
+    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
     fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
 }
 
@@ -19079,7 +19342,7 @@ static gr_status gr__em_write(gr__em *e, FILE *out) {
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
     for (s = 0; s < f->n_slots; s++)
         if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
-    for (i = 0; i < e->n_stores; i++) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
@@ -19108,7 +19371,7 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     if (st == GR_OK) st = gr__em_write(e, out);
     f->planned = 0;                  /* the next gr_call plans for its own shapes */
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
     GR_FREE(e);
     return st;
 }

@@ -858,6 +858,16 @@ static gr_var *gr__neg_consts_rewrite(gr__rewriter *rw, int row, gr_var *const *
     return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
-GR__EMIT_NOT_YET(Cast)
+/* Cast: element by element as its perform converts (int64 to float32 directly) */
+static gr_status gr__Cast_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    if (!in[0]->size) return GR_OK;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *x = %s;", gr__em_ctype(in[0]->dtype), gr__em_in(e, 0));
+    gr__em_line(e, "%s *y = %s;", gr__em_ctype(out[0]->dtype), gr__em_out(e, 0));
+    gr__em_line(e, "for (size_t i = 0; i < %lld; i++) y[i] = %s;", (long long)in[0]->size, gr__em_conv(e, out[0]->dtype, in[0]->dtype, "x[i]", 1));
+    gr__em_line(e, "}");
+    return GR_OK;
+}

@@ -812,13 +812,108 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     return out[0] ? GR_OK : node->graph->status;
 }
 
+/* ---- C code generation (gr_fn_emit_c): the reductions as their kernels run -------------------------
+   The loops of GR__RED_KERNEL over the groups of gr__rgroups_init, written out: out = INIT, then for
+   each row of the outer groups one innermost run, reduced into an accumulator of TA when the run is
+   reduced; so the sums round as the library's do. */
+
+enum { GR__RC_SUM, GR__RC_PROD, GR__RC_MAX, GR__RC_MIN, GR__RC_IMAX, GR__RC_IMIN };
+
+/* COMB(a, b) of GR__RED_KERNEL as C */
+static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, const char *b) {
+    switch (comb) {
+    case GR__RC_SUM: snprintf(buf, n, "%s + %s", a, b); break;
+    case GR__RC_PROD: snprintf(buf, n, "%s * %s", a, b); break;
+    case GR__RC_MAX: snprintf(buf, n, "(%s != %s || %s > %s) ? %s : %s", a, a, a, b, a, b); break;
+    case GR__RC_MIN: snprintf(buf, n, "(%s != %s || %s < %s) ? %s : %s", a, a, a, b, a, b); break;
+    case GR__RC_IMAX: snprintf(buf, n, "%s > %s ? %s : %s", a, b, a, b); break;
+    default: snprintf(buf, n, "%s < %s ? %s : %s", a, b, a, b); break;
+    }
+    return buf;
+}
+
+typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
+
+static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
+    char c[4096], a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    int last = G->n - 1, n;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *in = %s;", k->ti, x);
+    gr__em_line(e, "%s *out = %s;", k->to, y);
+    gr__em_line(e, "(void)in; (void)out;");
+    if (G->out_size > 0) gr__em_line(e, "for (size_t i = 0; i < %lld; i++) out[i] = (%s)(%s);", (long long)G->out_size, k->to, k->init);
+    if (G->out_size > 0 && G->count > 0 && G->n == 0) {
+        snprintf(a, sizeof a, "(%s)(%s)", k->ta, k->init);
+        snprintf(b, sizeof b, "(%s)in[0]", k->ta);
+        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, sizeof c, k->comb, a, b));
+    } else if (G->out_size > 0 && G->count > 0) {
+        n = gr__em_open(e, last, G->len);
+        snprintf(io, sizeof io, "%s", gr__em_index(e, last, G->len, G->ist));
+        snprintf(oo, sizeof oo, "%s", gr__em_index(e, last, G->len, G->ost));
+        snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
+        if (G->red[last]) {
+            gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
+            gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
+        } else {
+            snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) out[%s + j] = (%s)(%s);", (long long)G->len[last], oo, k->to,
+                        gr__red_comb(c, sizeof c, k->comb, a, b));
+        }
+        gr__em_close(e, n);
+    }
+    gr__em_line(e, "}");
+}
+
+/* gr__reduce_sum_into as C: x (C pointer x_c) summed over the axes in mask into out (y_c) */
+static void gr__reduce_sum_emit(gr__em *e, const gr_array *x, uint32_t mask, const gr_array *out, const char *x_c, const char *y_c) {
+    static const gr__red_emit f32 = { "float", "float", "double", "0", GR__RC_SUM }, i64 = { "int64_t", "int64_t", "uint64_t", "0", GR__RC_SUM };
+    static const gr__red_emit i64_f64 = { "int64_t", "double", "double", "0", GR__RC_SUM }, b8_f64 = { "uint8_t", "double", "double", "0", GR__RC_SUM };
+    static const gr__red_emit f64 = { "double", "double", "double", "0", GR__RC_SUM };
+    gr__rgroups G;
+    char xc[GR__MSG / 2], yc[GR__MSG / 2];
+    snprintf(xc, sizeof xc, "%s", x_c);
+    snprintf(yc, sizeof yc, "%s", y_c);
+    gr__rgroups_init(&G, x->ndim, x->shape, mask);
+    gr__red_emit_loops(e, &G, out->dtype == GR_F32 ? &f32 : out->dtype == GR_I64 ? &i64 : x->dtype == GR_I64 ? &i64_f64 :
+                               x->dtype == GR_BOOL ? &b8_f64 : &f64, xc, yc);
+}
+
+static gr_status gr__reduce_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    static const gr__red_emit k[3][4] = {      /* [Prod, Max, Min][F64, F32, I64, BOOL] */
+        { { "double", "double", "double", "1", GR__RC_PROD }, { "float", "float", "double", "1", GR__RC_PROD },
+          { "int64_t", "int64_t", "uint64_t", "1", GR__RC_PROD }, { "uint8_t", "uint8_t", "int", "1", GR__RC_PROD } },
+        { { "double", "double", "double", "-INFINITY", GR__RC_MAX }, { "float", "float", "float", "-INFINITY", GR__RC_MAX },
+          { "int64_t", "int64_t", "int64_t", "INT64_MIN", GR__RC_IMAX }, { "uint8_t", "uint8_t", "int", "0", GR__RC_IMAX } },
+        { { "double", "double", "double", "INFINITY", GR__RC_MIN }, { "float", "float", "float", "INFINITY", GR__RC_MIN },
+          { "int64_t", "int64_t", "int64_t", "INT64_MAX", GR__RC_IMIN }, { "uint8_t", "uint8_t", "int", "1", GR__RC_IMIN } } };
+    const gr__reduce_params *p = gr__rp(node);
+    int code = gr__code_of(node->op);
+    gr__rgroups G;
+    char xc[GR__MSG / 2], yc[GR__MSG / 2];
+    snprintf(xc, sizeof xc, "%s", gr__em_in(e, 0));
+    snprintf(yc, sizeof yc, "%s", gr__em_out(e, 0));
+    gr__rgroups_init(&G, in[0]->ndim, in[0]->shape, p->mask);
+    if (code == GR__OP_Sum || code == GR__OP_Mean) {
+        gr__reduce_sum_emit(e, in[0], p->mask, out[0], xc, yc);
+        if (code == GR__OP_Mean && out[0]->size > 0) {
+            double inv = G.count ? 1.0 / (double)G.count : NAN;
+            const char *T = gr__em_ctype(out[0]->dtype);
+            gr__em_line(e, "for (size_t i = 0; i < %lld; i++) ((%s *)%s)[i] = (%s)(((%s *)%s)[i] * %s);", (long long)out[0]->size, T, yc, T, T,
+                        yc, gr__em_value(e, GR_F64, &inv, 0));
+        }
+    } else
+        gr__red_emit_loops(e, &G, &k[code == GR__OP_Prod ? 0 : code == GR__OP_Max ? 1 : 2][in[0]->dtype], xc, yc);
+    return GR_OK;
+}
+static gr_status gr__Sum_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Mean_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
+
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
-GR__EMIT_NOT_YET(Sum)
-GR__EMIT_NOT_YET(Mean)
-GR__EMIT_NOT_YET(Prod)
-GR__EMIT_NOT_YET(Max)
-GR__EMIT_NOT_YET(Min)
 GR__EMIT_NOT_YET(ArgMax)
 GR__EMIT_NOT_YET(LogSumExp)
 GR__EMIT_NOT_YET(CumSum)

@@ -1443,16 +1443,144 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): copies in the order perform makes them ---------------------- */
 
-GR__EMIT_NOT_YET(DimShuffle)
-GR__EMIT_NOT_YET(Reshape)
-GR__EMIT_NOT_YET(BroadcastLike)
-GR__EMIT_NOT_YET(ReduceLike)
-GR__EMIT_NOT_YET(ReshapeLike)
-GR__EMIT_NOT_YET(SizeRatio)
-GR__EMIT_NOT_YET(Join)
-GR__EMIT_NOT_YET(Split)
-GR__EMIT_NOT_YET(BroadcastTo)
-GR__EMIT_NOT_YET(Tile)
-GR__EMIT_NOT_YET(Untile)
+static gr_status gr__DimShuffle_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t st[GR_MAX_NDIM];
+    gr__dimshuffle_strides(gr__dsp(node), in[0], st);
+    gr__em_gather(e, in[0]->dtype, out[0]->ndim, out[0]->shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* the same bytes (these are views of their input when planned) */
+static gr_status gr__same_bytes_emit(gr__em *e, const gr_array *const *in) {
+    if (in[0]->size)
+        gr__em_line(e, "memmove(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
+    return GR_OK;
+}
+static gr_status gr__Reshape_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    return gr__same_bytes_emit(e, in);
+}
+static gr_status gr__ReshapeLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    return gr__same_bytes_emit(e, in);
+}
+/* x broadcast to the output: a gather with 0 strides along the broadcast axes */
+static gr_status gr__broadcast_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out) {
+    int64_t st[GR_MAX_NDIM];
+    gr__em_strides(out[0], in[0], st);
+    gr__em_gather(e, in[0]->dtype, out[0]->ndim, out[0]->shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+static gr_status gr__BroadcastLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__broadcast_emit(e, in, out);
+}
+static gr_status gr__BroadcastTo_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node;
+    return gr__broadcast_emit(e, in, out);
+}
+static gr_status gr__ReduceLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0], *ref = in[1];
+    uint32_t mask = 0;
+    int i, off = x->ndim - ref->ndim;
+    (void)node;
+    for (i = 0; i < x->ndim; i++)
+        if (i < off || (ref->shape[i - off] == 1 && x->shape[i] != 1)) mask |= 1u << i;
+    gr__reduce_sum_emit(e, x, mask, out[0], gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* a constant of the shapes */
+static gr_status gr__SizeRatio_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    double v = in[1]->size ? (double)in[0]->size / (double)in[1]->size : 0.0;
+    const char *T = gr__em_ctype(out[0]->dtype);
+    (void)node;
+    gr__em_line(e, "%s[0] = (%s)%s;", gr__em_out(e, 0), T, gr__em_value(e, GR_F64, &v, 0));
+    return GR_OK;
+}
+/* for each position before the axis, one block of each operand (Join) or piece (Split) */
+static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int a = out[0]->ndim + ((const gr__join_params *)gr__params(node))->axis, i;
+    int64_t outer, inner;
+    size_t es = gr__dsize(out[0]->dtype), row = (size_t)out[0]->shape[a], at = 0;
+    if (out[0]->size == 0) return GR_OK;
+    gr__around_axis(out[0]->ndim, out[0]->shape, a, &outer, &inner);
+    row *= (size_t)inner * es;
+    gr__em_line(e, "{");
+    gr__em_line(e, "char *y = (char *)%s;", gr__em_out(e, 0));
+    gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
+    for (i = 0; i < node->n_in; i++) {
+        size_t block = (size_t)(in[i]->shape[a] * inner) * es;
+        if (block) gr__em_line(e, "memcpy(y + o * %lu + %lu, (const char *)%s + o * %lu, %lu);", (unsigned long)row, (unsigned long)at,
+                               gr__em_in(e, i), (unsigned long)block, (unsigned long)block);
+        at += block;
+    }
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+static gr_status gr__Split_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0];
+    int a = x->ndim + gr__spp(node)->axis, j;
+    int64_t outer, inner;
+    size_t es = gr__dsize(x->dtype), row = (size_t)x->shape[a], at = 0;
+    if (x->size == 0) return GR_OK;
+    gr__around_axis(x->ndim, x->shape, a, &outer, &inner);
+    row *= (size_t)inner * es;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const char *x = (const char *)%s;", gr__em_in(e, 0));
+    gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
+    for (j = 0; j < node->n_out; j++) {
+        size_t block = (size_t)(out[j]->shape[a] * inner) * es;
+        if (block) gr__em_line(e, "memcpy((char *)%s + o * %lu, x + o * %lu + %lu, %lu);", gr__em_out(e, j), (unsigned long)block,
+                               (unsigned long)row, (unsigned long)at, (unsigned long)block);
+        at += block;
+    }
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+/* Tile: the output's axis k as (tile, position) pairs, position i of a tile reading x at i */
+static gr_status gr__Tile_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *x = in[0];
+    int64_t r[GR_MAX_NDIM], s[GR_MAX_NDIM], shape[2 * GR_MAX_NDIM], st[2 * GR_MAX_NDIM], xs = 1;
+    int m = gr__tile_pad((const gr__tile_params *)gr__params(node), x->ndim, x->shape, r, s), k;
+    if (out[0]->size == 0) return GR_OK;
+    for (k = m - 1; k >= 0; k--) {
+        shape[2 * k] = r[k]; shape[2 * k + 1] = s[k];
+        st[2 * k] = 0; st[2 * k + 1] = xs;
+        xs *= s[k];
+    }
+    gr__em_gather(e, x->dtype, 2 * m, shape, st, gr__em_in(e, 0), gr__em_out(e, 0));
+    return GR_OK;
+}
+/* Untile: zeros, then g's elements in order, each added to the output element it tiles */
+static gr_status gr__Untile_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr_array *g_ = in[0], *ref = in[1];
+    int64_t r[2 * GR_MAX_NDIM], s[2 * GR_MAX_NDIM], shape[4 * GR_MAX_NDIM], gst[4 * GR_MAX_NDIM], ost[4 * GR_MAX_NDIM], gs = 1, os = 1;
+    int m, b = gr__untile_dims(node, g_->ndim, ref->ndim, &m), D = b + m, k, n;
+    const char *T = gr__em_ctype(g_->dtype);
+    char oi[GR__MSG / 2], gi[GR__MSG / 2];
+    for (k = 0; k < b; k++) { r[k] = 1; s[k] = g_->shape[k]; }
+    gr__tile_pad((const gr__tile_params *)gr__params(node), ref->ndim, ref->shape, r + b, s + b);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *g = %s;", T, gr__em_in(e, 0));
+    gr__em_line(e, "%s *o = %s;", T, gr__em_out(e, 0));
+    if (out[0]->size) gr__em_line(e, "memset(o, 0, %lu);", (unsigned long)((size_t)out[0]->size * gr__dsize(g_->dtype)));
+    if (g_->size && D == 0) gr__em_line(e, "memcpy(o, g, %lu);", (unsigned long)gr__dsize(g_->dtype));
+    if (g_->size && D > 0) {
+        for (k = D - 1; k >= 0; k--) {
+            shape[2 * k] = r[k]; shape[2 * k + 1] = s[k];
+            gst[2 * k + 1] = gs; gst[2 * k] = gs * s[k]; gs *= r[k] * s[k];
+            ost[2 * k + 1] = os; ost[2 * k] = 0; os *= s[k];
+        }
+        n = gr__em_open(e, 2 * D, shape);
+        snprintf(oi, sizeof oi, "%s", gr__em_index(e, 2 * D, shape, ost));
+        snprintf(gi, sizeof gi, "%s", gr__em_index(e, 2 * D, shape, gst));
+        if (g_->dtype == GR_I64) gr__em_line(e, "o[%s] = (int64_t)((uint64_t)o[%s] + (uint64_t)g[%s]);", oi, oi, gi);
+        else gr__em_line(e, "o[%s] = o[%s] + g[%s];", oi, oi, gi);
+        gr__em_close(e, n);
+    }
+    gr__em_line(e, "}");
+    return GR_OK;
+}

@@ -51,7 +51,7 @@ typedef struct gr__kernel_text { const char *name; const char *const *lines; } g
 
 #define GR__EM_IDCHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
 #define GR__EM_RING 16                   /* expressions handed out before their room is reused */
-#define GR__EM_EXPR 192
+#define GR__EM_EXPR 400
 
 #define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
 
@@ -67,6 +67,7 @@ struct gr__em {
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
+    uint8_t *store_used;                 /* by store: the file names its array */
     int n_stores;
     int64_t k;                           /* the step at work */
     int indent;
@@ -164,7 +165,11 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
-    case GR__SK_SHARED: snprintf(base, sizeof base, "%s_s%d", e->name, gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var))); break;
+    case GR__SK_SHARED:
+        i = gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var));
+        e->store_used[i] = 1;
+        snprintf(base, sizeof base, "%s_s%d", e->name, i);
+        break;
     default:
         snprintf(base, sizeof base, "work");
         off += f->slots[r].buf >= 0 ? (int64_t)e->buf_off[f->slots[r].buf] : 0;
@@ -261,6 +266,23 @@ static void gr__em_close(gr__em *e, int n) {
     while (n-- > 0) gr__em_line(e, "}");
 }
 
+/* y = x gathered: y's elements in order over shape (nd axes, at most 2 GR_MAX_NDIM), element k of
+   them read from x at sum_d i_d st[d]; x and y are C pointers of dtype dt */
+static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const int64_t *st, const char *x, const char *y) {
+    int64_t ost[2 * GR_MAX_NDIM], s = 1;
+    const char *T = gr__em_ctype(dt);
+    int d, n;
+    for (d = nd - 1; d >= 0; d--) { ost[d] = s; s *= shape[d]; }
+    if (s == 0) return;
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *x = %s;", T, x);
+    gr__em_line(e, "%s *y = %s;", T, y);
+    n = gr__em_open(e, nd, shape);
+    gr__em_line(e, "y[%s] = x[%s];", gr__em_index(e, nd, shape, ost), gr__em_index(e, nd, shape, st));
+    gr__em_close(e, n);
+    gr__em_line(e, "}");
+}
+
 /* ---- elementwise rows: the table's expressions as C ------------------------------------------ */
 
 static const char *const gr__em_fexpr[GR__EW_COUNT + 1] = {
@@ -328,12 +350,14 @@ static const char *gr__em_conv(gr__em *e, int dt, int st, const char *xs, int i6
 }
 
 /* an elementwise node: one loop over the output, each element the row's expression */
+static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     static const char *const names[3] = { "a", "b", "c" };
     int row = gr__code_of(node->op), dt = in[node->n_in - 1]->dtype, i, n;
     const char *T = gr__em_ctype(dt), *TO = gr__em_ctype(out[0]->dtype);
     int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
     char expr[GR__EM_EXPR];
+    if (out[0]->size == 0) return GR_OK;
     strcpy(expr, gr__em_expr(e, row, dt));
     gr__em_line(e, "{");
     for (i = 0; i < node->n_in; i++) gr__em_line(e, "const %s *x%d = %s;", T, i, gr__em_in(e, i));
@@ -402,6 +426,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     int32_t k, r;
     int n, m, i;
     if (!writer) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (o0->size == 0) { GR_FREE(writer); return GR_OK; }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
@@ -493,7 +518,8 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->stage_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_upd + 1));
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
-    if (!e->buf_off || !e->stage_off || !e->used || !e->stores) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -555,6 +581,7 @@ static void gr__em_results(gr__em *e) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED)
             snprintf(src, sizeof src, "(char *)work + %lu", (unsigned long)e->stage_off[i]);
         else snprintf(src, sizeof src, "%s", gr__em_slot(e, f->upd_slot[i], 0));
+        e->store_used[gr__em_store(e, f->upd_store[i])] = 1;
         gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
     }
 }
@@ -604,7 +631,7 @@ static void gr__em_header(const gr__em *e, FILE *out) {
 static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
     int64_t i;
     fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
-    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", i % 6 ? ", " : "\n    ", gr__em_value(e, a->dtype, a->data, i));
+    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
     fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
 }
 
@@ -616,7 +643,7 @@ static gr_status gr__em_write(gr__em *e, FILE *out) {
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
     for (s = 0; s < f->n_slots; s++)
         if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
-    for (i = 0; i < e->n_stores; i++) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
@@ -645,7 +672,7 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     if (st == GR_OK) st = gr__em_write(e, out);
     f->planned = 0;                  /* the next gr_call plans for its own shapes */
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
     GR_FREE(e);
     return st;
 }

@@ -130,6 +130,9 @@ static int gr__em_open(gr__em *e, int nd, const int64_t *shape) GR__UNUSED;
 static void gr__em_close(gr__em *e, int n) GR__UNUSED;
 static void gr__em_strides(const gr_array *out, const gr_array *a, int64_t *st) GR__UNUSED;
 static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const int64_t *st) GR__UNUSED;
+/* y = x gathered: y's elements in order over shape (nd <= 2 GR_MAX_NDIM axes), element k of them read
+   from x at sum_d i_d st[d] (C pointers x, y of dtype dt) */
+static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const int64_t *st, const char *x, const char *y) GR__UNUSED;
 /* C text: element i of data of dtype dt as a constant (bit for bit); x (C of dtype st) converted to
    dt as gr__convert does (i64_f32_direct: int64 to float32 without double, as Cast does); the C of
    elementwise row `row` over scalars a, b, c of dtype dt (its helpers written as kernels) */
@@ -191,7 +194,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
 static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
-static gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
+static GR__UNUSED gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
 

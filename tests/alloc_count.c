@@ -575,11 +575,57 @@ static void scen_loop(ac_run *r) {
     gr_array_free(ua); gr_array_free(h0a); gr_array_free(wa); gr_array_free(va); gr_array_free(dua); gr_array_free(dwa);
 }
 
+/* J: gr_fn_emit_c of a function with broadcasting, a reduction and a shared variable's update: it
+   succeeds, or fails with out of memory and a message, leaks nothing, and the calls after it work */
+static void scen_emit(ac_run *r) {
+    int64_t s34[2] = { 3, 4 }, s4 = 4;
+    gr_array *xa = ac_fill(GR_F64, 2, s34, 1.0, 0.0), *sa = ac_fill(GR_F64, 1, &s4, 0.5, 0.1);
+    gr_graph *g;
+    gr_var *x, *s, *outs[2], *y;
+    gr_update up;
+    gr_fn_opts o;
+    gr_fn *f;
+    FILE *fp = tmpfile();
+    int k;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    x = gr_matrix(g, GR_F64, "x");
+    s = gr_shared(g, sa, "s");
+    y = gr_tanh(gr_add(gr_mul(x, gr_const(g, 2.0)), s));
+    outs[0] = y; outs[1] = gr_sum(y);
+    up.shared = s; up.value = gr_add(gr_mul(s, gr_const(g, 0.5)), gr_const(g, 1.0));
+    memset(&o, 0, sizeof o);
+    o.updates = &up; o.n_updates = 1;
+    f = gr_function(1, &x, 2, outs, &o);
+    ac_built(r, g, f);
+    if (f && fp) {
+        const gr_array *in[1];
+        gr_emit_opts eo;
+        gr_status st;
+        in[0] = xa;
+        eo.name = "gr_emitted";
+        st = gr_fn_emit_c(f, in, fp, &eo);
+        if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+        else if (st != GR_OK) { CHECK_STATUS(st, GR_ERR_NOMEM); CHECK(strlen(gr_fn_message(f)) > 0); CHECK(ftell(fp) == 0); }
+        if (st == GR_OK) CHECK(ftell(fp) > 500);
+    }
+    if (fp) fclose(fp);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[1], *out[2];
+        in[0] = xa;
+        if (ac_call(r, f, k, in, out)) CHECK(fabs(gr_array_get(out[0], 0)) <= 1.0 && gr_array_get(out[1], 0) == gr_array_get(out[1], 0));
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(sa);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop };
+                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop, scen_emit };
 static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set",
-                                        "zeros_rewritten", "loop" };
+                                        "zeros_rewritten", "loop", "emit" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {

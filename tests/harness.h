@@ -10,4 +10,12 @@
 #include "runner.h"
 #include <stdlib.h>
 
+/* every gr_call of the test binary goes through gt_call (tests/t_emit.c), which calls gr_call and,
+   when the binary runs with GT_EMIT_OUT, first emits the function as C for the call's inputs (the
+   allocation tests, tests/alloc_hook.h, call gr_call itself) */
+#ifndef GR_TEST_ALLOC_HOOK_H
+gr_status gt_call(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs);
+#define gr_call gt_call
+#endif
+
 #endif

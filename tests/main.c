@@ -11,7 +11,10 @@ void gt_run_ops(void);
 #define GT_DECL(s) extern const gt_case s[];
 GT_SUITES(GT_DECL)
 
+int gt_emit_gen(const char *dir);   /* tests/t_emit.c: the row-driven emission (make test-emit) */
+
 int main(void) {
+    if (getenv("GT_EMIT_OUT")) return gt_emit_gen(getenv("GT_EMIT_OUT"));
     gt_run_ops();
 #define GT_RUN(s) gt_run(s);
     GT_SUITES(GT_RUN)

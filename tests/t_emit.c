@@ -1,0 +1,609 @@
+/* tests/t_emit.c: gr_fn_emit_c (SEMANTICS.md §20.1).
+
+   suite_emit (in every run of the test binary): the errors (TYPE, SHAPE, VALUE: NULL out and
+   example, a bad name, a user's op, a loop), the file's form (its three includes, NAME_WORK_BYTES,
+   the opening comment, constants bit for bit as hex floats, no allocator), out of memory.
+
+   The row-driven check (`make test-emit`: the test binary run with GT_EMIT_OUT=<dir>): every row's
+   values cases run with every gr_call going through gt_call (tests/harness.h), which first emits
+   the function for the call's inputs; the emitted functions, with the inputs and gr_call's outputs
+   as hex-float arrays, go into ONE file, <dir>/cases.c, whose main calls each and compares its
+   outputs with gr_call's bit for bit (NaN matching NaN). A row whose cases do not all emit must be
+   in gt_em_not_yet below, and a row listed there must not emit: the list only shrinks. <dir>/w2.c
+   and <dir>/grad.c, single emitted files (the W2 workload's cost and gradient; a gradient through
+   broadcasting and shapes), are what make test-emit compiles with -ffreestanding and for a
+   Cortex-M4. */
+#include "forward.h"
+#include "ops.h"
+
+/* the rows whose cases do not all emit yet (their rules fail as "not emitted yet"); keep it sorted
+   by the table's order and remove a row once it emits */
+static const char *const gt_em_not_yet[] = {
+    "Dot", "Softmax", "LogSoftmax",
+    "EyeLike", "Unflatten", "Batched", "Banded",
+    "Slice", "Index", "Take", "ViewUpdate", "TakeUpdate",
+    "ArgMax", "LogSumExp", "CumSum", "CumProd", "Diff", "LinScan",
+    "TensorDot", "MatMul", "LUFactor", "MatrixInverse", "Det", "Adjugate", "LogDet", "Solve", "Cholesky", "Trace", "TriScale",
+    "CrossEntropy", "OneHot",
+    "Scan", "Rows", "ScanPlace", "ScanGather", "IfElse", "OpFromGraph",
+    NULL
+};
+
+/* ---- the recorder: gt_call emits before it calls --------------------------------------------- */
+
+#define GT_EM_PER_ROW 40                 /* calls of a row's cases emitted: the first 12, then every 5th */
+
+typedef struct gt_em_rec {
+    int on;
+    FILE *body, *table;                  /* cases.c's cases and its table, written at the end */
+    char **kern;                         /* the distinct kernel blocks, in order of first use */
+    int n_kern, cap_kern;
+    const char *row, *test;
+    int n_case, row_seen, row_calls, row_emitted, row_failed;
+    char row_msg[300];
+    long max_work;
+} gt_em_rec;
+static gt_em_rec gt_em;
+
+/* the whole of a stream, read back from its start (malloc'd, NUL-terminated) */
+static char *gt_em_slurp(FILE *fp, size_t *len) {
+    long n;
+    char *s;
+    fflush(fp);
+    n = ftell(fp);
+    rewind(fp);
+    s = (char *)malloc((size_t)n + 1);
+    if (!s) return NULL;
+    *len = fread(s, 1, (size_t)n, fp);
+    s[*len] = 0;
+    return s;
+}
+
+/* gr_fn_emit_c of f for these inputs into a string; its status */
+static gr_status gt_em_text(gr_fn *f, const gr_array *const *in, const char *name, char **text) {
+    FILE *fp = tmpfile();
+    gr_emit_opts o;
+    gr_status st;
+    size_t len;
+    *text = NULL;
+    if (!fp) return GR_ERR_VALUE;
+    o.name = name;
+    st = gr_fn_emit_c(f, in, fp, &o);
+    if (st == GR_OK) *text = gt_em_slurp(fp, &len);
+    fclose(fp);
+    return st;
+}
+
+/* element k of a as a C constant of its dtype */
+static void gt_em_value(FILE *out, const gr_array *a, int64_t k) {
+    double v = a->dtype == GR_F32 ? (double)((const float *)a->data)[k] : a->dtype == GR_F64 ? ((const double *)a->data)[k] : 0;
+    if (a->dtype == GR_I64) {
+        int64_t n = ((const int64_t *)a->data)[k];
+        if (n == INT64_MIN) fprintf(out, "(-INT64_C(9223372036854775807) - 1)");
+        else fprintf(out, "INT64_C(%lld)", (long long)n);
+    } else if (a->dtype == GR_BOOL) fprintf(out, "%u", (unsigned)((const uint8_t *)a->data)[k]);
+    else if (v != v) fprintf(out, "NAN");
+    else if (v - v != 0) fprintf(out, "%sINFINITY", v < 0 ? "-" : "");
+    else fprintf(out, "%a%s", v, a->dtype == GR_F32 ? "f" : "");
+}
+static const char *gt_em_ctype(gr_dtype dt) {
+    return dt == GR_F64 ? "double" : dt == GR_F32 ? "float" : dt == GR_I64 ? "int64_t" : "uint8_t";
+}
+/* static [const] T name[] = { values } */
+static void gt_em_array(FILE *out, const char *qual, const char *name, const gr_array *a, int values) {
+    int64_t k;
+    fprintf(out, "static %s%s %s[%lld]", qual, gt_em_ctype(a->dtype), name, (long long)(a->size ? a->size : 1));
+    if (!values) { fprintf(out, ";\n"); return; }
+    fprintf(out, " = {");
+    for (k = 0; k < a->size; k++) { fprintf(out, "%s", !k ? "\n    " : k % 8 ? ", " : ",\n    "); gt_em_value(out, a, k); }
+    fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
+}
+
+/* the kernel blocks of an emitted text (between its WORK_BYTES line and its first static array
+   or its function), each kept once; returns where the rest starts */
+static const char *gt_em_kernels(const char *text, const char *name) {
+    char def[96], fn[96], arr[96];
+    const char *p, *end, *q;
+    snprintf(def, sizeof def, "#define %s_WORK_BYTES", name);
+    snprintf(fn, sizeof fn, "\nint %s(", name);
+    snprintf(arr, sizeof arr, " %s_", name);
+    p = strstr(text, def);
+    if (!p) return text;
+    p = strchr(p, '\n') + 1;
+    end = strstr(p, fn);
+    for (q = p; q && q < end; q = strchr(q, '\n') ? strchr(q, '\n') + 1 : NULL) {
+        const char *eol = strchr(q, '\n');
+        if (!strncmp(q, "static ", 7) && eol && strstr(q, arr) && strstr(q, arr) < eol) { end = q; break; }
+    }
+    while (p < end) {                    /* blocks end at a blank line */
+        const char *b = strstr(p, "\n\n");
+        size_t n;
+        int i, seen = 0;
+        if (!b || b > end) b = end;
+        n = (size_t)(b - p);
+        while (n && (p[0] == '\n')) { p++; n--; }
+        for (i = 0; n && i < gt_em.n_kern; i++) if (strlen(gt_em.kern[i]) == n && !strncmp(gt_em.kern[i], p, n)) seen = 1;
+        if (n && !seen) {
+            if (gt_em.n_kern == gt_em.cap_kern) {
+                gt_em.cap_kern = gt_em.cap_kern ? 2 * gt_em.cap_kern : 32;
+                gt_em.kern = (char **)realloc(gt_em.kern, sizeof(char *) * (size_t)gt_em.cap_kern);
+            }
+            gt_em.kern[gt_em.n_kern] = (char *)malloc(n + 1);
+            memcpy(gt_em.kern[gt_em.n_kern], p, n);
+            gt_em.kern[gt_em.n_kern++][n] = 0;
+        }
+        p = b + (b < end ? 2 : 0);
+    }
+    return end;
+}
+
+/* one emitted call: its function, inputs, gr_call's outputs, and its entry in the table */
+static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **out, const char *text, const char *name) {
+    int n_in = 0, n_out = 0, i;
+    long work = 0;
+    const char *w = strstr(text, "\n#define ");
+    FILE *b = gt_em.body;
+    char an[64];
+    (void)f;
+    if (w) w = strstr(w, "_WORK_BYTES ");
+    if (w) work = atol(w + 12);
+    if (work > gt_em.max_work) gt_em.max_work = work;
+    fprintf(b, "\n/* ---- %s: %s: %s */\n%s", name, gt_em.row, gt_em.test, gt_em_kernels(text, name));
+    {   /* the function's inputs and outputs, from its opening comment */
+        char key[32];
+        for (;;) { snprintf(key, sizeof key, "inputs[%d]:", n_in); if (!strstr(text, key)) break; n_in++; }
+        for (;;) { snprintf(key, sizeof key, "outputs[%d]:", n_out); if (!strstr(text, key)) break; n_out++; }
+    }
+    for (i = 0; i < n_in; i++) { snprintf(an, sizeof an, "%s_i%d", name, i); gt_em_array(b, "const ", an, in[i], 1); }
+    for (i = 0; i < n_out; i++) {
+        snprintf(an, sizeof an, "%s_w%d", name, i);
+        gt_em_array(b, "const ", an, out[i], 1);
+        snprintf(an, sizeof an, "%s_g%d", name, i);
+        gt_em_array(b, "", an, out[i], 0);
+    }
+    fprintf(b, "static const void *const %s_in[] = {", name);
+    for (i = 0; i < n_in; i++) fprintf(b, " %s_i%d,", name, i);
+    fprintf(b, " 0 };\nstatic void *const %s_out[] = {", name);
+    for (i = 0; i < n_out; i++) fprintf(b, " %s_g%d,", name, i);
+    fprintf(b, " 0 };\nstatic const void *const %s_want[] = {", name);
+    for (i = 0; i < n_out; i++) fprintf(b, " %s_w%d,", name, i);
+    fprintf(b, " 0 };\nstatic const size_t %s_bytes[] = {", name);
+    for (i = 0; i < n_out; i++) fprintf(b, " %lu,", (unsigned long)((size_t)out[i]->size * (out[i]->dtype == GR_F32 ? 4u : out[i]->dtype == GR_BOOL ? 1u : 8u)));
+    fprintf(b, " 0 };\nstatic const int %s_dt[] = {", name);
+    for (i = 0; i < n_out; i++) fprintf(b, " %d,", (int)out[i]->dtype);
+    fprintf(b, " 0 };\n");
+    fprintf(gt_em.table, "    { \"%s\", \"%s\", %s, %d, %s_in, %s_out, %s_want, %s_bytes, %s_dt },\n", gt_em.row, gt_em.test, name,
+            n_out, name, name, name, name, name);
+}
+
+#undef gr_call
+/* every gr_call of the test binary (tests/harness.h): when recording, the function is emitted for
+   the call's inputs first (before the call applies f's updates to its shared variables) */
+gr_status gt_call(gr_fn *f, const gr_array *const *in, const gr_array **out) {
+    char *text = NULL, name[32], msg[300];
+    gr_status est = GR_OK, st;
+    int take = gt_em.on && f && gt_em.row_calls < GT_EM_PER_ROW && (gt_em.row_seen < 12 || gt_em.row_seen % 5 == 0);
+    if (take) {
+        snprintf(name, sizeof name, "c%d", gt_em.n_case);
+        est = gt_em_text(f, in, name, &text);
+        snprintf(msg, sizeof msg, "%s", gr_fn_message(f));
+    }
+    st = gr_call(f, in, out);
+    if (gt_em.on && st == GR_OK) gt_em.row_seen++;
+    if (take && st == GR_OK) {
+        gt_em.row_calls++;
+        if (est == GR_OK && text) {
+            gt_em_record(f, in, out, text, name);
+            gt_em.n_case++;
+            gt_em.row_emitted++;
+        } else {
+            if (!gt_em.row_failed) snprintf(gt_em.row_msg, sizeof gt_em.row_msg, "%.240s (%s)", msg, gr_status_string(est));
+            gt_em.row_failed++;
+        }
+    }
+    free(text);
+    return st;
+}
+#define gr_call gt_call
+
+/* ---- the row-driven run (GT_EMIT_OUT) ---------------------------------------------------------- */
+
+#define GT_EM_EW_DECL(name, ...) extern const gt_ew gt_ew_##name;
+GR_ELEMWISE_OPS(GT_EM_EW_DECL)
+#undef GT_EM_EW_DECL
+#define GT_EM_ST_DECL(Name, ...) extern const gt_opcase gt_cases_##Name[];
+GR_STRUCT_OPS(GT_EM_ST_DECL)
+#undef GT_EM_ST_DECL
+typedef struct gt_em_row { const char *name; const gt_opcase *cases; } gt_em_row;
+#define GT_EM_ST_ROW(Name, ...) { #Name, gt_cases_##Name },
+static const gt_em_row gt_em_st_rows[] = { GR_STRUCT_OPS(GT_EM_ST_ROW) { NULL, NULL } };
+#undef GT_EM_ST_ROW
+#define GT_EM_EW_ROW(name, ...) #name,
+static const char *const gt_em_ew_rows[] = { GR_ELEMWISE_OPS(GT_EM_EW_ROW) NULL };
+#undef GT_EM_EW_ROW
+
+static const gte_row *gt_em_ew_now;
+static void gt_em_ew_values(void) { gte_values(gt_em_ew_now); }
+
+static int gt_em_listed(const char *row) {
+    int i;
+    for (i = 0; gt_em_not_yet[i]; i++) if (!strcmp(gt_em_not_yet[i], row)) return 1;
+    return 0;
+}
+
+/* a row's verdict: every call of its cases emitted, or listed as not yet (and not emitting) */
+static void gt_em_row_done(int *n_rows, int *n_listed) {
+    int emits = gt_em.row_emitted > 0 && gt_em.row_failed == 0, listed = gt_em_listed(gt_em.row);
+    char name[96];
+    snprintf(name, sizeof name, "emit: row %s", gt_em.row);
+    gt.test = name;
+    if (listed) {
+        CHECK_MSG(!emits, "row %s emits now (%d calls): remove it from gt_em_not_yet", gt_em.row, gt_em.row_emitted);
+        (*n_listed)++;
+    } else {
+        CHECK_MSG(gt_em.row_calls > 0, "row %s: no call of its values cases", gt_em.row);
+        CHECK_MSG(gt_em.row_failed == 0, "row %s: %d of %d calls did not emit: %s", gt_em.row, gt_em.row_failed, gt_em.row_calls,
+                  gt_em.row_msg);
+        (*n_rows)++;
+    }
+    gt.test = NULL;
+    gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = 0;
+    gt_em.row_msg[0] = 0;
+}
+
+static void gt_em_rows(void) {
+    int r, k, n_rows = 0, n_listed = 0;
+    for (r = 0; gt_em_ew_rows[r]; r++) {
+        const gte_row *row = gt_em_ew_now = gte_row_of(gt_em_ew_rows[r]);
+        gt_em.row = row->name;
+        gt_em.test = "values";
+        gt_run1(row->name, gt_em_ew_values);
+        for (k = 0; row->cases->more && row->cases->more[k].kind; k++)
+            if (row->cases->more[k].kind == GT_K_VALUES) { gt_em.test = row->cases->more[k].name; gt_run1(gt_em.test, row->cases->more[k].fn); }
+        gt_em_row_done(&n_rows, &n_listed);
+    }
+    for (r = 0; gt_em_st_rows[r].name; r++) {
+        const gt_opcase *c = gt_em_st_rows[r].cases;
+        gt_em.row = gt_em_st_rows[r].name;
+        for (k = 0; c[k].kind; k++)
+            if (c[k].kind == GT_K_VALUES) { gt_em.test = c[k].name; gt_run1(c[k].name, c[k].fn); }
+        gt_em_row_done(&n_rows, &n_listed);
+    }
+    for (k = 0; gt_em_not_yet[k]; k++) {
+        int found = 0;
+        for (r = 0; gt_em_st_rows[r].name; r++) found |= !strcmp(gt_em_st_rows[r].name, gt_em_not_yet[k]);
+        CHECK_MSG(found, "gt_em_not_yet names %s, which is no row", gt_em_not_yet[k]);
+    }
+    printf("emit: %d rows emit (%d calls recorded), %d rows listed as not emitted yet\n", n_rows, gt_em.n_case, n_listed);
+}
+
+/* cases.c's main: each case called once, its outputs against gr_call's bit for bit (NaN matches NaN) */
+static const char gt_em_main[] =
+    "static double gt_work[GT_WORK / 8 + 1];\n"
+    "static int gt_same(const void *got, const void *want, size_t bytes, int dt, size_t *at) {\n"
+    "    size_t i, es = dt == 1 ? 4 : dt == 3 ? 1 : 8;\n"
+    "    for (i = 0; i < bytes / es; i++) {\n"
+    "        const char *g = (const char *)got + i * es, *w = (const char *)want + i * es;\n"
+    "        if (!memcmp(g, w, es)) continue;\n"
+    "        if (dt == 0) { double a, b; memcpy(&a, g, 8); memcpy(&b, w, 8); if (a != a && b != b) continue; }\n"
+    "        if (dt == 1) { float a, b; memcpy(&a, g, 4); memcpy(&b, w, 4); if (a != a && b != b) continue; }\n"
+    "        *at = i;\n"
+    "        return 0;\n"
+    "    }\n"
+    "    return 1;\n"
+    "}\n"
+    "int main(void) {\n"
+    "    int i, j, n = 0, failed = 0;\n"
+    "    for (i = 0; gt_cases[i].row; i++) {\n"
+    "        const gt_case_t *c = &gt_cases[i];\n"
+    "        int rc, ok = 1;\n"
+    "        size_t at = 0;\n"
+    "        for (j = 0; j < c->n_out; j++) memset(c->out[j], 0xA5, c->bytes[j]);\n"
+    "        rc = c->fn(c->in, c->out, gt_work);\n"
+    "        if (rc != 0) { printf(\"FAIL emit %s: %s (case %d): returned %d\\n\", c->row, c->test, i, rc); ok = 0; }\n"
+    "        for (j = 0; ok && j < c->n_out; j++)\n"
+    "            if (!gt_same(c->out[j], c->want[j], c->bytes[j], c->dt[j], &at)) {\n"
+    "                printf(\"FAIL emit %s: %s (case c%d): output %d differs from gr_call's at element %lu\\n\", c->row, c->test, i, j, (unsigned long)at);\n"
+    "                ok = 0;\n"
+    "            }\n"
+    "        failed += !ok;\n"
+    "        n++;\n"
+    "    }\n"
+    "    printf(\"emit cases: %d passed, %d failed (each emitted function against gr_call, bit for bit)\\n\", n - failed, failed);\n"
+    "    return failed != 0;\n"
+    "}\n";
+
+/* <dir>/cases.c: the kernels, every case, the table, the main */
+static int gt_em_write_cases(const char *dir) {
+    char path[512], *body, *table;
+    size_t nb, nt;
+    FILE *out;
+    int i;
+    snprintf(path, sizeof path, "%s/cases.c", dir);
+    out = fopen(path, "w");
+    body = gt_em_slurp(gt_em.body, &nb);
+    table = gt_em_slurp(gt_em.table, &nt);
+    if (!out || !body || !table) { free(body); free(table); if (out) fclose(out); return 0; }
+    fprintf(out, "/* generated by the test binary (GT_EMIT_OUT, tests/t_emit.c): every emitted case and gr_call's values */\n");
+    fprintf(out, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n#include <stdio.h>\n\n");
+    for (i = 0; i < gt_em.n_kern; i++) fprintf(out, "%s\n\n", gt_em.kern[i]);
+    fwrite(body, 1, nb, out);
+    fprintf(out, "\ntypedef int (*gt_fn_t)(const void *const *, void *const *, void *);\n");
+    fprintf(out, "typedef struct { const char *row, *test; gt_fn_t fn; int n_out; const void *const *in; void *const *out;\n"
+                 "                 const void *const *want; const size_t *bytes; const int *dt; } gt_case_t;\n");
+    fprintf(out, "static const gt_case_t gt_cases[] = {\n");
+    fwrite(table, 1, nt, out);
+    fprintf(out, "    { 0, 0, 0, 0, 0, 0, 0, 0, 0 }\n};\n#define GT_WORK %ld\n%s", gt_em.max_work, gt_em_main);
+    free(body);
+    free(table);
+    return fclose(out) == 0;
+}
+
+/* one emitted file on its own (for the freestanding, no-allocator and Cortex-M4 compiles) */
+static void gt_em_standalone(const char *dir, const char *file, gr_fn *f, const gr_array *const *in, const char *name) {
+    char path[512], *text = NULL;
+    gr_status st = gt_em_text(f, in, name, &text);
+    FILE *out;
+    CHECK_MSG(st == GR_OK, "%s: %s", file, gr_fn_message(f));
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    out = text ? fopen(path, "w") : NULL;
+    if (out) { fputs(text, out); fclose(out); }
+    CHECK(out != NULL);
+    free(text);
+}
+
+/* a function of broadcasting, a constant, a float32 input cast up, and a shared variable updated
+   from its own old value: x (3, 4), c constant (4), s shared (4), h float32 (4);
+   y = tanh(x c + s) * h, z = s - 1; s := 0.5 s + c */
+static gr_fn *gt_em_sample(gr_graph *g, gr_array **arrays) {
+    static const double cv[4] = { 0.5, -1.25, 2.0, 0.1 }, sv[4] = { 0.25, -0.5, 1e-3, 3.0 };
+    int64_t s34[2] = { 3, 4 }, n4 = 4, i;
+    gr_array *ca = gr_array_new(GR_F64, 1, &n4), *sa = gr_array_new(GR_F64, 1, &n4);
+    gr_var *x, *c, *s, *h, *outs[2], *ins[2];
+    gr_update up;
+    gr_fn_opts o;
+    gr_fn *f;
+    for (i = 0; i < 4; i++) { gr_array_set(ca, i, cv[i]); gr_array_set(sa, i, sv[i]); }
+    x = gr_tensor(g, GR_F64, 2, s34, "x");
+    h = gr_vector(g, GR_F32, "h");
+    c = gr_constant(g, ca);
+    s = gr_shared(g, sa, "s");
+    outs[0] = gr_mul(gr_tanh(gr_add(gr_mul(x, c), s)), gr_cast(h, GR_F64));
+    outs[1] = gr_sub(s, gr_const(g, 1.0));
+    up.shared = s;
+    up.value = gr_add(gr_mul(s, gr_const(g, 0.5)), c);
+    memset(&o, 0, sizeof o);
+    o.updates = &up;
+    o.n_updates = 1;
+    ins[0] = x;
+    ins[1] = h;
+    f = gr_function(2, ins, 2, outs, &o);
+    arrays[0] = gr_array_new(GR_F64, 2, s34);
+    arrays[1] = gr_array_new(GR_F32, 1, &n4);
+    for (i = 0; i < 12; i++) gr_array_set(arrays[0], i, sin(1.0 + (double)i));
+    for (i = 0; i < 4; i++) gr_array_set(arrays[1], i, 0.5 + 0.25 * (double)i);
+    gr_array_free(ca);
+    gr_array_free(sa);
+    return f;
+}
+
+/* W2 of bench/bench.c (n = 64): cost = sum(sin(x) exp(-x x) + log1p(x x) + tanh(x) x) and its
+   gradient, one function; and a gradient through broadcasting: c = mean(sqr(tanh(X w + b) - t)) of
+   X (5, 4), w (4), b (), t (5, 1), differentiated with respect to w, b and X */
+static gr_fn *gt_em_w2(gr_graph *g, gr_array **x) {
+    int64_t n = 64, i;
+    gr_var *vx = gr_vector(g, GR_F64, "x"), *xx = gr_mul(vx, vx), *outs[2];
+    gr_var *cost = gr_sum(gr_add(gr_add(gr_mul(gr_sin(vx), gr_exp(gr_neg(xx))), gr_log1p(xx)), gr_mul(gr_tanh(vx), vx)));
+    outs[0] = cost;
+    outs[1] = gr_grad1(cost, vx);
+    *x = gr_array_new(GR_F64, 1, &n);
+    for (i = 0; i < n; i++) gr_array_set(*x, i, 2.0 * sin(7.0 + 1.3 * (double)i));
+    return gr_function(1, &vx, 2, outs, NULL);
+}
+static gr_fn *gt_em_grad(gr_graph *g, gr_array **arrays) {
+    int64_t s54[2] = { 5, 4 }, s51[2] = { 5, 1 }, n4 = 4, i;
+    gr_var *X = gr_tensor(g, GR_F64, 2, s54, "X"), *w = gr_tensor(g, GR_F64, 1, &n4, "w"), *b = gr_scalar(g, GR_F64, "b");
+    gr_var *t = gr_tensor(g, GR_F64, 2, s51, "t"), *ins[4], *outs[4], *wrt[3];
+    gr_var *c = gr_mean(gr_sqr(gr_sub(gr_tanh(gr_add(gr_mul(X, w), b)), t)));
+    ins[0] = X; ins[1] = w; ins[2] = b; ins[3] = t;
+    wrt[0] = w; wrt[1] = b; wrt[2] = X;
+    outs[0] = c;
+    if (gr_grad(c, 3, wrt, outs + 1, NULL) != GR_OK) return NULL;
+    arrays[0] = gr_array_new(GR_F64, 2, s54);
+    arrays[1] = gr_array_new(GR_F64, 1, &n4);
+    arrays[2] = gr_array_scalar(GR_F64, 0.125);
+    arrays[3] = gr_array_new(GR_F64, 2, s51);
+    for (i = 0; i < 20; i++) gr_array_set(arrays[0], i, cos(0.7 * (double)i));
+    for (i = 0; i < 4; i++) gr_array_set(arrays[1], i, 0.3 - 0.2 * (double)i);
+    for (i = 0; i < 5; i++) gr_array_set(arrays[3], i, 0.1 * (double)i);
+    return gr_function(4, ins, 4, outs, NULL);
+}
+
+/* one sample: its file of its own, then three calls recorded as a row of its own */
+static void gt_em_sample_run(const char *dir, const char *file, const char *row, gr_fn *f, gr_array *const *arrays) {
+    const gr_array *out[4];
+    int n_rows = 0, n_listed = 0, k;
+    CHECK_MSG(f != NULL, "%s: not built", row);
+    if (!f) return;
+    gt_em_standalone(dir, file, f, (const gr_array *const *)arrays, "gr_sample");
+    gt_em.row = row;
+    gt_em.test = "calls 1-3";
+    for (k = 0; k < 3; k++) CHECK_STATUS(gr_call(f, (const gr_array *const *)arrays, out), GR_OK);   /* each sees the last update */
+    gt_em_row_done(&n_rows, &n_listed);
+}
+
+/* the samples, recorded as rows of their own and written as files of their own */
+static void gt_em_samples(const char *dir) {
+    gr_graph *g = gr_graph_new();
+    gr_array *a[4] = { NULL, NULL, NULL, NULL };
+    gr_fn *f;
+    int i;
+    f = gt_em_sample(g, a);
+    gt_em_sample_run(dir, "sample.c", "sample (broadcasting, a constant, a cast, a shared variable and its update)", f, a);
+    gr_fn_free(f);
+    for (i = 0; i < 4; i++) { gr_array_free(a[i]); a[i] = NULL; }
+    f = gt_em_w2(g, &a[0]);
+    gt_em_sample_run(dir, "w2.c", "W2 (an elementwise cost and its gradient)", f, a);
+    gr_fn_free(f);
+    for (i = 0; i < 4; i++) { gr_array_free(a[i]); a[i] = NULL; }
+    f = gt_em_grad(g, a);
+    gt_em_sample_run(dir, "grad.c", "a gradient through broadcasting (tanh(X w + b), mean)", f, a);
+    gr_fn_free(f);
+    for (i = 0; i < 4; i++) gr_array_free(a[i]);
+    gr_graph_free(g);
+}
+
+/* the test binary's main calls this when GT_EMIT_OUT names a directory */
+int gt_emit_gen(const char *dir) {
+    int i;
+    memset(&gt_em, 0, sizeof gt_em);
+    gt_em.body = tmpfile();
+    gt_em.table = tmpfile();
+    if (!gt_em.body || !gt_em.table) { fprintf(stderr, "emit: no temporary file\n"); return 1; }
+    gt_em.on = 1;
+    gt_em_rows();
+    gt_em_samples(dir);
+    gt_em.on = 0;
+    CHECK_MSG(gt_em_write_cases(dir), "writing %s/cases.c failed", dir);
+    fclose(gt_em.body);
+    fclose(gt_em.table);
+    for (i = 0; i < gt_em.n_kern; i++) free(gt_em.kern[i]);
+    free(gt_em.kern);
+    return gt_report("emit-gen");
+}
+
+/* ---- the unit tests (every run of the test binary) ------------------------------------------------ */
+
+static gr_status te_twice_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t i;
+    (void)node;
+    for (i = 0; i < in[0]->size; i++) ((double *)out[0]->data)[i] = 2 * ((const double *)in[0]->data)[i];
+    return GR_OK;
+}
+static gr_status te_acc_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)g; (void)until; (void)user;
+    out[0] = gr_add(in[0], in[1]);
+    return GR_OK;
+}
+
+/* the emission into a string (NULL when it fails) */
+static char *te_emit(gr_fn *f, const gr_array *const *ex, const char *name, gr_status want) {
+    char *text = NULL;
+    CHECK_STATUS(gt_em_text(f, ex, name, &text), want);
+    return text;
+}
+
+/* a status and a message naming what is wrong, and nothing written */
+static void te_refused(gr_fn *f, const gr_array *const *ex, FILE *out, const char *name, gr_status want, const char *needle) {
+    gr_emit_opts o;
+    long before = out ? ftell(out) : 0;
+    o.name = name;
+    CHECK_STATUS(gr_fn_emit_c(f, ex, out, &o), want);
+    CHECK_CONTAINS(gr_fn_message(f), "gr_fn_emit_c");
+    CHECK_CONTAINS(gr_fn_message(f), needle);
+    if (out) CHECK(ftell(out) == before);
+}
+
+TEST(test_emit_errors) {
+    gr_graph *g = gr_graph_new();
+    int64_t n3 = 3, s23[2] = { 2, 3 }, n4 = 4;
+    gr_var *x = gr_tensor(g, GR_F64, 1, &n3, "x"), *y = gr_exp(x), *u = NULL, *r = NULL, *h0 = gr_scalar(g, GR_F64, "h0");
+    gr_array *a3 = gr_array_new(GR_F64, 1, &n3), *a4 = gr_array_new(GR_F64, 1, &n4), *a23 = gr_array_new(GR_F64, 2, s23);
+    gr_array *f3 = gr_array_new(GR_F32, 1, &n3);
+    gr_fn *f = gr_function(1, &x, 1, &y, NULL), *fu, *fl;
+    FILE *out = tmpfile();
+    gr_op_def twice;
+    gr_scan_seq sq;
+    gr_scan_out so;
+    const gr_array *ex[1];
+    CHECK(f != NULL && out != NULL);
+    ex[0] = a3;
+    CHECK_STATUS(gr_fn_emit_c(NULL, ex, out, NULL), GR_ERR_VALUE);
+    te_refused(f, ex, NULL, NULL, GR_ERR_VALUE, "out is NULL");
+    te_refused(f, NULL, out, NULL, GR_ERR_VALUE, "example is NULL");
+    te_refused(f, ex, out, "9lives", GR_ERR_VALUE, "not a C identifier");
+    te_refused(f, ex, out, "a-b", GR_ERR_VALUE, "not a C identifier");
+    te_refused(f, ex, out, "", GR_ERR_VALUE, "not a C identifier");
+    ex[0] = f3;
+    te_refused(f, ex, out, NULL, GR_ERR_TYPE, "float64");
+    ex[0] = a23;
+    te_refused(f, ex, out, NULL, GR_ERR_TYPE, "dimensions");
+    ex[0] = a4;
+    te_refused(f, ex, out, NULL, GR_ERR_SHAPE, "(4)");
+    ex[0] = NULL;
+    te_refused(f, ex, out, NULL, GR_ERR_VALUE, "example 0");
+    memset(&twice, 0, sizeof twice);                    /* a user's op: a C perform cannot be written out */
+    twice.name = "Twice"; twice.n_in = 1; twice.n_out = 1; twice.perform = te_twice_perform;
+    CHECK_STATUS(gr_apply(&twice, NULL, 0, 1, &x, &u), GR_OK);
+    fu = gr_function(1, &x, 1, &u, NULL);
+    ex[0] = a3;
+    te_refused(fu, ex, out, NULL, GR_ERR_VALUE, "Twice");
+    memset(&sq, 0, sizeof sq); memset(&so, 0, sizeof so);   /* a loop: not emitted yet */
+    sq.x = x; so.initial = h0;
+    CHECK_STATUS(gr_scan(te_acc_step, NULL, 1, &sq, 1, &so, 0, NULL, NULL, &r), GR_OK);
+    {
+        gr_var *ins[2];
+        ins[0] = x; ins[1] = h0;
+        fl = gr_function(2, ins, 1, &r, NULL);
+    }
+    {
+        gr_array *h = gr_array_scalar(GR_F64, 1.0);
+        const gr_array *ex2[2];
+        ex2[0] = a3; ex2[1] = h;
+        te_refused(fl, ex2, out, NULL, GR_ERR_VALUE, "loops");
+        gr_array_free(h);
+    }
+    gr_fn_free(fl);
+    gr_fn_free(fu);
+    gr_fn_free(f);
+    if (out) fclose(out);
+    gr_array_free(a3); gr_array_free(a4); gr_array_free(a23); gr_array_free(f3);
+    gr_graph_free(g);
+}
+
+/* the file's form, and gr_call afterwards unchanged (emitting plans for the example's shapes only) */
+TEST(test_emit_form) {
+    gr_graph *g = gr_graph_new();
+    gr_array *arrays[2] = { NULL, NULL };
+    gr_fn *f = gt_em_sample(g, arrays);
+    char *text = f ? te_emit(f, (const gr_array *const *)arrays, "gr_sample", GR_OK) : NULL;
+    const char *p;
+    int includes = 0;
+    CHECK(text != NULL);
+    if (text) {
+        for (p = strstr(text, "#include"); p; p = strstr(p + 1, "#include")) includes++;
+        CHECK_EQ_INT(includes, 3);
+        CHECK_CONTAINS(text, "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n");
+        CHECK_CONTAINS(text, "#define gr_sample_WORK_BYTES ");
+        CHECK_CONTAINS(text, "int gr_sample(const void *const *inputs, void *const *outputs, void *work) {");
+        CHECK_CONTAINS(text, "inputs[0]:  float64 (3,4) \"x\"");
+        CHECK_CONTAINS(text, "inputs[1]:  float32 (4) \"h\"");
+        CHECK_CONTAINS(text, "outputs[0]: float64 (3,4)");
+        CHECK_CONTAINS(text, "outputs[1]: float64 (4)");
+        CHECK_CONTAINS(text, "updates gr_sample_s0 in place: float64 (4) \"s\"");
+        CHECK_CONTAINS(text, "-0x1.4p+0");                /* the constant's -1.25, bit for bit */
+        CHECK_CONTAINS(text, "0x1.0624dd2f1a9fcp-10");    /* the shared variable's 1e-3 */
+        CHECK_CONTAINS(text, "static double gr_sample_s0[4]");
+        CHECK(strstr(text, "malloc") == NULL && strstr(text, "free(") == NULL);
+        CHECK_CONTAINS(text, "gr__tanh(");                 /* the library's tanh, written as a kernel */
+        CHECK_CONTAINS(text, "static double gr__tanh(double x)");
+    }
+    free(text);
+    if (f) {                                              /* gr_call after emitting: the sample's values */
+        const gr_array *out[2];
+        double s0 = 0.25;
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)arrays, out), GR_OK);
+        if (out[0]) CHECK(gr_array_get(out[0], 0) == tanh(sin(1.0) * 0.5 + s0) * 0.5);
+        if (out[1]) CHECK(gr_array_get(out[1], 0) == s0 - 1);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(arrays[0]);
+    gr_array_free(arrays[1]);
+}
+
+SUITE(suite_emit) = {
+    CASE(test_emit_errors),
+    CASE(test_emit_form),
+    END_SUITE
+};
