@@ -21,8 +21,6 @@
 static const char *const gt_em_not_yet[] = {
     "Dot", "Softmax", "LogSoftmax",
     "EyeLike", "Unflatten", "Batched", "Banded",
-    "Slice", "Index", "Take", "ViewUpdate", "TakeUpdate",
-    "ArgMax", "LogSumExp", "CumSum", "CumProd", "Diff", "LinScan",
     "TensorDot", "MatMul", "LUFactor", "MatrixInverse", "Det", "Adjugate", "LogDet", "Solve", "Cholesky", "Trace", "TriScale",
     "CrossEntropy", "OneHot",
     "Scan", "Rows", "ScanPlace", "ScanGather", "IfElse", "OpFromGraph",
