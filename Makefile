@@ -22,7 +22,7 @@ PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
 PACK  = awk 'function kflush(   i, l) { \
             if (kname == "") return; \
             printf "static const char *const gr__kernel_%s[] GR__UNUSED = {\n", kname; \
-            for (i = 1; i <= nl; i++) { l = kl[i]; gsub(/\\/, "&&", l); gsub(/"/, "\\\"", l); printf "    \"%s\\n\",\n", l } \
+            for (i = 1; i <= nl; i++) { l = kl[i]; gsub(/\\/, "\\\\\\\\", l); gsub(/"/, "\\\"", l); printf "    \"%s\\n\",\n", l } \
             print "    NULL\n};"; kn[++nk] = kname; kname = ""; nl = 0 } \
         function ew_proto(n, a, c,   p) { \
             p = a == 1 ? "x" : a == 2 ? "a, b" : "a, b, c"; \

@@ -3862,6 +3862,7 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
 /* ---- kernels ---------------------------------------------------------------------------------- */
 
 /* ISNAN(v) is 0 for integer types */
+/* GR_KERNEL GR__ARGMAX */
 #define GR__ARGMAX(fn, T, ISNAN) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, int64_t *y) { \
         int64_t o, j, i; \
@@ -3877,15 +3878,63 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
                 y[o * inner + j] = best; \
             } \
     }
+static const char *const gr__kernel_GR__ARGMAX[] GR__UNUSED = {
+    "#define GR__ARGMAX(fn, T, ISNAN) \\\n",
+    "    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, int64_t *y) { \\\n",
+    "        int64_t o, j, i; \\\n",
+    "        for (o = 0; o < outer; o++) \\\n",
+    "            for (j = 0; j < inner; j++) { \\\n",
+    "                const T *xs = x + o * n * inner + j; \\\n",
+    "                int64_t best = 0; \\\n",
+    "                T b = xs[0]; \\\n",
+    "                for (i = 1; i < n && !ISNAN(b); i++) { \\\n",
+    "                    T v = xs[i * inner]; \\\n",
+    "                    if (v > b || ISNAN(v)) { best = i; b = v; } \\\n",
+    "                } \\\n",
+    "                y[o * inner + j] = best; \\\n",
+    "            } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL GR__ISNAN_F */
 #define GR__ISNAN_F(v) ((v) != (v))
 #define GR__ISNAN_I(v) 0
+static const char *const gr__kernel_GR__ISNAN_F[] GR__UNUSED = {
+    "#define GR__ISNAN_F(v) ((v) != (v))\n",
+    "#define GR__ISNAN_I(v) 0\n",
+    NULL
+};
+/* GR_KERNEL gr__argmax_f64 */
 GR__ARGMAX(gr__argmax_f64, double, GR__ISNAN_F)
+static const char *const gr__kernel_gr__argmax_f64[] GR__UNUSED = {
+    "GR__ARGMAX(gr__argmax_f64, double, GR__ISNAN_F)\n",
+    NULL
+};
+/* GR_KERNEL gr__argmax_f32 */
 GR__ARGMAX(gr__argmax_f32, float, GR__ISNAN_F)
+static const char *const gr__kernel_gr__argmax_f32[] GR__UNUSED = {
+    "GR__ARGMAX(gr__argmax_f32, float, GR__ISNAN_F)\n",
+    NULL
+};
+/* GR_KERNEL gr__argmax_i64 */
 GR__ARGMAX(gr__argmax_i64, int64_t, GR__ISNAN_I)
+static const char *const gr__kernel_gr__argmax_i64[] GR__UNUSED = {
+    "GR__ARGMAX(gr__argmax_i64, int64_t, GR__ISNAN_I)\n",
+    NULL
+};
+/* GR_KERNEL gr__argmax_b8 */
 GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)
 
 /* m + log sum e^(x - m) in double; an infinite or NaN maximum is the answer itself (all -inf,
    an empty slice: -inf; any +inf: +inf; any NaN: NaN) */
+static const char *const gr__kernel_gr__argmax_b8[] GR__UNUSED = {
+    "GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)\n",
+    "\n",
+    "/* m + log sum e^(x - m) in double; an infinite or NaN maximum is the answer itself (all -inf,\n",
+    "   an empty slice: -inf; any +inf: +inf; any NaN: NaN) */\n",
+    NULL
+};
+/* GR_KERNEL GR__LOGSUMEXP */
 #define GR__LOGSUMEXP(fn, T) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, j, i; \
@@ -3899,12 +3948,43 @@ GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)
                 y[o * inner + j] = (T)(m + log(s)); \
             } \
     }
+static const char *const gr__kernel_GR__LOGSUMEXP[] GR__UNUSED = {
+    "#define GR__LOGSUMEXP(fn, T) \\\n",
+    "    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \\\n",
+    "        int64_t o, j, i; \\\n",
+    "        for (o = 0; o < outer; o++) \\\n",
+    "            for (j = 0; j < inner; j++) { \\\n",
+    "                const T *xs = x + o * n * inner + j; \\\n",
+    "                double m = -INFINITY, s = 0; \\\n",
+    "                for (i = 0; i < n; i++) { double v = (double)xs[i * inner]; if (v > m || v != v) m = v; if (v != v) break; } \\\n",
+    "                if (m == INFINITY || m == -INFINITY || m != m) { y[o * inner + j] = (T)m; continue; } \\\n",
+    "                for (i = 0; i < n; i++) s += exp((double)xs[i * inner] - m); \\\n",
+    "                y[o * inner + j] = (T)(m + log(s)); \\\n",
+    "            } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__logsumexp_f64 */
 GR__LOGSUMEXP(gr__logsumexp_f64, double)
+static const char *const gr__kernel_gr__logsumexp_f64[] GR__UNUSED = {
+    "GR__LOGSUMEXP(gr__logsumexp_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__logsumexp_f32 */
 GR__LOGSUMEXP(gr__logsumexp_f32, float)
 
 /* row i of a block (its inner elements, contiguous) from row i - 1 in the order of the scan, so
    the loops stream through memory whatever the axis. U is the type of the arithmetic (uint64_t
    for I64: it wraps instead of overflowing). */
+static const char *const gr__kernel_gr__logsumexp_f32[] GR__UNUSED = {
+    "GR__LOGSUMEXP(gr__logsumexp_f32, float)\n",
+    "\n",
+    "/* row i of a block (its inner elements, contiguous) from row i - 1 in the order of the scan, so\n",
+    "   the loops stream through memory whatever the axis. U is the type of the arithmetic (uint64_t\n",
+    "   for I64: it wraps instead of overflowing). */\n",
+    NULL
+};
+/* GR_KERNEL GR__CUM */
 #define GR__CUM(fn, T, U, OP) \
     static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, t, j; \
@@ -3918,14 +3998,63 @@ GR__LOGSUMEXP(gr__logsumexp_f32, float)
             } \
         } \
     }
+static const char *const gr__kernel_GR__CUM[] GR__UNUSED = {
+    "#define GR__CUM(fn, T, U, OP) \\\n",
+    "    static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \\\n",
+    "        int64_t o, t, j; \\\n",
+    "        for (o = 0; o < outer; o++) { \\\n",
+    "            const T *xo = x + o * n * inner; \\\n",
+    "            T *yo = y + o * n * inner; \\\n",
+    "            for (t = 0; t < n; t++) { \\\n",
+    "                int64_t i = rev ? n - 1 - t : t, p = rev ? i + 1 : i - 1; \\\n",
+    "                if (t == 0) for (j = 0; j < inner; j++) yo[i * inner + j] = xo[i * inner + j]; \\\n",
+    "                else for (j = 0; j < inner; j++) yo[i * inner + j] = (T)((U)yo[p * inner + j] OP (U)xo[i * inner + j]); \\\n",
+    "            } \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__cumsum_f64 */
 GR__CUM(gr__cumsum_f64, double, double, +)
+static const char *const gr__kernel_gr__cumsum_f64[] GR__UNUSED = {
+    "GR__CUM(gr__cumsum_f64, double, double, +)\n",
+    NULL
+};
+/* GR_KERNEL gr__cumsum_f32 */
 GR__CUM(gr__cumsum_f32, float, float, +)
+static const char *const gr__kernel_gr__cumsum_f32[] GR__UNUSED = {
+    "GR__CUM(gr__cumsum_f32, float, float, +)\n",
+    NULL
+};
+/* GR_KERNEL gr__cumsum_i64 */
 GR__CUM(gr__cumsum_i64, int64_t, uint64_t, +)
+static const char *const gr__kernel_gr__cumsum_i64[] GR__UNUSED = {
+    "GR__CUM(gr__cumsum_i64, int64_t, uint64_t, +)\n",
+    NULL
+};
+/* GR_KERNEL gr__cumprod_f64 */
 GR__CUM(gr__cumprod_f64, double, double, *)
+static const char *const gr__kernel_gr__cumprod_f64[] GR__UNUSED = {
+    "GR__CUM(gr__cumprod_f64, double, double, *)\n",
+    NULL
+};
+/* GR_KERNEL gr__cumprod_f32 */
 GR__CUM(gr__cumprod_f32, float, float, *)
+static const char *const gr__kernel_gr__cumprod_f32[] GR__UNUSED = {
+    "GR__CUM(gr__cumprod_f32, float, float, *)\n",
+    NULL
+};
+/* GR_KERNEL gr__cumprod_i64 */
 GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
 
 /* y_i = x_{i+1} - x_i along the axis, row by row (U: the arithmetic's type, wrapping for I64) */
+static const char *const gr__kernel_gr__cumprod_i64[] GR__UNUSED = {
+    "GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)\n",
+    "\n",
+    "/* y_i = x_{i+1} - x_i along the axis, row by row (U: the arithmetic's type, wrapping for I64) */\n",
+    NULL
+};
+/* GR_KERNEL GR__DIFF */
 #define GR__DIFF(fn, T, U) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, i, j; \
@@ -3936,10 +4065,40 @@ GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
                 for (j = 0; j < inner; j++) yi[j] = (T)((U)x1[j] - (U)x0[j]); \
             } \
     }
+static const char *const gr__kernel_GR__DIFF[] GR__UNUSED = {
+    "#define GR__DIFF(fn, T, U) \\\n",
+    "    static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \\\n",
+    "        int64_t o, i, j; \\\n",
+    "        for (o = 0; o < outer; o++) \\\n",
+    "            for (i = 0; i + 1 < n; i++) { \\\n",
+    "                const T *x0 = x + (o * n + i) * inner, *x1 = x0 + inner; \\\n",
+    "                T *yi = y + (o * (n - 1) + i) * inner; \\\n",
+    "                for (j = 0; j < inner; j++) yi[j] = (T)((U)x1[j] - (U)x0[j]); \\\n",
+    "            } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__diff_f64 */
 GR__DIFF(gr__diff_f64, double, double)
+static const char *const gr__kernel_gr__diff_f64[] GR__UNUSED = {
+    "GR__DIFF(gr__diff_f64, double, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__diff_f32 */
 GR__DIFF(gr__diff_f32, float, float)
+static const char *const gr__kernel_gr__diff_f32[] GR__UNUSED = {
+    "GR__DIFF(gr__diff_f32, float, float)\n",
+    NULL
+};
+/* GR_KERNEL gr__diff_i64 */
 GR__DIFF(gr__diff_i64, int64_t, uint64_t)
 /* BOOL: whether neighbours differ (NumPy's diff of bools is not_equal) */
+static const char *const gr__kernel_gr__diff_i64[] GR__UNUSED = {
+    "GR__DIFF(gr__diff_i64, int64_t, uint64_t)\n",
+    "/* BOOL: whether neighbours differ (NumPy's diff of bools is not_equal) */\n",
+    NULL
+};
+/* GR_KERNEL gr__diff_b8 */
 static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *x, uint8_t *y) {
     int64_t o, i, j;
     for (o = 0; o < outer; o++)
@@ -3952,6 +4111,22 @@ static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *
 
 /* s_i = a_i s_prev + b_i forward, a_prev s_prev + b_i in reverse (prev: the row before in the
    order of the scan) */
+static const char *const gr__kernel_gr__diff_b8[] GR__UNUSED = {
+    "static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *x, uint8_t *y) {\n",
+    "    int64_t o, i, j;\n",
+    "    for (o = 0; o < outer; o++)\n",
+    "        for (i = 0; i + 1 < n; i++) {\n",
+    "            const uint8_t *x0 = x + (o * n + i) * inner, *x1 = x0 + inner;\n",
+    "            uint8_t *yi = y + (o * (n - 1) + i) * inner;\n",
+    "            for (j = 0; j < inner; j++) yi[j] = (uint8_t)((x1[j] != 0) != (x0[j] != 0));\n",
+    "        }\n",
+    "}\n",
+    "\n",
+    "/* s_i = a_i s_prev + b_i forward, a_prev s_prev + b_i in reverse (prev: the row before in the\n",
+    "   order of the scan) */\n",
+    NULL
+};
+/* GR_KERNEL GR__LINSCAN */
 #define GR__LINSCAN(fn, T) \
     static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *a, const T *b, T *s) { \
         int64_t o, t, j; \
@@ -3966,8 +4141,36 @@ static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *
             } \
         } \
     }
+static const char *const gr__kernel_GR__LINSCAN[] GR__UNUSED = {
+    "#define GR__LINSCAN(fn, T) \\\n",
+    "    static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *a, const T *b, T *s) { \\\n",
+    "        int64_t o, t, j; \\\n",
+    "        for (o = 0; o < outer; o++) { \\\n",
+    "            const T *ao = a + o * n * inner, *bo = b + o * n * inner; \\\n",
+    "            T *so = s + o * n * inner; \\\n",
+    "            for (t = 0; t < n; t++) { \\\n",
+    "                int64_t i = rev ? n - 1 - t : t, p = rev ? i + 1 : i - 1; \\\n",
+    "                const T *ai = ao + (rev ? p : i) * inner; \\\n",
+    "                if (t == 0) for (j = 0; j < inner; j++) so[i * inner + j] = bo[i * inner + j]; \\\n",
+    "                else for (j = 0; j < inner; j++) so[i * inner + j] = ai[j] * so[p * inner + j] + bo[i * inner + j]; \\\n",
+    "            } \\\n",
+    "        } \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__linscan_f64 */
 GR__LINSCAN(gr__linscan_f64, double)
+static const char *const gr__kernel_gr__linscan_f64[] GR__UNUSED = {
+    "GR__LINSCAN(gr__linscan_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__linscan_f32 */
 GR__LINSCAN(gr__linscan_f32, float)
+static const char *const gr__kernel_gr__linscan_f32[] GR__UNUSED = {
+    "GR__LINSCAN(gr__linscan_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 static gr_status gr__ArgMax_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr_array *x = in[0];
@@ -4299,14 +4502,45 @@ static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
-
-GR__EMIT_NOT_YET(ArgMax)
-GR__EMIT_NOT_YET(LogSumExp)
-GR__EMIT_NOT_YET(CumSum)
-GR__EMIT_NOT_YET(CumProd)
-GR__EMIT_NOT_YET(Diff)
-GR__EMIT_NOT_YET(LinScan)
+/* the axis ops: a call of their kernel above, which the file gets from the same source (GR_KERNEL) */
+static gr_status gr__axis_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out,
+                               const char *macro, const char *fn, int rev) {
+    static const char *const suffix[4] = { "f64", "f32", "i64", "b8" };
+    const gr_array *x = in[0];
+    int64_t outer, n, inner;
+    char name[64], r[8];
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    snprintf(name, sizeof name, "%s_%s", fn, suffix[x->dtype]);
+    snprintf(r, sizeof r, "%s", rev < 0 ? "" : gr__adp(node)->reverse ? "1, " : "0, ");
+    if ((macro && !gr__em_kernel(e, macro)) || (!strcmp(fn, "gr__argmax") && !gr__em_kernel(e, "GR__ISNAN_F")) || !gr__em_kernel(e, name))
+        return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s has no kernel for %s", node->op->name, gr_dtype_name(x->dtype));
+    if (node->n_in == 2)
+        gr__em_line(e, "%s(%s%lld, %lld, %lld, %s, %s, %s);", name, r, (long long)outer, (long long)n, (long long)inner, gr__em_in(e, 0),
+                    gr__em_in(e, 1), gr__em_out(e, 0));
+    else gr__em_line(e, "%s(%s%lld, %lld, %lld, %s, %s);", name, r, (long long)outer, (long long)n, (long long)inner, gr__em_in(e, 0), gr__em_out(e, 0));
+    (void)out;
+    return GR_OK;
+}
+static gr_status gr__ArgMax_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t outer, n, inner;
+    gr__axis_split(in[0], gr__adp(node)->axis, &outer, &n, &inner);
+    return n == 0 ? GR_OK : gr__axis_emit(e, node, in, out, "GR__ARGMAX", "gr__argmax", -1);
+}
+static gr_status gr__LogSumExp_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__LOGSUMEXP", "gr__logsumexp", -1);
+}
+static gr_status gr__CumSum_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__CUM", "gr__cumsum", 1);
+}
+static gr_status gr__CumProd_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__CUM", "gr__cumprod", 1);
+}
+static gr_status gr__Diff_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, in[0]->dtype == GR_BOOL ? NULL : "GR__DIFF", "gr__diff", -1);
+}
+static gr_status gr__LinScan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__LINSCAN", "gr__linscan", 1);
+}
 
 /* ==== ops/shape.c: generated region; edit ops/shape.c, then run make gradient.h ==== */
 /* ops/shape.c: DimShuffle (and transpose), Reshape, BroadcastLike, ReduceLike, ReshapeLike,
@@ -9092,10 +9326,19 @@ static void gr__slice_resolve(int64_t n, int64_t start, int64_t stop, int64_t st
 }
 
 /* the position of an Index along a length-n axis, or -1 when out of range */
+/* GR_KERNEL gr__index_resolve */
 static int64_t gr__index_resolve(int64_t n, int64_t i) {
     if (i < 0) i += n;
     return i >= 0 && i < n ? i : -1;
 }
+static const char *const gr__kernel_gr__index_resolve[] GR__UNUSED = {
+    "static int64_t gr__index_resolve(int64_t n, int64_t i) {\n",
+    "    if (i < 0) i += n;\n",
+    "    return i >= 0 && i < n ? i : -1;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL_END */
 
 /* ---- building ------------------------------------------------------------------------------------- */
 
@@ -9617,13 +9860,131 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): copies and scatters in perform's order ----------------------- */
 
-GR__EMIT_NOT_YET(Slice)
-GR__EMIT_NOT_YET(Index)
-GR__EMIT_NOT_YET(Take)
-GR__EMIT_NOT_YET(ViewUpdate)
-GR__EMIT_NOT_YET(TakeUpdate)
+/* Slice, Index (when not views): the (outer, count, inner) rows gathered from x */
+static gr_status gr__view_emit(gr__em *e, const gr_node *node, const gr_array *const *in) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, first, count, step, shape[3], st[3];
+    char xs[GR__MSG];
+    gr__split_axis(x->ndim, x->shape, gr__vp(node)->axis, &outer, &n, &inner);
+    gr__view_span(gr__vp(node), x, &first, &count, &step);
+    shape[0] = outer; shape[1] = count; shape[2] = inner;
+    st[0] = n * inner; st[1] = step * inner; st[2] = 1;
+    snprintf(xs, sizeof xs, "(%s + %lld)", gr__em_in(e, 0), (long long)(first * inner));
+    gr__em_gather(e, x->dtype, 3, shape, st, xs, gr__em_out(e, 0));
+    return GR_OK;
+}
+static gr_status gr__Slice_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__view_emit(e, node, in);
+}
+static gr_status gr__Index_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__view_emit(e, node, in);
+}
+/* every index checked (GR_ERR_RUNTIME on the first out of range), as gr__check_indices */
+static void gr__indices_emit(gr__em *e, const gr_array *idx, int64_t n, const char *ix) {
+    gr__em_kernel(e, "gr__index_resolve");
+    if (idx->size)
+        gr__em_line(e, "for (size_t t = 0; t < %lld; t++) if (gr__index_resolve(%lld, %s[t]) < 0) return %d;", (long long)idx->size,
+                    (long long)n, ix, (int)GR_ERR_RUNTIME);
+}
+static gr_status gr__Take_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    const gr_array *x = in[0], *idx = in[1];
+    int64_t outer, n, inner;
+    size_t row;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    row = (size_t)inner * gr__dsize(x->dtype);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t *ix = %s;", gr__em_in(e, 1));
+    gr__indices_emit(e, idx, n, "ix");
+    if (out[0]->size) {
+        gr__em_line(e, "const char *x = (const char *)%s;", gr__em_in(e, 0));
+        gr__em_line(e, "char *y = (char *)%s;", gr__em_out(e, 0));
+        gr__em_line(e, "for (size_t o = 0; o < %lld; o++)", (long long)outer);
+        gr__em_line(e, "    for (size_t t = 0; t < %lld; t++) memcpy(y + (o * %lld + t) * %lu, x + (o * %lld + (size_t)gr__index_resolve(%lld, ix[t])) * %lu, %lu);",
+                    (long long)idx->size, (long long)idx->size, (unsigned long)row, (long long)n, (long long)n, (unsigned long)row, (unsigned long)row);
+    }
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+
+/* out = x (unless in place), then y written into the view of shape vshape (n_pre axes before x's
+   axis, n_mid for it, the rest after), element by element in row-major order: x's position along
+   the axis is first + k step (ix: NULL), or the index ix[k] (k: the flat index over the mid axes) */
+static void gr__scatter_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out, int inc, int64_t n, int64_t inner,
+                             const char *ix, int64_t first, int64_t step, int vnd, const int64_t *vshape, int n_pre, int n_mid) {
+    const gr_array *x = in[0], *y = in[1];
+    const char *T = gr__em_ctype(x->dtype);
+    int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], s = 1, vsize = 1;
+    char xi[GR__MSG], yi[GR__MSG / 2], a[GR__MSG * 2];
+    int d, nl;
+    for (d = 0; d < vnd; d++) vsize *= vshape[d];
+    gr__bcast_elem_strides(y, vnd, vshape, yst);
+    for (d = vnd - 1; d >= n_pre + n_mid; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    s = 1;
+    for (d = n_pre + n_mid - 1; d >= n_pre; d--) { xst[d] = ix ? 0 : step * inner; kst[d] = s; s *= vshape[d]; }
+    s = n * inner;
+    for (d = n_pre - 1; d >= 0; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    gr__em_line(e, "{");
+    gr__em_line(e, "%s *xo = %s;", T, gr__em_out(e, 0));
+    gr__em_line(e, "const %s *yv = %s;", T, gr__em_in(e, 1));
+    if (x->size) gr__em_line(e, "if ((const void *)xo != (const void *)%s) memcpy(xo, %s, %lu);", gr__em_in(e, 0), gr__em_in(e, 0),
+                             (unsigned long)((size_t)x->size * gr__dsize(x->dtype)));
+    if (vsize == 0) gr__em_line(e, "(void)yv;");
+    if (vsize > 0) {
+        nl = gr__em_open(e, vnd, vshape);
+        if (ix) snprintf(xi, sizeof xi, "%s + (size_t)gr__index_resolve(%lld, %s[%s]) * %lld", gr__em_index(e, vnd, vshape, xst), (long long)n, ix,
+                         gr__em_index(e, vnd, vshape, kst), (long long)inner);
+        else snprintf(xi, sizeof xi, "%lld + %s", (long long)(first * inner), gr__em_index(e, vnd, vshape, xst));
+        snprintf(yi, sizeof yi, "%s", gr__em_index(e, vnd, vshape, yst));
+        if (!inc) snprintf(a, sizeof a, "yv[%s]", yi);
+        else if (x->dtype == GR_I64) snprintf(a, sizeof a, "(int64_t)((uint64_t)xo[%s] + (uint64_t)yv[%s])", xi, yi);
+        else if (x->dtype == GR_BOOL) snprintf(a, sizeof a, "(uint8_t)(xo[%s] | yv[%s])", xi, yi);
+        else snprintf(a, sizeof a, "xo[%s] + yv[%s]", xi, yi);
+        gr__em_line(e, "xo[%s] = %s;", xi, a);
+        gr__em_close(e, nl);
+    }
+    gr__em_line(e, "}");
+    (void)out;
+}
+static gr_status gr__ViewUpdate_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__view_params *p = gr__vp(node);
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, first, count, step, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    if (p->is_index && gr__index_resolve(n, p->start) < 0) {     /* fails at every call */
+        gr__em_line(e, "return %d;", (int)GR_ERR_RUNTIME);
+        return GR_OK;
+    }
+    gr__view_span(p, x, &first, &count, &step);
+    for (i = 0; i < x->ndim; i++) {
+        if (i != p->axis) vshape[vnd++] = x->shape[i];
+        else if (!p->is_index) vshape[vnd++] = count;
+    }
+    gr__scatter_emit(e, in, out, p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
+    return GR_OK;
+}
+static gr_status gr__TakeUpdate_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    const gr_array *x = in[0], *idx = in[2];
+    int64_t outer, n, inner, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    for (i = 0; i < p->axis; i++) vshape[vnd++] = x->shape[i];
+    for (i = 0; i < idx->ndim; i++) vshape[vnd++] = idx->shape[i];
+    for (i = p->axis + 1; i < x->ndim; i++) vshape[vnd++] = x->shape[i];
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t *ix = %s;", gr__em_in(e, 2));
+    gr__indices_emit(e, idx, n, "ix");
+    if (!idx->size) gr__em_line(e, "(void)ix;");
+    gr__scatter_emit(e, in, out, p->inc, n, inner, "ix", 0, 1, vnd, vshape, p->axis, idx->ndim);
+    gr__em_line(e, "}");
+    return GR_OK;
+}
 
 /* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
 /* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
@@ -18701,6 +19062,30 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__tanhf", gr__kernel_gr__tanhf },
     { "gr__softplus", gr__kernel_gr__softplus },
     { "gr__softplusf", gr__kernel_gr__softplusf },
+    { "GR__ARGMAX", gr__kernel_GR__ARGMAX },
+    { "GR__ISNAN_F", gr__kernel_GR__ISNAN_F },
+    { "gr__argmax_f64", gr__kernel_gr__argmax_f64 },
+    { "gr__argmax_f32", gr__kernel_gr__argmax_f32 },
+    { "gr__argmax_i64", gr__kernel_gr__argmax_i64 },
+    { "gr__argmax_b8", gr__kernel_gr__argmax_b8 },
+    { "GR__LOGSUMEXP", gr__kernel_GR__LOGSUMEXP },
+    { "gr__logsumexp_f64", gr__kernel_gr__logsumexp_f64 },
+    { "gr__logsumexp_f32", gr__kernel_gr__logsumexp_f32 },
+    { "GR__CUM", gr__kernel_GR__CUM },
+    { "gr__cumsum_f64", gr__kernel_gr__cumsum_f64 },
+    { "gr__cumsum_f32", gr__kernel_gr__cumsum_f32 },
+    { "gr__cumsum_i64", gr__kernel_gr__cumsum_i64 },
+    { "gr__cumprod_f64", gr__kernel_gr__cumprod_f64 },
+    { "gr__cumprod_f32", gr__kernel_gr__cumprod_f32 },
+    { "gr__cumprod_i64", gr__kernel_gr__cumprod_i64 },
+    { "GR__DIFF", gr__kernel_GR__DIFF },
+    { "gr__diff_f64", gr__kernel_gr__diff_f64 },
+    { "gr__diff_f32", gr__kernel_gr__diff_f32 },
+    { "gr__diff_i64", gr__kernel_gr__diff_i64 },
+    { "gr__diff_b8", gr__kernel_gr__diff_b8 },
+    { "GR__LINSCAN", gr__kernel_GR__LINSCAN },
+    { "gr__linscan_f64", gr__kernel_gr__linscan_f64 },
+    { "gr__linscan_f32", gr__kernel_gr__linscan_f32 },
     { "gr__unused", gr__kernel_gr__unused },
     { "gr__gemm", gr__kernel_gr__gemm },
     { "gr__gemm_f64", gr__kernel_gr__gemm_f64 },
@@ -18745,6 +19130,7 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__onehot", gr__kernel_gr__onehot },
     { "gr__onehot_f64", gr__kernel_gr__onehot_f64 },
     { "gr__onehot_f32", gr__kernel_gr__onehot_f32 },
+    { "gr__index_resolve", gr__kernel_gr__index_resolve },
     { NULL, NULL }
 };
 
@@ -18944,7 +19330,8 @@ static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const i
     x[0] = 0;
     for (d = 0; d < nd; d++) {
         if (shape[d] == 1 || st[d] == 0) continue;
-        if (st[d] == 1) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d", n ? " + " : "", d);
+        if (st[d] < 0) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%s - i%d * %lld", n ? "" : "0", d, -(long long)st[d]);
+        else if (st[d] == 1) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d", n ? " + " : "", d);
         else n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d * %lld", n ? " + " : "", d, (long long)st[d]);
         if (n >= GR__EM_EXPR) n = GR__EM_EXPR - 1;
     }
@@ -19121,11 +19508,25 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
     int32_t *writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
+    uint8_t *live = (uint8_t *)gr__calloc((size_t)p->n_refs + 1, 1), *dead = (uint8_t *)gr__calloc(2 * (size_t)p->n_ops + 1, 1);
     int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
     int32_t k, r;
     int n, m, i;
-    if (!writer) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
-    if (o0->size == 0) { GR_FREE(writer); return GR_OK; }
+    if (!writer || !live || !dead || o0->size == 0) {
+        GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
+        return o0->size == 0 ? GR_OK : gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
+    for (m = 0; m < p->n_out; m++) live[p->n_ext + p->n_imm + m] = 1;
+    for (k = p->n_ops - 1; k >= 0; k--) {         /* results nothing reads (a fill's shape reference): (void) */
+        const gr__fop *op = &p->ops[k];
+        dead[2 * k] = !live[op->out];
+        if (op->out >= p->n_ext + p->n_imm + p->n_out) live[op->out] = 0;
+        if (op->out2 >= 0) {
+            dead[2 * k + 1] = !live[op->out2];
+            if (op->out2 >= p->n_ext + p->n_imm + p->n_out) live[op->out2] = 0;
+        }
+        for (i = 0; i < op->n_args && !(op->row == GR__FOP_PAIR && i > 0); i++) live[op->arg[i]] = 1;
+    }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
@@ -19138,6 +19539,8 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
         gr__em_fop(e, p, k, writer);
+        if (dead[2 * k]) gr__em_line(e, "(void)t%ld;", (long)k);
+        if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)u%ld;", (long)k);
         writer[op->out] = 2 * k;
         if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
         for (r = 0; r < 2; r++) {
@@ -19149,7 +19552,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     }
     gr__em_close(e, n);
     gr__em_line(e, "}");
-    GR_FREE(writer);
+    GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
     return e->status;
 }
 

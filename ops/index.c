@@ -48,10 +48,12 @@ static void gr__slice_resolve(int64_t n, int64_t start, int64_t stop, int64_t st
 }
 
 /* the position of an Index along a length-n axis, or -1 when out of range */
+/* GR_KERNEL gr__index_resolve */
 static int64_t gr__index_resolve(int64_t n, int64_t i) {
     if (i < 0) i += n;
     return i >= 0 && i < n ? i : -1;
 }
+/* GR_KERNEL_END */
 
 /* ---- building ------------------------------------------------------------------------------------- */
 
@@ -573,10 +575,128 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     return out[0] ? GR_OK : node->graph->status;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): copies and scatters in perform's order ----------------------- */
 
-GR__EMIT_NOT_YET(Slice)
-GR__EMIT_NOT_YET(Index)
-GR__EMIT_NOT_YET(Take)
-GR__EMIT_NOT_YET(ViewUpdate)
-GR__EMIT_NOT_YET(TakeUpdate)
+/* Slice, Index (when not views): the (outer, count, inner) rows gathered from x */
+static gr_status gr__view_emit(gr__em *e, const gr_node *node, const gr_array *const *in) {
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, first, count, step, shape[3], st[3];
+    char xs[GR__MSG];
+    gr__split_axis(x->ndim, x->shape, gr__vp(node)->axis, &outer, &n, &inner);
+    gr__view_span(gr__vp(node), x, &first, &count, &step);
+    shape[0] = outer; shape[1] = count; shape[2] = inner;
+    st[0] = n * inner; st[1] = step * inner; st[2] = 1;
+    snprintf(xs, sizeof xs, "(%s + %lld)", gr__em_in(e, 0), (long long)(first * inner));
+    gr__em_gather(e, x->dtype, 3, shape, st, xs, gr__em_out(e, 0));
+    return GR_OK;
+}
+static gr_status gr__Slice_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__view_emit(e, node, in);
+}
+static gr_status gr__Index_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)out;
+    return gr__view_emit(e, node, in);
+}
+/* every index checked (GR_ERR_RUNTIME on the first out of range), as gr__check_indices */
+static void gr__indices_emit(gr__em *e, const gr_array *idx, int64_t n, const char *ix) {
+    gr__em_kernel(e, "gr__index_resolve");
+    if (idx->size)
+        gr__em_line(e, "for (size_t t = 0; t < %lld; t++) if (gr__index_resolve(%lld, %s[t]) < 0) return %d;", (long long)idx->size,
+                    (long long)n, ix, (int)GR_ERR_RUNTIME);
+}
+static gr_status gr__Take_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    const gr_array *x = in[0], *idx = in[1];
+    int64_t outer, n, inner;
+    size_t row;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    row = (size_t)inner * gr__dsize(x->dtype);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t *ix = %s;", gr__em_in(e, 1));
+    gr__indices_emit(e, idx, n, "ix");
+    if (out[0]->size) {
+        gr__em_line(e, "const char *x = (const char *)%s;", gr__em_in(e, 0));
+        gr__em_line(e, "char *y = (char *)%s;", gr__em_out(e, 0));
+        gr__em_line(e, "for (size_t o = 0; o < %lld; o++)", (long long)outer);
+        gr__em_line(e, "    for (size_t t = 0; t < %lld; t++) memcpy(y + (o * %lld + t) * %lu, x + (o * %lld + (size_t)gr__index_resolve(%lld, ix[t])) * %lu, %lu);",
+                    (long long)idx->size, (long long)idx->size, (unsigned long)row, (long long)n, (long long)n, (unsigned long)row, (unsigned long)row);
+    }
+    gr__em_line(e, "}");
+    return GR_OK;
+}
+
+/* out = x (unless in place), then y written into the view of shape vshape (n_pre axes before x's
+   axis, n_mid for it, the rest after), element by element in row-major order: x's position along
+   the axis is first + k step (ix: NULL), or the index ix[k] (k: the flat index over the mid axes) */
+static void gr__scatter_emit(gr__em *e, const gr_array *const *in, const gr_array *const *out, int inc, int64_t n, int64_t inner,
+                             const char *ix, int64_t first, int64_t step, int vnd, const int64_t *vshape, int n_pre, int n_mid) {
+    const gr_array *x = in[0], *y = in[1];
+    const char *T = gr__em_ctype(x->dtype);
+    int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], s = 1, vsize = 1;
+    char xi[GR__MSG], yi[GR__MSG / 2], a[GR__MSG * 2];
+    int d, nl;
+    for (d = 0; d < vnd; d++) vsize *= vshape[d];
+    gr__bcast_elem_strides(y, vnd, vshape, yst);
+    for (d = vnd - 1; d >= n_pre + n_mid; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    s = 1;
+    for (d = n_pre + n_mid - 1; d >= n_pre; d--) { xst[d] = ix ? 0 : step * inner; kst[d] = s; s *= vshape[d]; }
+    s = n * inner;
+    for (d = n_pre - 1; d >= 0; d--) { xst[d] = s; kst[d] = 0; s *= vshape[d]; }
+    gr__em_line(e, "{");
+    gr__em_line(e, "%s *xo = %s;", T, gr__em_out(e, 0));
+    gr__em_line(e, "const %s *yv = %s;", T, gr__em_in(e, 1));
+    if (x->size) gr__em_line(e, "if ((const void *)xo != (const void *)%s) memcpy(xo, %s, %lu);", gr__em_in(e, 0), gr__em_in(e, 0),
+                             (unsigned long)((size_t)x->size * gr__dsize(x->dtype)));
+    if (vsize == 0) gr__em_line(e, "(void)yv;");
+    if (vsize > 0) {
+        nl = gr__em_open(e, vnd, vshape);
+        if (ix) snprintf(xi, sizeof xi, "%s + (size_t)gr__index_resolve(%lld, %s[%s]) * %lld", gr__em_index(e, vnd, vshape, xst), (long long)n, ix,
+                         gr__em_index(e, vnd, vshape, kst), (long long)inner);
+        else snprintf(xi, sizeof xi, "%lld + %s", (long long)(first * inner), gr__em_index(e, vnd, vshape, xst));
+        snprintf(yi, sizeof yi, "%s", gr__em_index(e, vnd, vshape, yst));
+        if (!inc) snprintf(a, sizeof a, "yv[%s]", yi);
+        else if (x->dtype == GR_I64) snprintf(a, sizeof a, "(int64_t)((uint64_t)xo[%s] + (uint64_t)yv[%s])", xi, yi);
+        else if (x->dtype == GR_BOOL) snprintf(a, sizeof a, "(uint8_t)(xo[%s] | yv[%s])", xi, yi);
+        else snprintf(a, sizeof a, "xo[%s] + yv[%s]", xi, yi);
+        gr__em_line(e, "xo[%s] = %s;", xi, a);
+        gr__em_close(e, nl);
+    }
+    gr__em_line(e, "}");
+    (void)out;
+}
+static gr_status gr__ViewUpdate_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__view_params *p = gr__vp(node);
+    const gr_array *x = in[0];
+    int64_t outer, n, inner, first, count, step, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    if (p->is_index && gr__index_resolve(n, p->start) < 0) {     /* fails at every call */
+        gr__em_line(e, "return %d;", (int)GR_ERR_RUNTIME);
+        return GR_OK;
+    }
+    gr__view_span(p, x, &first, &count, &step);
+    for (i = 0; i < x->ndim; i++) {
+        if (i != p->axis) vshape[vnd++] = x->shape[i];
+        else if (!p->is_index) vshape[vnd++] = count;
+    }
+    gr__scatter_emit(e, in, out, p->inc, n, inner, NULL, first, step, vnd, vshape, p->axis, p->is_index ? 0 : 1);
+    return GR_OK;
+}
+static gr_status gr__TakeUpdate_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__take_params *p = (const gr__take_params *)gr__params(node);
+    const gr_array *x = in[0], *idx = in[2];
+    int64_t outer, n, inner, vshape[GR_MAX_NDIM];
+    int i, vnd = 0;
+    gr__split_axis(x->ndim, x->shape, p->axis, &outer, &n, &inner);
+    for (i = 0; i < p->axis; i++) vshape[vnd++] = x->shape[i];
+    for (i = 0; i < idx->ndim; i++) vshape[vnd++] = idx->shape[i];
+    for (i = p->axis + 1; i < x->ndim; i++) vshape[vnd++] = x->shape[i];
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t *ix = %s;", gr__em_in(e, 2));
+    gr__indices_emit(e, idx, n, "ix");
+    if (!idx->size) gr__em_line(e, "(void)ix;");
+    gr__scatter_emit(e, in, out, p->inc, n, inner, "ix", 0, 1, vnd, vshape, p->axis, idx->ndim);
+    gr__em_line(e, "}");
+    return GR_OK;
+}

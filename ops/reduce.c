@@ -475,6 +475,7 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
 /* ---- kernels ---------------------------------------------------------------------------------- */
 
 /* ISNAN(v) is 0 for integer types */
+/* GR_KERNEL GR__ARGMAX */
 #define GR__ARGMAX(fn, T, ISNAN) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, int64_t *y) { \
         int64_t o, j, i; \
@@ -490,15 +491,21 @@ static gr_status gr__LinScan_shape(const gr_node *node, const gr_array *const *i
                 y[o * inner + j] = best; \
             } \
     }
+/* GR_KERNEL GR__ISNAN_F */
 #define GR__ISNAN_F(v) ((v) != (v))
 #define GR__ISNAN_I(v) 0
+/* GR_KERNEL gr__argmax_f64 */
 GR__ARGMAX(gr__argmax_f64, double, GR__ISNAN_F)
+/* GR_KERNEL gr__argmax_f32 */
 GR__ARGMAX(gr__argmax_f32, float, GR__ISNAN_F)
+/* GR_KERNEL gr__argmax_i64 */
 GR__ARGMAX(gr__argmax_i64, int64_t, GR__ISNAN_I)
+/* GR_KERNEL gr__argmax_b8 */
 GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)
 
 /* m + log sum e^(x - m) in double; an infinite or NaN maximum is the answer itself (all -inf,
    an empty slice: -inf; any +inf: +inf; any NaN: NaN) */
+/* GR_KERNEL GR__LOGSUMEXP */
 #define GR__LOGSUMEXP(fn, T) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, j, i; \
@@ -512,12 +519,15 @@ GR__ARGMAX(gr__argmax_b8, uint8_t, GR__ISNAN_I)
                 y[o * inner + j] = (T)(m + log(s)); \
             } \
     }
+/* GR_KERNEL gr__logsumexp_f64 */
 GR__LOGSUMEXP(gr__logsumexp_f64, double)
+/* GR_KERNEL gr__logsumexp_f32 */
 GR__LOGSUMEXP(gr__logsumexp_f32, float)
 
 /* row i of a block (its inner elements, contiguous) from row i - 1 in the order of the scan, so
    the loops stream through memory whatever the axis. U is the type of the arithmetic (uint64_t
    for I64: it wraps instead of overflowing). */
+/* GR_KERNEL GR__CUM */
 #define GR__CUM(fn, T, U, OP) \
     static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, t, j; \
@@ -531,14 +541,21 @@ GR__LOGSUMEXP(gr__logsumexp_f32, float)
             } \
         } \
     }
+/* GR_KERNEL gr__cumsum_f64 */
 GR__CUM(gr__cumsum_f64, double, double, +)
+/* GR_KERNEL gr__cumsum_f32 */
 GR__CUM(gr__cumsum_f32, float, float, +)
+/* GR_KERNEL gr__cumsum_i64 */
 GR__CUM(gr__cumsum_i64, int64_t, uint64_t, +)
+/* GR_KERNEL gr__cumprod_f64 */
 GR__CUM(gr__cumprod_f64, double, double, *)
+/* GR_KERNEL gr__cumprod_f32 */
 GR__CUM(gr__cumprod_f32, float, float, *)
+/* GR_KERNEL gr__cumprod_i64 */
 GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
 
 /* y_i = x_{i+1} - x_i along the axis, row by row (U: the arithmetic's type, wrapping for I64) */
+/* GR_KERNEL GR__DIFF */
 #define GR__DIFF(fn, T, U) \
     static void fn(int64_t outer, int64_t n, int64_t inner, const T *x, T *y) { \
         int64_t o, i, j; \
@@ -549,10 +566,14 @@ GR__CUM(gr__cumprod_i64, int64_t, uint64_t, *)
                 for (j = 0; j < inner; j++) yi[j] = (T)((U)x1[j] - (U)x0[j]); \
             } \
     }
+/* GR_KERNEL gr__diff_f64 */
 GR__DIFF(gr__diff_f64, double, double)
+/* GR_KERNEL gr__diff_f32 */
 GR__DIFF(gr__diff_f32, float, float)
+/* GR_KERNEL gr__diff_i64 */
 GR__DIFF(gr__diff_i64, int64_t, uint64_t)
 /* BOOL: whether neighbours differ (NumPy's diff of bools is not_equal) */
+/* GR_KERNEL gr__diff_b8 */
 static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *x, uint8_t *y) {
     int64_t o, i, j;
     for (o = 0; o < outer; o++)
@@ -565,6 +586,7 @@ static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *
 
 /* s_i = a_i s_prev + b_i forward, a_prev s_prev + b_i in reverse (prev: the row before in the
    order of the scan) */
+/* GR_KERNEL GR__LINSCAN */
 #define GR__LINSCAN(fn, T) \
     static void fn(int rev, int64_t outer, int64_t n, int64_t inner, const T *a, const T *b, T *s) { \
         int64_t o, t, j; \
@@ -579,8 +601,11 @@ static void gr__diff_b8(int64_t outer, int64_t n, int64_t inner, const uint8_t *
             } \
         } \
     }
+/* GR_KERNEL gr__linscan_f64 */
 GR__LINSCAN(gr__linscan_f64, double)
+/* GR_KERNEL gr__linscan_f32 */
 GR__LINSCAN(gr__linscan_f32, float)
+/* GR_KERNEL_END */
 
 static gr_status gr__ArgMax_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr_array *x = in[0];
@@ -912,11 +937,42 @@ static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
-
-GR__EMIT_NOT_YET(ArgMax)
-GR__EMIT_NOT_YET(LogSumExp)
-GR__EMIT_NOT_YET(CumSum)
-GR__EMIT_NOT_YET(CumProd)
-GR__EMIT_NOT_YET(Diff)
-GR__EMIT_NOT_YET(LinScan)
+/* the axis ops: a call of their kernel above, which the file gets from the same source (GR_KERNEL) */
+static gr_status gr__axis_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out,
+                               const char *macro, const char *fn, int rev) {
+    static const char *const suffix[4] = { "f64", "f32", "i64", "b8" };
+    const gr_array *x = in[0];
+    int64_t outer, n, inner;
+    char name[64], r[8];
+    gr__axis_split(x, gr__adp(node)->axis, &outer, &n, &inner);
+    snprintf(name, sizeof name, "%s_%s", fn, suffix[x->dtype]);
+    snprintf(r, sizeof r, "%s", rev < 0 ? "" : gr__adp(node)->reverse ? "1, " : "0, ");
+    if ((macro && !gr__em_kernel(e, macro)) || (!strcmp(fn, "gr__argmax") && !gr__em_kernel(e, "GR__ISNAN_F")) || !gr__em_kernel(e, name))
+        return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s has no kernel for %s", node->op->name, gr_dtype_name(x->dtype));
+    if (node->n_in == 2)
+        gr__em_line(e, "%s(%s%lld, %lld, %lld, %s, %s, %s);", name, r, (long long)outer, (long long)n, (long long)inner, gr__em_in(e, 0),
+                    gr__em_in(e, 1), gr__em_out(e, 0));
+    else gr__em_line(e, "%s(%s%lld, %lld, %lld, %s, %s);", name, r, (long long)outer, (long long)n, (long long)inner, gr__em_in(e, 0), gr__em_out(e, 0));
+    (void)out;
+    return GR_OK;
+}
+static gr_status gr__ArgMax_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int64_t outer, n, inner;
+    gr__axis_split(in[0], gr__adp(node)->axis, &outer, &n, &inner);
+    return n == 0 ? GR_OK : gr__axis_emit(e, node, in, out, "GR__ARGMAX", "gr__argmax", -1);
+}
+static gr_status gr__LogSumExp_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__LOGSUMEXP", "gr__logsumexp", -1);
+}
+static gr_status gr__CumSum_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__CUM", "gr__cumsum", 1);
+}
+static gr_status gr__CumProd_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__CUM", "gr__cumprod", 1);
+}
+static gr_status gr__Diff_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, in[0]->dtype == GR_BOOL ? NULL : "GR__DIFF", "gr__diff", -1);
+}
+static gr_status gr__LinScan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__axis_emit(e, node, in, out, "GR__LINSCAN", "gr__linscan", 1);
+}

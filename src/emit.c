@@ -245,7 +245,8 @@ static const char *gr__em_index(gr__em *e, int nd, const int64_t *shape, const i
     x[0] = 0;
     for (d = 0; d < nd; d++) {
         if (shape[d] == 1 || st[d] == 0) continue;
-        if (st[d] == 1) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d", n ? " + " : "", d);
+        if (st[d] < 0) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%s - i%d * %lld", n ? "" : "0", d, -(long long)st[d]);
+        else if (st[d] == 1) n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d", n ? " + " : "", d);
         else n += (size_t)snprintf(x + n, GR__EM_EXPR - n, "%si%d * %lld", n ? " + " : "", d, (long long)st[d]);
         if (n >= GR__EM_EXPR) n = GR__EM_EXPR - 1;
     }
@@ -422,11 +423,25 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
     int32_t *writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
+    uint8_t *live = (uint8_t *)gr__calloc((size_t)p->n_refs + 1, 1), *dead = (uint8_t *)gr__calloc(2 * (size_t)p->n_ops + 1, 1);
     int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
     int32_t k, r;
     int n, m, i;
-    if (!writer) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
-    if (o0->size == 0) { GR_FREE(writer); return GR_OK; }
+    if (!writer || !live || !dead || o0->size == 0) {
+        GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
+        return o0->size == 0 ? GR_OK : gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
+    for (m = 0; m < p->n_out; m++) live[p->n_ext + p->n_imm + m] = 1;
+    for (k = p->n_ops - 1; k >= 0; k--) {         /* results nothing reads (a fill's shape reference): (void) */
+        const gr__fop *op = &p->ops[k];
+        dead[2 * k] = !live[op->out];
+        if (op->out >= p->n_ext + p->n_imm + p->n_out) live[op->out] = 0;
+        if (op->out2 >= 0) {
+            dead[2 * k + 1] = !live[op->out2];
+            if (op->out2 >= p->n_ext + p->n_imm + p->n_out) live[op->out2] = 0;
+        }
+        for (i = 0; i < op->n_args && !(op->row == GR__FOP_PAIR && i > 0); i++) live[op->arg[i]] = 1;
+    }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
@@ -439,6 +454,8 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
         gr__em_fop(e, p, k, writer);
+        if (dead[2 * k]) gr__em_line(e, "(void)t%ld;", (long)k);
+        if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)u%ld;", (long)k);
         writer[op->out] = 2 * k;
         if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
         for (r = 0; r < 2; r++) {
@@ -450,7 +467,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     }
     gr__em_close(e, n);
     gr__em_line(e, "}");
-    GR_FREE(writer);
+    GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
     return e->status;
 }
 
