@@ -10695,8 +10695,9 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
     row_out.ndim = out[0]->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
     row_out.size = out[0]->size / B;
-    for (i = 0; i <= p->n_in; i++)               /* the operands' expressions before the loop: outer rows, or slots */
-        snprintf(room + (size_t)i * GR__EM_OPND, GR__EM_OPND, "%s", i < p->n_in ? gr__em_in(e, i) : gr__em_out(e, 0));
+    for (i = 0; i <= p->n_in; i++)               /* the batched operands before the loop: outer rows, or slots */
+        if (i == p->n_in || (p->batched & (1u << i)))
+            snprintf(room + (size_t)i * GR__EM_OPND, GR__EM_OPND, "%s", i < p->n_in ? gr__em_in(e, i) : gr__em_out(e, 0));
     if (!(depth = gr__em_redirect(e, rin, rout))) { GR_FREE(room); return GR_OK; }      /* too deep: failed */
     for (i = 0; i <= p->n_in; i++) {
         char *x = room + (size_t)i * GR__EM_OPND, tmp[GR__EM_OPND];
