@@ -69,6 +69,34 @@ TEST(gts_op_Batched) {
     }
 }
 
+/* row loops inside row loops (Batched of Batched): f(A) = A A x, f_i = sum_j A_ij (A x)_j, so
+   d2 f_i / dA_pq dA_rs = [i = p][q = r] x_s + [i = r][p = s] x_q, a (2,2,2,2,2) array */
+TEST(gts_op_Batched_nested) {
+    static const int64_t as[2] = { 2, 2 }, xs[1] = { 2 }, hs[5] = { 2, 2, 2, 2, 2 };
+    gtf_rng rng;
+    int dyn;
+    rng.s = 127;
+    for (dyn = 0; dyn < 2; dyn++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gtf_input(g, GR_F64, 2, as, dyn, "A"), *x = gtf_input(g, GR_F64, 1, xs, dyn, "x"), *J = NULL, *H = NULL, *ins[2];
+        gr_array *arr[2], *want = gr_array_new(GR_F64, 5, hs);
+        int i, p, q, r, t;
+        arr[0] = gtf_random(&rng, GR_F64, 2, as, -1, 1);
+        arr[1] = gtf_random(&rng, GR_F64, 1, xs, -1, 1);
+        for (i = 0; i < 2; i++) for (p = 0; p < 2; p++) for (q = 0; q < 2; q++) for (r = 0; r < 2; r++) for (t = 0; t < 2; t++)
+            ((double *)want->data)[(((i * 2 + p) * 2 + q) * 2 + r) * 2 + t] =
+                (i == p && q == r ? gr_array_get(arr[1], t) : 0) + (i == r && p == t ? gr_array_get(arr[1], q) : 0);
+        ins[0] = A; ins[1] = x;
+        CHECK_STATUS(gr_jacobian(gr_dot(gr_dot(A, A), x), 1, &A, &J, NULL), GR_OK);
+        CHECK_STATUS(gr_jacobian(J, 1, &A, &H, NULL), GR_OK);
+        gtf_expect(g, 2, ins, (const gr_array *const *)arr, H, GR_F64, want, GTF_TOL_F64, "jacobian(jacobian(dot(dot(A, A), x), A), A)");
+        gr_array_free(arr[0]);
+        gr_array_free(arr[1]);
+        gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
 /* A batching rule that applies an op row by row builds a Batched node whose type rule builds the
    op's own node in the same graph: both must get their own slot and id (under ASan, the node array
    once overflowed when the outer node was the one to fill it). Many Jacobians in one graph, with
@@ -361,6 +389,7 @@ GT_CASES(Unflatten) = {
 };
 GT_CASES(Batched) = {
     GT_VALUES(gts_op_Batched),
+    GT_VALUES(gts_op_Batched_nested),
     GT_VALUES(test_batched_node_registration),
     GT_SPECS(specs_Batched),
     GT_DERIVS(test_deriv_batched_at_capacity),
