@@ -443,11 +443,13 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
         for (i = 0; i < op->n_args && !(op->row == GR__FOP_PAIR && i > 0); i++) live[op->arg[i]] = 1;
     }
     gr__em_line(e, "{");
-    for (i = 0; i < p->n_ext; i++) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
+    for (i = 0; i < p->n_ext; i++)             /* (an input read only for its shape, by a fill, is not read) */
+        if (live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
     gr__em_strides(o0, o0, ost);
     n = gr__em_open(e, o0->ndim, o0->shape);
     for (i = 0; i < p->n_ext; i++) {
+        if (!live[i]) continue;
         gr__em_strides(o0, in[i], st);
         gr__em_line(e, "const %s e%d = x%d[%s];", gr__em_ctype(in[i]->dtype), i, i, gr__em_index(e, o0->ndim, o0->shape, st));
     }
