@@ -4425,8 +4425,10 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
-    char c[4096], a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    enum { CN = 4096 };                  /* c, a and b combined, from the heap: no stack frame over 4 KB */
+    char *c = (char *)GR_MALLOC(CN), a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
     int last = G->n - 1, n;
+    if (!c) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return; }
     gr__em_line(e, "{");
     gr__em_line(e, "const %s *in = %s;", k->ti, x);
     gr__em_line(e, "%s *out = %s;", k->to, y);
@@ -4435,7 +4437,7 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
     if (G->out_size > 0 && G->count > 0 && G->n == 0) {
         snprintf(a, sizeof a, "(%s)(%s)", k->ta, k->init);
         snprintf(b, sizeof b, "(%s)in[0]", k->ta);
-        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, sizeof c, k->comb, a, b));
+        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, CN, k->comb, a, b));
     } else if (G->out_size > 0 && G->count > 0) {
         n = gr__em_open(e, last, G->len);
         snprintf(io, sizeof io, "%s", gr__em_index(e, last, G->len, G->ist));
@@ -4443,16 +4445,17 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
         snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
         if (G->red[last]) {
             gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
-            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, CN, k->comb, "acc", b));
             gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
         } else {
             snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
             gr__em_line(e, "for (size_t j = 0; j < %lld; j++) out[%s + j] = (%s)(%s);", (long long)G->len[last], oo, k->to,
-                        gr__red_comb(c, sizeof c, k->comb, a, b));
+                        gr__red_comb(c, CN, k->comb, a, b));
         }
         gr__em_close(e, n);
     }
     gr__em_line(e, "}");
+    GR_FREE(c);
 }
 
 /* gr__reduce_sum_into as C: x (C pointer x_c) summed over the axes in mask into out (y_c) */
@@ -19526,7 +19529,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
             dead[2 * k + 1] = !live[op->out2];
             if (op->out2 >= p->n_ext + p->n_imm + p->n_out) live[op->out2] = 0;
         }
-        for (i = 0; i < op->n_args && !(op->row == GR__FOP_PAIR && i > 0); i++) live[op->arg[i]] = 1;
+        for (i = 0; i < op->n_args && !((op->row == GR__FOP_PAIR || op->row >= GR__FOP_COPY) && i > 0); i++) live[op->arg[i]] = 1;
     }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++)             /* (an input read only for its shape, by a fill, is not read) */
@@ -19651,8 +19654,11 @@ static gr_status gr__em_steps(gr__em *e) {
         const gr_array *const *out = in + node->n_in;
         gr__emit_fn rule = gr__emit_of(node->op);
         char shape[200];
+        int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
+        for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
+        if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
         if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);

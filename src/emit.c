@@ -440,7 +440,7 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
             dead[2 * k + 1] = !live[op->out2];
             if (op->out2 >= p->n_ext + p->n_imm + p->n_out) live[op->out2] = 0;
         }
-        for (i = 0; i < op->n_args && !(op->row == GR__FOP_PAIR && i > 0); i++) live[op->arg[i]] = 1;
+        for (i = 0; i < op->n_args && !((op->row == GR__FOP_PAIR || op->row >= GR__FOP_COPY) && i > 0); i++) live[op->arg[i]] = 1;
     }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++)             /* (an input read only for its shape, by a fill, is not read) */
@@ -565,8 +565,11 @@ static gr_status gr__em_steps(gr__em *e) {
         const gr_array *const *out = in + node->n_in;
         gr__emit_fn rule = gr__emit_of(node->op);
         char shape[200];
+        int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
+        for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
+        if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
         if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
