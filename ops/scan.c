@@ -1811,10 +1811,10 @@ static gr_status gr__scan_grad_replayed(const gr_node *node, gr_var *const *og, 
     }
     if ((st = gr__scan_grad_some(fnode, ogf, igf, NULL)) != GR_OK) goto done;
     for (a = gr__scan_i_seq(fd) + 1; a < nf_in; a++) {   /* (F has an n_steps input: fd's inputs are one on) */
-        int fa = a - 1, at;
-        if (fa < gr__scan_i_init(fd)) at = gr__scan_i_seq(d) + d->replay_seq0 + (fa - gr__scan_i_seq(fd));
-        else if (fa < gr__scan_i_val(fd)) at = gr__scan_i_val(d) + d->replay_init0 + (fa - gr__scan_i_init(fd));
-        else at = gr__scan_i_val(d) + (fa - gr__scan_i_val(fd));
+        int fi = a - 1, at;
+        if (fi < gr__scan_i_init(fd)) at = gr__scan_i_seq(d) + d->replay_seq0 + (fi - gr__scan_i_seq(fd));
+        else if (fi < gr__scan_i_val(fd)) at = gr__scan_i_val(d) + d->replay_init0 + (fi - gr__scan_i_init(fd));
+        else at = gr__scan_i_val(d) + (fi - gr__scan_i_val(fd));
         if (!(ig[at] = gr__scan_gsum(ig[at], igf[a]))) goto failed;
     }
     st = GR_OK;
