@@ -4420,7 +4420,7 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
-    char c[4096], a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    char c[1500], a[240], b[240], io[200], oo[200];   /* (the frame stays small: test-small) */
     int last = G->n - 1, n;
     gr__em_line(e, "{");
     gr__em_line(e, "const %s *in = %s;", k->ti, x);
@@ -8947,7 +8947,7 @@ static void gr__scatter_emit(gr__em *e, const gr_array *const *in, const gr_arra
     const gr_array *x = in[0], *y = in[1];
     const char *T = gr__em_ctype(x->dtype);
     int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], s = 1, vsize = 1;
-    char xi[GR__MSG], yi[GR__MSG / 2], a[GR__MSG * 2];
+    char xi[900], yi[300], a[1300];                   /* (the frame stays small: test-small) */
     int d, nl;
     for (d = 0; d < vnd; d++) vsize *= vshape[d];
     gr__bcast_elem_strides(y, vnd, vshape, yst);

@@ -860,7 +860,7 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
-    char c[4096], a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    char c[1500], a[240], b[240], io[200], oo[200];   /* (the frame stays small: test-small) */
     int last = G->n - 1, n;
     gr__em_line(e, "{");
     gr__em_line(e, "const %s *in = %s;", k->ti, x);
