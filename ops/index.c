@@ -634,7 +634,7 @@ static void gr__scatter_emit(gr__em *e, const gr_array *const *in, const gr_arra
     const gr_array *x = in[0], *y = in[1];
     const char *T = gr__em_ctype(x->dtype);
     int64_t yst[GR_MAX_NDIM], xst[GR_MAX_NDIM], kst[GR_MAX_NDIM], s = 1, vsize = 1;
-    char xi[GR__MSG], yi[GR__MSG / 2], a[GR__MSG * 2];
+    char xi[900], yi[300], a[1300];                   /* (the frame stays small: test-small) */
     int d, nl;
     for (d = 0; d < vnd; d++) vsize *= vshape[d];
     gr__bcast_elem_strides(y, vnd, vshape, yst);

@@ -860,10 +860,8 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
-    enum { CN = 4096 };                  /* c, a and b combined, from the heap: no stack frame over 4 KB */
-    char *c = (char *)GR_MALLOC(CN), a[600], b[600], io[GR__MSG / 2], oo[GR__MSG / 2];
+    char c[1500], a[240], b[240], io[200], oo[200];   /* (the frame stays small: test-small) */
     int last = G->n - 1, n;
-    if (!c) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return; }
     gr__em_line(e, "{");
     gr__em_line(e, "const %s *in = %s;", k->ti, x);
     gr__em_line(e, "%s *out = %s;", k->to, y);
@@ -872,7 +870,7 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
     if (G->out_size > 0 && G->count > 0 && G->n == 0) {
         snprintf(a, sizeof a, "(%s)(%s)", k->ta, k->init);
         snprintf(b, sizeof b, "(%s)in[0]", k->ta);
-        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, CN, k->comb, a, b));
+        gr__em_line(e, "out[0] = (%s)(%s);", k->to, gr__red_comb(c, sizeof c, k->comb, a, b));
     } else if (G->out_size > 0 && G->count > 0) {
         n = gr__em_open(e, last, G->len);
         snprintf(io, sizeof io, "%s", gr__em_index(e, last, G->len, G->ist));
@@ -880,17 +878,16 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
         snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
         if (G->red[last]) {
             gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
-            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, CN, k->comb, "acc", b));
+            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
             gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
         } else {
             snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
             gr__em_line(e, "for (size_t j = 0; j < %lld; j++) out[%s + j] = (%s)(%s);", (long long)G->len[last], oo, k->to,
-                        gr__red_comb(c, CN, k->comb, a, b));
+                        gr__red_comb(c, sizeof c, k->comb, a, b));
         }
         gr__em_close(e, n);
     }
     gr__em_line(e, "}");
-    GR_FREE(c);
 }
 
 /* gr__reduce_sum_into as C: x (C pointer x_c) summed over the axes in mask into out (y_c) */
