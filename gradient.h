@@ -162,6 +162,12 @@ GR_API const char *gr_graph_message(const gr_graph *g);  /* its message; "" if n
 GR_API void        gr_graph_clear_error(gr_graph *g);
 typedef void (*gr_log_fn)(void *user, const char *message);
 GR_API void        gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user); /* warnings; NULL: stderr */
+/* Progress of long work on g's graphs: gr_grad (and the drivers built on it) and gr_function call
+   fn(user, stage, done, total) as each stage begins (done 0), every 65536 units of its work and as it
+   ends (done == total). Stages in order: "grad"; gr_function's "rewrite", "fuse" (GR_OPT_FULL only),
+   "schedule". NULL (the default): no calls. */
+typedef void (*gr_progress_fn)(void *user, const char *stage, size_t done, size_t total);
+GR_API void        gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user);
 GR_API const char *gr_status_string(gr_status s);        /* "ok", "bad argument", ... */
 GR_API const char *gr_dtype_name(gr_dtype t);            /* "float64", "float32", "int64", "bool" */
 
@@ -986,6 +992,8 @@ struct gr_graph {
     char          message[GR__MSG];
     gr_log_fn     log;
     void         *log_user;
+    gr_progress_fn progress;             /* gr_graph_set_progress; NULL: none */
+    void         *progress_user;
 };
 
 /* ---- the built-in ops' own fields --------------------------------------------------------------- */
@@ -1315,6 +1323,14 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
 #endif
 }
 
+/* a stage's progress through g's callback: done units of its total, reported at 0, at every
+   GR__PROGRESS_EVERY units and at total (a caller calls it as each unit ends, and once before) */
+#define GR__PROGRESS_EVERY 65536u
+static void gr__progress(const gr_graph *g, const char *stage, size_t done, size_t total) {
+    if (g->progress && (done == 0 || done == total || done % GR__PROGRESS_EVERY == 0))
+        g->progress(g->progress_user, stage, done, total);
+}
+
 /* ---- dtypes ---------------------------------------------------------------------------------- */
 
 static size_t gr__dsize(int dt) { return dt == GR_F32 ? 4u : dt == GR_BOOL ? 1u : 8u; }
@@ -1540,6 +1556,11 @@ GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
     if (!g) return;
     g->log = fn;
     g->log_user = user;
+}
+GR_API void gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user) {
+    if (!g) return;
+    g->progress = fn;
+    g->progress_user = user;
 }
 
 static void *gr__alloc(gr_graph *g, size_t n) {
@@ -12741,6 +12762,23 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
     return GR_OK;
 }
 
+/* step 4: the terms of every node whose rule is needed, consumers before producers (down the
+   ids); the graph's progress callback hears "grad", counted in those nodes */
+static gr_status gr__all_terms(gr__gctx *c) {
+    size_t total = 0, done = 0;
+    uint32_t k;
+    gr_status st;
+    if (c->g->progress)
+        for (k = 0; k < c->nn; k++) total += c->in_s[k];
+    gr__progress(c->g, "grad", 0, total);
+    for (k = c->nn; k-- > 0;) {
+        if (!c->in_s[k]) continue;
+        if ((st = gr__node_terms(c, c->g->nodes[k])) != GR_OK) return st;
+        gr__progress(c->g, "grad", ++done, total);
+    }
+    return GR_OK;
+}
+
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
     gr_grad_opts o;
     gr__gctx c;
@@ -12802,8 +12840,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers (down the ids) */
-    for (k = c.nn; k-- > 0;)
-        if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
+    if ((st = gr__all_terms(&c)) != GR_OK) goto done;
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
@@ -14691,7 +14728,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
     if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
-    if ((st = gr__fuse_group(&fz)) != GR_OK || fz.n_groups == 0) goto done;
+    if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
+    gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
+    if (fz.n_groups == 0) goto done;
     if ((st = gr__fuse_members(&fz)) != GR_OK) goto done;
     /* 2. the values the roots read leave their groups too */
     fz.ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nv + fz.n_order + 1u));
@@ -14702,8 +14741,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < fz.n_groups; g++) if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2) fz.last_big = g;
     for (k = 0; k < (uint32_t)n_roots; k++) fz.vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
-    for (g = 0; g < fz.n_groups; g++)
+    for (g = 0; g < fz.n_groups; g++) {
         if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2 && (st = gr__fuse_one(&fz, g)) != GR_OK) goto done;
+        gr__progress(rw->g, "fuse", (size_t)g + 1u, (size_t)fz.n_groups);
+    }
     /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
        written: some are the source graph's) */
     for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, fz.repl, fz.nv, roots[k]);
@@ -14983,6 +15024,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (!gr__set_name(cg, c, gr__vname(inputs[i]))) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
+    gr__progress(g, "rewrite", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         uint32_t made = cg->n_nodes, q;
@@ -15011,6 +15053,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         }
         for (j = 0; j < node->n_out; j++)
             if (!map[gr__out(node)[j]->id]) map[gr__out(node)[j]->id] = outs[j];   /* a given output keeps its input */
+        gr__progress(g, "rewrite", k + 1u, n_order);
     }
     for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
         if (!map[roots[j]->id] && !gr__owner(roots[j]) && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
@@ -15331,7 +15374,8 @@ static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
 }
 
 /* schedules the private graph: steps, slots, liveness */
-static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
+/* (pg: the source graph, whose progress callback hears "schedule", counted in steps) */
+static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
     gr_graph *cg = f->g;
     int32_t *slot_of = NULL;
     gr_var **roots = NULL;
@@ -15359,6 +15403,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
     for (k = 0; k < cg->var_base + cg->n_vars; k++) slot_of[k] = -1;
     for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
+    gr__progress(pg, "schedule", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = f->steps[k];
         f->step_io_at[k] = at;
@@ -15376,6 +15421,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         }
         f->step_io[at] = -1;                   /* out[n_out]: the work memory */
         f->io[at++] = &f->scratch;
+        gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
@@ -15474,7 +15520,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-    if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_schedule(f, g, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
         if ((gr__flags_of(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
             gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);

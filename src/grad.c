@@ -558,6 +558,23 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
     return GR_OK;
 }
 
+/* step 4: the terms of every node whose rule is needed, consumers before producers (down the
+   ids); the graph's progress callback hears "grad", counted in those nodes */
+static gr_status gr__all_terms(gr__gctx *c) {
+    size_t total = 0, done = 0;
+    uint32_t k;
+    gr_status st;
+    if (c->g->progress)
+        for (k = 0; k < c->nn; k++) total += c->in_s[k];
+    gr__progress(c->g, "grad", 0, total);
+    for (k = c->nn; k-- > 0;) {
+        if (!c->in_s[k]) continue;
+        if ((st = gr__node_terms(c, c->g->nodes[k])) != GR_OK) return st;
+        gr__progress(c->g, "grad", ++done, total);
+    }
+    return GR_OK;
+}
+
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
     gr_grad_opts o;
     gr__gctx c;
@@ -619,8 +636,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers (down the ids) */
-    for (k = c.nn; k-- > 0;)
-        if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
+    if ((st = gr__all_terms(&c)) != GR_OK) goto done;
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);

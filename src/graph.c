@@ -42,6 +42,11 @@ GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
     g->log = fn;
     g->log_user = user;
 }
+GR_API void gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user) {
+    if (!g) return;
+    g->progress = fn;
+    g->progress_user = user;
+}
 
 static void *gr__alloc(gr_graph *g, size_t n) {
     void *p = gr__arena_alloc(&g->arena, n);
