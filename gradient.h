@@ -1649,6 +1649,36 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     return v;
 }
 
+/* ---- op names, as printers and messages show them (ops/README.md, "Printed names") -----------
+   CamelCase: a structural row and a user's op show their own name (DimShuffle, Sum), an elementwise
+   row the CamelCase of its row name (sin: Sin, logical_and: LogicalAnd, arctan2: Arctan2), made
+   here from the row so that the table keeps one name a row. gr_pp keeps the infix and function
+   spellings (x + y, sin(x)); a message about the user's call names its constructor (gr_sin). */
+
+typedef struct gr__oname { char s[64]; } gr__oname;
+
+/* appends s in CamelCase to d at *n: the first letter and each one after '_' in upper case, the
+   '_' dropped (truncated to the size of gr__oname) */
+static void gr__camel(char *d, size_t *n, const char *s) {
+    int up = 1;
+    for (; *s && *n + 1 < sizeof(gr__oname); s++) {
+        if (*s == '_') { up = 1; continue; }
+        d[(*n)++] = up && *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+        up = 0;
+    }
+    d[*n] = 0;
+}
+
+static gr__oname gr__on(const gr_op_def *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (!op || !op->name) gr__camel(o.s, &n, "?");
+    else if (gr__flags_of(op) & GR__OPF_ELEMWISE) gr__camel(o.s, &n, op->name);
+    else snprintf(o.s, sizeof o.s, "%s", op->name);
+    return o;
+}
+
 /* ---- describing variables in messages ------------------------------------------------------ */
 
 typedef struct gr__desc { char s[112]; } gr__desc;
@@ -1657,7 +1687,7 @@ static gr__desc gr__d(const gr_var *v) {
     gr__desc d;
     if (!v) snprintf(d.s, sizeof d.s, "NULL");
     else if (gr__vname(v)) snprintf(d.s, sizeof d.s, "'%.80s'", gr__vname(v));
-    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__owner(v)->op->name);
+    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__on(gr__owner(v)->op).s);
     else if (v->kind == GR__VK_CONST && v->ndim == 0)
         snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)gr__ext(v), 0));
     else {
@@ -1945,8 +1975,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_status st;
     int i, j;
     if (!g) return GR_ERR_VALUE;
-    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
-    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
+    if ((st = gr__inputs_present(g, gr__on(op).s, n_in, in)) != GR_OK) return st;
+    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", gr__on(op).s, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -1968,24 +1998,24 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         st = op->infer(node, types);
         if (st != GR_OK) {
             if (before == GR_OK && g->status == GR_OK)
-                gr__error(g, st, "%s: its type rule failed (%s)", op->name, gr_status_string(st));
+                gr__error(g, st, "%s: its type rule failed (%s)", gr__on(op).s, gr_status_string(st));
             return st;
         }
     } else {
-        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
+        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", gr__on(op).s);
         for (j = 0; j < n_out; j++) gr_var_type(in[0], &types[j]);
     }
     for (j = 0; j < n_out; j++) {
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
-            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", gr__on(op).s, j);
         for (i = 0; i < types[j].ndim; i++)
             if (types[j].shape[i] < -1)
-                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", op->name, j);
+                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", gr__on(op).s, j);
         if (gr__static_overflows(types[j].ndim, types[j].shape)) {
             char buf[200];
             return gr__error(g, GR_ERR_SHAPE, "%s: output %d would have the shape %s, whose element count overflows (inputs %s%s%s)",
-                             op->name, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
+                             gr__on(op).s, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
                              n_in > 1 ? " and " : "", n_in > 1 ? gr__d(in[1]).s : "");
         }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
@@ -2080,7 +2110,7 @@ GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    gr__error(node->graph, code, "%s: %s", node->op->name, buf);
+    gr__error(node->graph, code, "%s: %s", gr__on(node->op).s, buf);
     return code;
 }
 
@@ -8274,7 +8304,7 @@ static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *
 }
 /* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
 static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
 }
 static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
@@ -8472,8 +8502,8 @@ static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const uns
     gr__batched_params *p;
     int i;
     if (node->n_out != 1)
-        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
-    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
+        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", gr__on(node->op).s);
+    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", gr__on(node->op).s);
     p = (gr__batched_params *)gr__calloc(1, size);
     if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     p->op = node->op;
@@ -8504,7 +8534,7 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
     p->inner = gr__owner(res);
-    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
+    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", gr__on(p->op).s);
     out->dtype = (gr_dtype)res->dtype;
     out->ndim = res->ndim + 1;
     out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
@@ -8558,7 +8588,7 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
     B = gr__batched_rows(node, in, rows, row_ptrs, 0);
     for (i = 0; i < p->n_in; i++)
         if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
-            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
+            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", gr__on(p->op).s,
                                  (long long)B, (long long)in[i]->shape[0]);
     memset(&row_out, 0, sizeof row_out);
     row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
@@ -8660,7 +8690,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
     seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
     for (i = 0; i < p->n_in; i++) {
         gr_var *t = terms[i], *x = gr__in(node)[i];
-        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", gr__on(p->op).s, i);
         if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
         if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
         if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
@@ -12230,7 +12260,7 @@ static gr_var *gr__null_for(const gr_node *node, int x_pos, gr_var *x, const cha
     char reason[GR__MSG];
     if (!x) return NULL;
     snprintf(reason, sizeof reason, "This variable is Null because the grad method for input %d (%s) of the %s op is not implemented.%s%s",
-             x_pos, gr__d(x).s, node && node->op ? node->op->name : "?", comment && comment[0] ? " " : "", comment ? comment : "");
+             x_pos, gr__d(x).s, gr__on(node ? node->op : NULL).s, comment && comment[0] ? " " : "", comment ? comment : "");
     return gr__null_var(x->graph, x, code, reason);
 }
 
@@ -12515,7 +12545,7 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         st = (*(gr__graphop *const *)gr__params(node))->grad_some(node, og, ig, skip);
     } else st = node->op->grad(node, og, ig);
     if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, gr__on(node->op).s, gr_status_string(st));
         return st != GR_OK ? st : g->status;
     }
     return GR_OK;
@@ -12533,29 +12563,29 @@ static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const 
         gr_var *t = ig[i], *x = gr__in(node)[i];
         if (!t)
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+                             "zeros, or a null gradient instead", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
             if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
         if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
             if (!gr__is_float(t->dtype))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+                                 "(input %d, dtype %s)", c->fname, gr__on(node->op).s, i, gr_dtype_name((gr_dtype)t->dtype));
             if (t->ndim != x->ndim)
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+                                 "but %d are required", c->fname, gr__on(node->op).s, t->ndim, i, gr__d(x).s, x->ndim);
         }
         if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
             return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+                             "reaches integer-valued outputs", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind != GR__VK_DISC && !iconn[i])
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind == GR__VK_DISC && iconn[i]) {
             if (gr__has_pattern(node))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+                                 "but its connection pattern connects it", c->fname, gr__on(node->op).s, i, gr__d(x).s);
             gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+                    "pattern saying so", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         }
     }
     return GR_OK;
@@ -12672,7 +12702,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
         const gr__use *u = GR__USE(c, e);
         gr_var **terms = c->terms[u->node];
         if (!terms) {
-            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, c->g->nodes[u->node]->op->name);
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, gr__on(c->g->nodes[u->node]->op).s);
             return NULL;
         }
         t = terms[u->pos];
@@ -13023,7 +13053,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
     ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
-        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
+        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", gr__on(node->op).s);
         goto done;
     }
     for (j = 0; j < no; j++) {                       /* dummy cotangents: zeros like each float output */
@@ -13039,7 +13069,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
         if (gr_is_disconnected(ev[i]) || !ig[i] || gr_is_disconnected(ig[i])) continue;
         if (gr_is_null(ig[i])) {
             st = gr__error(g, (gr_status)ig[i]->aux, "gr_rop: %s has no R-op rule and its gradient for input %d is null: %s",
-                           node->op->name, i, gr__null_reason(ig[i]));
+                           gr__on(node->op).s, i, gr__null_reason(ig[i]));
             goto done;
         }
         kv[nk] = ig[i];
@@ -13124,7 +13154,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
     if (any_real) {
         st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
         if (st != GR_OK || g->status != GR_OK) {
-            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
+            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", gr__on(node->op).s, gr_status_string(st));
             return g->status;
         }
     }
@@ -13135,7 +13165,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
             if (!r) return g->status;
             if (r->ndim != y->ndim)
                 return gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
-                                 "but %d are required", node->op->name, r->ndim, j, y->ndim);
+                                 "but %d are required", gr__on(node->op).s, r->ndim, j, y->ndim);
             state[y->id] = GR__T_REAL;
             tan[y->id] = r;
         } else
@@ -13270,7 +13300,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
-            if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
+            if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", gr__on(node->op).s); goto done; }
             map[gr__out(node)[j]->id] = outs[j];
             isb[gr__out(node)[j]->id] = (uint8_t)any_b;
         }
@@ -13905,7 +13935,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
-    if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
+    if ((st = gr__inputs_present(cg, gr__on(op).s, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
     if ((gr__flags_of(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
@@ -14003,11 +14033,19 @@ enum {
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's, its pair's, or muladd */
-static const char *gr__fop_name(const gr__fop *op) {
-    if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
-    if (op->row == GR__FOP_MULADD) return "muladd";
-    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
+/* the printed name of an instruction (CamelCase, as gr__on): its row's (Sin), its pair's rows'
+   (SinCos), or MulAdd */
+static gr__oname gr__fop_name(const gr__fop *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (op->row >= GR__FOP_COPY) return gr__on(gr__struct_ops[op->row - GR__FOP_COPY]);
+    if (op->row == GR__FOP_MULADD) { gr__camel(o.s, &n, "mul"); gr__camel(o.s, &n, "add"); }
+    else if (op->row == GR__FOP_PAIR) {
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name);
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].second]->name);
+    } else gr__camel(o.s, &n, gr__ew_ops[op->row]->name);
+    return o;
 }
 
 /* o = a * b + c over n elements (strides 0 or 1), rounded as the mul then the add are (the product
@@ -14075,8 +14113,11 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name
-                                       : op->row == GR__FOP_MULADD ? gr__ew_ops[a < 2 ? GR__EW_mul : GR__EW_add]->name : gr__fop_name(op);
+                    /* an elementwise row by its constructor, as when it runs unfused (gr_add) */
+                    int row = op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].first
+                            : op->row == GR__FOP_MULADD ? (a < 2 ? (int)GR__EW_mul : (int)GR__EW_add) : (int)op->row;
+                    gr__oname on = gr__fop_name(op);
+                    const char *opname = row < (int)GR__EW_COUNT ? gr__ew_fnames[row] : on.s;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -15787,7 +15828,7 @@ static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) 
         f->message[9 + n] = 0;
         gr_graph_clear_error(f->g);
     } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", gr__on(node->op).s, gr__d(gr__out(node)[0]).s, gr_status_string(st));
     return st;
 }
 
@@ -16399,10 +16440,18 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
+/* op's printed name (gr__on: CamelCase; a user's op's name whole), in *tmp when made */
+static const char *gr__pr_name(const gr_op_def *op, gr__oname *tmp) {
+    if (!(gr__flags_of(op) & GR__OPF_ELEMWISE)) return op->name;
+    *tmp = gr__on(op);
+    return tmp->s;
+}
+
 /* the op of node: its name, the op it wraps (Batched[ReduceLike]), a graph op's name in quotes */
 static void gr__pr_opname(FILE *out, const gr_node *node) {
-    fprintf(out, "%s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+    gr__oname t;
+    fprintf(out, "%s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));
     if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
 }
 
@@ -16512,6 +16561,7 @@ static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *
 
 static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
     FILE *out = p->out;
+    gr__oname t;
     int j;
     fprintf(out, "%s", p->prefix);
     for (j = 0; j < node->n_out; j++) {
@@ -16521,8 +16571,8 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         gr__print_var(out, o);
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__pr_shape(buf, sizeof buf, o));
     }
-    fprintf(out, " = %s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
+    fprintf(out, " = %s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));   /* the op it wraps */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -16534,7 +16584,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < fp->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]));
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]).s);
         if (fp->n_ops > 40) fprintf(out, " ... %d ops", (int)fp->n_ops);
         fprintf(out, "}");
     }
@@ -16910,7 +16960,7 @@ static void gr__dot_fused(gr__printer *p, const gr_node *node, uint8_t *seen) {
     if (writer) for (k = 0; k < fp->n_refs; k++) writer[k] = -1;
     for (k = 0; k < fp->n_ops; k++) {
         const gr__fop *op = &fp->ops[k];
-        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op));
+        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op).s);
         for (a = 0; a < op->n_args; a++) {
             int32_t r = op->arg[a];
             if (op->row == GR__FOP_PAIR && a == 1) break;          /* arg[1] of a pair is its row */
@@ -16976,8 +17026,13 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         fprintf(out, "    g%dn%lu [shape=ellipse, label=\"", p->cur, (unsigned long)node->id);
         {                                            /* the op, then each output's name, dtype, shape */
             int j;
-            fprintf(out, "%s", node->op->name);
-            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+            gr__oname t;
+            gr__dot_esc(out, gr__pr_name(node->op, &t));
+            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) {
+                fprintf(out, "[");
+                gr__dot_esc(out, gr__pr_name(gr__conn_node(node)->op, &t));
+                fprintf(out, "]");
+            }
             if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
             if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                 fprintf(out, " '");
