@@ -1326,9 +1326,11 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
 /* a stage's progress through g's callback: done units of its total, reported at 0, at every
    GR__PROGRESS_EVERY units and at total (a caller calls it as each unit ends, and once before) */
 #define GR__PROGRESS_EVERY 65536u
+static void gr__progress_to(gr_progress_fn fn, void *user, const char *stage, size_t done, size_t total) {
+    if (fn && (done == 0 || done == total || done % GR__PROGRESS_EVERY == 0)) fn(user, stage, done, total);
+}
 static void gr__progress(const gr_graph *g, const char *stage, size_t done, size_t total) {
-    if (g->progress && (done == 0 || done == total || done % GR__PROGRESS_EVERY == 0))
-        g->progress(g->progress_user, stage, done, total);
+    gr__progress_to(g->progress, g->progress_user, stage, done, total);
 }
 
 /* ---- dtypes ---------------------------------------------------------------------------------- */
@@ -12793,20 +12795,24 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
 }
 
 /* step 4: the terms of every node whose rule is needed, consumers before producers (down the
-   ids); the graph's progress callback hears "grad", counted in those nodes */
+   ids); the graph's progress callback hears "grad", counted in those nodes. A rule that calls
+   gr_grad on this graph again is not heard (the callback is off meanwhile): one "grad" stage a call. */
 static gr_status gr__all_terms(gr__gctx *c) {
+    gr_graph *g = c->g;
+    gr_progress_fn fn = g->progress;
     size_t total = 0, done = 0;
     uint32_t k;
-    gr_status st;
-    if (c->g->progress)
+    gr_status st = GR_OK;
+    g->progress = NULL;
+    if (fn)
         for (k = 0; k < c->nn; k++) total += c->in_s[k];
-    gr__progress(c->g, "grad", 0, total);
-    for (k = c->nn; k-- > 0;) {
+    gr__progress_to(fn, g->progress_user, "grad", 0, total);
+    for (k = c->nn; k-- > 0 && st == GR_OK;) {
         if (!c->in_s[k]) continue;
-        if ((st = gr__node_terms(c, c->g->nodes[k])) != GR_OK) return st;
-        gr__progress(c->g, "grad", ++done, total);
+        if ((st = gr__node_terms(c, g->nodes[k])) == GR_OK) gr__progress_to(fn, g->progress_user, "grad", ++done, total);
     }
-    return GR_OK;
+    g->progress = fn;
+    return st;
 }
 
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {

@@ -559,20 +559,24 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
 }
 
 /* step 4: the terms of every node whose rule is needed, consumers before producers (down the
-   ids); the graph's progress callback hears "grad", counted in those nodes */
+   ids); the graph's progress callback hears "grad", counted in those nodes. A rule that calls
+   gr_grad on this graph again is not heard (the callback is off meanwhile): one "grad" stage a call. */
 static gr_status gr__all_terms(gr__gctx *c) {
+    gr_graph *g = c->g;
+    gr_progress_fn fn = g->progress;
     size_t total = 0, done = 0;
     uint32_t k;
-    gr_status st;
-    if (c->g->progress)
+    gr_status st = GR_OK;
+    g->progress = NULL;
+    if (fn)
         for (k = 0; k < c->nn; k++) total += c->in_s[k];
-    gr__progress(c->g, "grad", 0, total);
-    for (k = c->nn; k-- > 0;) {
+    gr__progress_to(fn, g->progress_user, "grad", 0, total);
+    for (k = c->nn; k-- > 0 && st == GR_OK;) {
         if (!c->in_s[k]) continue;
-        if ((st = gr__node_terms(c, c->g->nodes[k])) != GR_OK) return st;
-        gr__progress(c->g, "grad", ++done, total);
+        if ((st = gr__node_terms(c, g->nodes[k])) == GR_OK) gr__progress_to(fn, g->progress_user, "grad", ++done, total);
     }
-    return GR_OK;
+    g->progress = fn;
+    return st;
 }
 
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {

@@ -3,7 +3,8 @@
    then gr_function's "rewrite", "fuse" at GR_OPT_FULL only, "schedule"), each starting at done 0,
    its counts rising, its total fixed, ending at done == total; the units are counted by hand for
    small graphs (the nodes whose gradient rule is needed), and a chain of 70,000 nodes reports at 0,
-   65,536 and its end only. A NULL callback is never called, and what it computes is unchanged. */
+   65,536 and its end only; gr_grad called by a grad rule on the same graph is not heard. A NULL
+   callback is never called, and what it computes is unchanged. */
 #include "harness.h"
 
 #define CHECK_TEXT_EQ(got, want) do { const char *tg_g_ = (got), *tg_w_ = (want); \
@@ -114,6 +115,57 @@ TEST(test_progress_bounded_rate) {
     gr_graph_free(g);
 }
 
+/* a user's op, y = 2 x, whose grad rule asks gr_grad on the same graph (d sum(2 x) / dx = 2) */
+static gr_status tg_twice_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    int64_t i;
+    (void)node;
+    for (i = 0; i < in[0]->size; i++) gr_array_set(out[0], i, 2 * gr_array_get(in[0], i));
+    return GR_OK;
+}
+static gr_status tg_twice_grad(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    gr_var *x = gr_node_input(node, 0);
+    gr_var *two = gr_grad1(gr_sum(gr_mul(gr_const(gr_var_graph(x), 2), x)), x);
+    ig[0] = gr_mul(og[0], two);
+    return ig[0] ? GR_OK : GR_ERR_NOMEM;
+}
+
+/* gr_grad inside a grad rule, on the same graph, is not heard: the caller's one "grad" stage,
+   counting its own two rules (sum, then the op), and the right gradient, 2 cos(2 x) */
+TEST(test_progress_nested_grad) {
+    gr_op_def twice;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = NULL, *gx = NULL;
+    tg_log l;
+    char buf[128];
+    memset(&twice, 0, sizeof twice);
+    twice.name = "Twice"; twice.n_in = 1; twice.n_out = 1;
+    twice.perform = tg_twice_perform; twice.grad = tg_twice_grad;
+    CHECK_STATUS(gr_apply(&twice, NULL, 0, 1, &x, &y), GR_OK);
+    memset(&l, 0, sizeof l);
+    gr_graph_set_progress(g, tg_hear, &l);
+    CHECK_STATUS(gr_grad(gr_sum(gr_sin(y)), 1, &x, &gx, NULL), GR_OK);
+    CHECK_TEXT_EQ(tg_stages(&l, buf, sizeof buf), "grad");
+    CHECK_EQ_INT(l.n, 2);
+    CHECK_EQ_INT(l.total[0], 3);                    /* sum, sin, Twice */
+    gr_graph_set_progress(g, NULL, NULL);
+    {
+        gr_fn *f = gr_function(1, &x, 1, &gx, NULL);
+        double xv[3] = {0.25, -0.5, 1.5};
+        int64_t n = 3;
+        gr_array *xa = gr_array_from(GR_F64, 1, &n, xv);
+        const gr_array *in[1], *out[1];
+        int i;
+        in[0] = xa;
+        CHECK(f != NULL);
+        if (f && gr_call(f, in, out) == GR_OK)
+            for (i = 0; i < 3; i++) CHECK_NEAR(gr_array_get(out[0], i), 2 * cos(2 * xv[i]), 1e-14);
+        else CHECK(0);
+        gr_array_free(xa);
+        gr_fn_free(f);
+    }
+    gr_graph_free(g);
+}
+
 /* a NULL callback (the default, or set back to NULL) is never called; the gradient is the same */
 TEST(test_progress_null_callback) {
     gr_graph *g = gr_graph_new();
@@ -144,6 +196,7 @@ TEST(test_progress_null_callback) {
 SUITE(suite_progress) = {
     CASE(test_progress_stages_in_order),
     CASE(test_progress_bounded_rate),
+    CASE(test_progress_nested_grad),
     CASE(test_progress_null_callback),
     END_SUITE
 };
