@@ -9075,162 +9075,136 @@ static gr_status gr__scan_clone(const gr__scan_def *d, gr_graph *g, gr_var **map
     return st;
 }
 
-/* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
-   own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
-static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
-    const char *name = sp->name ? sp->name : "scan";
-    int n_stap = 0, n_ttap = 0, n_state = 0, n_bin_user, i, j, t, pos;
-    gr_var **in = NULL, **out = NULL, *until = NULL, **map = NULL, **ins = NULL;
-    uint8_t *dep = NULL, *need = NULL;
-    uint32_t v0 = g->n_vars, n0 = g->n_nodes, nv, nn, k;
+/* What gr__scan_make works on: the spec; the step's inputs (the stand-ins of the taps, then the
+   values) and results; the variables and nodes the step made (after v0 and n0 of g), which of them
+   depend on the stand-ins (dep, by variable) and which the body needs (need, by node); the values
+   the body reads; the loop; per variable the step made, its counterpart in the body (map). */
+typedef struct gr__scan_build {
+    gr_graph *g;
+    const gr__scan_spec *sp;
+    const char *name;
+    int n_stap, n_ttap, n_state;         /* the sequences' taps, the states' taps, the states */
+    gr_var **in, **out, *until;
+    uint32_t v0, n0, nv, nn;
+    uint8_t *dep, *need;
     gr__vset vals;
-    gr__scan_def *d = NULL;
-    gr__scan_params prm;
-    gr_status st = GR_ERR_NOMEM;
-    memset(&vals, 0, sizeof vals);
-    for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
-    for (i = 0; i < sp->n_seq; i++) n_stap += gr__scan_seq_ntaps(sp, i);
-    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) { n_state++; n_ttap += gr__scan_out_ntaps(sp, j); }
-    n_bin_user = n_stap + n_ttap + sp->n_val;
-    in = (gr_var **)gr__calloc((size_t)n_bin_user + 1, sizeof(gr_var *));
-    out = (gr_var **)gr__calloc((size_t)sp->n_out + 2, sizeof(gr_var *));
-    if (!in || !out) goto nomem;
-    /* 1. the stand-ins and the step */
+    gr__scan_def *d;
+    gr_var **map;
+} gr__scan_build;
+
+/* v was made by the step and depends on a stand-in */
+static int gr__scan_dep(const gr__scan_build *b, const gr_var *v) {
+    return v->graph == b->g && v->id >= b->g->var_base + b->v0 && b->dep[v->id - b->g->var_base - b->v0];
+}
+static gr_status gr__scan_nomem(const gr__scan_build *b) { return gr__error(b->g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", b->name); }
+
+/* output j of the step: a value of this graph typed as its state (a weak scalar coerced to it) */
+static gr_status gr__scan_check_out(gr__scan_build *b, int j) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    const char *name = b->name;
+    gr_var *o = b->out[j];
+    if (!o) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': the step left output %d NULL", name, j);
+    if (o->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d of the step belongs to another graph", name, j);
+    if (gr__is_marker(o)) return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is a gradient marker", name, j);
+    if (sp->init[j]) {
+        const gr_var *s0 = sp->init[j];
+        int rows = gr__scan_sitsot(sp, j) ? 0 : 1, dd;
+        if (o->dtype != s0->dtype && gr__is_weak(o) && s0->ndim - rows == 0) {
+            if (!(o = b->out[j] = gr__coerce(o, s0->dtype))) return g->status;
+        }
+        if (o->dtype != s0->dtype || o->ndim != s0->ndim - rows)
+            return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is %s with %d dimensions; its state %s is %s with %d",
+                             name, j, gr_dtype_name((gr_dtype)o->dtype), o->ndim, gr__d(s0).s, gr_dtype_name((gr_dtype)s0->dtype),
+                             s0->ndim - rows);
+        for (dd = 0; dd < o->ndim; dd++) {
+            int64_t a = gr__vshape(o)[dd], c = s0->kind == GR__VK_SHARED ? -1 : gr__vshape(s0)[dd + rows];
+            if (a >= 0 && c >= 0 && a != c)
+                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d of the step has the shape %s; its state %s has rows of %lld along axis %d",
+                                 name, j, gr__vs(o).s, gr__d(s0).s, (long long)c, dd);
+        }
+    }
+    return GR_OK;
+}
+
+/* 1. the stand-ins and the step, its outputs checked */
+static gr_status gr__scan_run_step(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    int i, j, t, pos;
+    gr_status st;
     for (i = 0, pos = 0; i < sp->n_seq; i++)
         for (t = 0; t < gr__scan_seq_ntaps(sp, i); t++)
-            if (!(in[pos++] = gr__scan_standin(g, sp->seq[i], 1))) goto fail;
+            if (!(b->in[pos++] = gr__scan_standin(g, sp->seq[i], 1))) return GR_ERR_NOMEM;
     for (j = 0; j < sp->n_out; j++)
         for (t = 0; t < gr__scan_out_ntaps(sp, j); t++)
-            if (!(in[pos++] = gr__scan_standin(g, sp->init[j], gr__scan_sitsot(sp, j) ? 0 : 1))) goto fail;
-    for (i = 0; i < sp->n_val; i++) in[pos++] = sp->val[i];
-    st = sp->step(g, in, out, &until, sp->user);
+            if (!(b->in[pos++] = gr__scan_standin(g, sp->init[j], gr__scan_sitsot(sp, j) ? 0 : 1))) return GR_ERR_NOMEM;
+    for (i = 0; i < sp->n_val; i++) b->in[pos++] = sp->val[i];
+    st = sp->step(g, b->in, b->out, &b->until, sp->user);
     if (st != GR_OK) {
-        if (g->status == GR_OK) gr__error(g, st, "gr_scan '%s': the step function failed (%s)", name, gr_status_string(st));
-        goto fail;
+        if (g->status == GR_OK) gr__error(g, st, "gr_scan '%s': the step function failed (%s)", b->name, gr_status_string(st));
+        return st;
     }
-    for (j = 0; j < sp->n_out; j++) {
-        gr_var *o = out[j];
-        if (!o) {
-            st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': the step left output %d NULL", name, j);
-            goto fail;
-        }
-        if (o->graph != g) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d of the step belongs to another graph", name, j); goto fail; }
-        if (gr__is_marker(o)) { st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is a gradient marker", name, j); goto fail; }
-        if (sp->init[j]) {
-            const gr_var *s0 = sp->init[j];
-            int rows = gr__scan_sitsot(sp, j) ? 0 : 1, dd;
-            if (o->dtype != s0->dtype && gr__is_weak(o) && s0->ndim - rows == 0) {
-                if (!(o = out[j] = gr__coerce(o, s0->dtype))) { st = g->status; goto fail; }
-            }
-            if (o->dtype != s0->dtype || o->ndim != s0->ndim - rows) {
-                st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is %s with %d dimensions; its state %s is %s with %d",
-                               name, j, gr_dtype_name((gr_dtype)o->dtype), o->ndim, gr__d(s0).s, gr_dtype_name((gr_dtype)s0->dtype),
-                               s0->ndim - rows);
-                goto fail;
-            }
-            for (dd = 0; dd < o->ndim; dd++) {
-                int64_t a = gr__vshape(o)[dd], b = s0->kind == GR__VK_SHARED ? -1 : gr__vshape(s0)[dd + rows];
-                if (a >= 0 && b >= 0 && a != b) {
-                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d of the step has the shape %s; its state %s has rows of %lld along axis %d",
-                                   name, j, gr__vs(o).s, gr__d(s0).s, (long long)b, dd);
-                    goto fail;
-                }
-            }
-        }
+    for (j = 0; j < sp->n_out; j++) if ((st = gr__scan_check_out(b, j)) != GR_OK) return st;
+    if (b->until) {
+        if (b->until->graph != g || gr__is_marker(b->until) || b->until->ndim != 0)
+            return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': the until condition must be a 0-d value of this graph, not %s", b->name,
+                             gr__d(b->until).s);
+        b->out[sp->n_out] = b->until;
     }
-    if (until) {
-        if (until->graph != g || gr__is_marker(until) || until->ndim != 0) {
-            st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': the until condition must be a 0-d value of this graph, not %s", name, gr__d(until).s);
-            goto fail;
-        }
-        out[sp->n_out] = until;
-    }
-    /* 2. what depends on the stand-ins: the nodes made since, in the order made */
-    nv = g->n_vars - v0;
-    nn = g->n_nodes - n0;
-    dep = (uint8_t *)gr__calloc((size_t)nv + 1, 1);
-    need = (uint8_t *)gr__calloc((size_t)nn + 1, 1);
-    if (!dep || !need) goto nomem;
-#define GR__SCAN_NEW(v) ((v)->graph == g && (v)->id >= g->var_base + v0)
-#define GR__SCAN_DEP(v) (GR__SCAN_NEW(v) && dep[(v)->id - g->var_base - v0])
-    for (i = 0; i < n_stap + n_ttap; i++) dep[in[i]->id - g->var_base - v0] = 1;
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
+    return GR_OK;
+}
+
+/* 2. what depends on the stand-ins (the nodes made since, in the order made), the nodes of it the
+   outputs need (the body), and the values the body reads */
+static gr_status gr__scan_find_body(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    uint32_t k;
+    int i, j;
+    b->nv = g->n_vars - b->v0;
+    b->nn = g->n_nodes - b->n0;
+    b->dep = (uint8_t *)gr__calloc((size_t)b->nv + 1, 1);
+    b->need = (uint8_t *)gr__calloc((size_t)b->nn + 1, 1);
+    if (!b->dep || !b->need) return gr__scan_nomem(b);
+    for (i = 0; i < b->n_stap + b->n_ttap; i++) b->dep[b->in[i]->id - g->var_base - b->v0] = 1;
+    for (k = 0; k < b->nn; k++) {
+        gr_node *node = g->nodes[b->n0 + k];
         int any = 0;
-        for (i = 0; i < node->n_in && !any; i++) any = GR__SCAN_DEP(gr__in(node)[i]);
-        if (any) for (j = 0; j < node->n_out; j++) dep[gr__out(node)[j]->id - g->var_base - v0] = 1;
+        for (i = 0; i < node->n_in && !any; i++) any = gr__scan_dep(b, gr__in(node)[i]);
+        if (any) for (j = 0; j < node->n_out; j++) b->dep[gr__out(node)[j]->id - g->var_base - b->v0] = 1;
     }
     /* the body: the dependent nodes the outputs need, found going back down the new nodes */
     for (j = 0; j <= sp->n_out; j++)
-        if (out[j] && GR__SCAN_DEP(out[j]) && gr__owner(out[j])) need[gr__owner(out[j])->id - g->node_base - n0] = 1;
-    for (k = nn; k-- > 0;) {
-        gr_node *node = g->nodes[n0 + k];
-        if (!need[k]) continue;
+        if (b->out[j] && gr__scan_dep(b, b->out[j]) && gr__owner(b->out[j])) b->need[gr__owner(b->out[j])->id - g->node_base - b->n0] = 1;
+    for (k = b->nn; k-- > 0;) {
+        gr_node *node = g->nodes[b->n0 + k];
+        if (!b->need[k]) continue;
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = gr__in(node)[i];
-            if (GR__SCAN_DEP(x) && gr__owner(x)) need[gr__owner(x)->id - g->node_base - n0] = 1;
+            if (gr__scan_dep(b, x) && gr__owner(x)) b->need[gr__owner(x)->id - g->node_base - b->n0] = 1;
         }
     }
     /* the values the body reads: the non-sequences first, then what its nodes and outputs capture */
-    for (i = 0; i < sp->n_val; i++) if (gr__vset_push(&vals, sp->val[i]) < 0) goto nomem;
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
-        if (!need[k]) continue;
+    for (i = 0; i < sp->n_val; i++) if (gr__vset_push(&b->vals, sp->val[i]) < 0) return gr__scan_nomem(b);
+    for (k = 0; k < b->nn; k++) {
+        gr_node *node = g->nodes[b->n0 + k];
+        if (!b->need[k]) continue;
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = gr__in(node)[i];
-            if (!GR__SCAN_DEP(x) && x->kind != GR__VK_CONST && gr__vset_add(&vals, x) < 0) goto nomem;
+            if (!gr__scan_dep(b, x) && x->kind != GR__VK_CONST && gr__vset_add(&b->vals, x) < 0) return gr__scan_nomem(b);
         }
     }
     for (j = 0; j <= sp->n_out; j++)
-        if (out[j] && !GR__SCAN_DEP(out[j]) && out[j]->kind != GR__VK_CONST && gr__vset_add(&vals, out[j]) < 0) goto nomem;
-    /* 3. the loop's description and its body */
-    d = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
-    if (!d) goto nomem;
-    d->head.refs = 1;
-    d->head.destroy = gr__scan_destroy;
-    d->head.name = d->name;
-    d->head.print = gr__scan_print;
-    d->head.grad_some = gr__scan_grad_some;
-    d->n_seq = sp->n_seq;
-    d->n_out = sp->n_out;
-    d->n_state = n_state;
-    d->n_val = vals.n;
-    d->has_n_steps = sp->n_steps != NULL;
-    for (i = 0; sp->seq_off && i < sp->n_seq; i++) d->n_off += sp->seq_off[i] != NULL;
-    d->has_until = until != NULL;
-    d->n_bin = n_stap + n_ttap + vals.n;
-    d->n_bout = sp->n_out + d->has_until;
-    d->go_backwards = sp->go_backwards;
-    d->truncate = sp->truncate;
-    d->checkpoints = sp->checkpoints;
-    snprintf(d->name, sizeof d->name, "%s", name);
-    if (sp->replay) {
-        if (!(d->seq_replay = (int *)gr__calloc((size_t)sp->n_seq + 1, sizeof(int)))) goto nomem;
-        memcpy(d->seq_replay, sp->seq_replay, sizeof(int) * (size_t)sp->n_seq);
-        d->replay = sp->replay;
-        d->replay->head.refs++;
-        d->replay_seq0 = sp->replay_seq0;
-        d->replay_init0 = sp->replay_init0;
-    }
-    d->head.n_in = gr__scan_n_in(d);
-    d->head.n_out = sp->n_out + 1;
-    d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
-    d->seq_ntaps = (int *)gr__calloc(6u * (size_t)sp->n_seq + 1, sizeof(int));
-    d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
-    d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
-    d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
-    d->taps = (int *)gr__calloc((size_t)(n_stap + n_ttap) + 1, sizeof(int));
-    d->ig = gr_graph_new();
-    if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) goto nomem;
-    d->seq_at = d->seq_ntaps + sp->n_seq;
-    d->seq_dir = d->seq_at + sp->n_seq;
-    d->seq_off = d->seq_dir + sp->n_seq;
-    d->seq_m = d->seq_off + sp->n_seq;
-    d->seq_M = d->seq_m + sp->n_seq;
-    d->st_ntaps = d->st_out + n_state;
-    d->st_at = d->st_ntaps + n_state;
-    d->st_D = d->st_at + n_state;
+        if (b->out[j] && !gr__scan_dep(b, b->out[j]) && b->out[j]->kind != GR__VK_CONST && gr__vset_add(&b->vals, b->out[j]) < 0)
+            return gr__scan_nomem(b);
+    return GR_OK;
+}
+
+/* the loop's taps: per sequence its taps, direction, offset input and span; per state its output,
+   taps and depth D */
+static void gr__scan_def_taps(gr__scan_def *d, const gr__scan_spec *sp) {
+    int i, j, t, pos, n_state;
     for (i = 0, pos = 0, t = 0; i < sp->n_seq; i++) {
         const int *tp = gr__scan_seq_taps(sp, i);
         int u;
@@ -9263,80 +9237,171 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
             }
         }
     }
-    /* the body's graph: its inputs, then the needed nodes copied in the order made */
-    map = (gr_var **)gr__calloc((size_t)nv + 1, sizeof(gr_var *));
-    if (!map) goto nomem;
-    for (i = 0; i < n_stap + n_ttap; i++) {
-        gr_var *b = gr__new_var(d->ig, in[i]->dtype, in[i]->ndim, gr__vshape(in[i]), GR__VK_INPUT);
-        if (!b) goto body_failed;
-        d->bin[i] = map[in[i]->id - g->var_base - v0] = b;
+}
+
+/* 3. the loop's description (b->d, its body graph still empty) */
+static gr_status gr__scan_def_new(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    int i, n_state = b->n_state, n_taps = b->n_stap + b->n_ttap;
+    gr__scan_def *d = b->d = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
+    if (!d) return gr__scan_nomem(b);
+    d->head.refs = 1;
+    d->head.destroy = gr__scan_destroy;
+    d->head.name = d->name;
+    d->head.print = gr__scan_print;
+    d->head.grad_some = gr__scan_grad_some;
+    d->n_seq = sp->n_seq;
+    d->n_out = sp->n_out;
+    d->n_state = n_state;
+    d->n_val = b->vals.n;
+    d->has_n_steps = sp->n_steps != NULL;
+    for (i = 0; sp->seq_off && i < sp->n_seq; i++) d->n_off += sp->seq_off[i] != NULL;
+    d->has_until = b->until != NULL;
+    d->n_bin = n_taps + b->vals.n;
+    d->n_bout = sp->n_out + d->has_until;
+    d->go_backwards = sp->go_backwards;
+    d->truncate = sp->truncate;
+    d->checkpoints = sp->checkpoints;
+    snprintf(d->name, sizeof d->name, "%s", b->name);
+    if (sp->replay) {
+        if (!(d->seq_replay = (int *)gr__calloc((size_t)sp->n_seq + 1, sizeof(int)))) return gr__scan_nomem(b);
+        memcpy(d->seq_replay, sp->seq_replay, sizeof(int) * (size_t)sp->n_seq);
+        d->replay = sp->replay;
+        d->replay->head.refs++;
+        d->replay_seq0 = sp->replay_seq0;
+        d->replay_init0 = sp->replay_init0;
     }
-    for (i = 0; i < vals.n; i++) {
-        gr_var *x = vals.list[i];
-        if (!(d->bin[n_stap + n_ttap + i] = gr__scan_standin(d->ig, x, 0))) goto body_failed;
-        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[n_stap + n_ttap + i], gr__vname(x))) goto body_failed;
+    d->head.n_in = gr__scan_n_in(d);
+    d->head.n_out = sp->n_out + 1;
+    d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    d->seq_ntaps = (int *)gr__calloc(6u * (size_t)sp->n_seq + 1, sizeof(int));
+    d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
+    d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
+    d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
+    d->taps = (int *)gr__calloc((size_t)n_taps + 1, sizeof(int));
+    d->ig = gr_graph_new();
+    if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) return gr__scan_nomem(b);
+    d->seq_at = d->seq_ntaps + sp->n_seq;
+    d->seq_dir = d->seq_at + sp->n_seq;
+    d->seq_off = d->seq_dir + sp->n_seq;
+    d->seq_m = d->seq_off + sp->n_seq;
+    d->seq_M = d->seq_m + sp->n_seq;
+    d->st_ntaps = d->st_out + n_state;
+    d->st_at = d->st_ntaps + n_state;
+    d->st_D = d->st_at + n_state;
+    gr__scan_def_taps(d, sp);
+    return GR_OK;
+}
+
+/* the body's counterpart of x, read by a node the body copies: made by the step, a constant, or a value read */
+static gr_var *gr__scan_body_var(const gr__scan_build *b, gr_var *x) {
+    if (gr__scan_dep(b, x)) return b->map[x->id - b->g->var_base - b->v0];
+    if (x->kind == GR__VK_CONST) return gr__constant(b->d->ig, (const gr_array *)gr__ext(x), x->flags);
+    return b->d->bin[b->n_stap + b->n_ttap + gr__vset_find(&b->vals, x)];
+}
+
+/* the error of a failed copy into the body, recorded on g */
+static gr_status gr__scan_body_failed(const gr__scan_build *b) {
+    gr_status st = b->d->ig->status != GR_OK ? b->d->ig->status : GR_ERR_NOMEM;
+    gr__error(b->g, st, "gr_scan '%s': copying the body: %s", b->name, b->d->ig->message[0] ? b->d->ig->message : "out of memory");
+    return st;
+}
+
+/* node k of the step (in the order made) copied into the body (ins: room for its inputs) */
+static gr_status gr__scan_copy_node(gr__scan_build *b, uint32_t k, gr_var **ins) {
+    gr_node *node = b->g->nodes[b->n0 + k];
+    gr__scan_def *d = b->d;
+    gr_var *bo[64], **bouts = bo;
+    gr_status st = GR_OK;
+    int i, j;
+    if (node->n_out > 64) {
+        bouts = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out);
+        if (!bouts) return gr__scan_nomem(b);
     }
-    {
-        int max_in = 8;
-        for (k = 0; k < nn; k++) if (need[k] && g->nodes[n0 + k]->n_in > max_in) max_in = g->nodes[n0 + k]->n_in;
-        ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(max_in + 1));
-        if (!ins) goto nomem;
+    for (i = 0; i < node->n_in; i++) if (!(ins[i] = gr__scan_body_var(b, gr__in(node)[i]))) break;
+    if (i < node->n_in || gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, bouts) != GR_OK)
+        st = gr__scan_body_failed(b);
+    for (j = 0; st == GR_OK && j < node->n_out; j++) {
+        b->map[gr__out(node)[j]->id - b->g->var_base - b->v0] = bouts[j];
+        if (gr__vname(gr__out(node)[j]) && !gr__set_name(d->ig, bouts[j], gr__vname(gr__out(node)[j]))) st = gr__scan_body_failed(b);
     }
-#define GR__SCAN_MAP(x) (GR__SCAN_DEP(x) ? map[(x)->id - g->var_base - v0] : (x)->kind == GR__VK_CONST ? \
-    gr__constant(d->ig, (const gr_array *)gr__ext(x), (x)->flags) : d->bin[n_stap + n_ttap + gr__vset_find(&vals, (x))])
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
-        gr_var *bo[64], **bouts = bo;
-        if (!need[k]) continue;
-        if (node->n_out > 64) {
-            bouts = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out);
-            if (!bouts) goto nomem;
-        }
-        for (i = 0; i < node->n_in; i++) if (!(ins[i] = GR__SCAN_MAP(gr__in(node)[i]))) break;
-        if (i < node->n_in || gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, bouts) != GR_OK) {
-            if (bouts != bo) GR_FREE(bouts);
-            goto body_failed;
-        }
-        for (j = 0; j < node->n_out; j++) {
-            map[gr__out(node)[j]->id - g->var_base - v0] = bouts[j];
-            if (gr__vname(gr__out(node)[j]) && !gr__set_name(d->ig, bouts[j], gr__vname(gr__out(node)[j]))) {
-                if (bouts != bo) GR_FREE(bouts);
-                goto body_failed;
-            }
-        }
-        if (bouts != bo) GR_FREE(bouts);
+    if (bouts != bo) GR_FREE(bouts);
+    return st;
+}
+
+/* the body's graph: its inputs, then the needed nodes copied in the order made, its outputs, the
+   loop's connection pattern */
+static gr_status gr__scan_copy_body(gr__scan_build *b) {
+    gr__scan_def *d = b->d;
+    gr_graph *g = b->g;
+    int i, j, n_taps = b->n_stap + b->n_ttap, max_in = 8;
+    gr_var **ins;
+    uint32_t k;
+    gr_status st = GR_OK;
+    b->map = (gr_var **)gr__calloc((size_t)b->nv + 1, sizeof(gr_var *));
+    if (!b->map) return gr__scan_nomem(b);
+    for (i = 0; i < n_taps; i++) {
+        gr_var *x = gr__new_var(d->ig, b->in[i]->dtype, b->in[i]->ndim, gr__vshape(b->in[i]), GR__VK_INPUT);
+        if (!x) return gr__scan_body_failed(b);
+        d->bin[i] = b->map[b->in[i]->id - g->var_base - b->v0] = x;
     }
-    for (j = 0; j < d->n_bout; j++) if (!(d->bout[j] = GR__SCAN_MAP(out[j]))) goto body_failed;
-#undef GR__SCAN_MAP
-#undef GR__SCAN_DEP
-#undef GR__SCAN_NEW
-    if (gr__scan_pattern(d) != GR_OK) goto nomem;
-    /* 4. the node */
+    for (i = 0; i < b->vals.n; i++) {
+        gr_var *x = b->vals.list[i];
+        if (!(d->bin[n_taps + i] = gr__scan_standin(d->ig, x, 0))) return gr__scan_body_failed(b);
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[n_taps + i], gr__vname(x))) return gr__scan_body_failed(b);
+    }
+    for (k = 0; k < b->nn; k++) if (b->need[k] && g->nodes[b->n0 + k]->n_in > max_in) max_in = g->nodes[b->n0 + k]->n_in;
+    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(max_in + 1));
+    if (!ins) return gr__scan_nomem(b);
+    for (k = 0; k < b->nn && st == GR_OK; k++) if (b->need[k]) st = gr__scan_copy_node(b, k, ins);
     GR_FREE(ins);
-    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gr__scan_n_in(d) + 1));
-    if (!ins) goto nomem;
+    if (st != GR_OK) return st;
+    for (j = 0; j < d->n_bout; j++) if (!(d->bout[j] = gr__scan_body_var(b, b->out[j]))) return gr__scan_body_failed(b);
+    if (gr__scan_pattern(d) != GR_OK) return gr__scan_nomem(b);
+    return GR_OK;
+}
+
+/* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
+   own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
+static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
+    gr__scan_build b;
+    gr_var **ins = NULL;
+    gr__scan_params prm;
+    int i, j, pos;
+    gr_status st;
+    memset(&b, 0, sizeof b);
+    b.g = g;
+    b.sp = sp;
+    b.name = sp->name ? sp->name : "scan";
+    b.v0 = g->n_vars;
+    b.n0 = g->n_nodes;
+    for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
+    for (i = 0; i < sp->n_seq; i++) b.n_stap += gr__scan_seq_ntaps(sp, i);
+    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) { b.n_state++; b.n_ttap += gr__scan_out_ntaps(sp, j); }
+    b.in = (gr_var **)gr__calloc((size_t)(b.n_stap + b.n_ttap + sp->n_val) + 1, sizeof(gr_var *));
+    b.out = (gr_var **)gr__calloc((size_t)sp->n_out + 2, sizeof(gr_var *));
+    if (!b.in || !b.out) { st = gr__scan_nomem(&b); goto done; }
+    if ((st = gr__scan_run_step(&b)) != GR_OK || (st = gr__scan_find_body(&b)) != GR_OK || (st = gr__scan_def_new(&b)) != GR_OK ||
+        (st = gr__scan_copy_body(&b)) != GR_OK)
+        goto done;
+    /* 4. the node */
+    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gr__scan_n_in(b.d) + 1));
+    if (!ins) { st = gr__scan_nomem(&b); goto done; }
     pos = 0;
     if (sp->n_steps) ins[pos++] = sp->n_steps;
     for (i = 0; sp->seq_off && i < sp->n_seq; i++) if (sp->seq_off[i]) ins[pos++] = sp->seq_off[i];
     for (i = 0; i < sp->n_seq; i++) ins[pos++] = sp->seq[i];
     for (j = 0; j < sp->n_out; j++) if (sp->init[j]) ins[pos++] = sp->init[j];
-    for (i = 0; i < vals.n; i++) ins[pos++] = vals.list[i];
+    for (i = 0; i < b.vals.n; i++) ins[pos++] = b.vals.list[i];
     memset(&prm, 0, sizeof prm);
-    prm.def = d;
+    prm.def = b.d;
     st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, pos, ins, sp->n_out + 1, results);
-    if (st != GR_OK) { for (i = 0; i <= sp->n_out; i++) results[i] = NULL; goto fail; }
-    goto done;
-body_failed:
-    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
-    gr__error(g, st, "gr_scan '%s': copying the body: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
-    goto fail;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", name);
-fail:
+    if (st != GR_OK) for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
 done:
-    if (d && --d->head.refs == 0) d->head.destroy(&d->head);   /* the node's graph holds it now */
-    gr__vset_free(&vals);
-    GR_FREE(in); GR_FREE(out); GR_FREE(dep); GR_FREE(need); GR_FREE(map); GR_FREE(ins);
+    if (b.d && --b.d->head.refs == 0) b.d->head.destroy(&b.d->head);   /* the node's graph holds it now */
+    gr__vset_free(&b.vals);
+    GR_FREE(b.in); GR_FREE(b.out); GR_FREE(b.dep); GR_FREE(b.need); GR_FREE(b.map); GR_FREE(ins);
     return st;
 }
 
@@ -11521,47 +11586,32 @@ static gr_var *gr__gop_shared_in(gr_graph *g, gr__gop_def *d, int k) {
 
 /* ---- gr_op_from_graph -------------------------------------------------------------------------------- */
 
-static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
-                               const gr_graph_op_opts *opts) {
-    gr__gop_def *d = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k;
-    uint8_t *given = NULL;
-    gr_var **map = NULL, **xs = NULL, **ys = NULL;
-    int i, j, cap = 0, cap_sh = 0;
-    gr_status st = GR_ERR_NOMEM;
-    if (!name) name = "op_from_graph";
+/* the operands are free variables of g and the outputs values of g; else the error is recorded on g: 1 */
+static int gr__gop_bad_args(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs) {
+    int i, j;
     for (i = 0; i < n_in; i++) {
         gr_var *x = inputs[i];
-        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return NULL; }
-        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return NULL; }
+        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return 1; }
+        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return 1; }
         if (x->kind != GR__VK_INPUT) {
             gr__error(g, gr__is_marker(x) ? GR_ERR_TYPE : GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) is %s", name, i, gr__d(x).s,
                       x->kind == GR__VK_CONST ? "a constant; inputs are free variables (gr_tensor)" :
                       x->kind == GR__VK_SHARED ? "a shared variable; those are read as they are, without being inputs" :
                       x->kind == GR__VK_OUT ? "computed; inputs are free variables (gr_tensor)" : "a gradient marker, not a value");
-            return NULL;
+            return 1;
         }
     }
     for (j = 0; j < n_out; j++) {
         gr_var *y = outputs[j];
-        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return NULL; }
-        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return NULL; }
-        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return NULL; }
+        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return 1; }
+        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return 1; }
+        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return 1; }
     }
-    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
-    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
-    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
-    if (!given || !map || !d) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        uint32_t id = inputs[i]->id;
-        if (given[id]) {
-            for (j = 0; inputs[j] != inputs[i]; j++) {}
-            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
-            goto fail;
-        }
-        given[id] = 1;
-    }
+    return 0;
+}
+
+/* d's description: its name, counts, rules and handle (the inner graph not made yet) */
+static void gr__gop_describe(gr__gop_def *d, const char *name, int n_in, int n_out, const gr_graph_op_opts *opts) {
     d->head.refs = 1;
     d->head.destroy = gr__gop_destroy;
     d->head.name = d->name;
@@ -11578,16 +11628,26 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->handle.op.n_out = n_out;
     d->handle.op.perform = gr__gop_handle_perform;
     d->handle.op.builtin = &gr__gop_handle_builtin;
-    d->ig = gr_graph_new();
-    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
-    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
-    if (!d->ig || !d->bin || !d->bout) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        gr_var *x = inputs[i];
-        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
-        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
-    }
-    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) goto fail;
+}
+
+/* the error of a failed copy into d->ig, recorded on g */
+static gr_status gr__gop_copy_failed(gr_graph *g, const gr__gop_def *d, const char *name) {
+    gr_status st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    return st;
+}
+
+/* the nodes of g the outputs need (given: the operands, by variable id) copied into d->ig, then the
+   inner outputs; map: g's variable id -> its counterpart (the operands' already there). Errors are
+   recorded on g. */
+static gr_status gr__gop_copy(gr_graph *g, gr__gop_def *d, const char *name, int n_out, gr_var *const *outputs, const uint8_t *given,
+                              gr_var **map) {
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    gr_var **xs = NULL, **ys = NULL;
+    int i, j, cap = 0, cap_sh = 0;
+    gr_status st = GR_OK;
+    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
     /* a leaf's counterpart: an input, a constant, or the stand-in of a shared variable (a new
        input of the inner graph, after the operands) */
 #define GR__GOP_LEAF(x) (map[(x)->id] ? map[(x)->id] : gr__gop_leaf(g, d, x, map, &cap_sh))
@@ -11598,7 +11658,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
             GR_FREE(xs); GR_FREE(ys);
             xs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
             ys = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
-            if (!xs || !ys) goto nomem;
+            if (!xs || !ys) { st = gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name); goto done; }
         }
         for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
         if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
@@ -11613,6 +11673,49 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     }
     for (j = 0; j < n_out; j++) if (!(d->bout[j] = GR__GOP_LEAF(outputs[j]))) goto leaf_failed;
 #undef GR__GOP_LEAF
+    goto done;
+leaf_failed:
+    if (g->status != GR_OK) { st = g->status; goto done; }
+inner:
+    st = gr__gop_copy_failed(g, d, name);
+done:
+    GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    return st;
+}
+
+static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_graph_op_opts *opts) {
+    gr__gop_def *d = NULL;
+    uint32_t k;
+    uint8_t *given = NULL;
+    gr_var **map = NULL;
+    int i, j;
+    if (!name) name = "op_from_graph";
+    if (gr__gop_bad_args(g, name, n_in, inputs, n_out, outputs)) return NULL;
+    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
+    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
+    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
+    if (!given || !map || !d) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        uint32_t id = inputs[i]->id;
+        if (given[id]) {
+            for (j = 0; inputs[j] != inputs[i]; j++) {}
+            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
+            goto fail;
+        }
+        given[id] = 1;
+    }
+    gr__gop_describe(d, name, n_in, n_out, opts);
+    d->ig = gr_graph_new();
+    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    if (!d->ig || !d->bin || !d->bout) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        gr_var *x = inputs[i];
+        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
+    }
+    if (gr__gop_copy(g, d, name, n_out, outputs, given, map) != GR_OK) goto fail;
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
     for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
         if (gr__flags_of(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
@@ -11624,19 +11727,16 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->sh_id = (uint32_t *)gr__calloc((size_t)d->n_sh + 1, sizeof(uint32_t));
     if (!d->g_at || !d->r_at || !d->sh_var || !d->sh_id) goto nomem;
     if (gr__gop_pattern(d, opts ? opts->connection_pattern : NULL) != GR_OK) goto nomem;
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return &d->handle.op;
-leaf_failed:
-    if (g->status != GR_OK) goto fail;
 inner:
-    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
-    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    gr__gop_copy_failed(g, d, name);
     goto fail;
 nomem:
     gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name);
 fail:
     if (d) gr__gop_destroy(&d->head);
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return NULL;
 }
 
