@@ -1146,27 +1146,34 @@ static gr_status gr__replay_begin(const gr_node *node, gr__replay *rp, const gr_
     return GR_OK;
 }
 
-static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
-    const gr__scan_def *d = p->def;
-    gr__scan_rt *rt = p->rt;
-    gr_graph *g = node->graph;
-    int64_t L = -1, t, run = 0, *off = NULL, off_stack[16], lm1 = -1;
-    unsigned char *pp = NULL, pp_stack[16];
-    int any_pp = 0;
-    size_t *rowb = NULL, rowb_stack[16];
-    int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
-    gr_status st = GR_OK;
-    if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
-    off = d->n_seq <= 16 ? off_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
-    rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
-    if (!off || !rowb) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); goto out; }
-    /* the number of steps */
+/* What one run of a loop works on (gr__Scan_perform): the node, its loop and runtime state, the
+   node's arrays; the steps to run (L) and run; a checkpointed gradient's last forward step (lm1, or
+   -1); per sequence its offset; per output the bytes of its rows and whether it goes from step to
+   step without a copy (pp; any_pp: one does). */
+typedef struct gr__scan_call {
+    const gr_node *node;
+    const gr__scan_def *d;
+    gr__scan_rt *rt;
+    const gr_array *const *in;
+    gr_array *const *out;
+    int64_t L, run, lm1, *off;
+    size_t *rowb;
+    unsigned char *pp;
+    int any_pp;
+} gr__scan_call;
+
+/* the number of steps (c->L) and each sequence's offset (c->off), which allows the steps whose rows
+   off + dir t + k - m stay in [0, len); a mit-sot's initial rows checked */
+static gr_status gr__scan_steps(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_array *const *in = c->in;
+    gr_graph *g = c->node->graph;
+    int64_t L = -1, *off = c->off;
+    int i, s, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d);
     if (d->has_n_steps) {
         L = (int64_t)gr__load(GR_I64, in[0]->data, 0);
-        if (L < 0) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); goto out; }
+        if (L < 0) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L);
     }
-    /* each sequence's offset, and the steps it allows: rows off + dir t + k - m stay in [0, len) */
     for (i = 0; i < d->n_seq; i++) {
         const gr_array *x = in[i_seq + i];
         int64_t span = d->seq_M[i] - d->seq_m[i], allows;
@@ -1175,134 +1182,141 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
         if (d->seq_dir[i] > 0) allows = off[i] < 0 ? -1 : x->shape[0] - span - off[i];
         else allows = off[i] + span > x->shape[0] - 1 ? -1 : off[i] + 1;
-        if (allows < 0 || (d->has_n_steps && allows < L)) {
-            st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
-                           (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
-                           (long long)((d->has_n_steps ? L : 0) + span + (d->seq_off[i] >= 0 ? 0 : 0)));
-            goto out;
-        }
+        if (allows < 0 || (d->has_n_steps && allows < L))
+            return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
+                             (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
+                             (long long)((d->has_n_steps ? L : 0) + span + (d->seq_off[i] >= 0 ? 0 : 0)));
         if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
     }
     for (s = 0; s < d->n_state; s++) {
         const gr_array *x0 = in[i_init + s];
         if (d->taps[d->st_at[s]] != -1 || d->st_ntaps[s] != 1) {        /* a mit-sot: D rows of initial values */
-            if (x0->shape[0] < d->st_D[s]) {
-                st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
-                               d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)x0->shape[0]);
-                goto out;
-            }
+            if (x0->shape[0] < d->st_D[s])
+                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
+                                 d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)x0->shape[0]);
         }
     }
-    /* rows of the outputs with a state: their state's shape */
+    c->L = L;
+    return GR_OK;
+}
+
+/* the rows of the outputs with a state: their state's shape, room for the first (row 0: the initial
+   value, when kept in front); 0 when out of memory */
+static int gr__scan_state_rows(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    size_t *rowb = c->rowb;
+    int j, s;
     for (j = 0; j < d->n_out; j++) {
         rowb[j] = 0;
         s = d->out_state[j];
         if (s >= 0) {
-            const gr_array *x0 = in[i_init + s];
+            const gr_array *x0 = c->in[gr__scan_i_init(d) + s];
+            gr_array *o = c->out[j];
             int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, a;
             size_t n = 1;
             for (a = sit ? 0 : 1; a < x0->ndim; a++) n *= (size_t)x0->shape[a];
             rowb[j] = n * gr__dsize(x0->dtype);
-            out[j]->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
-            for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
-            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) goto nomem;
-            if (gr__scan_front(node, j) && rowb[j]) memcpy(rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
+            o->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = sit ? 0 : 1; a < x0->ndim; a++) o->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
+            if (!gr__scan_room(c->rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) return 0;
+            if (gr__scan_front(node, j) && rowb[j]) memcpy(c->rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
         }
     }
-    /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
-    if (rt->rp) {
-        for (i = 0; i < d->n_seq && d->seq_replay[i] < 0; i++) {}
-        lm1 = i < d->n_seq ? off[i] : -1;
-        if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, off, lm1, lm1 + 1 - L)) != GR_OK) goto out;
+    return 1;
+}
+
+/* the body's inputs at step t: the sequences' rows (a replayed forward state's from win), the
+   states' taps (the initial value's rows, the other instance's output, or the rows kept), the values */
+static void gr__scan_bind(gr__scan_call *c, int64_t t, const unsigned char *win) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    const gr_array *const *in = c->in;
+    gr__scan_rt *rt = c->rt;
+    int i, j, s, k, pos, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
+    for (i = 0, pos = 0; i < d->n_seq; i++)
+        for (k = 0; k < d->seq_ntaps[i]; k++) {
+            gr_array *v = &rt->bin[pos++];
+            if (win && d->seq_replay[i] >= 0) {      /* a forward state's row, from the replayed window */
+                int fs = d->seq_replay[i];
+                gr__row_view(v, in[i_seq + i], 0);
+                v->data = (unsigned char *)(uintptr_t)win + rt->rp->s_off[fs] +
+                          (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * rt->rp->s_row[fs];
+            } else
+                gr__row_view(v, in[i_seq + i], c->off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
+        }
+    for (s = 0; s < d->n_state; s++) {
+        const gr_array *x0 = in[i_init + s];
+        int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
+        j = d->st_out[s];
+        for (k = 0; k < d->st_ntaps[s]; k++) {
+            int64_t r = t + d->taps[d->st_at[s] + k];
+            gr_array *v = &rt->bin[pos++];
+            if (r < 0) {
+                if (sit) *v = *x0;
+                else gr__row_view(v, x0, r + D);
+            } else if (c->pp[j]) {               /* the other instance's output of the step before */
+                *v = *x0;
+                v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
+            } else {
+                int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
+                *v = *x0;                     /* dtype; the state's row shape */
+                if (!sit) gr__row_view(v, x0, 0);
+                v->data = (char *)rt->res[j].data + (size_t)slot * c->rowb[j];
+            }
+        }
     }
-    pp = d->n_out <= 16 ? pp_stack : (unsigned char *)GR_MALLOC((size_t)d->n_out);
-    if (!pp) goto nomem;
-    for (j = 0; j < d->n_out; j++) { pp[j] = (unsigned char)gr__scan_pingpong(node, j); any_pp |= pp[j]; }
-    /* the steps */
-    for (t = 0; t < L && !done; t++) {
-        const unsigned char *win = NULL;
-        if (rt->rp && lm1 >= 0 && (st = gr__replay_next(node, rt->rp, in, off, lm1, lm1 - t, &win)) != GR_OK) goto out;
-        for (i = 0, pos = 0; i < d->n_seq; i++)
-            for (k = 0; k < d->seq_ntaps[i]; k++) {
-                gr_array *v = &rt->bin[pos++];
-                if (win && d->seq_replay[i] >= 0) {      /* a forward state's row, from the replayed window */
-                    int fs = d->seq_replay[i];
-                    gr__row_view(v, in[i_seq + i], 0);
-                    v->data = (unsigned char *)(uintptr_t)win + rt->rp->s_off[fs] +
-                              (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * rt->rp->s_row[fs];
-                } else
-                    gr__row_view(v, in[i_seq + i], off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
-            }
-        for (s = 0; s < d->n_state; s++) {
-            const gr_array *x0 = in[i_init + s];
-            int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
-            j = d->st_out[s];
-            for (k = 0; k < d->st_ntaps[s]; k++) {
-                int64_t r = t + d->taps[d->st_at[s] + k];
-                gr_array *v = &rt->bin[pos++];
-                if (r < 0) {
-                    if (sit) *v = *x0;
-                    else gr__row_view(v, x0, r + D);
-                } else if (pp[j]) {                  /* the other instance's output of the step before */
-                    *v = *x0;
-                    v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
-                } else {
-                    int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
-                    *v = *x0;                     /* dtype; the state's row shape */
-                    if (!sit) gr__row_view(v, x0, 0);
-                    v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
-                }
-            }
-        }
-        for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
-        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK)
-            goto out;
-        if ((st = gr_call(any_pp && (t & 1) ? rt->body2 : rt->body, rt->bin_ptr, any_pp && (t & 1) ? rt->bout2 : rt->bout)) != GR_OK) {
-            const char *msg = gr_fn_message(any_pp && (t & 1) ? rt->body2 : rt->body);
-            st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
-            goto out;
-        }
-        for (j = 0; j < d->n_out; j++) {
-            const gr_array *b = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
-            size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
-            int64_t slot = t + gr__scan_front(node, j);
-            s = d->out_state[j];
-            if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
-                int a;
-                rowb[j] = bytes;
-                out[j]->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
-                for (a = 0; a < b->ndim; a++) out[j]->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = b->shape[a];
-            }
-            {
-                int a, lead = gr__scan_last(node, j) ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
-                for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
-                if (!same) {
-                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
-                                   gr__as(b).s, s >= 0 ? "its state has another" : "the first step's was another");
-                    goto out;
-                }
-            }
-            if (pp[j] && !(t + 1 == L)) continue;       /* read from the instance's output: copied at the end only */
-            if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
-            if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1)) goto nomem;
-            if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
-        }
-        run = t + 1;
-        {
-            const gr_array *cond = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[d->n_out];
-            if (d->has_until && gr__load(cond->dtype, cond->data, 0) != 0) done = 1;
-        }
-        if (done && any_pp && t + 1 < L)                  /* the last step: its ping-pong values kept now */
-            for (j = 0; j < d->n_out; j++) {
-                const gr_array *b = (t & 1 ? rt->bout2 : rt->bout)[j];
-                if (!pp[j]) continue;
-                if (!gr__scan_room(rt, j, 1, rowb[j] ? rowb[j] : 1)) goto nomem;
-                if (b->size) memcpy(rt->res[j].data, b->data, (size_t)b->size * gr__dsize(b->dtype));
-            }
-    }
-    /* the outputs: rows of their own memory */
+    for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
+}
+
+/* the outputs of step t kept: each checked against the shape of its rows (an output without a
+   state takes the first step's), then copied to its row (a ping-pong output: at the last step only) */
+static gr_status gr__scan_keep(gr__scan_call *c, int64_t t) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    gr__scan_rt *rt = c->rt;
+    gr_array *const *out = c->out;
+    size_t *rowb = c->rowb;
+    int j, s;
     for (j = 0; j < d->n_out; j++) {
-        gr_array *o = out[j];
+        const gr_array *b = (c->any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
+        size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
+        int64_t slot = t + gr__scan_front(node, j);
+        s = d->out_state[j];
+        if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
+            int a;
+            rowb[j] = bytes;
+            out[j]->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = 0; a < b->ndim; a++) out[j]->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = b->shape[a];
+        }
+        {
+            int a, lead = gr__scan_last(node, j) ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
+            for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
+            if (!same)
+                return gr__error(node->graph, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
+                                 gr__as(b).s, s >= 0 ? "its state has another" : "the first step's was another");
+        }
+        if (c->pp[j] && !(t + 1 == c->L)) continue;   /* read from the instance's output: copied at the end only */
+        if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
+        if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1))
+            return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
+    }
+    return GR_OK;
+}
+
+/* the outputs, once the steps ran: their shapes, and their data in the rows kept (a LAST output's
+   final row; with no step, the initial value's last tap) */
+static gr_status gr__scan_give(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    gr__scan_rt *rt = c->rt;
+    gr_graph *g = node->graph;
+    int64_t run = c->run;
+    size_t *rowb = c->rowb;
+    int j, s;
+    for (j = 0; j < d->n_out; j++) {
+        gr_array *o = c->out[j];
         int a;
         if (run == 0 && d->out_state[j] < 0) {   /* no step ran: the body's shape at step 0, from its static shape */
             const gr_var *b = d->bout[j];
@@ -1312,17 +1326,15 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         if (!gr__scan_last(node, j)) o->shape[0] = run + gr__scan_front(node, j);
         o->size = 1;
         for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
-        if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
-        if (run == 0 && !d->out_last[j] && gr__scan_last(node, j)) {   /* read at row -1, which 0 steps do not have */
-            st = gr__error(g, GR_ERR_RUNTIME, "gr_scan '%s': output %d is read at its last row, and no step ran", d->name, j);
-            goto out;
-        }
+        if (!gr__scan_room(rt, j, 1, 1)) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        if (run == 0 && !d->out_last[j] && gr__scan_last(node, j))   /* read at row -1, which 0 steps do not have */
+            return gr__error(g, GR_ERR_RUNTIME, "gr_scan '%s': output %d is read at its last row, and no step ran", d->name, j);
         if (gr__scan_last(node, j)) {
             s = d->out_state[j];
             if (run == 0 && s >= 0) {             /* the state before any step: the initial's last tap */
-                const gr_array *x0 = in[i_init + s];
+                const gr_array *x0 = c->in[gr__scan_i_init(d) + s];
                 int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
-                if (!gr__scan_room(rt, j, d->st_D[s], rowb[j] ? rowb[j] : 1)) goto nomem;
+                if (!gr__scan_room(rt, j, d->st_D[s], rowb[j] ? rowb[j] : 1)) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
                 memcpy(rt->res[j].data, (const char *)x0->data + (sit ? 0 : (size_t)(d->st_D[s] - 1) * rowb[j]), rowb[j]);
                 o->data = rt->res[j].data;
             } else
@@ -1331,15 +1343,75 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             o->data = rt->res[j].data;
     }
     rt->steps = run;
-    out[d->n_out]->size = 1;
-    out[d->n_out]->data = &rt->steps;
+    c->out[d->n_out]->size = 1;
+    c->out[d->n_out]->data = &rt->steps;
+    return GR_OK;
+}
+
+static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    const gr__scan_def *d = p->def;
+    gr__scan_rt *rt = p->rt;
+    gr_graph *g = node->graph;
+    gr__scan_call c;
+    int64_t t, off_stack[16];
+    unsigned char pp_stack[16];
+    size_t rowb_stack[16];
+    int i, j, done = 0;
+    gr_status st = GR_OK;
+    if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
+    memset(&c, 0, sizeof c);
+    c.node = node; c.d = d; c.rt = rt; c.in = in; c.out = out;
+    c.L = -1; c.lm1 = -1;
+    c.off = d->n_seq <= 16 ? off_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
+    c.rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
+    if (!c.off || !c.rowb) goto nomem;
+    if ((st = gr__scan_steps(&c)) != GR_OK) goto out;
+    if (!gr__scan_state_rows(&c)) goto nomem;
+    /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
+    if (rt->rp) {
+        for (i = 0; i < d->n_seq && d->seq_replay[i] < 0; i++) {}
+        c.lm1 = i < d->n_seq ? c.off[i] : -1;
+        if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, c.off, c.lm1, c.lm1 + 1 - c.L)) != GR_OK) goto out;
+    }
+    c.pp = d->n_out <= 16 ? pp_stack : (unsigned char *)GR_MALLOC((size_t)d->n_out);
+    if (!c.pp) goto nomem;
+    for (j = 0; j < d->n_out; j++) { c.pp[j] = (unsigned char)gr__scan_pingpong(node, j); c.any_pp |= c.pp[j]; }
+    /* the steps */
+    for (t = 0; t < c.L && !done; t++) {
+        const unsigned char *win = NULL;
+        int odd = c.any_pp && (t & 1);           /* the step runs the second instance */
+        if (rt->rp && c.lm1 >= 0 && (st = gr__replay_next(node, rt->rp, in, c.off, c.lm1, c.lm1 - t, &win)) != GR_OK) goto out;
+        gr__scan_bind(&c, t, win);
+        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, c.any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK)
+            goto out;
+        if ((st = gr_call(odd ? rt->body2 : rt->body, rt->bin_ptr, odd ? rt->bout2 : rt->bout)) != GR_OK) {
+            const char *msg = gr_fn_message(odd ? rt->body2 : rt->body);
+            st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
+            goto out;
+        }
+        if ((st = gr__scan_keep(&c, t)) != GR_OK) goto out;
+        c.run = t + 1;
+        {
+            const gr_array *cond = (odd ? rt->bout2 : rt->bout)[d->n_out];
+            if (d->has_until && gr__load(cond->dtype, cond->data, 0) != 0) done = 1;
+        }
+        if (done && c.any_pp && t + 1 < c.L)              /* the last step: its ping-pong values kept now */
+            for (j = 0; j < d->n_out; j++) {
+                const gr_array *b = (t & 1 ? rt->bout2 : rt->bout)[j];
+                if (!c.pp[j]) continue;
+                if (!gr__scan_room(rt, j, 1, c.rowb[j] ? c.rowb[j] : 1)) goto nomem;
+                if (b->size) memcpy(rt->res[j].data, b->data, (size_t)b->size * gr__dsize(b->dtype));
+            }
+    }
+    st = gr__scan_give(&c);
     goto out;
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
 out:
-    if (off && off != off_stack) GR_FREE(off);
-    if (pp && pp != pp_stack) GR_FREE(pp);
-    if (rowb && rowb != rowb_stack) GR_FREE(rowb);
+    if (c.off && c.off != off_stack) GR_FREE(c.off);
+    if (c.pp && c.pp != pp_stack) GR_FREE(c.pp);
+    if (c.rowb && c.rowb != rowb_stack) GR_FREE(c.rowb);
     return st;
 }
 
