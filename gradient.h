@@ -10366,37 +10366,32 @@ static int gr__bptt_at(const gr__bptt *c, int b) {
     return at;
 }
 
-static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
-    gr__bptt *c = (gr__bptt *)user;
+/* the status of a failed construction on g: its error, or out of memory */
+static gr_status gr__scan_failed(const gr_graph *g) { return g->status != GR_OK ? g->status : GR_ERR_NOMEM; }
+
+/* where the gradient step's B states start among its inputs: after the outputs' gradients, the taps
+   and the histories' tap 0; its values come after the B states and the sums */
+static int gr__bptt_b_states(const gr__bptt *c) { return c->n_g + gr__scan_b_val(c->d) + c->n_hy; }
+static int gr__bptt_b_vals(const gr__bptt *c) { return gr__bptt_b_states(c) + c->n_b + c->n_acc; }
+
+/* One gradient step's work (gr__bptt_step): the forward body's outputs on the step's values (fo),
+   their adjoints (ev), what the gradient is taken with respect to (wrt; wrt_of: per wrt, its forward
+   body input, or -(1 + value)) and the gradients (gr). */
+typedef struct gr__bptt_work {
+    gr_var **map, **fo, **ev, **wrt, **gr;
+    int *wrt_of;
+    int n_wrt;
+} gr__bptt_work;
+
+/* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
+static gr_status gr__bptt_adjoints(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr__bptt_work *w) {
     const gr__scan_def *d = c->d;
-    gr_graph *ig = d->ig;
-    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap + c->n_hy;
-    int b_vals = b_states + c->n_b + c->n_acc, i, j, s, k, n_wrt = 0, w;
-    uint32_t n_fwd_nodes;
-    gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL;
-    int *wrt_of = NULL;                  /* per wrt: the forward body input, or -(1 + value) */
-    int q = 0;
-    uint32_t kk;
-    gr_grad_opts lo;
-    gr_status st = GR_ERR_NOMEM;
-    (void)until;
-    map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
-    fo = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
-    ev = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
-    wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    gr = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    wrt_of = (int *)gr__calloc((size_t)d->n_bin + 1, sizeof(int));
-    if (!map || !fo || !ev || !wrt || !gr || !wrt_of) goto nomem;
-    /* the forward body, on the backward step's values of its inputs */
-    for (i = 0; i < d->n_bin; i++)
-        map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[gr__bptt_at(c, i)] : in[b_vals + i - gr__scan_b_val(d)];
-    if ((st = gr__scan_clone(d, g, map, fo)) != GR_OK) goto done;
-    n_fwd_nodes = g->n_nodes;
-    /* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
+    int j, s, b_states = gr__bptt_b_states(c);
+    gr_var **fo = w->fo, **ev = w->ev;
     for (j = 0; j < d->n_out; j++) {
         gr_var *a = NULL;
         s = d->out_state[j];
-        if (!gr__is_float(fo[j]->dtype)) { ev[j] = gr_zeros_like(fo[j]); if (!ev[j]) goto failed; continue; }
+        if (!gr__is_float(fo[j]->dtype)) { ev[j] = gr_zeros_like(fo[j]); if (!ev[j]) return gr__scan_failed(g); continue; }
         if (c->g_of[j] >= 0) a = in[c->g_of[j]];
         if (s >= 0 && c->b_of[s] >= 0) {
             gr_var *bj = in[b_states + c->b_of[s]];
@@ -10405,9 +10400,22 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
         }
         ev[j] = a ? a : gr_zeros_like(fo[j]);
         if (ev[j] && ev[j]->dtype != fo[j]->dtype) ev[j] = gr_cast(ev[j], (gr_dtype)fo[j]->dtype);
-        if (!ev[j]) goto failed;
+        if (!ev[j]) return gr__scan_failed(g);
     }
-    /* with respect to: the float sequences' taps, the float states' taps, the float values */
+    return GR_OK;
+}
+
+/* the gradients of the taps and values: with respect to the float sequences' taps, the float states'
+   taps and the float values, of sum_j <a_j, y_j>; nodes made since n_fwd_nodes read the stored
+   history instead of a recomputed output; a null gradient noted for the loop's input, zeros here */
+static gr_status gr__bptt_grads(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr__bptt_work *w, uint32_t n_fwd_nodes) {
+    const gr__scan_def *d = c->d;
+    int i, s, k, n_wrt = 0, wi, n_stap = gr__scan_b_state(d), b_vals = gr__bptt_b_vals(c);
+    gr_var **fo = w->fo, **wrt = w->wrt, **gr = w->gr;
+    int *wrt_of = w->wrt_of;
+    uint32_t kk;
+    gr_grad_opts lo;
+    gr_status st;
     for (i = 0; i < d->n_seq; i++)
         if (c->sg_of[i] >= 0)
             for (k = 0; k < d->seq_ntaps[i]; k++) { wrt_of[n_wrt] = d->seq_at[i] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->seq_at[i] + k)]; }
@@ -10416,6 +10424,7 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
             for (k = 0; k < d->st_ntaps[s]; k++) { wrt_of[n_wrt] = d->st_at[s] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->st_at[s] + k)]; }
     for (i = 0; i < d->n_val; i++)
         if (c->acc_of[i] >= 0) { wrt_of[n_wrt] = -1 - i; wrt[n_wrt++] = in[b_vals + i]; }
+    w->n_wrt = n_wrt;
     memset(&lo, 0, sizeof lo);
     lo.disconnected_inputs = GR_IGNORE;
     lo.return_disconnected = GR_RETURN_ZERO;
@@ -10423,15 +10432,16 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
     {   /* sum_j <a_j, y_j>: one cost, so that an output that is also an intermediate value of another
            gets both adjoints (gr_lop, as Aesara's known_grads, takes a given gradient as the whole one) */
         gr_var *cost = NULL;
+        int j;
         for (j = 0; j < d->n_out; j++) {
             gr_var *term;
             if (!gr__is_float(fo[j]->dtype)) continue;
-            term = gr_sum(gr_mul(fo[j], ev[j]));
+            term = gr_sum(gr_mul(fo[j], w->ev[j]));
             cost = cost ? gr_add(cost, term) : term;
-            if (!cost) goto failed;
+            if (!cost) return gr__scan_failed(g);
         }
         if (!cost) cost = gr__scalar_const(g, GR_F64, 0, 0);
-        if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) goto done;
+        if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) return st;
     }
     /* the forward values the gradient reads are the stored ones: a node made for the gradient that reads
        a recomputed output y_j[t] reads the history's row of it instead (the recomputation is then dead
@@ -10442,56 +10452,95 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
             for (s = 0; s < d->n_state; s++)
                 if (c->hy[s] >= 0 && gr__in(node)[i] == fo[d->st_out[s]]) gr__in(node)[i] = in[c->hy[s]];
     }
-    for (w = 0; w < n_wrt; w++)                 /* a null gradient: noted for the loop's input, zeros here */
-        if (gr_is_null(gr[w]) || gr_is_disconnected(gr[w])) {
-            int b = wrt_of[w], pos;
-            if (gr_is_null(gr[w])) {
+    for (wi = 0; wi < n_wrt; wi++)                /* a null gradient: noted for the loop's input, zeros here */
+        if (gr_is_null(gr[wi]) || gr_is_disconnected(gr[wi])) {
+            int b = wrt_of[wi], pos;
+            if (gr_is_null(gr[wi])) {
                 if (b < 0) pos = gr__scan_i_val(d) - 1 - b;
                 else if (b < n_stap) { for (i = 0; i + 1 < d->n_seq && d->seq_at[i + 1] <= b; i++) {} pos = gr__scan_i_seq(d) + i; }
                 else { for (s = 0; s + 1 < d->n_state && d->st_at[s + 1] <= b; s++) {} pos = gr__scan_i_init(d) + s; }
-                if (!c->null_of[pos]) c->null_of[pos] = gr[w];
+                if (!c->null_of[pos]) c->null_of[pos] = gr[wi];
             }
-            if (!(gr[w] = gr__zeros_grad(wrt[w]))) goto failed;
+            if (!(gr[wi] = gr__zeros_grad(wrt[wi]))) return gr__scan_failed(g);
         }
-    /* the step's outputs: the sequences' tap gradients, the moved B windows, the sums */
-    for (w = 0; w < n_wrt && wrt_of[w] >= 0 && wrt_of[w] < n_stap; w++) out[q++] = gr[w];
+    return GR_OK;
+}
+
+/* state s's B window moved one row: row k is pending for y[t-1-k], B[k+1] and the tap -(k+1)'s
+   gradient; NULL when out of memory (recorded on g) */
+static gr_var *gr__bptt_window(const gr__bptt *c, gr_graph *g, gr_var *const *in, const gr__bptt_work *w, int s) {
+    const gr__scan_def *d = c->d;
+    int D = d->st_D[s], k, wi;
+    gr_var *rows_stack[8], **rows = rows_stack, *bj = in[gr__bptt_b_states(c) + c->b_of[s]], *y;
+    if (D > 8 && !(rows = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)D))) {
+        gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+        return NULL;
+    }
+    for (k = 0; k < D; k++) {
+        gr_var *r = D > 1 && k + 1 < D ? gr_index(bj, 0, k + 1) : NULL;
+        for (wi = 0; wi < w->n_wrt; wi++)
+            if (w->wrt_of[wi] >= d->st_at[s] && w->wrt_of[wi] < d->st_at[s] + d->st_ntaps[s] && d->taps[w->wrt_of[wi]] == -(k + 1))
+                r = r ? gr_add(r, w->gr[wi]) : w->gr[wi];
+        rows[k] = r ? r : D == 1 ? gr__zeros_grad(bj) : gr__zeros_grad(gr_index(bj, 0, k));
+    }
+    for (k = 0; k < D && rows[k]; k++) {}
+    y = k < D ? NULL : D == 1 ? rows[0] : gr_stack(D, rows, 0);
+    if (rows != rows_stack) GR_FREE(rows);
+    if (y && y->dtype != bj->dtype) y = gr_cast(y, (gr_dtype)bj->dtype);
+    return y;
+}
+
+/* the step's outputs: the sequences' tap gradients, the moved B windows, the sums */
+static gr_status gr__bptt_outputs(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr_var **out, const gr__bptt_work *w) {
+    const gr__scan_def *d = c->d;
+    int i, s, wi, q = 0, n_stap = gr__scan_b_state(d);
+    for (wi = 0; wi < w->n_wrt && w->wrt_of[wi] >= 0 && w->wrt_of[wi] < n_stap; wi++) out[q++] = w->gr[wi];
     for (s = 0; s < d->n_state; s++) {
-        int D = d->st_D[s];
-        gr_var *rows_stack[8], **rows = rows_stack, *bj;
         if (c->b_of[s] < 0) continue;
-        bj = in[b_states + c->b_of[s]];
-        if (D > 8 && !(rows = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)D))) goto nomem;
-        for (k = 0; k < D; k++) {           /* row k: pending for y[t-1-k]: B[k+1] and the tap -(k+1)'s gradient */
-            gr_var *r = D > 1 && k + 1 < D ? gr_index(bj, 0, k + 1) : NULL;
-            for (w = 0; w < n_wrt; w++)
-                if (wrt_of[w] >= d->st_at[s] && wrt_of[w] < d->st_at[s] + d->st_ntaps[s] && d->taps[wrt_of[w]] == -(k + 1))
-                    r = r ? gr_add(r, gr[w]) : gr[w];
-            rows[k] = r ? r : D == 1 ? gr__zeros_grad(bj) : gr__zeros_grad(gr_index(bj, 0, k));
-        }
-        for (k = 0; k < D && rows[k]; k++) {}
-        out[q] = k < D ? NULL : D == 1 ? rows[0] : gr_stack(D, rows, 0);
-        if (rows != rows_stack) GR_FREE(rows);
-        if (out[q] && out[q]->dtype != bj->dtype) out[q] = gr_cast(out[q], (gr_dtype)bj->dtype);
-        if (!out[q++]) goto failed;
+        if (!(out[q++] = gr__bptt_window(c, g, in, w, s))) return gr__scan_failed(g);
     }
     for (i = 0; i < d->n_val; i++) {
         gr_var *acc;
         if (c->acc_of[i] < 0) continue;
-        acc = in[b_states + c->n_b + c->acc_of[i]];
-        for (w = 0; w < n_wrt && wrt_of[w] != -1 - i; w++) {}
-        out[q] = gr_add(acc, gr[w]);
+        acc = in[gr__bptt_b_states(c) + c->n_b + c->acc_of[i]];
+        for (wi = 0; wi < w->n_wrt && w->wrt_of[wi] != -1 - i; wi++) {}
+        out[q] = gr_add(acc, w->gr[wi]);
         if (out[q] && out[q]->dtype != acc->dtype) out[q] = gr_cast(out[q], (gr_dtype)acc->dtype);
-        if (!out[q++]) goto failed;
+        if (!out[q++]) return gr__scan_failed(g);
     }
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    return GR_OK;
+}
+
+/* the gradient loop's step: the forward body on the step's values, the outputs' adjoints, the
+   body's vector-Jacobian product, the step's outputs */
+static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr__bptt *c = (gr__bptt *)user;
+    const gr__scan_def *d = c->d;
+    int i, b_vals = gr__bptt_b_vals(c);
+    uint32_t n_fwd_nodes;
+    gr__bptt_work w;
+    gr_status st;
+    (void)until;
+    memset(&w, 0, sizeof w);
+    w.map = (gr_var **)gr__calloc((size_t)d->ig->n_vars + 1, sizeof(gr_var *));
+    w.fo = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    w.ev = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    w.wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    w.gr = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    w.wrt_of = (int *)gr__calloc((size_t)d->n_bin + 1, sizeof(int));
+    if (!w.map || !w.fo || !w.ev || !w.wrt || !w.gr || !w.wrt_of) {
+        st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+        goto done;
+    }
+    /* the forward body, on the backward step's values of its inputs */
+    for (i = 0; i < d->n_bin; i++)
+        w.map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[gr__bptt_at(c, i)] : in[b_vals + i - gr__scan_b_val(d)];
+    if ((st = gr__scan_clone(d, g, w.map, w.fo)) != GR_OK) goto done;
+    n_fwd_nodes = g->n_nodes;
+    if ((st = gr__bptt_adjoints(c, g, in, &w)) != GR_OK || (st = gr__bptt_grads(c, g, in, &w, n_fwd_nodes)) != GR_OK) goto done;
+    st = gr__bptt_outputs(c, g, in, out, &w);
 done:
-    GR_FREE(map); GR_FREE(fo); GR_FREE(ev); GR_FREE(wrt); GR_FREE(gr); GR_FREE(wrt_of);
+    GR_FREE(w.map); GR_FREE(w.fo); GR_FREE(w.ev); GR_FREE(w.wrt); GR_FREE(w.gr); GR_FREE(w.wrt_of);
     return st;
 }
 
@@ -10596,189 +10645,222 @@ static gr_var *gr__scan_last_row_grad(gr_var *og) {
 
 static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__scan_grad_some(node, og, ig, NULL); }
 
-/* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
-static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
-    const gr__scan_def *d = gr__sdef(node);
-    gr_graph *g = node->graph;
-    const gr_node *hist;
+/* The arrays of a derived loop's spec (a gradient's or an R-op's loop, made by gr__scan_make): its
+   sequences (offsets, taps, directions), its outputs (initial values, taps, which keep their final
+   value only), the values it reads, its results. */
+typedef struct gr__loop_spec {
+    gr_var **seq, **off, **init, **vals, **res;
+    int *ntaps, *dir, *ontaps;
+    const int **taps, **otaps;
+    unsigned char *last;
+} gr__loop_spec;
+
+/* room in b for n_seq sequences, n_out outputs and n_val values; 0 when out of memory */
+static int gr__loop_spec_alloc(gr__loop_spec *b, int n_seq, int n_out, int n_val) {
+    memset(b, 0, sizeof *b);
+    b->seq = (gr_var **)gr__calloc((size_t)n_seq + 1, sizeof(gr_var *));
+    b->off = (gr_var **)gr__calloc((size_t)n_seq + 1, sizeof(gr_var *));
+    b->ntaps = (int *)gr__calloc(2u * (size_t)n_seq + 1, sizeof(int));
+    b->taps = (const int **)gr__calloc((size_t)n_seq + 1, sizeof(int *));
+    b->init = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    b->ontaps = (int *)gr__calloc((size_t)n_out + 1, sizeof(int));
+    b->otaps = (const int **)gr__calloc((size_t)n_out + 1, sizeof(int *));
+    b->last = (unsigned char *)gr__calloc((size_t)n_out + 1, 1);
+    b->vals = (gr_var **)gr__calloc((size_t)n_val + 1, sizeof(gr_var *));
+    b->res = (gr_var **)gr__calloc((size_t)n_out + 2, sizeof(gr_var *));
+    if (!b->seq || !b->off || !b->ntaps || !b->taps || !b->init || !b->ontaps || !b->otaps || !b->last || !b->vals || !b->res) return 0;
+    b->dir = b->ntaps + n_seq;
+    return 1;
+}
+static void gr__loop_spec_free(gr__loop_spec *b) {
+    GR_FREE(b->seq); GR_FREE(b->off); GR_FREE(b->ntaps); GR_FREE(b->taps); GR_FREE(b->init); GR_FREE(b->ontaps); GR_FREE(b->otaps);
+    GR_FREE(b->last); GR_FREE(b->vals); GR_FREE(b->res);
+}
+/* sp: the loop of b's first n_seq sequences, n_out outputs and n_val values (the rest zero) */
+static void gr__loop_spec_fill(gr__scan_spec *sp, const gr__loop_spec *b, int n_seq, int n_out, int n_val) {
+    memset(sp, 0, sizeof *sp);
+    sp->n_seq = n_seq; sp->seq = b->seq; sp->seq_ntaps = b->ntaps; sp->seq_taps = b->taps; sp->seq_dir = b->dir; sp->seq_off = b->off;
+    sp->n_out = n_out; sp->init = b->init; sp->out_ntaps = b->ontaps; sp->out_taps = b->otaps; sp->out_last = b->last;
+    sp->n_val = n_val; sp->val = b->vals;
+}
+
+/* What gr__scan_grad_some works on: the forward node, the gradient step's context (c), the backward
+   loop's spec (b: n_bseq sequences, n_bout outputs), the forward loop's rows (hist), its steps L and
+   L - 1; whether the states are recomputed (ckpt; replayed: per backward sequence, the forward state
+   whose history it is, or -1); the histories' taps with tap 0 after them (htaps). */
+typedef struct gr__bptt_build {
+    const gr_node *node;
     gr__bptt c;
-    gr__scan_spec sp;
-    gr_var *L, *Lm1, **bseq = NULL, **boff = NULL, **binit = NULL, **bres = NULL, **vals = NULL, **fwd_off = NULL;
-    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, *replayed = NULL, *htaps = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r, ckpt, hy_at;
-    const int **btaps = NULL, **botaps = NULL;
-    unsigned char *blast = NULL;
-    char name[80];
-    gr_status st = GR_ERR_NOMEM;
-    memset(&c, 0, sizeof c);
-    for (i = 0; i < node->n_in; i++) ig[i] = NULL;
-    c.node = node;
-    c.d = d;
-    hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
-    if (!hist) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
-    L = gr__out(node)[d->n_out];
-    Lm1 = gr_sub(L, gr__scalar_const(g, GR_I64, 1, 0));
-    if (!Lm1) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
-    c.g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
-    c.b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
-    c.acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));
-    c.sg_of = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int));
-    c.null_of = (gr_var **)gr__calloc((size_t)node->n_in + 1, sizeof(gr_var *));
-    n_bout = d->n_bin + d->n_state + d->n_val + 1;
-    bseq = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
-    boff = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
-    bntaps = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) * 2 + 1, sizeof(int));
-    btaps = (const int **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int *));
-    binit = (gr_var **)gr__calloc((size_t)n_bout + 1, sizeof(gr_var *));
-    bontaps = (int *)gr__calloc((size_t)n_bout + 1, sizeof(int));
-    botaps = (const int **)gr__calloc((size_t)n_bout + 1, sizeof(int *));
-    blast = (unsigned char *)gr__calloc((size_t)n_bout + 1, 1);
-    bres = (gr_var **)gr__calloc((size_t)n_bout + 2, sizeof(gr_var *));
-    fwd_off = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
-    vals = (gr_var **)gr__calloc((size_t)(d->n_val + d->n_state) + 1, sizeof(gr_var *));
-    if (!c.g_of || !c.b_of || !c.acc_of || !c.sg_of || !c.null_of || !bseq || !boff || !bntaps || !btaps || !binit || !bontaps ||
-        !botaps || !blast || !bres || !fwd_off || !vals)
-        goto nomem;
-    bdir = bntaps + (d->n_out + d->n_seq + d->n_state);
-    /* the backward loop's sequences: the outputs' gradients, the forward sequences, the states' histories */
+    gr__loop_spec b;
+    const gr_node *hist;
+    gr_var *L, *Lm1;
+    int n_bseq, n_bout, ckpt;
+    int *replayed, *htaps;
+} gr__bptt_build;
+
+static gr_status gr__bptt_nomem(const gr__bptt_build *bb) {
+    return gr__error(bb->node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", bb->c.d->name);
+}
+
+/* the backward loop's first sequences: the outputs' gradients (read backwards), then the forward
+   sequences (read backwards from the forward loop's last step) */
+static gr_status gr__bptt_sequences(gr__bptt_build *bb, gr_var *const *og) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    int i, j, n = 0;
     for (j = 0; j < d->n_out; j++) {
-        c.g_of[j] = -1;
+        bb->c.g_of[j] = -1;
         if (d->out_last[j] || gr_is_disconnected(og[j]) || gr_is_null(og[j]) || !gr__is_float(og[j]->dtype)) continue;
         if (d->out_state[j] >= 0 && gr__scan_last_row_grad(og[j])) continue;     /* seeds its state instead */
-        c.g_of[j] = n_bseq;
-        bseq[n_bseq] = og[j]; boff[n_bseq] = Lm1; bdir[n_bseq] = -1; bntaps[n_bseq] = 0; btaps[n_bseq] = NULL;
-        n_bseq++;
+        bb->c.g_of[j] = n;
+        b->seq[n] = og[j]; b->off[n] = bb->Lm1; b->dir[n] = -1; b->ntaps[n] = 0; b->taps[n] = NULL;
+        n++;
     }
-    c.n_g = n_bseq;
+    bb->c.n_g = n;
     for (i = 0; i < d->n_seq; i++) {
-        gr_var *o = fwd_off[i] = gr__scan_seq_offset(node, i);
-        bseq[n_bseq] = gr__in(node)[gr__scan_i_seq(d) + i];
-        boff[n_bseq] = d->seq_dir[i] > 0 ? gr_add(o, Lm1) : gr_sub(o, Lm1);
-        if (!o || !boff[n_bseq]) goto failed;
-        bdir[n_bseq] = -d->seq_dir[i];
-        bntaps[n_bseq] = d->seq_ntaps[i];
-        btaps[n_bseq] = d->taps + d->seq_at[i];
-        n_bseq++;
+        gr_var *o = gr__scan_seq_offset(node, i);
+        b->seq[n] = gr__in(node)[gr__scan_i_seq(d) + i];
+        b->off[n] = d->seq_dir[i] > 0 ? gr_add(o, bb->Lm1) : gr_sub(o, bb->Lm1);
+        if (!o || !b->off[n]) return gr__scan_failed(node->graph);
+        b->dir[n] = -d->seq_dir[i];
+        b->ntaps[n] = d->seq_ntaps[i];
+        b->taps[n] = d->taps + d->seq_at[i];
+        n++;
     }
-    ckpt = d->checkpoints > 0 && d->n_state > 0;
-    c.hy = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
-    htaps = (int *)gr__calloc((size_t)(gr__scan_b_val(d) - gr__scan_b_state(d) + d->n_state) + 1, sizeof(int));
-    if (!c.hy || !htaps) goto nomem;
-    for (i = 0, hy_at = 0; i < n_bseq; i++) hy_at += bntaps[i] ? bntaps[i] : 1;   /* where the histories' taps start */
-    if (ckpt && !(replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) goto nomem;
-    for (i = 0; ckpt && i < n_bseq; i++) replayed[i] = -1;
+    bb->n_bseq = n;
+    return GR_OK;
+}
+
+/* the backward loop's last sequences: each state's history (the initial rows the taps read, then every
+   row; recomputed by the loop when checkpointed), read with the state's taps and, stored, tap 0 too */
+static gr_status gr__bptt_histories(gr__bptt_build *bb) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    gr__bptt *c = &bb->c;
+    int i, s, hy_at, n = bb->n_bseq;
+    c->hy = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    bb->htaps = (int *)gr__calloc((size_t)(gr__scan_b_val(d) - gr__scan_b_state(d) + d->n_state) + 1, sizeof(int));
+    if (!c->hy || !bb->htaps) return gr__bptt_nomem(bb);
+    for (i = 0, hy_at = 0; i < n; i++) hy_at += b->ntaps[i] ? b->ntaps[i] : 1;   /* where the histories' taps start */
+    if (bb->ckpt && !(bb->replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) return gr__bptt_nomem(bb);
+    for (i = 0; bb->ckpt && i < n; i++) bb->replayed[i] = -1;
     for (s = 0; s < d->n_state; s++) {     /* history: the initial rows the taps read, then every row */
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *rows0, *both[2];
         int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
         rows0 = sit ? gr_stack(1, &x0, 0) : gr_slice(x0, 0, 0, d->st_D[s], 1);
-        if (ckpt) {                          /* recomputed by the gradient's loop: rows0 only gives the type */
-            replayed[n_bseq] = s;
-            bseq[n_bseq] = rows0;
+        if (bb->ckpt) {                       /* recomputed by the gradient's loop: rows0 only gives the type */
+            bb->replayed[n] = s;
+            b->seq[n] = rows0;
         } else {
             both[0] = rows0;
-            both[1] = gr__out(hist)[d->st_out[s]];
-            bseq[n_bseq] = gr_concatenate(2, both, 0);
+            both[1] = gr__out(bb->hist)[d->st_out[s]];
+            b->seq[n] = gr_concatenate(2, both, 0);
         }
-        if (!bseq[n_bseq]) goto failed;
-        boff[n_bseq] = Lm1; bdir[n_bseq] = -1;
-        bntaps[n_bseq] = d->st_ntaps[s];
-        btaps[n_bseq] = d->taps + d->st_at[s];
-        c.hy[s] = -1;
-        if (!ckpt) {                         /* and y[t] itself (tap 0): what the gradient reads of the output */
-            int *ht = htaps + d->st_at[s] - gr__scan_b_state(d) + s;
+        if (!b->seq[n]) return gr__scan_failed(node->graph);
+        b->off[n] = bb->Lm1; b->dir[n] = -1;
+        b->ntaps[n] = d->st_ntaps[s];
+        b->taps[n] = d->taps + d->st_at[s];
+        c->hy[s] = -1;
+        if (!bb->ckpt) {                      /* and y[t] itself (tap 0): what the gradient reads of the output */
+            int *ht = bb->htaps + d->st_at[s] - gr__scan_b_state(d) + s;
             memcpy(ht, d->taps + d->st_at[s], sizeof(int) * (size_t)d->st_ntaps[s]);
             ht[d->st_ntaps[s]] = 0;
-            btaps[n_bseq] = ht;
-            bntaps[n_bseq] = d->st_ntaps[s] + 1;
-            c.hy[s] = hy_at + d->st_ntaps[s];
-            c.n_hy++;
+            b->taps[n] = ht;
+            b->ntaps[n] = d->st_ntaps[s] + 1;
+            c->hy[s] = hy_at + d->st_ntaps[s];
+            c->n_hy++;
         }
-        hy_at += bntaps[n_bseq];
-        n_bseq++;
+        hy_at += b->ntaps[n];
+        n++;
     }
-    /* its states: the pending adjoints of the float states, and the sums of the float values */
-    for (s = 0, pos = 0; s < d->n_state; s++) {
+    bb->n_bseq = n;
+    return GR_OK;
+}
+
+/* the backward loop's states: the pending adjoints of the float states (seeded by the final value's
+   gradient), the sums of the float values; then its outputs: the float sequences' tap gradients
+   (every row), then the states (final values) */
+static gr_status gr__bptt_states(gr__bptt_build *bb, gr_var *const *og, const uint8_t *skip) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    gr__bptt *c = &bb->c;
+    int i, s, k, pos = 0, q = 0;
+    for (s = 0; s < d->n_state; s++) {
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *z;
         int jo = d->st_out[s], sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
-        c.b_of[s] = -1;
+        c->b_of[s] = -1;
         if (!gr__is_float(x0->dtype)) continue;
-        c.b_of[s] = c.n_b++;
+        c->b_of[s] = c->n_b++;
         z = d->st_D[s] == 1 ? (sit ? gr__zeros_grad(x0) : gr__zeros_grad(gr_index(x0, 0, 0))) : gr__zeros_grad(gr_slice(x0, 0, 0, d->st_D[s], 1));
         if (z && !gr_is_disconnected(og[jo]) && !gr_is_null(og[jo]) && (d->out_last[jo] || gr__scan_last_row_grad(og[jo]))) {
             gr_var *y = d->out_last[jo] ? og[jo] : gr__scan_last_row_grad(og[jo]);   /* the final value's gradient */
             z = d->st_D[s] == 1 ? gr_cast(y, (gr_dtype)z->dtype) : gr_set_subtensor(gr_index(z, 0, 0), y);
         }
-        if (!z) goto failed;
-        binit[pos++] = z;
+        if (!z) return gr__scan_failed(node->graph);
+        b->init[pos++] = z;
     }
-    for (s = 0; ckpt && s < d->n_state; s++) vals[d->n_val + s] = gr__in(node)[gr__scan_i_init(d) + s];   /* the replay's */
+    for (s = 0; bb->ckpt && s < d->n_state; s++) b->vals[d->n_val + s] = gr__in(node)[gr__scan_i_init(d) + s];   /* the replay's */
     for (i = 0; i < d->n_val; i++) {
         gr_var *v = gr__in(node)[gr__scan_i_val(d) + i];
-        vals[i] = v;
-        c.acc_of[i] = -1;
+        b->vals[i] = v;
+        c->acc_of[i] = -1;
         if (!gr__is_float(v->dtype) || !gr__scan_flows(node, og, gr__scan_i_val(d) + i) || (skip && skip[gr__scan_i_val(d) + i])) continue;
-        c.acc_of[i] = c.n_acc++;
-        if (!(binit[pos++] = gr__zeros_grad(v))) goto failed;
+        c->acc_of[i] = c->n_acc++;
+        if (!(b->init[pos++] = gr__zeros_grad(v))) return gr__scan_failed(node->graph);
     }
-    /* the outputs: tap gradients of the float sequences (every row), then the states (final values) */
-    {
-        int n_states = pos, q = 0;
-        for (i = 0; i < d->n_seq; i++) {
-            c.sg_of[i] = -1;
-            if (!gr__scan_float_seq(d, node, i) || (skip && skip[gr__scan_i_seq(d) + i])) continue;
-            c.sg_of[i] = q;
-            q += d->seq_ntaps[i];
-        }
-        c.n_sg = q;
-        /* the spec's outputs: [tap gradients (no state)] [states] */
-        memmove(binit + q, binit, sizeof(gr_var *) * (size_t)n_states);
-        for (k = 0; k < q; k++) binit[k] = NULL;
-        for (k = 0; k < q + n_states; k++) { bontaps[k] = 0; botaps[k] = NULL; blast[k] = k >= q; }
-        n_bout = q + n_states;
+    for (i = 0; i < d->n_seq; i++) {
+        c->sg_of[i] = -1;
+        if (!gr__scan_float_seq(d, node, i) || (skip && skip[gr__scan_i_seq(d) + i])) continue;
+        c->sg_of[i] = q;
+        q += d->seq_ntaps[i];
     }
-    memset(&sp, 0, sizeof sp);
-    sp.n_seq = n_bseq; sp.seq = bseq; sp.seq_ntaps = bntaps; sp.seq_taps = btaps; sp.seq_dir = bdir; sp.seq_off = boff;
-    sp.n_out = n_bout; sp.init = binit; sp.out_ntaps = bontaps; sp.out_taps = botaps; sp.out_last = blast;
-    sp.n_val = d->n_val + (ckpt ? d->n_state : 0); sp.val = vals;
-    if (ckpt) {
-        sp.replay = (gr__scan_def *)(uintptr_t)d;
-        sp.seq_replay = replayed;
-        sp.replay_seq0 = c.n_g;
-        sp.replay_init0 = d->n_val;
-    }
-    sp.n_steps = d->truncate > 0 ? gr_minimum(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : L;
-    if (!sp.n_steps) goto failed;
-    sp.checkpoints = d->checkpoints;
-    snprintf(name, sizeof name, "grad_of_%s", d->name);
-    sp.name = name;
-    sp.step = gr__bptt_step;
-    sp.user = &c;
-    if ((st = gr__scan_make(g, &sp, bres)) != GR_OK) goto done;
-    /* the gradients of the loop's inputs */
+    c->n_sg = q;
+    /* the spec's outputs: [tap gradients (no state)] [states] */
+    memmove(b->init + q, b->init, sizeof(gr_var *) * (size_t)pos);
+    for (k = 0; k < q; k++) b->init[k] = NULL;
+    for (k = 0; k < q + pos; k++) { b->ontaps[k] = 0; b->otaps[k] = NULL; b->last[k] = k >= q; }
+    bb->n_bout = q + pos;
+    return GR_OK;
+}
+
+/* the gradients of the loop's inputs: disconnected, zeros (not float, or not asked for), null, or from
+   the backward loop's results: a sequence's every tap's rows placed where the loop read them, an
+   initial's the adjoints pending after step 0, a value's its sum */
+static gr_status gr__bptt_input_grads(gr__bptt_build *bb, gr_var *const *og, const uint8_t *skip, gr_var **ig) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    const gr__bptt *c = &bb->c;
+    gr_graph *g = node->graph;
+    gr_var **bres = bb->b.res;
+    int i, s, k, r;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i)) ig[i] = gr_disconnected_like(x);
         else if (!gr__is_float(x->dtype) || (skip && skip[i])) ig[i] = gr__zeros_grad(x);   /* (not asked for) */
-        else if (c.null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c.null_of[i]->aux, gr__null_reason(c.null_of[i]));
-        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || (skip && skip[i]) || c.null_of[i]))
-            goto failed;
+        else if (c->null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c->null_of[i]->aux, gr__null_reason(c->null_of[i]));
+        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || (skip && skip[i]) || c->null_of[i]))
+            return gr__scan_failed(g);
     }
     for (i = 0; i < d->n_seq; i++) {       /* a sequence's: every tap's rows, where the backward loop read them */
         int at = gr__scan_i_seq(d) + i;
         gr_var *sum = NULL;
-        if (ig[at] || c.sg_of[i] < 0) continue;
+        if (ig[at] || c->sg_of[i] < 0) continue;
         for (k = 0; k < d->seq_ntaps[i]; k++) {
-            gr_var *p = gr__place(&gr__op_ScanPlace, bres[c.sg_of[i] + k], gr__in(node)[at], boff[c.n_g + i], -d->seq_dir[i],
+            gr_var *p = gr__place(&gr__op_ScanPlace, bres[c->sg_of[i] + k], gr__in(node)[at], bb->b.off[c->n_g + i], -d->seq_dir[i],
                                   d->taps[d->seq_at[i] + k] - d->seq_m[i]);
             sum = sum && p ? gr_add(sum, p) : p;
-            if (!sum) goto failed;
+            if (!sum) return gr__scan_failed(g);
         }
         ig[at] = sum;
     }
-    for (s = 0, r = c.n_sg; s < d->n_state; s++) {   /* an initial's: the adjoints pending after step 0 */
+    for (s = 0, r = c->n_sg; s < d->n_state; s++) {   /* an initial's: the adjoints pending after step 0 */
         int at = gr__scan_i_init(d) + s, sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
         gr_var *bf, *x0 = gr__in(node)[at];
-        if (c.b_of[s] < 0) continue;
-        bf = bres[r + c.b_of[s]];
+        if (c->b_of[s] < 0) continue;
+        bf = bres[r + c->b_of[s]];
         if (ig[at]) continue;
         if (!sit) {                          /* row d of the window is initial row D-1-d; rows past D get 0 */
             if (d->st_D[s] == 1) bf = gr_stack(1, &bf, 0);
@@ -10786,27 +10868,72 @@ static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_v
             bf = gr__place(&gr__op_ScanPlace, bf, x0, gr__scalar_const(g, GR_I64, 0, 0), 1, 0);
         }
         if (bf && d->truncate > 0)           /* outside the window when more steps ran */
-            bf = gr_where(gr_gt(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)), gr_zeros_like(bf), bf);
-        if (!(ig[at] = bf)) goto failed;
+            bf = gr_where(gr_gt(bb->L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)), gr_zeros_like(bf), bf);
+        if (!(ig[at] = bf)) return gr__scan_failed(g);
     }
-    for (i = 0, r = c.n_sg + c.n_b; i < d->n_val; i++) {
+    for (i = 0, r = c->n_sg + c->n_b; i < d->n_val; i++) {
         int at = gr__scan_i_val(d) + i;
         if (ig[at]) continue;
-        if (c.acc_of[i] < 0) { if (!(ig[at] = gr__zeros_grad(gr__in(node)[at]))) goto failed; continue; }
-        ig[at] = bres[r + c.acc_of[i]];
-        if (!ig[at]) goto failed;
+        if (c->acc_of[i] < 0) { if (!(ig[at] = gr__zeros_grad(gr__in(node)[at]))) return gr__scan_failed(g); continue; }
+        ig[at] = bres[r + c->acc_of[i]];
+        if (!ig[at]) return gr__scan_failed(g);
     }
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    return GR_OK;
+}
+
+/* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
+static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__bptt_build bb;
+    gr__bptt *c = &bb.c;
+    gr__scan_spec sp;
+    int i;
+    char name[80];
+    gr_status st;
+    memset(&bb, 0, sizeof bb);
+    for (i = 0; i < node->n_in; i++) ig[i] = NULL;
+    bb.node = node;
+    c->node = node;
+    c->d = d;
+    bb.hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
+    if (!bb.hist) return g->status != GR_OK ? g->status : gr__bptt_nomem(&bb);
+    bb.L = gr__out(node)[d->n_out];
+    bb.Lm1 = gr_sub(bb.L, gr__scalar_const(g, GR_I64, 1, 0));
+    if (!bb.Lm1) return g->status != GR_OK ? g->status : gr__bptt_nomem(&bb);
+    c->g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
+    c->b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    c->acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));
+    c->sg_of = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int));
+    c->null_of = (gr_var **)gr__calloc((size_t)node->n_in + 1, sizeof(gr_var *));
+    if (!gr__loop_spec_alloc(&bb.b, d->n_out + d->n_seq + d->n_state, d->n_bin + d->n_state + d->n_val + 1, d->n_val + d->n_state) ||
+        !c->g_of || !c->b_of || !c->acc_of || !c->sg_of || !c->null_of) {
+        st = gr__bptt_nomem(&bb);
+        goto done;
+    }
+    bb.ckpt = d->checkpoints > 0 && d->n_state > 0;
+    if ((st = gr__bptt_sequences(&bb, og)) != GR_OK || (st = gr__bptt_histories(&bb)) != GR_OK || (st = gr__bptt_states(&bb, og, skip)) != GR_OK)
+        goto done;
+    gr__loop_spec_fill(&sp, &bb.b, bb.n_bseq, bb.n_bout, d->n_val + (bb.ckpt ? d->n_state : 0));
+    if (bb.ckpt) {
+        sp.replay = (gr__scan_def *)(uintptr_t)d;
+        sp.seq_replay = bb.replayed;
+        sp.replay_seq0 = c->n_g;
+        sp.replay_init0 = d->n_val;
+    }
+    sp.n_steps = d->truncate > 0 ? gr_minimum(bb.L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : bb.L;
+    if (!sp.n_steps) { st = gr__scan_failed(g); goto done; }
+    sp.checkpoints = d->checkpoints;
+    snprintf(name, sizeof name, "grad_of_%s", d->name);
+    sp.name = name;
+    sp.step = gr__bptt_step;
+    sp.user = c;
+    if ((st = gr__scan_make(g, &sp, bb.b.res)) != GR_OK) goto done;
+    st = gr__bptt_input_grads(&bb, og, skip, ig);
 done:
-    GR_FREE(c.g_of); GR_FREE(c.b_of); GR_FREE(c.acc_of); GR_FREE(c.sg_of); GR_FREE(c.null_of);
-    GR_FREE(bseq); GR_FREE(boff); GR_FREE(bntaps); GR_FREE(btaps); GR_FREE(binit); GR_FREE(bontaps); GR_FREE(botaps);
-    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals); GR_FREE(replayed); GR_FREE(c.hy); GR_FREE(htaps);
+    GR_FREE(c->g_of); GR_FREE(c->b_of); GR_FREE(c->acc_of); GR_FREE(c->sg_of); GR_FREE(c->null_of); GR_FREE(c->hy);
+    gr__loop_spec_free(&bb.b);
+    GR_FREE(bb.replayed); GR_FREE(bb.htaps);
     return st;
 }
 
