@@ -8943,8 +8943,7 @@ static gr_status gr__scan_pattern(gr__scan_def *d) {
             for (i = 0; i < node->n_in; i++) {
                 const unsigned char *src = reach + (size_t)gr__in(node)[i]->id * (size_t)d->n_bin;
                 unsigned char *dst = reach + (size_t)gr__out(node)[o]->id * (size_t)d->n_bin;
-                const gr_node *pn = node;
-                if (!gr__connected(pn, i, o) || gr__is_marker(gr__out(node)[o])) continue;
+                if (!gr__connected(node, i, o) || gr__is_marker(gr__out(node)[o])) continue;
                 for (b = 0; b < d->n_bin; b++) dst[b] |= src[b];
             }
     }
@@ -9961,7 +9960,7 @@ static gr_status gr__scan_steps(gr__scan_call *c) {
         if (allows < 0 || (d->has_n_steps && allows < L))
             return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
                              (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
-                             (long long)((d->has_n_steps ? L : 0) + span + (d->seq_off[i] >= 0 ? 0 : 0)));
+                             (long long)((d->has_n_steps ? L : 0) + span));
         if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
     }
     for (s = 0; s < d->n_state; s++) {
@@ -11013,118 +11012,112 @@ done:
 
 static int gr__rop_has(gr_var *ev) { return ev && !gr_is_disconnected(ev) && !gr_is_null(ev) && gr__is_float(ev->dtype); }
 
-static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__scan_def *d = gr__sdef(node);
-    gr_graph *g = node->graph;
-    gr__rop_ctx c;
-    gr__scan_spec sp;
-    int n_seq2, n_out2, n_val2, i, j, s, k, q, any = 0;
-    gr_var **seq = NULL, **off = NULL, **init = NULL, **vals = NULL, **res = NULL;
-    int *ntaps = NULL, *dir = NULL, *ontaps = NULL;
-    const int **taps = NULL, **otaps = NULL;
-    unsigned char *last = NULL;
-    char name[80];
-    gr_status st = GR_ERR_NOMEM;
-    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
-    memset(&c, 0, sizeof c);
-    c.node = node;
-    c.d = d;
-    c.seq_t = (int *)gr__calloc((size_t)(d->n_seq + d->n_state + d->n_val + d->n_out) + 1, sizeof(int));
-    if (!c.seq_t) goto nomem;
-    c.st_t = c.seq_t + d->n_seq; c.val_t = c.st_t + d->n_state; c.out_t = c.val_t + d->n_val;
+/* the tangents the loop carries: per forward sequence, state and value, its tangent's index or -1
+   (a float state carries one, zeros without an eval point); 0 when no input has a tangent */
+static int gr__rop_plan(gr__rop_ctx *c, gr_var *const *ev) {
+    const gr_node *node = c->node;
+    const gr__scan_def *d = c->d;
+    int i, s, any = 0;
     for (i = 0; i < d->n_seq; i++) {
-        c.seq_t[i] = gr__rop_has(ev[gr__scan_i_seq(d) + i]) ? c.n_seq_t++ : -1;
-        if (c.seq_t[i] >= 0) { c.n_seqtap_t += d->seq_ntaps[i]; any = 1; }
+        c->seq_t[i] = gr__rop_has(ev[gr__scan_i_seq(d) + i]) ? c->n_seq_t++ : -1;
+        if (c->seq_t[i] >= 0) { c->n_seqtap_t += d->seq_ntaps[i]; any = 1; }
     }
     for (s = 0; s < d->n_state; s++) {      /* a float state carries a tangent (zeros without an eval point) */
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s];
-        c.st_t[s] = gr__is_float(x0->dtype) ? c.n_st_t++ : -1;
-        if (c.st_t[s] >= 0) c.n_sttap_t += d->st_ntaps[s];
+        c->st_t[s] = gr__is_float(x0->dtype) ? c->n_st_t++ : -1;
+        if (c->st_t[s] >= 0) c->n_sttap_t += d->st_ntaps[s];
         if (gr__rop_has(ev[gr__scan_i_init(d) + s])) any = 1;
     }
     for (i = 0; i < d->n_val; i++) {
-        c.val_t[i] = gr__rop_has(ev[gr__scan_i_val(d) + i]) ? c.n_val_t++ : -1;
-        if (c.val_t[i] >= 0) any = 1;
+        c->val_t[i] = gr__rop_has(ev[gr__scan_i_val(d) + i]) ? c->n_val_t++ : -1;
+        if (c->val_t[i] >= 0) any = 1;
     }
-    if (!any) { GR_FREE(c.seq_t); return GR_OK; }       /* nothing moves: every output is disconnected */
-    for (j = 0; j < d->n_out; j++) c.out_t[j] = gr__is_float(d->bout[j]->dtype) ? c.n_out_t++ : -1;
-    n_seq2 = d->n_seq + c.n_seq_t;
-    n_out2 = d->n_out + c.n_out_t;
-    n_val2 = d->n_val + c.n_val_t;
-    seq = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
-    off = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
-    ntaps = (int *)gr__calloc(2u * (size_t)n_seq2 + 1, sizeof(int));
-    taps = (const int **)gr__calloc((size_t)n_seq2 + 1, sizeof(int *));
-    init = (gr_var **)gr__calloc((size_t)n_out2 + 1, sizeof(gr_var *));
-    ontaps = (int *)gr__calloc((size_t)n_out2 + 1, sizeof(int));
-    otaps = (const int **)gr__calloc((size_t)n_out2 + 1, sizeof(int *));
-    last = (unsigned char *)gr__calloc((size_t)n_out2 + 1, 1);
-    vals = (gr_var **)gr__calloc((size_t)n_val2 + 1, sizeof(gr_var *));
-    res = (gr_var **)gr__calloc((size_t)n_out2 + 2, sizeof(gr_var *));
-    if (!seq || !off || !ntaps || !taps || !init || !ontaps || !otaps || !last || !vals || !res) goto nomem;
-    dir = ntaps + n_seq2;
+    return any;
+}
+
+/* the tangent loop's sequences, outputs and values in b: the forward ones, then their tangents */
+static gr_status gr__rop_spec(const gr__rop_ctx *c, gr__loop_spec *b, gr_var *const *ev) {
+    const gr_node *node = c->node;
+    const gr__scan_def *d = c->d;
+    int i, j, s, q;
     for (i = 0; i < d->n_seq; i++) {          /* the sequences, then their tangents, read alike */
         int at = gr__scan_i_seq(d) + i;
         gr_var *o = d->seq_off[i] >= 0 ? gr__in(node)[gr__scan_i_off(d) + d->seq_off[i]] : NULL;
-        seq[i] = gr__in(node)[at]; off[i] = o; dir[i] = d->seq_dir[i];
-        ntaps[i] = d->seq_ntaps[i]; taps[i] = d->taps + d->seq_at[i];
-        if (c.seq_t[i] < 0) continue;
-        q = d->n_seq + c.seq_t[i];
-        seq[q] = ev[at]->dtype == seq[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)seq[i]->dtype);
-        off[q] = o; dir[q] = d->seq_dir[i]; ntaps[q] = d->seq_ntaps[i]; taps[q] = d->taps + d->seq_at[i];
-        if (!seq[q]) goto failed;
+        b->seq[i] = gr__in(node)[at]; b->off[i] = o; b->dir[i] = d->seq_dir[i];
+        b->ntaps[i] = d->seq_ntaps[i]; b->taps[i] = d->taps + d->seq_at[i];
+        if (c->seq_t[i] < 0) continue;
+        q = d->n_seq + c->seq_t[i];
+        b->seq[q] = ev[at]->dtype == b->seq[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)b->seq[i]->dtype);
+        b->off[q] = o; b->dir[q] = d->seq_dir[i]; b->ntaps[q] = d->seq_ntaps[i]; b->taps[q] = d->taps + d->seq_at[i];
+        if (!b->seq[q]) return gr__scan_failed(node->graph);
     }
     for (j = 0; j < d->n_out; j++) {          /* the outputs (their final values), then the tangents */
         s = d->out_state[j];
-        last[j] = 1;
+        b->last[j] = 1;
         if (s >= 0) {
-            init[j] = gr__in(node)[gr__scan_i_init(d) + s];
-            ontaps[j] = d->st_ntaps[s];
-            otaps[j] = d->taps + d->st_at[s];
+            b->init[j] = gr__in(node)[gr__scan_i_init(d) + s];
+            b->ontaps[j] = d->st_ntaps[s];
+            b->otaps[j] = d->taps + d->st_at[s];
         }
-        if (c.out_t[j] < 0) continue;
-        q = d->n_out + c.out_t[j];
-        last[q] = d->out_last[j];
+        if (c->out_t[j] < 0) continue;
+        q = d->n_out + c->out_t[j];
+        b->last[q] = d->out_last[j];
         if (s >= 0) {
-            gr_var *e = ev[gr__scan_i_init(d) + s];
-            init[q] = gr__rop_has(e) ? (e->dtype == init[j]->dtype ? e : gr_cast(e, (gr_dtype)init[j]->dtype)) : gr_zeros_like(init[j]);
-            ontaps[q] = d->st_ntaps[s];
-            otaps[q] = d->taps + d->st_at[s];
-            if (!init[q]) goto failed;
+            gr_var *e = ev[gr__scan_i_init(d) + s], *x0 = b->init[j];
+            b->init[q] = gr__rop_has(e) ? (e->dtype == x0->dtype ? e : gr_cast(e, (gr_dtype)x0->dtype)) : gr_zeros_like(x0);
+            b->ontaps[q] = d->st_ntaps[s];
+            b->otaps[q] = d->taps + d->st_at[s];
+            if (!b->init[q]) return gr__scan_failed(node->graph);
         }
     }
     for (i = 0; i < d->n_val; i++) {
         int at = gr__scan_i_val(d) + i;
-        vals[i] = gr__in(node)[at];
-        if (c.val_t[i] >= 0) {
-            q = d->n_val + c.val_t[i];
-            vals[q] = ev[at]->dtype == vals[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)vals[i]->dtype);
-            if (!vals[q]) goto failed;
+        b->vals[i] = gr__in(node)[at];
+        if (c->val_t[i] >= 0) {
+            q = d->n_val + c->val_t[i];
+            b->vals[q] = ev[at]->dtype == b->vals[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)b->vals[i]->dtype);
+            if (!b->vals[q]) return gr__scan_failed(node->graph);
         }
     }
-    memset(&sp, 0, sizeof sp);
-    sp.n_seq = n_seq2; sp.seq = seq; sp.seq_ntaps = ntaps; sp.seq_taps = taps; sp.seq_dir = dir; sp.seq_off = off;
-    sp.n_out = n_out2; sp.init = init; sp.out_ntaps = ontaps; sp.out_taps = otaps; sp.out_last = last;
-    sp.n_val = n_val2; sp.val = vals;
+    return GR_OK;
+}
+
+static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__rop_ctx c;
+    gr__loop_spec b;
+    gr__scan_spec sp;
+    int n_seq2, n_out2, n_val2, j;
+    char name[80];
+    gr_status st;
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    memset(&c, 0, sizeof c);
+    memset(&b, 0, sizeof b);
+    c.node = node;
+    c.d = d;
+    c.seq_t = (int *)gr__calloc((size_t)(d->n_seq + d->n_state + d->n_val + d->n_out) + 1, sizeof(int));
+    if (!c.seq_t) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+    c.st_t = c.seq_t + d->n_seq; c.val_t = c.st_t + d->n_state; c.out_t = c.val_t + d->n_val;
+    if (!gr__rop_plan(&c, ev)) { GR_FREE(c.seq_t); return GR_OK; }       /* nothing moves: every output is disconnected */
+    for (j = 0; j < d->n_out; j++) c.out_t[j] = gr__is_float(d->bout[j]->dtype) ? c.n_out_t++ : -1;
+    n_seq2 = d->n_seq + c.n_seq_t;
+    n_out2 = d->n_out + c.n_out_t;
+    n_val2 = d->n_val + c.n_val_t;
+    if (!gr__loop_spec_alloc(&b, n_seq2, n_out2, n_val2)) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name); goto done; }
+    if ((st = gr__rop_spec(&c, &b, ev)) != GR_OK) goto done;
+    gr__loop_spec_fill(&sp, &b, n_seq2, n_out2, n_val2);
     sp.n_steps = d->has_n_steps ? gr__in(node)[0] : NULL;
     sp.checkpoints = d->checkpoints;
     snprintf(name, sizeof name, "rop_of_%s", d->name);
     sp.name = name;
     sp.step = gr__rop_step;
     sp.user = &c;
-    if ((st = gr__scan_make(g, &sp, res)) != GR_OK) goto done;
-    for (j = 0; j < d->n_out; j++) if (c.out_t[j] >= 0) orop[j] = res[d->n_out + c.out_t[j]];
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+    if ((st = gr__scan_make(g, &sp, b.res)) != GR_OK) goto done;
+    for (j = 0; j < d->n_out; j++) if (c.out_t[j] >= 0) orop[j] = b.res[d->n_out + c.out_t[j]];
 done:
-    (void)k;
-    GR_FREE(c.seq_t); GR_FREE(seq); GR_FREE(off); GR_FREE(ntaps); GR_FREE(taps); GR_FREE(init); GR_FREE(ontaps); GR_FREE(otaps);
-    GR_FREE(last); GR_FREE(vals); GR_FREE(res);
+    GR_FREE(c.seq_t);
+    gr__loop_spec_free(&b);
     return st;
 }
 
