@@ -1083,8 +1083,6 @@ static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, con
 static const char *gr__null_reason(const gr_var *v);
 static int gr__is_zero(const gr_var *t);                      /* 1: zeros, 0: not, -1: not known when built */
 
-/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
-   function is scheduled, released when it is freed */
 /* the readers of a compiled function's variables (ids from base): a list per variable through next,
    and whether the function returns or updates it (root) */
 typedef struct gr__readers {
@@ -1093,6 +1091,8 @@ typedef struct gr__readers {
     gr_node *const *node;
     const uint8_t *root;
 } gr__readers;
+/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
+   function is scheduled, released when it is freed */
 #define GR__RUNTIME_PROTO(Name) \
     static gr_status gr__##Name##_runtime(gr_node *node, int level); \
     static void gr__##Name##_release(gr_node *node); \
@@ -8844,13 +8844,13 @@ static int gr__scan_last(const gr_node *node, int j) {
     return p->def->out_last[j] || (j < 64 && ((p->narrowed >> j) & 1u));
 }
 
-/* where a node's inputs start */
 /* output j keeps its initial value as row 0 (gr__scan_params.front) */
 static int gr__scan_front(const gr_node *node, int j) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     return j < 64 && ((p->front >> j) & 1u);
 }
 
+/* where a node's inputs start */
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
 static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }

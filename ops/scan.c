@@ -68,13 +68,13 @@ static int gr__scan_last(const gr_node *node, int j) {
     return p->def->out_last[j] || (j < 64 && ((p->narrowed >> j) & 1u));
 }
 
-/* where a node's inputs start */
 /* output j keeps its initial value as row 0 (gr__scan_params.front) */
 static int gr__scan_front(const gr_node *node, int j) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     return j < 64 && ((p->front >> j) & 1u);
 }
 
+/* where a node's inputs start */
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
 static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
