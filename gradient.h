@@ -9412,12 +9412,52 @@ static int gr__scan_bad_var(gr_graph *g, const char *name, const char *what, int
     return 0;
 }
 
+/* output j's taps and initial value: taps given with an initial value, negative, distinct; a
+   mit-sot's initial value has the rows its taps read. Else the error is recorded on g (*st): 1 */
+static int gr__scan_bad_out(gr_graph *g, const char *name, int j, const gr_scan_out *o, gr_status *st) {
+    gr_var *x = o->initial;
+    int t, u;
+    if (o->n_taps < 0 || (o->n_taps > 0 && (!o->taps || !x))) {
+        *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has %d taps, taps %s and %s initial value", name, j, o->n_taps,
+                        o->taps ? "given" : "NULL", x ? "an" : "no");
+        return 1;
+    }
+    if (!x) return 0;
+    if (gr__scan_bad_var(g, name, "initial value", j, x, st)) return 1;
+    for (t = 0; t < o->n_taps; t++) {
+        if (o->taps[t] >= 0) {
+            *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d; a state's taps are negative", name, j, o->taps[t]);
+            return 1;
+        }
+        for (u = 0; u < t; u++)
+            if (o->taps[u] == o->taps[t]) {
+                *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d twice", name, j, o->taps[t]);
+                return 1;
+            }
+    }
+    if (!(o->n_taps == 0 || (o->n_taps == 1 && o->taps[0] == -1))) {   /* a mit-sot: rows of initial values */
+        int D = 0;
+        for (t = 0; t < o->n_taps; t++) if (-o->taps[t] > D) D = -o->taps[t];
+        if (x->ndim < 1) {
+            *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s is 0-d",
+                            name, j, -D, D, gr__d(x).s);
+            return 1;
+        }
+        if (x->kind != GR__VK_SHARED && gr__vshape(x)[0] >= 0 && gr__vshape(x)[0] < D) {
+            *st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s has %lld",
+                            name, j, -D, D, gr__d(x).s, (long long)gr__vshape(x)[0]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 GR_API gr_status gr_scan(gr_scan_step step, void *user, int n_seq, const gr_scan_seq *seqs, int n_out, const gr_scan_out *outs,
                          int n_nonseq, gr_var *const *non_seqs, const gr_scan_opts *opts, gr_var **results) {
     gr_graph *g = NULL;
     const char *name = opts && opts->name ? opts->name : "scan";
     gr_var **seq = NULL, **init = NULL, **res = NULL;
-    int *ntaps = NULL, *ontaps = NULL, i, j, t;
+    int *ntaps = NULL, *ontaps = NULL, i, j;
     const int **taps = NULL, **otaps = NULL;
     gr__scan_spec sp;
     gr_status st = GR_ERR_NOMEM;
@@ -9444,32 +9484,7 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user, int n_seq, const gr_scan
             return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': sequence %d has %d taps and taps %s", name, i, seqs[i].n_taps,
                              seqs[i].taps ? "given" : "NULL");
     }
-    for (j = 0; j < n_out; j++) {
-        gr_var *x = outs[j].initial;
-        if (outs[j].n_taps < 0 || (outs[j].n_taps > 0 && (!outs[j].taps || !x)))
-            return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has %d taps, taps %s and %s initial value", name, j, outs[j].n_taps,
-                             outs[j].taps ? "given" : "NULL", x ? "an" : "no");
-        if (!x) continue;
-        if (gr__scan_bad_var(g, name, "initial value", j, x, &st)) return st;
-        for (t = 0; t < outs[j].n_taps; t++) {
-            int u;
-            if (outs[j].taps[t] >= 0)
-                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d; a state's taps are negative", name, j, outs[j].taps[t]);
-            for (u = 0; u < t; u++)
-                if (outs[j].taps[u] == outs[j].taps[t])
-                    return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d twice", name, j, outs[j].taps[t]);
-        }
-        if (!(outs[j].n_taps == 0 || (outs[j].n_taps == 1 && outs[j].taps[0] == -1))) {   /* a mit-sot: rows of initial values */
-            int D = 0;
-            for (t = 0; t < outs[j].n_taps; t++) if (-outs[j].taps[t] > D) D = -outs[j].taps[t];
-            if (x->ndim < 1)
-                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s is 0-d",
-                                 name, j, -D, D, gr__d(x).s);
-            if (x->kind != GR__VK_SHARED && gr__vshape(x)[0] >= 0 && gr__vshape(x)[0] < D)
-                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s has %lld",
-                                 name, j, -D, D, gr__d(x).s, (long long)gr__vshape(x)[0]);
-        }
-    }
+    for (j = 0; j < n_out; j++) if (gr__scan_bad_out(g, name, j, &outs[j], &st)) return st;
     for (i = 0; i < n_nonseq; i++) {
         if (!non_seqs[i]) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': non-sequence %d is NULL", name, i);
         if (gr__scan_bad_var(g, name, "non-sequence", i, non_seqs[i], &st)) return st;
