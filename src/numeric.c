@@ -224,9 +224,7 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
         snprintf(name, sizeof name, "input %d", i);
         inputs[i] = gr_tensor(g, pt[i]->dtype, pt[i]->ndim, shape, name);
     }
-    /* the builder gets every input, no error pending; making them fails only when out of memory (the
-       arrays are checked), which the status says: not logged, the builder not having had the graph
-       (and the chance to set its log) yet */
+    /* the builder gets every input; making them fails only out of memory (not logged: before the builder's log) */
     if (g->status != GR_OK) { st = g->status; goto done; }
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
