@@ -99,6 +99,8 @@ struct gr_graph {
     char          message[GR__MSG];
     gr_log_fn     log;
     void         *log_user;
+    gr_progress_fn progress;             /* gr_graph_set_progress; NULL: none */
+    void         *progress_user;
 };
 
 /* ---- C code generation: what an op's emit rule may call (src/emit.c) ------------------------
