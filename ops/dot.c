@@ -15,6 +15,8 @@
    folded in; TensorDot and MatMul the same on their matrices (MatMul then sums over the batch axes
    an operand was broadcast along). */
 
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
+
 /* ---- Dot ------------------------------------------------------------------------------------------ */
 
 typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
@@ -633,3 +635,4 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
     out[0] = gr__mm(xs[0], xs[1], p->ta, p->tb);
     return out[0] ? GR_OK : node->graph->status;
 }
+#endif /* GR_NO_DOT */

@@ -8,6 +8,8 @@
      gr__dotv_dt   vector . vector   a plain loop (float32 summed in float64), or cblas_ddot
    Integers wrap (through uint64_t, as NumPy's) and always take the plain loops. */
 
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
+
 /* ---- the built-in kernels ---------------------------------------------------------------------
 
    Floating point, after GotoBLAS: a KC x NC block of op(B) is packed into strips of NR columns
@@ -261,3 +263,4 @@ static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void 
         *(int64_t *)out = (int64_t)s;
     }
 }
+#endif /* GR_NO_DOT */

@@ -23,6 +23,8 @@
    operands and shared variables, then one tangent per float input); both are made on first use
    and kept by the op. With a gradient override alone the R-op is its double pullback. */
 
+#ifndef GR_NO_GRAPHOP                  /* ops/table.h, op families: the whole file */
+
 typedef struct gr__gop_def gr__gop_def;
 typedef struct gr__gop_handle { gr_op_def op; gr__gop_def *def; } gr__gop_handle;   /* op first: the user's pointer */
 
@@ -865,3 +867,10 @@ done:
     GR_FREE(isb);
     return st;
 }
+
+#else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c); none is left */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
+    (void)n_in; (void)inputs; (void)outputs;
+    return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: gradient.h was built without ops made of graphs (GR_NO_GRAPHOP)", op->name);
+}
+#endif /* GR_NO_GRAPHOP */

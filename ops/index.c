@@ -9,6 +9,8 @@
    Out-of-range indices are GR_ERR_RUNTIME at call time, naming the index. A contiguous Slice or
    Index (nothing before the axis, step 1) is a view: no copy. */
 
+#ifndef GR_NO_INDEX                  /* ops/table.h, op families: the whole file */
+
 typedef struct gr__view_params {
     int axis;
     int is_index;                /* Index: one position, the axis is removed */
@@ -572,3 +574,4 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
     out[0] = gr__node1(node->graph, node->op, &p, sizeof p, 2, in);
     return out[0] ? GR_OK : node->graph->status;
 }
+#endif /* GR_NO_INDEX */

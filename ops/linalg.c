@@ -43,6 +43,8 @@
      trace     dA = G I                              R = tr V
    Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
 
+#ifndef GR_NO_LINALG                  /* ops/table.h, op families: the whole file */
+
 /* ---- shared pieces ------------------------------------------------------------------------------- */
 
 enum { GR__LU_FOR_INVERSE, GR__LU_FOR_DET, GR__LU_FOR_LOGDET, GR__LU_FOR_SOLVE, GR__LU_FOR_CHOLESKY, GR__LU_FOR_COUNT };
@@ -789,3 +791,4 @@ static gr_status gr__TriScale_rop(const gr_node *node, gr_var *const *ev, gr_var
     orop[0] = gr__triscale(ev[0], w[0], w[1], w[2]);
     return orop[0] ? GR_OK : node->graph->status;
 }
+#endif /* GR_NO_LINALG */

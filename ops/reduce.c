@@ -345,6 +345,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
+#ifndef GR_NO_AXIS                  /* ops/table.h, op families: to the end of the file */
 /* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd, Diff and LinScan ========================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
@@ -811,3 +812,4 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     out[0] = gr__axdir_node(node->op, p->axis + 1, p->reverse, node->n_in, xs, node->graph);
     return out[0] ? GR_OK : node->graph->status;
 }
+#endif /* GR_NO_AXIS */
