@@ -868,9 +868,10 @@ done:
     return st;
 }
 
-#else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c); none is left */
+#else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
+         refused as in the full build */
 static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
     (void)n_in; (void)inputs; (void)outputs;
-    return gr__error(g, GR_ERR_VALUE, "gr_apply: %s: gradient.h was built without ops made of graphs (GR_NO_GRAPHOP)", op->name);
+    return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function", op->name);
 }
 #endif /* GR_NO_GRAPHOP */
