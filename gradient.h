@@ -9128,6 +9128,7 @@ static void gr__scan_destroy(gr__graphop *o) {
 }
 
 static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
+static gr_status gr__scan_grad_any(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip);
 
 /* a loop's body, under its node (src/print.c): its inputs (the taps and the values) and outputs */
 static void gr__scan_print(gr__printer *p, const gr__graphop *o) {
@@ -9180,6 +9181,30 @@ static gr_var *gr__scan_standin(gr_graph *g, const gr_var *x, int rows) {
     return gr__new_var(g, x->dtype, x->ndim - rows, shape, GR__VK_INPUT);
 }
 
+/* a checkpointed gradient's loop: a replayed sequence (a forward state's history) carries what reaches
+   that state in the forward loop, whose inputs are this loop's forward sequences, initial values and
+   values (see gr__scan_def) */
+static void gr__scan_pattern_replay(const gr__scan_def *d, unsigned char *conn) {
+    const gr__scan_def *fd = d->replay;
+    int no = d->n_out + 1, fno, i, a, j;
+    if (!fd) return;
+    fno = fd->n_out + 1;
+    for (i = 0; i < d->n_seq; i++) {
+        const unsigned char *row = conn + (size_t)(gr__scan_i_seq(d) + i) * (size_t)no;
+        int jo;
+        if (d->seq_replay[i] < 0) continue;
+        jo = fd->st_out[d->seq_replay[i]];
+        for (a = gr__scan_i_seq(fd); a < gr__scan_n_in(fd); a++) {
+            int at;
+            if (!fd->head.conn[(size_t)a * (size_t)fno + (size_t)jo]) continue;
+            if (a < gr__scan_i_init(fd)) at = gr__scan_i_seq(d) + d->replay_seq0 + (a - gr__scan_i_seq(fd));
+            else if (a < gr__scan_i_val(fd)) at = gr__scan_i_val(d) + d->replay_init0 + (a - gr__scan_i_init(fd));
+            else at = gr__scan_i_val(d) + (a - gr__scan_i_val(fd));
+            for (j = 0; j < d->n_out; j++) conn[(size_t)at * (size_t)no + (size_t)j] |= row[j];
+        }
+    }
+}
+
 /* Which inputs reach which outputs, through the recurrence: the body's own pattern (body input ->
    body output, by reachability in ig), then closed over the states (a state's taps reach what its
    output's value reaches at the next steps) until nothing changes. */
@@ -9229,6 +9254,7 @@ static gr_status gr__scan_pattern(gr__scan_def *d) {
                 conn[(gr__scan_i_init(d) + s) * no + j] |= bconn[(gr__scan_b_state(d) + d->st_at[s] - d->st_at[0] + t) * no + j];
     for (s = 0; s < d->n_val; s++)
         for (j = 0; j < d->n_out; j++) conn[(gr__scan_i_val(d) + s) * no + j] = bconn[(gr__scan_b_val(d) + s) * no + j];
+    gr__scan_pattern_replay(d, conn);
     GR_FREE(reach);
     GR_FREE(bconn);
     d->head.conn = conn;
@@ -9446,7 +9472,7 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
     d->head.destroy = gr__scan_destroy;
     d->head.name = d->name;
     d->head.print = gr__scan_print;
-    d->head.grad_some = gr__scan_grad_some;
+    d->head.grad_some = gr__scan_grad_any;
     d->n_seq = sp->n_seq;
     d->n_out = sp->n_out;
     d->n_state = n_state;
@@ -10616,7 +10642,14 @@ done:
 
 /* a copy of d (its body copied too) whose outputs keep every row: the history a gradient needs of a
    loop whose states keep only their final value */
-static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
+enum { GR__SCOPY_LAST = 1, GR__SCOPY_REPLAY = 2, GR__SCOPY_NSTEPS = 4 };
+static gr__scan_def *gr__scan_def_copy(const gr__scan_def *d, gr_graph *g, unsigned how);
+static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) { return gr__scan_def_copy(d, g, GR__SCOPY_REPLAY); }
+
+/* a copy of d, its body copied too. how: LAST, its outputs keep only their final value where d's do
+   (else every row); REPLAY, a checkpointed gradient's loop stays one (else its replayed sequences
+   become ordinary sequences, which the caller gives whole); NSTEPS, the steps are an input (input 0) */
+static gr__scan_def *gr__scan_def_copy(const gr__scan_def *d, gr_graph *g, unsigned how) {
     gr__scan_def *c = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
     gr_var **map = NULL;
     size_t n_taps = (size_t)d->n_bin - (size_t)d->n_val;
@@ -10628,7 +10661,8 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     c->head.name = c->name;
     c->seq_replay = NULL;
     c->replay = NULL;
-    if (d->replay) {
+    if (how & GR__SCOPY_NSTEPS) c->has_n_steps = 1;
+    if (d->replay && (how & GR__SCOPY_REPLAY)) {
         if (!(c->seq_replay = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int)))) {
             GR_FREE(c);
             gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
@@ -10655,6 +10689,7 @@ static gr__scan_def *gr__scan_def_all_rows(const gr__scan_def *d, gr_graph *g) {
     memcpy(c->st_out, d->st_out, sizeof(int) * 4u * (size_t)d->n_state);
     c->st_ntaps = c->st_out + d->n_state; c->st_at = c->st_ntaps + d->n_state; c->st_D = c->st_at + d->n_state;
     memcpy(c->taps, d->taps, sizeof(int) * n_taps);
+    if (how & GR__SCOPY_LAST) memcpy(c->out_last, d->out_last, (size_t)d->n_out);
     for (i = 0; i < d->n_bin; i++)
         if (!(c->bin[i] = map[d->bin[i]->id] = gr__new_var(c->ig, d->bin[i]->dtype, d->bin[i]->ndim, gr__vshape(d->bin[i]), GR__VK_INPUT))) goto fail;
     if (gr__scan_clone(d, c->ig, map, c->bout) != GR_OK) goto fail;
@@ -10713,7 +10748,122 @@ static gr_var *gr__scan_last_row_grad(gr_var *og) {
     return vp->is_index && vp->axis == 0 && vp->start == -1 && gr__is_zero(gr__in(u)[0]) == 1 ? gr__in(u)[1] : NULL;
 }
 
-static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__scan_grad_some(node, og, ig, NULL); }
+/* The forward loop a checkpointed gradient's loop replays, as a node of its graph keeping every row:
+   its inputs are the gradient loop's (the forward sequences, initial values and values), its steps
+   one more than the replay's first step (the offset at which the loop reads the histories). */
+static gr_status gr__scan_replay_node(const gr_node *node, gr_var *lm1, gr_var **fout) {
+    const gr__scan_def *d = gr__sdef(node), *fd = d->replay;
+    gr_graph *g = node->graph;
+    gr__scan_def *fc = gr__scan_def_copy(fd, g, GR__SCOPY_NSTEPS);
+    gr__scan_params prm;
+    gr_var **fin = NULL;
+    gr_status st = GR_ERR_NOMEM;
+    int i;
+    if (!fc) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
+    if (!(fin = (gr_var **)gr__calloc((size_t)gr__scan_n_in(fc) + 1, sizeof(gr_var *)))) goto done;
+    fin[0] = gr_add(lm1, gr__scalar_const(g, GR_I64, 1, 0));
+    for (i = 0; i < fd->n_seq; i++) {
+        int gs = d->replay_seq0 + i;
+        fin[gr__scan_i_seq(fc) + i] = gr__in(node)[gr__scan_i_seq(d) + gs];
+        if (fd->seq_off[i] >= 0) {         /* the gradient loop reads it backwards from o -+ lm1 */
+            gr_var *o = gr__scan_seq_offset(node, gs);
+            fin[gr__scan_i_off(fc) + fd->seq_off[i]] = d->seq_dir[gs] > 0 ? gr_add(o, lm1) : gr_sub(o, lm1);
+        }
+    }
+    for (i = 0; i < fd->n_state; i++) fin[gr__scan_i_init(fc) + i] = gr__in(node)[gr__scan_i_val(d) + d->replay_init0 + i];
+    for (i = 0; i < fd->n_val; i++) fin[gr__scan_i_val(fc) + i] = gr__in(node)[gr__scan_i_val(d) + i];
+    for (i = 0; i < gr__scan_n_in(fc); i++)
+        if (!fin[i]) { st = g->status != GR_OK ? g->status : GR_ERR_NOMEM; goto done; }
+    memset(&prm, 0, sizeof prm);
+    prm.def = fc;
+    st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, gr__scan_n_in(fc), fin, fd->n_out + 1, fout);
+done:
+    if (--fc->head.refs == 0) gr__scan_destroy(&fc->head);
+    GR_FREE(fin);
+    return st != GR_OK && st != GR_ERR_NOMEM ? st : st == GR_OK ? GR_OK : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+}
+
+/* a + b for two gradients of one input, either of them disconnected (absent) or null (kept) */
+static gr_var *gr__scan_gsum(gr_var *a, gr_var *b) {
+    if (!a || !b) return NULL;
+    if (gr_is_disconnected(b) || gr_is_null(a)) return a;
+    if (gr_is_disconnected(a) || gr_is_null(b)) return b;
+    return gr_add(a, b);
+}
+
+/* The gradient of a checkpointed gradient's loop (a second derivative through checkpoints): the same
+   loop U, reading the forward states' histories as ordinary sequences recomputed by F, the replayed
+   forward loop keeping every row. The node's partial derivatives are U's, with a history's rows
+   split between the initial rows (the node's input) and F's rows, whose gradient F's rule carries
+   to the node's forward sequences, initial values and values. This derivative stores the
+   histories: it is not checkpointed itself. */
+static gr_status gr__scan_grad_replayed(const gr_node *node, gr_var *const *og, gr_var **ig) {
+    const gr__scan_def *d = gr__sdef(node), *fd = d->replay;
+    gr_graph *g = node->graph;
+    gr__scan_def *uc = NULL;
+    gr__scan_params prm;
+    int nf_in = gr__scan_n_in(fd) + 1, i, a, first;
+    size_t n = (size_t)fd->n_out + 1 + 3u * (size_t)node->n_in + (size_t)node->n_out + 2u * (size_t)nf_in + 2;
+    gr_var **buf, **fout, **uin, **uout, **igu, **ogf, **igf, *lm1 = NULL;
+    const gr_node *fnode = NULL;
+    gr_status st = GR_ERR_NOMEM;
+    if (!(buf = (gr_var **)gr__calloc(n, sizeof(gr_var *)))) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    fout = buf; uin = fout + fd->n_out + 1; igu = uin + node->n_in; uout = igu + node->n_in;
+    ogf = uout + node->n_out; igf = ogf + fd->n_out + 1;
+    for (first = 0; first < d->n_seq && d->seq_replay[first] < 0; first++) {}
+    if (first == d->n_seq) { GR_FREE(buf); return gr__scan_grad_some(node, og, ig, NULL); }
+    if (!(lm1 = gr__scan_seq_offset(node, first))) goto failed;
+    if ((st = gr__scan_replay_node(node, lm1, fout)) != GR_OK) goto done;
+    fnode = gr__owner(fout[0]);
+    for (i = 0; i < node->n_in; i++) uin[i] = gr__in(node)[i];
+    for (i = 0; i < d->n_seq; i++) {       /* the history: the initial rows (the input), then every step's */
+        gr_var *both[2];
+        if (d->seq_replay[i] < 0) continue;
+        both[0] = gr__in(node)[gr__scan_i_seq(d) + i];
+        both[1] = fout[fd->st_out[d->seq_replay[i]]];
+        if (!(uin[gr__scan_i_seq(d) + i] = gr_concatenate(2, both, 0))) goto failed;
+    }
+    if (!(uc = gr__scan_def_copy(d, g, GR__SCOPY_LAST))) goto failed;
+    memset(&prm, 0, sizeof prm);
+    prm.def = uc;
+    if ((st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, node->n_in, uin, node->n_out, uout)) != GR_OK) goto done;
+    if ((st = gr__scan_grad_some(gr__owner(uout[0]), og, igu, NULL)) != GR_OK) goto done;
+    for (i = 0; i < node->n_in; i++) ig[i] = igu[i];
+    for (a = 0; a <= fd->n_out; a++) if (!(ogf[a] = gr_disconnected_like(fout[a]))) goto failed;
+    for (i = 0; i < d->n_seq; i++) {       /* a history's gradient: its initial rows, then F's rows */
+        int at = gr__scan_i_seq(d) + i, s = d->seq_replay[i];
+        int64_t D;
+        gr_var *gh = igu[at];
+        if (s < 0 || gr_is_disconnected(gh)) continue;
+        if (gr_is_null(gh)) { ogf[fd->st_out[s]] = gh; continue; }
+        D = fd->st_D[s];                   /* the initial rows (a plain state's one) */
+        ig[at] = gr_slice(gh, 0, 0, D, 1);
+        ogf[fd->st_out[s]] = gr_slice(gh, 0, D, INT64_MAX, 1);
+        if (!ig[at] || !ogf[fd->st_out[s]]) goto failed;
+    }
+    if ((st = gr__scan_grad_some(fnode, ogf, igf, NULL)) != GR_OK) goto done;
+    for (a = gr__scan_i_seq(fd) + 1; a < nf_in; a++) {   /* (F has an n_steps input: fd's inputs are one on) */
+        int fi = a - 1, at;
+        if (fi < gr__scan_i_init(fd)) at = gr__scan_i_seq(d) + d->replay_seq0 + (fi - gr__scan_i_seq(fd));
+        else if (fi < gr__scan_i_val(fd)) at = gr__scan_i_val(d) + d->replay_init0 + (fi - gr__scan_i_init(fd));
+        else at = gr__scan_i_val(d) + (fi - gr__scan_i_val(fd));
+        if (!(ig[at] = gr__scan_gsum(ig[at], igf[a]))) goto failed;
+    }
+    st = GR_OK;
+    goto done;
+failed:
+    st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+done:
+    if (uc && --uc->head.refs == 0) gr__scan_destroy(&uc->head);
+    GR_FREE(buf);
+    return st;
+}
+
+/* a loop's gradient: a checkpointed gradient's loop is differentiated as its unreplayed equal */
+static gr_status gr__scan_grad_any(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
+    return gr__sdef(node)->replay ? gr__scan_grad_replayed(node, og, ig) : gr__scan_grad_some(node, og, ig, skip);
+}
+static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__scan_grad_any(node, og, ig, NULL); }
 
 /* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
 static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {

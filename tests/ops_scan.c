@@ -3059,6 +3059,90 @@ TEST(test_scan_checkpoints_until) {
     gr_graph_free(g);
 }
 
+/* second derivatives through checkpointed gradients: for each checkpoints value, d c2 / d wrt where
+   c2 = sum_k sum((d cost / d wrt_k)^2), against the same with every state kept (which the row specs
+   check against central differences); a different graph computes them (the histories are
+   recomputed), so equal to rounding */
+static int sc_build_ck2(gr_scan_step step, int n_ns, gr_var *const *ns, int n_ck, const int64_t *cks, gr_var *u, gr_var *x0,
+                        sc_cost_fn cost, int n_wrt, gr_var *const *wrt, gr_var **outs) {
+    int k, i, n = 0;
+    for (k = 0; k < n_ck; k++) {
+        gr_scan_seq s = sc_seq(u, 0, NULL);
+        gr_scan_out o = sc_out(x0, 0, NULL);
+        gr_scan_opts opts = sc_opts(NULL);
+        gr_var *r[1], *g1[4], *c2 = NULL;
+        opts.checkpoints = cks[k];
+        CHECK_STATUS(gr_scan(step, NULL, 1, &s, 1, &o, n_ns, ns, &opts, r), GR_OK);
+        CHECK_STATUS(gr_grad(cost(r), n_wrt, wrt, g1, NULL), GR_OK);
+        for (i = 0; i < n_wrt; i++) c2 = c2 ? gr_add(c2, gr_sum(gr_sqr(g1[i]))) : gr_sum(gr_sqr(g1[i]));
+        CHECK_STATUS(gr_grad(c2, n_wrt, wrt, outs + n, NULL), GR_OK);
+        n += n_wrt;
+    }
+    return n;
+}
+static void sc_check_close_groups(gr_array *const *res, int n_groups, int per, double tol) {
+    int k, i;
+    for (k = 1; k < n_groups; k++)
+        for (i = 0; i < per; i++) {
+            int64_t e;
+            CHECK(res[k * per + i] && res[i] && res[k * per + i]->size == res[i]->size);
+            if (!res[k * per + i] || !res[i] || res[k * per + i]->size != res[i]->size) continue;
+            for (e = 0; e < res[i]->size; e++) {
+                double a = gr_array_get(res[k * per + i], e), b = gr_array_get(res[i], e);
+                CHECK_NEAR(a, b, tol * (1 + fabs(b)));
+            }
+        }
+}
+
+TEST(test_scan_checkpoints_second) {
+    static const int64_t cks[4] = { 0, 1, 2, 3 };
+    gr_graph *g = gr_graph_new();
+    gr_var *u = gr_matrix(g, GR_F64, "u"), *h0 = gr_vector(g, GR_F64, "h0"), *W = gr_matrix(g, GR_F64, "W");
+    gr_var *b = gr_vector(g, GR_F64, "b"), *wrt[4], *ns[2], *outs[16];
+    gr_var *v = gr_vector(g, GR_F64, "v"), *x0 = gr_scalar(g, GR_F64, "x0"), *a = gr_scalar(g, GR_F64, "a");
+    gr_var *thr = gr_scalar(g, GR_F64, "thr"), *wrt2[3], *ns2[2], *outs2[12], *in2[4];
+    gr_fn *f, *f2;
+    gr_array *vals[4], *res[16];
+    uint64_t seed = 99;
+    double pu[21], ph[3], pw[9], pb[3], pv[9];
+    int n, n2, t;
+    /* the RNN of test_scan_checkpoints_rnn, 7 steps */
+    wrt[0] = u; wrt[1] = h0; wrt[2] = W; wrt[3] = b;
+    ns[0] = W; ns[1] = b;
+    n = sc_build_ck2(st_ck_rnn, 2, ns, 4, cks, u, h0, sc_cost_sin1, 4, wrt, outs);
+    CHECK_EQ_INT(n, 16);
+    f = gr_function(4, wrt, n, outs, NULL);
+    CHECK(f != NULL);
+    sc_fill(&seed, pu, 21, -1, 1); sc_fill(&seed, ph, 3, -1, 1); sc_fill(&seed, pw, 9, -0.8, 0.8); sc_fill(&seed, pb, 3, -1, 1);
+    vals[0] = sc_mat(7, 3, pu); vals[1] = sc_vec(3, ph); vals[2] = sc_mat(3, 3, pw); vals[3] = sc_vec(3, pb);
+    if (f) {
+        CHECK_STATUS(sc_call(f, vals, n, res), GR_OK);
+        sc_check_close_groups(res, 4, 4, 1e-12);
+        sc_free(n, res);
+    }
+    sc_free(4, vals);
+    /* the while loop of test_scan_checkpoints_until: it stops early */
+    wrt2[0] = v; wrt2[1] = x0; wrt2[2] = a;
+    ns2[0] = a; ns2[1] = thr;
+    n2 = sc_build_ck2(st_ck_until, 2, ns2, 4, cks, v, x0, sc_cost_sq1, 3, wrt2, outs2);
+    CHECK_EQ_INT(n2, 12);
+    in2[0] = v; in2[1] = x0; in2[2] = a; in2[3] = thr;
+    f2 = gr_function(4, in2, n2, outs2, NULL);
+    CHECK(f2 != NULL);
+    for (t = 0; t < 9; t++) pv[t] = 0.05 + 0.1 * t;
+    vals[0] = sc_vec(9, pv); vals[1] = gr_array_scalar(GR_F64, 0.2); vals[2] = gr_array_scalar(GR_F64, 0.9);
+    vals[3] = gr_array_scalar(GR_F64, 1.2);
+    if (f2) {
+        CHECK_STATUS(sc_call(f2, vals, n2, res), GR_OK);
+        sc_check_close_groups(res, 4, 3, 1e-12);
+        sc_free(n2, res);
+    }
+    sc_free(4, vals);
+    gr_fn_free(f);
+    gr_fn_free(f2);
+    gr_graph_free(g);
+}
+
 /* ---- errors (SEMANTICS 17.9) ------------------------------------------------------------------------ */
 
 /* steps that go wrong in one way each */
@@ -3374,6 +3458,7 @@ static gr_var *gtsc_b_taps(gr_graph *g, gr_var *const *x, void *u) {
     gr_var *r = NULL;
     (void)g;
     opts.go_backwards = u ? ((const gtsc_opt *)u)->backwards : 0;
+    opts.checkpoints = u ? ((const gtsc_opt *)u)->checkpoints : 0;
     if (gr_scan(st_taps4, NULL, 1, &s, 1, &out, 0, NULL, &opts, &r) != GR_OK) return NULL;
     return r;
 }
@@ -3390,9 +3475,10 @@ static gr_var *gtsc_b_seqgrad(gr_graph *g, gr_var *const *x, void *u) {
 static const gtd_spec specs_Scan[] = {
     { "Scan", "rnn tanh(u_t + h W), u (4,3) h0 (3,) W (3,3)", gtsc_b_rnn, (void *)&gtsc_fwd, 3, GTSC_RNN, GTD_GRADGRAD },
     { "Scan", "rnn, go_backwards", gtsc_b_rnn, (void *)&gtsc_bwd, 3, GTSC_RNN, 0 },
-    { "Scan", "rnn, checkpoints 2", gtsc_b_rnn, (void *)&gtsc_ckp, 3, GTSC_RNN, 0 },
+    { "Scan", "rnn, checkpoints 2", gtsc_b_rnn, (void *)&gtsc_ckp, 3, GTSC_RNN, GTD_GRADGRAD },
     { "Scan", "taps u[t-1] u[t+1], y[t-2] y[t-1], u (6,2) y0 (2,2)", gtsc_b_taps, NULL, 2, GTSC_TAPS, GTD_GRADGRAD },
     { "Scan", "taps, go_backwards", gtsc_b_taps, (void *)&gtsc_bwd, 2, GTSC_TAPS, 0 },
+    { "Scan", "taps, checkpoints 2", gtsc_b_taps, (void *)&gtsc_ckp, 2, GTSC_TAPS, GTD_GRADGRAD },
     GTD_END
 };
 static const gtd_spec specs_Rows[] = {
@@ -3536,6 +3622,6 @@ SUITE(suite_scan) = {
     CASE(test_scan_disconnected_gradient), CASE(test_scan_grad_duplicate_outputs), CASE(test_scan_grad_duplicate_outputs_pattern),
     CASE(test_scan_null_grad), CASE(test_scan_rop2), CASE(test_scan_rop_until), CASE(test_scan_rop_of_grad), CASE(test_scan_jacobian), CASE(test_scan_hessian),
     CASE(test_scan_higher_order), CASE(test_scan_grad_grad), CASE(test_scan_inner_grad), CASE(test_scan_long), CASE(test_scan_grad_history_front),
-    CASE(test_scan_checkpoints_rnn), CASE(test_scan_checkpoints_taps), CASE(test_scan_checkpoints_until),
+    CASE(test_scan_checkpoints_rnn), CASE(test_scan_checkpoints_taps), CASE(test_scan_checkpoints_until), CASE(test_scan_checkpoints_second),
     CASE(test_scan_error_graph), CASE(test_scan_print), END_SUITE
 };
