@@ -1245,8 +1245,6 @@ static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, con
 static const char *gr__null_reason(const gr_var *v);
 static int gr__is_zero(const gr_var *t);                      /* 1: zeros, 0: not, -1: not known when built */
 
-/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
-   function is scheduled, released when it is freed */
 /* the readers of a compiled function's variables (ids from base): a list per variable through next,
    and whether the function returns or updates it (root) */
 typedef struct gr__readers {
@@ -1255,6 +1253,8 @@ typedef struct gr__readers {
     gr_node *const *node;
     const uint8_t *root;
 } gr__readers;
+/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
+   function is scheduled, released when it is freed */
 #define GR__RUNTIME_PROTO(Name) \
     static gr_status gr__##Name##_runtime(gr_node *node, int level); \
     static void gr__##Name##_release(gr_node *node); \
@@ -9100,13 +9100,13 @@ static int gr__scan_last(const gr_node *node, int j) {
     return p->def->out_last[j] || (j < 64 && ((p->narrowed >> j) & 1u));
 }
 
-/* where a node's inputs start */
 /* output j keeps its initial value as row 0 (gr__scan_params.front) */
 static int gr__scan_front(const gr_node *node, int j) {
     const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
     return j < 64 && ((p->front >> j) & 1u);
 }
 
+/* where a node's inputs start */
 static int gr__scan_i_off(const gr__scan_def *d) { return d->has_n_steps; }
 static int gr__scan_i_seq(const gr__scan_def *d) { return d->has_n_steps + d->n_off; }
 static int gr__scan_i_init(const gr__scan_def *d) { return gr__scan_i_seq(d) + d->n_seq; }
@@ -9224,8 +9224,7 @@ static gr_status gr__scan_pattern(gr__scan_def *d) {
             for (i = 0; i < node->n_in; i++) {
                 const unsigned char *src = reach + (size_t)gr__in(node)[i]->id * (size_t)d->n_bin;
                 unsigned char *dst = reach + (size_t)gr__out(node)[o]->id * (size_t)d->n_bin;
-                const gr_node *pn = node;
-                if (!gr__connected(pn, i, o) || gr__is_marker(gr__out(node)[o])) continue;
+                if (!gr__connected(node, i, o) || gr__is_marker(gr__out(node)[o])) continue;
                 for (b = 0; b < d->n_bin; b++) dst[b] |= src[b];
             }
     }
@@ -9357,162 +9356,136 @@ static gr_status gr__scan_clone(const gr__scan_def *d, gr_graph *g, gr_var **map
     return st;
 }
 
-/* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
-   own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
-static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
-    const char *name = sp->name ? sp->name : "scan";
-    int n_stap = 0, n_ttap = 0, n_state = 0, n_bin_user, i, j, t, pos;
-    gr_var **in = NULL, **out = NULL, *until = NULL, **map = NULL, **ins = NULL;
-    uint8_t *dep = NULL, *need = NULL;
-    uint32_t v0 = g->n_vars, n0 = g->n_nodes, nv, nn, k;
+/* What gr__scan_make works on: the spec; the step's inputs (the stand-ins of the taps, then the
+   values) and results; the variables and nodes the step made (after v0 and n0 of g), which of them
+   depend on the stand-ins (dep, by variable) and which the body needs (need, by node); the values
+   the body reads; the loop; per variable the step made, its counterpart in the body (map). */
+typedef struct gr__scan_build {
+    gr_graph *g;
+    const gr__scan_spec *sp;
+    const char *name;
+    int n_stap, n_ttap, n_state;         /* the sequences' taps, the states' taps, the states */
+    gr_var **in, **out, *until;
+    uint32_t v0, n0, nv, nn;
+    uint8_t *dep, *need;
     gr__vset vals;
-    gr__scan_def *d = NULL;
-    gr__scan_params prm;
-    gr_status st = GR_ERR_NOMEM;
-    memset(&vals, 0, sizeof vals);
-    for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
-    for (i = 0; i < sp->n_seq; i++) n_stap += gr__scan_seq_ntaps(sp, i);
-    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) { n_state++; n_ttap += gr__scan_out_ntaps(sp, j); }
-    n_bin_user = n_stap + n_ttap + sp->n_val;
-    in = (gr_var **)gr__calloc((size_t)n_bin_user + 1, sizeof(gr_var *));
-    out = (gr_var **)gr__calloc((size_t)sp->n_out + 2, sizeof(gr_var *));
-    if (!in || !out) goto nomem;
-    /* 1. the stand-ins and the step */
+    gr__scan_def *d;
+    gr_var **map;
+} gr__scan_build;
+
+/* v was made by the step and depends on a stand-in */
+static int gr__scan_dep(const gr__scan_build *b, const gr_var *v) {
+    return v->graph == b->g && v->id >= b->g->var_base + b->v0 && b->dep[v->id - b->g->var_base - b->v0];
+}
+static gr_status gr__scan_nomem(const gr__scan_build *b) { return gr__error(b->g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", b->name); }
+
+/* output j of the step: a value of this graph typed as its state (a weak scalar coerced to it) */
+static gr_status gr__scan_check_out(gr__scan_build *b, int j) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    const char *name = b->name;
+    gr_var *o = b->out[j];
+    if (!o) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': the step left output %d NULL", name, j);
+    if (o->graph != g) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d of the step belongs to another graph", name, j);
+    if (gr__is_marker(o)) return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is a gradient marker", name, j);
+    if (sp->init[j]) {
+        const gr_var *s0 = sp->init[j];
+        int rows = gr__scan_sitsot(sp, j) ? 0 : 1, dd;
+        if (o->dtype != s0->dtype && gr__is_weak(o) && s0->ndim - rows == 0) {
+            if (!(o = b->out[j] = gr__coerce(o, s0->dtype))) return g->status;
+        }
+        if (o->dtype != s0->dtype || o->ndim != s0->ndim - rows)
+            return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is %s with %d dimensions; its state %s is %s with %d",
+                             name, j, gr_dtype_name((gr_dtype)o->dtype), o->ndim, gr__d(s0).s, gr_dtype_name((gr_dtype)s0->dtype),
+                             s0->ndim - rows);
+        for (dd = 0; dd < o->ndim; dd++) {
+            int64_t a = gr__vshape(o)[dd], c = s0->kind == GR__VK_SHARED ? -1 : gr__vshape(s0)[dd + rows];
+            if (a >= 0 && c >= 0 && a != c)
+                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d of the step has the shape %s; its state %s has rows of %lld along axis %d",
+                                 name, j, gr__vs(o).s, gr__d(s0).s, (long long)c, dd);
+        }
+    }
+    return GR_OK;
+}
+
+/* 1. the stand-ins and the step, its outputs checked */
+static gr_status gr__scan_run_step(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    int i, j, t, pos;
+    gr_status st;
     for (i = 0, pos = 0; i < sp->n_seq; i++)
         for (t = 0; t < gr__scan_seq_ntaps(sp, i); t++)
-            if (!(in[pos++] = gr__scan_standin(g, sp->seq[i], 1))) goto fail;
+            if (!(b->in[pos++] = gr__scan_standin(g, sp->seq[i], 1))) return GR_ERR_NOMEM;
     for (j = 0; j < sp->n_out; j++)
         for (t = 0; t < gr__scan_out_ntaps(sp, j); t++)
-            if (!(in[pos++] = gr__scan_standin(g, sp->init[j], gr__scan_sitsot(sp, j) ? 0 : 1))) goto fail;
-    for (i = 0; i < sp->n_val; i++) in[pos++] = sp->val[i];
-    st = sp->step(g, in, out, &until, sp->user);
+            if (!(b->in[pos++] = gr__scan_standin(g, sp->init[j], gr__scan_sitsot(sp, j) ? 0 : 1))) return GR_ERR_NOMEM;
+    for (i = 0; i < sp->n_val; i++) b->in[pos++] = sp->val[i];
+    st = sp->step(g, b->in, b->out, &b->until, sp->user);
     if (st != GR_OK) {
-        if (g->status == GR_OK) gr__error(g, st, "gr_scan '%s': the step function failed (%s)", name, gr_status_string(st));
-        goto fail;
+        if (g->status == GR_OK) gr__error(g, st, "gr_scan '%s': the step function failed (%s)", b->name, gr_status_string(st));
+        return st;
     }
-    for (j = 0; j < sp->n_out; j++) {
-        gr_var *o = out[j];
-        if (!o) {
-            st = g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': the step left output %d NULL", name, j);
-            goto fail;
-        }
-        if (o->graph != g) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d of the step belongs to another graph", name, j); goto fail; }
-        if (gr__is_marker(o)) { st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is a gradient marker", name, j); goto fail; }
-        if (sp->init[j]) {
-            const gr_var *s0 = sp->init[j];
-            int rows = gr__scan_sitsot(sp, j) ? 0 : 1, dd;
-            if (o->dtype != s0->dtype && gr__is_weak(o) && s0->ndim - rows == 0) {
-                if (!(o = out[j] = gr__coerce(o, s0->dtype))) { st = g->status; goto fail; }
-            }
-            if (o->dtype != s0->dtype || o->ndim != s0->ndim - rows) {
-                st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': output %d of the step is %s with %d dimensions; its state %s is %s with %d",
-                               name, j, gr_dtype_name((gr_dtype)o->dtype), o->ndim, gr__d(s0).s, gr_dtype_name((gr_dtype)s0->dtype),
-                               s0->ndim - rows);
-                goto fail;
-            }
-            for (dd = 0; dd < o->ndim; dd++) {
-                int64_t a = gr__vshape(o)[dd], b = s0->kind == GR__VK_SHARED ? -1 : gr__vshape(s0)[dd + rows];
-                if (a >= 0 && b >= 0 && a != b) {
-                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d of the step has the shape %s; its state %s has rows of %lld along axis %d",
-                                   name, j, gr__vs(o).s, gr__d(s0).s, (long long)b, dd);
-                    goto fail;
-                }
-            }
-        }
+    for (j = 0; j < sp->n_out; j++) if ((st = gr__scan_check_out(b, j)) != GR_OK) return st;
+    if (b->until) {
+        if (b->until->graph != g || gr__is_marker(b->until) || b->until->ndim != 0)
+            return gr__error(g, GR_ERR_TYPE, "gr_scan '%s': the until condition must be a 0-d value of this graph, not %s", b->name,
+                             gr__d(b->until).s);
+        b->out[sp->n_out] = b->until;
     }
-    if (until) {
-        if (until->graph != g || gr__is_marker(until) || until->ndim != 0) {
-            st = gr__error(g, GR_ERR_TYPE, "gr_scan '%s': the until condition must be a 0-d value of this graph, not %s", name, gr__d(until).s);
-            goto fail;
-        }
-        out[sp->n_out] = until;
-    }
-    /* 2. what depends on the stand-ins: the nodes made since, in the order made */
-    nv = g->n_vars - v0;
-    nn = g->n_nodes - n0;
-    dep = (uint8_t *)gr__calloc((size_t)nv + 1, 1);
-    need = (uint8_t *)gr__calloc((size_t)nn + 1, 1);
-    if (!dep || !need) goto nomem;
-#define GR__SCAN_NEW(v) ((v)->graph == g && (v)->id >= g->var_base + v0)
-#define GR__SCAN_DEP(v) (GR__SCAN_NEW(v) && dep[(v)->id - g->var_base - v0])
-    for (i = 0; i < n_stap + n_ttap; i++) dep[in[i]->id - g->var_base - v0] = 1;
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
+    return GR_OK;
+}
+
+/* 2. what depends on the stand-ins (the nodes made since, in the order made), the nodes of it the
+   outputs need (the body), and the values the body reads */
+static gr_status gr__scan_find_body(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    gr_graph *g = b->g;
+    uint32_t k;
+    int i, j;
+    b->nv = g->n_vars - b->v0;
+    b->nn = g->n_nodes - b->n0;
+    b->dep = (uint8_t *)gr__calloc((size_t)b->nv + 1, 1);
+    b->need = (uint8_t *)gr__calloc((size_t)b->nn + 1, 1);
+    if (!b->dep || !b->need) return gr__scan_nomem(b);
+    for (i = 0; i < b->n_stap + b->n_ttap; i++) b->dep[b->in[i]->id - g->var_base - b->v0] = 1;
+    for (k = 0; k < b->nn; k++) {
+        gr_node *node = g->nodes[b->n0 + k];
         int any = 0;
-        for (i = 0; i < node->n_in && !any; i++) any = GR__SCAN_DEP(gr__in(node)[i]);
-        if (any) for (j = 0; j < node->n_out; j++) dep[gr__out(node)[j]->id - g->var_base - v0] = 1;
+        for (i = 0; i < node->n_in && !any; i++) any = gr__scan_dep(b, gr__in(node)[i]);
+        if (any) for (j = 0; j < node->n_out; j++) b->dep[gr__out(node)[j]->id - g->var_base - b->v0] = 1;
     }
     /* the body: the dependent nodes the outputs need, found going back down the new nodes */
     for (j = 0; j <= sp->n_out; j++)
-        if (out[j] && GR__SCAN_DEP(out[j]) && gr__owner(out[j])) need[gr__owner(out[j])->id - g->node_base - n0] = 1;
-    for (k = nn; k-- > 0;) {
-        gr_node *node = g->nodes[n0 + k];
-        if (!need[k]) continue;
+        if (b->out[j] && gr__scan_dep(b, b->out[j]) && gr__owner(b->out[j])) b->need[gr__owner(b->out[j])->id - g->node_base - b->n0] = 1;
+    for (k = b->nn; k-- > 0;) {
+        gr_node *node = g->nodes[b->n0 + k];
+        if (!b->need[k]) continue;
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = gr__in(node)[i];
-            if (GR__SCAN_DEP(x) && gr__owner(x)) need[gr__owner(x)->id - g->node_base - n0] = 1;
+            if (gr__scan_dep(b, x) && gr__owner(x)) b->need[gr__owner(x)->id - g->node_base - b->n0] = 1;
         }
     }
     /* the values the body reads: the non-sequences first, then what its nodes and outputs capture */
-    for (i = 0; i < sp->n_val; i++) if (gr__vset_push(&vals, sp->val[i]) < 0) goto nomem;
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
-        if (!need[k]) continue;
+    for (i = 0; i < sp->n_val; i++) if (gr__vset_push(&b->vals, sp->val[i]) < 0) return gr__scan_nomem(b);
+    for (k = 0; k < b->nn; k++) {
+        gr_node *node = g->nodes[b->n0 + k];
+        if (!b->need[k]) continue;
         for (i = 0; i < node->n_in; i++) {
             gr_var *x = gr__in(node)[i];
-            if (!GR__SCAN_DEP(x) && x->kind != GR__VK_CONST && gr__vset_add(&vals, x) < 0) goto nomem;
+            if (!gr__scan_dep(b, x) && x->kind != GR__VK_CONST && gr__vset_add(&b->vals, x) < 0) return gr__scan_nomem(b);
         }
     }
     for (j = 0; j <= sp->n_out; j++)
-        if (out[j] && !GR__SCAN_DEP(out[j]) && out[j]->kind != GR__VK_CONST && gr__vset_add(&vals, out[j]) < 0) goto nomem;
-    /* 3. the loop's description and its body */
-    d = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
-    if (!d) goto nomem;
-    d->head.refs = 1;
-    d->head.destroy = gr__scan_destroy;
-    d->head.name = d->name;
-    d->head.print = gr__scan_print;
-    d->head.grad_some = gr__scan_grad_any;
-    d->n_seq = sp->n_seq;
-    d->n_out = sp->n_out;
-    d->n_state = n_state;
-    d->n_val = vals.n;
-    d->has_n_steps = sp->n_steps != NULL;
-    for (i = 0; sp->seq_off && i < sp->n_seq; i++) d->n_off += sp->seq_off[i] != NULL;
-    d->has_until = until != NULL;
-    d->n_bin = n_stap + n_ttap + vals.n;
-    d->n_bout = sp->n_out + d->has_until;
-    d->go_backwards = sp->go_backwards;
-    d->truncate = sp->truncate;
-    d->checkpoints = sp->checkpoints;
-    snprintf(d->name, sizeof d->name, "%s", name);
-    if (sp->replay) {
-        if (!(d->seq_replay = (int *)gr__calloc((size_t)sp->n_seq + 1, sizeof(int)))) goto nomem;
-        memcpy(d->seq_replay, sp->seq_replay, sizeof(int) * (size_t)sp->n_seq);
-        d->replay = sp->replay;
-        d->replay->head.refs++;
-        d->replay_seq0 = sp->replay_seq0;
-        d->replay_init0 = sp->replay_init0;
-    }
-    d->head.n_in = gr__scan_n_in(d);
-    d->head.n_out = sp->n_out + 1;
-    d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
-    d->seq_ntaps = (int *)gr__calloc(6u * (size_t)sp->n_seq + 1, sizeof(int));
-    d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
-    d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
-    d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
-    d->taps = (int *)gr__calloc((size_t)(n_stap + n_ttap) + 1, sizeof(int));
-    d->ig = gr_graph_new();
-    if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) goto nomem;
-    d->seq_at = d->seq_ntaps + sp->n_seq;
-    d->seq_dir = d->seq_at + sp->n_seq;
-    d->seq_off = d->seq_dir + sp->n_seq;
-    d->seq_m = d->seq_off + sp->n_seq;
-    d->seq_M = d->seq_m + sp->n_seq;
-    d->st_ntaps = d->st_out + n_state;
-    d->st_at = d->st_ntaps + n_state;
-    d->st_D = d->st_at + n_state;
+        if (b->out[j] && !gr__scan_dep(b, b->out[j]) && b->out[j]->kind != GR__VK_CONST && gr__vset_add(&b->vals, b->out[j]) < 0)
+            return gr__scan_nomem(b);
+    return GR_OK;
+}
+
+/* the loop's taps: per sequence its taps, direction, offset input and span; per state its output,
+   taps and depth D */
+static void gr__scan_def_taps(gr__scan_def *d, const gr__scan_spec *sp) {
+    int i, j, t, pos, n_state;
     for (i = 0, pos = 0, t = 0; i < sp->n_seq; i++) {
         const int *tp = gr__scan_seq_taps(sp, i);
         int u;
@@ -9545,80 +9518,171 @@ static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **re
             }
         }
     }
-    /* the body's graph: its inputs, then the needed nodes copied in the order made */
-    map = (gr_var **)gr__calloc((size_t)nv + 1, sizeof(gr_var *));
-    if (!map) goto nomem;
-    for (i = 0; i < n_stap + n_ttap; i++) {
-        gr_var *b = gr__new_var(d->ig, in[i]->dtype, in[i]->ndim, gr__vshape(in[i]), GR__VK_INPUT);
-        if (!b) goto body_failed;
-        d->bin[i] = map[in[i]->id - g->var_base - v0] = b;
+}
+
+/* 3. the loop's description (b->d, its body graph still empty) */
+static gr_status gr__scan_def_new(gr__scan_build *b) {
+    const gr__scan_spec *sp = b->sp;
+    int i, n_state = b->n_state, n_taps = b->n_stap + b->n_ttap;
+    gr__scan_def *d = b->d = (gr__scan_def *)gr__calloc(1, sizeof(gr__scan_def));
+    if (!d) return gr__scan_nomem(b);
+    d->head.refs = 1;
+    d->head.destroy = gr__scan_destroy;
+    d->head.name = d->name;
+    d->head.print = gr__scan_print;
+    d->head.grad_some = gr__scan_grad_any;
+    d->n_seq = sp->n_seq;
+    d->n_out = sp->n_out;
+    d->n_state = n_state;
+    d->n_val = b->vals.n;
+    d->has_n_steps = sp->n_steps != NULL;
+    for (i = 0; sp->seq_off && i < sp->n_seq; i++) d->n_off += sp->seq_off[i] != NULL;
+    d->has_until = b->until != NULL;
+    d->n_bin = n_taps + b->vals.n;
+    d->n_bout = sp->n_out + d->has_until;
+    d->go_backwards = sp->go_backwards;
+    d->truncate = sp->truncate;
+    d->checkpoints = sp->checkpoints;
+    snprintf(d->name, sizeof d->name, "%s", b->name);
+    if (sp->replay) {
+        if (!(d->seq_replay = (int *)gr__calloc((size_t)sp->n_seq + 1, sizeof(int)))) return gr__scan_nomem(b);
+        memcpy(d->seq_replay, sp->seq_replay, sizeof(int) * (size_t)sp->n_seq);
+        d->replay = sp->replay;
+        d->replay->head.refs++;
+        d->replay_seq0 = sp->replay_seq0;
+        d->replay_init0 = sp->replay_init0;
     }
-    for (i = 0; i < vals.n; i++) {
-        gr_var *x = vals.list[i];
-        if (!(d->bin[n_stap + n_ttap + i] = gr__scan_standin(d->ig, x, 0))) goto body_failed;
-        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[n_stap + n_ttap + i], gr__vname(x))) goto body_failed;
+    d->head.n_in = gr__scan_n_in(d);
+    d->head.n_out = sp->n_out + 1;
+    d->bin = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)d->n_bout + 1, sizeof(gr_var *));
+    d->seq_ntaps = (int *)gr__calloc(6u * (size_t)sp->n_seq + 1, sizeof(int));
+    d->out_state = (int *)gr__calloc((size_t)sp->n_out + 1, sizeof(int));
+    d->st_out = (int *)gr__calloc(4u * (size_t)n_state + 1, sizeof(int));
+    d->out_last = (unsigned char *)gr__calloc((size_t)sp->n_out + 1, 1);
+    d->taps = (int *)gr__calloc((size_t)n_taps + 1, sizeof(int));
+    d->ig = gr_graph_new();
+    if (!d->bin || !d->bout || !d->seq_ntaps || !d->out_state || !d->st_out || !d->out_last || !d->taps || !d->ig) return gr__scan_nomem(b);
+    d->seq_at = d->seq_ntaps + sp->n_seq;
+    d->seq_dir = d->seq_at + sp->n_seq;
+    d->seq_off = d->seq_dir + sp->n_seq;
+    d->seq_m = d->seq_off + sp->n_seq;
+    d->seq_M = d->seq_m + sp->n_seq;
+    d->st_ntaps = d->st_out + n_state;
+    d->st_at = d->st_ntaps + n_state;
+    d->st_D = d->st_at + n_state;
+    gr__scan_def_taps(d, sp);
+    return GR_OK;
+}
+
+/* the body's counterpart of x, read by a node the body copies: made by the step, a constant, or a value read */
+static gr_var *gr__scan_body_var(const gr__scan_build *b, gr_var *x) {
+    if (gr__scan_dep(b, x)) return b->map[x->id - b->g->var_base - b->v0];
+    if (x->kind == GR__VK_CONST) return gr__constant(b->d->ig, (const gr_array *)gr__ext(x), x->flags);
+    return b->d->bin[b->n_stap + b->n_ttap + gr__vset_find(&b->vals, x)];
+}
+
+/* the error of a failed copy into the body, recorded on g */
+static gr_status gr__scan_body_failed(const gr__scan_build *b) {
+    gr_status st = b->d->ig->status != GR_OK ? b->d->ig->status : GR_ERR_NOMEM;
+    gr__error(b->g, st, "gr_scan '%s': copying the body: %s", b->name, b->d->ig->message[0] ? b->d->ig->message : "out of memory");
+    return st;
+}
+
+/* node k of the step (in the order made) copied into the body (ins: room for its inputs) */
+static gr_status gr__scan_copy_node(gr__scan_build *b, uint32_t k, gr_var **ins) {
+    gr_node *node = b->g->nodes[b->n0 + k];
+    gr__scan_def *d = b->d;
+    gr_var *bo[64], **bouts = bo;
+    gr_status st = GR_OK;
+    int i, j;
+    if (node->n_out > 64) {
+        bouts = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out);
+        if (!bouts) return gr__scan_nomem(b);
     }
-    {
-        int max_in = 8;
-        for (k = 0; k < nn; k++) if (need[k] && g->nodes[n0 + k]->n_in > max_in) max_in = g->nodes[n0 + k]->n_in;
-        ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(max_in + 1));
-        if (!ins) goto nomem;
+    for (i = 0; i < node->n_in; i++) if (!(ins[i] = gr__scan_body_var(b, gr__in(node)[i]))) break;
+    if (i < node->n_in || gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, bouts) != GR_OK)
+        st = gr__scan_body_failed(b);
+    for (j = 0; st == GR_OK && j < node->n_out; j++) {
+        b->map[gr__out(node)[j]->id - b->g->var_base - b->v0] = bouts[j];
+        if (gr__vname(gr__out(node)[j]) && !gr__set_name(d->ig, bouts[j], gr__vname(gr__out(node)[j]))) st = gr__scan_body_failed(b);
     }
-#define GR__SCAN_MAP(x) (GR__SCAN_DEP(x) ? map[(x)->id - g->var_base - v0] : (x)->kind == GR__VK_CONST ? \
-    gr__constant(d->ig, (const gr_array *)gr__ext(x), (x)->flags) : d->bin[n_stap + n_ttap + gr__vset_find(&vals, (x))])
-    for (k = 0; k < nn; k++) {
-        gr_node *node = g->nodes[n0 + k];
-        gr_var *bo[64], **bouts = bo;
-        if (!need[k]) continue;
-        if (node->n_out > 64) {
-            bouts = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)node->n_out);
-            if (!bouts) goto nomem;
-        }
-        for (i = 0; i < node->n_in; i++) if (!(ins[i] = GR__SCAN_MAP(gr__in(node)[i]))) break;
-        if (i < node->n_in || gr__make_node_n(d->ig, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, bouts) != GR_OK) {
-            if (bouts != bo) GR_FREE(bouts);
-            goto body_failed;
-        }
-        for (j = 0; j < node->n_out; j++) {
-            map[gr__out(node)[j]->id - g->var_base - v0] = bouts[j];
-            if (gr__vname(gr__out(node)[j]) && !gr__set_name(d->ig, bouts[j], gr__vname(gr__out(node)[j]))) {
-                if (bouts != bo) GR_FREE(bouts);
-                goto body_failed;
-            }
-        }
-        if (bouts != bo) GR_FREE(bouts);
+    if (bouts != bo) GR_FREE(bouts);
+    return st;
+}
+
+/* the body's graph: its inputs, then the needed nodes copied in the order made, its outputs, the
+   loop's connection pattern */
+static gr_status gr__scan_copy_body(gr__scan_build *b) {
+    gr__scan_def *d = b->d;
+    gr_graph *g = b->g;
+    int i, j, n_taps = b->n_stap + b->n_ttap, max_in = 8;
+    gr_var **ins;
+    uint32_t k;
+    gr_status st = GR_OK;
+    b->map = (gr_var **)gr__calloc((size_t)b->nv + 1, sizeof(gr_var *));
+    if (!b->map) return gr__scan_nomem(b);
+    for (i = 0; i < n_taps; i++) {
+        gr_var *x = gr__new_var(d->ig, b->in[i]->dtype, b->in[i]->ndim, gr__vshape(b->in[i]), GR__VK_INPUT);
+        if (!x) return gr__scan_body_failed(b);
+        d->bin[i] = b->map[b->in[i]->id - g->var_base - b->v0] = x;
     }
-    for (j = 0; j < d->n_bout; j++) if (!(d->bout[j] = GR__SCAN_MAP(out[j]))) goto body_failed;
-#undef GR__SCAN_MAP
-#undef GR__SCAN_DEP
-#undef GR__SCAN_NEW
-    if (gr__scan_pattern(d) != GR_OK) goto nomem;
-    /* 4. the node */
+    for (i = 0; i < b->vals.n; i++) {
+        gr_var *x = b->vals.list[i];
+        if (!(d->bin[n_taps + i] = gr__scan_standin(d->ig, x, 0))) return gr__scan_body_failed(b);
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[n_taps + i], gr__vname(x))) return gr__scan_body_failed(b);
+    }
+    for (k = 0; k < b->nn; k++) if (b->need[k] && g->nodes[b->n0 + k]->n_in > max_in) max_in = g->nodes[b->n0 + k]->n_in;
+    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(max_in + 1));
+    if (!ins) return gr__scan_nomem(b);
+    for (k = 0; k < b->nn && st == GR_OK; k++) if (b->need[k]) st = gr__scan_copy_node(b, k, ins);
     GR_FREE(ins);
-    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gr__scan_n_in(d) + 1));
-    if (!ins) goto nomem;
+    if (st != GR_OK) return st;
+    for (j = 0; j < d->n_bout; j++) if (!(d->bout[j] = gr__scan_body_var(b, b->out[j]))) return gr__scan_body_failed(b);
+    if (gr__scan_pattern(d) != GR_OK) return gr__scan_nomem(b);
+    return GR_OK;
+}
+
+/* Builds the loop of sp in g: the stand-ins, the user's step, the body copied into a graph of its
+   own, and the Scan node. results: n_out + 1 entries (the last: the number of steps run). */
+static gr_status gr__scan_make(gr_graph *g, const gr__scan_spec *sp, gr_var **results) {
+    gr__scan_build b;
+    gr_var **ins = NULL;
+    gr__scan_params prm;
+    int i, j, pos;
+    gr_status st;
+    memset(&b, 0, sizeof b);
+    b.g = g;
+    b.sp = sp;
+    b.name = sp->name ? sp->name : "scan";
+    b.v0 = g->n_vars;
+    b.n0 = g->n_nodes;
+    for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
+    for (i = 0; i < sp->n_seq; i++) b.n_stap += gr__scan_seq_ntaps(sp, i);
+    for (j = 0; j < sp->n_out; j++) if (sp->init[j]) { b.n_state++; b.n_ttap += gr__scan_out_ntaps(sp, j); }
+    b.in = (gr_var **)gr__calloc((size_t)(b.n_stap + b.n_ttap + sp->n_val) + 1, sizeof(gr_var *));
+    b.out = (gr_var **)gr__calloc((size_t)sp->n_out + 2, sizeof(gr_var *));
+    if (!b.in || !b.out) { st = gr__scan_nomem(&b); goto done; }
+    if ((st = gr__scan_run_step(&b)) != GR_OK || (st = gr__scan_find_body(&b)) != GR_OK || (st = gr__scan_def_new(&b)) != GR_OK ||
+        (st = gr__scan_copy_body(&b)) != GR_OK)
+        goto done;
+    /* 4. the node */
+    ins = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)(gr__scan_n_in(b.d) + 1));
+    if (!ins) { st = gr__scan_nomem(&b); goto done; }
     pos = 0;
     if (sp->n_steps) ins[pos++] = sp->n_steps;
     for (i = 0; sp->seq_off && i < sp->n_seq; i++) if (sp->seq_off[i]) ins[pos++] = sp->seq_off[i];
     for (i = 0; i < sp->n_seq; i++) ins[pos++] = sp->seq[i];
     for (j = 0; j < sp->n_out; j++) if (sp->init[j]) ins[pos++] = sp->init[j];
-    for (i = 0; i < vals.n; i++) ins[pos++] = vals.list[i];
+    for (i = 0; i < b.vals.n; i++) ins[pos++] = b.vals.list[i];
     memset(&prm, 0, sizeof prm);
-    prm.def = d;
+    prm.def = b.d;
     st = gr__make_node_n(g, &gr__op_Scan, &prm, sizeof prm, pos, ins, sp->n_out + 1, results);
-    if (st != GR_OK) { for (i = 0; i <= sp->n_out; i++) results[i] = NULL; goto fail; }
-    goto done;
-body_failed:
-    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
-    gr__error(g, st, "gr_scan '%s': copying the body: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
-    goto fail;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", name);
-fail:
+    if (st != GR_OK) for (i = 0; i <= sp->n_out; i++) results[i] = NULL;
 done:
-    if (d && --d->head.refs == 0) d->head.destroy(&d->head);   /* the node's graph holds it now */
-    gr__vset_free(&vals);
-    GR_FREE(in); GR_FREE(out); GR_FREE(dep); GR_FREE(need); GR_FREE(map); GR_FREE(ins);
+    if (b.d && --b.d->head.refs == 0) b.d->head.destroy(&b.d->head);   /* the node's graph holds it now */
+    gr__vset_free(&b.vals);
+    GR_FREE(b.in); GR_FREE(b.out); GR_FREE(b.dep); GR_FREE(b.need); GR_FREE(b.map); GR_FREE(ins);
     return st;
 }
 
@@ -9630,12 +9694,52 @@ static int gr__scan_bad_var(gr_graph *g, const char *name, const char *what, int
     return 0;
 }
 
+/* output j's taps and initial value: taps given with an initial value, negative, distinct; a
+   mit-sot's initial value has the rows its taps read. Else the error is recorded on g (*st): 1 */
+static int gr__scan_bad_out(gr_graph *g, const char *name, int j, const gr_scan_out *o, gr_status *st) {
+    gr_var *x = o->initial;
+    int t, u;
+    if (o->n_taps < 0 || (o->n_taps > 0 && (!o->taps || !x))) {
+        *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has %d taps, taps %s and %s initial value", name, j, o->n_taps,
+                        o->taps ? "given" : "NULL", x ? "an" : "no");
+        return 1;
+    }
+    if (!x) return 0;
+    if (gr__scan_bad_var(g, name, "initial value", j, x, st)) return 1;
+    for (t = 0; t < o->n_taps; t++) {
+        if (o->taps[t] >= 0) {
+            *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d; a state's taps are negative", name, j, o->taps[t]);
+            return 1;
+        }
+        for (u = 0; u < t; u++)
+            if (o->taps[u] == o->taps[t]) {
+                *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d twice", name, j, o->taps[t]);
+                return 1;
+            }
+    }
+    if (!(o->n_taps == 0 || (o->n_taps == 1 && o->taps[0] == -1))) {   /* a mit-sot: rows of initial values */
+        int D = 0;
+        for (t = 0; t < o->n_taps; t++) if (-o->taps[t] > D) D = -o->taps[t];
+        if (x->ndim < 1) {
+            *st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s is 0-d",
+                            name, j, -D, D, gr__d(x).s);
+            return 1;
+        }
+        if (x->kind != GR__VK_SHARED && gr__vshape(x)[0] >= 0 && gr__vshape(x)[0] < D) {
+            *st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s has %lld",
+                            name, j, -D, D, gr__d(x).s, (long long)gr__vshape(x)[0]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 GR_API gr_status gr_scan(gr_scan_step step, void *user, int n_seq, const gr_scan_seq *seqs, int n_out, const gr_scan_out *outs,
                          int n_nonseq, gr_var *const *non_seqs, const gr_scan_opts *opts, gr_var **results) {
     gr_graph *g = NULL;
     const char *name = opts && opts->name ? opts->name : "scan";
     gr_var **seq = NULL, **init = NULL, **res = NULL;
-    int *ntaps = NULL, *ontaps = NULL, i, j, t;
+    int *ntaps = NULL, *ontaps = NULL, i, j;
     const int **taps = NULL, **otaps = NULL;
     gr__scan_spec sp;
     gr_status st = GR_ERR_NOMEM;
@@ -9662,32 +9766,7 @@ GR_API gr_status gr_scan(gr_scan_step step, void *user, int n_seq, const gr_scan
             return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': sequence %d has %d taps and taps %s", name, i, seqs[i].n_taps,
                              seqs[i].taps ? "given" : "NULL");
     }
-    for (j = 0; j < n_out; j++) {
-        gr_var *x = outs[j].initial;
-        if (outs[j].n_taps < 0 || (outs[j].n_taps > 0 && (!outs[j].taps || !x)))
-            return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has %d taps, taps %s and %s initial value", name, j, outs[j].n_taps,
-                             outs[j].taps ? "given" : "NULL", x ? "an" : "no");
-        if (!x) continue;
-        if (gr__scan_bad_var(g, name, "initial value", j, x, &st)) return st;
-        for (t = 0; t < outs[j].n_taps; t++) {
-            int u;
-            if (outs[j].taps[t] >= 0)
-                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d; a state's taps are negative", name, j, outs[j].taps[t]);
-            for (u = 0; u < t; u++)
-                if (outs[j].taps[u] == outs[j].taps[t])
-                    return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has the tap %d twice", name, j, outs[j].taps[t]);
-        }
-        if (!(outs[j].n_taps == 0 || (outs[j].n_taps == 1 && outs[j].taps[0] == -1))) {   /* a mit-sot: rows of initial values */
-            int D = 0;
-            for (t = 0; t < outs[j].n_taps; t++) if (-outs[j].taps[t] > D) D = -outs[j].taps[t];
-            if (x->ndim < 1)
-                return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s is 0-d",
-                                 name, j, -D, D, gr__d(x).s);
-            if (x->kind != GR__VK_SHARED && gr__vshape(x)[0] >= 0 && gr__vshape(x)[0] < D)
-                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; %s has %lld",
-                                 name, j, -D, D, gr__d(x).s, (long long)gr__vshape(x)[0]);
-        }
-    }
+    for (j = 0; j < n_out; j++) if (gr__scan_bad_out(g, name, j, &outs[j], &st)) return st;
     for (i = 0; i < n_nonseq; i++) {
         if (!non_seqs[i]) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_VALUE, "gr_scan '%s': non-sequence %d is NULL", name, i);
         if (gr__scan_bad_var(g, name, "non-sequence", i, non_seqs[i], &st)) return st;
@@ -10139,27 +10218,34 @@ static gr_status gr__replay_begin(const gr_node *node, gr__replay *rp, const gr_
     return GR_OK;
 }
 
-static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
-    const gr__scan_def *d = p->def;
-    gr__scan_rt *rt = p->rt;
-    gr_graph *g = node->graph;
-    int64_t L = -1, t, run = 0, *off = NULL, off_stack[16], lm1 = -1;
-    unsigned char *pp = NULL, pp_stack[16];
-    int any_pp = 0;
-    size_t *rowb = NULL, rowb_stack[16];
-    int i, j, s, k, pos, done = 0, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
-    gr_status st = GR_OK;
-    if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
-    off = d->n_seq <= 16 ? off_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
-    rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
-    if (!off || !rowb) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name); goto out; }
-    /* the number of steps */
+/* What one run of a loop works on (gr__Scan_perform): the node, its loop and runtime state, the
+   node's arrays; the steps to run (L) and run; a checkpointed gradient's last forward step (lm1, or
+   -1); per sequence its offset; per output the bytes of its rows and whether it goes from step to
+   step without a copy (pp; any_pp: one does). */
+typedef struct gr__scan_call {
+    const gr_node *node;
+    const gr__scan_def *d;
+    gr__scan_rt *rt;
+    const gr_array *const *in;
+    gr_array *const *out;
+    int64_t L, run, lm1, *off;
+    size_t *rowb;
+    unsigned char *pp;
+    int any_pp;
+} gr__scan_call;
+
+/* the number of steps (c->L) and each sequence's offset (c->off), which allows the steps whose rows
+   off + dir t + k - m stay in [0, len); a mit-sot's initial rows checked */
+static gr_status gr__scan_steps(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_array *const *in = c->in;
+    gr_graph *g = c->node->graph;
+    int64_t L = -1, *off = c->off;
+    int i, s, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d);
     if (d->has_n_steps) {
         L = (int64_t)gr__load(GR_I64, in[0]->data, 0);
-        if (L < 0) { st = gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); goto out; }
+        if (L < 0) return gr__error(g, GR_ERR_VALUE, "gr_scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L);
     }
-    /* each sequence's offset, and the steps it allows: rows off + dir t + k - m stay in [0, len) */
     for (i = 0; i < d->n_seq; i++) {
         const gr_array *x = in[i_seq + i];
         int64_t span = d->seq_M[i] - d->seq_m[i], allows;
@@ -10168,134 +10254,141 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
         if (d->seq_dir[i] > 0) allows = off[i] < 0 ? -1 : x->shape[0] - span - off[i];
         else allows = off[i] + span > x->shape[0] - 1 ? -1 : off[i] + 1;
-        if (allows < 0 || (d->has_n_steps && allows < L)) {
-            st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
-                           (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
-                           (long long)((d->has_n_steps ? L : 0) + span + (d->seq_off[i] >= 0 ? 0 : 0)));
-            goto out;
-        }
+        if (allows < 0 || (d->has_n_steps && allows < L))
+            return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
+                             (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0),
+                             (long long)((d->has_n_steps ? L : 0) + span));
         if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
     }
     for (s = 0; s < d->n_state; s++) {
         const gr_array *x0 = in[i_init + s];
         if (d->taps[d->st_at[s]] != -1 || d->st_ntaps[s] != 1) {        /* a mit-sot: D rows of initial values */
-            if (x0->shape[0] < d->st_D[s]) {
-                st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
-                               d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)x0->shape[0]);
-                goto out;
-            }
+            if (x0->shape[0] < d->st_D[s])
+                return gr__error(g, GR_ERR_SHAPE, "gr_scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
+                                 d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)x0->shape[0]);
         }
     }
-    /* rows of the outputs with a state: their state's shape */
+    c->L = L;
+    return GR_OK;
+}
+
+/* the rows of the outputs with a state: their state's shape, room for the first (row 0: the initial
+   value, when kept in front); 0 when out of memory */
+static int gr__scan_state_rows(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    size_t *rowb = c->rowb;
+    int j, s;
     for (j = 0; j < d->n_out; j++) {
         rowb[j] = 0;
         s = d->out_state[j];
         if (s >= 0) {
-            const gr_array *x0 = in[i_init + s];
+            const gr_array *x0 = c->in[gr__scan_i_init(d) + s];
+            gr_array *o = c->out[j];
             int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, a;
             size_t n = 1;
             for (a = sit ? 0 : 1; a < x0->ndim; a++) n *= (size_t)x0->shape[a];
             rowb[j] = n * gr__dsize(x0->dtype);
-            out[j]->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
-            for (a = sit ? 0 : 1; a < x0->ndim; a++) out[j]->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
-            if (!gr__scan_room(rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) goto nomem;
-            if (gr__scan_front(node, j) && rowb[j]) memcpy(rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
+            o->ndim = d->bout[j]->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = sit ? 0 : 1; a < x0->ndim; a++) o->shape[a - (sit ? 0 : 1) + (gr__scan_last(node, j) ? 0 : 1)] = x0->shape[a];
+            if (!gr__scan_room(c->rt, j, gr__scan_last(node, j) ? d->st_D[s] : 1 + gr__scan_front(node, j), rowb[j] ? rowb[j] : 1)) return 0;
+            if (gr__scan_front(node, j) && rowb[j]) memcpy(c->rt->res[j].data, x0->data, rowb[j]);   /* row 0: the initial value */
         }
     }
-    /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
-    if (rt->rp) {
-        for (i = 0; i < d->n_seq && d->seq_replay[i] < 0; i++) {}
-        lm1 = i < d->n_seq ? off[i] : -1;
-        if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, off, lm1, lm1 + 1 - L)) != GR_OK) goto out;
+    return 1;
+}
+
+/* the body's inputs at step t: the sequences' rows (a replayed forward state's from win), the
+   states' taps (the initial value's rows, the other instance's output, or the rows kept), the values */
+static void gr__scan_bind(gr__scan_call *c, int64_t t, const unsigned char *win) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    const gr_array *const *in = c->in;
+    gr__scan_rt *rt = c->rt;
+    int i, j, s, k, pos, i_seq = gr__scan_i_seq(d), i_init = gr__scan_i_init(d), i_val = gr__scan_i_val(d);
+    for (i = 0, pos = 0; i < d->n_seq; i++)
+        for (k = 0; k < d->seq_ntaps[i]; k++) {
+            gr_array *v = &rt->bin[pos++];
+            if (win && d->seq_replay[i] >= 0) {      /* a forward state's row, from the replayed window */
+                int fs = d->seq_replay[i];
+                gr__row_view(v, in[i_seq + i], 0);
+                v->data = (unsigned char *)(uintptr_t)win + rt->rp->s_off[fs] +
+                          (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * rt->rp->s_row[fs];
+            } else
+                gr__row_view(v, in[i_seq + i], c->off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
+        }
+    for (s = 0; s < d->n_state; s++) {
+        const gr_array *x0 = in[i_init + s];
+        int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
+        j = d->st_out[s];
+        for (k = 0; k < d->st_ntaps[s]; k++) {
+            int64_t r = t + d->taps[d->st_at[s] + k];
+            gr_array *v = &rt->bin[pos++];
+            if (r < 0) {
+                if (sit) *v = *x0;
+                else gr__row_view(v, x0, r + D);
+            } else if (c->pp[j]) {               /* the other instance's output of the step before */
+                *v = *x0;
+                v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
+            } else {
+                int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
+                *v = *x0;                     /* dtype; the state's row shape */
+                if (!sit) gr__row_view(v, x0, 0);
+                v->data = (char *)rt->res[j].data + (size_t)slot * c->rowb[j];
+            }
+        }
     }
-    pp = d->n_out <= 16 ? pp_stack : (unsigned char *)GR_MALLOC((size_t)d->n_out);
-    if (!pp) goto nomem;
-    for (j = 0; j < d->n_out; j++) { pp[j] = (unsigned char)gr__scan_pingpong(node, j); any_pp |= pp[j]; }
-    /* the steps */
-    for (t = 0; t < L && !done; t++) {
-        const unsigned char *win = NULL;
-        if (rt->rp && lm1 >= 0 && (st = gr__replay_next(node, rt->rp, in, off, lm1, lm1 - t, &win)) != GR_OK) goto out;
-        for (i = 0, pos = 0; i < d->n_seq; i++)
-            for (k = 0; k < d->seq_ntaps[i]; k++) {
-                gr_array *v = &rt->bin[pos++];
-                if (win && d->seq_replay[i] >= 0) {      /* a forward state's row, from the replayed window */
-                    int fs = d->seq_replay[i];
-                    gr__row_view(v, in[i_seq + i], 0);
-                    v->data = (unsigned char *)(uintptr_t)win + rt->rp->s_off[fs] +
-                              (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * rt->rp->s_row[fs];
-                } else
-                    gr__row_view(v, in[i_seq + i], off[i] + d->seq_dir[i] * t + d->taps[d->seq_at[i] + k] - d->seq_m[i]);
-            }
-        for (s = 0; s < d->n_state; s++) {
-            const gr_array *x0 = in[i_init + s];
-            int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1, D = d->st_D[s];
-            j = d->st_out[s];
-            for (k = 0; k < d->st_ntaps[s]; k++) {
-                int64_t r = t + d->taps[d->st_at[s] + k];
-                gr_array *v = &rt->bin[pos++];
-                if (r < 0) {
-                    if (sit) *v = *x0;
-                    else gr__row_view(v, x0, r + D);
-                } else if (pp[j]) {                  /* the other instance's output of the step before */
-                    *v = *x0;
-                    v->data = (t & 1 ? rt->bout : rt->bout2)[j]->data;
-                } else {
-                    int64_t slot = gr__scan_last(node, j) ? r % D : r + gr__scan_front(node, j);
-                    *v = *x0;                     /* dtype; the state's row shape */
-                    if (!sit) gr__row_view(v, x0, 0);
-                    v->data = (char *)rt->res[j].data + (size_t)slot * rowb[j];
-                }
-            }
-        }
-        for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
-        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK)
-            goto out;
-        if ((st = gr_call(any_pp && (t & 1) ? rt->body2 : rt->body, rt->bin_ptr, any_pp && (t & 1) ? rt->bout2 : rt->bout)) != GR_OK) {
-            const char *msg = gr_fn_message(any_pp && (t & 1) ? rt->body2 : rt->body);
-            st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
-            goto out;
-        }
-        for (j = 0; j < d->n_out; j++) {
-            const gr_array *b = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
-            size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
-            int64_t slot = t + gr__scan_front(node, j);
-            s = d->out_state[j];
-            if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
-                int a;
-                rowb[j] = bytes;
-                out[j]->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
-                for (a = 0; a < b->ndim; a++) out[j]->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = b->shape[a];
-            }
-            {
-                int a, lead = gr__scan_last(node, j) ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
-                for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
-                if (!same) {
-                    st = gr__error(g, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
-                                   gr__as(b).s, s >= 0 ? "its state has another" : "the first step's was another");
-                    goto out;
-                }
-            }
-            if (pp[j] && !(t + 1 == L)) continue;       /* read from the instance's output: copied at the end only */
-            if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
-            if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1)) goto nomem;
-            if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
-        }
-        run = t + 1;
-        {
-            const gr_array *cond = (any_pp && (t & 1) ? rt->bout2 : rt->bout)[d->n_out];
-            if (d->has_until && gr__load(cond->dtype, cond->data, 0) != 0) done = 1;
-        }
-        if (done && any_pp && t + 1 < L)                  /* the last step: its ping-pong values kept now */
-            for (j = 0; j < d->n_out; j++) {
-                const gr_array *b = (t & 1 ? rt->bout2 : rt->bout)[j];
-                if (!pp[j]) continue;
-                if (!gr__scan_room(rt, j, 1, rowb[j] ? rowb[j] : 1)) goto nomem;
-                if (b->size) memcpy(rt->res[j].data, b->data, (size_t)b->size * gr__dsize(b->dtype));
-            }
-    }
-    /* the outputs: rows of their own memory */
+    for (i = 0; i < d->n_val; i++) rt->bin[pos++] = *in[i_val + i];
+}
+
+/* the outputs of step t kept: each checked against the shape of its rows (an output without a
+   state takes the first step's), then copied to its row (a ping-pong output: at the last step only) */
+static gr_status gr__scan_keep(gr__scan_call *c, int64_t t) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    gr__scan_rt *rt = c->rt;
+    gr_array *const *out = c->out;
+    size_t *rowb = c->rowb;
+    int j, s;
     for (j = 0; j < d->n_out; j++) {
-        gr_array *o = out[j];
+        const gr_array *b = (c->any_pp && (t & 1) ? rt->bout2 : rt->bout)[j];
+        size_t bytes = (size_t)b->size * gr__dsize(b->dtype);
+        int64_t slot = t + gr__scan_front(node, j);
+        s = d->out_state[j];
+        if (t == 0 && s < 0) {                /* an output without state: its rows take the first step's shape */
+            int a;
+            rowb[j] = bytes;
+            out[j]->ndim = b->ndim + (gr__scan_last(node, j) ? 0 : 1);
+            for (a = 0; a < b->ndim; a++) out[j]->shape[a + (gr__scan_last(node, j) ? 0 : 1)] = b->shape[a];
+        }
+        {
+            int a, lead = gr__scan_last(node, j) ? 0 : 1, same = b->ndim + lead == out[j]->ndim;
+            for (a = 0; same && a < b->ndim; a++) same = b->shape[a] == out[j]->shape[a + lead];
+            if (!same)
+                return gr__error(node->graph, GR_ERR_SHAPE, "gr_scan '%s', step %lld: output %d has the shape %s; %s", d->name, (long long)t, j,
+                                 gr__as(b).s, s >= 0 ? "its state has another" : "the first step's was another");
+        }
+        if (c->pp[j] && !(t + 1 == c->L)) continue;   /* read from the instance's output: copied at the end only */
+        if (gr__scan_last(node, j)) slot = s >= 0 ? t % d->st_D[s] : 0;
+        if (!gr__scan_room(rt, j, slot + 1, rowb[j] ? rowb[j] : 1))
+            return gr__error(node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        if (bytes) memcpy((char *)rt->res[j].data + (size_t)slot * rowb[j], b->data, bytes);
+    }
+    return GR_OK;
+}
+
+/* the outputs, once the steps ran: their shapes, and their data in the rows kept (a LAST output's
+   final row; with no step, the initial value's last tap) */
+static gr_status gr__scan_give(gr__scan_call *c) {
+    const gr__scan_def *d = c->d;
+    const gr_node *node = c->node;
+    gr__scan_rt *rt = c->rt;
+    gr_graph *g = node->graph;
+    int64_t run = c->run;
+    size_t *rowb = c->rowb;
+    int j, s;
+    for (j = 0; j < d->n_out; j++) {
+        gr_array *o = c->out[j];
         int a;
         if (run == 0 && d->out_state[j] < 0) {   /* no step ran: the body's shape at step 0, from its static shape */
             const gr_var *b = d->bout[j];
@@ -10305,17 +10398,15 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
         if (!gr__scan_last(node, j)) o->shape[0] = run + gr__scan_front(node, j);
         o->size = 1;
         for (a = 0; a < o->ndim; a++) o->size *= o->shape[a];
-        if (!gr__scan_room(rt, j, 1, 1)) goto nomem;
-        if (run == 0 && !d->out_last[j] && gr__scan_last(node, j)) {   /* read at row -1, which 0 steps do not have */
-            st = gr__error(g, GR_ERR_RUNTIME, "gr_scan '%s': output %d is read at its last row, and no step ran", d->name, j);
-            goto out;
-        }
+        if (!gr__scan_room(rt, j, 1, 1)) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
+        if (run == 0 && !d->out_last[j] && gr__scan_last(node, j))   /* read at row -1, which 0 steps do not have */
+            return gr__error(g, GR_ERR_RUNTIME, "gr_scan '%s': output %d is read at its last row, and no step ran", d->name, j);
         if (gr__scan_last(node, j)) {
             s = d->out_state[j];
             if (run == 0 && s >= 0) {             /* the state before any step: the initial's last tap */
-                const gr_array *x0 = in[i_init + s];
+                const gr_array *x0 = c->in[gr__scan_i_init(d) + s];
                 int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
-                if (!gr__scan_room(rt, j, d->st_D[s], rowb[j] ? rowb[j] : 1)) goto nomem;
+                if (!gr__scan_room(rt, j, d->st_D[s], rowb[j] ? rowb[j] : 1)) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
                 memcpy(rt->res[j].data, (const char *)x0->data + (sit ? 0 : (size_t)(d->st_D[s] - 1) * rowb[j]), rowb[j]);
                 o->data = rt->res[j].data;
             } else
@@ -10324,15 +10415,75 @@ static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in
             o->data = rt->res[j].data;
     }
     rt->steps = run;
-    out[d->n_out]->size = 1;
-    out[d->n_out]->data = &rt->steps;
+    c->out[d->n_out]->size = 1;
+    c->out[d->n_out]->data = &rt->steps;
+    return GR_OK;
+}
+
+static gr_status gr__Scan_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr__scan_params *p = (const gr__scan_params *)gr__params(node);
+    const gr__scan_def *d = p->def;
+    gr__scan_rt *rt = p->rt;
+    gr_graph *g = node->graph;
+    gr__scan_call c;
+    int64_t t, off_stack[16];
+    unsigned char pp_stack[16];
+    size_t rowb_stack[16];
+    int i, j, done = 0;
+    gr_status st = GR_OK;
+    if (!rt) return gr_node_error(node, GR_ERR_VALUE, "'%s' is run outside the function that compiled it", d->name);
+    memset(&c, 0, sizeof c);
+    c.node = node; c.d = d; c.rt = rt; c.in = in; c.out = out;
+    c.L = -1; c.lm1 = -1;
+    c.off = d->n_seq <= 16 ? off_stack : (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)d->n_seq);
+    c.rowb = d->n_out <= 16 ? rowb_stack : (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)d->n_out);
+    if (!c.off || !c.rowb) goto nomem;
+    if ((st = gr__scan_steps(&c)) != GR_OK) goto out;
+    if (!gr__scan_state_rows(&c)) goto nomem;
+    /* a checkpointed gradient's loop: the forward windows of steps lm1 down to lm1 + 1 - L */
+    if (rt->rp) {
+        for (i = 0; i < d->n_seq && d->seq_replay[i] < 0; i++) {}
+        c.lm1 = i < d->n_seq ? c.off[i] : -1;
+        if (i < d->n_seq && (st = gr__replay_begin(node, rt->rp, in, c.off, c.lm1, c.lm1 + 1 - c.L)) != GR_OK) goto out;
+    }
+    c.pp = d->n_out <= 16 ? pp_stack : (unsigned char *)GR_MALLOC((size_t)d->n_out);
+    if (!c.pp) goto nomem;
+    for (j = 0; j < d->n_out; j++) { c.pp[j] = (unsigned char)gr__scan_pingpong(node, j); c.any_pp |= c.pp[j]; }
+    /* the steps */
+    for (t = 0; t < c.L && !done; t++) {
+        const unsigned char *win = NULL;
+        int odd = c.any_pp && (t & 1);           /* the step runs the second instance */
+        if (rt->rp && c.lm1 >= 0 && (st = gr__replay_next(node, rt->rp, in, c.off, c.lm1, c.lm1 - t, &win)) != GR_OK) goto out;
+        gr__scan_bind(&c, t, win);
+        if (t == 0 && (st = gr__scan_specialise(node, d, rt->bin, rt->level, &rt->body, c.any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK)
+            goto out;
+        if ((st = gr_call(odd ? rt->body2 : rt->body, rt->bin_ptr, odd ? rt->bout2 : rt->bout)) != GR_OK) {
+            const char *msg = gr_fn_message(odd ? rt->body2 : rt->body);
+            st = gr__error(g, st, "gr_scan '%s', step %lld: %s", d->name, (long long)t, strncmp(msg, "gr_call: ", 9) == 0 ? msg + 9 : msg);
+            goto out;
+        }
+        if ((st = gr__scan_keep(&c, t)) != GR_OK) goto out;
+        c.run = t + 1;
+        {
+            const gr_array *cond = (odd ? rt->bout2 : rt->bout)[d->n_out];
+            if (d->has_until && gr__load(cond->dtype, cond->data, 0) != 0) done = 1;
+        }
+        if (done && c.any_pp && t + 1 < c.L)              /* the last step: its ping-pong values kept now */
+            for (j = 0; j < d->n_out; j++) {
+                const gr_array *b = (t & 1 ? rt->bout2 : rt->bout)[j];
+                if (!c.pp[j]) continue;
+                if (!gr__scan_room(rt, j, 1, c.rowb[j] ? c.rowb[j] : 1)) goto nomem;
+                if (b->size) memcpy(rt->res[j].data, b->data, (size_t)b->size * gr__dsize(b->dtype));
+            }
+    }
+    st = gr__scan_give(&c);
     goto out;
 nomem:
     st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory", d->name);
 out:
-    if (off && off != off_stack) GR_FREE(off);
-    if (pp && pp != pp_stack) GR_FREE(pp);
-    if (rowb && rowb != rowb_stack) GR_FREE(rowb);
+    if (c.off && c.off != off_stack) GR_FREE(c.off);
+    if (c.pp && c.pp != pp_stack) GR_FREE(c.pp);
+    if (c.rowb && c.rowb != rowb_stack) GR_FREE(c.rowb);
     return st;
 }
 
@@ -10511,37 +10662,32 @@ static int gr__bptt_at(const gr__bptt *c, int b) {
     return at;
 }
 
-static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
-    gr__bptt *c = (gr__bptt *)user;
+/* the status of a failed construction on g: its error, or out of memory */
+static gr_status gr__scan_failed(const gr_graph *g) { return g->status != GR_OK ? g->status : GR_ERR_NOMEM; }
+
+/* where the gradient step's B states start among its inputs: after the outputs' gradients, the taps
+   and the histories' tap 0; its values come after the B states and the sums */
+static int gr__bptt_b_states(const gr__bptt *c) { return c->n_g + gr__scan_b_val(c->d) + c->n_hy; }
+static int gr__bptt_b_vals(const gr__bptt *c) { return gr__bptt_b_states(c) + c->n_b + c->n_acc; }
+
+/* One gradient step's work (gr__bptt_step): the forward body's outputs on the step's values (fo),
+   their adjoints (ev), what the gradient is taken with respect to (wrt; wrt_of: per wrt, its forward
+   body input, or -(1 + value)) and the gradients (gr). */
+typedef struct gr__bptt_work {
+    gr_var **map, **fo, **ev, **wrt, **gr;
+    int *wrt_of;
+    int n_wrt;
+} gr__bptt_work;
+
+/* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
+static gr_status gr__bptt_adjoints(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr__bptt_work *w) {
     const gr__scan_def *d = c->d;
-    gr_graph *ig = d->ig;
-    int n_stap = gr__scan_b_state(d), n_ttap = gr__scan_b_val(d) - n_stap, b_states = c->n_g + n_stap + n_ttap + c->n_hy;
-    int b_vals = b_states + c->n_b + c->n_acc, i, j, s, k, n_wrt = 0, w;
-    uint32_t n_fwd_nodes;
-    gr_var **map = NULL, **fo = NULL, **ev = NULL, **wrt = NULL, **gr = NULL;
-    int *wrt_of = NULL;                  /* per wrt: the forward body input, or -(1 + value) */
-    int q = 0;
-    uint32_t kk;
-    gr_grad_opts lo;
-    gr_status st = GR_ERR_NOMEM;
-    (void)until;
-    map = (gr_var **)gr__calloc((size_t)ig->n_vars + 1, sizeof(gr_var *));
-    fo = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
-    ev = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
-    wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    gr = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
-    wrt_of = (int *)gr__calloc((size_t)d->n_bin + 1, sizeof(int));
-    if (!map || !fo || !ev || !wrt || !gr || !wrt_of) goto nomem;
-    /* the forward body, on the backward step's values of its inputs */
-    for (i = 0; i < d->n_bin; i++)
-        map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[gr__bptt_at(c, i)] : in[b_vals + i - gr__scan_b_val(d)];
-    if ((st = gr__scan_clone(d, g, map, fo)) != GR_OK) goto done;
-    n_fwd_nodes = g->n_nodes;
-    /* the outputs' adjoints at this step: the gradient's row, and what later steps left pending */
+    int j, s, b_states = gr__bptt_b_states(c);
+    gr_var **fo = w->fo, **ev = w->ev;
     for (j = 0; j < d->n_out; j++) {
         gr_var *a = NULL;
         s = d->out_state[j];
-        if (!gr__is_float(fo[j]->dtype)) { ev[j] = gr_zeros_like(fo[j]); if (!ev[j]) goto failed; continue; }
+        if (!gr__is_float(fo[j]->dtype)) { ev[j] = gr_zeros_like(fo[j]); if (!ev[j]) return gr__scan_failed(g); continue; }
         if (c->g_of[j] >= 0) a = in[c->g_of[j]];
         if (s >= 0 && c->b_of[s] >= 0) {
             gr_var *bj = in[b_states + c->b_of[s]];
@@ -10550,9 +10696,22 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
         }
         ev[j] = a ? a : gr_zeros_like(fo[j]);
         if (ev[j] && ev[j]->dtype != fo[j]->dtype) ev[j] = gr_cast(ev[j], (gr_dtype)fo[j]->dtype);
-        if (!ev[j]) goto failed;
+        if (!ev[j]) return gr__scan_failed(g);
     }
-    /* with respect to: the float sequences' taps, the float states' taps, the float values */
+    return GR_OK;
+}
+
+/* the gradients of the taps and values: with respect to the float sequences' taps, the float states'
+   taps and the float values, of sum_j <a_j, y_j>; nodes made since n_fwd_nodes read the stored
+   history instead of a recomputed output; a null gradient noted for the loop's input, zeros here */
+static gr_status gr__bptt_grads(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr__bptt_work *w, uint32_t n_fwd_nodes) {
+    const gr__scan_def *d = c->d;
+    int i, s, k, n_wrt = 0, wi, n_stap = gr__scan_b_state(d), b_vals = gr__bptt_b_vals(c);
+    gr_var **fo = w->fo, **wrt = w->wrt, **gr = w->gr;
+    int *wrt_of = w->wrt_of;
+    uint32_t kk;
+    gr_grad_opts lo;
+    gr_status st;
     for (i = 0; i < d->n_seq; i++)
         if (c->sg_of[i] >= 0)
             for (k = 0; k < d->seq_ntaps[i]; k++) { wrt_of[n_wrt] = d->seq_at[i] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->seq_at[i] + k)]; }
@@ -10561,6 +10720,7 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
             for (k = 0; k < d->st_ntaps[s]; k++) { wrt_of[n_wrt] = d->st_at[s] + k; wrt[n_wrt++] = in[gr__bptt_at(c, d->st_at[s] + k)]; }
     for (i = 0; i < d->n_val; i++)
         if (c->acc_of[i] >= 0) { wrt_of[n_wrt] = -1 - i; wrt[n_wrt++] = in[b_vals + i]; }
+    w->n_wrt = n_wrt;
     memset(&lo, 0, sizeof lo);
     lo.disconnected_inputs = GR_IGNORE;
     lo.return_disconnected = GR_RETURN_ZERO;
@@ -10568,15 +10728,16 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
     {   /* sum_j <a_j, y_j>: one cost, so that an output that is also an intermediate value of another
            gets both adjoints (gr_lop, as Aesara's known_grads, takes a given gradient as the whole one) */
         gr_var *cost = NULL;
+        int j;
         for (j = 0; j < d->n_out; j++) {
             gr_var *term;
             if (!gr__is_float(fo[j]->dtype)) continue;
-            term = gr_sum(gr_mul(fo[j], ev[j]));
+            term = gr_sum(gr_mul(fo[j], w->ev[j]));
             cost = cost ? gr_add(cost, term) : term;
-            if (!cost) goto failed;
+            if (!cost) return gr__scan_failed(g);
         }
         if (!cost) cost = gr__scalar_const(g, GR_F64, 0, 0);
-        if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) goto done;
+        if ((st = gr_grad(cost, n_wrt, wrt, gr, &lo)) != GR_OK) return st;
     }
     /* the forward values the gradient reads are the stored ones: a node made for the gradient that reads
        a recomputed output y_j[t] reads the history's row of it instead (the recomputation is then dead
@@ -10587,56 +10748,95 @@ static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_
             for (s = 0; s < d->n_state; s++)
                 if (c->hy[s] >= 0 && gr__in(node)[i] == fo[d->st_out[s]]) gr__in(node)[i] = in[c->hy[s]];
     }
-    for (w = 0; w < n_wrt; w++)                 /* a null gradient: noted for the loop's input, zeros here */
-        if (gr_is_null(gr[w]) || gr_is_disconnected(gr[w])) {
-            int b = wrt_of[w], pos;
-            if (gr_is_null(gr[w])) {
+    for (wi = 0; wi < n_wrt; wi++)                /* a null gradient: noted for the loop's input, zeros here */
+        if (gr_is_null(gr[wi]) || gr_is_disconnected(gr[wi])) {
+            int b = wrt_of[wi], pos;
+            if (gr_is_null(gr[wi])) {
                 if (b < 0) pos = gr__scan_i_val(d) - 1 - b;
                 else if (b < n_stap) { for (i = 0; i + 1 < d->n_seq && d->seq_at[i + 1] <= b; i++) {} pos = gr__scan_i_seq(d) + i; }
                 else { for (s = 0; s + 1 < d->n_state && d->st_at[s + 1] <= b; s++) {} pos = gr__scan_i_init(d) + s; }
-                if (!c->null_of[pos]) c->null_of[pos] = gr[w];
+                if (!c->null_of[pos]) c->null_of[pos] = gr[wi];
             }
-            if (!(gr[w] = gr__zeros_grad(wrt[w]))) goto failed;
+            if (!(gr[wi] = gr__zeros_grad(wrt[wi]))) return gr__scan_failed(g);
         }
-    /* the step's outputs: the sequences' tap gradients, the moved B windows, the sums */
-    for (w = 0; w < n_wrt && wrt_of[w] >= 0 && wrt_of[w] < n_stap; w++) out[q++] = gr[w];
+    return GR_OK;
+}
+
+/* state s's B window moved one row: row k is pending for y[t-1-k], B[k+1] and the tap -(k+1)'s
+   gradient; NULL when out of memory (recorded on g) */
+static gr_var *gr__bptt_window(const gr__bptt *c, gr_graph *g, gr_var *const *in, const gr__bptt_work *w, int s) {
+    const gr__scan_def *d = c->d;
+    int D = d->st_D[s], k, wi;
+    gr_var *rows_stack[8], **rows = rows_stack, *bj = in[gr__bptt_b_states(c) + c->b_of[s]], *y;
+    if (D > 8 && !(rows = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)D))) {
+        gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+        return NULL;
+    }
+    for (k = 0; k < D; k++) {
+        gr_var *r = D > 1 && k + 1 < D ? gr_index(bj, 0, k + 1) : NULL;
+        for (wi = 0; wi < w->n_wrt; wi++)
+            if (w->wrt_of[wi] >= d->st_at[s] && w->wrt_of[wi] < d->st_at[s] + d->st_ntaps[s] && d->taps[w->wrt_of[wi]] == -(k + 1))
+                r = r ? gr_add(r, w->gr[wi]) : w->gr[wi];
+        rows[k] = r ? r : D == 1 ? gr__zeros_grad(bj) : gr__zeros_grad(gr_index(bj, 0, k));
+    }
+    for (k = 0; k < D && rows[k]; k++) {}
+    y = k < D ? NULL : D == 1 ? rows[0] : gr_stack(D, rows, 0);
+    if (rows != rows_stack) GR_FREE(rows);
+    if (y && y->dtype != bj->dtype) y = gr_cast(y, (gr_dtype)bj->dtype);
+    return y;
+}
+
+/* the step's outputs: the sequences' tap gradients, the moved B windows, the sums */
+static gr_status gr__bptt_outputs(const gr__bptt *c, gr_graph *g, gr_var *const *in, gr_var **out, const gr__bptt_work *w) {
+    const gr__scan_def *d = c->d;
+    int i, s, wi, q = 0, n_stap = gr__scan_b_state(d);
+    for (wi = 0; wi < w->n_wrt && w->wrt_of[wi] >= 0 && w->wrt_of[wi] < n_stap; wi++) out[q++] = w->gr[wi];
     for (s = 0; s < d->n_state; s++) {
-        int D = d->st_D[s];
-        gr_var *rows_stack[8], **rows = rows_stack, *bj;
         if (c->b_of[s] < 0) continue;
-        bj = in[b_states + c->b_of[s]];
-        if (D > 8 && !(rows = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)D))) goto nomem;
-        for (k = 0; k < D; k++) {           /* row k: pending for y[t-1-k]: B[k+1] and the tap -(k+1)'s gradient */
-            gr_var *r = D > 1 && k + 1 < D ? gr_index(bj, 0, k + 1) : NULL;
-            for (w = 0; w < n_wrt; w++)
-                if (wrt_of[w] >= d->st_at[s] && wrt_of[w] < d->st_at[s] + d->st_ntaps[s] && d->taps[wrt_of[w]] == -(k + 1))
-                    r = r ? gr_add(r, gr[w]) : gr[w];
-            rows[k] = r ? r : D == 1 ? gr__zeros_grad(bj) : gr__zeros_grad(gr_index(bj, 0, k));
-        }
-        for (k = 0; k < D && rows[k]; k++) {}
-        out[q] = k < D ? NULL : D == 1 ? rows[0] : gr_stack(D, rows, 0);
-        if (rows != rows_stack) GR_FREE(rows);
-        if (out[q] && out[q]->dtype != bj->dtype) out[q] = gr_cast(out[q], (gr_dtype)bj->dtype);
-        if (!out[q++]) goto failed;
+        if (!(out[q++] = gr__bptt_window(c, g, in, w, s))) return gr__scan_failed(g);
     }
     for (i = 0; i < d->n_val; i++) {
         gr_var *acc;
         if (c->acc_of[i] < 0) continue;
-        acc = in[b_states + c->n_b + c->acc_of[i]];
-        for (w = 0; w < n_wrt && wrt_of[w] != -1 - i; w++) {}
-        out[q] = gr_add(acc, gr[w]);
+        acc = in[gr__bptt_b_states(c) + c->n_b + c->acc_of[i]];
+        for (wi = 0; wi < w->n_wrt && w->wrt_of[wi] != -1 - i; wi++) {}
+        out[q] = gr_add(acc, w->gr[wi]);
         if (out[q] && out[q]->dtype != acc->dtype) out[q] = gr_cast(out[q], (gr_dtype)acc->dtype);
-        if (!out[q++]) goto failed;
+        if (!out[q++]) return gr__scan_failed(g);
     }
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    return GR_OK;
+}
+
+/* the gradient loop's step: the forward body on the step's values, the outputs' adjoints, the
+   body's vector-Jacobian product, the step's outputs */
+static gr_status gr__bptt_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr__bptt *c = (gr__bptt *)user;
+    const gr__scan_def *d = c->d;
+    int i, b_vals = gr__bptt_b_vals(c);
+    uint32_t n_fwd_nodes;
+    gr__bptt_work w;
+    gr_status st;
+    (void)until;
+    memset(&w, 0, sizeof w);
+    w.map = (gr_var **)gr__calloc((size_t)d->ig->n_vars + 1, sizeof(gr_var *));
+    w.fo = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    w.ev = (gr_var **)gr__calloc((size_t)d->n_out + 1, sizeof(gr_var *));
+    w.wrt = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    w.gr = (gr_var **)gr__calloc((size_t)d->n_bin + 1, sizeof(gr_var *));
+    w.wrt_of = (int *)gr__calloc((size_t)d->n_bin + 1, sizeof(int));
+    if (!w.map || !w.fo || !w.ev || !w.wrt || !w.gr || !w.wrt_of) {
+        st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+        goto done;
+    }
+    /* the forward body, on the backward step's values of its inputs */
+    for (i = 0; i < d->n_bin; i++)
+        w.map[d->bin[i]->id] = i < gr__scan_b_val(d) ? in[gr__bptt_at(c, i)] : in[b_vals + i - gr__scan_b_val(d)];
+    if ((st = gr__scan_clone(d, g, w.map, w.fo)) != GR_OK) goto done;
+    n_fwd_nodes = g->n_nodes;
+    if ((st = gr__bptt_adjoints(c, g, in, &w)) != GR_OK || (st = gr__bptt_grads(c, g, in, &w, n_fwd_nodes)) != GR_OK) goto done;
+    st = gr__bptt_outputs(c, g, in, out, &w);
 done:
-    GR_FREE(map); GR_FREE(fo); GR_FREE(ev); GR_FREE(wrt); GR_FREE(gr); GR_FREE(wrt_of);
+    GR_FREE(w.map); GR_FREE(w.fo); GR_FREE(w.ev); GR_FREE(w.wrt); GR_FREE(w.gr); GR_FREE(w.wrt_of);
     return st;
 }
 
@@ -10865,189 +11065,222 @@ static gr_status gr__scan_grad_any(const gr_node *node, gr_var *const *og, gr_va
 }
 static gr_status gr__Scan_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { return gr__scan_grad_any(node, og, ig, NULL); }
 
-/* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
-static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
-    const gr__scan_def *d = gr__sdef(node);
-    gr_graph *g = node->graph;
-    const gr_node *hist;
+/* The arrays of a derived loop's spec (a gradient's or an R-op's loop, made by gr__scan_make): its
+   sequences (offsets, taps, directions), its outputs (initial values, taps, which keep their final
+   value only), the values it reads, its results. */
+typedef struct gr__loop_spec {
+    gr_var **seq, **off, **init, **vals, **res;
+    int *ntaps, *dir, *ontaps;
+    const int **taps, **otaps;
+    unsigned char *last;
+} gr__loop_spec;
+
+/* room in b for n_seq sequences, n_out outputs and n_val values; 0 when out of memory */
+static int gr__loop_spec_alloc(gr__loop_spec *b, int n_seq, int n_out, int n_val) {
+    memset(b, 0, sizeof *b);
+    b->seq = (gr_var **)gr__calloc((size_t)n_seq + 1, sizeof(gr_var *));
+    b->off = (gr_var **)gr__calloc((size_t)n_seq + 1, sizeof(gr_var *));
+    b->ntaps = (int *)gr__calloc(2u * (size_t)n_seq + 1, sizeof(int));
+    b->taps = (const int **)gr__calloc((size_t)n_seq + 1, sizeof(int *));
+    b->init = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    b->ontaps = (int *)gr__calloc((size_t)n_out + 1, sizeof(int));
+    b->otaps = (const int **)gr__calloc((size_t)n_out + 1, sizeof(int *));
+    b->last = (unsigned char *)gr__calloc((size_t)n_out + 1, 1);
+    b->vals = (gr_var **)gr__calloc((size_t)n_val + 1, sizeof(gr_var *));
+    b->res = (gr_var **)gr__calloc((size_t)n_out + 2, sizeof(gr_var *));
+    if (!b->seq || !b->off || !b->ntaps || !b->taps || !b->init || !b->ontaps || !b->otaps || !b->last || !b->vals || !b->res) return 0;
+    b->dir = b->ntaps + n_seq;
+    return 1;
+}
+static void gr__loop_spec_free(gr__loop_spec *b) {
+    GR_FREE(b->seq); GR_FREE(b->off); GR_FREE(b->ntaps); GR_FREE(b->taps); GR_FREE(b->init); GR_FREE(b->ontaps); GR_FREE(b->otaps);
+    GR_FREE(b->last); GR_FREE(b->vals); GR_FREE(b->res);
+}
+/* sp: the loop of b's first n_seq sequences, n_out outputs and n_val values (the rest zero) */
+static void gr__loop_spec_fill(gr__scan_spec *sp, const gr__loop_spec *b, int n_seq, int n_out, int n_val) {
+    memset(sp, 0, sizeof *sp);
+    sp->n_seq = n_seq; sp->seq = b->seq; sp->seq_ntaps = b->ntaps; sp->seq_taps = b->taps; sp->seq_dir = b->dir; sp->seq_off = b->off;
+    sp->n_out = n_out; sp->init = b->init; sp->out_ntaps = b->ontaps; sp->out_taps = b->otaps; sp->out_last = b->last;
+    sp->n_val = n_val; sp->val = b->vals;
+}
+
+/* What gr__scan_grad_some works on: the forward node, the gradient step's context (c), the backward
+   loop's spec (b: n_bseq sequences, n_bout outputs), the forward loop's rows (hist), its steps L and
+   L - 1; whether the states are recomputed (ckpt; replayed: per backward sequence, the forward state
+   whose history it is, or -1); the histories' taps with tap 0 after them (htaps). */
+typedef struct gr__bptt_build {
+    const gr_node *node;
     gr__bptt c;
-    gr__scan_spec sp;
-    gr_var *L, *Lm1, **bseq = NULL, **boff = NULL, **binit = NULL, **bres = NULL, **vals = NULL, **fwd_off = NULL;
-    int *bntaps = NULL, *bdir = NULL, *bontaps = NULL, *replayed = NULL, *htaps = NULL, i, j, s, k, n_bseq = 0, n_bout, pos, r, ckpt, hy_at;
-    const int **btaps = NULL, **botaps = NULL;
-    unsigned char *blast = NULL;
-    char name[80];
-    gr_status st = GR_ERR_NOMEM;
-    memset(&c, 0, sizeof c);
-    for (i = 0; i < node->n_in; i++) ig[i] = NULL;
-    c.node = node;
-    c.d = d;
-    hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
-    if (!hist) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
-    L = gr__out(node)[d->n_out];
-    Lm1 = gr_sub(L, gr__scalar_const(g, GR_I64, 1, 0));
-    if (!Lm1) return g->status != GR_OK ? g->status : gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
-    c.g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
-    c.b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
-    c.acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));
-    c.sg_of = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int));
-    c.null_of = (gr_var **)gr__calloc((size_t)node->n_in + 1, sizeof(gr_var *));
-    n_bout = d->n_bin + d->n_state + d->n_val + 1;
-    bseq = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
-    boff = (gr_var **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(gr_var *));
-    bntaps = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) * 2 + 1, sizeof(int));
-    btaps = (const int **)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int *));
-    binit = (gr_var **)gr__calloc((size_t)n_bout + 1, sizeof(gr_var *));
-    bontaps = (int *)gr__calloc((size_t)n_bout + 1, sizeof(int));
-    botaps = (const int **)gr__calloc((size_t)n_bout + 1, sizeof(int *));
-    blast = (unsigned char *)gr__calloc((size_t)n_bout + 1, 1);
-    bres = (gr_var **)gr__calloc((size_t)n_bout + 2, sizeof(gr_var *));
-    fwd_off = (gr_var **)gr__calloc((size_t)d->n_seq + 1, sizeof(gr_var *));
-    vals = (gr_var **)gr__calloc((size_t)(d->n_val + d->n_state) + 1, sizeof(gr_var *));
-    if (!c.g_of || !c.b_of || !c.acc_of || !c.sg_of || !c.null_of || !bseq || !boff || !bntaps || !btaps || !binit || !bontaps ||
-        !botaps || !blast || !bres || !fwd_off || !vals)
-        goto nomem;
-    bdir = bntaps + (d->n_out + d->n_seq + d->n_state);
-    /* the backward loop's sequences: the outputs' gradients, the forward sequences, the states' histories */
+    gr__loop_spec b;
+    const gr_node *hist;
+    gr_var *L, *Lm1;
+    int n_bseq, n_bout, ckpt;
+    int *replayed, *htaps;
+} gr__bptt_build;
+
+static gr_status gr__bptt_nomem(const gr__bptt_build *bb) {
+    return gr__error(bb->node->graph, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", bb->c.d->name);
+}
+
+/* the backward loop's first sequences: the outputs' gradients (read backwards), then the forward
+   sequences (read backwards from the forward loop's last step) */
+static gr_status gr__bptt_sequences(gr__bptt_build *bb, gr_var *const *og) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    int i, j, n = 0;
     for (j = 0; j < d->n_out; j++) {
-        c.g_of[j] = -1;
+        bb->c.g_of[j] = -1;
         if (d->out_last[j] || gr_is_disconnected(og[j]) || gr_is_null(og[j]) || !gr__is_float(og[j]->dtype)) continue;
         if (d->out_state[j] >= 0 && gr__scan_last_row_grad(og[j])) continue;     /* seeds its state instead */
-        c.g_of[j] = n_bseq;
-        bseq[n_bseq] = og[j]; boff[n_bseq] = Lm1; bdir[n_bseq] = -1; bntaps[n_bseq] = 0; btaps[n_bseq] = NULL;
-        n_bseq++;
+        bb->c.g_of[j] = n;
+        b->seq[n] = og[j]; b->off[n] = bb->Lm1; b->dir[n] = -1; b->ntaps[n] = 0; b->taps[n] = NULL;
+        n++;
     }
-    c.n_g = n_bseq;
+    bb->c.n_g = n;
     for (i = 0; i < d->n_seq; i++) {
-        gr_var *o = fwd_off[i] = gr__scan_seq_offset(node, i);
-        bseq[n_bseq] = gr__in(node)[gr__scan_i_seq(d) + i];
-        boff[n_bseq] = d->seq_dir[i] > 0 ? gr_add(o, Lm1) : gr_sub(o, Lm1);
-        if (!o || !boff[n_bseq]) goto failed;
-        bdir[n_bseq] = -d->seq_dir[i];
-        bntaps[n_bseq] = d->seq_ntaps[i];
-        btaps[n_bseq] = d->taps + d->seq_at[i];
-        n_bseq++;
+        gr_var *o = gr__scan_seq_offset(node, i);
+        b->seq[n] = gr__in(node)[gr__scan_i_seq(d) + i];
+        b->off[n] = d->seq_dir[i] > 0 ? gr_add(o, bb->Lm1) : gr_sub(o, bb->Lm1);
+        if (!o || !b->off[n]) return gr__scan_failed(node->graph);
+        b->dir[n] = -d->seq_dir[i];
+        b->ntaps[n] = d->seq_ntaps[i];
+        b->taps[n] = d->taps + d->seq_at[i];
+        n++;
     }
-    ckpt = d->checkpoints > 0 && d->n_state > 0;
-    c.hy = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
-    htaps = (int *)gr__calloc((size_t)(gr__scan_b_val(d) - gr__scan_b_state(d) + d->n_state) + 1, sizeof(int));
-    if (!c.hy || !htaps) goto nomem;
-    for (i = 0, hy_at = 0; i < n_bseq; i++) hy_at += bntaps[i] ? bntaps[i] : 1;   /* where the histories' taps start */
-    if (ckpt && !(replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) goto nomem;
-    for (i = 0; ckpt && i < n_bseq; i++) replayed[i] = -1;
+    bb->n_bseq = n;
+    return GR_OK;
+}
+
+/* the backward loop's last sequences: each state's history (the initial rows the taps read, then every
+   row; recomputed by the loop when checkpointed), read with the state's taps and, stored, tap 0 too */
+static gr_status gr__bptt_histories(gr__bptt_build *bb) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    gr__bptt *c = &bb->c;
+    int i, s, hy_at, n = bb->n_bseq;
+    c->hy = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    bb->htaps = (int *)gr__calloc((size_t)(gr__scan_b_val(d) - gr__scan_b_state(d) + d->n_state) + 1, sizeof(int));
+    if (!c->hy || !bb->htaps) return gr__bptt_nomem(bb);
+    for (i = 0, hy_at = 0; i < n; i++) hy_at += b->ntaps[i] ? b->ntaps[i] : 1;   /* where the histories' taps start */
+    if (bb->ckpt && !(bb->replayed = (int *)gr__calloc((size_t)(d->n_out + d->n_seq + d->n_state) + 1, sizeof(int)))) return gr__bptt_nomem(bb);
+    for (i = 0; bb->ckpt && i < n; i++) bb->replayed[i] = -1;
     for (s = 0; s < d->n_state; s++) {     /* history: the initial rows the taps read, then every row */
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *rows0, *both[2];
         int sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
         rows0 = sit ? gr_stack(1, &x0, 0) : gr_slice(x0, 0, 0, d->st_D[s], 1);
-        if (ckpt) {                          /* recomputed by the gradient's loop: rows0 only gives the type */
-            replayed[n_bseq] = s;
-            bseq[n_bseq] = rows0;
+        if (bb->ckpt) {                       /* recomputed by the gradient's loop: rows0 only gives the type */
+            bb->replayed[n] = s;
+            b->seq[n] = rows0;
         } else {
             both[0] = rows0;
-            both[1] = gr__out(hist)[d->st_out[s]];
-            bseq[n_bseq] = gr_concatenate(2, both, 0);
+            both[1] = gr__out(bb->hist)[d->st_out[s]];
+            b->seq[n] = gr_concatenate(2, both, 0);
         }
-        if (!bseq[n_bseq]) goto failed;
-        boff[n_bseq] = Lm1; bdir[n_bseq] = -1;
-        bntaps[n_bseq] = d->st_ntaps[s];
-        btaps[n_bseq] = d->taps + d->st_at[s];
-        c.hy[s] = -1;
-        if (!ckpt) {                         /* and y[t] itself (tap 0): what the gradient reads of the output */
-            int *ht = htaps + d->st_at[s] - gr__scan_b_state(d) + s;
+        if (!b->seq[n]) return gr__scan_failed(node->graph);
+        b->off[n] = bb->Lm1; b->dir[n] = -1;
+        b->ntaps[n] = d->st_ntaps[s];
+        b->taps[n] = d->taps + d->st_at[s];
+        c->hy[s] = -1;
+        if (!bb->ckpt) {                      /* and y[t] itself (tap 0): what the gradient reads of the output */
+            int *ht = bb->htaps + d->st_at[s] - gr__scan_b_state(d) + s;
             memcpy(ht, d->taps + d->st_at[s], sizeof(int) * (size_t)d->st_ntaps[s]);
             ht[d->st_ntaps[s]] = 0;
-            btaps[n_bseq] = ht;
-            bntaps[n_bseq] = d->st_ntaps[s] + 1;
-            c.hy[s] = hy_at + d->st_ntaps[s];
-            c.n_hy++;
+            b->taps[n] = ht;
+            b->ntaps[n] = d->st_ntaps[s] + 1;
+            c->hy[s] = hy_at + d->st_ntaps[s];
+            c->n_hy++;
         }
-        hy_at += bntaps[n_bseq];
-        n_bseq++;
+        hy_at += b->ntaps[n];
+        n++;
     }
-    /* its states: the pending adjoints of the float states, and the sums of the float values */
-    for (s = 0, pos = 0; s < d->n_state; s++) {
+    bb->n_bseq = n;
+    return GR_OK;
+}
+
+/* the backward loop's states: the pending adjoints of the float states (seeded by the final value's
+   gradient), the sums of the float values; then its outputs: the float sequences' tap gradients
+   (every row), then the states (final values) */
+static gr_status gr__bptt_states(gr__bptt_build *bb, gr_var *const *og, const uint8_t *skip) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    gr__loop_spec *b = &bb->b;
+    gr__bptt *c = &bb->c;
+    int i, s, k, pos = 0, q = 0;
+    for (s = 0; s < d->n_state; s++) {
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s], *z;
         int jo = d->st_out[s], sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
-        c.b_of[s] = -1;
+        c->b_of[s] = -1;
         if (!gr__is_float(x0->dtype)) continue;
-        c.b_of[s] = c.n_b++;
+        c->b_of[s] = c->n_b++;
         z = d->st_D[s] == 1 ? (sit ? gr__zeros_grad(x0) : gr__zeros_grad(gr_index(x0, 0, 0))) : gr__zeros_grad(gr_slice(x0, 0, 0, d->st_D[s], 1));
         if (z && !gr_is_disconnected(og[jo]) && !gr_is_null(og[jo]) && (d->out_last[jo] || gr__scan_last_row_grad(og[jo]))) {
             gr_var *y = d->out_last[jo] ? og[jo] : gr__scan_last_row_grad(og[jo]);   /* the final value's gradient */
             z = d->st_D[s] == 1 ? gr_cast(y, (gr_dtype)z->dtype) : gr_set_subtensor(gr_index(z, 0, 0), y);
         }
-        if (!z) goto failed;
-        binit[pos++] = z;
+        if (!z) return gr__scan_failed(node->graph);
+        b->init[pos++] = z;
     }
-    for (s = 0; ckpt && s < d->n_state; s++) vals[d->n_val + s] = gr__in(node)[gr__scan_i_init(d) + s];   /* the replay's */
+    for (s = 0; bb->ckpt && s < d->n_state; s++) b->vals[d->n_val + s] = gr__in(node)[gr__scan_i_init(d) + s];   /* the replay's */
     for (i = 0; i < d->n_val; i++) {
         gr_var *v = gr__in(node)[gr__scan_i_val(d) + i];
-        vals[i] = v;
-        c.acc_of[i] = -1;
+        b->vals[i] = v;
+        c->acc_of[i] = -1;
         if (!gr__is_float(v->dtype) || !gr__scan_flows(node, og, gr__scan_i_val(d) + i) || (skip && skip[gr__scan_i_val(d) + i])) continue;
-        c.acc_of[i] = c.n_acc++;
-        if (!(binit[pos++] = gr__zeros_grad(v))) goto failed;
+        c->acc_of[i] = c->n_acc++;
+        if (!(b->init[pos++] = gr__zeros_grad(v))) return gr__scan_failed(node->graph);
     }
-    /* the outputs: tap gradients of the float sequences (every row), then the states (final values) */
-    {
-        int n_states = pos, q = 0;
-        for (i = 0; i < d->n_seq; i++) {
-            c.sg_of[i] = -1;
-            if (!gr__scan_float_seq(d, node, i) || (skip && skip[gr__scan_i_seq(d) + i])) continue;
-            c.sg_of[i] = q;
-            q += d->seq_ntaps[i];
-        }
-        c.n_sg = q;
-        /* the spec's outputs: [tap gradients (no state)] [states] */
-        memmove(binit + q, binit, sizeof(gr_var *) * (size_t)n_states);
-        for (k = 0; k < q; k++) binit[k] = NULL;
-        for (k = 0; k < q + n_states; k++) { bontaps[k] = 0; botaps[k] = NULL; blast[k] = k >= q; }
-        n_bout = q + n_states;
+    for (i = 0; i < d->n_seq; i++) {
+        c->sg_of[i] = -1;
+        if (!gr__scan_float_seq(d, node, i) || (skip && skip[gr__scan_i_seq(d) + i])) continue;
+        c->sg_of[i] = q;
+        q += d->seq_ntaps[i];
     }
-    memset(&sp, 0, sizeof sp);
-    sp.n_seq = n_bseq; sp.seq = bseq; sp.seq_ntaps = bntaps; sp.seq_taps = btaps; sp.seq_dir = bdir; sp.seq_off = boff;
-    sp.n_out = n_bout; sp.init = binit; sp.out_ntaps = bontaps; sp.out_taps = botaps; sp.out_last = blast;
-    sp.n_val = d->n_val + (ckpt ? d->n_state : 0); sp.val = vals;
-    if (ckpt) {
-        sp.replay = (gr__scan_def *)(uintptr_t)d;
-        sp.seq_replay = replayed;
-        sp.replay_seq0 = c.n_g;
-        sp.replay_init0 = d->n_val;
-    }
-    sp.n_steps = d->truncate > 0 ? gr_minimum(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : L;
-    if (!sp.n_steps) goto failed;
-    sp.checkpoints = d->checkpoints;
-    snprintf(name, sizeof name, "grad_of_%s", d->name);
-    sp.name = name;
-    sp.step = gr__bptt_step;
-    sp.user = &c;
-    if ((st = gr__scan_make(g, &sp, bres)) != GR_OK) goto done;
-    /* the gradients of the loop's inputs */
+    c->n_sg = q;
+    /* the spec's outputs: [tap gradients (no state)] [states] */
+    memmove(b->init + q, b->init, sizeof(gr_var *) * (size_t)pos);
+    for (k = 0; k < q; k++) b->init[k] = NULL;
+    for (k = 0; k < q + pos; k++) { b->ontaps[k] = 0; b->otaps[k] = NULL; b->last[k] = k >= q; }
+    bb->n_bout = q + pos;
+    return GR_OK;
+}
+
+/* the gradients of the loop's inputs: disconnected, zeros (not float, or not asked for), null, or from
+   the backward loop's results: a sequence's every tap's rows placed where the loop read them, an
+   initial's the adjoints pending after step 0, a value's its sum */
+static gr_status gr__bptt_input_grads(gr__bptt_build *bb, gr_var *const *og, const uint8_t *skip, gr_var **ig) {
+    const gr_node *node = bb->node;
+    const gr__scan_def *d = bb->c.d;
+    const gr__bptt *c = &bb->c;
+    gr_graph *g = node->graph;
+    gr_var **bres = bb->b.res;
+    int i, s, k, r;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i)) ig[i] = gr_disconnected_like(x);
         else if (!gr__is_float(x->dtype) || (skip && skip[i])) ig[i] = gr__zeros_grad(x);   /* (not asked for) */
-        else if (c.null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c.null_of[i]->aux, gr__null_reason(c.null_of[i]));
-        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || (skip && skip[i]) || c.null_of[i]))
-            goto failed;
+        else if (c->null_of[i]) ig[i] = gr__null_var(g, x, (gr_status)c->null_of[i]->aux, gr__null_reason(c->null_of[i]));
+        if (!ig[i] && (i < gr__scan_i_seq(d) || !gr__scan_flows(node, og, i) || !gr__is_float(x->dtype) || (skip && skip[i]) || c->null_of[i]))
+            return gr__scan_failed(g);
     }
     for (i = 0; i < d->n_seq; i++) {       /* a sequence's: every tap's rows, where the backward loop read them */
         int at = gr__scan_i_seq(d) + i;
         gr_var *sum = NULL;
-        if (ig[at] || c.sg_of[i] < 0) continue;
+        if (ig[at] || c->sg_of[i] < 0) continue;
         for (k = 0; k < d->seq_ntaps[i]; k++) {
-            gr_var *p = gr__place(&gr__op_ScanPlace, bres[c.sg_of[i] + k], gr__in(node)[at], boff[c.n_g + i], -d->seq_dir[i],
+            gr_var *p = gr__place(&gr__op_ScanPlace, bres[c->sg_of[i] + k], gr__in(node)[at], bb->b.off[c->n_g + i], -d->seq_dir[i],
                                   d->taps[d->seq_at[i] + k] - d->seq_m[i]);
             sum = sum && p ? gr_add(sum, p) : p;
-            if (!sum) goto failed;
+            if (!sum) return gr__scan_failed(g);
         }
         ig[at] = sum;
     }
-    for (s = 0, r = c.n_sg; s < d->n_state; s++) {   /* an initial's: the adjoints pending after step 0 */
+    for (s = 0, r = c->n_sg; s < d->n_state; s++) {   /* an initial's: the adjoints pending after step 0 */
         int at = gr__scan_i_init(d) + s, sit = d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1;
         gr_var *bf, *x0 = gr__in(node)[at];
-        if (c.b_of[s] < 0) continue;
-        bf = bres[r + c.b_of[s]];
+        if (c->b_of[s] < 0) continue;
+        bf = bres[r + c->b_of[s]];
         if (ig[at]) continue;
         if (!sit) {                          /* row d of the window is initial row D-1-d; rows past D get 0 */
             if (d->st_D[s] == 1) bf = gr_stack(1, &bf, 0);
@@ -11055,27 +11288,72 @@ static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_v
             bf = gr__place(&gr__op_ScanPlace, bf, x0, gr__scalar_const(g, GR_I64, 0, 0), 1, 0);
         }
         if (bf && d->truncate > 0)           /* outside the window when more steps ran */
-            bf = gr_where(gr_gt(L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)), gr_zeros_like(bf), bf);
-        if (!(ig[at] = bf)) goto failed;
+            bf = gr_where(gr_gt(bb->L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)), gr_zeros_like(bf), bf);
+        if (!(ig[at] = bf)) return gr__scan_failed(g);
     }
-    for (i = 0, r = c.n_sg + c.n_b; i < d->n_val; i++) {
+    for (i = 0, r = c->n_sg + c->n_b; i < d->n_val; i++) {
         int at = gr__scan_i_val(d) + i;
         if (ig[at]) continue;
-        if (c.acc_of[i] < 0) { if (!(ig[at] = gr__zeros_grad(gr__in(node)[at]))) goto failed; continue; }
-        ig[at] = bres[r + c.acc_of[i]];
-        if (!ig[at]) goto failed;
+        if (c->acc_of[i] < 0) { if (!(ig[at] = gr__zeros_grad(gr__in(node)[at]))) return gr__scan_failed(g); continue; }
+        ig[at] = bres[r + c->acc_of[i]];
+        if (!ig[at]) return gr__scan_failed(g);
     }
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (gradient)", d->name);
+    return GR_OK;
+}
+
+/* skip (NULL: none): inputs whose terms are not needed get zeros, and the loop computes nothing for them */
+static gr_status gr__scan_grad_some(const gr_node *node, gr_var *const *og, gr_var **ig, const uint8_t *skip) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__bptt_build bb;
+    gr__bptt *c = &bb.c;
+    gr__scan_spec sp;
+    int i;
+    char name[80];
+    gr_status st;
+    memset(&bb, 0, sizeof bb);
+    for (i = 0; i < node->n_in; i++) ig[i] = NULL;
+    bb.node = node;
+    c->node = node;
+    c->d = d;
+    bb.hist = d->checkpoints > 0 ? node : gr__scan_history(node);   /* (a checkpointed gradient recomputes the states) */
+    if (!bb.hist) return g->status != GR_OK ? g->status : gr__bptt_nomem(&bb);
+    bb.L = gr__out(node)[d->n_out];
+    bb.Lm1 = gr_sub(bb.L, gr__scalar_const(g, GR_I64, 1, 0));
+    if (!bb.Lm1) return g->status != GR_OK ? g->status : gr__bptt_nomem(&bb);
+    c->g_of = (int *)gr__calloc((size_t)d->n_out + 1, sizeof(int));
+    c->b_of = (int *)gr__calloc((size_t)d->n_state + 1, sizeof(int));
+    c->acc_of = (int *)gr__calloc((size_t)d->n_val + 1, sizeof(int));
+    c->sg_of = (int *)gr__calloc((size_t)d->n_seq + 1, sizeof(int));
+    c->null_of = (gr_var **)gr__calloc((size_t)node->n_in + 1, sizeof(gr_var *));
+    if (!gr__loop_spec_alloc(&bb.b, d->n_out + d->n_seq + d->n_state, d->n_bin + d->n_state + d->n_val + 1, d->n_val + d->n_state) ||
+        !c->g_of || !c->b_of || !c->acc_of || !c->sg_of || !c->null_of) {
+        st = gr__bptt_nomem(&bb);
+        goto done;
+    }
+    bb.ckpt = d->checkpoints > 0 && d->n_state > 0;
+    if ((st = gr__bptt_sequences(&bb, og)) != GR_OK || (st = gr__bptt_histories(&bb)) != GR_OK || (st = gr__bptt_states(&bb, og, skip)) != GR_OK)
+        goto done;
+    gr__loop_spec_fill(&sp, &bb.b, bb.n_bseq, bb.n_bout, d->n_val + (bb.ckpt ? d->n_state : 0));
+    if (bb.ckpt) {
+        sp.replay = (gr__scan_def *)(uintptr_t)d;
+        sp.seq_replay = bb.replayed;
+        sp.replay_seq0 = c->n_g;
+        sp.replay_init0 = d->n_val;
+    }
+    sp.n_steps = d->truncate > 0 ? gr_minimum(bb.L, gr__scalar_const(g, GR_I64, (double)d->truncate, 0)) : bb.L;
+    if (!sp.n_steps) { st = gr__scan_failed(g); goto done; }
+    sp.checkpoints = d->checkpoints;
+    snprintf(name, sizeof name, "grad_of_%s", d->name);
+    sp.name = name;
+    sp.step = gr__bptt_step;
+    sp.user = c;
+    if ((st = gr__scan_make(g, &sp, bb.b.res)) != GR_OK) goto done;
+    st = gr__bptt_input_grads(&bb, og, skip, ig);
 done:
-    GR_FREE(c.g_of); GR_FREE(c.b_of); GR_FREE(c.acc_of); GR_FREE(c.sg_of); GR_FREE(c.null_of);
-    GR_FREE(bseq); GR_FREE(boff); GR_FREE(bntaps); GR_FREE(btaps); GR_FREE(binit); GR_FREE(bontaps); GR_FREE(botaps);
-    GR_FREE(blast); GR_FREE(bres); GR_FREE(fwd_off); GR_FREE(vals); GR_FREE(replayed); GR_FREE(c.hy); GR_FREE(htaps);
+    GR_FREE(c->g_of); GR_FREE(c->b_of); GR_FREE(c->acc_of); GR_FREE(c->sg_of); GR_FREE(c->null_of); GR_FREE(c->hy);
+    gr__loop_spec_free(&bb.b);
+    GR_FREE(bb.replayed); GR_FREE(bb.htaps);
     return st;
 }
 
@@ -11155,118 +11433,112 @@ done:
 
 static int gr__rop_has(gr_var *ev) { return ev && !gr_is_disconnected(ev) && !gr_is_null(ev) && gr__is_float(ev->dtype); }
 
-static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
-    const gr__scan_def *d = gr__sdef(node);
-    gr_graph *g = node->graph;
-    gr__rop_ctx c;
-    gr__scan_spec sp;
-    int n_seq2, n_out2, n_val2, i, j, s, k, q, any = 0;
-    gr_var **seq = NULL, **off = NULL, **init = NULL, **vals = NULL, **res = NULL;
-    int *ntaps = NULL, *dir = NULL, *ontaps = NULL;
-    const int **taps = NULL, **otaps = NULL;
-    unsigned char *last = NULL;
-    char name[80];
-    gr_status st = GR_ERR_NOMEM;
-    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
-    memset(&c, 0, sizeof c);
-    c.node = node;
-    c.d = d;
-    c.seq_t = (int *)gr__calloc((size_t)(d->n_seq + d->n_state + d->n_val + d->n_out) + 1, sizeof(int));
-    if (!c.seq_t) goto nomem;
-    c.st_t = c.seq_t + d->n_seq; c.val_t = c.st_t + d->n_state; c.out_t = c.val_t + d->n_val;
+/* the tangents the loop carries: per forward sequence, state and value, its tangent's index or -1
+   (a float state carries one, zeros without an eval point); 0 when no input has a tangent */
+static int gr__rop_plan(gr__rop_ctx *c, gr_var *const *ev) {
+    const gr_node *node = c->node;
+    const gr__scan_def *d = c->d;
+    int i, s, any = 0;
     for (i = 0; i < d->n_seq; i++) {
-        c.seq_t[i] = gr__rop_has(ev[gr__scan_i_seq(d) + i]) ? c.n_seq_t++ : -1;
-        if (c.seq_t[i] >= 0) { c.n_seqtap_t += d->seq_ntaps[i]; any = 1; }
+        c->seq_t[i] = gr__rop_has(ev[gr__scan_i_seq(d) + i]) ? c->n_seq_t++ : -1;
+        if (c->seq_t[i] >= 0) { c->n_seqtap_t += d->seq_ntaps[i]; any = 1; }
     }
     for (s = 0; s < d->n_state; s++) {      /* a float state carries a tangent (zeros without an eval point) */
         gr_var *x0 = gr__in(node)[gr__scan_i_init(d) + s];
-        c.st_t[s] = gr__is_float(x0->dtype) ? c.n_st_t++ : -1;
-        if (c.st_t[s] >= 0) c.n_sttap_t += d->st_ntaps[s];
+        c->st_t[s] = gr__is_float(x0->dtype) ? c->n_st_t++ : -1;
+        if (c->st_t[s] >= 0) c->n_sttap_t += d->st_ntaps[s];
         if (gr__rop_has(ev[gr__scan_i_init(d) + s])) any = 1;
     }
     for (i = 0; i < d->n_val; i++) {
-        c.val_t[i] = gr__rop_has(ev[gr__scan_i_val(d) + i]) ? c.n_val_t++ : -1;
-        if (c.val_t[i] >= 0) any = 1;
+        c->val_t[i] = gr__rop_has(ev[gr__scan_i_val(d) + i]) ? c->n_val_t++ : -1;
+        if (c->val_t[i] >= 0) any = 1;
     }
-    if (!any) { GR_FREE(c.seq_t); return GR_OK; }       /* nothing moves: every output is disconnected */
-    for (j = 0; j < d->n_out; j++) c.out_t[j] = gr__is_float(d->bout[j]->dtype) ? c.n_out_t++ : -1;
-    n_seq2 = d->n_seq + c.n_seq_t;
-    n_out2 = d->n_out + c.n_out_t;
-    n_val2 = d->n_val + c.n_val_t;
-    seq = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
-    off = (gr_var **)gr__calloc((size_t)n_seq2 + 1, sizeof(gr_var *));
-    ntaps = (int *)gr__calloc(2u * (size_t)n_seq2 + 1, sizeof(int));
-    taps = (const int **)gr__calloc((size_t)n_seq2 + 1, sizeof(int *));
-    init = (gr_var **)gr__calloc((size_t)n_out2 + 1, sizeof(gr_var *));
-    ontaps = (int *)gr__calloc((size_t)n_out2 + 1, sizeof(int));
-    otaps = (const int **)gr__calloc((size_t)n_out2 + 1, sizeof(int *));
-    last = (unsigned char *)gr__calloc((size_t)n_out2 + 1, 1);
-    vals = (gr_var **)gr__calloc((size_t)n_val2 + 1, sizeof(gr_var *));
-    res = (gr_var **)gr__calloc((size_t)n_out2 + 2, sizeof(gr_var *));
-    if (!seq || !off || !ntaps || !taps || !init || !ontaps || !otaps || !last || !vals || !res) goto nomem;
-    dir = ntaps + n_seq2;
+    return any;
+}
+
+/* the tangent loop's sequences, outputs and values in b: the forward ones, then their tangents */
+static gr_status gr__rop_spec(const gr__rop_ctx *c, gr__loop_spec *b, gr_var *const *ev) {
+    const gr_node *node = c->node;
+    const gr__scan_def *d = c->d;
+    int i, j, s, q;
     for (i = 0; i < d->n_seq; i++) {          /* the sequences, then their tangents, read alike */
         int at = gr__scan_i_seq(d) + i;
         gr_var *o = d->seq_off[i] >= 0 ? gr__in(node)[gr__scan_i_off(d) + d->seq_off[i]] : NULL;
-        seq[i] = gr__in(node)[at]; off[i] = o; dir[i] = d->seq_dir[i];
-        ntaps[i] = d->seq_ntaps[i]; taps[i] = d->taps + d->seq_at[i];
-        if (c.seq_t[i] < 0) continue;
-        q = d->n_seq + c.seq_t[i];
-        seq[q] = ev[at]->dtype == seq[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)seq[i]->dtype);
-        off[q] = o; dir[q] = d->seq_dir[i]; ntaps[q] = d->seq_ntaps[i]; taps[q] = d->taps + d->seq_at[i];
-        if (!seq[q]) goto failed;
+        b->seq[i] = gr__in(node)[at]; b->off[i] = o; b->dir[i] = d->seq_dir[i];
+        b->ntaps[i] = d->seq_ntaps[i]; b->taps[i] = d->taps + d->seq_at[i];
+        if (c->seq_t[i] < 0) continue;
+        q = d->n_seq + c->seq_t[i];
+        b->seq[q] = ev[at]->dtype == b->seq[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)b->seq[i]->dtype);
+        b->off[q] = o; b->dir[q] = d->seq_dir[i]; b->ntaps[q] = d->seq_ntaps[i]; b->taps[q] = d->taps + d->seq_at[i];
+        if (!b->seq[q]) return gr__scan_failed(node->graph);
     }
     for (j = 0; j < d->n_out; j++) {          /* the outputs (their final values), then the tangents */
         s = d->out_state[j];
-        last[j] = 1;
+        b->last[j] = 1;
         if (s >= 0) {
-            init[j] = gr__in(node)[gr__scan_i_init(d) + s];
-            ontaps[j] = d->st_ntaps[s];
-            otaps[j] = d->taps + d->st_at[s];
+            b->init[j] = gr__in(node)[gr__scan_i_init(d) + s];
+            b->ontaps[j] = d->st_ntaps[s];
+            b->otaps[j] = d->taps + d->st_at[s];
         }
-        if (c.out_t[j] < 0) continue;
-        q = d->n_out + c.out_t[j];
-        last[q] = d->out_last[j];
+        if (c->out_t[j] < 0) continue;
+        q = d->n_out + c->out_t[j];
+        b->last[q] = d->out_last[j];
         if (s >= 0) {
-            gr_var *e = ev[gr__scan_i_init(d) + s];
-            init[q] = gr__rop_has(e) ? (e->dtype == init[j]->dtype ? e : gr_cast(e, (gr_dtype)init[j]->dtype)) : gr_zeros_like(init[j]);
-            ontaps[q] = d->st_ntaps[s];
-            otaps[q] = d->taps + d->st_at[s];
-            if (!init[q]) goto failed;
+            gr_var *e = ev[gr__scan_i_init(d) + s], *x0 = b->init[j];
+            b->init[q] = gr__rop_has(e) ? (e->dtype == x0->dtype ? e : gr_cast(e, (gr_dtype)x0->dtype)) : gr_zeros_like(x0);
+            b->ontaps[q] = d->st_ntaps[s];
+            b->otaps[q] = d->taps + d->st_at[s];
+            if (!b->init[q]) return gr__scan_failed(node->graph);
         }
     }
     for (i = 0; i < d->n_val; i++) {
         int at = gr__scan_i_val(d) + i;
-        vals[i] = gr__in(node)[at];
-        if (c.val_t[i] >= 0) {
-            q = d->n_val + c.val_t[i];
-            vals[q] = ev[at]->dtype == vals[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)vals[i]->dtype);
-            if (!vals[q]) goto failed;
+        b->vals[i] = gr__in(node)[at];
+        if (c->val_t[i] >= 0) {
+            q = d->n_val + c->val_t[i];
+            b->vals[q] = ev[at]->dtype == b->vals[i]->dtype ? ev[at] : gr_cast(ev[at], (gr_dtype)b->vals[i]->dtype);
+            if (!b->vals[q]) return gr__scan_failed(node->graph);
         }
     }
-    memset(&sp, 0, sizeof sp);
-    sp.n_seq = n_seq2; sp.seq = seq; sp.seq_ntaps = ntaps; sp.seq_taps = taps; sp.seq_dir = dir; sp.seq_off = off;
-    sp.n_out = n_out2; sp.init = init; sp.out_ntaps = ontaps; sp.out_taps = otaps; sp.out_last = last;
-    sp.n_val = n_val2; sp.val = vals;
+    return GR_OK;
+}
+
+static gr_status gr__Scan_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr_graph *g = node->graph;
+    gr__rop_ctx c;
+    gr__loop_spec b;
+    gr__scan_spec sp;
+    int n_seq2, n_out2, n_val2, j;
+    char name[80];
+    gr_status st;
+    for (j = 0; j < node->n_out; j++) orop[j] = NULL;
+    memset(&c, 0, sizeof c);
+    memset(&b, 0, sizeof b);
+    c.node = node;
+    c.d = d;
+    c.seq_t = (int *)gr__calloc((size_t)(d->n_seq + d->n_state + d->n_val + d->n_out) + 1, sizeof(int));
+    if (!c.seq_t) return gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+    c.st_t = c.seq_t + d->n_seq; c.val_t = c.st_t + d->n_state; c.out_t = c.val_t + d->n_val;
+    if (!gr__rop_plan(&c, ev)) { GR_FREE(c.seq_t); return GR_OK; }       /* nothing moves: every output is disconnected */
+    for (j = 0; j < d->n_out; j++) c.out_t[j] = gr__is_float(d->bout[j]->dtype) ? c.n_out_t++ : -1;
+    n_seq2 = d->n_seq + c.n_seq_t;
+    n_out2 = d->n_out + c.n_out_t;
+    n_val2 = d->n_val + c.n_val_t;
+    if (!gr__loop_spec_alloc(&b, n_seq2, n_out2, n_val2)) { st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name); goto done; }
+    if ((st = gr__rop_spec(&c, &b, ev)) != GR_OK) goto done;
+    gr__loop_spec_fill(&sp, &b, n_seq2, n_out2, n_val2);
     sp.n_steps = d->has_n_steps ? gr__in(node)[0] : NULL;
     sp.checkpoints = d->checkpoints;
     snprintf(name, sizeof name, "rop_of_%s", d->name);
     sp.name = name;
     sp.step = gr__rop_step;
     sp.user = &c;
-    if ((st = gr__scan_make(g, &sp, res)) != GR_OK) goto done;
-    for (j = 0; j < d->n_out; j++) if (c.out_t[j] >= 0) orop[j] = res[d->n_out + c.out_t[j]];
-    st = GR_OK;
-    goto done;
-failed:
-    st = g->status != GR_OK ? g->status : GR_ERR_NOMEM;
-    goto done;
-nomem:
-    st = gr__error(g, GR_ERR_NOMEM, "gr_scan '%s': out of memory (R-op)", d->name);
+    if ((st = gr__scan_make(g, &sp, b.res)) != GR_OK) goto done;
+    for (j = 0; j < d->n_out; j++) if (c.out_t[j] >= 0) orop[j] = b.res[d->n_out + c.out_t[j]];
 done:
-    (void)k;
-    GR_FREE(c.seq_t); GR_FREE(seq); GR_FREE(off); GR_FREE(ntaps); GR_FREE(taps); GR_FREE(init); GR_FREE(ontaps); GR_FREE(otaps);
-    GR_FREE(last); GR_FREE(vals); GR_FREE(res);
+    GR_FREE(c.seq_t);
+    gr__loop_spec_free(&b);
     return st;
 }
 
@@ -11944,47 +12216,32 @@ static gr_var *gr__gop_shared_in(gr_graph *g, gr__gop_def *d, int k) {
 
 /* ---- gr_op_from_graph -------------------------------------------------------------------------------- */
 
-static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
-                               const gr_graph_op_opts *opts) {
-    gr__gop_def *d = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k;
-    uint8_t *given = NULL;
-    gr_var **map = NULL, **xs = NULL, **ys = NULL;
-    int i, j, cap = 0, cap_sh = 0;
-    gr_status st = GR_ERR_NOMEM;
-    if (!name) name = "op_from_graph";
+/* the operands are free variables of g and the outputs values of g; else the error is recorded on g: 1 */
+static int gr__gop_bad_args(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs) {
+    int i, j;
     for (i = 0; i < n_in; i++) {
         gr_var *x = inputs[i];
-        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return NULL; }
-        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return NULL; }
+        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return 1; }
+        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return 1; }
         if (x->kind != GR__VK_INPUT) {
             gr__error(g, gr__is_marker(x) ? GR_ERR_TYPE : GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) is %s", name, i, gr__d(x).s,
                       x->kind == GR__VK_CONST ? "a constant; inputs are free variables (gr_tensor)" :
                       x->kind == GR__VK_SHARED ? "a shared variable; those are read as they are, without being inputs" :
                       x->kind == GR__VK_OUT ? "computed; inputs are free variables (gr_tensor)" : "a gradient marker, not a value");
-            return NULL;
+            return 1;
         }
     }
     for (j = 0; j < n_out; j++) {
         gr_var *y = outputs[j];
-        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return NULL; }
-        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return NULL; }
-        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return NULL; }
+        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return 1; }
+        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return 1; }
+        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return 1; }
     }
-    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
-    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
-    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
-    if (!given || !map || !d) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        uint32_t id = inputs[i]->id;
-        if (given[id]) {
-            for (j = 0; inputs[j] != inputs[i]; j++) {}
-            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
-            goto fail;
-        }
-        given[id] = 1;
-    }
+    return 0;
+}
+
+/* d's description: its name, counts, rules and handle (the inner graph not made yet) */
+static void gr__gop_describe(gr__gop_def *d, const char *name, int n_in, int n_out, const gr_graph_op_opts *opts) {
     d->head.refs = 1;
     d->head.destroy = gr__gop_destroy;
     d->head.name = d->name;
@@ -12001,16 +12258,26 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->handle.op.n_out = n_out;
     d->handle.op.perform = gr__gop_handle_perform;
     d->handle.op.builtin = &gr__gop_handle_builtin;
-    d->ig = gr_graph_new();
-    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
-    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
-    if (!d->ig || !d->bin || !d->bout) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        gr_var *x = inputs[i];
-        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
-        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
-    }
-    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) goto fail;
+}
+
+/* the error of a failed copy into d->ig, recorded on g */
+static gr_status gr__gop_copy_failed(gr_graph *g, const gr__gop_def *d, const char *name) {
+    gr_status st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    return st;
+}
+
+/* the nodes of g the outputs need (given: the operands, by variable id) copied into d->ig, then the
+   inner outputs; map: g's variable id -> its counterpart (the operands' already there). Errors are
+   recorded on g. */
+static gr_status gr__gop_copy(gr_graph *g, gr__gop_def *d, const char *name, int n_out, gr_var *const *outputs, const uint8_t *given,
+                              gr_var **map) {
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    gr_var **xs = NULL, **ys = NULL;
+    int i, j, cap = 0, cap_sh = 0;
+    gr_status st = GR_OK;
+    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
     /* a leaf's counterpart: an input, a constant, or the stand-in of a shared variable (a new
        input of the inner graph, after the operands) */
 #define GR__GOP_LEAF(x) (map[(x)->id] ? map[(x)->id] : gr__gop_leaf(g, d, x, map, &cap_sh))
@@ -12021,7 +12288,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
             GR_FREE(xs); GR_FREE(ys);
             xs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
             ys = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
-            if (!xs || !ys) goto nomem;
+            if (!xs || !ys) { st = gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name); goto done; }
         }
         for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
         if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
@@ -12036,6 +12303,49 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     }
     for (j = 0; j < n_out; j++) if (!(d->bout[j] = GR__GOP_LEAF(outputs[j]))) goto leaf_failed;
 #undef GR__GOP_LEAF
+    goto done;
+leaf_failed:
+    if (g->status != GR_OK) { st = g->status; goto done; }
+inner:
+    st = gr__gop_copy_failed(g, d, name);
+done:
+    GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    return st;
+}
+
+static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_graph_op_opts *opts) {
+    gr__gop_def *d = NULL;
+    uint32_t k;
+    uint8_t *given = NULL;
+    gr_var **map = NULL;
+    int i, j;
+    if (!name) name = "op_from_graph";
+    if (gr__gop_bad_args(g, name, n_in, inputs, n_out, outputs)) return NULL;
+    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
+    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
+    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
+    if (!given || !map || !d) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        uint32_t id = inputs[i]->id;
+        if (given[id]) {
+            for (j = 0; inputs[j] != inputs[i]; j++) {}
+            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
+            goto fail;
+        }
+        given[id] = 1;
+    }
+    gr__gop_describe(d, name, n_in, n_out, opts);
+    d->ig = gr_graph_new();
+    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    if (!d->ig || !d->bin || !d->bout) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        gr_var *x = inputs[i];
+        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
+    }
+    if (gr__gop_copy(g, d, name, n_out, outputs, given, map) != GR_OK) goto fail;
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
     for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
         if (gr__flags_of(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
@@ -12047,19 +12357,16 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->sh_id = (uint32_t *)gr__calloc((size_t)d->n_sh + 1, sizeof(uint32_t));
     if (!d->g_at || !d->r_at || !d->sh_var || !d->sh_id) goto nomem;
     if (gr__gop_pattern(d, opts ? opts->connection_pattern : NULL) != GR_OK) goto nomem;
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return &d->handle.op;
-leaf_failed:
-    if (g->status != GR_OK) goto fail;
 inner:
-    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
-    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    gr__gop_copy_failed(g, d, name);
     goto fail;
 nomem:
     gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name);
 fail:
     if (d) gr__gop_destroy(&d->head);
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return NULL;
 }
 
@@ -16687,7 +16994,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
         snprintf(name, sizeof name, "input %d", i);
         inputs[i] = gr_tensor(g, pt[i]->dtype, pt[i]->ndim, shape, name);
     }
-    if (g->status != GR_OK) { st = g->status; goto report; }     /* the builder gets every input, no error pending */
+    /* the builder gets every input; making them fails only out of memory (not logged: before the builder's log) */
+    if (g->status != GR_OK) { st = g->status; goto done; }
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
     if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {

@@ -209,47 +209,32 @@ static gr_var *gr__gop_shared_in(gr_graph *g, gr__gop_def *d, int k) {
 
 /* ---- gr_op_from_graph -------------------------------------------------------------------------------- */
 
-static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
-                               const gr_graph_op_opts *opts) {
-    gr__gop_def *d = NULL;
-    gr_node **order = NULL;
-    uint32_t n_order = 0, k;
-    uint8_t *given = NULL;
-    gr_var **map = NULL, **xs = NULL, **ys = NULL;
-    int i, j, cap = 0, cap_sh = 0;
-    gr_status st = GR_ERR_NOMEM;
-    if (!name) name = "op_from_graph";
+/* the operands are free variables of g and the outputs values of g; else the error is recorded on g: 1 */
+static int gr__gop_bad_args(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs) {
+    int i, j;
     for (i = 0; i < n_in; i++) {
         gr_var *x = inputs[i];
-        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return NULL; }
-        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return NULL; }
+        if (!x) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d is NULL", name, i); return 1; }
+        if (x->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) belongs to another graph", name, i, gr__d(x).s); return 1; }
         if (x->kind != GR__VK_INPUT) {
             gr__error(g, gr__is_marker(x) ? GR_ERR_TYPE : GR_ERR_VALUE, "gr_op_from_graph '%s': input %d (%s) is %s", name, i, gr__d(x).s,
                       x->kind == GR__VK_CONST ? "a constant; inputs are free variables (gr_tensor)" :
                       x->kind == GR__VK_SHARED ? "a shared variable; those are read as they are, without being inputs" :
                       x->kind == GR__VK_OUT ? "computed; inputs are free variables (gr_tensor)" : "a gradient marker, not a value");
-            return NULL;
+            return 1;
         }
     }
     for (j = 0; j < n_out; j++) {
         gr_var *y = outputs[j];
-        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return NULL; }
-        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return NULL; }
-        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return NULL; }
+        if (!y) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d is NULL", name, j); return 1; }
+        if (y->graph != g) { gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': output %d (%s) belongs to another graph", name, j, gr__d(y).s); return 1; }
+        if (gr__is_marker(y)) { gr__error(g, GR_ERR_TYPE, "gr_op_from_graph '%s': output %d is a gradient marker, not a value", name, j); return 1; }
     }
-    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
-    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
-    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
-    if (!given || !map || !d) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        uint32_t id = inputs[i]->id;
-        if (given[id]) {
-            for (j = 0; inputs[j] != inputs[i]; j++) {}
-            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
-            goto fail;
-        }
-        given[id] = 1;
-    }
+    return 0;
+}
+
+/* d's description: its name, counts, rules and handle (the inner graph not made yet) */
+static void gr__gop_describe(gr__gop_def *d, const char *name, int n_in, int n_out, const gr_graph_op_opts *opts) {
     d->head.refs = 1;
     d->head.destroy = gr__gop_destroy;
     d->head.name = d->name;
@@ -266,16 +251,26 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->handle.op.n_out = n_out;
     d->handle.op.perform = gr__gop_handle_perform;
     d->handle.op.builtin = &gr__gop_handle_builtin;
-    d->ig = gr_graph_new();
-    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
-    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
-    if (!d->ig || !d->bin || !d->bout) goto nomem;
-    for (i = 0; i < n_in; i++) {
-        gr_var *x = inputs[i];
-        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
-        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
-    }
-    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) goto fail;
+}
+
+/* the error of a failed copy into d->ig, recorded on g */
+static gr_status gr__gop_copy_failed(gr_graph *g, const gr__gop_def *d, const char *name) {
+    gr_status st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
+    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    return st;
+}
+
+/* the nodes of g the outputs need (given: the operands, by variable id) copied into d->ig, then the
+   inner outputs; map: g's variable id -> its counterpart (the operands' already there). Errors are
+   recorded on g. */
+static gr_status gr__gop_copy(gr_graph *g, gr__gop_def *d, const char *name, int n_out, gr_var *const *outputs, const uint8_t *given,
+                              gr_var **map) {
+    gr_node **order = NULL;
+    uint32_t n_order = 0, k;
+    gr_var **xs = NULL, **ys = NULL;
+    int i, j, cap = 0, cap_sh = 0;
+    gr_status st = GR_OK;
+    if (gr__needed_in_order(g, n_out, outputs, given, &order, &n_order) != GR_OK) return g->status != GR_OK ? g->status : GR_ERR_NOMEM;
     /* a leaf's counterpart: an input, a constant, or the stand-in of a shared variable (a new
        input of the inner graph, after the operands) */
 #define GR__GOP_LEAF(x) (map[(x)->id] ? map[(x)->id] : gr__gop_leaf(g, d, x, map, &cap_sh))
@@ -286,7 +281,7 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
             GR_FREE(xs); GR_FREE(ys);
             xs = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
             ys = (gr_var **)GR_MALLOC(sizeof(gr_var *) * (size_t)cap);
-            if (!xs || !ys) goto nomem;
+            if (!xs || !ys) { st = gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name); goto done; }
         }
         for (i = 0; i < node->n_in; i++) if (!(xs[i] = GR__GOP_LEAF(gr__in(node)[i]))) goto leaf_failed;
         if ((gr__flags_of(node->op) & GR__OPF_GRAPHOP) && (*(gr__graphop *const *)gr__params(node))->expand) {
@@ -301,6 +296,49 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     }
     for (j = 0; j < n_out; j++) if (!(d->bout[j] = GR__GOP_LEAF(outputs[j]))) goto leaf_failed;
 #undef GR__GOP_LEAF
+    goto done;
+leaf_failed:
+    if (g->status != GR_OK) { st = g->status; goto done; }
+inner:
+    st = gr__gop_copy_failed(g, d, name);
+done:
+    GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    return st;
+}
+
+static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *const *inputs, int n_out, gr_var *const *outputs,
+                               const gr_graph_op_opts *opts) {
+    gr__gop_def *d = NULL;
+    uint32_t k;
+    uint8_t *given = NULL;
+    gr_var **map = NULL;
+    int i, j;
+    if (!name) name = "op_from_graph";
+    if (gr__gop_bad_args(g, name, n_in, inputs, n_out, outputs)) return NULL;
+    given = (uint8_t *)gr__calloc((size_t)g->var_base + g->n_vars + 1, 1);      /* (by variable id) */
+    map = (gr_var **)gr__calloc((size_t)g->var_base + g->n_vars + 1, sizeof(gr_var *));
+    d = (gr__gop_def *)gr__calloc(1, sizeof(gr__gop_def));
+    if (!given || !map || !d) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        uint32_t id = inputs[i]->id;
+        if (given[id]) {
+            for (j = 0; inputs[j] != inputs[i]; j++) {}
+            gr__error(g, GR_ERR_VALUE, "gr_op_from_graph '%s': %s is given twice (inputs %d and %d)", name, gr__d(inputs[i]).s, j, i);
+            goto fail;
+        }
+        given[id] = 1;
+    }
+    gr__gop_describe(d, name, n_in, n_out, opts);
+    d->ig = gr_graph_new();
+    d->bin = (gr_var **)gr__calloc((size_t)n_in + 1, sizeof(gr_var *));
+    d->bout = (gr_var **)gr__calloc((size_t)n_out + 1, sizeof(gr_var *));
+    if (!d->ig || !d->bin || !d->bout) goto nomem;
+    for (i = 0; i < n_in; i++) {
+        gr_var *x = inputs[i];
+        if (!(d->bin[i] = map[x->id] = gr__new_var(d->ig, x->dtype, x->ndim, gr__vshape(x), GR__VK_INPUT))) goto inner;
+        if (gr__vname(x) && !gr__set_name(d->ig, d->bin[i], gr__vname(x))) goto inner;
+    }
+    if (gr__gop_copy(g, d, name, n_out, outputs, given, map) != GR_OK) goto fail;
     if (gr__needed_in_order(d->ig, n_out, d->bout, NULL, &d->order, &d->n_order) != GR_OK) goto inner;
     for (k = 0; k < d->n_order; k++)                 /* a loop's or a conditional's shapes: known by running */
         if (gr__flags_of(d->order[k]->op) & (GR__OPF_DYNSHAPE | GR__OPF_LAZY)) d->dynamic = 1;
@@ -312,19 +350,16 @@ static gr_op_def *gr__gop_make(gr_graph *g, const char *name, int n_in, gr_var *
     d->sh_id = (uint32_t *)gr__calloc((size_t)d->n_sh + 1, sizeof(uint32_t));
     if (!d->g_at || !d->r_at || !d->sh_var || !d->sh_id) goto nomem;
     if (gr__gop_pattern(d, opts ? opts->connection_pattern : NULL) != GR_OK) goto nomem;
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return &d->handle.op;
-leaf_failed:
-    if (g->status != GR_OK) goto fail;
 inner:
-    st = d->ig->status != GR_OK ? d->ig->status : GR_ERR_NOMEM;
-    gr__error(g, st, "gr_op_from_graph '%s': copying the graph: %s", name, d->ig->message[0] ? d->ig->message : "out of memory");
+    gr__gop_copy_failed(g, d, name);
     goto fail;
 nomem:
     gr__error(g, GR_ERR_NOMEM, "gr_op_from_graph '%s': out of memory", name);
 fail:
     if (d) gr__gop_destroy(&d->head);
-    GR_FREE(given); GR_FREE(map); GR_FREE(order); GR_FREE(xs); GR_FREE(ys);
+    GR_FREE(given); GR_FREE(map);
     return NULL;
 }
 

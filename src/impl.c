@@ -201,8 +201,6 @@ static gr_var *gr__null_var(gr_graph *g, const gr_var *like, gr_status code, con
 static const char *gr__null_reason(const gr_var *v);
 static int gr__is_zero(const gr_var *t);                      /* 1: zeros, 0: not, -1: not known when built */
 
-/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
-   function is scheduled, released when it is freed */
 /* the readers of a compiled function's variables (ids from base): a list per variable through next,
    and whether the function returns or updates it (root) */
 typedef struct gr__readers {
@@ -211,6 +209,8 @@ typedef struct gr__readers {
     gr_node *const *node;
     const uint8_t *root;
 } gr__readers;
+/* the ops whose nodes keep state of their own in a compiled function (flag RUNTIME): made once the
+   function is scheduled, released when it is freed */
 #define GR__RUNTIME_PROTO(Name) \
     static gr_status gr__##Name##_runtime(gr_node *node, int level); \
     static void gr__##Name##_release(gr_node *node); \

@@ -224,7 +224,8 @@ GR_API gr_status gr_verify_grad(gr_builder fun, void *user, int n, const gr_arra
         snprintf(name, sizeof name, "input %d", i);
         inputs[i] = gr_tensor(g, pt[i]->dtype, pt[i]->ndim, shape, name);
     }
-    if (g->status != GR_OK) { st = g->status; goto report; }     /* the builder gets every input, no error pending */
+    /* the builder gets every input; making them fails only out of memory (not logged: before the builder's log) */
+    if (g->status != GR_OK) { st = g->status; goto done; }
     out = fun(g, inputs, user);
     if (!out || g->status != GR_OK) { st = g->status != GR_OK ? g->status : GR_ERR_VALUE; goto report; }
     if (out->kind != GR__VK_OUT && out->kind != GR__VK_INPUT && out->kind != GR__VK_CONST && out->kind != GR__VK_SHARED) {
