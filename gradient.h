@@ -162,6 +162,12 @@ GR_API const char *gr_graph_message(const gr_graph *g);  /* its message; "" if n
 GR_API void        gr_graph_clear_error(gr_graph *g);
 typedef void (*gr_log_fn)(void *user, const char *message);
 GR_API void        gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user); /* warnings; NULL: stderr */
+/* Progress of long work on g's graphs: gr_grad (and the drivers built on it) and gr_function call
+   fn(user, stage, done, total) as each stage begins (done 0), every 65536 units of its work and as it
+   ends (done == total). Stages in order: "grad"; gr_function's "rewrite", "fuse" (GR_OPT_FULL only),
+   "schedule". NULL (the default): no calls. */
+typedef void (*gr_progress_fn)(void *user, const char *stage, size_t done, size_t total);
+GR_API void        gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user);
 GR_API const char *gr_status_string(gr_status s);        /* "ok", "bad argument", ... */
 GR_API const char *gr_dtype_name(gr_dtype t);            /* "float64", "float32", "int64", "bool" */
 
@@ -1143,6 +1149,8 @@ struct gr_graph {
     char          message[GR__MSG];
     gr_log_fn     log;
     void         *log_user;
+    gr_progress_fn progress;             /* gr_graph_set_progress; NULL: none */
+    void         *progress_user;
 };
 
 /* ---- the built-in ops' own fields --------------------------------------------------------------- */
@@ -1481,6 +1489,16 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
 #endif
 }
 
+/* a stage's progress through g's callback: done units of its total, reported at 0, at every
+   GR__PROGRESS_EVERY units and at total (a caller calls it as each unit ends, and once before) */
+#define GR__PROGRESS_EVERY 65536u
+static void gr__progress_to(gr_progress_fn fn, void *user, const char *stage, size_t done, size_t total) {
+    if (fn && (done == 0 || done == total || done % GR__PROGRESS_EVERY == 0)) fn(user, stage, done, total);
+}
+static void gr__progress(const gr_graph *g, const char *stage, size_t done, size_t total) {
+    gr__progress_to(g->progress, g->progress_user, stage, done, total);
+}
+
 /* ---- dtypes ---------------------------------------------------------------------------------- */
 
 static size_t gr__dsize(int dt) { return dt == GR_F32 ? 4u : dt == GR_BOOL ? 1u : 8u; }
@@ -1707,6 +1725,11 @@ GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
     g->log = fn;
     g->log_user = user;
 }
+GR_API void gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user) {
+    if (!g) return;
+    g->progress = fn;
+    g->progress_user = user;
+}
 
 static void *gr__alloc(gr_graph *g, size_t n) {
     void *p = gr__arena_alloc(&g->arena, n);
@@ -1794,6 +1817,36 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     return v;
 }
 
+/* ---- op names, as printers and messages show them (ops/README.md, "Printed names") -----------
+   CamelCase: a structural row and a user's op show their own name (DimShuffle, Sum), an elementwise
+   row the CamelCase of its row name (sin: Sin, logical_and: LogicalAnd, arctan2: Arctan2), made
+   here from the row so that the table keeps one name a row. gr_pp keeps the infix and function
+   spellings (x + y, sin(x)); a message about the user's call names its constructor (gr_sin). */
+
+typedef struct gr__oname { char s[64]; } gr__oname;
+
+/* appends s in CamelCase to d at *n: the first letter and each one after '_' in upper case, the
+   '_' dropped (truncated to the size of gr__oname) */
+static void gr__camel(char *d, size_t *n, const char *s) {
+    int up = 1;
+    for (; *s && *n + 1 < sizeof(gr__oname); s++) {
+        if (*s == '_') { up = 1; continue; }
+        d[(*n)++] = up && *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+        up = 0;
+    }
+    d[*n] = 0;
+}
+
+static gr__oname gr__on(const gr_op_def *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (!op || !op->name) gr__camel(o.s, &n, "?");
+    else if (gr__flags_of(op) & GR__OPF_ELEMWISE) gr__camel(o.s, &n, op->name);
+    else snprintf(o.s, sizeof o.s, "%s", op->name);
+    return o;
+}
+
 /* ---- describing variables in messages ------------------------------------------------------ */
 
 typedef struct gr__desc { char s[112]; } gr__desc;
@@ -1802,7 +1855,7 @@ static gr__desc gr__d(const gr_var *v) {
     gr__desc d;
     if (!v) snprintf(d.s, sizeof d.s, "NULL");
     else if (gr__vname(v)) snprintf(d.s, sizeof d.s, "'%.80s'", gr__vname(v));
-    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__owner(v)->op->name);
+    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__on(gr__owner(v)->op).s);
     else if (v->kind == GR__VK_CONST && v->ndim == 0)
         snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)gr__ext(v), 0));
     else {
@@ -2090,8 +2143,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_status st;
     int i, j;
     if (!g) return GR_ERR_VALUE;
-    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
-    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
+    if ((st = gr__inputs_present(g, gr__on(op).s, n_in, in)) != GR_OK) return st;
+    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", gr__on(op).s, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -2113,24 +2166,24 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         st = op->infer(node, types);
         if (st != GR_OK) {
             if (before == GR_OK && g->status == GR_OK)
-                gr__error(g, st, "%s: its type rule failed (%s)", op->name, gr_status_string(st));
+                gr__error(g, st, "%s: its type rule failed (%s)", gr__on(op).s, gr_status_string(st));
             return st;
         }
     } else {
-        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
+        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", gr__on(op).s);
         for (j = 0; j < n_out; j++) gr_var_type(in[0], &types[j]);
     }
     for (j = 0; j < n_out; j++) {
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
-            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", gr__on(op).s, j);
         for (i = 0; i < types[j].ndim; i++)
             if (types[j].shape[i] < -1)
-                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", op->name, j);
+                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", gr__on(op).s, j);
         if (gr__static_overflows(types[j].ndim, types[j].shape)) {
             char buf[200];
             return gr__error(g, GR_ERR_SHAPE, "%s: output %d would have the shape %s, whose element count overflows (inputs %s%s%s)",
-                             op->name, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
+                             gr__on(op).s, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
                              n_in > 1 ? " and " : "", n_in > 1 ? gr__d(in[1]).s : "");
         }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
@@ -2225,7 +2278,7 @@ GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    gr__error(node->graph, code, "%s: %s", node->op->name, buf);
+    gr__error(node->graph, code, "%s: %s", gr__on(node->op).s, buf);
     return code;
 }
 
@@ -8374,7 +8427,7 @@ static gr_status gr__Take_batch(const gr_node *node, gr_var *const *in, const un
 
 /* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
 static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
 }
 
 #ifndef GR_NO_BATCH                  /* ops/table.h, op families: the rest of the file */
@@ -8676,8 +8729,8 @@ static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const uns
     gr__batched_params *p;
     int i;
     if (node->n_out != 1)
-        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
-    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
+        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", gr__on(node->op).s);
+    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", gr__on(node->op).s);
     p = (gr__batched_params *)gr__calloc(1, size);
     if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     p->op = node->op;
@@ -8708,7 +8761,7 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
     p->inner = gr__owner(res);
-    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
+    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", gr__on(p->op).s);
     out->dtype = (gr_dtype)res->dtype;
     out->ndim = res->ndim + 1;
     out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
@@ -8762,7 +8815,7 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
     B = gr__batched_rows(node, in, rows, row_ptrs, 0);
     for (i = 0; i < p->n_in; i++)
         if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
-            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
+            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", gr__on(p->op).s,
                                  (long long)B, (long long)in[i]->shape[0]);
     memset(&row_out, 0, sizeof row_out);
     row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
@@ -8868,7 +8921,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
     seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
     for (i = 0; i < p->n_in; i++) {
         gr_var *t = terms[i], *x = gr__in(node)[i];
-        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", gr__on(p->op).s, i);
         if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
         if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
         if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);
@@ -12947,7 +13000,7 @@ static gr_var *gr__null_for(const gr_node *node, int x_pos, gr_var *x, const cha
     char reason[GR__MSG];
     if (!x) return NULL;
     snprintf(reason, sizeof reason, "This variable is Null because the grad method for input %d (%s) of the %s op is not implemented.%s%s",
-             x_pos, gr__d(x).s, node && node->op ? node->op->name : "?", comment && comment[0] ? " " : "", comment ? comment : "");
+             x_pos, gr__d(x).s, gr__on(node ? node->op : NULL).s, comment && comment[0] ? " " : "", comment ? comment : "");
     return gr__null_var(x->graph, x, code, reason);
 }
 
@@ -13232,7 +13285,7 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         st = (*(gr__graphop *const *)gr__params(node))->grad_some(node, og, ig, skip);
     } else st = node->op->grad(node, og, ig);
     if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, gr__on(node->op).s, gr_status_string(st));
         return st != GR_OK ? st : g->status;
     }
     return GR_OK;
@@ -13250,29 +13303,29 @@ static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const 
         gr_var *t = ig[i], *x = gr__in(node)[i];
         if (!t)
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+                             "zeros, or a null gradient instead", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
             if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
         if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
             if (!gr__is_float(t->dtype))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+                                 "(input %d, dtype %s)", c->fname, gr__on(node->op).s, i, gr_dtype_name((gr_dtype)t->dtype));
             if (t->ndim != x->ndim)
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+                                 "but %d are required", c->fname, gr__on(node->op).s, t->ndim, i, gr__d(x).s, x->ndim);
         }
         if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
             return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+                             "reaches integer-valued outputs", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind != GR__VK_DISC && !iconn[i])
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind == GR__VK_DISC && iconn[i]) {
             if (gr__has_pattern(node))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+                                 "but its connection pattern connects it", c->fname, gr__on(node->op).s, i, gr__d(x).s);
             gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+                    "pattern saying so", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         }
     }
     return GR_OK;
@@ -13389,7 +13442,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
         const gr__use *u = GR__USE(c, e);
         gr_var **terms = c->terms[u->node];
         if (!terms) {
-            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, c->g->nodes[u->node]->op->name);
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, gr__on(c->g->nodes[u->node]->op).s);
             return NULL;
         }
         t = terms[u->pos];
@@ -13479,6 +13532,27 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
     return GR_OK;
 }
 
+/* step 4: the terms of every node whose rule is needed, consumers before producers (down the
+   ids); the graph's progress callback hears "grad", counted in those nodes. A rule that calls
+   gr_grad on this graph again is not heard (the callback is off meanwhile): one "grad" stage a call. */
+static gr_status gr__all_terms(gr__gctx *c) {
+    gr_graph *g = c->g;
+    gr_progress_fn fn = g->progress;
+    size_t total = 0, done = 0;
+    uint32_t k;
+    gr_status st = GR_OK;
+    g->progress = NULL;
+    if (fn)
+        for (k = 0; k < c->nn; k++) total += c->in_s[k];
+    gr__progress_to(fn, g->progress_user, "grad", 0, total);
+    for (k = c->nn; k-- > 0 && st == GR_OK;) {
+        if (!c->in_s[k]) continue;
+        if ((st = gr__node_terms(c, g->nodes[k])) == GR_OK) gr__progress_to(fn, g->progress_user, "grad", ++done, total);
+    }
+    g->progress = fn;
+    return st;
+}
+
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
     gr_grad_opts o;
     gr__gctx c;
@@ -13540,8 +13614,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers (down the ids) */
-    for (k = c.nn; k-- > 0;)
-        if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
+    if ((st = gr__all_terms(&c)) != GR_OK) goto done;
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);
@@ -13724,7 +13797,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
     ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
-        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
+        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", gr__on(node->op).s);
         goto done;
     }
     for (j = 0; j < no; j++) {                       /* dummy cotangents: zeros like each float output */
@@ -13740,7 +13813,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
         if (gr_is_disconnected(ev[i]) || !ig[i] || gr_is_disconnected(ig[i])) continue;
         if (gr_is_null(ig[i])) {
             st = gr__error(g, (gr_status)ig[i]->aux, "gr_rop: %s has no R-op rule and its gradient for input %d is null: %s",
-                           node->op->name, i, gr__null_reason(ig[i]));
+                           gr__on(node->op).s, i, gr__null_reason(ig[i]));
             goto done;
         }
         kv[nk] = ig[i];
@@ -13825,7 +13898,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
     if (any_real) {
         st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
         if (st != GR_OK || g->status != GR_OK) {
-            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
+            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", gr__on(node->op).s, gr_status_string(st));
             return g->status;
         }
     }
@@ -13836,7 +13909,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
             if (!r) return g->status;
             if (r->ndim != y->ndim)
                 return gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
-                                 "but %d are required", node->op->name, r->ndim, j, y->ndim);
+                                 "but %d are required", gr__on(node->op).s, r->ndim, j, y->ndim);
             state[y->id] = GR__T_REAL;
             tan[y->id] = r;
         } else
@@ -13972,7 +14045,7 @@ static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_
         else st = gr__make_node_n(g, node->op, gr__params(node), node->params_size, node->n_in, ins, node->n_out, outs);
         if (st != GR_OK || g->status != GR_OK) { st = g->status != GR_OK ? g->status : st; goto done; }
         for (j = 0; j < node->n_out; j++) {
-            if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", node->op->name); goto done; }
+            if (!outs[j]) { st = gr__error(g, GR_ERR_VALUE, "gr_jacobian: the batching rule of %s gave no output", gr__on(node->op).s); goto done; }
             map[gr__out(node)[j]->id] = outs[j];
             isb[gr__out(node)[j]->id] = (uint8_t)any_b;
         }
@@ -14615,7 +14688,7 @@ static gr_status gr__rw_build(gr__rewriter *rw, const gr_op_def *op, const void 
     int i, j, done = 0, all_const = 1, shared_in = 0;
     gr_status st;
     rw->orig = NULL;
-    if ((st = gr__inputs_present(cg, op->name, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
+    if ((st = gr__inputs_present(cg, gr__on(op).s, n_in, ins_given)) != GR_OK) return st;   /* a replacement's builder failed */
     if ((gr__flags_of(op) & GR__OPF_SHAPEREF) && op->connection_pattern && n_in <= 8 && op->n_out == 1) {
         /* inputs read for their shape only: the cheapest variable of the same shape */
         for (i = 0; i < n_in; i++)
@@ -14713,11 +14786,19 @@ enum {
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's, its pair's, or muladd */
-static const char *gr__fop_name(const gr__fop *op) {
-    if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
-    if (op->row == GR__FOP_MULADD) return "muladd";
-    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
+/* the printed name of an instruction (CamelCase, as gr__on): its row's (Sin), its pair's rows'
+   (SinCos), or MulAdd */
+static gr__oname gr__fop_name(const gr__fop *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (op->row >= GR__FOP_COPY) return gr__on(gr__struct_ops[op->row - GR__FOP_COPY]);
+    if (op->row == GR__FOP_MULADD) { gr__camel(o.s, &n, "mul"); gr__camel(o.s, &n, "add"); }
+    else if (op->row == GR__FOP_PAIR) {
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name);
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].second]->name);
+    } else gr__camel(o.s, &n, gr__ew_ops[op->row]->name);
+    return o;
 }
 
 /* o = a * b + c over n elements (strides 0 or 1), rounded as the mul then the add are (the product
@@ -14785,8 +14866,11 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name
-                                       : op->row == GR__FOP_MULADD ? gr__ew_ops[a < 2 ? GR__EW_mul : GR__EW_add]->name : gr__fop_name(op);
+                    /* an elementwise row by its constructor, as when it runs unfused (gr_add) */
+                    int row = op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].first
+                            : op->row == GR__FOP_MULADD ? (a < 2 ? (int)GR__EW_mul : (int)GR__EW_add) : (int)op->row;
+                    gr__oname on = gr__fop_name(op);
+                    const char *opname = row < (int)GR__EW_COUNT ? gr__ew_fnames[row] : on.s;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -15438,7 +15522,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
     if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
-    if ((st = gr__fuse_group(&fz)) != GR_OK || fz.n_groups == 0) goto done;
+    if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
+    gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
+    if (fz.n_groups == 0) goto done;
     if ((st = gr__fuse_members(&fz)) != GR_OK) goto done;
     /* 2. the values the roots read leave their groups too */
     fz.ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nv + fz.n_order + 1u));
@@ -15449,8 +15535,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < fz.n_groups; g++) if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2) fz.last_big = g;
     for (k = 0; k < (uint32_t)n_roots; k++) fz.vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
-    for (g = 0; g < fz.n_groups; g++)
+    for (g = 0; g < fz.n_groups; g++) {
         if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2 && (st = gr__fuse_one(&fz, g)) != GR_OK) goto done;
+        gr__progress(rw->g, "fuse", (size_t)g + 1u, (size_t)fz.n_groups);
+    }
     /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
        written: some are the source graph's) */
     for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, fz.repl, fz.nv, roots[k]);
@@ -15730,6 +15818,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (!gr__set_name(cg, c, gr__vname(inputs[i]))) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
+    gr__progress(g, "rewrite", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         uint32_t made = cg->n_nodes, q;
@@ -15758,6 +15847,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         }
         for (j = 0; j < node->n_out; j++)
             if (!map[gr__out(node)[j]->id]) map[gr__out(node)[j]->id] = outs[j];   /* a given output keeps its input */
+        gr__progress(g, "rewrite", k + 1u, n_order);
     }
     for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
         if (!map[roots[j]->id] && !gr__owner(roots[j]) && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
@@ -16078,7 +16168,8 @@ static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
 }
 
 /* schedules the private graph: steps, slots, liveness */
-static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
+/* (pg: the source graph, whose progress callback hears "schedule", counted in steps) */
+static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
     gr_graph *cg = f->g;
     int32_t *slot_of = NULL;
     gr_var **roots = NULL;
@@ -16106,6 +16197,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
     for (k = 0; k < cg->var_base + cg->n_vars; k++) slot_of[k] = -1;
     for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
+    gr__progress(pg, "schedule", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = f->steps[k];
         f->step_io_at[k] = at;
@@ -16123,6 +16215,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         }
         f->step_io[at] = -1;                   /* out[n_out]: the work memory */
         f->io[at++] = &f->scratch;
+        gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
@@ -16221,7 +16314,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-    if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_schedule(f, g, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
         if ((gr__flags_of(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
             gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);
@@ -16488,7 +16581,7 @@ static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) 
         f->message[9 + n] = 0;
         gr_graph_clear_error(f->g);
     } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", gr__on(node->op).s, gr__d(gr__out(node)[0]).s, gr_status_string(st));
     return st;
 }
 
@@ -17101,10 +17194,18 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
+/* op's printed name (gr__on: CamelCase; a user's op's name whole), in *tmp when made */
+static const char *gr__pr_name(const gr_op_def *op, gr__oname *tmp) {
+    if (!(gr__flags_of(op) & GR__OPF_ELEMWISE)) return op->name;
+    *tmp = gr__on(op);
+    return tmp->s;
+}
+
 /* the op of node: its name, the op it wraps (Batched[ReduceLike]), a graph op's name in quotes */
 static void gr__pr_opname(FILE *out, const gr_node *node) {
-    fprintf(out, "%s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+    gr__oname t;
+    fprintf(out, "%s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));
     if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
 }
 
@@ -17214,6 +17315,7 @@ static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *
 
 static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
     FILE *out = p->out;
+    gr__oname t;
     int j;
     fprintf(out, "%s", p->prefix);
     for (j = 0; j < node->n_out; j++) {
@@ -17223,8 +17325,8 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         gr__print_var(out, o);
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__pr_shape(buf, sizeof buf, o));
     }
-    fprintf(out, " = %s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
+    fprintf(out, " = %s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));   /* the op it wraps */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -17236,7 +17338,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < fp->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]));
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]).s);
         if (fp->n_ops > 40) fprintf(out, " ... %d ops", (int)fp->n_ops);
         fprintf(out, "}");
     }
@@ -17612,7 +17714,7 @@ static void gr__dot_fused(gr__printer *p, const gr_node *node, uint8_t *seen) {
     if (writer) for (k = 0; k < fp->n_refs; k++) writer[k] = -1;
     for (k = 0; k < fp->n_ops; k++) {
         const gr__fop *op = &fp->ops[k];
-        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op));
+        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op).s);
         for (a = 0; a < op->n_args; a++) {
             int32_t r = op->arg[a];
             if (op->row == GR__FOP_PAIR && a == 1) break;          /* arg[1] of a pair is its row */
@@ -17678,8 +17780,13 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         fprintf(out, "    g%dn%lu [shape=ellipse, label=\"", p->cur, (unsigned long)node->id);
         {                                            /* the op, then each output's name, dtype, shape */
             int j;
-            fprintf(out, "%s", node->op->name);
-            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+            gr__oname t;
+            gr__dot_esc(out, gr__pr_name(node->op, &t));
+            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) {
+                fprintf(out, "[");
+                gr__dot_esc(out, gr__pr_name(gr__conn_node(node)->op, &t));
+                fprintf(out, "]");
+            }
             if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
             if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                 fprintf(out, " '");

@@ -12,7 +12,7 @@
 
 /* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
 static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", node->op->name);
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
 }
 
 #ifndef GR_NO_BATCH                  /* ops/table.h, op families: the rest of the file */
@@ -314,8 +314,8 @@ static gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const uns
     gr__batched_params *p;
     int i;
     if (node->n_out != 1)
-        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", node->op->name);
-    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", node->op->name);
+        return gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_jacobian: %s has several outputs and no batching rule", gr__on(node->op).s);
+    if (node->n_in > 32) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: %s has too many inputs to batch", gr__on(node->op).s);
     p = (gr__batched_params *)gr__calloc(1, size);
     if (!p) return gr__error(g, GR_ERR_NOMEM, "out of memory");
     p->op = node->op;
@@ -346,7 +346,7 @@ static gr_status gr__Batched_infer(const gr_node *node, gr_type *out) {
     st = gr__make_node(g, p->op, GR__BP_INNER(p), p->inner_psize, p->n_in, ph, &res);
     if (st != GR_OK) return st;
     p->inner = gr__owner(res);
-    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", p->op->name);
+    if (res->ndim + 1 > GR_MAX_NDIM) return gr__error(g, GR_ERR_VALUE, "gr_jacobian: a batched %s has too many dimensions", gr__on(p->op).s);
     out->dtype = (gr_dtype)res->dtype;
     out->ndim = res->ndim + 1;
     out->shape[0] = lead >= 0 ? gr__vshape(gr__in(node)[lead])[0] : 1;
@@ -400,7 +400,7 @@ static gr_status gr__Batched_shape(const gr_node *node, const gr_array *const *i
     B = gr__batched_rows(node, in, rows, row_ptrs, 0);
     for (i = 0; i < p->n_in; i++)
         if ((p->batched & (1u << i)) && in[i]->shape[0] != B)
-            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", p->op->name,
+            return gr_node_error(node, GR_ERR_SHAPE, "batched inputs of %s have %lld and %lld rows", gr__on(p->op).s,
                                  (long long)B, (long long)in[i]->shape[0]);
     memset(&row_out, 0, sizeof row_out);
     row_out.dtype = (gr_dtype)gr__out(inner)[0]->dtype;
@@ -506,7 +506,7 @@ static gr_status gr__Batched_grad(const gr_node *node, gr_var *const *og, gr_var
     seed[ns] = u; seed_b[ns] = og[0]; isb[ns++] = 1;
     for (i = 0; i < p->n_in; i++) {
         gr_var *t = terms[i], *x = gr__in(node)[i];
-        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", p->op->name, i);
+        if (!t) return gr__error(g, GR_ERR_TYPE, "the grad rule of %s returned NULL for input %d", gr__on(p->op).s, i);
         if (gr__is_marker(t)) { ig[i] = t->kind == GR__VK_DISC ? gr_disconnected_like(x) : t; if (!ig[i]) return g->status; continue; }
         if ((st = gr__vectorize(g, ns, seed, seed_b, isb, 1, &t, &res, &rb)) != GR_OK) return st;
         if ((p->batched >> i) & 1u) ig[i] = rb ? res : gr_broadcast_like(res, x);

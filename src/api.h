@@ -88,6 +88,12 @@ GR_API const char *gr_graph_message(const gr_graph *g);  /* its message; "" if n
 GR_API void        gr_graph_clear_error(gr_graph *g);
 typedef void (*gr_log_fn)(void *user, const char *message);
 GR_API void        gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user); /* warnings; NULL: stderr */
+/* Progress of long work on g's graphs: gr_grad (and the drivers built on it) and gr_function call
+   fn(user, stage, done, total) as each stage begins (done 0), every 65536 units of its work and as it
+   ends (done == total). Stages in order: "grad"; gr_function's "rewrite", "fuse" (GR_OPT_FULL only),
+   "schedule". NULL (the default): no calls. */
+typedef void (*gr_progress_fn)(void *user, const char *stage, size_t done, size_t total);
+GR_API void        gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user);
 GR_API const char *gr_status_string(gr_status s);        /* "ok", "bad argument", ... */
 GR_API const char *gr_dtype_name(gr_dtype t);            /* "float64", "float32", "int64", "bool" */
 

@@ -148,6 +148,16 @@ static void gr__log(gr_graph *g, const char *fmt, ...) {
 #endif
 }
 
+/* a stage's progress through g's callback: done units of its total, reported at 0, at every
+   GR__PROGRESS_EVERY units and at total (a caller calls it as each unit ends, and once before) */
+#define GR__PROGRESS_EVERY 65536u
+static void gr__progress_to(gr_progress_fn fn, void *user, const char *stage, size_t done, size_t total) {
+    if (fn && (done == 0 || done == total || done % GR__PROGRESS_EVERY == 0)) fn(user, stage, done, total);
+}
+static void gr__progress(const gr_graph *g, const char *stage, size_t done, size_t total) {
+    gr__progress_to(g->progress, g->progress_user, stage, done, total);
+}
+
 /* ---- dtypes ---------------------------------------------------------------------------------- */
 
 static size_t gr__dsize(int dt) { return dt == GR_F32 ? 4u : dt == GR_BOOL ? 1u : 8u; }

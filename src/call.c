@@ -244,7 +244,7 @@ static gr_status gr__fn_take_error(gr_fn *f, gr_status st, const gr_node *node) 
         f->message[9 + n] = 0;
         gr_graph_clear_error(f->g);
     } else
-        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", node->op->name, gr__d(gr__out(node)[0]).s, gr_status_string(st));
+        gr__fn_error(f, st, "gr_call: %s failed computing %s (%s)", gr__on(node->op).s, gr__d(gr__out(node)[0]).s, gr_status_string(st));
     return st;
 }
 

@@ -263,6 +263,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         if (!gr__set_name(cg, c, gr__vname(inputs[i]))) { st = GR_ERR_NOMEM; goto done; }
         map[inputs[i]->id] = c;
     }
+    gr__progress(g, "rewrite", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = order[k];
         uint32_t made = cg->n_nodes, q;
@@ -291,6 +292,7 @@ static gr_status gr__fn_copy(gr_graph *g, gr_graph *cg, gr__rewriter *rw, int n_
         }
         for (j = 0; j < node->n_out; j++)
             if (!map[gr__out(node)[j]->id]) map[gr__out(node)[j]->id] = outs[j];   /* a given output keeps its input */
+        gr__progress(g, "rewrite", k + 1u, n_order);
     }
     for (j = 0; j < n_roots; j++)                    /* roots that are leaves */
         if (!map[roots[j]->id] && !gr__owner(roots[j]) && (st = gr__fn_copy_leaf(g, cg, rw, roots[j], map)) != GR_OK) goto done;
@@ -611,7 +613,8 @@ static int32_t gr__slot_new(gr_fn *f, int32_t *slot_of, gr_var *v) {
 }
 
 /* schedules the private graph: steps, slots, liveness */
-static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
+/* (pg: the source graph, whose progress callback hears "schedule", counted in steps) */
+static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *cin, gr_var *const *cout, gr_var *const *cupd) {
     gr_graph *cg = f->g;
     int32_t *slot_of = NULL;
     gr_var **roots = NULL;
@@ -639,6 +642,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
     if (!f->step_io || !f->step_io_at || !f->io || !f->slots || !f->in_slot || !f->out_slot || !f->upd_slot) goto done;
     for (k = 0; k < cg->var_base + cg->n_vars; k++) slot_of[k] = -1;
     for (i = 0; i < f->n_in; i++) f->in_slot[i] = gr__slot_new(f, slot_of, cin[i]);
+    gr__progress(pg, "schedule", 0, n_order);
     for (k = 0; k < n_order; k++) {
         gr_node *node = f->steps[k];
         f->step_io_at[k] = at;
@@ -656,6 +660,7 @@ static gr_status gr__fn_schedule(gr_fn *f, gr_var *const *cin, gr_var *const *co
         }
         f->step_io[at] = -1;                   /* out[n_out]: the work memory */
         f->io[at++] = &f->scratch;
+        gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
@@ -754,7 +759,7 @@ GR_API gr_fn *gr_function(int n_in, gr_var *const *inputs, int n_out, gr_var *co
     if (gr__fn_compact(f, rw, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     cg = f->g;
     if (level == GR_OPT_FULL && gr__fn_narrow(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
-    if (gr__fn_schedule(f, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
+    if (gr__fn_schedule(f, g, cin, cout, cupd) != GR_OK) { gr__error(g, cg->status, "gr_function: %s", cg->message); goto fail; }
     for (i = 0; i < f->n_steps; i++)                /* state of the function's own (a loop's compiled body) */
         if ((gr__flags_of(f->steps[i]->op) & GR__OPF_RUNTIME) && gr__runtime_make(f->steps[i], level) != GR_OK) {
             gr__error(g, cg->status != GR_OK ? cg->status : GR_ERR_NOMEM, "gr_function: %s", cg->message);

@@ -27,11 +27,19 @@ enum {
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
-/* the printed name of an instruction: its row's, its pair's, or muladd */
-static const char *gr__fop_name(const gr__fop *op) {
-    if (op->row >= GR__FOP_COPY) return gr__struct_ops[op->row - GR__FOP_COPY]->name;
-    if (op->row == GR__FOP_MULADD) return "muladd";
-    return op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].name : gr__ew_ops[op->row]->name;
+/* the printed name of an instruction (CamelCase, as gr__on): its row's (Sin), its pair's rows'
+   (SinCos), or MulAdd */
+static gr__oname gr__fop_name(const gr__fop *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (op->row >= GR__FOP_COPY) return gr__on(gr__struct_ops[op->row - GR__FOP_COPY]);
+    if (op->row == GR__FOP_MULADD) { gr__camel(o.s, &n, "mul"); gr__camel(o.s, &n, "add"); }
+    else if (op->row == GR__FOP_PAIR) {
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name);
+        gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].second]->name);
+    } else gr__camel(o.s, &n, gr__ew_ops[op->row]->name);
+    return o;
 }
 
 /* o = a * b + c over n elements (strides 0 or 1), rounded as the mul then the add are (the product
@@ -99,8 +107,11 @@ static gr_status gr__Fused_shape_error(const gr_node *node, const gr_array *cons
                 if (have == 1) r.shape[off + i] = want;
                 else if (want != 1 && want != have) {
                     char b1[200], b2[200];
-                    const char *opname = op->row == GR__FOP_PAIR ? gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name
-                                       : op->row == GR__FOP_MULADD ? gr__ew_ops[a < 2 ? GR__EW_mul : GR__EW_add]->name : gr__fop_name(op);
+                    /* an elementwise row by its constructor, as when it runs unfused (gr_add) */
+                    int row = op->row == GR__FOP_PAIR ? gr__ew_pairs[op->arg[1]].first
+                            : op->row == GR__FOP_MULADD ? (a < 2 ? (int)GR__EW_mul : (int)GR__EW_add) : (int)op->row;
+                    gr__oname on = gr__fop_name(op);
+                    const char *opname = row < (int)GR__EW_COUNT ? gr__ew_fnames[row] : on.s;
                     gr_status st;
                     gr__shape_str(b1, sizeof b1, x->ndim, x->shape);
                     gr__shape_str(b2, sizeof b2, r.ndim, r.shape);
@@ -752,7 +763,9 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
     if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
-    if ((st = gr__fuse_group(&fz)) != GR_OK || fz.n_groups == 0) goto done;
+    if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
+    gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
+    if (fz.n_groups == 0) goto done;
     if ((st = gr__fuse_members(&fz)) != GR_OK) goto done;
     /* 2. the values the roots read leave their groups too */
     fz.ref = (int32_t *)GR_MALLOC(sizeof(int32_t) * (fz.nv + fz.n_order + 1u));
@@ -763,8 +776,10 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     for (g = 0; g < fz.n_groups; g++) if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2) fz.last_big = g;
     for (k = 0; k < (uint32_t)n_roots; k++) fz.vflag[roots[k]->id] |= GR__FV_OUT;
     /* 3. one Fused node per group of two or more */
-    for (g = 0; g < fz.n_groups; g++)
+    for (g = 0; g < fz.n_groups; g++) {
         if (fz.gmem_at[g + 1] - fz.gmem_at[g] >= 2 && (st = gr__fuse_one(&fz, g)) != GR_OK) goto done;
+        gr__progress(rw->g, "fuse", (size_t)g + 1u, (size_t)fz.n_groups);
+    }
     /* the roots read the Fused outputs; so do the nodes left alone, through rw->repl (no node is
        written: some are the source graph's) */
     for (k = 0; k < (uint32_t)n_roots; k++) roots[k] = gr__fuse_in(cg, fz.repl, fz.nv, roots[k]);

@@ -26,7 +26,7 @@ static gr_var *gr__null_for(const gr_node *node, int x_pos, gr_var *x, const cha
     char reason[GR__MSG];
     if (!x) return NULL;
     snprintf(reason, sizeof reason, "This variable is Null because the grad method for input %d (%s) of the %s op is not implemented.%s%s",
-             x_pos, gr__d(x).s, node && node->op ? node->op->name : "?", comment && comment[0] ? " " : "", comment ? comment : "");
+             x_pos, gr__d(x).s, gr__on(node ? node->op : NULL).s, comment && comment[0] ? " " : "", comment ? comment : "");
     return gr__null_var(x->graph, x, code, reason);
 }
 
@@ -311,7 +311,7 @@ static gr_status gr__node_rule(gr__gctx *c, gr_node *node, gr_var *const *og, gr
         st = (*(gr__graphop *const *)gr__params(node))->grad_some(node, og, ig, skip);
     } else st = node->op->grad(node, og, ig);
     if (st != GR_OK || (before == GR_OK && g->status != GR_OK)) {
-        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, node->op->name, gr_status_string(st));
+        if (g->status == GR_OK) gr__error(g, st, "%s: the grad rule of %s failed (%s)", c->fname, gr__on(node->op).s, gr_status_string(st));
         return st != GR_OK ? st : g->status;
     }
     return GR_OK;
@@ -329,29 +329,29 @@ static gr_status gr__node_terms_check(gr__gctx *c, gr_node *node, gr_var *const 
         gr_var *t = ig[i], *x = gr__in(node)[i];
         if (!t)
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned NULL for input %d (%s); return gr_disconnected_like(x), "
-                             "zeros, or a null gradient instead", c->fname, node->op->name, i, gr__d(x).s);
+                             "zeros, or a null gradient instead", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         for (j = 0; j < no; j++)                     /* null gradients poison what they reach */
             if (onan[j] && gr__connected(node, i, j) && t->kind != GR__VK_DISC) ig[i] = t = og[j];
         if (t->kind == GR__VK_OUT || t->kind == GR__VK_CONST || t->kind == GR__VK_INPUT || t->kind == GR__VK_SHARED) {
             if (!gr__is_float(t->dtype))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s illegally returned an integer-valued variable "
-                                 "(input %d, dtype %s)", c->fname, node->op->name, i, gr_dtype_name((gr_dtype)t->dtype));
+                                 "(input %d, dtype %s)", c->fname, gr__on(node->op).s, i, gr_dtype_name((gr_dtype)t->dtype));
             if (t->ndim != x->ndim)
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a term with %d dimensions for input %d (%s), "
-                                 "but %d are required", c->fname, node->op->name, t->ndim, i, gr__d(x).s, x->ndim);
+                                 "but %d are required", c->fname, gr__on(node->op).s, t->ndim, i, gr__d(x).s, x->ndim);
         }
         if (iconn[i] && only_int[i] && !gr__is_marker(t) && gr__is_zero(t) == 0)   /* null terms are allowed there */
             return gr__error(g, GR_ERR_VALUE, "%s: the grad rule of %s returned a nonzero gradient for input %d (%s), which only "
-                             "reaches integer-valued outputs", c->fname, node->op->name, i, gr__d(x).s);
+                             "reaches integer-valued outputs", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind != GR__VK_DISC && !iconn[i])
             return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a gradient for input %d (%s), but its connection "
-                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, node->op->name, i, gr__d(x).s);
+                             "pattern says the input is disconnected: return gr_disconnected_like(x)", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         if (t->kind == GR__VK_DISC && iconn[i]) {
             if (gr__has_pattern(node))
                 return gr__error(g, GR_ERR_TYPE, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s), "
-                                 "but its connection pattern connects it", c->fname, node->op->name, i, gr__d(x).s);
+                                 "but its connection pattern connects it", c->fname, gr__on(node->op).s, i, gr__d(x).s);
             gr__log(g, "%s: the grad rule of %s returned a disconnected gradient for input %d (%s); give the op a connection "
-                    "pattern saying so", c->fname, node->op->name, i, gr__d(x).s);
+                    "pattern saying so", c->fname, gr__on(node->op).s, i, gr__d(x).s);
         }
     }
     return GR_OK;
@@ -468,7 +468,7 @@ static gr_var *gr__total(gr__gctx *c, gr_var *v) {
         const gr__use *u = GR__USE(c, e);
         gr_var **terms = c->terms[u->node];
         if (!terms) {
-            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, c->g->nodes[u->node]->op->name);
+            gr__error(c->g, GR_ERR_VALUE, "%s: internal order error at %s", c->fname, gr__on(c->g->nodes[u->node]->op).s);
             return NULL;
         }
         t = terms[u->pos];
@@ -558,6 +558,27 @@ static gr_status gr__grad_check(gr_graph *g, const char *fname, gr_var *cost, in
     return GR_OK;
 }
 
+/* step 4: the terms of every node whose rule is needed, consumers before producers (down the
+   ids); the graph's progress callback hears "grad", counted in those nodes. A rule that calls
+   gr_grad on this graph again is not heard (the callback is off meanwhile): one "grad" stage a call. */
+static gr_status gr__all_terms(gr__gctx *c) {
+    gr_graph *g = c->g;
+    gr_progress_fn fn = g->progress;
+    size_t total = 0, done = 0;
+    uint32_t k;
+    gr_status st = GR_OK;
+    g->progress = NULL;
+    if (fn)
+        for (k = 0; k < c->nn; k++) total += c->in_s[k];
+    gr__progress_to(fn, g->progress_user, "grad", 0, total);
+    for (k = c->nn; k-- > 0 && st == GR_OK;) {
+        if (!c->in_s[k]) continue;
+        if ((st = gr__node_terms(c, g->nodes[k])) == GR_OK) gr__progress_to(fn, g->progress_user, "grad", ++done, total);
+    }
+    g->progress = fn;
+    return st;
+}
+
 static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *const *wrt, gr_var **grads, const gr_grad_opts *opts) {
     gr_grad_opts o;
     gr__gctx c;
@@ -619,8 +640,7 @@ static gr_status gr__grad(const char *fname, gr_var *cost, int n_wrt, gr_var *co
         if (!(c.total[w->id] = gr_disconnected_like(w))) { st = g->status; goto done; }
     }
     /* 4. every needed grad rule, consumers before producers (down the ids) */
-    for (k = c.nn; k-- > 0;)
-        if (c.in_s[k] && (st = gr__node_terms(&c, g->nodes[k])) != GR_OK) goto done;
+    if ((st = gr__all_terms(&c)) != GR_OK) goto done;
     /* 5. totals and the policies (null_gradients, disconnected_inputs, return_disconnected) */
     for (i = 0; i < n_wrt; i++) {
         gr_var *t = gr__total(&c, wrt[i]);

@@ -42,6 +42,11 @@ GR_API void gr_graph_set_log(gr_graph *g, gr_log_fn fn, void *user) {
     g->log = fn;
     g->log_user = user;
 }
+GR_API void gr_graph_set_progress(gr_graph *g, gr_progress_fn fn, void *user) {
+    if (!g) return;
+    g->progress = fn;
+    g->progress_user = user;
+}
 
 static void *gr__alloc(gr_graph *g, size_t n) {
     void *p = gr__arena_alloc(&g->arena, n);
@@ -129,6 +134,36 @@ static gr_var *gr__new_var(gr_graph *g, int dtype, int ndim, const int64_t *shap
     return v;
 }
 
+/* ---- op names, as printers and messages show them (ops/README.md, "Printed names") -----------
+   CamelCase: a structural row and a user's op show their own name (DimShuffle, Sum), an elementwise
+   row the CamelCase of its row name (sin: Sin, logical_and: LogicalAnd, arctan2: Arctan2), made
+   here from the row so that the table keeps one name a row. gr_pp keeps the infix and function
+   spellings (x + y, sin(x)); a message about the user's call names its constructor (gr_sin). */
+
+typedef struct gr__oname { char s[64]; } gr__oname;
+
+/* appends s in CamelCase to d at *n: the first letter and each one after '_' in upper case, the
+   '_' dropped (truncated to the size of gr__oname) */
+static void gr__camel(char *d, size_t *n, const char *s) {
+    int up = 1;
+    for (; *s && *n + 1 < sizeof(gr__oname); s++) {
+        if (*s == '_') { up = 1; continue; }
+        d[(*n)++] = up && *s >= 'a' && *s <= 'z' ? (char)(*s - 'a' + 'A') : *s;
+        up = 0;
+    }
+    d[*n] = 0;
+}
+
+static gr__oname gr__on(const gr_op_def *op) {
+    gr__oname o;
+    size_t n = 0;
+    o.s[0] = 0;
+    if (!op || !op->name) gr__camel(o.s, &n, "?");
+    else if (gr__flags_of(op) & GR__OPF_ELEMWISE) gr__camel(o.s, &n, op->name);
+    else snprintf(o.s, sizeof o.s, "%s", op->name);
+    return o;
+}
+
 /* ---- describing variables in messages ------------------------------------------------------ */
 
 typedef struct gr__desc { char s[112]; } gr__desc;
@@ -137,7 +172,7 @@ static gr__desc gr__d(const gr_var *v) {
     gr__desc d;
     if (!v) snprintf(d.s, sizeof d.s, "NULL");
     else if (gr__vname(v)) snprintf(d.s, sizeof d.s, "'%.80s'", gr__vname(v));
-    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__owner(v)->op->name);
+    else if (gr__owner(v)) snprintf(d.s, sizeof d.s, "#%lu (%.40s)", (unsigned long)v->id, gr__on(gr__owner(v)->op).s);
     else if (v->kind == GR__VK_CONST && v->ndim == 0)
         snprintf(d.s, sizeof d.s, "#%lu (constant %g)", (unsigned long)v->id, gr_array_get((const gr_array *)gr__ext(v), 0));
     else {
@@ -425,8 +460,8 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
     gr_status st;
     int i, j;
     if (!g) return GR_ERR_VALUE;
-    if ((st = gr__inputs_present(g, op->name, n_in, in)) != GR_OK) return st;
-    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", op->name, (unsigned long)psize);
+    if ((st = gr__inputs_present(g, gr__on(op).s, n_in, in)) != GR_OK) return st;
+    if (psize > UINT32_MAX) return gr__error(g, GR_ERR_VALUE, "%s: %lu bytes of parameters (at most 4 GB)", gr__on(op).s, (unsigned long)psize);
     node = (gr_node *)gr__alloc(g, sizeof(gr_node) + (size_t)(n_in + n_out) * sizeof(gr_var *) + psize);
     if (!node) return GR_ERR_NOMEM;
     node->op = op;
@@ -448,24 +483,24 @@ static gr_status gr__make_node_n(gr_graph *g, const gr_op_def *op, const void *p
         st = op->infer(node, types);
         if (st != GR_OK) {
             if (before == GR_OK && g->status == GR_OK)
-                gr__error(g, st, "%s: its type rule failed (%s)", op->name, gr_status_string(st));
+                gr__error(g, st, "%s: its type rule failed (%s)", gr__on(op).s, gr_status_string(st));
             return st;
         }
     } else {
-        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", op->name);
+        if (n_in < 1) return gr__error(g, GR_ERR_VALUE, "%s: an op without inputs needs a type rule (infer)", gr__on(op).s);
         for (j = 0; j < n_out; j++) gr_var_type(in[0], &types[j]);
     }
     for (j = 0; j < n_out; j++) {
         gr_var *v;
         if (!gr__dtype_ok((int)types[j].dtype) || types[j].ndim < 0 || types[j].ndim > GR_MAX_NDIM)
-            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", op->name, j);
+            return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d an invalid dtype or ndim", gr__on(op).s, j);
         for (i = 0; i < types[j].ndim; i++)
             if (types[j].shape[i] < -1)
-                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", op->name, j);
+                return gr__error(g, GR_ERR_VALUE, "%s: its type rule gave output %d a negative size", gr__on(op).s, j);
         if (gr__static_overflows(types[j].ndim, types[j].shape)) {
             char buf[200];
             return gr__error(g, GR_ERR_SHAPE, "%s: output %d would have the shape %s, whose element count overflows (inputs %s%s%s)",
-                             op->name, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
+                             gr__on(op).s, j, gr__shape_str(buf, sizeof buf, types[j].ndim, types[j].shape), n_in > 0 ? gr__d(in[0]).s : "none",
                              n_in > 1 ? " and " : "", n_in > 1 ? gr__d(in[1]).s : "");
         }
         v = gr__new_var(g, (int)types[j].dtype, types[j].ndim, types[j].shape, GR__VK_OUT);
@@ -560,7 +595,7 @@ GR_API gr_status gr_node_error(const gr_node *node, gr_status code, const char *
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    gr__error(node->graph, code, "%s: %s", node->op->name, buf);
+    gr__error(node->graph, code, "%s: %s", gr__on(node->op).s, buf);
     return code;
 }
 

@@ -99,6 +99,8 @@ struct gr_graph {
     char          message[GR__MSG];
     gr_log_fn     log;
     void         *log_user;
+    gr_progress_fn progress;             /* gr_graph_set_progress; NULL: none */
+    void         *progress_user;
 };
 
 /* ---- the built-in ops' own fields --------------------------------------------------------------- */

@@ -45,10 +45,18 @@ static void gr__print_var(FILE *out, const gr_var *v) {
     else fprintf(out, "#%lu", (unsigned long)v->id);
 }
 
+/* op's printed name (gr__on: CamelCase; a user's op's name whole), in *tmp when made */
+static const char *gr__pr_name(const gr_op_def *op, gr__oname *tmp) {
+    if (!(gr__flags_of(op) & GR__OPF_ELEMWISE)) return op->name;
+    *tmp = gr__on(op);
+    return tmp->s;
+}
+
 /* the op of node: its name, the op it wraps (Batched[ReduceLike]), a graph op's name in quotes */
 static void gr__pr_opname(FILE *out, const gr_node *node) {
-    fprintf(out, "%s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+    gr__oname t;
+    fprintf(out, "%s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));
     if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
 }
 
@@ -158,6 +166,7 @@ static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *
 
 static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
     FILE *out = p->out;
+    gr__oname t;
     int j;
     fprintf(out, "%s", p->prefix);
     for (j = 0; j < node->n_out; j++) {
@@ -167,8 +176,8 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         gr__print_var(out, o);
         fprintf(out, ":%s%s", gr_dtype_name((gr_dtype)o->dtype), gr__pr_shape(buf, sizeof buf, o));
     }
-    fprintf(out, " = %s", node->op->name);
-    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);   /* the op it wraps */
+    fprintf(out, " = %s", gr__pr_name(node->op, &t));
+    if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__pr_name(gr__conn_node(node)->op, &t));   /* the op it wraps */
     fprintf(out, "(");
     for (j = 0; j < node->n_in; j++) {
         if (j) fprintf(out, ", ");
@@ -180,7 +189,7 @@ static void gr__pr_node_line(gr__printer *p, const gr_node *node) {
         int k;
         fprintf(out, " {");
         for (k = 0; k < fp->n_ops && k < 40; k++)
-            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]));
+            fprintf(out, "%s%s", k ? " " : "", gr__fop_name(&fp->ops[k]).s);
         if (fp->n_ops > 40) fprintf(out, " ... %d ops", (int)fp->n_ops);
         fprintf(out, "}");
     }
@@ -556,7 +565,7 @@ static void gr__dot_fused(gr__printer *p, const gr_node *node, uint8_t *seen) {
     if (writer) for (k = 0; k < fp->n_refs; k++) writer[k] = -1;
     for (k = 0; k < fp->n_ops; k++) {
         const gr__fop *op = &fp->ops[k];
-        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op));
+        fprintf(out, "    g%dn%lu_%d [shape=ellipse, label=\"%s\"];\n", p->cur, (unsigned long)node->id, k, gr__fop_name(op).s);
         for (a = 0; a < op->n_args; a++) {
             int32_t r = op->arg[a];
             if (op->row == GR__FOP_PAIR && a == 1) break;          /* arg[1] of a pair is its row */
@@ -622,8 +631,13 @@ static void gr__pr_dot(gr__printer *p, int64_t n_nodes, gr_node *const *nodes, i
         fprintf(out, "    g%dn%lu [shape=ellipse, label=\"", p->cur, (unsigned long)node->id);
         {                                            /* the op, then each output's name, dtype, shape */
             int j;
-            fprintf(out, "%s", node->op->name);
-            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) fprintf(out, "[%s]", gr__conn_node(node)->op->name);
+            gr__oname t;
+            gr__dot_esc(out, gr__pr_name(node->op, &t));
+            if (gr__flags_of(node->op) & GR__OPF_INNERCONN) {
+                fprintf(out, "[");
+                gr__dot_esc(out, gr__pr_name(gr__conn_node(node)->op, &t));
+                fprintf(out, "]");
+            }
             if (gr__flags_of(node->op) & GR__OPF_CONVERT) fprintf(out, "{%s}", gr_dtype_name((gr_dtype)gr__out(node)[0]->dtype));
             if (gr__flags_of(node->op) & GR__OPF_GRAPHOP) {
                 fprintf(out, " '");

@@ -53,7 +53,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
     if (!u || !u_out) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
     ig = u + no; kv = ig + ni; kg = kv + ni; res = kg + ni;
     if (!node->op->grad) {
-        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", node->op->name);
+        st = gr__error(g, GR_ERR_GRAD_NOT_IMPLEMENTED, "gr_rop: %s has neither an R-op rule nor a grad rule", gr__on(node->op).s);
         goto done;
     }
     for (j = 0; j < no; j++) {                       /* dummy cotangents: zeros like each float output */
@@ -69,7 +69,7 @@ static gr_status gr__rop_by_pullback(const gr_node *node, gr_var *const *ev, gr_
         if (gr_is_disconnected(ev[i]) || !ig[i] || gr_is_disconnected(ig[i])) continue;
         if (gr_is_null(ig[i])) {
             st = gr__error(g, (gr_status)ig[i]->aux, "gr_rop: %s has no R-op rule and its gradient for input %d is null: %s",
-                           node->op->name, i, gr__null_reason(ig[i]));
+                           gr__on(node->op).s, i, gr__null_reason(ig[i]));
             goto done;
         }
         kv[nk] = ig[i];
@@ -154,7 +154,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
     if (any_real) {
         st = node->op->rop ? node->op->rop(node, ev, orop) : gr__rop_by_pullback(node, ev, orop);
         if (st != GR_OK || g->status != GR_OK) {
-            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", node->op->name, gr_status_string(st));
+            if (g->status == GR_OK) gr__error(g, st, "gr_rop: the R-op rule of %s failed (%s)", gr__on(node->op).s, gr_status_string(st));
             return g->status;
         }
     }
@@ -165,7 +165,7 @@ static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var
             if (!r) return g->status;
             if (r->ndim != y->ndim)
                 return gr__error(g, GR_ERR_TYPE, "gr_rop: the R-op rule of %s returned a tangent with %d dimensions for output %d, "
-                                 "but %d are required", node->op->name, r->ndim, j, y->ndim);
+                                 "but %d are required", gr__on(node->op).s, r->ndim, j, y->ndim);
             state[y->id] = GR__T_REAL;
             tan[y->id] = r;
         } else

@@ -432,7 +432,7 @@ static void scen_chain_and_set(ac_run *r) {
         rewind(fp);
         n = fread(buf, 1, sizeof buf - 1, fp);
         buf[n] = 0;
-        if (r->mode == MEASURE) CHECK(strstr(buf, "mul") != NULL);
+        if (r->mode == MEASURE) CHECK(strstr(buf, "Mul") != NULL);
         gr_pp(fp, y);                                    /* the other printers: no leak, no crash */
         gr_debugprint(fp, 1, &y);
         gr_print_dot(fp, 1, &y);

@@ -1527,18 +1527,18 @@ TEST(gts_op_Fused_muladd) {
     rng.s = 151;
     for (k = 0; k < 2; k++) {
         gr_dtype dt = k ? GR_F32 : GR_F64;
-        gte_muladd_case(&rng, dt, GTE_MA_OUTER, 1, &s5, 1, &s7, 2, s57, 2, s57, "{muladd}", "c + outer(a, b), (5,) (7,) (5,7)");
-        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{muladd}", "a b + c, (5,1) (1,7) (5,7)");
-        gte_muladd_case(&rng, dt, GTE_MA_C_AB, 2, s57, 2, s51, 2, s57, 2, s57, "{muladd}", "c + a b, (5,7) (5,1) (5,7)");
-        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s57, 2, s17, 2, s51, 2, s57, "{muladd}", "a b + c, (5,7) (1,7) (5,1)");
-        gte_muladd_case(&rng, dt, GTE_MA_TWICE_A, 2, s57, 0, NULL, 2, s57, 2, s57, "{muladd}", "2 a + c, (5,7) (5,7)");
-        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s41, 2, s1300, 2, s4300, 2, s4300, "{muladd}", "a b + c, rows of 300");
-        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 3, s231, 3, s114, 3, s234, 3, s234, "{muladd}", "a b + c, (2,3,1) (1,1,4) (2,3,4)");
-        gte_muladd_case(&rng, dt, GTE_MA_EXP, 3, s231, 3, s114, 3, s234, 3, s234, "{muladd exp}", "exp(a b + c), three axes");
-        gte_muladd_case(&rng, dt, GTE_MA_EXP, 2, s31, 2, s1600, 2, s3600, 2, s3600, "{muladd exp}", "exp(a b + c), rows of 600");
-        gte_muladd_case(&rng, dt, GTE_MA_EXP, 1, &s7, 1, &s7, 1, &s7, 1, &s7, "{muladd exp}", "exp(a b + c), (7,)");
+        gte_muladd_case(&rng, dt, GTE_MA_OUTER, 1, &s5, 1, &s7, 2, s57, 2, s57, "{MulAdd}", "c + outer(a, b), (5,) (7,) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{MulAdd}", "a b + c, (5,1) (1,7) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_C_AB, 2, s57, 2, s51, 2, s57, 2, s57, "{MulAdd}", "c + a b, (5,7) (5,1) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s57, 2, s17, 2, s51, 2, s57, "{MulAdd}", "a b + c, (5,7) (1,7) (5,1)");
+        gte_muladd_case(&rng, dt, GTE_MA_TWICE_A, 2, s57, 0, NULL, 2, s57, 2, s57, "{MulAdd}", "2 a + c, (5,7) (5,7)");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 2, s41, 2, s1300, 2, s4300, 2, s4300, "{MulAdd}", "a b + c, rows of 300");
+        gte_muladd_case(&rng, dt, GTE_MA_AB_C, 3, s231, 3, s114, 3, s234, 3, s234, "{MulAdd}", "a b + c, (2,3,1) (1,1,4) (2,3,4)");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 3, s231, 3, s114, 3, s234, 3, s234, "{MulAdd Exp}", "exp(a b + c), three axes");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 2, s31, 2, s1600, 2, s3600, 2, s3600, "{MulAdd Exp}", "exp(a b + c), rows of 600");
+        gte_muladd_case(&rng, dt, GTE_MA_EXP, 1, &s7, 1, &s7, 1, &s7, 1, &s7, "{MulAdd Exp}", "exp(a b + c), (7,)");
     }
-    gte_muladd_case(&rng, GR_I64, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{mul add}", "integers, a b + c");
+    gte_muladd_case(&rng, GR_I64, GTE_MA_AB_C, 2, s51, 2, s17, 2, s57, 2, s57, "{Mul Add}", "integers, a b + c");
     {   /* the product also returned: mul and add stay two instructions, both outputs right */
         gr_graph *g = gr_graph_new();
         gr_var *a = gtf_input(g, GR_F64, 2, s51, 0, "a"), *b = gtf_input(g, GR_F64, 2, s17, 0, "b"), *c = gtf_input(g, GR_F64, 2, s57, 0, "c");
@@ -1558,7 +1558,7 @@ TEST(gts_op_Fused_muladd) {
         outs[1] = gr_add(outs[0], c);
         f = gr_function(3, ins, 2, outs, NULL);
         gts_fn_print(f, buf, sizeof buf);
-        CHECK_MSG(f && strstr(buf, "{mul add}") != NULL, "the product returned, merged:\n%s", buf);
+        CHECK_MSG(f && strstr(buf, "{Mul Add}") != NULL, "the product returned, merged:\n%s", buf);
         CHECK(f && gr_call(f, (const gr_array *const *)arr, res) == GR_OK);
         if (f) {
             gtf_same(res[0], GR_F64, w0, GTF_TOL_F64, "the product returned");

@@ -278,7 +278,7 @@ TEST(test_modifiers_removed_when_compiled) {
         CHECK_EQ_INT(gr_fn_node_count(f), 1);
         gs_fn_print(f, buf, sizeof buf);
         CHECK_MSG(strstr(buf, names[k]) == NULL, "%s left in:\n%s", names[k], buf);
-        CHECK_CONTAINS(buf, "mul(");
+        CHECK_CONTAINS(buf, "Mul(");
         CHECK_STATUS(gr_call(f, (const gr_array *const *)&xa, out), GR_OK);
         CHECK_EQ_INT(gs_diff(out[0], 3, want, 0), 0);
         gr_fn_free(f);

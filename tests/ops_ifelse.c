@@ -633,14 +633,14 @@ TEST(test_ifelse_rewrites) {
     k0 = gti_if(gr_const(g, 0.0), gr_sin(x), gr_cos(x));
     nest = gti_if(c, gti_if(c, gr_sin(x), gr_exp(x)), gti_if(c, gr_exp(x), gr_cos(x)));
     f = gti_fn(2, ins, 1, &k1, 0);
-    if (f) { gts_fn_print(f, buf, sizeof buf); CHECK(strstr(buf, "IfElse") == NULL); CHECK(strstr(buf, "cos") == NULL); gr_fn_free(f); }
+    if (f) { gts_fn_print(f, buf, sizeof buf); CHECK(strstr(buf, "IfElse") == NULL); CHECK(strstr(buf, "Cos") == NULL); gr_fn_free(f); }
     f = gti_fn(2, ins, 1, &nest, 0);
     if (f) {
         char *p;
         gts_fn_print(f, buf, sizeof buf);
         p = strstr(buf, "IfElse");
         CHECK(p != NULL && strstr(p + 1, "IfElse") == NULL);
-        CHECK(strstr(buf, "exp") == NULL);
+        CHECK(strstr(buf, "Exp") == NULL);
         gr_fn_free(f);
     }
     want = gr_array_new(GR_F64, 1, two);
@@ -684,7 +684,7 @@ TEST(test_ifelse_fusion_sides) {
     f = gti_fn(2, ins, 2, outs, 0);
     if (f) {
         gts_fn_print(f, buf, sizeof buf);
-        CHECK_MSG(!gti_line_has_both(buf, "exp", "cos") && !gti_line_has_both(buf, "exp", "add") && !gti_line_has_both(buf, "cos", "add"),
+        CHECK_MSG(!gti_line_has_both(buf, "Exp", "Cos") && !gti_line_has_both(buf, "Exp", "Add") && !gti_line_has_both(buf, "Cos", "Add"),
                   "a fused group spans sides:\n%s", buf);
         gr_fn_free(f);
     }

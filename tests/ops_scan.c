@@ -3410,7 +3410,7 @@ TEST(test_scan_print) {
         n = fread(buf, 1, sizeof buf - 1, fp);
         buf[n] = 0;
         CHECK_CONTAINS(buf, "rnn_fn");
-        CHECK_CONTAINS(buf, "tanh");
+        CHECK_CONTAINS(buf, "Tanh");
         CHECK_CONTAINS(buf, "h0");
     }
     if (fp) fclose(fp);

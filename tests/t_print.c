@@ -4,7 +4,8 @@
    gr_print's list of small graphs and of a loop with its body (expected text written from the
    graphs' construction: ids in creation order), a folded constant shown by gr_fn_print, DOT that
    is well formed (every DOT written goes to $GT_DOT_DIR when set, where `make test-dot` runs
-   `dot -Tsvg` on it), printing a chain of 20,000 nodes (no recursion), and NULL arguments. */
+   `dot -Tsvg` on it), the op-name rule (CamelCase rows everywhere but gr_pp, messages), printing
+   a chain of 20,000 nodes (no recursion), and NULL arguments. */
 #include "harness.h"
 #include <stdlib.h>
 
@@ -134,23 +135,23 @@ TEST(test_debugprint_tree) {
     gr_var *both[2];
     gr_var_set_name(y, "y");
     TP_IS(tp_tree(1, &y),
-          "mul #2 'y' float64 (?)\n"
-          " |sin #1 float64 (?)\n"
+          "Mul #2 'y' float64 (?)\n"
+          " |Sin #1 float64 (?)\n"
           " | |x #0 float64 (?)\n"
           " |x #0 float64 (?)\n");
     both[0] = y; both[1] = z;                                         /* y again under z: not redrawn */
     TP_IS(tp_tree(2, both),
-          "mul #2 'y' float64 (?)\n"
-          " |sin #1 float64 (?)\n"
+          "Mul #2 'y' float64 (?)\n"
+          " |Sin #1 float64 (?)\n"
           " | |x #0 float64 (?)\n"
           " |x #0 float64 (?)\n"
-          "add #4 float64 (?)\n"
-          " |mul #2 'y' (above)\n"
+          "Add #4 float64 (?)\n"
+          " |Mul #2 'y' (above)\n"
           " |2 #3 float64 ()\n");
     TP_IS(tp_list(z),
-          "  #1:float64(?) = sin(x)\n"
-          "  y:float64(?) = mul(#1, x)\n"
-          "  #4:float64(?) = add(y, 2)\n");
+          "  #1:float64(?) = Sin(x)\n"
+          "  y:float64(?) = Mul(#1, x)\n"
+          "  #4:float64(?) = Add(y, 2)\n");
     TP_IS(tp_tree(1, &x), "x #0 float64 (?)\n");
     gr_graph_free(g);
 }
@@ -168,9 +169,9 @@ TEST(test_debugprint_leaves_and_bars) {
     gr_var *e = gr_exp(gr_add(w, c));                                 /* #3, #4 */
     gr_var *r = gr_mul(e, gr_cast(a, GR_F64));                        /* #5 Cast, #6 */
     TP_IS(tp_tree(1, &r),
-          "mul #6 float64 (2)\n"
-          " |exp #4 float64 (2)\n"
-          " | |add #3 float64 (2)\n"
+          "Mul #6 float64 (2)\n"
+          " |Exp #4 float64 (2)\n"
+          " | |Add #3 float64 (2)\n"
           " |   |w #1 float64 (2) shared\n"
           " |   |constant #2 float64 (2) = [1.5, -2]\n"
           " |Cast{float64} #5 float64 (2)\n"
@@ -208,7 +209,7 @@ TEST(test_print_loop_body) {
         const char *body = t ? strchr(t, '\n') : NULL;
         CHECK(t && sscanf(t, "Scan.0 'acc' #%lu float64 (?)\n", &id0) == 1 && id0 > 1);
         CHECK_TEXT(body, "\n |    body of 'acc' (inputs: #0 #1):\n"
-                         " |    add #2 float64 ()\n"
+                         " |    Add #2 float64 ()\n"
                          " |     |input #0 float64 ()\n"
                          " |     |input #1 float64 ()\n"
                          " |    outputs of 'acc': #2\n"
@@ -217,7 +218,7 @@ TEST(test_print_loop_body) {
         body = l ? strchr(l, '\n') : NULL;
         CHECK(l && sscanf(l, "  #%lu:float64(?), #%lu:int64() = Scan(x, h0) 'acc'\n", &id0, &id1) == 2 && id1 == id0 + 1);
         CHECK_TEXT(body, "\n      body of 'acc' (inputs: #0 #1):\n"
-                         "      #2:float64() = add(#0, #1)\n"
+                         "      #2:float64() = Add(#0, #1)\n"
                          "      outputs of 'acc': #2\n");
         free(t); free(l);
         tp_dot_ok(d, "loop");
@@ -250,13 +251,56 @@ TEST(test_fn_print_folded_constant) {
         CHECK_NEAR(gr_array_get(out[0], 0), 11 * 2 + 22 * 3 + 33 * 4, 1e-12);
         CHECK_CONTAINS(s, "constants:\n");
         CHECK_CONTAINS(s, " = [11, 22, 33] :float64(3)\n");
-        CHECK_MSG(s && !strstr(s, "add"), "the constants' sum is folded:\n%s", s ? s : "");
+        CHECK_MSG(s && !strstr(s, "Add"), "the constants' sum is folded:\n%s", s ? s : "");
         tp_dot_ok(d, "fn_folded");
         CHECK_CONTAINS(d, "label=\"[11, 22, 33]\\n#");
         free(s); free(d);
         gr_fn_free(f);
     }
     gr_array_free(a1); gr_array_free(a2); gr_array_free(xa);
+    gr_graph_free(g);
+}
+
+/* the naming rule (ops/README.md, "Printed names"): an elementwise row prints as the CamelCase of
+   its row name (logical_and: LogicalAnd, arctan2: Arctan2), in every printer and in a fused
+   group's instructions (sin and cos of one operand: SinCos); gr_pp keeps its spellings (& and
+   arctan2(a, b)); a message about a node's op names it the same way, one about the user's call
+   names the constructor. Each expected line is written from the graph built here. */
+TEST(test_print_op_names) {
+    gr_graph *g = gr_graph_new();
+    gr_var *a = gr_vector(g, GR_F64, "a"), *b = gr_vector(g, GR_F64, "b");
+    gr_var *gtab = gr_gt(a, b);
+    gr_var *both = gr_logical_and(gtab, gr_lt(a, b));
+    gr_var *at = gr_arctan2(a, b);
+    gr_var *sa = gr_sin(a);
+    gr_var *sc = gr_mul(sa, gr_cos(a));
+    gr_var *p, *q, *dsa = NULL;
+    int64_t three = 3, four = 4;
+    gr_fn *f;
+    char *s, *d;
+    TP_IS(tp_list(both), "  #2:bool(?) = Gt(a, b)\n  #3:bool(?) = Lt(a, b)\n  #4:bool(?) = LogicalAnd(#2, #3)\n");
+    TP_IS(tp_pp(both), "(a > b) & (a < b)\n");
+    TP_IS(tp_tree(1, &at), "Arctan2 #5 float64 (?)\n |a #0 float64 (?)\n |b #1 float64 (?)\n");
+    TP_IS(tp_pp(at), "arctan2(a, b)\n");
+    d = tp_dot(1, &both);
+    tp_dot_ok(d, "op_names");
+    CHECK_CONTAINS(d, "label=\"LogicalAnd\\n#4 bool (?)\"");
+    free(d);
+    f = gr_function(1, &a, 1, &sc, NULL);
+    s = tp_fn(f);
+    CHECK_CONTAINS(s, "= Fused(a) {SinCos Mul}\n");
+    d = tp_fn_dot(f);
+    tp_dot_ok(d, "op_names_fused");
+    CHECK_CONTAINS(d, "label=\"SinCos\"");
+    free(s); free(d);
+    gr_fn_free(f);
+    p = gr_tensor(g, GR_BOOL, 1, &three, "p");
+    q = gr_tensor(g, GR_BOOL, 1, &four, "q");
+    CHECK(gr_logical_or(p, q) == NULL);
+    CHECK_CONTAINS(gr_graph_message(g), "gr_logical_or: shapes do not broadcast");   /* the user's call */
+    gr_graph_clear_error(g);
+    CHECK_STATUS(gr_grad(gr_sum(b), 1, &sa, &dsa, NULL), GR_ERR_DISCONNECTED_INPUT);   /* a node's op */
+    CHECK_CONTAINS(gr_graph_message(g), "#6 (Sin)");
     gr_graph_free(g);
 }
 
@@ -278,7 +322,7 @@ TEST(test_fn_print_dot_fused) {
         tp_dot_ok(d, "fn_fused");
         CHECK_CONTAINS(s, "= Fused(");
         CHECK_CONTAINS(d, "subgraph cluster_f");
-        CHECK_CONTAINS(d, "label=\"exp\"");
+        CHECK_CONTAINS(d, "label=\"Exp\"");
         CHECK_CONTAINS(d, "label=\"0.5\"");
         CHECK_CONTAINS(d, "label=\"output 1\"");
         CHECK_CONTAINS(d, "label=\"x\\n#");
@@ -374,6 +418,7 @@ SUITE(suite_print) = {
     CASE(test_debugprint_leaves_and_bars),
     CASE(test_print_loop_body),
     CASE(test_fn_print_folded_constant),
+    CASE(test_print_op_names),
     CASE(test_fn_print_dot_fused),
     CASE(test_print_dot_loop_gradient),
     CASE(test_print_long_chain),

@@ -54,7 +54,7 @@ static int tr_count(const char *s, const char *word) {
     return n;
 }
 
-/* the printed function has one Fused node, running exactly the instructions ops ("{exp add}") */
+/* the printed function has one Fused node, running exactly the instructions ops ("{Exp Add}") */
 static int tr_fused(const char *printed, const char *ops) {
     const char *b = strstr(printed, "= Fused(");
     size_t n = strlen(ops);
@@ -115,7 +115,7 @@ static void tr_sig_vec(const char *rule, gr_var *x, gr_var *y, int64_t n_out_les
         gr_array *a = tr_arr(1, &n, 0.3 * (double)n), *want = gr_array_new(GR_F64, 1, &m);
         for (i = 0; i < m; i++) gr_array_set(want, i, ref(a, n, i));
         tr_check(rule, 1, &x, y, &a, want, TR_TOL, buf, sizeof buf);
-        CHECK_MSG(tr_fused(buf, "{exp add}"), "%s: not one pass:\n%s", rule, buf);
+        CHECK_MSG(tr_fused(buf, "{Exp Add}"), "%s: not one pass:\n%s", rule, buf);
         TR_FREE2(a, want);
     }
 }
@@ -194,7 +194,7 @@ static void tr_sig_mat(const char *rule, int which) {
                     gr_array_set(want, i * p + j, exp(a) + b);
                 }
         tr_check(rule, which == 1 || which == 2 ? 1 : 2, ins, y, in, want, TR_TOL, buf, sizeof buf);
-        CHECK_MSG(tr_fused(buf, "{exp add}"), "%s: not one pass:\n%s", rule, buf);
+        CHECK_MSG(tr_fused(buf, "{Exp Add}"), "%s: not one pass:\n%s", rule, buf);
         gr_array_free(in[0]); gr_array_free(in[1]); gr_array_free(want);
     }
     gr_graph_free(g);
@@ -227,7 +227,7 @@ static void tr_rosen_hessian(const char *rule) {
             if (i < n - 1) { gr_array_set(want, i * n + i + 1, -400 * xi); gr_array_set(want, (i + 1) * n + i, -400 * xi); }
         }
         tr_check(rule, 1, &x, H, &a, want, 1e-10, buf, sizeof buf);
-        CHECK_MSG(tr_count(buf, "= Banded(") == 1 && !strstr(buf, "Batched") && !strstr(buf, "EyeLike") && !strstr(buf, "= add("),
+        CHECK_MSG(tr_count(buf, "= Banded(") == 1 && !strstr(buf, "Batched") && !strstr(buf, "EyeLike") && !strstr(buf, "= Add("),
                   "%s: not one banded matrix:\n%s", rule, buf);
         TR_FREE2(a, want);
     }
@@ -254,7 +254,7 @@ static void tr_sig_ifelse(const char *rule) {
     y = gr_add(gr_exp(y), X);
     for (i = 0; i < 12; i++) gr_array_set(want, i, exp(sin(TR_GET(in, i))) + TR_GET(in, i));   /* (the sum is positive) */
     tr_check(rule, 1, &X, y, &in, want, TR_TOL, buf, sizeof buf);
-    CHECK_MSG(tr_fused(buf, "{exp add}"), "%s: not one pass:\n%s", rule, buf);
+    CHECK_MSG(tr_fused(buf, "{Exp Add}"), "%s: not one pass:\n%s", rule, buf);
     TR_FREE2(in, want);
     gr_graph_free(g);
 }
@@ -293,7 +293,7 @@ static void tr_simp_cast(const char *rule) {
     gr_array *a = gr_array_new(GR_F32, 1, &n), *want = gr_array_new(GR_F64, 1, &n);
     char buf[2048];
     for (i = 0; i < n; i++) { gr_array_set(a, i, 0.25 * (double)i - 0.3); gr_array_set(want, i, (double)(float)(0.25 * (double)i - 0.3)); }
-    CHECK_MSG(tr_check(rule, 1, &x, y, &a, want, 0, buf, sizeof buf) == 1 && !strstr(buf, "add") && !strstr(buf, "BroadcastLike"),
+    CHECK_MSG(tr_check(rule, 1, &x, y, &a, want, 0, buf, sizeof buf) == 1 && !strstr(buf, "Add") && !strstr(buf, "BroadcastLike"),
               "%s: zeros kept:\n%s", rule, buf);
     TR_FREE2(a, want);
     gr_graph_free(g);
@@ -326,7 +326,7 @@ static void tr_simp_dimshuffle(const char *rule) {
     CHECK_MSG(!strstr(buf, "DimShuffle") && tr_count(buf, "= ") == 1, "%s: transposes kept:\n%s", rule, buf);
     tr_atb(rule, A, B, gr_add(gr_dot(gr_transpose(A), B), gr_transpose(gr_transpose(gr_zeros_like(gr_dot(gr_transpose(A), B))))), buf,
            sizeof buf);
-    CHECK_MSG(!strstr(buf, "add") && !strstr(buf, "BroadcastLike"), "%s: zeros transposed kept:\n%s", rule, buf);
+    CHECK_MSG(!strstr(buf, "Add") && !strstr(buf, "BroadcastLike"), "%s: zeros transposed kept:\n%s", rule, buf);
     gr_graph_free(g);
 }
 
@@ -439,7 +439,7 @@ static void tr_simp_ifelse(const char *rule) {
     CHECK_STATUS(gr_ifelse(gr_const(g, 1.0), 1, a + 2, b + 2, o + 2), GR_OK);
     CHECK_STATUS(gr_ifelse(c, 1, o, o + 1, &y), GR_OK);
     y = gr_mul(y, o[2]);
-    CHECK_MSG(tr_vec_case(rule, x, y, tr_exp, buf, sizeof buf) >= 1 && !strstr(buf, "sin") && !strstr(buf, "cos") && !strstr(buf, "mul"),
+    CHECK_MSG(tr_vec_case(rule, x, y, tr_exp, buf, sizeof buf) >= 1 && !strstr(buf, "Sin") && !strstr(buf, "Cos") && !strstr(buf, "Mul"),
               "%s: not simplified:\n%s", rule, buf);
     gr_graph_free(g);
 }
@@ -471,7 +471,7 @@ static void tr_rw_update_into(const char *rule) {
     char buf[2048];
     for (i = 0; i < n; i++) gr_array_set(want, i, 2 * TR_GET(a, i) + (i > 0 ? cos(TR_GET(a, i)) : 0));
     tr_check(rule, 1, &x, gx, &a, want, TR_TOL, buf, sizeof buf);
-    CHECK_MSG(!strstr(buf, "add") && !strstr(buf, "BroadcastLike(0") && tr_count(buf, "ViewUpdate") == 1, "%s: zeros updated, then added:\n%s", rule, buf);
+    CHECK_MSG(!strstr(buf, "Add") && !strstr(buf, "BroadcastLike(0") && tr_count(buf, "ViewUpdate") == 1, "%s: zeros updated, then added:\n%s", rule, buf);
     TR_FREE2(a, want);
     gr_graph_free(g);
 }
@@ -490,25 +490,25 @@ static void tr_rw_algebra(const char *rule) {
     if (!strcmp(rule, "add_zero")) {
         tr_gone(rule, x, gr_sub(gr_add(e, c0), c0), tr_exp, 1, NULL, NULL);
         tr_gone(rule, x, gr_add(z, e), tr_exp, 1, NULL, NULL);
-        tr_gone(rule, x, gr_sub(c0, e), tr_negexp, 1, "sub", "{exp neg}");
-    } else if (!strcmp(rule, "expm1")) tr_gone(rule, x, gr_sub(e, c1), tr_expm1, 1, "sub", NULL);
+        tr_gone(rule, x, gr_sub(c0, e), tr_negexp, 1, "Sub", "{Exp Neg}");
+    } else if (!strcmp(rule, "expm1")) tr_gone(rule, x, gr_sub(e, c1), tr_expm1, 1, "Sub", NULL);
     else if (!strcmp(rule, "mul_one")) {
         tr_gone(rule, x, gr_mul(c1, gr_mul(e, c1)), tr_exp, 1, NULL, NULL);
-        tr_gone(rule, x, gr_mul(e, gr_const(g, -1)), tr_negexp, 1, "mul", "{exp neg}");
-    } else if (!strcmp(rule, "mul_zero")) tr_gone(rule, x, gr_mul(e, z), tr_zero, 1, "exp", NULL);
+        tr_gone(rule, x, gr_mul(e, gr_const(g, -1)), tr_negexp, 1, "Mul", "{Exp Neg}");
+    } else if (!strcmp(rule, "mul_zero")) tr_gone(rule, x, gr_mul(e, z), tr_zero, 1, "Exp", NULL);
     else if (!strcmp(rule, "mul_consts")) {
-        tr_gone(rule, x, gr_mul(c2, gr_mul(c3, e)), tr_6exp, 1, NULL, "{exp mul}");
-        tr_gone(rule, x, gr_mul(gr_neg(e), c2), tr_m2exp, 1, NULL, "{exp mul}");
-    } else if (!strcmp(rule, "div_one")) tr_gone(rule, x, gr_div(e, c1), tr_exp, 1, "div", NULL);
-    else if (!strcmp(rule, "zero_div")) tr_gone(rule, x, gr_div(z, e), tr_zero, 1, "exp", NULL);
-    else if (!strcmp(rule, "neg_neg")) tr_gone(rule, x, gr_neg(gr_neg(e)), tr_exp, 1, "neg", NULL);
-    else if (!strcmp(rule, "neg_zero")) tr_gone(rule, x, gr_add(e, gr_neg(z)), tr_exp, 1, "neg", NULL);
-    else if (!strcmp(rule, "neg_consts")) tr_gone(rule, x, gr_neg(gr_mul(c2, e)), tr_m2exp, 1, "neg", "{exp mul}");
+        tr_gone(rule, x, gr_mul(c2, gr_mul(c3, e)), tr_6exp, 1, NULL, "{Exp Mul}");
+        tr_gone(rule, x, gr_mul(gr_neg(e), c2), tr_m2exp, 1, NULL, "{Exp Mul}");
+    } else if (!strcmp(rule, "div_one")) tr_gone(rule, x, gr_div(e, c1), tr_exp, 1, "Div", NULL);
+    else if (!strcmp(rule, "zero_div")) tr_gone(rule, x, gr_div(z, e), tr_zero, 1, "Exp", NULL);
+    else if (!strcmp(rule, "neg_neg")) tr_gone(rule, x, gr_neg(gr_neg(e)), tr_exp, 1, "Neg", NULL);
+    else if (!strcmp(rule, "neg_zero")) tr_gone(rule, x, gr_add(e, gr_neg(z)), tr_exp, 1, "Neg", NULL);
+    else if (!strcmp(rule, "neg_consts")) tr_gone(rule, x, gr_neg(gr_mul(c2, e)), tr_m2exp, 1, "Neg", "{Exp Mul}");
     else if (!strcmp(rule, "pow_small")) {
-        tr_gone(rule, x, gr_pow(e, c1), tr_exp, 1, "pow", NULL);
-        tr_gone(rule, x, gr_pow(e, c2), tr_exp2x, 1, "pow", "{exp sqr}");
-    } else if (!strcmp(rule, "log1p")) tr_gone(rule, x, gr_log(gr_add(c1, gr_sqr(x))), tr_log1p_sqr, 1, "log(", "{sqr log1p}");
-    else if (!strcmp(rule, "log_sigmoid")) tr_gone(rule, x, gr_log(gr_sigmoid(x)), tr_log_sigmoid, 1, "sigmoid", NULL);
+        tr_gone(rule, x, gr_pow(e, c1), tr_exp, 1, "Pow", NULL);
+        tr_gone(rule, x, gr_pow(e, c2), tr_exp2x, 1, "Pow", "{Exp Sqr}");
+    } else if (!strcmp(rule, "log1p")) tr_gone(rule, x, gr_log(gr_add(c1, gr_sqr(x))), tr_log1p_sqr, 1, "Log(", "{Sqr Log1p}");
+    else if (!strcmp(rule, "log_sigmoid")) tr_gone(rule, x, gr_log(gr_sigmoid(x)), tr_log_sigmoid, 1, "Sigmoid", NULL);
     else CHECK_MSG(0, "%s: no algebra case", rule);
     gr_graph_free(g);
 }
