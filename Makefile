@@ -323,12 +323,23 @@ test-emit: $(B)/test-gcc
 # the library on a small target (tests/small_target.c, a six-node function and its gradient): its
 # values and heap peak on the host; no stack frame of the program above STACK_LIMIT bytes (gcc's
 # -fstack-usage, every function the program links); when arm-none-eabi-gcc is installed (CI installs
-# it), the same for a Cortex-M4, and the size of its image (-Os, --gc-sections, newlib-nano)
+# it), the same for a Cortex-M4, and the size of its image (-Os, --gc-sections, newlib-nano); the
+# same program built without the op families it does not use (GR_ONLY_CORE, GR_ELEMWISE_ONLY), and
+# tests/families.c built with each family switch (ops/README.md, Op families)
 STACK_LIMIT = 4096
 ARM_CC      = arm-none-eabi-gcc
 ARM_FLAGS   = -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16
 STACK_CHECK = awk -F'\t' -v lim=$(STACK_LIMIT) '$$2 + 0 > lim { print "stack frame over " lim " bytes: " $$0; bad = 1 } \
               END { if (!bad) print FILENAME ": no stack frame over " lim " bytes"; exit bad }'
+# the op families a build may leave out (ops/table.h), each with what it needs left out too (+);
+# GR_ONLY_CORE is all of them: tests/families.c is built with each, warnings as errors
+FAMILY_SWITCHES = GR_NO_DOT+GR_NO_LINALG GR_NO_LINALG GR_NO_NNET GR_NO_INDEX+GR_NO_SCAN+GR_NO_AXIS GR_NO_AXIS \
+                  GR_NO_JOIN+GR_NO_SCAN+GR_NO_AXIS GR_NO_BATCH GR_NO_SCAN GR_NO_IFELSE GR_NO_GRAPHOP GR_ONLY_CORE \
+                  GR_NO_DOT+GR_NO_LINALG+GR_NO_NNET+GR_NO_INDEX+GR_NO_AXIS+GR_NO_JOIN+GR_NO_BATCH+GR_NO_SCAN+GR_NO_IFELSE+GR_NO_GRAPHOP \
+                  GR_ONLY_CORE+GR_ELEMWISE_ONLY+GR_EW_sin
+# the elementwise rows whose kernels the six-node program runs (GR_ELEMWISE_ONLY), and tests/families.c's
+SMALL_EW    = -DGR_ELEMWISE_ONLY -DGR_EW_sin -DGR_EW_cos -DGR_EW_mul -DGR_EW_add -DGR_EW_sub -DGR_EW_neg
+FAMILIES_EW = -DGR_ELEMWISE_ONLY -DGR_EW_mul -DGR_EW_sqr -DGR_EW_sub -DGR_EW_add
 test-small: gradient.h | $(B)
 	$(CC) $(CSTD) $(OPT) $(WARN) -fstack-usage -c -o $(B)/small-host.o tests/small_target.c
 	$(CC) -o $(B)/small-host $(B)/small-host.o -lm
@@ -336,6 +347,27 @@ test-small: gradient.h | $(B)
 	@$(STACK_CHECK) $(B)/small-host.su
 	$(CC) $(CSTD) $(OPT) $(WARN) -DGR_NO_STDIO -DGR_SMALL_NO_HOOK -o $(B)/small-nostdio tests/small_target.c -lm
 	./$(B)/small-nostdio && echo "small target with GR_NO_STDIO: values right"
+	$(CC) $(CSTD) $(OPT) $(WARN) -DGR_ONLY_CORE -fstack-usage -c -o $(B)/small-core.o tests/small_target.c
+	$(CC) -o $(B)/small-core $(B)/small-core.o -lm
+	./$(B)/small-core && echo "small target with GR_ONLY_CORE (no op family it does not use): values right"
+	@$(STACK_CHECK) $(B)/small-core.su
+	$(CC) $(CSTD) $(OPT) $(WARN) -DGR_ONLY_CORE $(SMALL_EW) -DGR_SMALL_NO_HOOK -o $(B)/small-core-ew tests/small_target.c -lm
+	./$(B)/small-core-ew && echo "small target with GR_ONLY_CORE and only its six elementwise rows' kernels: values right"
+	@for sw in $(FAMILY_SWITCHES); do \
+	  $(CC) $(CSTD) -O0 $(WARN) -D$$(echo $$sw | sed 's/+/ -D/g') -c -o $(B)/families.o tests/families.c || { echo "families: $$sw does not build"; exit 1; }; \
+	done; echo "families: tests/families.c builds with each of $(FAMILY_SWITCHES)"
+	$(CC) $(CSTD) -O0 $(WARN) -DGR_ONLY_CORE -o $(B)/families tests/families.c -lm
+	./$(B)/families
+	$(CC) $(CSTD) -O0 $(WARN) -DGR_ONLY_CORE $(FAMILIES_EW) -o $(B)/families-ew tests/families.c -lm
+	./$(B)/families-ew
+	$(CXX) -x c++ -std=c++11 -O0 $(WARN) -DGR_ONLY_CORE -c -o $(B)/families-cxx.o tests/families.c
+	@if $(CC) $(CSTD) -O0 -DGR_NO_DOT -c -o $(B)/families.o tests/families.c > $(B)/families-dot.log 2>&1 \
+	    || ! grep -q 'GR_NO_DOT needs GR_NO_LINALG' $(B)/families-dot.log; then \
+	  cat $(B)/families-dot.log; echo "families: GR_NO_DOT alone should stop with an #error naming GR_NO_LINALG"; exit 1; fi
+	@if $(CC) $(CSTD) -O0 -DGR_NO_LINALG -DFAM_CALL_DET -o $(B)/families-det tests/families.c -lm > $(B)/families-det.log 2>&1 \
+	    || ! grep -q "gr_det" $(B)/families-det.log; then \
+	  cat $(B)/families-det.log; echo "families: a program calling gr_det with GR_NO_LINALG should fail to build, naming gr_det"; exit 1; fi
+	@echo "families: GR_NO_DOT alone stops at its #error; gr_det with GR_NO_LINALG: $$(grep -m1 -o "undefined reference to .gr_det." $(B)/families-det.log)"
 	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
 	  echo "$(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os -DGR_SMALL_NO_HOOK ... tests/small_target.c"; \
 	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -fstack-usage -DGR_SMALL_NO_HOOK \
@@ -350,7 +382,18 @@ test-small: gradient.h | $(B)
 	    $(B)/small-m4-nostdio.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
 	  if arm-none-eabi-nm $(B)/small-m4-nostdio.elf | grep -E ' [TtWw] _?_?(fprintf|fputs|fputc|fwrite|fflush|sfvwrite_r|_fprintf_r|_fputs_r)$$'; then \
 	    echo "GR_NO_STDIO build links stream functions"; exit 1; fi; \
-	  arm-none-eabi-size $(B)/small-m4.elf $(B)/small-m4-nostdio.elf; \
+	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -DGR_SMALL_NO_HOOK -DGR_NO_STDIO -DGR_ONLY_CORE $(SMALL_EW) \
+	    -c -o $(B)/small-m4-ew.o tests/small_target.c || exit 1; \
+	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(B)/small-m4-ew.elf \
+	    $(B)/small-m4-ew.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
+	  test -f $(B)/small-m4-ew.elf || exit 1; \
+	  $(ARM_CC) $(CSTD) $(ARM_FLAGS) -Os $(WARN) -ffunction-sections -fdata-sections -fstack-usage -DGR_SMALL_NO_HOOK -DGR_NO_STDIO -DGR_ONLY_CORE \
+	    -c -o $(B)/small-m4-core.o tests/small_target.c || exit 1; \
+	  $(STACK_CHECK) $(B)/small-m4-core.su || exit 1; \
+	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(B)/small-m4-core.elf \
+	    $(B)/small-m4-core.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
+	  test -f $(B)/small-m4-core.elf || exit 1; \
+	  arm-none-eabi-size $(B)/small-m4.elf $(B)/small-m4-nostdio.elf $(B)/small-m4-core.elf $(B)/small-m4-ew.elf; \
 	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
 
 

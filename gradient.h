@@ -661,6 +661,125 @@ extern "C" {
    which make gradient.h writes into the public part from the rows (name, arity and math comment;
    a comment "(p, q, r): ..." names the parameters, else they are x, or a, b, or a, b, c). */
 
+/* ---- op families ---------------------------------------------------------------------------------
+   A program that uses only some ops may build the implementation without the others: define
+   GR_NO_<FAMILY> in the implementation file (or -D for all). The family's rows below are wrapped in
+   GR__FAMILY_<FAMILY>(...), which keeps them or drops them from every expansion of the tables (their
+   gr_op_defs, the arrays by code, the rewrites, the RUNTIME and scratch hooks), so that nothing
+   references their rules; their family file compiles out, and so do their public constructors (a
+   program calling one fails to link, naming it). What the core itself calls of a family left out
+   fails with a message naming the switch (gr_jacobian of a vector without GR_NO_BATCH's rows).
+   The op codes are the rows' positions: the same as long as no family is left out. ops/README.md,
+   "Op families", says more (and GR_ELEMWISE_ONLY, the kernels of only some elementwise rows).
+
+     switch          rows                                              file          needs also
+     GR_NO_DOT       Dot, TensorDot, MatMul (the GEMM)                 ops/dot.c     GR_NO_LINALG
+     GR_NO_LINALG    LUFactor ... TriScale                             ops/linalg.c
+     GR_NO_NNET      Softmax, LogSoftmax, CrossEntropy, OneHot         ops/nnet.c
+     GR_NO_INDEX     Slice, Index, Take, ViewUpdate, TakeUpdate        ops/index.c   GR_NO_SCAN, GR_NO_AXIS
+     GR_NO_AXIS      ArgMax, LogSumExp, CumSum, CumProd, Diff, LinScan ops/reduce.c
+     GR_NO_JOIN      Join, Split, BroadcastTo, Tile, Untile            ops/shape.c   GR_NO_SCAN, GR_NO_AXIS
+     GR_NO_BATCH     EyeLike, Unflatten, Batched, Banded: Jacobians    ops/batch.c
+                     and Hessians of non-scalars (GR_ERR_VALUE)
+     GR_NO_SCAN      Scan, Rows, ScanPlace, ScanGather (gr_scan)       ops/scan.c
+     GR_NO_IFELSE    IfElse (gr_ifelse)                                ops/ifelse.c
+     GR_NO_GRAPHOP   OpFromGraph (gr_op_from_graph)                    ops/graphop.c
+     GR_ONLY_CORE    all of the above: what stays is the elementwise rows, Cast, the reductions, the
+                     shapes (DimShuffle ... SizeRatio), the gradient markers and Fused              */
+#ifdef GR_ONLY_CORE
+#ifndef GR_NO_DOT
+#define GR_NO_DOT
+#endif
+#ifndef GR_NO_LINALG
+#define GR_NO_LINALG
+#endif
+#ifndef GR_NO_NNET
+#define GR_NO_NNET
+#endif
+#ifndef GR_NO_INDEX
+#define GR_NO_INDEX
+#endif
+#ifndef GR_NO_AXIS
+#define GR_NO_AXIS
+#endif
+#ifndef GR_NO_JOIN
+#define GR_NO_JOIN
+#endif
+#ifndef GR_NO_BATCH
+#define GR_NO_BATCH
+#endif
+#ifndef GR_NO_SCAN
+#define GR_NO_SCAN
+#endif
+#ifndef GR_NO_IFELSE
+#define GR_NO_IFELSE
+#endif
+#ifndef GR_NO_GRAPHOP
+#define GR_NO_GRAPHOP
+#endif
+#endif
+#if defined(GR_NO_DOT) && !defined(GR_NO_LINALG)
+#error "gradient.h: GR_NO_DOT needs GR_NO_LINALG too (the linear algebra multiplies matrices)"
+#endif
+#if defined(GR_NO_INDEX) && !(defined(GR_NO_SCAN) && defined(GR_NO_AXIS))
+#error "gradient.h: GR_NO_INDEX needs GR_NO_SCAN and GR_NO_AXIS too (loops and Diff's gradient slice)"
+#endif
+#if defined(GR_NO_JOIN) && !(defined(GR_NO_SCAN) && defined(GR_NO_AXIS))
+#error "gradient.h: GR_NO_JOIN needs GR_NO_SCAN and GR_NO_AXIS too (loops stack rows, Diff's gradient pads)"
+#endif
+#define GR__FAMILY_ON(...) __VA_ARGS__
+#define GR__FAMILY_OFF(...)
+#ifdef GR_NO_DOT
+#define GR__FAMILY_DOT GR__FAMILY_OFF
+#else
+#define GR__FAMILY_DOT GR__FAMILY_ON
+#endif
+#ifdef GR_NO_LINALG
+#define GR__FAMILY_LINALG GR__FAMILY_OFF
+#else
+#define GR__FAMILY_LINALG GR__FAMILY_ON
+#endif
+#ifdef GR_NO_NNET
+#define GR__FAMILY_NNET GR__FAMILY_OFF
+#else
+#define GR__FAMILY_NNET GR__FAMILY_ON
+#endif
+#ifdef GR_NO_INDEX
+#define GR__FAMILY_INDEX GR__FAMILY_OFF
+#else
+#define GR__FAMILY_INDEX GR__FAMILY_ON
+#endif
+#ifdef GR_NO_JOIN
+#define GR__FAMILY_JOIN GR__FAMILY_OFF
+#else
+#define GR__FAMILY_JOIN GR__FAMILY_ON
+#endif
+#ifdef GR_NO_AXIS
+#define GR__FAMILY_AXIS GR__FAMILY_OFF
+#else
+#define GR__FAMILY_AXIS GR__FAMILY_ON
+#endif
+#ifdef GR_NO_BATCH
+#define GR__FAMILY_BATCH GR__FAMILY_OFF
+#else
+#define GR__FAMILY_BATCH GR__FAMILY_ON
+#endif
+#ifdef GR_NO_SCAN
+#define GR__FAMILY_SCAN GR__FAMILY_OFF
+#else
+#define GR__FAMILY_SCAN GR__FAMILY_ON
+#endif
+#ifdef GR_NO_IFELSE
+#define GR__FAMILY_IFELSE GR__FAMILY_OFF
+#else
+#define GR__FAMILY_IFELSE GR__FAMILY_ON
+#endif
+#ifdef GR_NO_GRAPHOP
+#define GR__FAMILY_GRAPHOP GR__FAMILY_OFF
+#else
+#define GR__FAMILY_GRAPHOP GR__FAMILY_ON
+#endif
+
 /* ---- elementwise ops ---------------------------------------------------------------------------
    X(name, arity, class, float_expr, int_expr, d0, d1, d2)
 
@@ -751,12 +870,16 @@ extern "C" {
                  the ops its pattern involves.                                                    */
 #define GR_ELEMWISE_REWRITES(X) \
     /* ops/batch.c: banded matrices stay banded */ \
+    GR__FAMILY_BATCH( \
     X(add,   banded_sum)       /* B1 + B2 -> one Banded, the diagonals merged */ \
     X(neg,   banded_scale)     /* -B -> B's diagonals negated */ \
     X(mul,   banded_scale)     /* B * c, B * v (v along the columns) -> B's diagonals scaled */ \
     X(div,   banded_scale)     /* B / c, B / v -> the same */ \
+    ) \
     /* ops/index.c */ \
+    GR__FAMILY_INDEX( \
     X(add,   update_into)      /* x + update(0, y at a view) -> update(x, y at the view), increments */ \
+    ) \
     /* ops/elemwise.c: algebra (zeros are 0-d zeros or zeros filled to a shape) */ \
     X(add,   add_zero)         /* x + 0 -> x, 0 + x -> x */ \
     X(sub,   add_zero)         /* x - 0 -> x, 0 - x -> -x */ \
@@ -773,7 +896,9 @@ extern "C" {
     X(log,   log1p)            /* log(1 + x) -> log1p(x) */ \
     X(log,   log_sigmoid)      /* log(sigmoid(x)) -> -softplus(-x) */ \
     /* ops/nnet.c */ \
+    GR__FAMILY_NNET( \
     X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
+    ) \
     /* (end of the elementwise rewrites) */
 
 /* ---- elementwise pairs -------------------------------------------------------------------------
@@ -828,10 +953,14 @@ extern "C" {
     X(ReshapeLike,      2,  1,  ReshapeLike,   gr__conn_10,  always,     SHAPEREF,         map,         like1,      ReshapeLike)    /* x's data in the shape of ref */ \
     X(SizeRatio,        2,  1,  SizeRatio,     gr__conn_00,  none,       NONDIFF_SHAPEREF, map,         none,       none)           /* size(a) / size(b), a 0-d float */ \
     /* ops/dot.c */ \
+    GR__FAMILY_DOT( \
     X(Dot,              2,  1,  Dot,           NULL,         none,       0,                map,         Dot,        Dot)            /* op(a) . op(b), op = transpose when flagged */ \
+    ) \
     /* ops/nnet.c */ \
+    GR__FAMILY_NNET( \
     X(Softmax,          1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* e^x / sum_axis e^x */ \
     X(LogSoftmax,       1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* x - logsumexp_axis x */ \
+    ) \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
     X(ZeroGrad,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 */ \
     X(DisconnectedGrad, 1,  1,  like0,         gr__conn_0,   always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; x is disconnected */ \
@@ -840,32 +969,43 @@ extern "C" {
     X(GradScale,        1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient scaled */ \
     X(UndefinedGrad,    1,  1,  like0,         NULL,         always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
+    GR__FAMILY_BATCH( \
     X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,        2,  1,  Unflatten,     gr__conn_10,  always,     SHAPEREF,         map,         none,       none)           /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,          -1, 1,  Batched,       NULL,         Batched,    INNERCONN,        map,         none,       Batched)        /* an op applied row by row over axis 0 */ \
     X(Banded,           -1, 1,  Banded,        NULL,         none,       0,                map,         Banded,     none)           /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    ) \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    GR__FAMILY_INDEX( \
     X(Slice,            1,  1,  view,          NULL,         view,       0,                view,        view,       Slice)          /* x[start:stop:step] along an axis */ \
     X(Index,            1,  1,  view,          NULL,         view,       0,                view,        view,       none)           /* x[i] along an axis (the axis goes) */ \
     X(Take,             2,  1,  Take,          gr__conn_10,  none,       0,                Take,        none,       none)           /* x[indices] along an axis (I64 indices) */ \
     X(ViewUpdate,       2,  1,  like0,         NULL,         none,       INPLACE0,         map,         like0,      none)           /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,       3,  1,  like0,         gr__conn_110, none,       INPLACE0,         map,         like0,      none)           /* x with x[indices] set to or incremented by y */ \
+    ) \
     /* ops/shape.c: joining, splitting, tiling */ \
+    GR__FAMILY_JOIN( \
     X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
     X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \
     X(Untile,           2,  1,  Untile,        gr__conn_10,  same_size,  0,                Untile,      none,       none)           /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    ) \
     /* ops/reduce.c: along one axis */ \
+    GR__FAMILY_AXIS( \
     X(ArgMax,           1,  1,  axisred,       NULL,         none,       NONDIFF,          axdir,       none,       none)           /* first position of the max along an axis (I64) */ \
     X(LogSumExp,        1,  1,  axisred,       NULL,         none,       0,                axdir,       none,       none)           /* m + log sum_axis e^(x - m), m = max_axis x */ \
     X(CumSum,           1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
     X(CumProd,          1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = prod_{i<=k} x_i along an axis */ \
     X(Diff,             1,  1,  Diff,          NULL,         none,       0,                axdir,       Diff,       none)           /* y_k = x_{k+1} - x_k along an axis (NumPy diff, n = 1) */ \
     X(LinScan,          2,  1,  LinScan,       NULL,         none,       0,                axdir,       none,       none)           /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    ) \
     /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
+    GR__FAMILY_DOT( \
     X(TensorDot,        2,  1,  TensorDot,     NULL,         none,       0,                TensorDot,   none,       none)           /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,           2,  1,  MatMul,        NULL,         none,       0,                MatMul,      none,       none)           /* a @ b on the last two axes; batch axes broadcast */ \
+    ) \
+    GR__FAMILY_LINALG( \
     X(LUFactor,         1,  1,  LUFactor,      gr__conn_0,   none,       NONDIFF,          map,         none,       none)           /* P A = L U, packed with the pivots: the workspace */ \
     X(MatrixInverse,    2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* A^-1, from (A, LUFactor(A)) */ \
     X(Det,              2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* det A, from (A, LUFactor(A)) */ \
@@ -875,18 +1015,27 @@ extern "C" {
     X(Cholesky,         1,  1,  la_square,     NULL,         none,       0,                map,         none,       none)           /* lower L with L L^T = A (lower triangle read) */ \
     X(Trace,            1,  1,  Trace,         NULL,         none,       0,                same,        none,       none)           /* sum_i x[..., i, i] */ \
     X(TriScale,         1,  1,  like0,         NULL,         none,       0,                same,        like0,      none)           /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    ) \
     /* ops/nnet.c: losses */ \
+    GR__FAMILY_NNET( \
     X(CrossEntropy,     2,  1,  CrossEntropy,  NULL,         none,       0,                map,         none,       none)           /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,           2,  1,  OneHot,        gr__conn_00,  none,       NONDIFF,          map,         none,       none)           /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    ) \
     /* ops/scan.c: loops */ \
+    GR__FAMILY_SCAN( \
     X(Scan,            -1, -1,  Scan,          NULL,         none,       LOOP,             Scan,        none,       none)           /* a loop: its body run over sequences and states (gr_scan) */ \
     X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
+    ) \
     /* ops/ifelse.c: lazy conditionals */ \
+    GR__FAMILY_IFELSE( \
     X(IfElse,           3,  1,  IfElse,        NULL,         none,       LAZY,             IfElse,      IfElse,     IfElse)         /* cond ? a : b, only the side taken computed (gr_ifelse) */ \
+    ) \
     /* ops/graphop.c: ops made of graphs */ \
+    GR__FAMILY_GRAPHOP( \
     X(OpFromGraph,     -1, -1,  OpFromGraph,   NULL,         none,       GRAPHOP_RUNTIME,  OpFromGraph, none,       none)           /* outputs computed by an inner graph (gr_op_from_graph) */ \
+    ) \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
@@ -896,18 +1045,26 @@ extern "C" {
    when it is freed; before scheduling (GR_OPT_FULL), gr__<Name>_narrow(node, readers, map) may
    make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
+    GR__FAMILY_SCAN( \
     X(Scan) \
-    X(OpFromGraph)
+    ) \
+    GR__FAMILY_GRAPHOP( \
+    X(OpFromGraph) \
+    )
 
 /* The ops whose perform needs work memory besides their outputs (a GEMM's packing buffers):
    gr__<Name>_scratch(node, in, out) gives its bytes once the shapes are known, and the caller of
    perform passes that much memory, aligned for double, as one more output array after the node's
    outputs (out[node->n_out]: a compiled function's scratch buffer, kept from call to call). */
 #define GR_SCRATCH_OPS(X) \
+    GR__FAMILY_DOT( \
     X(Dot) \
     X(TensorDot) \
     X(MatMul) \
-    X(Batched)
+    ) \
+    GR__FAMILY_BATCH( \
+    X(Batched) \
+    )
 
 /* ==== src/impl.c: generated region; edit src/impl.c, then run make gradient.h ==== */
 /* src/impl.c: the core's structures (variables, nodes, graphs), the built-in ops' own fields, and
@@ -978,7 +1135,7 @@ static const char *gr__vname(const gr_var *v);
 struct gr__rewriter;
 typedef struct gr__printer gr__printer;   /* a printer at work (src/print.c) */
 static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *const *in, int n_out,
-                            gr_var *const *out, const char *note);
+                            gr_var *const *out, const char *note) GR__UNUSED;
 typedef struct gr__graphop {
     int refs;
     void (*destroy)(struct gr__graphop *o);
@@ -1107,7 +1264,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 /* an op's built-in fields: 0 and NULL for users' ops */
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
-static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static GR__UNUSED gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
 static GR__UNUSED gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
@@ -1121,7 +1278,7 @@ static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
     static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
-    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out); \
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) GR__UNUSED; \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
@@ -1145,9 +1302,14 @@ enum gr__struct_code {
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
+#ifdef GR_NO_BATCH                  /* no Jacobians: the batching rules are left unreferenced */
+#define GR__BATCH_RULE(batch) NULL
+#else
+#define GR__BATCH_RULE(batch) gr__##batch##_batch
+#endif
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch, GR__EMIT_RULE(Name) }; \
+        GR__BATCH_RULE(batch), GR__EMIT_RULE(Name) }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
@@ -1179,18 +1341,21 @@ typedef struct gr__readers {
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
+    (void)node; (void)level;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_MAKE(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
     return GR_OK;
 }
 static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+    (void)node; (void)rd; (void)map;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_NARROW(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_narrow(node, rd, map);
     GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
 #undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
+    (void)node;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_RELEASE(Name) if (node->op->perform == gr__##Name##_perform) { gr__##Name##_release(node); return; }
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
@@ -1200,6 +1365,7 @@ GR_SCRATCH_OPS(GR__SCRATCH_PROTO)
 #undef GR__SCRATCH_PROTO
 /* the work memory node's perform needs, its inputs' and outputs' shapes known (GR_SCRATCH_OPS) */
 static size_t gr__scratch_bytes(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)in; (void)out;                  /* (no such op: ops/table.h, op families) */
 #define GR__SCRATCH_OF(Name) if (node->op == &gr__op_##Name) return gr__##Name##_scratch(node, in, out);
     GR_SCRATCH_OPS(GR__SCRATCH_OF)
 #undef GR__SCRATCH_OF
@@ -1227,10 +1393,10 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
 static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
-static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) GR__UNUSED;
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch, NULL }; \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, GR__BATCH_RULE(ew), NULL }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
         gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)
@@ -2650,13 +2816,13 @@ static const char *const gr__kernel_gr__softplusf[] GR__UNUSED = {
 typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
 
 #define GR__EWK_1(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0]; int64_t i; \
         if (st[0] == 1) { for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
         else { TI a = pa[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
     }
 #define GR__EWK_2(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1]; int64_t i; \
         if (st[0] == 1 && st[1] == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i]; o[i] = (TO)(expr); } } \
         else if (st[0] == 0 && st[1] == 1) { TI a = pa[0]; for (i = 0; i < n; i++) { TI b = pb[i]; o[i] = (TO)(expr); } } \
@@ -2664,7 +2830,7 @@ typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const
         else { TI a = pa[0], b = pb[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
     }
 #define GR__EWK_3(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1], *pc = (const TI *)in[2]; \
         int64_t i, sa = st[0], sb = st[1], sc = st[2]; \
         if (sa == 1 && sb == 1 && sc == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i], c = pc[i]; o[i] = (TO)(expr); } } \
@@ -2750,10 +2916,34 @@ GR_ELEMWISE_OPS(GR__KB8)
 #define GR__KP_B8_CMP(n)        NULL
 #define GR__KP_B8_SELECT(n)     NULL
 
+/* GR_ELEMWISE_ONLY (ops/table.h, op families): only the rows named by GR_EW_<row> get kernels.
+   GR__EW_KEPT(name) is 1 when GR_EW_<name> is defined empty or as 1 (it pastes GR__EW_PROBE_ to
+   the definition: a probe of two tokens moves the 1 into second place), else 0 */
+#ifdef GR_ELEMWISE_ONLY
+#define GR__EW_PROBE_ ~, 1
+#define GR__EW_PROBE_1 ~, 1
+#define GR__EW_2ND(a, b, ...) b
+#define GR__EW_2ND_(...) GR__EW_2ND(__VA_ARGS__)
+#define GR__EW_KEPT(name) GR__EW_KEPT1(GR_EW_##name)
+#define GR__EW_KEPT1(v) GR__EW_KEPT2(v)                    /* v: GR_EW_<name>'s definition */
+#define GR__EW_KEPT2(v) GR__EW_2ND_(GR__EW_PROBE_##v, 0, ~)
+#else
+#define GR__EW_KEPT(name) 1
+#endif
+#define GR__EW_CAT(a, b) a##b
+#define GR__EW_XCAT(a, b) GR__EW_CAT(a, b)
+#define GR__EW_WHEN_1(...) __VA_ARGS__
+#define GR__EW_WHEN_0(...)
+#define GR__EW_WHEN(c) GR__EW_XCAT(GR__EW_WHEN_, c)       /* GR__EW_WHEN(c)(x): x when c is 1 */
+#define GR__EW_PICK_1(k) k
+#define GR__EW_PICK_0(k) NULL
+#define GR__EW_K(name, k) GR__EW_XCAT(GR__EW_PICK_, GR__EW_KEPT(name))(k)
+
 /* indexed by [row][dtype] (GR_F64, GR_F32, GR_I64, GR_BOOL): the kernel, NULL where never used */
 static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
 #define GR__KROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    { GR__KP_FLT_##cls(name, f64), GR__KP_FLT_##cls(name, f32), GR__KP_INT_##cls(name), GR__KP_B8_##cls(name) },
+    { GR__EW_K(name, GR__KP_FLT_##cls(name, f64)), GR__EW_K(name, GR__KP_FLT_##cls(name, f32)), \
+      GR__EW_K(name, GR__KP_INT_##cls(name)), GR__EW_K(name, GR__KP_B8_##cls(name)) },
     GR_ELEMWISE_OPS(GR__KROW)
 #undef GR__KROW
 };
@@ -2921,6 +3111,11 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__ew_kernel k = gr__ew_kernels[gr__code_of(node->op)][in[node->n_in - 1]->dtype];
+#ifdef GR_ELEMWISE_ONLY
+    if (!k && !gr__ew_kernels[gr__code_of(node->op)][0] && !gr__ew_kernels[gr__code_of(node->op)][2] && !gr__ew_kernels[gr__code_of(node->op)][3])
+        return gr_node_error(node, GR_ERR_VALUE, "gradient.h was built without the kernels of %s (GR_ELEMWISE_ONLY: define GR_EW_%s)",
+                             node->op->name, node->op->name);
+#endif
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -3208,7 +3403,7 @@ static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 
 /* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
    a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
-static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+static GR__UNUSED void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
     int64_t i;
     if (dt == GR_F64) {
         const double *x = (const double *)a;
@@ -3224,7 +3419,8 @@ static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa,
 typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
 typedef struct gr__ew_pair { int first, second; const char *name; gr__ew_pair_kernel run; } gr__ew_pair;
 static const gr__ew_pair gr__ew_pairs[] = {
-#define GR__PAIR_ROW(first, second, name) { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },
+#define GR__PAIR_ROW(first, second, name) GR__EW_WHEN(GR__EW_KEPT(first))(GR__EW_WHEN(GR__EW_KEPT(second))( \
+    { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },))
     GR_ELEMWISE_PAIRS(GR__PAIR_ROW)
 #undef GR__PAIR_ROW
     { -1, -1, NULL, NULL }
@@ -3785,6 +3981,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
+#ifndef GR_NO_AXIS                  /* ops/table.h, op families: to the end of the file */
 /* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd, Diff and LinScan ========================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
@@ -4594,6 +4791,7 @@ static gr_status gr__Diff_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__LinScan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     return gr__axis_emit(e, node, in, out, "GR__LINSCAN", "gr__linscan", 1);
 }
+#endif /* GR_NO_AXIS */
 
 /* ==== ops/shape.c: generated region; edit ops/shape.c, then run make gradient.h ==== */
 /* ops/shape.c: DimShuffle (and transpose), Reshape, BroadcastLike, ReduceLike, ReshapeLike,
@@ -5175,6 +5373,7 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
     return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
 }
 
+#ifndef GR_NO_JOIN                  /* ops/table.h, op families: to zeros_like, then Tile to the end */
 /* ==== joining, splitting, broadcasting, tiling ===================================================
 
    Join, Split, BroadcastTo, Tile and Untile; the builders gr_concatenate, gr_stack, gr_split,
@@ -5728,6 +5927,8 @@ static gr_status gr__BroadcastTo_batch(const gr_node *node, gr_var *const *in, c
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_JOIN */
+
 /* ---- zeros_like, ones_like, arange ------------------------------------------------------------------ */
 
 GR_API gr_var *gr_zeros_like(gr_var *x) {
@@ -5772,6 +5973,7 @@ GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr
     return v;
 }
 
+#ifndef GR_NO_JOIN
 /* ---- Tile and Untile ----------------------------------------------------------------------------------- */
 
 typedef struct gr__tile_params { int n; int64_t reps[GR_MAX_NDIM]; } gr__tile_params;
@@ -6182,6 +6384,7 @@ static gr_status gr__Untile_emit(gr__em *e, const gr_node *node, const gr_array 
     gr__em_line(e, "}");
     return GR_OK;
 }
+#endif /* GR_NO_JOIN */
 
 /* ==== ops/gemm.c: generated region; edit ops/gemm.c, then run make gradient.h ==== */
 /* ops/gemm.c: the matrix products the contractions (ops/dot.c) run on, and the one place that
@@ -6193,6 +6396,8 @@ static gr_status gr__Untile_emit(gr__em *e, const gr_node *node, const gr_array 
      gr__gemv_dt   matrix . vector   a plain loop, or cblas_?gemv
      gr__dotv_dt   vector . vector   a plain loop (float32 summed in float64), or cblas_ddot
    Integers wrap (through uint64_t, as NumPy's) and always take the plain loops. */
+
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
 
 /* ---- the built-in kernels ---------------------------------------------------------------------
 
@@ -6770,6 +6975,7 @@ static void gr__em_dotv(gr__em *e, int dt, int64_t K, const char *x, const char 
     const char *fn = gr__em_prod_kernel(e, 2, dt), *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
     gr__em_line(e, "%s[0] = %s(%lld, (const %s *)%s, (const %s *)%s);", out, fn, (long long)K, U, x, U, y);
 }
+#endif /* GR_NO_DOT */
 
 /* ==== ops/dot.c: generated region; edit ops/dot.c, then run make gradient.h ==== */
 /* ops/dot.c: the contractions Dot, TensorDot and MatMul, with transpose flags so that gradients
@@ -6788,6 +6994,8 @@ static void gr__em_dotv(gr__em *e, int dt, int64_t K, const char *x, const char 
    Derivatives (C = op(A) op(B), G its cotangent): 2-d.2-d: dA = G B^T, dB = A^T G with the flags
    folded in; TensorDot and MatMul the same on their matrices (MatMul then sums over the batch axes
    an operand was broadcast along). */
+
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
 
 /* ---- Dot ------------------------------------------------------------------------------------------ */
 
@@ -7475,6 +7683,7 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
+#endif /* GR_NO_DOT */
 
 /* ==== ops/linalg.c: generated region; edit ops/linalg.c, then run make gradient.h ==== */
 /* ops/linalg.c: the LAPACK-free linear algebra: LU factorisation, inverse, det, logdet, adjugate,
@@ -7521,6 +7730,8 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
                R-op its adjoint for any V.
      trace     dA = G I                              R = tr V
    Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
+
+#ifndef GR_NO_LINALG                  /* ops/table.h, op families: the whole file */
 
 /* ---- shared pieces ------------------------------------------------------------------------------- */
 
@@ -8725,6 +8936,7 @@ static gr_status gr__TriScale_emit(gr__em *e, const gr_node *node, const gr_arra
                 x->dtype == GR_F32 ? "f32" : "f64", gr__em_in(e, 0), gr__em_out(e, 0), (long long)outer, (long long)n, (long long)m);
     return GR_OK;
 }
+#endif /* GR_NO_LINALG */
 
 /* ==== ops/nnet.c: generated region; edit ops/nnet.c, then run make gradient.h ==== */
 /* ops/nnet.c: Softmax and LogSoftmax over one axis, numerically stable; CrossEntropy and OneHot
@@ -8734,7 +8946,9 @@ static gr_status gr__TriScale_emit(gr__em *e, const gr_node *node, const gr_arra
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
    m = max_j x_j over the axis. */
 
-typedef struct gr__axis_params { int axis; } gr__axis_params;
+typedef struct gr__axis_params { int axis; } gr__axis_params;   /* (ops/batch.c's axis rule) */
+
+#ifndef GR_NO_NNET                  /* ops/table.h, op families: all but gr__axis_split */
 
 static gr_var *gr__axis_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
     gr__axis_params p;
@@ -8753,13 +8967,17 @@ static gr_var *gr__axis_op(const char *fname, const gr_op_def *op, gr_var *x, in
 GR_API gr_var *gr_softmax(gr_var *x, int axis) { return gr__axis_op("gr_softmax", &gr__op_Softmax, x, axis); }
 GR_API gr_var *gr_log_softmax(gr_var *x, int axis) { return gr__axis_op("gr_log_softmax", &gr__op_LogSoftmax, x, axis); }
 
-/* (outer, n, inner) of an array around axis */
-static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
+#endif /* GR_NO_NNET */
+
+/* (outer, n, inner) of an array around axis (ops/reduce.c's along-one-axis ops too) */
+static GR__UNUSED void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
     int i;
     *outer = 1; *inner = 1; *n = x->shape[axis];
     for (i = 0; i < axis; i++) *outer *= x->shape[i];
     for (i = axis + 1; i < x->ndim; i++) *inner *= x->shape[i];
 }
+
+#ifndef GR_NO_NNET
 
 /* GR_KERNEL gr__softmax */
 #define GR__SOFTMAX(fn, T, EXP, LOG) \
@@ -9194,6 +9412,7 @@ static gr_status gr__OneHot_emit(gr__em *e, const gr_node *node, const gr_array 
                 (long long)in[0]->size, (long long)in[1]->shape[in[1]->ndim - 1], gr__em_out(e, 0), (int)GR_ERR_RUNTIME);
     return GR_OK;
 }
+#endif /* GR_NO_NNET */
 
 /* ==== ops/gradops.c: generated region; edit ops/gradops.c, then run make gradient.h ==== */
 /* ops/gradops.c: identities in the forward pass that change only the gradient (Aesara's
@@ -9339,6 +9558,8 @@ GR__IDENTITY_EMIT(UndefinedGrad)
      ViewUpdate(x, y), TakeUpdate(x, y, indices) -> shape(x), y broadcast to the viewed part.
    Out-of-range indices are GR_ERR_RUNTIME at call time, naming the index. A contiguous Slice or
    Index (nothing before the axis, step 1) is a view: no copy. */
+
+#ifndef GR_NO_INDEX                  /* ops/table.h, op families: the whole file */
 
 typedef struct gr__view_params {
     int axis;
@@ -10038,6 +10259,7 @@ static gr_status gr__TakeUpdate_emit(gr__em *e, const gr_node *node, const gr_ar
     gr__em_line(e, "}");
     return GR_OK;
 }
+#endif /* GR_NO_INDEX */
 
 /* ==== ops/batch.c: generated region; edit ops/batch.c, then run make gradient.h ==== */
 /* ops/batch.c: batching, for Jacobians evaluated in one pass over their rows.
@@ -10051,6 +10273,13 @@ static gr_status gr__TakeUpdate_emit(gr__em *e, const gr_node *node, const gr_ar
 
    Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
            Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
+
+/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
+static gr_status gr__compiled_only(const gr_node *node) {
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
+}
+
+#ifndef GR_NO_BATCH                  /* ops/table.h, op families: the rest of the file */
 
 /* ---- EyeLike -------------------------------------------------------------------------------- */
 
@@ -10153,10 +10382,6 @@ static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *
     }
     return GR_OK;
 }
-/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
-static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
-}
 static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
@@ -10173,7 +10398,7 @@ static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var *
 static const gr__banded_params *gr__banded_of(const gr_var *v) {
     return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
 }
-static int gr__banded_n(const gr_var *v) {
+static GR__UNUSED int gr__banded_n(const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     return p ? (int)p->n : 0;
 }
@@ -10224,7 +10449,7 @@ static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def
 }
 
 /* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
-static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
+static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     int32_t s[GR_MAX_NDIM];
     if (v->ndim != 2 || !p || p->n != 1 || p->k[0] != 0) return NULL;
@@ -10462,6 +10687,7 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     row_out.ndim = out[0]->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
     row_out.size = row_size;
+#ifndef GR_NO_DOT
     /* a dot whose left operand carries the batch is one matrix product over all the rows */
     if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta) {
         gr_array a = *in[0], c = *out[0];
@@ -10476,6 +10702,7 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
         cw[0] = cp; cw[1] = out[node->n_out];          /* the output, then the work memory */
         return p->op->perform(p->inner, ab, cw);
     }
+#endif
     for (k = 0; k < B; k++) {
         gr_status st;
         gr_array *ow[2];
@@ -10491,9 +10718,11 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
    not at hand here) */
 static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    (void)in;
+    (void)in; (void)out;
     while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
-    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40, (int64_t)1 << 40);
+#ifndef GR_NO_DOT
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+#endif
     return 0;
 }
 
@@ -10583,8 +10812,8 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
 static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__batched_params *bp = (const gr__batched_params *)params;
     const gr_op_def *iop = bp->op;
-    gr_var *z;
-    (void)op;
+    gr_var *z = NULL;
+    (void)op; (void)z;
     if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
         in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
         int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
@@ -10594,12 +10823,15 @@ static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const
         for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
         if (same) return gr__replaced(done, in[0]);
     }
+#ifndef GR_NO_INDEX
     if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__banded_n(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
         gr__rw_zeros(in[0], &z) && z) {
         const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
         int64_t s0 = gr__view_unit_start(vp);
         if (vp->axis == 0 && s0 >= 0) return gr__replaced(done, gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0));
     }
+#endif
+#ifndef GR_NO_DOT
     if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
         const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
         gr__dot_params q;
@@ -10614,13 +10846,35 @@ static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const
         }
         return gr__replaced(done, gr__rw1(rw, iop, &q, sizeof q, 2, args));
     }
+#endif
     return NULL;
 }
+
+#else /* GR_NO_BATCH: no Jacobians of non-scalars (src/jacobian.c says so); what other families'
+         batching rules and rewrites name of this file, none of it reached */
+static GR__UNUSED const gr_node *gr__conn_node(const gr_node *node) { return node; }
+static GR__UNUSED gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    (void)in; (void)batched; out[0] = NULL;
+    return gr__error(node->graph, GR_ERR_VALUE, "gr_jacobian: gradient.h was built without batching (GR_NO_BATCH)");
+}
+static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                                          int n, gr_var *const *roots, gr_var **out, uint8_t *out_b) {
+    (void)n_seed; (void)seed; (void)seed_b; (void)seed_isb; (void)n; (void)roots; (void)out; (void)out_b;
+    return gr__error(g, GR_ERR_VALUE, "gr_jacobian: gradient.h was built without batching (GR_NO_BATCH)");
+}
+static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
+static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
+static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                                       gr_var *pre, gr_var *post, int64_t dk) {
+    (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;
+    return NULL;
+}
+#endif /* GR_NO_BATCH */
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
 
 /* unary ops that do not care about shapes: the same op on the batched operand */
-static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     (void)batched;
     out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
@@ -10628,7 +10882,7 @@ static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const un
 
 /* elementwise: batched operands get their missing axes after the batch axis; NumPy broadcasting
    aligns the rest on the right */
-static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_var *xs[3];
     int d = gr__out(node)[0]->ndim, i;
     for (i = 0; i < node->n_in; i++) {
@@ -10647,7 +10901,7 @@ static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsi
     return out[0] ? GR_OK : node->graph->status;
 }
 
-static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__reduce_params p = *gr__rp(node);
     (void)batched;
     if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
@@ -10656,7 +10910,7 @@ static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     const gr__dimshuffle_params *p = gr__dsp(node);
     int pattern[GR_MAX_NDIM], i;
     if (p->n + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
@@ -10667,7 +10921,7 @@ static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, co
 }
 
 /* ops with one axis parameter: the axis moves one to the right */
-static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__axis_params p = *(const gr__axis_params *)gr__params(node);
     (void)batched;
     p.axis += 1;
@@ -10795,6 +11049,8 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
    loop reads its forward loop's sequences backwards, with an offset computed from the steps that
    loop ran. A state's tap k at step t reads the output of step t + k, or the initial value when
    t + k < 0 (row t + k + D of a mit-sot's initial). */
+
+#ifndef GR_NO_SCAN                  /* ops/table.h, op families: all but gr__batch_like */
 
 typedef struct gr__scan_def {
     gr__graphop head;                    /* first: counted; the loop's connection pattern */
@@ -13294,8 +13550,9 @@ done:
 static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
                                int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
 
+#endif /* GR_NO_SCAN */
 /* x (unbatched) broadcast along a leading axis of the size of ref's leading (batch) axis */
-static gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
+static GR__UNUSED gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
     int axes[GR_MAX_NDIM], pat[GR_MAX_NDIM + 1], i;
     gr_var *r = ref, *z;
     if (!x || !ref) return NULL;
@@ -13310,6 +13567,7 @@ static gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
     for (i = 0; i < x->ndim; i++) pat[i + 1] = i;
     return z ? gr_add(z, gr__dimshuffle(x, x->ndim + 1, pat, 0)) : NULL;
 }
+#ifndef GR_NO_SCAN
 /* x with its first two axes swapped */
 static gr_var *gr__swap01(gr_var *x) {
     int pat[GR_MAX_NDIM], i;
@@ -13573,6 +13831,7 @@ GR__EMIT_NOT_YET(Scan)
 GR__EMIT_NOT_YET(Rows)
 GR__EMIT_NOT_YET(ScanPlace)
 GR__EMIT_NOT_YET(ScanGather)
+#endif /* GR_NO_SCAN */
 
 /* ==== ops/ifelse.c: generated region; edit ops/ifelse.c, then run make gradient.h ==== */
 /* ops/ifelse.c: lazy conditionals (gr_ifelse, after aesara.ifelse).
@@ -13587,6 +13846,8 @@ GR__EMIT_NOT_YET(ScanGather)
    value).
 
    Shapes: cond (), a (*s), b (*t) -> (*s) when cond is true, (*t) otherwise. */
+
+#ifndef GR_NO_IFELSE                  /* ops/table.h, op families: the whole file */
 
 /* out[i] = cond ? a_i : b_i; a weak constant on one side takes the other side's dtype */
 GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
@@ -13739,6 +14000,15 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
 GR__EMIT_NOT_YET(IfElse)
+#else /* GR_NO_IFELSE: the gradient driver names gr_ifelse (src/grad.c), only for nodes of IfElse */
+GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
+    int i;
+    for (i = 0; out && i < n; i++) out[i] = NULL;
+    (void)then_vals; (void)else_vals;
+    if (!cond) return GR_ERR_VALUE;
+    return gr__error(cond->graph, GR_ERR_VALUE, "gr_ifelse: gradient.h was built without conditionals (GR_NO_IFELSE)");
+}
+#endif /* GR_NO_IFELSE */
 
 /* ==== ops/graphop.c: generated region; edit ops/graphop.c, then run make gradient.h ==== */
 /* ops/graphop.c: ops made of graphs (gr_op_from_graph, after Aesara's OpFromGraph).
@@ -13765,6 +14035,8 @@ GR__EMIT_NOT_YET(IfElse)
    operands and shared variables, then one seed per float output), and the R-op likewise (the
    operands and shared variables, then one tangent per float input); both are made on first use
    and kept by the op. With a gradient override alone the R-op is its double pullback. */
+
+#ifndef GR_NO_GRAPHOP                  /* ops/table.h, op families: the whole file */
 
 typedef struct gr__gop_def gr__gop_def;
 typedef struct gr__gop_handle { gr_op_def op; gr__gop_def *def; } gr__gop_handle;   /* op first: the user's pointer */
@@ -14648,6 +14920,13 @@ done:
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
 GR__EMIT_NOT_YET(OpFromGraph)
+#else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
+         refused as in the full build */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
+    (void)n_in; (void)inputs; (void)outputs;
+    return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function", op->name);
+}
+#endif /* GR_NO_GRAPHOP */
 
 /* ==== src/grad.c: generated region; edit src/grad.c, then run make gradient.h ==== */
 /* src/grad.c: reverse mode: gr_grad, gr_grad1, gr_lop, gr_subgraph_grad,
@@ -15675,6 +15954,7 @@ done:
    (m, *w.shape), then (*e.shape, *w.shape). The Hessian is the Jacobian of the gradient, one
    diagonal block per wrt. */
 
+#ifndef GR_NO_BATCH                  /* without batching (ops/table.h), only 0-d expressions */
 /* A copy of what `roots` compute from the seeds, with seed[i] replaced by seed_b[i]: a batched
    replacement (one more leading axis) when seed_isb is NULL or seed_isb[i], a plain substitute
    otherwise. Every node reading a replaced value is rebuilt: by its op's batch rule when it reads
@@ -15750,6 +16030,8 @@ static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
 }
 
 /* the graph of gr_jacobian's or gr_hessian's first non-NULL variable argument */
+#endif
+
 static gr_graph *gr__jh_graph(gr_var *first, int n_wrt, gr_var *const *wrt) {
     int i;
     if (first) return first->graph;
@@ -15783,6 +16065,11 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
         if (expr->ndim + wrt[i]->ndim > GR_MAX_NDIM)
             return gr__error(g, GR_ERR_VALUE, "%s: the Jacobian of %s with respect to %s would have %d dimensions (at most %d)", fname,
                              gr__d(expr).s, gr__d(wrt[i]).s, expr->ndim + wrt[i]->ndim, GR_MAX_NDIM);
+#ifdef GR_NO_BATCH
+    (void)flat; (void)u; (void)seed_b; (void)pulled; (void)batched; (void)isb; (void)dt; (void)st;
+    return gr__error(g, GR_ERR_VALUE, "%s: gradient.h was built without batching (GR_NO_BATCH): only the Jacobian of a 0-d "
+                     "expression (its gradient) is available, and %s is %d-d", fname, gr__d(expr).s, expr->ndim);
+#else
     dt = gr__grad_dtype(expr);
     flat = expr->ndim == 1 ? expr : gr_flatten(expr);
     if (!flat) return g->status;
@@ -15812,6 +16099,7 @@ done:
     if (st != GR_OK) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     GR_FREE(pulled); GR_FREE(batched); GR_FREE(isb);
     return st;
+#endif
 }
 
 GR_API gr_status gr_jacobian(gr_var *expression, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts) {
@@ -15870,7 +16158,7 @@ static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
 
 /* the symbol of an axis of symbol `sym` with k rows trimmed off (x[a:-b] trims a + b): the same
    for every slice that trims as many, so x[:-1] and x[1:] have the same length */
-static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
+static GR__UNUSED int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
     uint32_t mask, i;
     if (k == 0) return sym;
     if (rw->n_trim * 2 + 2 >= rw->cap_trim) {
@@ -18495,7 +18783,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
 
 /* the shapes f's outputs would have for these inputs, from the shape rules alone: nothing runs
    (an op made of a graph asks its inner function: ops/graphop.c) */
-static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
+static GR__UNUSED gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
     int changed = 0, i, d;
     gr_status st;
     if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: its shapes are known only by running it");

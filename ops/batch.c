@@ -10,6 +10,13 @@
    Shapes: EyeLike ref -> (size(ref), *shape(ref)); Unflatten x (size(ref), *r) -> (*shape(ref), *r);
            Batched: row shapes (B, *s_i) -> (B, *s_out) for the batched inputs, others as they are. */
 
+/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
+static gr_status gr__compiled_only(const gr_node *node) {
+    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
+}
+
+#ifndef GR_NO_BATCH                  /* ops/table.h, op families: the rest of the file */
+
 /* ---- EyeLike -------------------------------------------------------------------------------- */
 
 typedef struct gr__dtype_params { int dtype; } gr__dtype_params;
@@ -111,10 +118,6 @@ static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *
     }
     return GR_OK;
 }
-/* the derivative rules of the ops only gr_function makes (Banded, Fused): never asked for */
-static gr_status gr__compiled_only(const gr_node *node) {
-    return gr__error(node->graph, GR_ERR_VALUE, "%s nodes exist only inside compiled functions", gr__on(node->op).s);
-}
 static gr_status gr__Banded_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
 static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { (void)ev; (void)orop; return gr__compiled_only(node); }
 
@@ -131,7 +134,7 @@ static gr_status gr__Banded_rop(const gr_node *node, gr_var *const *ev, gr_var *
 static const gr__banded_params *gr__banded_of(const gr_var *v) {
     return gr__owner(v) && gr__owner(v)->op == &gr__op_Banded ? (const gr__banded_params *)gr__params(gr__owner(v)) : NULL;
 }
-static int gr__banded_n(const gr_var *v) {
+static GR__UNUSED int gr__banded_n(const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     return p ? (int)p->n : 0;
 }
@@ -182,7 +185,7 @@ static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def
 }
 
 /* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
-static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
+static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     int32_t s[GR_MAX_NDIM];
     if (v->ndim != 2 || !p || p->n != 1 || p->k[0] != 0) return NULL;
@@ -420,6 +423,7 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
     row_out.ndim = out[0]->ndim - 1;
     for (d = 0; d < row_out.ndim; d++) row_out.shape[d] = out[0]->shape[d + 1];
     row_out.size = row_size;
+#ifndef GR_NO_DOT
     /* a dot whose left operand carries the batch is one matrix product over all the rows */
     if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta) {
         gr_array a = *in[0], c = *out[0];
@@ -434,6 +438,7 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
         cw[0] = cp; cw[1] = out[node->n_out];          /* the output, then the work memory */
         return p->op->perform(p->inner, ab, cw);
     }
+#endif
     for (k = 0; k < B; k++) {
         gr_status st;
         gr_array *ow[2];
@@ -449,9 +454,11 @@ static gr_status gr__Batched_perform(const gr_node *node, const gr_array *const 
    not at hand here) */
 static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
-    (void)in;
+    (void)in; (void)out;
     while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
-    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40, (int64_t)1 << 40);
+#ifndef GR_NO_DOT
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+#endif
     return 0;
 }
 
@@ -541,8 +548,8 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
 static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__batched_params *bp = (const gr__batched_params *)params;
     const gr_op_def *iop = bp->op;
-    gr_var *z;
-    (void)op;
+    gr_var *z = NULL;
+    (void)op; (void)z;
     if ((iop == &gr__op_ReduceLike || iop == &gr__op_BroadcastLike || iop == &gr__op_ReshapeLike) && bp->batched == 1u &&
         in[0]->ndim == in[1]->ndim + 1 && in[0]->dtype == GR__BP_TYPES(bp)[0].dtype) {
         int32_t sx[GR_MAX_NDIM], sr[GR_MAX_NDIM];
@@ -552,12 +559,15 @@ static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const
         for (i = 0; i < in[1]->ndim; i++) if (sx[i + 1] != sr[i]) same = 0;
         if (same) return gr__replaced(done, in[0]);
     }
+#ifndef GR_NO_INDEX
     if (iop == &gr__op_ViewUpdate && bp->batched == 2u && gr__banded_n(in[1]) && in[0]->ndim == 1 && in[0]->dtype == in[1]->dtype &&
         gr__rw_zeros(in[0], &z) && z) {
         const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
         int64_t s0 = gr__view_unit_start(vp);
         if (vp->axis == 0 && s0 >= 0) return gr__replaced(done, gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0));
     }
+#endif
+#ifndef GR_NO_DOT
     if (iop == &gr__op_Dot && (bp->batched == 1u || bp->batched == 2u) && GR__BP_TYPES(bp)[bp->batched == 1u ? 0 : 1].ndim == 1) {
         const gr__dot_params *ip = (const gr__dot_params *)GR__BP_INNER(bp);
         gr__dot_params q;
@@ -572,13 +582,35 @@ static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const
         }
         return gr__replaced(done, gr__rw1(rw, iop, &q, sizeof q, 2, args));
     }
+#endif
     return NULL;
 }
+
+#else /* GR_NO_BATCH: no Jacobians of non-scalars (src/jacobian.c says so); what other families'
+         batching rules and rewrites name of this file, none of it reached */
+static GR__UNUSED const gr_node *gr__conn_node(const gr_node *node) { return node; }
+static GR__UNUSED gr_status gr__map_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+    (void)in; (void)batched; out[0] = NULL;
+    return gr__error(node->graph, GR_ERR_VALUE, "gr_jacobian: gradient.h was built without batching (GR_NO_BATCH)");
+}
+static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
+                                          int n, gr_var *const *roots, gr_var **out, uint8_t *out_b) {
+    (void)n_seed; (void)seed; (void)seed_b; (void)seed_isb; (void)n; (void)roots; (void)out; (void)out_b;
+    return gr__error(g, GR_ERR_VALUE, "gr_jacobian: gradient.h was built without batching (GR_NO_BATCH)");
+}
+static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
+static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
+static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
+                                       gr_var *pre, gr_var *post, int64_t dk) {
+    (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;
+    return NULL;
+}
+#endif /* GR_NO_BATCH */
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
 
 /* unary ops that do not care about shapes: the same op on the batched operand */
-static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     (void)batched;
     out[0] = gr__node1(node->graph, node->op, gr__params(node), node->params_size, node->n_in, in);
     return out[0] ? GR_OK : node->graph->status;
@@ -586,7 +618,7 @@ static gr_status gr__same_batch(const gr_node *node, gr_var *const *in, const un
 
 /* elementwise: batched operands get their missing axes after the batch axis; NumPy broadcasting
    aligns the rest on the right */
-static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr_var *xs[3];
     int d = gr__out(node)[0]->ndim, i;
     for (i = 0; i < node->n_in; i++) {
@@ -605,7 +637,7 @@ static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsi
     return out[0] ? GR_OK : node->graph->status;
 }
 
-static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__reduce_params p = *gr__rp(node);
     (void)batched;
     if (gr__in(node)[0]->ndim + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
@@ -614,7 +646,7 @@ static gr_status gr__reduce_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
-static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     const gr__dimshuffle_params *p = gr__dsp(node);
     int pattern[GR_MAX_NDIM], i;
     if (p->n + 1 > GR_MAX_NDIM) return gr__map_batch(node, in, batched, out);
@@ -625,7 +657,7 @@ static gr_status gr__DimShuffle_batch(const gr_node *node, gr_var *const *in, co
 }
 
 /* ops with one axis parameter: the axis moves one to the right */
-static gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
+static GR__UNUSED gr_status gr__axis_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) {
     gr__axis_params p = *(const gr__axis_params *)gr__params(node);
     (void)batched;
     p.axis += 1;

@@ -15,6 +15,8 @@
    folded in; TensorDot and MatMul the same on their matrices (MatMul then sums over the batch axes
    an operand was broadcast along). */
 
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
+
 /* ---- Dot ------------------------------------------------------------------------------------------ */
 
 typedef struct gr__dot_params { int ta, tb; } gr__dot_params;
@@ -701,3 +703,4 @@ static gr_status gr__MatMul_batch(const gr_node *node, gr_var *const *in, const 
 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
+#endif /* GR_NO_DOT */

@@ -85,13 +85,13 @@ static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-f
 typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
 
 #define GR__EWK_1(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0]; int64_t i; \
         if (st[0] == 1) { for (i = 0; i < n; i++) { TI a = pa[i]; o[i] = (TO)(expr); } } \
         else { TI a = pa[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
     }
 #define GR__EWK_2(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1]; int64_t i; \
         if (st[0] == 1 && st[1] == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i]; o[i] = (TO)(expr); } } \
         else if (st[0] == 0 && st[1] == 1) { TI a = pa[0]; for (i = 0; i < n; i++) { TI b = pb[i]; o[i] = (TO)(expr); } } \
@@ -99,7 +99,7 @@ typedef void (*gr__ew_kernel)(int64_t n, void *out, const void *const *in, const
         else { TI a = pa[0], b = pb[0]; TO r = (TO)(expr); for (i = 0; i < n; i++) o[i] = r; } \
     }
 #define GR__EWK_3(fn, TI, TO, expr) \
-    static void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
+    static GR__UNUSED void fn(int64_t n, void *out_, const void *const *in, const int64_t *st) { \
         TO *o = (TO *)out_; const TI *pa = (const TI *)in[0], *pb = (const TI *)in[1], *pc = (const TI *)in[2]; \
         int64_t i, sa = st[0], sb = st[1], sc = st[2]; \
         if (sa == 1 && sb == 1 && sc == 1) { for (i = 0; i < n; i++) { TI a = pa[i], b = pb[i], c = pc[i]; o[i] = (TO)(expr); } } \
@@ -185,10 +185,34 @@ GR_ELEMWISE_OPS(GR__KB8)
 #define GR__KP_B8_CMP(n)        NULL
 #define GR__KP_B8_SELECT(n)     NULL
 
+/* GR_ELEMWISE_ONLY (ops/table.h, op families): only the rows named by GR_EW_<row> get kernels.
+   GR__EW_KEPT(name) is 1 when GR_EW_<name> is defined empty or as 1 (it pastes GR__EW_PROBE_ to
+   the definition: a probe of two tokens moves the 1 into second place), else 0 */
+#ifdef GR_ELEMWISE_ONLY
+#define GR__EW_PROBE_ ~, 1
+#define GR__EW_PROBE_1 ~, 1
+#define GR__EW_2ND(a, b, ...) b
+#define GR__EW_2ND_(...) GR__EW_2ND(__VA_ARGS__)
+#define GR__EW_KEPT(name) GR__EW_KEPT1(GR_EW_##name)
+#define GR__EW_KEPT1(v) GR__EW_KEPT2(v)                    /* v: GR_EW_<name>'s definition */
+#define GR__EW_KEPT2(v) GR__EW_2ND_(GR__EW_PROBE_##v, 0, ~)
+#else
+#define GR__EW_KEPT(name) 1
+#endif
+#define GR__EW_CAT(a, b) a##b
+#define GR__EW_XCAT(a, b) GR__EW_CAT(a, b)
+#define GR__EW_WHEN_1(...) __VA_ARGS__
+#define GR__EW_WHEN_0(...)
+#define GR__EW_WHEN(c) GR__EW_XCAT(GR__EW_WHEN_, c)       /* GR__EW_WHEN(c)(x): x when c is 1 */
+#define GR__EW_PICK_1(k) k
+#define GR__EW_PICK_0(k) NULL
+#define GR__EW_K(name, k) GR__EW_XCAT(GR__EW_PICK_, GR__EW_KEPT(name))(k)
+
 /* indexed by [row][dtype] (GR_F64, GR_F32, GR_I64, GR_BOOL): the kernel, NULL where never used */
 static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
 #define GR__KROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    { GR__KP_FLT_##cls(name, f64), GR__KP_FLT_##cls(name, f32), GR__KP_INT_##cls(name), GR__KP_B8_##cls(name) },
+    { GR__EW_K(name, GR__KP_FLT_##cls(name, f64)), GR__EW_K(name, GR__KP_FLT_##cls(name, f32)), \
+      GR__EW_K(name, GR__KP_INT_##cls(name)), GR__EW_K(name, GR__KP_B8_##cls(name)) },
     GR_ELEMWISE_OPS(GR__KROW)
 #undef GR__KROW
 };
@@ -356,6 +380,11 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__ew_kernel k = gr__ew_kernels[gr__code_of(node->op)][in[node->n_in - 1]->dtype];
+#ifdef GR_ELEMWISE_ONLY
+    if (!k && !gr__ew_kernels[gr__code_of(node->op)][0] && !gr__ew_kernels[gr__code_of(node->op)][2] && !gr__ew_kernels[gr__code_of(node->op)][3])
+        return gr_node_error(node, GR_ERR_VALUE, "gradient.h was built without the kernels of %s (GR_ELEMWISE_ONLY: define GR_EW_%s)",
+                             node->op->name, node->op->name);
+#endif
     if (!k) return gr_node_error(node, GR_ERR_TYPE, "no kernel for %s", gr_dtype_name(in[0]->dtype));
     gr__ew_run(k, out[0], node->n_in, in);
     return GR_OK;
@@ -643,7 +672,7 @@ static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 
 /* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
    a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
-static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+static GR__UNUSED void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
     int64_t i;
     if (dt == GR_F64) {
         const double *x = (const double *)a;
@@ -659,7 +688,8 @@ static void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa,
 typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
 typedef struct gr__ew_pair { int first, second; const char *name; gr__ew_pair_kernel run; } gr__ew_pair;
 static const gr__ew_pair gr__ew_pairs[] = {
-#define GR__PAIR_ROW(first, second, name) { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },
+#define GR__PAIR_ROW(first, second, name) GR__EW_WHEN(GR__EW_KEPT(first))(GR__EW_WHEN(GR__EW_KEPT(second))( \
+    { GR__EW_##first, GR__EW_##second, #name, gr__##name##_pair },))
     GR_ELEMWISE_PAIRS(GR__PAIR_ROW)
 #undef GR__PAIR_ROW
     { -1, -1, NULL, NULL }

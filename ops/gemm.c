@@ -8,6 +8,8 @@
      gr__dotv_dt   vector . vector   a plain loop (float32 summed in float64), or cblas_ddot
    Integers wrap (through uint64_t, as NumPy's) and always take the plain loops. */
 
+#ifndef GR_NO_DOT                  /* ops/table.h, op families: the whole file */
+
 /* ---- the built-in kernels ---------------------------------------------------------------------
 
    Floating point, after GotoBLAS: a KC x NC block of op(B) is packed into strips of NR columns
@@ -368,3 +370,4 @@ static void gr__em_dotv(gr__em *e, int dt, int64_t K, const char *x, const char 
     const char *fn = gr__em_prod_kernel(e, 2, dt), *U = dt == GR_I64 ? "uint64_t" : gr__em_ctype(dt);
     gr__em_line(e, "%s[0] = %s(%lld, (const %s *)%s, (const %s *)%s);", out, fn, (long long)K, U, x, U, y);
 }
+#endif /* GR_NO_DOT */

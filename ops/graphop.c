@@ -23,6 +23,8 @@
    operands and shared variables, then one tangent per float input); both are made on first use
    and kept by the op. With a gradient override alone the R-op is its double pullback. */
 
+#ifndef GR_NO_GRAPHOP                  /* ops/table.h, op families: the whole file */
+
 typedef struct gr__gop_def gr__gop_def;
 typedef struct gr__gop_handle { gr_op_def op; gr__gop_def *def; } gr__gop_handle;   /* op first: the user's pointer */
 
@@ -905,3 +907,10 @@ done:
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
 GR__EMIT_NOT_YET(OpFromGraph)
+#else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
+         refused as in the full build */
+static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
+    (void)n_in; (void)inputs; (void)outputs;
+    return gr__error(g, GR_ERR_VALUE, "gr_apply: %s is a built-in op with parameters of its own; build it with its gr_ function", op->name);
+}
+#endif /* GR_NO_GRAPHOP */

@@ -11,6 +11,8 @@
 
    Shapes: cond (), a (*s), b (*t) -> (*s) when cond is true, (*t) otherwise. */
 
+#ifndef GR_NO_IFELSE                  /* ops/table.h, op families: the whole file */
+
 /* out[i] = cond ? a_i : b_i; a weak constant on one side takes the other side's dtype */
 GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
     gr_graph *g = cond ? cond->graph : NULL;
@@ -162,3 +164,12 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
 /* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
 
 GR__EMIT_NOT_YET(IfElse)
+#else /* GR_NO_IFELSE: the gradient driver names gr_ifelse (src/grad.c), only for nodes of IfElse */
+GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
+    int i;
+    for (i = 0; out && i < n; i++) out[i] = NULL;
+    (void)then_vals; (void)else_vals;
+    if (!cond) return GR_ERR_VALUE;
+    return gr__error(cond->graph, GR_ERR_VALUE, "gr_ifelse: gradient.h was built without conditionals (GR_NO_IFELSE)");
+}
+#endif /* GR_NO_IFELSE */

@@ -9,6 +9,8 @@
    Out-of-range indices are GR_ERR_RUNTIME at call time, naming the index. A contiguous Slice or
    Index (nothing before the axis, step 1) is a view: no copy. */
 
+#ifndef GR_NO_INDEX                  /* ops/table.h, op families: the whole file */
+
 typedef struct gr__view_params {
     int axis;
     int is_index;                /* Index: one position, the axis is removed */
@@ -700,3 +702,4 @@ static gr_status gr__TakeUpdate_emit(gr__em *e, const gr_node *node, const gr_ar
     gr__em_line(e, "}");
     return GR_OK;
 }
+#endif /* GR_NO_INDEX */

@@ -43,6 +43,8 @@
      trace     dA = G I                              R = tr V
    Every rule builds ordinary differentiable nodes, so gradients of gradients work. */
 
+#ifndef GR_NO_LINALG                  /* ops/table.h, op families: the whole file */
+
 /* ---- shared pieces ------------------------------------------------------------------------------- */
 
 enum { GR__LU_FOR_INVERSE, GR__LU_FOR_DET, GR__LU_FOR_LOGDET, GR__LU_FOR_SOLVE, GR__LU_FOR_CHOLESKY, GR__LU_FOR_COUNT };
@@ -963,3 +965,4 @@ static gr_status gr__TriScale_emit(gr__em *e, const gr_node *node, const gr_arra
                 x->dtype == GR_F32 ? "f32" : "f64", gr__em_in(e, 0), gr__em_out(e, 0), (long long)outer, (long long)n, (long long)m);
     return GR_OK;
 }
+#endif /* GR_NO_LINALG */

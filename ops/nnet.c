@@ -5,7 +5,9 @@
    softmax(x)_i = e^(x_i - m) / sum_j e^(x_j - m),  log_softmax(x)_i = x_i - m - log sum_j e^(x_j - m),
    m = max_j x_j over the axis. */
 
-typedef struct gr__axis_params { int axis; } gr__axis_params;
+typedef struct gr__axis_params { int axis; } gr__axis_params;   /* (ops/batch.c's axis rule) */
+
+#ifndef GR_NO_NNET                  /* ops/table.h, op families: all but gr__axis_split */
 
 static gr_var *gr__axis_op(const char *fname, const gr_op_def *op, gr_var *x, int axis) {
     gr__axis_params p;
@@ -24,13 +26,17 @@ static gr_var *gr__axis_op(const char *fname, const gr_op_def *op, gr_var *x, in
 GR_API gr_var *gr_softmax(gr_var *x, int axis) { return gr__axis_op("gr_softmax", &gr__op_Softmax, x, axis); }
 GR_API gr_var *gr_log_softmax(gr_var *x, int axis) { return gr__axis_op("gr_log_softmax", &gr__op_LogSoftmax, x, axis); }
 
-/* (outer, n, inner) of an array around axis */
-static void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
+#endif /* GR_NO_NNET */
+
+/* (outer, n, inner) of an array around axis (ops/reduce.c's along-one-axis ops too) */
+static GR__UNUSED void gr__axis_split(const gr_array *x, int axis, int64_t *outer, int64_t *n, int64_t *inner) {
     int i;
     *outer = 1; *inner = 1; *n = x->shape[axis];
     for (i = 0; i < axis; i++) *outer *= x->shape[i];
     for (i = axis + 1; i < x->ndim; i++) *inner *= x->shape[i];
 }
+
+#ifndef GR_NO_NNET
 
 /* GR_KERNEL gr__softmax */
 #define GR__SOFTMAX(fn, T, EXP, LOG) \
@@ -391,3 +397,4 @@ static gr_status gr__OneHot_emit(gr__em *e, const gr_node *node, const gr_array 
                 (long long)in[0]->size, (long long)in[1]->shape[in[1]->ndim - 1], gr__em_out(e, 0), (int)GR_ERR_RUNTIME);
     return GR_OK;
 }
+#endif /* GR_NO_NNET */

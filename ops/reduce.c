@@ -345,6 +345,7 @@ static gr_status gr__Min_grad(const gr_node *node, gr_var *const *og, gr_var **i
 static gr_status gr__Max_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 static gr_status gr__Min_rop(const gr_node *node, gr_var *const *ev, gr_var **orop) { return gr__extremum_rop(node, ev, orop); }
 
+#ifndef GR_NO_AXIS                  /* ops/table.h, op families: to the end of the file */
 /* ==== along one axis: ArgMax, LogSumExp, CumSum, CumProd, Diff and LinScan ========================
 
    Each works along one axis of x, seen as (outer, n, inner): element i of the slice (o, j) is
@@ -976,3 +977,4 @@ static gr_status gr__Diff_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__LinScan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     return gr__axis_emit(e, node, in, out, "GR__LINSCAN", "gr__linscan", 1);
 }
+#endif /* GR_NO_AXIS */

@@ -24,6 +24,8 @@
    loop ran. A state's tap k at step t reads the output of step t + k, or the initial value when
    t + k < 0 (row t + k + D of a mit-sot's initial). */
 
+#ifndef GR_NO_SCAN                  /* ops/table.h, op families: all but gr__batch_like */
+
 typedef struct gr__scan_def {
     gr__graphop head;                    /* first: counted; the loop's connection pattern */
     gr_graph *ig;                        /* the body */
@@ -2522,8 +2524,9 @@ done:
 static gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const *seed, gr_var *const *seed_b, const uint8_t *seed_isb,
                                int n, gr_var *const *roots, gr_var **out, uint8_t *out_b);
 
+#endif /* GR_NO_SCAN */
 /* x (unbatched) broadcast along a leading axis of the size of ref's leading (batch) axis */
-static gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
+static GR__UNUSED gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
     int axes[GR_MAX_NDIM], pat[GR_MAX_NDIM + 1], i;
     gr_var *r = ref, *z;
     if (!x || !ref) return NULL;
@@ -2538,6 +2541,7 @@ static gr_var *gr__batch_like(gr_var *x, gr_var *ref) {
     for (i = 0; i < x->ndim; i++) pat[i + 1] = i;
     return z ? gr_add(z, gr__dimshuffle(x, x->ndim + 1, pat, 0)) : NULL;
 }
+#ifndef GR_NO_SCAN
 /* x with its first two axes swapped */
 static gr_var *gr__swap01(gr_var *x) {
     int pat[GR_MAX_NDIM], i;
@@ -2801,3 +2805,4 @@ GR__EMIT_NOT_YET(Scan)
 GR__EMIT_NOT_YET(Rows)
 GR__EMIT_NOT_YET(ScanPlace)
 GR__EMIT_NOT_YET(ScanGather)
+#endif /* GR_NO_SCAN */

@@ -577,6 +577,7 @@ GR_API gr_var *gr_outer(gr_var *a, gr_var *b) {
     return gr_mul(gr__dimshuffle(a, 2, col, 0), gr__dimshuffle(b, 2, row, 0));
 }
 
+#ifndef GR_NO_JOIN                  /* ops/table.h, op families: to zeros_like, then Tile to the end */
 /* ==== joining, splitting, broadcasting, tiling ===================================================
 
    Join, Split, BroadcastTo, Tile and Untile; the builders gr_concatenate, gr_stack, gr_split,
@@ -1130,6 +1131,8 @@ static gr_status gr__BroadcastTo_batch(const gr_node *node, gr_var *const *in, c
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_JOIN */
+
 /* ---- zeros_like, ones_like, arange ------------------------------------------------------------------ */
 
 GR_API gr_var *gr_zeros_like(gr_var *x) {
@@ -1174,6 +1177,7 @@ GR_API gr_var *gr_arange(gr_graph *g, double start, double stop, double step, gr
     return v;
 }
 
+#ifndef GR_NO_JOIN
 /* ---- Tile and Untile ----------------------------------------------------------------------------------- */
 
 typedef struct gr__tile_params { int n; int64_t reps[GR_MAX_NDIM]; } gr__tile_params;
@@ -1584,3 +1588,4 @@ static gr_status gr__Untile_emit(gr__em *e, const gr_node *node, const gr_array 
     gr__em_line(e, "}");
     return GR_OK;
 }
+#endif /* GR_NO_JOIN */

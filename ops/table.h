@@ -5,6 +5,125 @@
    which make gradient.h writes into the public part from the rows (name, arity and math comment;
    a comment "(p, q, r): ..." names the parameters, else they are x, or a, b, or a, b, c). */
 
+/* ---- op families ---------------------------------------------------------------------------------
+   A program that uses only some ops may build the implementation without the others: define
+   GR_NO_<FAMILY> in the implementation file (or -D for all). The family's rows below are wrapped in
+   GR__FAMILY_<FAMILY>(...), which keeps them or drops them from every expansion of the tables (their
+   gr_op_defs, the arrays by code, the rewrites, the RUNTIME and scratch hooks), so that nothing
+   references their rules; their family file compiles out, and so do their public constructors (a
+   program calling one fails to link, naming it). What the core itself calls of a family left out
+   fails with a message naming the switch (gr_jacobian of a vector without GR_NO_BATCH's rows).
+   The op codes are the rows' positions: the same as long as no family is left out. ops/README.md,
+   "Op families", says more (and GR_ELEMWISE_ONLY, the kernels of only some elementwise rows).
+
+     switch          rows                                              file          needs also
+     GR_NO_DOT       Dot, TensorDot, MatMul (the GEMM)                 ops/dot.c     GR_NO_LINALG
+     GR_NO_LINALG    LUFactor ... TriScale                             ops/linalg.c
+     GR_NO_NNET      Softmax, LogSoftmax, CrossEntropy, OneHot         ops/nnet.c
+     GR_NO_INDEX     Slice, Index, Take, ViewUpdate, TakeUpdate        ops/index.c   GR_NO_SCAN, GR_NO_AXIS
+     GR_NO_AXIS      ArgMax, LogSumExp, CumSum, CumProd, Diff, LinScan ops/reduce.c
+     GR_NO_JOIN      Join, Split, BroadcastTo, Tile, Untile            ops/shape.c   GR_NO_SCAN, GR_NO_AXIS
+     GR_NO_BATCH     EyeLike, Unflatten, Batched, Banded: Jacobians    ops/batch.c
+                     and Hessians of non-scalars (GR_ERR_VALUE)
+     GR_NO_SCAN      Scan, Rows, ScanPlace, ScanGather (gr_scan)       ops/scan.c
+     GR_NO_IFELSE    IfElse (gr_ifelse)                                ops/ifelse.c
+     GR_NO_GRAPHOP   OpFromGraph (gr_op_from_graph)                    ops/graphop.c
+     GR_ONLY_CORE    all of the above: what stays is the elementwise rows, Cast, the reductions, the
+                     shapes (DimShuffle ... SizeRatio), the gradient markers and Fused              */
+#ifdef GR_ONLY_CORE
+#ifndef GR_NO_DOT
+#define GR_NO_DOT
+#endif
+#ifndef GR_NO_LINALG
+#define GR_NO_LINALG
+#endif
+#ifndef GR_NO_NNET
+#define GR_NO_NNET
+#endif
+#ifndef GR_NO_INDEX
+#define GR_NO_INDEX
+#endif
+#ifndef GR_NO_AXIS
+#define GR_NO_AXIS
+#endif
+#ifndef GR_NO_JOIN
+#define GR_NO_JOIN
+#endif
+#ifndef GR_NO_BATCH
+#define GR_NO_BATCH
+#endif
+#ifndef GR_NO_SCAN
+#define GR_NO_SCAN
+#endif
+#ifndef GR_NO_IFELSE
+#define GR_NO_IFELSE
+#endif
+#ifndef GR_NO_GRAPHOP
+#define GR_NO_GRAPHOP
+#endif
+#endif
+#if defined(GR_NO_DOT) && !defined(GR_NO_LINALG)
+#error "gradient.h: GR_NO_DOT needs GR_NO_LINALG too (the linear algebra multiplies matrices)"
+#endif
+#if defined(GR_NO_INDEX) && !(defined(GR_NO_SCAN) && defined(GR_NO_AXIS))
+#error "gradient.h: GR_NO_INDEX needs GR_NO_SCAN and GR_NO_AXIS too (loops and Diff's gradient slice)"
+#endif
+#if defined(GR_NO_JOIN) && !(defined(GR_NO_SCAN) && defined(GR_NO_AXIS))
+#error "gradient.h: GR_NO_JOIN needs GR_NO_SCAN and GR_NO_AXIS too (loops stack rows, Diff's gradient pads)"
+#endif
+#define GR__FAMILY_ON(...) __VA_ARGS__
+#define GR__FAMILY_OFF(...)
+#ifdef GR_NO_DOT
+#define GR__FAMILY_DOT GR__FAMILY_OFF
+#else
+#define GR__FAMILY_DOT GR__FAMILY_ON
+#endif
+#ifdef GR_NO_LINALG
+#define GR__FAMILY_LINALG GR__FAMILY_OFF
+#else
+#define GR__FAMILY_LINALG GR__FAMILY_ON
+#endif
+#ifdef GR_NO_NNET
+#define GR__FAMILY_NNET GR__FAMILY_OFF
+#else
+#define GR__FAMILY_NNET GR__FAMILY_ON
+#endif
+#ifdef GR_NO_INDEX
+#define GR__FAMILY_INDEX GR__FAMILY_OFF
+#else
+#define GR__FAMILY_INDEX GR__FAMILY_ON
+#endif
+#ifdef GR_NO_JOIN
+#define GR__FAMILY_JOIN GR__FAMILY_OFF
+#else
+#define GR__FAMILY_JOIN GR__FAMILY_ON
+#endif
+#ifdef GR_NO_AXIS
+#define GR__FAMILY_AXIS GR__FAMILY_OFF
+#else
+#define GR__FAMILY_AXIS GR__FAMILY_ON
+#endif
+#ifdef GR_NO_BATCH
+#define GR__FAMILY_BATCH GR__FAMILY_OFF
+#else
+#define GR__FAMILY_BATCH GR__FAMILY_ON
+#endif
+#ifdef GR_NO_SCAN
+#define GR__FAMILY_SCAN GR__FAMILY_OFF
+#else
+#define GR__FAMILY_SCAN GR__FAMILY_ON
+#endif
+#ifdef GR_NO_IFELSE
+#define GR__FAMILY_IFELSE GR__FAMILY_OFF
+#else
+#define GR__FAMILY_IFELSE GR__FAMILY_ON
+#endif
+#ifdef GR_NO_GRAPHOP
+#define GR__FAMILY_GRAPHOP GR__FAMILY_OFF
+#else
+#define GR__FAMILY_GRAPHOP GR__FAMILY_ON
+#endif
+
 /* ---- elementwise ops ---------------------------------------------------------------------------
    X(name, arity, class, float_expr, int_expr, d0, d1, d2)
 
@@ -95,12 +214,16 @@
                  the ops its pattern involves.                                                    */
 #define GR_ELEMWISE_REWRITES(X) \
     /* ops/batch.c: banded matrices stay banded */ \
+    GR__FAMILY_BATCH( \
     X(add,   banded_sum)       /* B1 + B2 -> one Banded, the diagonals merged */ \
     X(neg,   banded_scale)     /* -B -> B's diagonals negated */ \
     X(mul,   banded_scale)     /* B * c, B * v (v along the columns) -> B's diagonals scaled */ \
     X(div,   banded_scale)     /* B / c, B / v -> the same */ \
+    ) \
     /* ops/index.c */ \
+    GR__FAMILY_INDEX( \
     X(add,   update_into)      /* x + update(0, y at a view) -> update(x, y at the view), increments */ \
+    ) \
     /* ops/elemwise.c: algebra (zeros are 0-d zeros or zeros filled to a shape) */ \
     X(add,   add_zero)         /* x + 0 -> x, 0 + x -> x */ \
     X(sub,   add_zero)         /* x - 0 -> x, 0 - x -> -x */ \
@@ -117,7 +240,9 @@
     X(log,   log1p)            /* log(1 + x) -> log1p(x) */ \
     X(log,   log_sigmoid)      /* log(sigmoid(x)) -> -softplus(-x) */ \
     /* ops/nnet.c */ \
+    GR__FAMILY_NNET( \
     X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
+    ) \
     /* (end of the elementwise rewrites) */
 
 /* ---- elementwise pairs -------------------------------------------------------------------------
@@ -172,10 +297,14 @@
     X(ReshapeLike,      2,  1,  ReshapeLike,   gr__conn_10,  always,     SHAPEREF,         map,         like1,      ReshapeLike)    /* x's data in the shape of ref */ \
     X(SizeRatio,        2,  1,  SizeRatio,     gr__conn_00,  none,       NONDIFF_SHAPEREF, map,         none,       none)           /* size(a) / size(b), a 0-d float */ \
     /* ops/dot.c */ \
+    GR__FAMILY_DOT( \
     X(Dot,              2,  1,  Dot,           NULL,         none,       0,                map,         Dot,        Dot)            /* op(a) . op(b), op = transpose when flagged */ \
+    ) \
     /* ops/nnet.c */ \
+    GR__FAMILY_NNET( \
     X(Softmax,          1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* e^x / sum_axis e^x */ \
     X(LogSoftmax,       1,  1,  like0,         NULL,         none,       0,                axis,        like0,      none)           /* x - logsumexp_axis x */ \
+    ) \
     /* ops/gradops.c: identities in the forward pass that change only the gradient */ \
     X(ZeroGrad,         1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; dy/dx := 0 */ \
     X(DisconnectedGrad, 1,  1,  like0,         gr__conn_0,   always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; x is disconnected */ \
@@ -184,32 +313,43 @@
     X(GradScale,        1,  1,  like0,         NULL,         always,     GRADMOD,          same,        like0,      none)           /* y = x; gradient scaled */ \
     X(UndefinedGrad,    1,  1,  like0,         NULL,         always,     GRADMOD_NONDIFF,  same,        like0,      none)           /* y = x; gradient undefined */ \
     /* ops/batch.c: batching for Jacobians */ \
+    GR__FAMILY_BATCH( \
     X(EyeLike,          1,  1,  EyeLike,       gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       EyeLike)        /* (size(ref), *shape(ref)): row k is e_k */ \
     X(Unflatten,        2,  1,  Unflatten,     gr__conn_10,  always,     SHAPEREF,         map,         none,       none)           /* x (size(ref), ...) -> (*shape(ref), ...) */ \
     X(Batched,          -1, 1,  Batched,       NULL,         Batched,    INNERCONN,        map,         none,       Batched)        /* an op applied row by row over axis 0 */ \
     X(Banded,           -1, 1,  Banded,        NULL,         none,       0,                map,         Banded,     none)           /* (size(ref), m) from diagonals c_i at offsets k_i (gr_function only) */ \
+    ) \
     /* ops/index.c: views of one axis and advanced indexing, and their updates */ \
+    GR__FAMILY_INDEX( \
     X(Slice,            1,  1,  view,          NULL,         view,       0,                view,        view,       Slice)          /* x[start:stop:step] along an axis */ \
     X(Index,            1,  1,  view,          NULL,         view,       0,                view,        view,       none)           /* x[i] along an axis (the axis goes) */ \
     X(Take,             2,  1,  Take,          gr__conn_10,  none,       0,                Take,        none,       none)           /* x[indices] along an axis (I64 indices) */ \
     X(ViewUpdate,       2,  1,  like0,         NULL,         none,       INPLACE0,         map,         like0,      none)           /* x with a Slice/Index part set to or incremented by y */ \
     X(TakeUpdate,       3,  1,  like0,         gr__conn_110, none,       INPLACE0,         map,         like0,      none)           /* x with x[indices] set to or incremented by y */ \
+    ) \
     /* ops/shape.c: joining, splitting, tiling */ \
+    GR__FAMILY_JOIN( \
     X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
     X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \
     X(Untile,           2,  1,  Untile,        gr__conn_10,  same_size,  0,                Untile,      none,       none)           /* g summed over its tiles, in ref's shape (adjoint of Tile) */ \
+    ) \
     /* ops/reduce.c: along one axis */ \
+    GR__FAMILY_AXIS( \
     X(ArgMax,           1,  1,  axisred,       NULL,         none,       NONDIFF,          axdir,       none,       none)           /* first position of the max along an axis (I64) */ \
     X(LogSumExp,        1,  1,  axisred,       NULL,         none,       0,                axdir,       none,       none)           /* m + log sum_axis e^(x - m), m = max_axis x */ \
     X(CumSum,           1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = sum_{i<=k} x_i along an axis (or i>=k) */ \
     X(CumProd,          1,  1,  like0,         NULL,         none,       0,                axdir,       like0,      none)           /* y_k = prod_{i<=k} x_i along an axis */ \
     X(Diff,             1,  1,  Diff,          NULL,         none,       0,                axdir,       Diff,       none)           /* y_k = x_{k+1} - x_k along an axis (NumPy diff, n = 1) */ \
     X(LinScan,          2,  1,  LinScan,       NULL,         none,       0,                axdir,       none,       none)           /* s_k = a_k s_{k-1} + b_k (or a_{k+1} s_{k+1} + b_k) */ \
+    ) \
     /* ops/dot.c and ops/linalg.c: contractions, factorisations and what their derivatives use */ \
+    GR__FAMILY_DOT( \
     X(TensorDot,        2,  1,  TensorDot,     NULL,         none,       0,                TensorDot,   none,       none)           /* (*fa, *s) . (*s, *fb) -> (*fa, *fb); flags as Dot's */ \
     X(MatMul,           2,  1,  MatMul,        NULL,         none,       0,                MatMul,      none,       none)           /* a @ b on the last two axes; batch axes broadcast */ \
+    ) \
+    GR__FAMILY_LINALG( \
     X(LUFactor,         1,  1,  LUFactor,      gr__conn_0,   none,       NONDIFF,          map,         none,       none)           /* P A = L U, packed with the pivots: the workspace */ \
     X(MatrixInverse,    2,  1,  la_square,     gr__conn_10,  none,       0,                map,         none,       none)           /* A^-1, from (A, LUFactor(A)) */ \
     X(Det,              2,  1,  la_scalar,     gr__conn_10,  none,       0,                map,         none,       none)           /* det A, from (A, LUFactor(A)) */ \
@@ -219,18 +359,27 @@
     X(Cholesky,         1,  1,  la_square,     NULL,         none,       0,                map,         none,       none)           /* lower L with L L^T = A (lower triangle read) */ \
     X(Trace,            1,  1,  Trace,         NULL,         none,       0,                same,        none,       none)           /* sum_i x[..., i, i] */ \
     X(TriScale,         1,  1,  like0,         NULL,         none,       0,                same,        like0,      none)           /* x[..., i, j] * (below, on, above)[sign(j - i) + 1] */ \
+    ) \
     /* ops/nnet.c: losses */ \
+    GR__FAMILY_NNET( \
     X(CrossEntropy,     2,  1,  CrossEntropy,  NULL,         none,       0,                map,         none,       none)           /* mean over rows of sum_k t_k (lse(z) - z_k) */ \
     X(OneHot,           2,  1,  OneHot,        gr__conn_00,  none,       NONDIFF,          map,         none,       none)           /* row r = e_{ids[r]}, shaped like ref (class ids) */ \
+    ) \
     /* ops/scan.c: loops */ \
+    GR__FAMILY_SCAN( \
     X(Scan,            -1, -1,  Scan,          NULL,         none,       LOOP,             Scan,        none,       none)           /* a loop: its body run over sequences and states (gr_scan) */ \
     X(Rows,             1,  1,  Rows,          gr__conn_0,   none,       NONDIFF_SHAPEREF, map,         none,       none)           /* x.shape[0] (I64): the offsets of a loop's gradient */ \
     X(ScanPlace,        3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* zeros like ref, row t of r added at row off + dir t + k */ \
     X(ScanGather,       3,  1,  place,         gr__conn_100, none,       0,                map,         none,       none)           /* rows like ref: row t is row off + dir t + k of g */ \
+    ) \
     /* ops/ifelse.c: lazy conditionals */ \
+    GR__FAMILY_IFELSE( \
     X(IfElse,           3,  1,  IfElse,        NULL,         none,       LAZY,             IfElse,      IfElse,     IfElse)         /* cond ? a : b, only the side taken computed (gr_ifelse) */ \
+    ) \
     /* ops/graphop.c: ops made of graphs */ \
+    GR__FAMILY_GRAPHOP( \
     X(OpFromGraph,     -1, -1,  OpFromGraph,   NULL,         none,       GRAPHOP_RUNTIME,  OpFromGraph, none,       none)           /* outputs computed by an inner graph (gr_op_from_graph) */ \
+    ) \
     /* src/fuse.c: made by gr_function only */ \
     X(Fused,            -1, -1, Fused,         NULL,         none,       0,                map,         none,       none)           /* elementwise ops run as one pass */ \
     /* (end of the structural table: every row above ends with a backslash) */
@@ -240,15 +389,23 @@
    when it is freed; before scheduling (GR_OPT_FULL), gr__<Name>_narrow(node, readers, map) may
    make the node again computing only what the function reads (see ops/scan.c). */
 #define GR_RUNTIME_OPS(X) \
+    GR__FAMILY_SCAN( \
     X(Scan) \
-    X(OpFromGraph)
+    ) \
+    GR__FAMILY_GRAPHOP( \
+    X(OpFromGraph) \
+    )
 
 /* The ops whose perform needs work memory besides their outputs (a GEMM's packing buffers):
    gr__<Name>_scratch(node, in, out) gives its bytes once the shapes are known, and the caller of
    perform passes that much memory, aligned for double, as one more output array after the node's
    outputs (out[node->n_out]: a compiled function's scratch buffer, kept from call to call). */
 #define GR_SCRATCH_OPS(X) \
+    GR__FAMILY_DOT( \
     X(Dot) \
     X(TensorDot) \
     X(MatMul) \
-    X(Batched)
+    ) \
+    GR__FAMILY_BATCH( \
+    X(Batched) \
+    )

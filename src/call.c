@@ -489,7 +489,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
 
 /* the shapes f's outputs would have for these inputs, from the shape rules alone: nothing runs
    (an op made of a graph asks its inner function: ops/graphop.c) */
-static gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
+static GR__UNUSED gr_status gr__fn_out_shapes(gr_fn *f, const gr_array *const *inputs, gr_array *const *out) {
     int changed = 0, i, d;
     gr_status st;
     if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: its shapes are known only by running it");

@@ -66,7 +66,7 @@ static const char *gr__vname(const gr_var *v);
 struct gr__rewriter;
 typedef struct gr__printer gr__printer;   /* a printer at work (src/print.c) */
 static void gr__print_inner(gr__printer *p, const char *what, int n_in, gr_var *const *in, int n_out,
-                            gr_var *const *out, const char *note);
+                            gr_var *const *out, const char *note) GR__UNUSED;
 typedef struct gr__graphop {
     int refs;
     void (*destroy)(struct gr__graphop *o);
@@ -195,7 +195,7 @@ typedef gr_status (*gr__batch_fn)(const gr_node *node, gr_var *const *in, const 
 /* an op's built-in fields: 0 and NULL for users' ops */
 static unsigned gr__flags_of(const gr_op_def *op) { return op->builtin ? op->builtin->flags : 0u; }
 static gr__alias_fn gr__alias_of(const gr_op_def *op) { return op->builtin ? op->builtin->alias : NULL; }
-static gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
+static GR__UNUSED gr__batch_fn gr__batch_of(const gr_op_def *op) { return op->builtin ? op->builtin->batch : NULL; }
 static GR__UNUSED gr__emit_fn gr__emit_of(const gr_op_def *op) { return op->builtin ? op->builtin->emit : NULL; }
 /* a built-in op's row (the caller knows it is one) */
 static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op->builtin->code; }
@@ -209,7 +209,7 @@ static int gr__code_of(const gr_op_def *op) { GR_ASSERT(op->builtin); return op-
     static gr_status gr__##Name##_grad(const gr_node *node, gr_var *const *og, gr_var **ig); \
     static gr_status gr__##Name##_rop(const gr_node *node, gr_var *const *ev, gr_var **orop); \
     static int64_t gr__##alias##_alias(const gr_node *node, const gr_array *const *in, const gr_array *out); \
-    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out); \
+    static gr_status gr__##batch##_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) GR__UNUSED; \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) GR__UNUSED;
 GR_STRUCT_OPS(GR__STRUCT_PROTO)
 #undef GR__STRUCT_PROTO
@@ -233,9 +233,14 @@ enum gr__struct_code {
 #define GR__OPF_NONDIFF_SHAPEREF (GR__OPF_NONDIFF | GR__OPF_SHAPEREF)
 #define GR__OPF_SHAPEREF_FILL (GR__OPF_SHAPEREF | GR__OPF_FILL)
 #define GR__OPF_GRADMOD_NONDIFF (GR__OPF_GRADMOD | GR__OPF_NONDIFF)
+#ifdef GR_NO_BATCH                  /* no Jacobians: the batching rules are left unreferenced */
+#define GR__BATCH_RULE(batch) NULL
+#else
+#define GR__BATCH_RULE(batch) gr__##batch##_batch
+#endif
 #define GR__STRUCT_DEF(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \
     static const struct gr__builtin gr__builtin_##Name GR__UNUSED = { GR__OP_##Name, GR__OPF_##flags, gr__##alias##_alias, \
-        gr__##batch##_batch, GR__EMIT_RULE(Name) }; \
+        GR__BATCH_RULE(batch), GR__EMIT_RULE(Name) }; \
     static const gr_op_def gr__op_##Name GR__UNUSED = { #Name, nin, nout, gr__##rules##_infer, gr__##rules##_shape, conn, \
         gr__##Name##_perform, gr__##Name##_grad, gr__##Name##_rop, &gr__builtin_##Name };
 GR_STRUCT_OPS(GR__STRUCT_DEF)
@@ -267,18 +272,21 @@ typedef struct gr__readers {
 GR_RUNTIME_OPS(GR__RUNTIME_PROTO)
 #undef GR__RUNTIME_PROTO
 static gr_status gr__runtime_make(gr_node *node, int level) {
+    (void)node; (void)level;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_MAKE(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_runtime(node, level);
     GR_RUNTIME_OPS(GR__RUNTIME_MAKE)
 #undef GR__RUNTIME_MAKE
     return GR_OK;
 }
 static gr_status gr__runtime_narrow(gr_node *node, const gr__readers *rd, gr_var **map) {
+    (void)node; (void)rd; (void)map;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_NARROW(Name) if (node->op->perform == gr__##Name##_perform) return gr__##Name##_narrow(node, rd, map);
     GR_RUNTIME_OPS(GR__RUNTIME_NARROW)
 #undef GR__RUNTIME_NARROW
     return GR_OK;
 }
 static void gr__runtime_release(gr_node *node) {
+    (void)node;                  /* (no such op: ops/table.h, op families) */
 #define GR__RUNTIME_RELEASE(Name) if (node->op->perform == gr__##Name##_perform) { gr__##Name##_release(node); return; }
     GR_RUNTIME_OPS(GR__RUNTIME_RELEASE)
 #undef GR__RUNTIME_RELEASE
@@ -288,6 +296,7 @@ GR_SCRATCH_OPS(GR__SCRATCH_PROTO)
 #undef GR__SCRATCH_PROTO
 /* the work memory node's perform needs, its inputs' and outputs' shapes known (GR_SCRATCH_OPS) */
 static size_t gr__scratch_bytes(const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)in; (void)out;                  /* (no such op: ops/table.h, op families) */
 #define GR__SCRATCH_OF(Name) if (node->op == &gr__op_##Name) return gr__##Name##_scratch(node, in, out);
     GR_SCRATCH_OPS(GR__SCRATCH_OF)
 #undef GR__SCRATCH_OF
@@ -315,10 +324,10 @@ static gr_status gr__ew_shape(const gr_node *node, const gr_array *const *in, gr
 static gr_status gr__ew_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out);
 static gr_status gr__ew_grad(const gr_node *node, gr_var *const *og, gr_var **ig);
 static gr_status gr__ew_rop(const gr_node *node, gr_var *const *ev, gr_var **orop);
-static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out);
+static gr_status gr__ew_batch(const gr_node *node, gr_var *const *in, const unsigned char *batched, gr_var **out) GR__UNUSED;
 
 #define GR__EW_DEF(name, arity, cls, fexpr, iexpr, d0, d1, d2) \
-    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, gr__ew_batch, NULL }; \
+    static const struct gr__builtin gr__builtin_ew_##name GR__UNUSED = { GR__EW_##name, GR__OPF_ELEMWISE, NULL, GR__BATCH_RULE(ew), NULL }; \
     static const gr_op_def gr__op_ew_##name GR__UNUSED = { #name, arity, 1, gr__ew_infer, gr__ew_shape, NULL, \
         gr__ew_perform, gr__ew_grad, gr__ew_rop, &gr__builtin_ew_##name };
 GR_ELEMWISE_OPS(GR__EW_DEF)

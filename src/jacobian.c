@@ -7,6 +7,7 @@
    (m, *w.shape), then (*e.shape, *w.shape). The Hessian is the Jacobian of the gradient, one
    diagonal block per wrt. */
 
+#ifndef GR_NO_BATCH                  /* without batching (ops/table.h), only 0-d expressions */
 /* A copy of what `roots` compute from the seeds, with seed[i] replaced by seed_b[i]: a batched
    replacement (one more leading axis) when seed_isb is NULL or seed_isb[i], a plain substitute
    otherwise. Every node reading a replaced value is rebuilt: by its op's batch rule when it reads
@@ -82,6 +83,8 @@ static gr_var *gr__zeros_outer(gr_var *lead, gr_var *w, int dt) {
 }
 
 /* the graph of gr_jacobian's or gr_hessian's first non-NULL variable argument */
+#endif
+
 static gr_graph *gr__jh_graph(gr_var *first, int n_wrt, gr_var *const *wrt) {
     int i;
     if (first) return first->graph;
@@ -115,6 +118,11 @@ static gr_status gr__jacobian(const char *fname, gr_var *expr, int n_wrt, gr_var
         if (expr->ndim + wrt[i]->ndim > GR_MAX_NDIM)
             return gr__error(g, GR_ERR_VALUE, "%s: the Jacobian of %s with respect to %s would have %d dimensions (at most %d)", fname,
                              gr__d(expr).s, gr__d(wrt[i]).s, expr->ndim + wrt[i]->ndim, GR_MAX_NDIM);
+#ifdef GR_NO_BATCH
+    (void)flat; (void)u; (void)seed_b; (void)pulled; (void)batched; (void)isb; (void)dt; (void)st;
+    return gr__error(g, GR_ERR_VALUE, "%s: gradient.h was built without batching (GR_NO_BATCH): only the Jacobian of a 0-d "
+                     "expression (its gradient) is available, and %s is %d-d", fname, gr__d(expr).s, expr->ndim);
+#else
     dt = gr__grad_dtype(expr);
     flat = expr->ndim == 1 ? expr : gr_flatten(expr);
     if (!flat) return g->status;
@@ -144,6 +152,7 @@ done:
     if (st != GR_OK) for (i = 0; i < n_wrt; i++) out[i] = NULL;
     GR_FREE(pulled); GR_FREE(batched); GR_FREE(isb);
     return st;
+#endif
 }
 
 GR_API gr_status gr_jacobian(gr_var *expression, int n_wrt, gr_var *const *wrt, gr_var **out, const gr_grad_opts *opts) {

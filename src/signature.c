@@ -21,7 +21,7 @@ static int32_t gr__fresh_code(gr__rewriter *rw, const gr_var *v, int axis) {
 
 /* the symbol of an axis of symbol `sym` with k rows trimmed off (x[a:-b] trims a + b): the same
    for every slice that trims as many, so x[:-1] and x[1:] have the same length */
-static int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
+static GR__UNUSED int32_t gr__sig_trimmed(gr__rewriter *rw, int32_t sym, int64_t k) {
     uint32_t mask, i;
     if (k == 0) return sym;
     if (rw->n_trim * 2 + 2 >= rw->cap_trim) {

@@ -7,7 +7,8 @@
    and, when arm-none-eabi-gcc is installed, builds it for a Cortex-M4 (-Os, --gc-sections) with the
    same frame check and prints its size: no function's frame above 4 KB (GR_STACK_LIMIT). Built with
    -DGR_SMALL_NO_HOOK it uses the plain allocator (for the Cortex-M4 build: its flash and heap are
-   the library's own). */
+   the library's own). `make test-small` also builds it with GR_ONLY_CORE (no op family beyond the
+   core) and GR_ELEMWISE_ONLY with the kernels of the six elementwise rows its function runs. */
 #ifndef GR_SMALL_NO_HOOK
 #include "alloc_hook.h"
 #else
