@@ -457,7 +457,7 @@ static size_t gr__Batched_scratch(const gr_node *node, const gr_array *const *in
     (void)in; (void)out;
     while (p->op == &gr__op_Batched) p = (const gr__batched_params *)gr__params(p->inner);
 #ifndef GR_NO_DOT
-    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40);
+    if (p->op == &gr__op_Dot || p->op == &gr__op_TensorDot || p->op == &gr__op_MatMul) return gr__gemm_work_bytes(out[0]->dtype, (int64_t)1 << 40, (int64_t)1 << 40);
 #endif
     return 0;
 }
