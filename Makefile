@@ -23,7 +23,11 @@ PACK  = awk 'function kflush(   i, l) { \
             if (kname == "") return; \
             printf "static const char *const gr__kernel_%s[] GR__UNUSED = {\n", kname; \
             for (i = 1; i <= nl; i++) { l = kl[i]; gsub(/\\/, "\\\\\\\\", l); gsub(/"/, "\\\"", l); printf "    \"%s\\n\",\n", l } \
-            print "    NULL\n};"; kn[++nk] = kname; kname = ""; nl = 0 } \
+            print "    NULL\n};"; kn[++nk] = kname; kname = ""; nl = 0; \
+            kg[nk] = ""; kc[nk] = 0; \
+            for (i = 1; i <= nif; i++) if (ifs[i] ~ /GR_NO_/) { kg[nk] = kg[nk] ifs[i] "\n"; kc[nk]++ } } \
+        function neg(l) { if (l ~ /^\#ifndef /) { sub(/^\#ifndef /, "\#ifdef ", l); return l } \
+            if (l ~ /^\#ifdef /) { sub(/^\#ifdef /, "\#ifndef ", l); return l } sub(/^\#if /, "\#if !", l); return l } \
         function ew_proto(n, a, c,   p) { \
             p = a == 1 ? "x" : a == 2 ? "a, b" : "a, b, c"; \
             if (match(c, /^\([a-z, ]*\): /)) { p = substr(c, 2, RLENGTH - 4); c = substr(c, RLENGTH + 1) } \
@@ -42,7 +46,11 @@ PACK  = awk 'function kflush(   i, l) { \
         /^\/\* GR_KERNEL [A-Za-z_0-9]+ \*\/$$/ { print; kname = $$3; next } \
         /^\/\* GR_KERNEL_END \*\/$$/ { print; next } \
         /^\/\* GR_KERNEL_TABLE \*\/$$/ { print "static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {"; \
-            for (i = 1; i <= nk; i++) printf "    { \"%s\", gr__kernel_%s },\n", kn[i], kn[i]; print "    { NULL, NULL }\n};"; next } \
+            for (i = 1; i <= nk; i++) { printf "%s", kg[i]; printf "    { \"%s\", gr__kernel_%s },\n", kn[i], kn[i]; \
+                for (j = 0; j < kc[i]; j++) print "\#endif" } print "    { NULL, NULL }\n};"; next } \
+        part > 1 && /^\#if/ { ifs[++nif] = $$0; sub(/[ \t]*[/][*].*$$/, "", ifs[nif]) } \
+        part > 1 && /^\#else/ { ifs[nif] = neg(ifs[nif]) } \
+        part > 1 && /^\#endif/ { nif-- } \
         kname != "" { kl[++nl] = $$0 } \
         { print }' ops/table.h
 

@@ -1210,6 +1210,7 @@ static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const
 static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) GR__UNUSED;
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
+#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
@@ -4652,6 +4653,8 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_AXIS */
+
 /* ---- C code generation (gr_fn_emit_c): the reductions as their kernels run -------------------------
    The loops of GR__RED_KERNEL over the groups of gr__rgroups_init, written out: out = INIT, then for
    each row of the outer groups one innermost run, reduced into an accumulator of TA when the run is
@@ -4752,6 +4755,7 @@ static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 
+#ifndef GR_NO_AXIS
 /* the axis ops: a call of their kernel above, which the file gets from the same source (GR_KERNEL) */
 static gr_status gr__axis_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out,
                                const char *macro, const char *fn, int rev) {
@@ -6243,6 +6247,8 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_JOIN */
+
 /* ---- C code generation (gr_fn_emit_c): copies in the order perform makes them ---------------------- */
 
 static gr_status gr__DimShuffle_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
@@ -6276,10 +6282,12 @@ static gr_status gr__BroadcastLike_emit(gr__em *e, const gr_node *node, const gr
     (void)node;
     return gr__broadcast_emit(e, in, out);
 }
+#ifndef GR_NO_JOIN
 static gr_status gr__BroadcastTo_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     (void)node;
     return gr__broadcast_emit(e, in, out);
 }
+#endif
 static gr_status gr__ReduceLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr_array *x = in[0], *ref = in[1];
     uint32_t mask = 0;
@@ -6298,6 +6306,7 @@ static gr_status gr__SizeRatio_emit(gr__em *e, const gr_node *node, const gr_arr
     gr__em_line(e, "%s[0] = (%s)%s;", gr__em_out(e, 0), T, gr__em_value(e, GR_F64, &v, 0));
     return GR_OK;
 }
+#ifndef GR_NO_JOIN
 /* for each position before the axis, one block of each operand (Join) or piece (Split) */
 static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     int a = out[0]->ndim + ((const gr__join_params *)gr__params(node))->axis, i;
@@ -6916,7 +6925,6 @@ static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void 
 
 /* ---- the same products in an emitted file (gr_fn_emit_c): the kernels above as its text ------------ */
 
-#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 
 /* the work bytes an emitted GEMM of N columns and K terms needs (fn##_work's): its tile is two vectors
    of 16 bytes (GR__GEMM_V16) or a plain array as wide, its packed block at most 32768 bytes
@@ -10929,6 +10937,7 @@ static GR__UNUSED gr_status gr__axis_batch(const gr_node *node, gr_var *const *i
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#ifndef GR_NO_BATCH
 /* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
 /* zeros, then ones on the diagonal of the (size(ref), size(ref)) matrix */
@@ -10972,6 +10981,7 @@ static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array 
 /* the wrapped op's rule on its row-typed node: a dot whose left operand carries the batch as one
    product over all the rows (as perform), anything else inside a loop over the rows, in which
    gr__em_in / gr__em_out name row k of the batched operands (gr__em_redirect) */
+#ifndef GR_NO_DOT
 static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_fn rule, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array a = *in[0], c = *out[0];
@@ -10983,6 +10993,7 @@ static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_f
     ab[0] = &a; ab[1] = in[1]; cw[0] = &c;
     return rule(e, p->inner, ab, cw);
 }
+#endif
 static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr__emit_fn rule = gr__emit_of(p->op);
@@ -10993,8 +11004,10 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
     int64_t B = out[0]->shape[0];
     int i, d, depth;
     if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s (applied row by row) cannot be emitted", p->op->name);
+#ifndef GR_NO_DOT
     if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta)
         return gr__batched_dot_emit(e, node, rule, in, out);
+#endif
     if (B == 0) return GR_OK;
     if (!(room = (char *)GR_MALLOC((size_t)(p->n_in + 1) * GR__EM_OPND))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     gr__batched_rows(node, in, rows, row_ptrs, 0);
@@ -11022,6 +11035,7 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
     GR_FREE(room);
     return GR_OK;
 }
+#endif /* GR_NO_BATCH */
 
 /* ==== ops/scan.c: generated region; edit ops/scan.c, then run make gradient.h ==== */
 /* ops/scan.c: loops (gr_scan, after aesara.scan).
@@ -19916,75 +19930,213 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__tanhf", gr__kernel_gr__tanhf },
     { "gr__softplus", gr__kernel_gr__softplus },
     { "gr__softplusf", gr__kernel_gr__softplusf },
+#ifndef GR_NO_AXIS
     { "GR__ARGMAX", gr__kernel_GR__ARGMAX },
+#endif
+#ifndef GR_NO_AXIS
     { "GR__ISNAN_F", gr__kernel_GR__ISNAN_F },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__argmax_f64", gr__kernel_gr__argmax_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__argmax_f32", gr__kernel_gr__argmax_f32 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__argmax_i64", gr__kernel_gr__argmax_i64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__argmax_b8", gr__kernel_gr__argmax_b8 },
+#endif
+#ifndef GR_NO_AXIS
     { "GR__LOGSUMEXP", gr__kernel_GR__LOGSUMEXP },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__logsumexp_f64", gr__kernel_gr__logsumexp_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__logsumexp_f32", gr__kernel_gr__logsumexp_f32 },
+#endif
+#ifndef GR_NO_AXIS
     { "GR__CUM", gr__kernel_GR__CUM },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumsum_f64", gr__kernel_gr__cumsum_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumsum_f32", gr__kernel_gr__cumsum_f32 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumsum_i64", gr__kernel_gr__cumsum_i64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumprod_f64", gr__kernel_gr__cumprod_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumprod_f32", gr__kernel_gr__cumprod_f32 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__cumprod_i64", gr__kernel_gr__cumprod_i64 },
+#endif
+#ifndef GR_NO_AXIS
     { "GR__DIFF", gr__kernel_GR__DIFF },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__diff_f64", gr__kernel_gr__diff_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__diff_f32", gr__kernel_gr__diff_f32 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__diff_i64", gr__kernel_gr__diff_i64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__diff_b8", gr__kernel_gr__diff_b8 },
+#endif
+#ifndef GR_NO_AXIS
     { "GR__LINSCAN", gr__kernel_GR__LINSCAN },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__linscan_f64", gr__kernel_gr__linscan_f64 },
+#endif
+#ifndef GR_NO_AXIS
     { "gr__linscan_f32", gr__kernel_gr__linscan_f32 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__unused", gr__kernel_gr__unused },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemm", gr__kernel_gr__gemm },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemm_f64", gr__kernel_gr__gemm_f64 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemm_f32", gr__kernel_gr__gemm_f32 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemm_i64", gr__kernel_gr__gemm_i64 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemv", gr__kernel_gr__gemv },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemv_f64", gr__kernel_gr__gemv_f64 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemv_f32", gr__kernel_gr__gemv_f32 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__gemv_i64", gr__kernel_gr__gemv_i64 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__dotv_f64", gr__kernel_gr__dotv_f64 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__dotv_f32", gr__kernel_gr__dotv_f32 },
+#endif
+#ifndef GR_NO_DOT
     { "gr__dotv_i64", gr__kernel_gr__dotv_i64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__swap_rows", gr__kernel_gr__swap_rows },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_factor", gr__kernel_gr__lu_factor },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_zero_pivot", gr__kernel_gr__lu_zero_pivot },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_det", gr__kernel_gr__lu_det },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_logabsdet", gr__kernel_gr__lu_logabsdet },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_adjugate", gr__kernel_gr__lu_adjugate },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_adjugate_f64", gr__kernel_gr__lu_adjugate_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_adjugate_f32", gr__kernel_gr__lu_adjugate_f32 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_solve", gr__kernel_gr__lu_solve },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_solve_f64", gr__kernel_gr__lu_solve_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__lu_solve_f32", gr__kernel_gr__lu_solve_f32 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__cholesky", gr__kernel_gr__cholesky },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__cholesky_f64", gr__kernel_gr__cholesky_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__cholesky_f32", gr__kernel_gr__cholesky_f32 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__all_finite_f64", gr__kernel_gr__all_finite_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__all_finite_f32", gr__kernel_gr__all_finite_f32 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__trace", gr__kernel_gr__trace },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__trace_f64", gr__kernel_gr__trace_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__trace_f32", gr__kernel_gr__trace_f32 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__trace_i64", gr__kernel_gr__trace_i64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__triscale", gr__kernel_gr__triscale },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__triscale_f64", gr__kernel_gr__triscale_f64 },
+#endif
+#ifndef GR_NO_LINALG
     { "gr__triscale_f32", gr__kernel_gr__triscale_f32 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__softmax", gr__kernel_gr__softmax },
+#endif
+#ifndef GR_NO_NNET
     { "gr__softmax_f64", gr__kernel_gr__softmax_f64 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__softmax_f32", gr__kernel_gr__softmax_f32 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__xent", gr__kernel_gr__xent },
+#endif
+#ifndef GR_NO_NNET
     { "gr__xent_f64", gr__kernel_gr__xent_f64 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__xent_f32", gr__kernel_gr__xent_f32 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__onehot", gr__kernel_gr__onehot },
+#endif
+#ifndef GR_NO_NNET
     { "gr__onehot_f64", gr__kernel_gr__onehot_f64 },
+#endif
+#ifndef GR_NO_NNET
     { "gr__onehot_f32", gr__kernel_gr__onehot_f32 },
+#endif
+#ifndef GR_NO_INDEX
     { "gr__index_resolve", gr__kernel_gr__index_resolve },
+#endif
     { NULL, NULL }
 };
 

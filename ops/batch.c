@@ -665,6 +665,7 @@ static GR__UNUSED gr_status gr__axis_batch(const gr_node *node, gr_var *const *i
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#ifndef GR_NO_BATCH
 /* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------- */
 
 /* zeros, then ones on the diagonal of the (size(ref), size(ref)) matrix */
@@ -708,6 +709,7 @@ static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array 
 /* the wrapped op's rule on its row-typed node: a dot whose left operand carries the batch as one
    product over all the rows (as perform), anything else inside a loop over the rows, in which
    gr__em_in / gr__em_out name row k of the batched operands (gr__em_redirect) */
+#ifndef GR_NO_DOT
 static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_fn rule, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr_array a = *in[0], c = *out[0];
@@ -719,6 +721,7 @@ static gr_status gr__batched_dot_emit(gr__em *e, const gr_node *node, gr__emit_f
     ab[0] = &a; ab[1] = in[1]; cw[0] = &c;
     return rule(e, p->inner, ab, cw);
 }
+#endif
 static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__batched_params *p = (const gr__batched_params *)gr__params(node);
     gr__emit_fn rule = gr__emit_of(p->op);
@@ -729,8 +732,10 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
     int64_t B = out[0]->shape[0];
     int i, d, depth;
     if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s (applied row by row) cannot be emitted", p->op->name);
+#ifndef GR_NO_DOT
     if (p->op == &gr__op_Dot && p->batched == 1u && in[0]->ndim == 3 && !((const gr__dot_params *)GR__BP_INNER(p))->ta)
         return gr__batched_dot_emit(e, node, rule, in, out);
+#endif
     if (B == 0) return GR_OK;
     if (!(room = (char *)GR_MALLOC((size_t)(p->n_in + 1) * GR__EM_OPND))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     gr__batched_rows(node, in, rows, row_ptrs, 0);
@@ -758,3 +763,4 @@ static gr_status gr__Batched_emit(gr__em *e, const gr_node *node, const gr_array
     GR_FREE(room);
     return GR_OK;
 }
+#endif /* GR_NO_BATCH */

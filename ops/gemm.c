@@ -311,7 +311,6 @@ static void gr__dotv_dt(int dt, int64_t K, const void *xp, const void *yp, void 
 
 /* ---- the same products in an emitted file (gr_fn_emit_c): the kernels above as its text ------------ */
 
-#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 
 /* the work bytes an emitted GEMM of N columns and K terms needs (fn##_work's): its tile is two vectors
    of 16 bytes (GR__GEMM_V16) or a plain array as wide, its packed block at most 32768 bytes

@@ -838,6 +838,8 @@ static gr_status gr__axdir_batch(const gr_node *node, gr_var *const *in, const u
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_AXIS */
+
 /* ---- C code generation (gr_fn_emit_c): the reductions as their kernels run -------------------------
    The loops of GR__RED_KERNEL over the groups of gr__rgroups_init, written out: out = INIT, then for
    each row of the outer groups one innermost run, reduced into an accumulator of TA when the run is
@@ -938,6 +940,7 @@ static gr_status gr__Prod_emit(gr__em *e, const gr_node *node, const gr_array *c
 static gr_status gr__Max_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 static gr_status gr__Min_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { return gr__reduce_emit(e, node, in, out); }
 
+#ifndef GR_NO_AXIS
 /* the axis ops: a call of their kernel above, which the file gets from the same source (GR_KERNEL) */
 static gr_status gr__axis_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out,
                                const char *macro, const char *fn, int rev) {

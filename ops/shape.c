@@ -1447,6 +1447,8 @@ static gr_status gr__Untile_batch(const gr_node *node, gr_var *const *in, const 
     return out[0] ? GR_OK : node->graph->status;
 }
 
+#endif /* GR_NO_JOIN */
+
 /* ---- C code generation (gr_fn_emit_c): copies in the order perform makes them ---------------------- */
 
 static gr_status gr__DimShuffle_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
@@ -1480,10 +1482,12 @@ static gr_status gr__BroadcastLike_emit(gr__em *e, const gr_node *node, const gr
     (void)node;
     return gr__broadcast_emit(e, in, out);
 }
+#ifndef GR_NO_JOIN
 static gr_status gr__BroadcastTo_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     (void)node;
     return gr__broadcast_emit(e, in, out);
 }
+#endif
 static gr_status gr__ReduceLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr_array *x = in[0], *ref = in[1];
     uint32_t mask = 0;
@@ -1502,6 +1506,7 @@ static gr_status gr__SizeRatio_emit(gr__em *e, const gr_node *node, const gr_arr
     gr__em_line(e, "%s[0] = (%s)%s;", gr__em_out(e, 0), T, gr__em_value(e, GR_F64, &v, 0));
     return GR_OK;
 }
+#ifndef GR_NO_JOIN
 /* for each position before the axis, one block of each operand (Join) or piece (Split) */
 static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     int a = out[0]->ndim + ((const gr__join_params *)gr__params(node))->axis, i;

@@ -141,6 +141,7 @@ static void gr__em_gather(gr__em *e, int dt, int nd, const int64_t *shape, const
 static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) GR__UNUSED;
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
+#define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
