@@ -6307,47 +6307,37 @@ static gr_status gr__SizeRatio_emit(gr__em *e, const gr_node *node, const gr_arr
     return GR_OK;
 }
 #ifndef GR_NO_JOIN
-/* for each position before the axis, one block of each operand (Join) or piece (Split) */
-static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    int a = out[0]->ndim + ((const gr__join_params *)gr__params(node))->axis, i;
+/* for each position before the axis, one block of each operand (Join) or piece (Split): whole is the
+   joined array (Join's output, Split's input), part(k) the k-th of the n others */
+static gr_status gr__joinsplit_emit(gr__em *e, int split, const gr_array *whole, int axis, int n, const gr_array *const *parts) {
+    int a = whole->ndim + axis, k;
     int64_t outer, inner;
-    size_t es = gr__dsize(out[0]->dtype), row = (size_t)out[0]->shape[a], at = 0;
-    if (out[0]->size == 0) return GR_OK;
-    gr__around_axis(out[0]->ndim, out[0]->shape, a, &outer, &inner);
+    size_t es = gr__dsize(whole->dtype), row = (size_t)whole->shape[a], at = 0;
+    if (whole->size == 0) return GR_OK;
+    gr__around_axis(whole->ndim, whole->shape, a, &outer, &inner);
     row *= (size_t)inner * es;
     gr__em_line(e, "{");
-    gr__em_line(e, "char *y = (char *)%s;", gr__em_out(e, 0));
+    gr__em_line(e, split ? "const char *x = (const char *)%s;" : "char *y = (char *)%s;", split ? gr__em_in(e, 0) : gr__em_out(e, 0));
     gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
-    for (i = 0; i < node->n_in; i++) {
-        size_t block = (size_t)(in[i]->shape[a] * inner) * es;
-        if (block) gr__em_line(e, "memcpy(y + o * %lu + %lu, (const char *)%s + o * %lu, %lu);", (unsigned long)row, (unsigned long)at,
-                               gr__em_in(e, i), (unsigned long)block, (unsigned long)block);
+    for (k = 0; k < n; k++) {
+        size_t block = (size_t)(parts[k]->shape[a] * inner) * es;
+        if (block && split)
+            gr__em_line(e, "memcpy((char *)%s + o * %lu, x + o * %lu + %lu, %lu);", gr__em_out(e, k), (unsigned long)block,
+                        (unsigned long)row, (unsigned long)at, (unsigned long)block);
+        else if (block)
+            gr__em_line(e, "memcpy(y + o * %lu + %lu, (const char *)%s + o * %lu, %lu);", (unsigned long)row, (unsigned long)at,
+                        gr__em_in(e, k), (unsigned long)block, (unsigned long)block);
         at += block;
     }
     gr__em_line(e, "}");
     gr__em_line(e, "}");
     return GR_OK;
 }
+static gr_status gr__Join_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    return gr__joinsplit_emit(e, 0, out[0], ((const gr__join_params *)gr__params(node))->axis, node->n_in, in);
+}
 static gr_status gr__Split_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    const gr_array *x = in[0];
-    int a = x->ndim + gr__spp(node)->axis, j;
-    int64_t outer, inner;
-    size_t es = gr__dsize(x->dtype), row = (size_t)x->shape[a], at = 0;
-    if (x->size == 0) return GR_OK;
-    gr__around_axis(x->ndim, x->shape, a, &outer, &inner);
-    row *= (size_t)inner * es;
-    gr__em_line(e, "{");
-    gr__em_line(e, "const char *x = (const char *)%s;", gr__em_in(e, 0));
-    gr__em_line(e, "for (size_t o = 0; o < %lld; o++) {", (long long)outer);
-    for (j = 0; j < node->n_out; j++) {
-        size_t block = (size_t)(out[j]->shape[a] * inner) * es;
-        if (block) gr__em_line(e, "memcpy((char *)%s + o * %lu, x + o * %lu + %lu, %lu);", gr__em_out(e, j), (unsigned long)block,
-                               (unsigned long)row, (unsigned long)at, (unsigned long)block);
-        at += block;
-    }
-    gr__em_line(e, "}");
-    gr__em_line(e, "}");
-    return GR_OK;
+    return gr__joinsplit_emit(e, 1, in[0], gr__spp(node)->axis, node->n_out, out);
 }
 /* Tile: the output's axis k as (tile, position) pairs, position i of a tile reading x at i */
 static gr_status gr__Tile_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
