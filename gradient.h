@@ -5290,13 +5290,18 @@ static gr_status gr__ReduceLike_shape(const gr_node *node, const gr_array *const
     for (i = 0; i < in[1]->ndim; i++) out[0]->shape[i] = in[1]->shape[i];
     return GR_OK;
 }
-static gr_status gr__ReduceLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    const gr_array *x = in[0], *ref = in[1];
+/* the axes of x that ReduceLike sums: those ref lacks, and those ref has as 1 where x does not */
+static uint32_t gr__reducelike_mask(const gr_array *x, const gr_array *ref) {
     uint32_t mask = 0;
     int i, off = x->ndim - ref->ndim;
-    (void)node;
     for (i = 0; i < x->ndim; i++)
         if (i < off || (ref->shape[i - off] == 1 && x->shape[i] != 1)) mask |= 1u << i;
+    return mask;
+}
+static gr_status gr__ReduceLike_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    const gr_array *x = in[0];
+    uint32_t mask = gr__reducelike_mask(x, in[1]);
+    (void)node;
     gr__reduce_sum_into(x, mask, out[0]);
     return GR_OK;
 }
@@ -6289,12 +6294,9 @@ static gr_status gr__BroadcastTo_emit(gr__em *e, const gr_node *node, const gr_a
 }
 #endif
 static gr_status gr__ReduceLike_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    const gr_array *x = in[0], *ref = in[1];
-    uint32_t mask = 0;
-    int i, off = x->ndim - ref->ndim;
+    const gr_array *x = in[0];
+    uint32_t mask = gr__reducelike_mask(x, in[1]);
     (void)node;
-    for (i = 0; i < x->ndim; i++)
-        if (i < off || (ref->shape[i - off] == 1 && x->shape[i] != 1)) mask |= 1u << i;
     gr__reduce_sum_emit(e, x, mask, out[0], gr__em_in(e, 0), gr__em_out(e, 0));
     return GR_OK;
 }
