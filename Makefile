@@ -12,7 +12,7 @@ B       = build
 # src/hooks.c, the op tables behind it
 PARTS = src/head.h src/api.h src/hooks.c ops/table.h \
         src/impl.c src/base.c src/graph.c src/rewrite.h \
-        ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/index.c ops/batch.c ops/scan.c ops/ifelse.c ops/graphop.c \
+        ops/vmath.c ops/elemwise.c ops/reduce.c ops/shape.c ops/gemm.c ops/dot.c ops/linalg.c ops/nnet.c ops/gradops.c ops/index.c ops/batch.c ops/scan.c ops/ifelse.c ops/graphop.c \
         src/grad.c src/rop.c src/jacobian.c src/signature.c src/simplify.c src/merge.c src/rewrite.c src/fuse.c \
         src/function.c src/call.c src/numeric.c src/print.c src/emit.c src/tail.c
 

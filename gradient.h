@@ -30,7 +30,9 @@
                                                   a call stack in a debugger
      GR_NO_VECTOR_EXTENSIONS   the implementation  the built-in GEMM in plain C, without GCC/Clang
                                                   vector extensions (which it uses by default, at
-                                                  the widest vector width the target enables)
+                                                  the widest vector width the target enables), and
+                                                  the C library's exp, log, sin... instead of the
+                                                  library's vectorised ones (ops/vmath.c)
 
    EXAMPLE
      gr_graph *g = gr_graph_new();
@@ -821,18 +823,18 @@ extern "C" {
     X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
                   D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
     /* exponentials and logarithms */ \
-    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp,        1, FLOAT, GR_M(gr__m_exp)(a),                0,                   D(y), D_NONE, D_NONE) /* e^x */ \
     X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
-    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
-    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(expm1,      1, FLOAT, GR_M(gr__m_expm1)(a),              0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(gr__m_log)(a),                0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
     X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
-    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(log1p,      1, FLOAT, GR_M(gr__m_log1p)(a),              0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
     X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
-    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
-    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(gr__m_cos)(a),                0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
     X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
     X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
     X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
@@ -841,7 +843,7 @@ extern "C" {
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
     X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
     X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
-    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(tanh,       1, FLOAT, GR_M(gr__m_tanh)(a),               0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
     X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
     X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
     X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
@@ -2625,6 +2627,716 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
     { -1, NULL }
 };
 
+/* ==== ops/vmath.c: generated region; edit ops/vmath.c, then run make gradient.h ==== */
+/* ops/vmath.c: elementwise math of our own (exp, expm1, log, log1p, tanh, sin, cos), float64 and
+   float32, for the elementwise kernels (ops/elemwise.c) and the files gr_fn_emit_c writes.
+
+   One source for both paths: every function's main range is a "core" written once as a macro over
+   a type T that is either double or a GCC/Clang vector of doubles (GR__VM_CORES, instantiated for
+   both), with only +, -, *, / and bit operations, no branches; arguments outside the main range
+   (NaN, infinities, overflow, subnormal results, huge angles) take the scalar function, lane by
+   lane. So a vector kernel gives exactly the scalar function's bits. float32 is the float64
+   function of the argument, rounded once to float. The scalar functions are GR_KERNEL text: an
+   emitted file carries them and computes the same bits.
+
+   Contraction: a*b + c fused into one FMA would change bits, and compilers do it on their own
+   (GCC in its gnu modes, Clang by default, when the target has FMA). The cores are built with it
+   off: GCC's optimize attribute, Clang's STDC FP_CONTRACT pragma (GR__VM_FN, GR__VM_NOFMA). Under
+   -ffast-math nothing is promised.
+
+   Accuracy (tests/t_vmath.c, against long double): see the README's "Math functions". */
+
+#ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_FN */
+#ifndef GR__UNUSED
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__UNUSED __attribute__((unused))
+#else
+#define GR__UNUSED
+#endif
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#define GR__VM_FN GR__UNUSED __attribute__((optimize("fp-contract=off")))
+#else
+#define GR__VM_FN GR__UNUSED
+#endif
+#if defined(__clang__)
+#define GR__VM_NOFMA _Pragma("STDC FP_CONTRACT OFF")
+#else
+#define GR__VM_NOFMA
+#endif
+#define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */
+#define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */
+#define GR__VM_LN2LO 1.90821492927058770002e-10
+#define GR__VM_INVLN2 1.44269504088896338700e+00
+#define GR__VM_PIO2_1 1.57079632673412561417e+00     /* pi/2 as 33 + 33 + 33 bits + the rest */
+#define GR__VM_PIO2_2 6.07710050630396597660e-11
+#define GR__VM_PIO2_3 2.02226624871116645580e-21
+#define GR__VM_PIO2_3T 8.47842766036889956997e-32
+#define GR__VM_INVPIO2 6.36619772367581382433e-01
+#define GR__VM_SHIFT_BITS ((uint64_t)0x43380000u << 32)
+#define GR__VM_SQRT1_2_BITS (((uint64_t)0x3FE6A09Eu << 32) | 0x667F3BCDu)   /* sqrt(1/2): the lowest mantissa log reduces to */
+/* scalar bits */
+static GR__UNUSED uint64_t gr__vm_u(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }
+static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }
+#define GR__VMS_TOU(x) gr__vm_u(x)
+#define GR__VMS_TOD(u) gr__vm_d(u)
+#define GR__VMS_LE(a, b) ((uint64_t)0 - (uint64_t)((a) <= (b)))
+#define GR__VMS_EQ(a, b) ((uint64_t)0 - (uint64_t)((a) == (b)))
+/* the cores, over T (double or a vector of doubles) with U its uint64 bits; O_TOU / O_TOD move
+   between them, O_LE / O_EQ compare into all-ones masks */
+#define GR__VM_K(O, ref, c) (O##_TOD(O##_TOU(ref) & (uint64_t)0) + (c))   /* c as a T like ref */
+#define GR__VM_SEL(O, m, a, b) O##_TOD((O##_TOU(a) & (m)) | (O##_TOU(b) & ~(m)))
+#define GR__VM_CORES(S, T, U, O) \
+    /* x = k ln2 + r, |r| <= ln2/2: e^r - 1, k in *kd (|x| < 2^50) */ \
+    static GR__VM_FN T gr__vm_expr##S(T x, T *kd) { \
+        GR__VM_NOFMA \
+        T k = (x * GR__VM_INVLN2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
+        T r = (x - k * GR__VM_LN2HI) - k * GR__VM_LN2LO, p; \
+        p = r * (1.0 / 6227020800.0) + 1.0 / 479001600.0; \
+        p = p * r + 1.0 / 39916800.0; p = p * r + 1.0 / 3628800.0; \
+        p = p * r + 1.0 / 362880.0; p = p * r + 1.0 / 40320.0; p = p * r + 1.0 / 5040.0; \
+        p = p * r + 1.0 / 720.0; p = p * r + 1.0 / 120.0; p = p * r + 1.0 / 24.0; p = p * r + 1.0 / 6.0; \
+        p = p * r + 0.5; \
+        *kd = k; \
+        return r + (r * r) * p; \
+    } \
+    /* 2^k for an integer-valued k in [-1022, 1023] */ \
+    static GR__VM_FN T gr__vm_pow2##S(T kd) { \
+        GR__VM_NOFMA \
+        return O##_TOD((O##_TOU(kd + GR__VM_SHIFT) - GR__VM_SHIFT_BITS + (uint64_t)1023) << 52); \
+    } \
+    /* e^x for |x| <= 708 */ \
+    static GR__VM_FN T gr__vm_exp_core##S(T x) { \
+        GR__VM_NOFMA \
+        T kd, q = gr__vm_expr##S(x, &kd); \
+        return (1.0 + q) * gr__vm_pow2##S(kd); \
+    } \
+    /* e^x - 1 for |x| <= 700: 2^k q + (2^k - 1) (q itself when k = 0), -0 kept */ \
+    static GR__VM_FN T gr__vm_expm1_core##S(T x) { \
+        GR__VM_NOFMA \
+        T kd, q = gr__vm_expr##S(x, &kd), s = gr__vm_pow2##S(kd), y = s * q + (s - 1.0); \
+        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
+    } \
+    /* tanh x for x not NaN: with t = expm1(-2 min(|x|, 20)), tanh|x| = -t / (t + 2), x's sign */ \
+    static GR__VM_FN T gr__vm_tanh_core##S(T x) { \
+        GR__VM_NOFMA \
+        U sign = O##_TOU(x) & ((uint64_t)1 << 63); \
+        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), t; \
+        a = GR__VM_SEL(O, O##_LE(a, 20.0), a, GR__VM_K(O, a, 20.0)); \
+        t = gr__vm_expm1_core##S(-2.0 * a); \
+        return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \
+    } \
+    /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
+       u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
+    static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \
+        GR__VM_NOFMA \
+        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
+        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
+        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R; \
+        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
+        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
+        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
+        R = (R * z + 2.0 / 3.0) * z; \
+        return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \
+    } \
+    static GR__VM_FN T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \
+    /* ln(1 + x) for x > -1 finite: u = 1 + x rounded, its error e exactly (Fast2Sum), ln u + e/u */ \
+    static GR__VM_FN T gr__vm_log1p_core##S(T x) { \
+        GR__VM_NOFMA \
+        T u = 1.0 + x, ax = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)); \
+        T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \
+        T y = gr__vm_log_core##S(u, e / u, 0.0 * x); \
+        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
+    } \
+    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \
+       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \
+    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+        GR__VM_NOFMA \
+        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
+        U nb = O##_TOU(nd + GR__VM_SHIFT), odd = (uint64_t)0 - (nb & 1); \
+        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \
+        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \
+        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T; \
+        T y = r2 + lo, yl = lo - (y - r2), z = y * y, ps, pc, sk, ck, hz, w1; \
+        ps = z * (-1.0 / 355687428096000.0) + 1.0 / 1307674368000.0; \
+        ps = ps * z - 1.0 / 6227020800.0; \
+        ps = ps * z + 1.0 / 39916800.0; ps = ps * z - 1.0 / 362880.0; ps = ps * z + 1.0 / 5040.0; \
+        ps = ps * z - 1.0 / 120.0; ps = ps * z + 1.0 / 6.0; \
+        sk = y - ((y * z) * ps - yl); \
+        pc = z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0; \
+        pc = pc * z + 1.0 / 87178291200.0; \
+        pc = pc * z - 1.0 / 479001600.0; pc = pc * z + 1.0 / 3628800.0; pc = pc * z - 1.0 / 40320.0; \
+        pc = pc * z + 1.0 / 720.0; pc = pc * z - 1.0 / 24.0; \
+        hz = 0.5 * z; w1 = 1.0 - hz; \
+        ck = w1 + (((1.0 - w1) - hz) - ((z * z) * pc + y * yl)); \
+        *sn = O##_TOD((O##_TOU(sk) & ~odd) | (O##_TOU(ck) & odd)); \
+        *sn = O##_TOD(O##_TOU(*sn) ^ ((nb & 2) << 62)); \
+        *sn = GR__VM_SEL(O, O##_EQ(x, 0.0), x, *sn); \
+        *cs = O##_TOD((O##_TOU(ck) & ~odd) | (O##_TOU(sk) & odd)); \
+        *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \
+    }
+GR__VM_CORES(_s, double, uint64_t, GR__VMS)
+/* the main ranges (false for NaN): the vector kernels test the same */
+#define GR__VM_IN_exp(x) ((x) <= 708.0 && (x) >= -708.0)
+#define GR__VM_IN_expm1(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_tanh(x) ((x) == (x))
+#define GR__VM_IN_log(x) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308)
+#define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)
+#define GR__VM_IN_sin(x) ((x) <= 1647099.0 && (x) >= -1647099.0)
+#define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
+static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
+    "#ifndef GR__UNUSED\n",
+    "#if defined(__GNUC__) || defined(__clang__)\n",
+    "#define GR__UNUSED __attribute__((unused))\n",
+    "#else\n",
+    "#define GR__UNUSED\n",
+    "#endif\n",
+    "#endif\n",
+    "#if defined(__GNUC__) && !defined(__clang__)\n",
+    "#define GR__VM_FN GR__UNUSED __attribute__((optimize(\"fp-contract=off\")))\n",
+    "#else\n",
+    "#define GR__VM_FN GR__UNUSED\n",
+    "#endif\n",
+    "#if defined(__clang__)\n",
+    "#define GR__VM_NOFMA _Pragma(\"STDC FP_CONTRACT OFF\")\n",
+    "#else\n",
+    "#define GR__VM_NOFMA\n",
+    "#endif\n",
+    "#define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */\n",
+    "#define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */\n",
+    "#define GR__VM_LN2LO 1.90821492927058770002e-10\n",
+    "#define GR__VM_INVLN2 1.44269504088896338700e+00\n",
+    "#define GR__VM_PIO2_1 1.57079632673412561417e+00     /* pi/2 as 33 + 33 + 33 bits + the rest */\n",
+    "#define GR__VM_PIO2_2 6.07710050630396597660e-11\n",
+    "#define GR__VM_PIO2_3 2.02226624871116645580e-21\n",
+    "#define GR__VM_PIO2_3T 8.47842766036889956997e-32\n",
+    "#define GR__VM_INVPIO2 6.36619772367581382433e-01\n",
+    "#define GR__VM_SHIFT_BITS ((uint64_t)0x43380000u << 32)\n",
+    "#define GR__VM_SQRT1_2_BITS (((uint64_t)0x3FE6A09Eu << 32) | 0x667F3BCDu)   /* sqrt(1/2): the lowest mantissa log reduces to */\n",
+    "/* scalar bits */\n",
+    "static GR__UNUSED uint64_t gr__vm_u(double x) { uint64_t u; memcpy(&u, &x, sizeof u); return u; }\n",
+    "static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof x); return x; }\n",
+    "#define GR__VMS_TOU(x) gr__vm_u(x)\n",
+    "#define GR__VMS_TOD(u) gr__vm_d(u)\n",
+    "#define GR__VMS_LE(a, b) ((uint64_t)0 - (uint64_t)((a) <= (b)))\n",
+    "#define GR__VMS_EQ(a, b) ((uint64_t)0 - (uint64_t)((a) == (b)))\n",
+    "/* the cores, over T (double or a vector of doubles) with U its uint64 bits; O_TOU / O_TOD move\n",
+    "   between them, O_LE / O_EQ compare into all-ones masks */\n",
+    "#define GR__VM_K(O, ref, c) (O##_TOD(O##_TOU(ref) & (uint64_t)0) + (c))   /* c as a T like ref */\n",
+    "#define GR__VM_SEL(O, m, a, b) O##_TOD((O##_TOU(a) & (m)) | (O##_TOU(b) & ~(m)))\n",
+    "#define GR__VM_CORES(S, T, U, O) \\\n",
+    "    /* x = k ln2 + r, |r| <= ln2/2: e^r - 1, k in *kd (|x| < 2^50) */ \\\n",
+    "    static GR__VM_FN T gr__vm_expr##S(T x, T *kd) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T k = (x * GR__VM_INVLN2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
+    "        T r = (x - k * GR__VM_LN2HI) - k * GR__VM_LN2LO, p; \\\n",
+    "        p = r * (1.0 / 6227020800.0) + 1.0 / 479001600.0; \\\n",
+    "        p = p * r + 1.0 / 39916800.0; p = p * r + 1.0 / 3628800.0; \\\n",
+    "        p = p * r + 1.0 / 362880.0; p = p * r + 1.0 / 40320.0; p = p * r + 1.0 / 5040.0; \\\n",
+    "        p = p * r + 1.0 / 720.0; p = p * r + 1.0 / 120.0; p = p * r + 1.0 / 24.0; p = p * r + 1.0 / 6.0; \\\n",
+    "        p = p * r + 0.5; \\\n",
+    "        *kd = k; \\\n",
+    "        return r + (r * r) * p; \\\n",
+    "    } \\\n",
+    "    /* 2^k for an integer-valued k in [-1022, 1023] */ \\\n",
+    "    static GR__VM_FN T gr__vm_pow2##S(T kd) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        return O##_TOD((O##_TOU(kd + GR__VM_SHIFT) - GR__VM_SHIFT_BITS + (uint64_t)1023) << 52); \\\n",
+    "    } \\\n",
+    "    /* e^x for |x| <= 708 */ \\\n",
+    "    static GR__VM_FN T gr__vm_exp_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T kd, q = gr__vm_expr##S(x, &kd); \\\n",
+    "        return (1.0 + q) * gr__vm_pow2##S(kd); \\\n",
+    "    } \\\n",
+    "    /* e^x - 1 for |x| <= 700: 2^k q + (2^k - 1) (q itself when k = 0), -0 kept */ \\\n",
+    "    static GR__VM_FN T gr__vm_expm1_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T kd, q = gr__vm_expr##S(x, &kd), s = gr__vm_pow2##S(kd), y = s * q + (s - 1.0); \\\n",
+    "        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \\\n",
+    "    } \\\n",
+    "    /* tanh x for x not NaN: with t = expm1(-2 min(|x|, 20)), tanh|x| = -t / (t + 2), x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_tanh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U sign = O##_TOU(x) & ((uint64_t)1 << 63); \\\n",
+    "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), t; \\\n",
+    "        a = GR__VM_SEL(O, O##_LE(a, 20.0), a, GR__VM_K(O, a, 20.0)); \\\n",
+    "        t = gr__vm_expm1_core##S(-2.0 * a); \\\n",
+    "        return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \\\n",
+    "    } \\\n",
+    "    /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \\\n",
+    "       u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \\\n",
+    "    static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
+    "        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
+    "        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \\\n",
+    "        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R; \\\n",
+    "        R = z * (2.0 / 21.0) + 2.0 / 19.0; \\\n",
+    "        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \\\n",
+    "        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \\\n",
+    "        R = (R * z + 2.0 / 3.0) * z; \\\n",
+    "        return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \\\n",
+    "    } \\\n",
+    "    static GR__VM_FN T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \\\n",
+    "    /* ln(1 + x) for x > -1 finite: u = 1 + x rounded, its error e exactly (Fast2Sum), ln u + e/u */ \\\n",
+    "    static GR__VM_FN T gr__vm_log1p_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T u = 1.0 + x, ax = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)); \\\n",
+    "        T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \\\n",
+    "        T y = gr__vm_log_core##S(u, e / u, 0.0 * x); \\\n",
+    "        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \\\n",
+    "    } \\\n",
+    "    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \\\n",
+    "       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \\\n",
+    "    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
+    "        U nb = O##_TOU(nd + GR__VM_SHIFT), odd = (uint64_t)0 - (nb & 1); \\\n",
+    "        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \\\n",
+    "        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \\\n",
+    "        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T; \\\n",
+    "        T y = r2 + lo, yl = lo - (y - r2), z = y * y, ps, pc, sk, ck, hz, w1; \\\n",
+    "        ps = z * (-1.0 / 355687428096000.0) + 1.0 / 1307674368000.0; \\\n",
+    "        ps = ps * z - 1.0 / 6227020800.0; \\\n",
+    "        ps = ps * z + 1.0 / 39916800.0; ps = ps * z - 1.0 / 362880.0; ps = ps * z + 1.0 / 5040.0; \\\n",
+    "        ps = ps * z - 1.0 / 120.0; ps = ps * z + 1.0 / 6.0; \\\n",
+    "        sk = y - ((y * z) * ps - yl); \\\n",
+    "        pc = z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0; \\\n",
+    "        pc = pc * z + 1.0 / 87178291200.0; \\\n",
+    "        pc = pc * z - 1.0 / 479001600.0; pc = pc * z + 1.0 / 3628800.0; pc = pc * z - 1.0 / 40320.0; \\\n",
+    "        pc = pc * z + 1.0 / 720.0; pc = pc * z - 1.0 / 24.0; \\\n",
+    "        hz = 0.5 * z; w1 = 1.0 - hz; \\\n",
+    "        ck = w1 + (((1.0 - w1) - hz) - ((z * z) * pc + y * yl)); \\\n",
+    "        *sn = O##_TOD((O##_TOU(sk) & ~odd) | (O##_TOU(ck) & odd)); \\\n",
+    "        *sn = O##_TOD(O##_TOU(*sn) ^ ((nb & 2) << 62)); \\\n",
+    "        *sn = GR__VM_SEL(O, O##_EQ(x, 0.0), x, *sn); \\\n",
+    "        *cs = O##_TOD((O##_TOU(ck) & ~odd) | (O##_TOU(sk) & odd)); \\\n",
+    "        *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \\\n",
+    "    }\n",
+    "GR__VM_CORES(_s, double, uint64_t, GR__VMS)\n",
+    "/* the main ranges (false for NaN): the vector kernels test the same */\n",
+    "#define GR__VM_IN_exp(x) ((x) <= 708.0 && (x) >= -708.0)\n",
+    "#define GR__VM_IN_expm1(x) ((x) <= 700.0 && (x) >= -700.0)\n",
+    "#define GR__VM_IN_tanh(x) ((x) == (x))\n",
+    "#define GR__VM_IN_log(x) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308)\n",
+    "#define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)\n",
+    "#define GR__VM_IN_sin(x) ((x) <= 1647099.0 && (x) >= -1647099.0)\n",
+    "#define GR__VM_IN_cos(x) GR__VM_IN_sin(x)\n",
+    NULL
+};
+/* GR_KERNEL gr__m_exp */
+/* e^x: outside the main range, 2^k applied in two steps (one rounding, into the subnormals too) */
+static GR__VM_FN double gr__m_exp(double x) {
+    GR__VM_NOFMA
+    double kd, q, k1;
+    if (GR__VM_IN_exp(x)) return gr__vm_exp_core_s(x);
+    if (x != x) return x + x;
+    if (x > 710.0) return x * 1e308;
+    if (x < -746.0) return 0.0;
+    q = gr__vm_expr_s(x, &kd);
+    k1 = (kd * 0.5 + GR__VM_SHIFT) - GR__VM_SHIFT;                 /* k = k1 + (k - k1), both in range */
+    return ((1.0 + q) * gr__vm_pow2_s(k1)) * gr__vm_pow2_s(kd - k1);
+}
+static const char *const gr__kernel_gr__m_exp[] GR__UNUSED = {
+    "/* e^x: outside the main range, 2^k applied in two steps (one rounding, into the subnormals too) */\n",
+    "static GR__VM_FN double gr__m_exp(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    double kd, q, k1;\n",
+    "    if (GR__VM_IN_exp(x)) return gr__vm_exp_core_s(x);\n",
+    "    if (x != x) return x + x;\n",
+    "    if (x > 710.0) return x * 1e308;\n",
+    "    if (x < -746.0) return 0.0;\n",
+    "    q = gr__vm_expr_s(x, &kd);\n",
+    "    k1 = (kd * 0.5 + GR__VM_SHIFT) - GR__VM_SHIFT;                 /* k = k1 + (k - k1), both in range */\n",
+    "    return ((1.0 + q) * gr__vm_pow2_s(k1)) * gr__vm_pow2_s(kd - k1);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expf */
+static GR__VM_FN float gr__m_expf(float x) { return (float)gr__m_exp((double)x); }
+static const char *const gr__kernel_gr__m_expf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_expf(float x) { return (float)gr__m_exp((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expm1 */
+static GR__VM_FN double gr__m_expm1(double x) {
+    if (GR__VM_IN_expm1(x)) return gr__vm_expm1_core_s(x);
+    if (x < 0) return -1.0;
+    return gr__m_exp(x);                                          /* (NaN, and e^x - 1 = e^x rounded) */
+}
+static const char *const gr__kernel_gr__m_expm1[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_expm1(double x) {\n",
+    "    if (GR__VM_IN_expm1(x)) return gr__vm_expm1_core_s(x);\n",
+    "    if (x < 0) return -1.0;\n",
+    "    return gr__m_exp(x);                                          /* (NaN, and e^x - 1 = e^x rounded) */\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expm1f */
+static GR__VM_FN float gr__m_expm1f(float x) { return (float)gr__m_expm1((double)x); }
+static const char *const gr__kernel_gr__m_expm1f[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_expm1f(float x) { return (float)gr__m_expm1((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanh */
+static GR__VM_FN double gr__m_tanh(double x) { return GR__VM_IN_tanh(x) ? gr__vm_tanh_core_s(x) : x + x; }
+static const char *const gr__kernel_gr__m_tanh[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_tanh(double x) { return GR__VM_IN_tanh(x) ? gr__vm_tanh_core_s(x) : x + x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanhf */
+static GR__VM_FN float gr__m_tanhf(float x) { return (float)gr__m_tanh((double)x); }
+static const char *const gr__kernel_gr__m_tanhf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_tanhf(float x) { return (float)gr__m_tanh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log */
+/* ln x: subnormals scaled by 2^54 first; 0 -> -inf, x < 0 -> NaN */
+static GR__VM_FN double gr__m_log(double x) {
+    GR__VM_NOFMA
+    if (GR__VM_IN_log(x)) return gr__vm_log_main_s(x);
+    if (x != x || x > 1.0) return x + x;                        /* NaN, +inf */
+    if (x == 0) return -1.0 / (x * x);
+    if (x < 0) return (x - x) / (x - x);
+    return gr__vm_log_core_s(x * 18014398509481984.0, 0.0, -54.0);
+}
+static const char *const gr__kernel_gr__m_log[] GR__UNUSED = {
+    "/* ln x: subnormals scaled by 2^54 first; 0 -> -inf, x < 0 -> NaN */\n",
+    "static GR__VM_FN double gr__m_log(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (GR__VM_IN_log(x)) return gr__vm_log_main_s(x);\n",
+    "    if (x != x || x > 1.0) return x + x;                        /* NaN, +inf */\n",
+    "    if (x == 0) return -1.0 / (x * x);\n",
+    "    if (x < 0) return (x - x) / (x - x);\n",
+    "    return gr__vm_log_core_s(x * 18014398509481984.0, 0.0, -54.0);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_logf */
+static GR__VM_FN float gr__m_logf(float x) { return (float)gr__m_log((double)x); }
+static const char *const gr__kernel_gr__m_logf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_logf(float x) { return (float)gr__m_log((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log1p */
+static GR__VM_FN double gr__m_log1p(double x) {
+    GR__VM_NOFMA
+    if (GR__VM_IN_log1p(x)) return gr__vm_log1p_core_s(x);
+    if (x != x || x > 0) return x + x;
+    if (x == -1.0) return -1.0 / (x + 1.0);
+    return (x - x) / (x - x);
+}
+static const char *const gr__kernel_gr__m_log1p[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_log1p(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (GR__VM_IN_log1p(x)) return gr__vm_log1p_core_s(x);\n",
+    "    if (x != x || x > 0) return x + x;\n",
+    "    if (x == -1.0) return -1.0 / (x + 1.0);\n",
+    "    return (x - x) / (x - x);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log1pf */
+static GR__VM_FN float gr__m_log1pf(float x) { return (float)gr__m_log1p((double)x); }
+static const char *const gr__kernel_gr__m_log1pf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_log1pf(float x) { return (float)gr__m_log1p((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sin */
+/* |x| beyond 2^20 pi/2 (and infinities): the C library's sin, which reduces exactly */
+static GR__VM_FN double gr__m_sin(double x) {
+    double s, c;
+    if (!GR__VM_IN_sin(x)) return sin(x);
+    gr__vm_sincos_core_s(x, &s, &c);
+    return s;
+}
+static const char *const gr__kernel_gr__m_sin[] GR__UNUSED = {
+    "/* |x| beyond 2^20 pi/2 (and infinities): the C library's sin, which reduces exactly */\n",
+    "static GR__VM_FN double gr__m_sin(double x) {\n",
+    "    double s, c;\n",
+    "    if (!GR__VM_IN_sin(x)) return sin(x);\n",
+    "    gr__vm_sincos_core_s(x, &s, &c);\n",
+    "    return s;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinf */
+static GR__VM_FN float gr__m_sinf(float x) { return (float)gr__m_sin((double)x); }
+static const char *const gr__kernel_gr__m_sinf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_sinf(float x) { return (float)gr__m_sin((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cos */
+static GR__VM_FN double gr__m_cos(double x) {
+    double s, c;
+    if (!GR__VM_IN_cos(x)) return cos(x);
+    gr__vm_sincos_core_s(x, &s, &c);
+    return c;
+}
+static const char *const gr__kernel_gr__m_cos[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_cos(double x) {\n",
+    "    double s, c;\n",
+    "    if (!GR__VM_IN_cos(x)) return cos(x);\n",
+    "    gr__vm_sincos_core_s(x, &s, &c);\n",
+    "    return c;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cosf */
+static GR__VM_FN float gr__m_cosf(float x) { return (float)gr__m_cos((double)x); }
+static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_cosf(float x) { return (float)gr__m_cos((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL_END */
+#else
+/* GR_NO_VECTOR_EXTENSIONS: the C library's functions (tanh from one expm1, without libm tanh's
+   range branches: with t = expm1(-2|x|) in (-1, 0], tanh|x| = -t / (t + 2), a few ulp) */
+/* GR_KERNEL gr__m_exp */
+static double gr__m_exp(double x) { return exp(x); }
+static const char *const gr__kernel_gr__m_exp[] GR__UNUSED = {
+    "static double gr__m_exp(double x) { return exp(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expf */
+static float gr__m_expf(float x) { return expf(x); }
+static const char *const gr__kernel_gr__m_expf[] GR__UNUSED = {
+    "static float gr__m_expf(float x) { return expf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expm1 */
+static double gr__m_expm1(double x) { return expm1(x); }
+static const char *const gr__kernel_gr__m_expm1[] GR__UNUSED = {
+    "static double gr__m_expm1(double x) { return expm1(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_expm1f */
+static float gr__m_expm1f(float x) { return expm1f(x); }
+static const char *const gr__kernel_gr__m_expm1f[] GR__UNUSED = {
+    "static float gr__m_expm1f(float x) { return expm1f(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanh */
+static double gr__m_tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
+static const char *const gr__kernel_gr__m_tanh[] GR__UNUSED = {
+    "static double gr__m_tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanhf */
+static float gr__m_tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
+static const char *const gr__kernel_gr__m_tanhf[] GR__UNUSED = {
+    "static float gr__m_tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log */
+static double gr__m_log(double x) { return log(x); }
+static const char *const gr__kernel_gr__m_log[] GR__UNUSED = {
+    "static double gr__m_log(double x) { return log(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_logf */
+static float gr__m_logf(float x) { return logf(x); }
+static const char *const gr__kernel_gr__m_logf[] GR__UNUSED = {
+    "static float gr__m_logf(float x) { return logf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log1p */
+static double gr__m_log1p(double x) { return log1p(x); }
+static const char *const gr__kernel_gr__m_log1p[] GR__UNUSED = {
+    "static double gr__m_log1p(double x) { return log1p(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log1pf */
+static float gr__m_log1pf(float x) { return log1pf(x); }
+static const char *const gr__kernel_gr__m_log1pf[] GR__UNUSED = {
+    "static float gr__m_log1pf(float x) { return log1pf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sin */
+static double gr__m_sin(double x) { return sin(x); }
+static const char *const gr__kernel_gr__m_sin[] GR__UNUSED = {
+    "static double gr__m_sin(double x) { return sin(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinf */
+static float gr__m_sinf(float x) { return sinf(x); }
+static const char *const gr__kernel_gr__m_sinf[] GR__UNUSED = {
+    "static float gr__m_sinf(float x) { return sinf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cos */
+static double gr__m_cos(double x) { return cos(x); }
+static const char *const gr__kernel_gr__m_cos[] GR__UNUSED = {
+    "static double gr__m_cos(double x) { return cos(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cosf */
+static float gr__m_cosf(float x) { return cosf(x); }
+static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
+    "static float gr__m_cosf(float x) { return cosf(x); }\n",
+    NULL
+};
+/* GR_KERNEL_END */
+#endif
+
+/* ---- the kernels -------------------------------------------------------------------------------
+   gr__vm_<f>_map(n, o, a): o[i] = f(a[i]) for i < n (o may be a), a vector of lanes at a time where
+   the whole vector is in f's main range, else each lane by the scalar function. The table's
+   kernels of these rows (gr__vmk_<f>_f64 / _f32, ops/elemwise.c) run it; float32 goes through
+   chunks of doubles. */
+#ifndef GR_NO_VECTOR_EXTENSIONS
+#if defined(__GNUC__) || defined(__clang__)
+#if defined(__AVX512F__)
+#define GR__VM_BYTES 64
+#elif defined(__AVX__)
+#define GR__VM_BYTES 32
+#else
+#define GR__VM_BYTES 16
+#endif
+typedef double gr__vmd __attribute__((vector_size(GR__VM_BYTES)));
+typedef uint64_t gr__vmu __attribute__((vector_size(GR__VM_BYTES)));
+enum { GR__VM_L = GR__VM_BYTES / 8 };
+#define GR__VMV_TOU(x) ((gr__vmu)(x))
+#define GR__VMV_TOD(u) ((gr__vmd)(u))
+#define GR__VMV_LE(a, b) ((gr__vmu)((a) <= (b)))
+#define GR__VMV_EQ(a, b) ((gr__vmu)((a) == (b)))
+GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
+#define gr__vm_exp_main_v gr__vm_exp_core_v
+#define gr__vm_expm1_main_v gr__vm_expm1_core_v
+#define gr__vm_tanh_main_v gr__vm_tanh_core_v
+#define gr__vm_log1p_main_v gr__vm_log1p_core_v
+static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
+static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
+
+/* the lanes of x all in f's main range */
+#define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
+#define GR__VM_MAP(f) \
+    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
+        int64_t i = 0; \
+        for (; i + GR__VM_L <= n; i += GR__VM_L) { \
+            gr__vmd x; \
+            int l, in; \
+            memcpy(&x, a + i, sizeof x); \
+            GR__VM_ALL_IN(f, x, in); \
+            if (in) { x = gr__vm_##f##_main_v(x); memcpy(o + i, &x, sizeof x); } \
+            else for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \
+        } \
+        for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
+    }
+/* sin and cos of a[i sa] together (the pair sincos): one reduction */
+static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
+    int64_t i = 0;
+    if (sa == 1)
+        for (; i + GR__VM_L <= n; i += GR__VM_L) {
+            gr__vmd x, vs, vc;
+            int l, in;
+            memcpy(&x, a + i, sizeof x);
+            GR__VM_ALL_IN(sin, x, in);
+            if (!in) {
+                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
+                continue;
+            }
+            gr__vm_sincos_core_v(x, &vs, &vc);
+            memcpy(s + i, &vs, sizeof vs);
+            memcpy(c + i, &vc, sizeof vc);
+        }
+    for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+}
+#else
+#define GR__VM_MAP(f) \
+    static void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
+        int64_t i; \
+        for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
+    }
+static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
+    int64_t i;
+    for (i = 0; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+}
+#endif
+
+enum { GR__VM_CHUNK = 128 };             /* float32 runs through chunks of this many doubles */
+typedef void (*gr__vm_mapfn)(int64_t n, double *o, const double *a);
+static void gr__vm_f32(int64_t n, float *o, const float *a, gr__vm_mapfn map) {
+    double buf[GR__VM_CHUNK];
+    int64_t i, j, m;
+    for (i = 0; i < n; i += m) {
+        m = n - i < GR__VM_CHUNK ? n - i : GR__VM_CHUNK;
+        for (j = 0; j < m; j++) buf[j] = (double)a[i + j];
+        map(m, buf, buf);
+        for (j = 0; j < m; j++) o[i + j] = (float)buf[j];
+    }
+}
+
+#define GR__VM_SF(name) gr__m_##name##f      /* the float32 scalar function */
+/* the table's kernels (gr__ew_kernel: st[0] 1 for a whole array, 0 for one value filled) */
+#define GR__VM_KERNELS(f) \
+    GR__VM_MAP(f) \
+    static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        double *o = (double *)out; const double *a = (const double *)in[0]; int64_t i; \
+        if (st[0] == 1) { gr__vm_##f##_map(n, o, a); return; } \
+        { double r = gr__m_##f(a[0]); for (i = 0; i < n; i++) o[i] = r; } \
+    } \
+    static GR__UNUSED void gr__vmk_##f##_f32(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        float *o = (float *)out; const float *a = (const float *)in[0]; int64_t i; \
+        if (st[0] == 1) { gr__vm_f32(n, o, a, gr__vm_##f##_map); return; } \
+        { float r = GR__VM_SF(f)(a[0]); for (i = 0; i < n; i++) o[i] = r; } \
+    }
+GR__VM_KERNELS(exp)
+GR__VM_KERNELS(expm1)
+GR__VM_KERNELS(tanh)
+GR__VM_KERNELS(log)
+GR__VM_KERNELS(log1p)
+GR__VM_KERNELS(sin)
+GR__VM_KERNELS(cos)
+
+/* the rows whose table kernels are these (ops/elemwise.c picks them through GR__VM_HAS) */
+#define GR__VMP_exp ~, 1
+#define GR__VMP_expm1 ~, 1
+#define GR__VMP_tanh ~, 1
+#define GR__VMP_log ~, 1
+#define GR__VMP_log1p ~, 1
+#define GR__VMP_sin ~, 1
+#define GR__VMP_cos ~, 1
+#define GR__VM_2ND(a, b, ...) b
+#define GR__VM_2ND_(...) GR__VM_2ND(__VA_ARGS__)
+#define GR__VM_HAS(name) GR__VM_2ND_(GR__VMP_##name, 0, ~)
+#else
+#define GR__VM_HAS(name) 0
+#endif
+
+/* sin and cos of a[i sa] into s[i] and c[i], float64 or float32 (the pair sincos) */
+static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
+    int64_t i;
+    if (dt == GR_F64) {
+#ifndef GR_NO_VECTOR_EXTENSIONS
+        gr__vm_sincos_map(n, (double *)s, (double *)c, (const double *)a, sa);
+#else
+        const double *x = (const double *)a;
+        for (i = 0; i < n; i++) { double v = x[i * sa]; ((double *)s)[i] = gr__m_sin(v); ((double *)c)[i] = gr__m_cos(v); }
+#endif
+        return;
+    }
+    {
+        const float *x = (const float *)a;
+        float *ps = (float *)s, *pc = (float *)c;
+#ifndef GR_NO_VECTOR_EXTENSIONS
+        double bs[GR__VM_CHUNK], bc[GR__VM_CHUNK], ba[GR__VM_CHUNK];
+        int64_t j, m;
+        for (i = 0; i < n; i += m) {
+            m = n - i < GR__VM_CHUNK ? n - i : GR__VM_CHUNK;
+            for (j = 0; j < m; j++) ba[j] = (double)x[(i + j) * sa];
+            gr__vm_sincos_map(m, bs, bc, ba, 1);
+            for (j = 0; j < m; j++) { ps[i + j] = (float)bs[j]; pc[i + j] = (float)bc[j]; }
+        }
+#else
+        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = gr__m_sinf(v); pc[i] = gr__m_cosf(v); }
+#endif
+    }
+}
+
 /* ==== ops/elemwise.c: generated region; edit ops/elemwise.c, then run make gradient.h ==== */
 /* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
 
@@ -2778,22 +3490,6 @@ static const char *const gr__kernel_gr__sigmoidf[] GR__UNUSED = {
     "}\n",
     NULL
 };
-/* GR_KERNEL gr__tanh */
-/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],
-   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */
-static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
-static const char *const gr__kernel_gr__tanh[] GR__UNUSED = {
-    "/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],\n",
-    "   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */\n",
-    "static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }\n",
-    NULL
-};
-/* GR_KERNEL gr__tanhf */
-static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
-static const char *const gr__kernel_gr__tanhf[] GR__UNUSED = {
-    "static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }\n",
-    NULL
-};
 /* GR_KERNEL gr__softplus */
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 static const char *const gr__kernel_gr__softplus[] GR__UNUSED = {
@@ -2898,7 +3594,9 @@ GR_ELEMWISE_OPS(GR__KB8)
 #undef GR_T
 #undef GR_M
 
-#define GR__KP_FLT_FLOAT(n, s)  gr__ewk_##n##_##s
+#define GR__VM_PICK_1(n, s)     gr__vmk_##n##_##s      /* ops/vmath.c's kernel (GR__VM_HAS) */
+#define GR__VM_PICK_0(n, s)     gr__ewk_##n##_##s
+#define GR__KP_FLT_FLOAT(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)
 #define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
 #define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
 #define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
@@ -3402,19 +4100,9 @@ static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 
 /* ---- pairs (GR_ELEMWISE_PAIRS) ------------------------------------------------------------------ */
 
-/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
-   a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
+/* sin and cos of one operand in one loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
 static GR__UNUSED void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
-    int64_t i;
-    if (dt == GR_F64) {
-        const double *x = (const double *)a;
-        double *ps = (double *)s, *pc = (double *)c;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
-    } else {
-        const float *x = (const float *)a;
-        float *ps = (float *)s, *pc = (float *)c;
-        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
-    }
+    gr__vm_sincos(dt, s, c, a, sa, n);        /* ops/vmath.c: the rows' own functions, one reduction */
 }
 
 typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);
@@ -19904,6 +20592,93 @@ static void gr__etext_add(gr__etext *t, const char *fmt, ...) {
 typedef struct gr__kernel_text { const char *name; const char *const *lines; } gr__kernel_text;
 static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__to_i64", gr__kernel_gr__to_i64 },
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "GR__VM_FN", gr__kernel_GR__VM_FN },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp", gr__kernel_gr__m_exp },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expf", gr__kernel_gr__m_expf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expm1", gr__kernel_gr__m_expm1 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expm1f", gr__kernel_gr__m_expm1f },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanh", gr__kernel_gr__m_tanh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanhf", gr__kernel_gr__m_tanhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log", gr__kernel_gr__m_log },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_logf", gr__kernel_gr__m_logf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log1p", gr__kernel_gr__m_log1p },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log1pf", gr__kernel_gr__m_log1pf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sin", gr__kernel_gr__m_sin },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinf", gr__kernel_gr__m_sinf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cos", gr__kernel_gr__m_cos },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cosf", gr__kernel_gr__m_cosf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp", gr__kernel_gr__m_exp },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expf", gr__kernel_gr__m_expf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expm1", gr__kernel_gr__m_expm1 },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_expm1f", gr__kernel_gr__m_expm1f },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanh", gr__kernel_gr__m_tanh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanhf", gr__kernel_gr__m_tanhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log", gr__kernel_gr__m_log },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_logf", gr__kernel_gr__m_logf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log1p", gr__kernel_gr__m_log1p },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log1pf", gr__kernel_gr__m_log1pf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sin", gr__kernel_gr__m_sin },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinf", gr__kernel_gr__m_sinf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cos", gr__kernel_gr__m_cos },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cosf", gr__kernel_gr__m_cosf },
+#endif
     { "gr__sign", gr__kernel_gr__sign },
     { "gr__signf", gr__kernel_gr__signf },
     { "gr__mod", gr__kernel_gr__mod },
@@ -19918,8 +20693,6 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__clipf", gr__kernel_gr__clipf },
     { "gr__sigmoid", gr__kernel_gr__sigmoid },
     { "gr__sigmoidf", gr__kernel_gr__sigmoidf },
-    { "gr__tanh", gr__kernel_gr__tanh },
-    { "gr__tanhf", gr__kernel_gr__tanhf },
     { "gr__softplus", gr__kernel_gr__softplus },
     { "gr__softplusf", gr__kernel_gr__softplusf },
 #ifndef GR_NO_AXIS
@@ -20204,6 +20977,30 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
     if (len && e->body.p[at + pad + len - 1] == '{') e->indent++;
 }
 
+static int gr__em_kernel(gr__em *e, const char *name);
+
+/* the kernels kt's text names (identifiers gr__... / GR__... that are kernels' names), written
+   before it (a kernel is marked written before its own are looked for, so a cycle ends) */
+static void gr__em_kernel_deps(gr__em *e, const gr__kernel_text *kt) {
+    int i;
+    for (i = 0; kt->lines[i]; i++) {
+        const char *s = kt->lines[i];
+        while ((s = strstr(s, "__")) != NULL) {
+            const char *p = s - 2;
+            char id[64];
+            size_t len;
+            if (s - kt->lines[i] < 2 || (strncmp(p, "gr", 2) && strncmp(p, "GR", 2)) ||
+                (p > kt->lines[i] && strchr(GR__EM_IDCHARS, p[-1]))) { s += 2; continue; }
+            len = strspn(p, GR__EM_IDCHARS);
+            s = p + len;
+            if (len >= sizeof id) continue;
+            memcpy(id, p, len);
+            id[len] = 0;
+            if (strcmp(id, kt->name)) gr__em_kernel(e, id);
+        }
+    }
+}
+
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
@@ -20218,6 +21015,7 @@ static int gr__em_kernel(gr__em *e, const char *name) {
         e->cap_kernels = cap;
     }
     e->kernels_done[e->n_kernels++] = kt->name;
+    gr__em_kernel_deps(e, kt);
     for (i = 0; kt->lines[i]; i++) gr__etext_add(&e->kern, "%s", kt->lines[i]);
     gr__etext_add(&e->kern, "\n");
     return 1;

@@ -64,12 +64,6 @@ static float gr__sigmoidf(float x) {
     if (x >= 0) return 1.0f / (1.0f + expf(-x));
     { float e = expf(x); return e / (1.0f + e); }
 }
-/* GR_KERNEL gr__tanh */
-/* tanh from one expm1, without libm tanh's range branches: with t = expm1(-2|x|) in (-1, 0],
-   tanh|x| = -t / (t + 2), accurate to a few ulp for every x (t + 2 is in (1, 2]) */
-static double gr__tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
-/* GR_KERNEL gr__tanhf */
-static float gr__tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
 /* GR_KERNEL gr__softplus */
 static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
 /* GR_KERNEL gr__softplusf */
@@ -166,7 +160,9 @@ GR_ELEMWISE_OPS(GR__KB8)
 #undef GR_T
 #undef GR_M
 
-#define GR__KP_FLT_FLOAT(n, s)  gr__ewk_##n##_##s
+#define GR__VM_PICK_1(n, s)     gr__vmk_##n##_##s      /* ops/vmath.c's kernel (GR__VM_HAS) */
+#define GR__VM_PICK_0(n, s)     gr__ewk_##n##_##s
+#define GR__KP_FLT_FLOAT(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)
 #define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
 #define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
 #define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
@@ -670,19 +666,9 @@ static gr_var *gr__Cast_simplify(gr__rewriter *rw, const gr_op_def *op, const vo
 
 /* ---- pairs (GR_ELEMWISE_PAIRS) ------------------------------------------------------------------ */
 
-/* sin and cos of one operand in one loop, which compilers turn into one sincos call, as they do for
-   a hand-fused loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
+/* sin and cos of one operand in one loop; s[i] = sin(a[i sa]), c[i] = cos(a[i sa]) for F64 and F32 */
 static GR__UNUSED void gr__sincos_pair(int dt, void *s, void *c, const void *a, int64_t sa, int64_t n) {
-    int64_t i;
-    if (dt == GR_F64) {
-        const double *x = (const double *)a;
-        double *ps = (double *)s, *pc = (double *)c;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ps[i] = sin(v); pc[i] = cos(v); }
-    } else {
-        const float *x = (const float *)a;
-        float *ps = (float *)s, *pc = (float *)c;
-        for (i = 0; i < n; i++) { float v = x[i * sa]; ps[i] = sinf(v); pc[i] = cosf(v); }
-    }
+    gr__vm_sincos(dt, s, c, a, sa, n);        /* ops/vmath.c: the rows' own functions, one reduction */
 }
 
 typedef void (*gr__ew_pair_kernel)(int dt, void *first, void *second, const void *a, int64_t sa, int64_t n);

@@ -165,18 +165,18 @@
     X(where,      3, SELECT, (a != 0 ? b : c),           (a != 0 ? b : c),    D_ZERO, \
                   D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
     /* exponentials and logarithms */ \
-    X(exp,        1, FLOAT, GR_M(exp)(a),               0,                   D(y), D_NONE, D_NONE) /* e^x */ \
+    X(exp,        1, FLOAT, GR_M(gr__m_exp)(a),                0,                   D(y), D_NONE, D_NONE) /* e^x */ \
     X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
-    X(expm1,      1, FLOAT, GR_M(expm1)(a),             0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
-    X(log,        1, FLOAT, GR_M(log)(a),               0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
+    X(expm1,      1, FLOAT, GR_M(gr__m_expm1)(a),              0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
+    X(log,        1, FLOAT, GR_M(gr__m_log)(a),                0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
     X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
-    X(log1p,      1, FLOAT, GR_M(log1p)(a),             0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
+    X(log1p,      1, FLOAT, GR_M(gr__m_log1p)(a),              0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
     X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
-    X(sin,        1, FLOAT, GR_M(sin)(a),               0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
-    X(cos,        1, FLOAT, GR_M(cos)(a),               0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
+    X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
+    X(cos,        1, FLOAT, GR_M(gr__m_cos)(a),                0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
     X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
     X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
     X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
@@ -185,7 +185,7 @@
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
     X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
     X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
-    X(tanh,       1, FLOAT, GR_M(gr__tanh)(a),              0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
+    X(tanh,       1, FLOAT, GR_M(gr__m_tanh)(a),               0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
     X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
     X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
     X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \

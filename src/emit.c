@@ -121,6 +121,30 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
     if (len && e->body.p[at + pad + len - 1] == '{') e->indent++;
 }
 
+static int gr__em_kernel(gr__em *e, const char *name);
+
+/* the kernels kt's text names (identifiers gr__... / GR__... that are kernels' names), written
+   before it (a kernel is marked written before its own are looked for, so a cycle ends) */
+static void gr__em_kernel_deps(gr__em *e, const gr__kernel_text *kt) {
+    int i;
+    for (i = 0; kt->lines[i]; i++) {
+        const char *s = kt->lines[i];
+        while ((s = strstr(s, "__")) != NULL) {
+            const char *p = s - 2;
+            char id[64];
+            size_t len;
+            if (s - kt->lines[i] < 2 || (strncmp(p, "gr", 2) && strncmp(p, "GR", 2)) ||
+                (p > kt->lines[i] && strchr(GR__EM_IDCHARS, p[-1]))) { s += 2; continue; }
+            len = strspn(p, GR__EM_IDCHARS);
+            s = p + len;
+            if (len >= sizeof id) continue;
+            memcpy(id, p, len);
+            id[len] = 0;
+            if (strcmp(id, kt->name)) gr__em_kernel(e, id);
+        }
+    }
+}
+
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
@@ -135,6 +159,7 @@ static int gr__em_kernel(gr__em *e, const char *name) {
         e->cap_kernels = cap;
     }
     e->kernels_done[e->n_kernels++] = kt->name;
+    gr__em_kernel_deps(e, kt);
     for (i = 0; kt->lines[i]; i++) gr__etext_add(&e->kern, "%s", kt->lines[i]);
     gr__etext_add(&e->kern, "\n");
     return 1;

@@ -30,7 +30,9 @@
                                                   a call stack in a debugger
      GR_NO_VECTOR_EXTENSIONS   the implementation  the built-in GEMM in plain C, without GCC/Clang
                                                   vector extensions (which it uses by default, at
-                                                  the widest vector width the target enables)
+                                                  the widest vector width the target enables), and
+                                                  the C library's exp, log, sin... instead of the
+                                                  library's vectorised ones (ops/vmath.c)
 
    EXAMPLE
      gr_graph *g = gr_graph_new();
