@@ -850,8 +850,8 @@ extern "C" {
     /* special functions and activations */ \
     X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
     X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
-    X(sigmoid,    1, FLOAT, GR_M(gr__sigmoid)(a),       0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
-    X(softplus,   1, FLOAT, GR_M(gr__softplus)(a),      0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
+    X(sigmoid,    1, FLOAT, GR_M(gr__m_sigmoid)(a),     0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
+    X(softplus,   1, FLOAT, GR_M(gr__m_softplus)(a),    0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
     X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
     /* comparisons and logic: BOOL results, no derivative */ \
     X(gt,         2, CMP,   a > b,                      a > b,               D_ZERO, D_ZERO, D_NONE) /* a > b */ \
@@ -2628,8 +2628,8 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
 };
 
 /* ==== ops/vmath.c: generated region; edit ops/vmath.c, then run make gradient.h ==== */
-/* ops/vmath.c: elementwise math of our own (exp, expm1, log, log1p, tanh, sin, cos), float64 and
-   float32, for the elementwise kernels (ops/elemwise.c) and the files gr_fn_emit_c writes.
+/* ops/vmath.c: elementwise math of our own (exp, expm1, log, log1p, tanh, sin, cos, sigmoid,
+   softplus), float64 and float32, for the elementwise kernels (ops/elemwise.c) and the files gr_fn_emit_c writes.
 
    One source for both paths: every function's main range is a "core" written once as a macro over
    a type T that is either double or a GCC/Clang vector of doubles (GR__VM_CORES, instantiated for
@@ -2727,6 +2727,12 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         t = gr__vm_expm1_core##S(-2.0 * a); \
         return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \
     } \
+    /* 1 / (1 + e^-x) for |x| <= 708: with e = e^-|x|, 1 / (1 + e) or e / (1 + e) */ \
+    static GR__VM_FN T gr__vm_sigmoid_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \
+        return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \
+    } \
     /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
        u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
     static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \
@@ -2749,6 +2755,12 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \
         T y = gr__vm_log_core##S(u, e / u, 0.0 * x); \
         return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
+    } \
+    /* ln(1 + e^x) for |x| <= 708: max(x, 0) + log1p(e^-|x|) */ \
+    static GR__VM_FN T gr__vm_softplus_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \
+        return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \
     } \
     /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \
        then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \
@@ -2786,6 +2798,8 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_sin(x) ((x) <= 1647099.0 && (x) >= -1647099.0)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
+#define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
+#define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
 static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#ifndef GR__UNUSED\n",
     "#if defined(__GNUC__) || defined(__clang__)\n",
@@ -2866,6 +2880,12 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        t = gr__vm_expm1_core##S(-2.0 * a); \\\n",
     "        return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \\\n",
     "    } \\\n",
+    "    /* 1 / (1 + e^-x) for |x| <= 708: with e = e^-|x|, 1 / (1 + e) or e / (1 + e) */ \\\n",
+    "    static GR__VM_FN T gr__vm_sigmoid_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \\\n",
+    "        return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \\\n",
+    "    } \\\n",
     "    /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \\\n",
     "       u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \\\n",
     "    static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \\\n",
@@ -2888,6 +2908,12 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \\\n",
     "        T y = gr__vm_log_core##S(u, e / u, 0.0 * x); \\\n",
     "        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \\\n",
+    "    } \\\n",
+    "    /* ln(1 + e^x) for |x| <= 708: max(x, 0) + log1p(e^-|x|) */ \\\n",
+    "    static GR__VM_FN T gr__vm_softplus_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \\\n",
+    "        return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \\\n",
     "    } \\\n",
     "    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \\\n",
     "       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \\\n",
@@ -2925,6 +2951,8 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)\n",
     "#define GR__VM_IN_sin(x) ((x) <= 1647099.0 && (x) >= -1647099.0)\n",
     "#define GR__VM_IN_cos(x) GR__VM_IN_sin(x)\n",
+    "#define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)\n",
+    "#define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)\n",
     NULL
 };
 /* GR_KERNEL gr__m_exp */
@@ -2991,6 +3019,42 @@ static const char *const gr__kernel_gr__m_tanh[] GR__UNUSED = {
 static GR__VM_FN float gr__m_tanhf(float x) { return (float)gr__m_tanh((double)x); }
 static const char *const gr__kernel_gr__m_tanhf[] GR__UNUSED = {
     "static GR__VM_FN float gr__m_tanhf(float x) { return (float)gr__m_tanh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sigmoid */
+static GR__VM_FN double gr__m_sigmoid(double x) {
+    if (GR__VM_IN_sigmoid(x)) return gr__vm_sigmoid_core_s(x);
+    return x != x ? x + x : x > 0 ? 1.0 : gr__m_exp(x);           /* e / (1 + e) = e rounded */
+}
+static const char *const gr__kernel_gr__m_sigmoid[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_sigmoid(double x) {\n",
+    "    if (GR__VM_IN_sigmoid(x)) return gr__vm_sigmoid_core_s(x);\n",
+    "    return x != x ? x + x : x > 0 ? 1.0 : gr__m_exp(x);           /* e / (1 + e) = e rounded */\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sigmoidf */
+static GR__VM_FN float gr__m_sigmoidf(float x) { return (float)gr__m_sigmoid((double)x); }
+static const char *const gr__kernel_gr__m_sigmoidf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_sigmoidf(float x) { return (float)gr__m_sigmoid((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_softplus */
+static GR__VM_FN double gr__m_softplus(double x) {
+    if (GR__VM_IN_softplus(x)) return gr__vm_softplus_core_s(x);
+    return x > 0 || x != x ? x : gr__m_exp(x);                      /* x (+ e^-x, below its ulp); log1p(e^x) = e^x rounded */
+}
+static const char *const gr__kernel_gr__m_softplus[] GR__UNUSED = {
+    "static GR__VM_FN double gr__m_softplus(double x) {\n",
+    "    if (GR__VM_IN_softplus(x)) return gr__vm_softplus_core_s(x);\n",
+    "    return x > 0 || x != x ? x : gr__m_exp(x);                      /* x (+ e^-x, below its ulp); log1p(e^x) = e^x rounded */\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_softplusf */
+static GR__VM_FN float gr__m_softplusf(float x) { return (float)gr__m_softplus((double)x); }
+static const char *const gr__kernel_gr__m_softplusf[] GR__UNUSED = {
+    "static GR__VM_FN float gr__m_softplusf(float x) { return (float)gr__m_softplus((double)x); }\n",
     NULL
 };
 /* GR_KERNEL gr__m_log */
@@ -3131,6 +3195,42 @@ static const char *const gr__kernel_gr__m_tanhf[] GR__UNUSED = {
     "static float gr__m_tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }\n",
     NULL
 };
+/* GR_KERNEL gr__m_sigmoid */
+static double gr__m_sigmoid(double x) {
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    { double e = exp(x); return e / (1.0 + e); }
+}
+static const char *const gr__kernel_gr__m_sigmoid[] GR__UNUSED = {
+    "static double gr__m_sigmoid(double x) {\n",
+    "    if (x >= 0) return 1.0 / (1.0 + exp(-x));\n",
+    "    { double e = exp(x); return e / (1.0 + e); }\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sigmoidf */
+static float gr__m_sigmoidf(float x) {
+    if (x >= 0) return 1.0f / (1.0f + expf(-x));
+    { float e = expf(x); return e / (1.0f + e); }
+}
+static const char *const gr__kernel_gr__m_sigmoidf[] GR__UNUSED = {
+    "static float gr__m_sigmoidf(float x) {\n",
+    "    if (x >= 0) return 1.0f / (1.0f + expf(-x));\n",
+    "    { float e = expf(x); return e / (1.0f + e); }\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_softplus */
+static double gr__m_softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+static const char *const gr__kernel_gr__m_softplus[] GR__UNUSED = {
+    "static double gr__m_softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_softplusf */
+static float gr__m_softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
+static const char *const gr__kernel_gr__m_softplusf[] GR__UNUSED = {
+    "static float gr__m_softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }\n",
+    NULL
+};
 /* GR_KERNEL gr__m_log */
 static double gr__m_log(double x) { return log(x); }
 static const char *const gr__kernel_gr__m_log[] GR__UNUSED = {
@@ -3208,6 +3308,8 @@ GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_expm1_main_v gr__vm_expm1_core_v
 #define gr__vm_tanh_main_v gr__vm_tanh_core_v
 #define gr__vm_log1p_main_v gr__vm_log1p_core_v
+#define gr__vm_sigmoid_main_v gr__vm_sigmoid_core_v
+#define gr__vm_softplus_main_v gr__vm_softplus_core_v
 static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
 
@@ -3291,6 +3393,8 @@ GR__VM_KERNELS(log)
 GR__VM_KERNELS(log1p)
 GR__VM_KERNELS(sin)
 GR__VM_KERNELS(cos)
+GR__VM_KERNELS(sigmoid)
+GR__VM_KERNELS(softplus)
 
 /* the rows whose table kernels are these (ops/elemwise.c picks them through GR__VM_HAS) */
 #define GR__VMP_exp ~, 1
@@ -3300,6 +3404,8 @@ GR__VM_KERNELS(cos)
 #define GR__VMP_log1p ~, 1
 #define GR__VMP_sin ~, 1
 #define GR__VMP_cos ~, 1
+#define GR__VMP_sigmoid ~, 1
+#define GR__VMP_softplus ~, 1
 #define GR__VM_2ND(a, b, ...) b
 #define GR__VM_2ND_(...) GR__VM_2ND(__VA_ARGS__)
 #define GR__VM_HAS(name) GR__VM_2ND_(GR__VMP_##name, 0, ~)
@@ -3464,42 +3570,6 @@ static const char *const gr__kernel_gr__clip[] GR__UNUSED = {
 static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 static const char *const gr__kernel_gr__clipf[] GR__UNUSED = {
     "static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }\n",
-    NULL
-};
-/* GR_KERNEL gr__sigmoid */
-static double gr__sigmoid(double x) {
-    if (x >= 0) return 1.0 / (1.0 + exp(-x));
-    { double e = exp(x); return e / (1.0 + e); }
-}
-static const char *const gr__kernel_gr__sigmoid[] GR__UNUSED = {
-    "static double gr__sigmoid(double x) {\n",
-    "    if (x >= 0) return 1.0 / (1.0 + exp(-x));\n",
-    "    { double e = exp(x); return e / (1.0 + e); }\n",
-    "}\n",
-    NULL
-};
-/* GR_KERNEL gr__sigmoidf */
-static float gr__sigmoidf(float x) {
-    if (x >= 0) return 1.0f / (1.0f + expf(-x));
-    { float e = expf(x); return e / (1.0f + e); }
-}
-static const char *const gr__kernel_gr__sigmoidf[] GR__UNUSED = {
-    "static float gr__sigmoidf(float x) {\n",
-    "    if (x >= 0) return 1.0f / (1.0f + expf(-x));\n",
-    "    { float e = expf(x); return e / (1.0f + e); }\n",
-    "}\n",
-    NULL
-};
-/* GR_KERNEL gr__softplus */
-static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
-static const char *const gr__kernel_gr__softplus[] GR__UNUSED = {
-    "static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }\n",
-    NULL
-};
-/* GR_KERNEL gr__softplusf */
-static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
-static const char *const gr__kernel_gr__softplusf[] GR__UNUSED = {
-    "static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }\n",
     NULL
 };
 /* GR_KERNEL_END */
@@ -20614,6 +20684,18 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__m_tanhf", gr__kernel_gr__m_tanhf },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sigmoid", gr__kernel_gr__m_sigmoid },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sigmoidf", gr__kernel_gr__m_sigmoidf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_softplus", gr__kernel_gr__m_softplus },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_softplusf", gr__kernel_gr__m_softplusf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_log", gr__kernel_gr__m_log },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
@@ -20656,6 +20738,18 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__m_tanhf", gr__kernel_gr__m_tanhf },
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sigmoid", gr__kernel_gr__m_sigmoid },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sigmoidf", gr__kernel_gr__m_sigmoidf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_softplus", gr__kernel_gr__m_softplus },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_softplusf", gr__kernel_gr__m_softplusf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_log", gr__kernel_gr__m_log },
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
@@ -20691,10 +20785,6 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__minf", gr__kernel_gr__minf },
     { "gr__clip", gr__kernel_gr__clip },
     { "gr__clipf", gr__kernel_gr__clipf },
-    { "gr__sigmoid", gr__kernel_gr__sigmoid },
-    { "gr__sigmoidf", gr__kernel_gr__sigmoidf },
-    { "gr__softplus", gr__kernel_gr__softplus },
-    { "gr__softplusf", gr__kernel_gr__softplusf },
 #ifndef GR_NO_AXIS
     { "GR__ARGMAX", gr__kernel_GR__ARGMAX },
 #endif

@@ -54,20 +54,6 @@ static float gr__minf(float a, float b) { return (a != a || a < b) ? a : b; }
 static double gr__clip(double x, double lo, double hi) { return x < lo ? lo : x > hi ? hi : x; }
 /* GR_KERNEL gr__clipf */
 static float gr__clipf(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
-/* GR_KERNEL gr__sigmoid */
-static double gr__sigmoid(double x) {
-    if (x >= 0) return 1.0 / (1.0 + exp(-x));
-    { double e = exp(x); return e / (1.0 + e); }
-}
-/* GR_KERNEL gr__sigmoidf */
-static float gr__sigmoidf(float x) {
-    if (x >= 0) return 1.0f / (1.0f + expf(-x));
-    { float e = expf(x); return e / (1.0f + e); }
-}
-/* GR_KERNEL gr__softplus */
-static double gr__softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
-/* GR_KERNEL gr__softplusf */
-static float gr__softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 /* GR_KERNEL_END */
 
 /* integer results computed in uint64_t wrap around instead of overflowing (undefined in int64_t) */

@@ -1,5 +1,5 @@
-/* ops/vmath.c: elementwise math of our own (exp, expm1, log, log1p, tanh, sin, cos), float64 and
-   float32, for the elementwise kernels (ops/elemwise.c) and the files gr_fn_emit_c writes.
+/* ops/vmath.c: elementwise math of our own (exp, expm1, log, log1p, tanh, sin, cos, sigmoid,
+   softplus), float64 and float32, for the elementwise kernels (ops/elemwise.c) and the files gr_fn_emit_c writes.
 
    One source for both paths: every function's main range is a "core" written once as a macro over
    a type T that is either double or a GCC/Clang vector of doubles (GR__VM_CORES, instantiated for
@@ -97,6 +97,12 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         t = gr__vm_expm1_core##S(-2.0 * a); \
         return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \
     } \
+    /* 1 / (1 + e^-x) for |x| <= 708: with e = e^-|x|, 1 / (1 + e) or e / (1 + e) */ \
+    static GR__VM_FN T gr__vm_sigmoid_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \
+        return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \
+    } \
     /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
        u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
     static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \
@@ -119,6 +125,12 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \
         T y = gr__vm_log_core##S(u, e / u, 0.0 * x); \
         return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
+    } \
+    /* ln(1 + e^x) for |x| <= 708: max(x, 0) + log1p(e^-|x|) */ \
+    static GR__VM_FN T gr__vm_softplus_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \
+        return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \
     } \
     /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \
        then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \
@@ -156,6 +168,8 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_sin(x) ((x) <= 1647099.0 && (x) >= -1647099.0)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
+#define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
+#define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
 /* GR_KERNEL gr__m_exp */
 /* e^x: outside the main range, 2^k applied in two steps (one rounding, into the subnormals too) */
 static GR__VM_FN double gr__m_exp(double x) {
@@ -183,6 +197,20 @@ static GR__VM_FN float gr__m_expm1f(float x) { return (float)gr__m_expm1((double
 static GR__VM_FN double gr__m_tanh(double x) { return GR__VM_IN_tanh(x) ? gr__vm_tanh_core_s(x) : x + x; }
 /* GR_KERNEL gr__m_tanhf */
 static GR__VM_FN float gr__m_tanhf(float x) { return (float)gr__m_tanh((double)x); }
+/* GR_KERNEL gr__m_sigmoid */
+static GR__VM_FN double gr__m_sigmoid(double x) {
+    if (GR__VM_IN_sigmoid(x)) return gr__vm_sigmoid_core_s(x);
+    return x != x ? x + x : x > 0 ? 1.0 : gr__m_exp(x);           /* e / (1 + e) = e rounded */
+}
+/* GR_KERNEL gr__m_sigmoidf */
+static GR__VM_FN float gr__m_sigmoidf(float x) { return (float)gr__m_sigmoid((double)x); }
+/* GR_KERNEL gr__m_softplus */
+static GR__VM_FN double gr__m_softplus(double x) {
+    if (GR__VM_IN_softplus(x)) return gr__vm_softplus_core_s(x);
+    return x > 0 || x != x ? x : gr__m_exp(x);                      /* x (+ e^-x, below its ulp); log1p(e^x) = e^x rounded */
+}
+/* GR_KERNEL gr__m_softplusf */
+static GR__VM_FN float gr__m_softplusf(float x) { return (float)gr__m_softplus((double)x); }
 /* GR_KERNEL gr__m_log */
 /* ln x: subnormals scaled by 2^54 first; 0 -> -inf, x < 0 -> NaN */
 static GR__VM_FN double gr__m_log(double x) {
@@ -240,6 +268,20 @@ static float gr__m_expm1f(float x) { return expm1f(x); }
 static double gr__m_tanh(double x) { double t = expm1(-2.0 * fabs(x)); return copysign(-t / (t + 2.0), x); }
 /* GR_KERNEL gr__m_tanhf */
 static float gr__m_tanhf(float x) { float t = expm1f(-2.0f * fabsf(x)); return copysignf(-t / (t + 2.0f), x); }
+/* GR_KERNEL gr__m_sigmoid */
+static double gr__m_sigmoid(double x) {
+    if (x >= 0) return 1.0 / (1.0 + exp(-x));
+    { double e = exp(x); return e / (1.0 + e); }
+}
+/* GR_KERNEL gr__m_sigmoidf */
+static float gr__m_sigmoidf(float x) {
+    if (x >= 0) return 1.0f / (1.0f + expf(-x));
+    { float e = expf(x); return e / (1.0f + e); }
+}
+/* GR_KERNEL gr__m_softplus */
+static double gr__m_softplus(double x) { return (x > 0 ? x : 0.0) + log1p(exp(-fabs(x))); }
+/* GR_KERNEL gr__m_softplusf */
+static float gr__m_softplusf(float x) { return (x > 0 ? x : 0.0f) + log1pf(expf(-fabsf(x))); }
 /* GR_KERNEL gr__m_log */
 static double gr__m_log(double x) { return log(x); }
 /* GR_KERNEL gr__m_logf */
@@ -285,6 +327,8 @@ GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_expm1_main_v gr__vm_expm1_core_v
 #define gr__vm_tanh_main_v gr__vm_tanh_core_v
 #define gr__vm_log1p_main_v gr__vm_log1p_core_v
+#define gr__vm_sigmoid_main_v gr__vm_sigmoid_core_v
+#define gr__vm_softplus_main_v gr__vm_softplus_core_v
 static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
 
@@ -368,6 +412,8 @@ GR__VM_KERNELS(log)
 GR__VM_KERNELS(log1p)
 GR__VM_KERNELS(sin)
 GR__VM_KERNELS(cos)
+GR__VM_KERNELS(sigmoid)
+GR__VM_KERNELS(softplus)
 
 /* the rows whose table kernels are these (ops/elemwise.c picks them through GR__VM_HAS) */
 #define GR__VMP_exp ~, 1
@@ -377,6 +423,8 @@ GR__VM_KERNELS(cos)
 #define GR__VMP_log1p ~, 1
 #define GR__VMP_sin ~, 1
 #define GR__VMP_cos ~, 1
+#define GR__VMP_sigmoid ~, 1
+#define GR__VMP_softplus ~, 1
 #define GR__VM_2ND(a, b, ...) b
 #define GR__VM_2ND_(...) GR__VM_2ND(__VA_ARGS__)
 #define GR__VM_HAS(name) GR__VM_2ND_(GR__VMP_##name, 0, ~)

@@ -1,5 +1,5 @@
 /* tests/t_vmath.c: the elementwise math of our own (ops/vmath.c, issue 20 item 1): exp, expm1,
-   tanh, log, log1p, sin, cos in float64 and float32.
+   tanh, log, log1p, sin, cos, sigmoid, softplus in float64 and float32.
    - accuracy: a dense sweep over each function's whole domain (every binade of the doubles, both
      signs, and uniform draws over the main range) and special points, in ulp against long double
      (x86-64's 80-bit: 11 more bits than double), float32 against the double reference rounded;
@@ -37,6 +37,8 @@ static long double tv_expm1l(long double x) { return expm1l(x); }
 static long double tv_tanhl(long double x) { return tanhl(x); }
 static long double tv_logl(long double x) { return logl(x); }
 static long double tv_log1pl(long double x) { return log1pl(x); }
+static long double tv_sigmoidl(long double x) { return x >= 0 ? 1 / (1 + expl(-x)) : expl(x) / (1 + expl(x)); }
+static long double tv_softplusl(long double x) { return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x))); }
 
 static const tv_fn tv_fns[] = {
     { "exp", gr__m_exp, gr__m_expf, tv_expl, gr__vm_exp_map, -INFINITY, INFINITY, 1.0, 0.501 },
@@ -46,6 +48,8 @@ static const tv_fn tv_fns[] = {
     { "log1p", gr__m_log1p, gr__m_log1pf, tv_log1pl, gr__vm_log1p_map, -1, INFINITY, 1.0, 0.501 },
     { "sin", gr__m_sin, gr__m_sinf, tv_sinl, gr__vm_sin_map, -INFINITY, INFINITY, 1.0, 0.501 },
     { "cos", gr__m_cos, gr__m_cosf, tv_cosl, gr__vm_cos_map, -INFINITY, INFINITY, 1.0, 0.501 },
+    { "sigmoid", gr__m_sigmoid, gr__m_sigmoidf, tv_sigmoidl, gr__vm_sigmoid_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "softplus", gr__m_softplus, gr__m_softplusf, tv_softplusl, gr__vm_softplus_map, -INFINITY, INFINITY, 2.0, 0.501 },
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
@@ -169,6 +173,11 @@ TEST(test_vmath_special_values) {
     CHECK(isinf(gr__m_expf(88.73f)) && !isinf(gr__m_expf(88.72f)));
     CHECK_SAME((double)gr__m_expf(-103.98f), (double)(float)exp(-103.98f));
     CHECK_SAME((double)gr__m_tanhf(-0.0f), -0.0); CHECK_SAME((double)gr__m_logf(0.0f), -inf);
+    CHECK_SAME(gr__m_sigmoid(0.0), 0.5); CHECK_SAME(gr__m_sigmoid(-0.0), 0.5); CHECK_SAME(gr__m_sigmoid(inf), 1.0);
+    CHECK_SAME(gr__m_sigmoid(-inf), 0.0); CHECK_SAME(gr__m_sigmoid(-740.0), (double)expl(-740.0L));
+    CHECK_SAME(gr__m_softplus(inf), inf); CHECK_SAME(gr__m_softplus(-inf), 0.0); CHECK_SAME(gr__m_softplus(1e300), 1e300);
+    CHECK_SAME(gr__m_softplus(-740.0), (double)expl(-740.0L));
+    CHECK(gr__m_sigmoid(nan) != gr__m_sigmoid(nan) && gr__m_softplus(nan) != gr__m_softplus(nan));
 }
 
 /* the vector kernels equal the scalar functions bit for bit, on every element */
