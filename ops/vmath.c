@@ -378,7 +378,7 @@ static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, 
 }
 #endif
 
-enum { GR__VM_CHUNK = 128 };             /* float32 runs through chunks of this many doubles */
+#define GR__VM_CHUNK 128                  /* float32 runs through chunks of this many doubles */
 typedef void (*gr__vm_mapfn)(int64_t n, double *o, const double *a);
 static void gr__vm_f32(int64_t n, float *o, const float *a, gr__vm_mapfn map) {
     double buf[GR__VM_CHUNK];
