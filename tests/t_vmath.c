@@ -14,9 +14,9 @@
 #include "harness.h"
 #include <float.h>
 #include <stdint.h>
-#include "../ops/vmath.c"
 
-#ifndef GR_NO_VECTOR_EXTENSIONS
+#ifndef GR_NO_VECTOR_EXTENSIONS        /* (without it the library's functions are the C library's) */
+#include "../ops/vmath.c"
 
 typedef double (*tv_f64)(double);
 typedef float (*tv_f32)(float);
