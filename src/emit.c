@@ -55,9 +55,24 @@ typedef struct gr__kernel_text { const char *name; const char *const *lines; } g
 
 #define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
 
+/* an inner function emitted inline (gr__em_inner): the root writes its constants */
+typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
+
 struct gr__em {
     gr_fn *f;
-    const char *name;                    /* NAME: the function's, a prefix of the file's statics */
+    const char *name;                    /* NAME: the function's, a prefix of the file's statics (an
+                                            inner function's: NAME_b<id>, for its constants) */
+    gr__em *root;                        /* the function's (itself there): the text, the status, the work */
+    const char *const *in_expr;          /* an inner function's inputs, as C pointer expressions */
+    size_t base;                         /* where an inner function's memory starts in work */
+    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
+    void **kmem;                         /* the known values computed, and the slots pointed at them */
+    int32_t *kslot;
+    int n_kmem;
+    int shaping;                         /* the shape pass: a DYNSHAPE step's rule sets its outputs' shapes */
+    gr__em_kid *kids;                    /* the root's: the inner functions emitted */
+    int n_kids, cap_kids, n_loops;
+    char own_name[80];                   /* an inner function's name */
     gr_status status;                    /* the first failure */
     gr__etext body, kern;                /* NAME's body; the kernels, written before it */
     const char **kernels_done;           /* names of the kernels written (kept in kern) */
@@ -94,18 +109,21 @@ static const char *gr__em_ctype(int dtype) {
 
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
     va_list ap;
-    if (e->status != GR_OK) return e->status;        /* the first failure is the one reported */
+    gr__em *r = e->root;
+    if (r->status != GR_OK) return e->status = r->status;   /* the first failure is the one reported */
     va_start(ap, fmt);
-    vsnprintf(e->f->message, sizeof e->f->message, fmt, ap);
+    vsnprintf(r->f->message, sizeof r->f->message, fmt, ap);
     va_end(ap);
-    e->status = code;
+    e->status = r->status = code;
     return code;
 }
 
 /* a line of NAME's body, indented: a line ending in { opens a block, one starting with } closes it */
 static void gr__em_line(gr__em *e, const char *fmt, ...) {
-    size_t at = e->body.n, len, pad;
+    size_t at, len, pad;
     va_list ap;
+    e = e->root;                         /* (an inner function's lines go where the root is) */
+    at = e->body.n;
     va_start(ap, fmt);
     gr__etext_vadd(&e->body, fmt, ap);
     va_end(ap);
@@ -124,6 +142,7 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
+    e = e->root;
     for (i = 0; i < e->n_kernels; i++) if (!strcmp(e->kernels_done[i], name)) return 1;
     for (kt = gr__kernel_texts; kt->name && strcmp(kt->name, name); kt++) {}
     if (!kt->name) return 0;
@@ -153,7 +172,7 @@ static int gr__em_store(const gr__em *e, const gr__storage *st) {
 static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     const gr_fn *f = e->f;
     const char *T = gr__em_ctype(f->slots[s].arr.dtype), *cq = writable ? "" : "const ";
-    char *x = gr__em_room(e), base[96];
+    char *x = gr__em_room(e), base[GR__EM_OPND];
     int64_t off = 0;
     int32_t r = s;
     int i;
@@ -162,13 +181,15 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     switch (f->slots[r].kind) {
     case GR__SK_INPUT:
         for (i = 0; i < f->n_in && f->in_slot[i] != r; i++) {}
-        snprintf(base, sizeof base, "inputs[%d]", i);
+        if (e->in_expr) snprintf(base, sizeof base, "%s", e->in_expr[i]);
+        else snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
-    case GR__SK_SHARED:
-        i = gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var));
-        e->store_used[i] = 1;
-        snprintf(base, sizeof base, "%s_s%d", e->name, i);
+    case GR__SK_SHARED:              /* (an inner function's are the root's) */
+        i = gr__em_store(e->root, (const gr__storage *)gr__ext(f->slots[r].var));
+        if (i < 0) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: shared variable %s read by an inner function is not emitted", gr__d(f->slots[r].var).s); i = 0; }
+        else e->root->store_used[i] = 1;
+        snprintf(base, sizeof base, "%s_s%d", e->root->name, i);
         break;
     default:
         snprintf(base, sizeof base, "work");
@@ -199,9 +220,10 @@ static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *co
 }
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
-    if (end > e->work_bytes) e->work_bytes = end;
+    if (end > e->root->work_bytes) e->root->work_bytes = end;
     return gr__em_scratch(e);
 }
+static size_t gr__em_scratch_at(const gr__em *e) { return e->scratch_off; }
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -502,26 +524,117 @@ static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *ou
         if (!f->steps[k]->op->builtin)
             return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
                                 f->steps[k]->op->name ? f->steps[k]->op->name : "?");
-    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: loops and conditionals are not emitted yet");
+    if (f->n_regs > 0) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: conditionals are not emitted yet");
     return GR_OK;
 }
 
-/* "gr_call: ..." of the shape rules' messages becomes "gr_fn_emit_c: ..." */
-static gr_status gr__em_rename(gr_fn *f, gr_status st) {
+/* a failure recorded on e's function (a shape rule's "gr_call: ...", an inner function's) reported
+   as the emission's */
+static gr_status gr__em_took(gr__em *e, gr_status st) {
     char tmp[GR__MSG];
-    if (!strncmp(f->message, "gr_call: ", 9)) {
-        snprintf(tmp, sizeof tmp, "gr_fn_emit_c: %s", f->message + 9);
-        memcpy(f->message, tmp, sizeof f->message);
-    }
-    return st;
+    const char *m = e->f->message;
+    if (e->root->status != GR_OK) return e->status = e->root->status;
+    if (!strncmp(m, "gr_call: ", 9)) m += 9;
+    else if (!strncmp(m, "gr_fn_emit_c: ", 14)) m += 14;
+    snprintf(tmp, sizeof tmp, "%s", m);
+    return gr__em_fail(e, st, "gr_fn_emit_c: %s", tmp);
 }
+
+/* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
+   shapes). A constant's is; so is a step's whose inputs all are, small, computed now by its perform
+   (the steps a loop runs, and the offsets and counts a gradient's loop computes from them). A loop's
+   rule gives its steps output's (gr__em_known_set). gr__em_known_in reads them. */
+static void *gr__em_known_room(gr__em *e, int32_t s, size_t bytes) {
+    void *m;
+    if (!e->kmem) {
+        e->kmem = (void **)gr__calloc((size_t)e->f->n_slots + 1, sizeof(void *));
+        e->kslot = (int32_t *)gr__calloc((size_t)e->f->n_slots + 1, sizeof(int32_t));
+        if (!e->kmem || !e->kslot) return NULL;
+    }
+    if (e->n_kmem >= e->f->n_slots || !(m = gr__calloc(bytes + 8, 1))) return NULL;
+    e->kmem[e->n_kmem] = m;
+    e->kslot[e->n_kmem++] = s;
+    e->f->slots[s].arr.data = m;
+    return m;
+}
+static void gr__em_eval(gr__em *e, int64_t k) {
+    gr_fn *f = e->f;
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    unsigned fl = gr__flags_of(node->op);
+    int i, j;
+    gr_status st;
+    if ((fl & (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_LAZY | GR__OPF_GRAPHOP)) || gr__alias_of(node->op) || gr__step_scratch(f, k) > 0)
+        return;
+    for (i = 0; i < node->n_in; i++) if (!e->known[io[i]] || f->slots[io[i]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++) if (f->slots[io[node->n_in + j]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++)
+        if (!gr__em_known_room(e, io[node->n_in + j], gr__slot_bytes(&f->slots[io[node->n_in + j]]))) return;
+    st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+    if (st != GR_OK || f->g->status != GR_OK) { gr_graph_clear_error(f->g); return; }
+    for (j = 0; j < node->n_out; j++) e->known[io[node->n_in + j]] = 1;
+}
+static const void *gr__em_known_in(gr__em *e, int i) {
+    int32_t s = gr__em_io(e)[i];
+    return e->known && e->known[s] ? e->f->slots[s].arr.data : NULL;
+}
+static void gr__em_known_set(gr__em *e, int j, const void *value) {
+    int32_t s = gr__em_io(e)[e->f->steps[e->k]->n_in + j];
+    size_t bytes = gr__slot_bytes(&e->f->slots[s]);
+    void *m = gr__em_known_room(e, s, bytes);
+    if (m) { memcpy(m, value, bytes); e->known[s] = 1; }
+}
+
+/* every slot's shape for the example's (gr__call_shapes, but a step whose shapes are known once it
+   has run, a loop, gives them through its rule called with gr__em_shaping(e) nonzero), the known
+   values computed on the way */
+static gr_status gr__em_shapes(gr__em *e, int *changed) {
+    gr_fn *f = e->f;
+    int64_t k, s;
+    int i, d;
+    gr_status st = gr__call_leaf_shapes(f, changed);
+    if (st != GR_OK) return gr__em_took(e, st);
+    if (!e->known && !(e->known = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (s = 0; s < f->n_slots; s++) e->known[s] = f->slots[s].kind == GR__SK_CONST;
+    for (k = 0; k < f->n_steps; k++) {
+        gr_node *node = f->steps[k];
+        const gr_array *const *in = f->io + f->step_io_at[k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
+        int dyn = (gr__flags_of(node->op) & GR__OPF_DYNSHAPE) != 0;
+        e->k = k;
+        if (dyn) {
+            gr__emit_fn rule = gr__emit_of(node->op);
+            e->shaping = 1;
+            st = rule ? rule(e, node, in, (const gr_array *const *)out) : gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
+            e->shaping = 0;
+            if (st != GR_OK) return st;
+        } else {
+            st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+            if (st != GR_OK || f->g->status != GR_OK) return gr__em_took(e, gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node));
+        }
+        for (i = 0; i < node->n_out; i++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return gr__em_took(e, st);
+        if (!dyn) gr__em_eval(e, k);
+    }
+    for (i = 0; i < f->n_upd; i++) {    /* (as gr__call_shapes) */
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: the update of shared variable %s has shape %s; the variable has shape %s",
+                                   gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
+    return GR_OK;
+}
+static int gr__em_shaping(const gr__em *e) { return e->shaping; }
+static gr_status gr__em_status(const gr__em *e) { return e->root->status; }
 
 /* every slot's shape for the example's, the plan, and the work buffer's layout */
 static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
     int32_t n_bufs, b, keep = f->cap_bufs;
     int changed = 0, i, d;
-    size_t need, at = 0;
+    size_t need, at = e->base;
     gr_status st;
     for (i = 0; i < f->n_in; i++) {
         gr__slot *sl = &f->slots[f->in_slot[i]];
@@ -529,7 +642,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     }
     f->planned = 0;
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return gr__em_rename(f, st);
+    if ((st = gr__em_shapes(e, &changed)) != GR_OK) return st;
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;
@@ -538,7 +651,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
-    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -546,7 +659,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
     e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
-    e->work_bytes = at + ((need + 63) & ~(size_t)63);
+    if (at + ((need + 63) & ~(size_t)63) > e->root->work_bytes) e->root->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
@@ -558,7 +671,6 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
 /* every step, as its rule writes it */
 static gr_status gr__em_steps(gr__em *e) {
     gr_fn *f = e->f;
-    e->indent = 1;
     for (e->k = 0; e->k < f->n_steps; e->k++) {
         gr_node *node = f->steps[e->k];
         const gr_array *const *in = f->io + f->step_io_at[e->k];
@@ -574,10 +686,110 @@ static gr_status gr__em_steps(gr__em *e) {
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
         if (e->status != GR_OK) return e->status;
-        if (e->body.nomem || e->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->root->body.nomem || e->root->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     return GR_OK;
 }
+
+/* ---- inner functions: a loop's body (and other compiled functions inside a step) inline ---------- */
+
+/* what an emission of f (the root's or an inner function's) holds, freed; the slots given known
+   values point at nothing again */
+static void gr__em_free(gr__em *e) {
+    int i;
+    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }
+    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    e->f->planned = 0;               /* the next gr_call plans for its own shapes */
+    if (e->root != e) GR_FREE(e);
+}
+
+/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
+static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
+    gr__em *c;
+    int64_t k;
+    int i, d;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    if (inner->n_regs > 0 || inner->n_upd > 0) {
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: %s inside %s are not emitted yet", inner->n_upd ? "updates" : "conditionals",
+                    e->f->steps[e->k]->op->name);
+        return NULL;
+    }
+    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    c->f = inner;
+    c->root = e->root;
+    c->name = e->root->name;
+    for (i = 0; i < inner->n_in; i++) {
+        gr__slot *sl = &inner->slots[inner->in_slot[i]];
+        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
+            gr__em_free(c);
+            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
+                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
+            return NULL;
+        }
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    inner->planned = 0;
+    return c;
+}
+
+/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
+   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
+    gr__em *c = gr__em_child(e, inner, in);
+    int changed = 0, j;
+    gr_status st;
+    if (!c) return e->root->status;
+    st = gr__em_shapes(c, &changed);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
+    gr__em_free(c);
+    return st != GR_OK ? (e->status = st) : GR_OK;
+}
+
+/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
+   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
+   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
+   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) {
+    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
+    gr_status st;
+    int j, id;
+    if (!c) return r->status;
+    if (r->n_kids == r->cap_kids) {
+        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
+        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
+        if (!p) { gr__em_free(c); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+        r->kids = p;
+        r->cap_kids = cap;
+    }
+    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
+    r->kids[id].f = inner;
+    r->kids[id].used = NULL;
+    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
+    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
+    c->name = c->own_name;
+    c->in_expr = in_expr;
+    c->base = base;
+    st = gr__em_prepare(c, in);
+    if (st == GR_OK) st = gr__em_steps(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
+    if (st == GR_OK) {
+        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
+        r->kids[id].used = c->used;
+        c->used = NULL;
+    }
+    gr__em_free(c);
+    return st != GR_OK ? (e->status = st) : GR_OK;
+}
+/* an inner function's loop counter names: distinct in the file */
+static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
 
 /* the outputs copied out, then the updates: values living in a shared variable staged first */
 static void gr__em_results(gr__em *e) {
@@ -665,6 +877,10 @@ static gr_status gr__em_write(gr__em *e, FILE *out) {
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
     for (s = 0; s < f->n_slots; s++)
         if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
+    for (i = 0; i < e->n_kids; i++)           /* the inner functions' constants */
+        for (s = 0; e->kids[i].used && s < e->kids[i].f->n_slots; s++)
+            if (e->kids[i].used[s] && e->kids[i].f->slots[s].kind == GR__SK_CONST)
+                gr__em_array(e, out, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
     for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
@@ -685,6 +901,8 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     if (!e) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     e->f = f;
     e->name = name;
+    e->root = e;
+    e->indent = 1;
     st = gr__em_prepare(e, example);
     if (st == GR_OK) st = gr__em_steps(e);
     if (st == GR_OK) {
@@ -692,9 +910,10 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
         if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);
-    f->planned = 0;                  /* the next gr_call plans for its own shapes */
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    while (e->n_kids > 0) GR_FREE(e->kids[--e->n_kids].used);
+    GR_FREE(e->kids);
+    gr__em_free(e);                  /* (f's next gr_call plans for its own shapes) */
     GR_FREE(e);
     return st;
 }
