@@ -470,16 +470,17 @@ static void gt_em_samples(const char *dir) {
     gr_graph_free(g);
 }
 
-/* the bench workloads W1 and W4 (tests/t_emit_work.c), recorded as rows of their own; W1 (float64)
-   and W4 also as files of their own, w1.c and w4.c */
+/* the bench workloads W1 and W4 and the loops (tests/t_emit_work.c), recorded as rows of their own;
+   W1 (float64), W4 and the recurrent network's cost and BPTT gradient also as files of their own,
+   w1.c, w4.c and loop.c */
 static void gt_em_workloads(const char *dir) {
-    static const char *const files[3] = { "w1.c", NULL, "w4.c" }, *const names[3] = { "gr_w1", NULL, "gr_w4" };
+    static const char *const files[4] = { "w1.c", NULL, "w4.c", "loop.c" }, *const names[4] = { "gr_w1", NULL, "gr_w4", "gr_rnn" };
     gt_em_work w;
     const gr_array *out[8];
     int k, r, n_rows = 0, n_listed = 0;
     for (k = 0; (r = gt_em_work_build(k, &w)) != 0; k++) {
         CHECK_MSG(r > 0, "workload %d did not build: %s", k, w.g ? gr_graph_message(w.g) : "");
-        if (r > 0 && k < 3 && files[k]) gt_em_standalone(dir, files[k], w.f, (const gr_array *const *)w.in, names[k]);
+        if (r > 0 && k < 4 && files[k]) gt_em_standalone(dir, files[k], w.f, (const gr_array *const *)w.in, names[k]);
         if (r > 0) {
             gt_em.row = w.name;
             gt_em.test = "call";
