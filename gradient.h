@@ -13962,7 +13962,7 @@ static gr_status gr__scan_em_shapes(gr__em *e, const gr_node *node, const gr_arr
     int i, j, a;
     if (L < 0 || (L > 0 && !body)) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' failed", d->name);   /* (said already) */
     for (i = 0; i < d->n_bin; i++) bin_ptr[i] = &bin[i];
-    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return GR_ERR_VALUE;
+    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return gr__em_status(e);
     for (j = 0; j < d->n_out; j++) {
         int s = d->out_state[j], lead = gr__scan_last(node, j) ? 0 : 1;
         gr_array *o = (gr_array *)(uintptr_t)out[j], row;
@@ -21019,9 +21019,10 @@ static void *gr__em_known_room(gr__em *e, int32_t s, size_t bytes) {
     if (!e->kmem) {
         e->kmem = (void **)gr__calloc((size_t)e->f->n_slots + 1, sizeof(void *));
         e->kslot = (int32_t *)gr__calloc((size_t)e->f->n_slots + 1, sizeof(int32_t));
-        if (!e->kmem || !e->kslot) return NULL;
+        if (!e->kmem || !e->kslot) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
     }
-    if (e->n_kmem >= e->f->n_slots || !(m = gr__calloc(bytes + 8, 1))) return NULL;
+    if (e->n_kmem >= e->f->n_slots) return NULL;
+    if (!(m = gr__calloc(bytes + 8, 1))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
     e->kmem[e->n_kmem] = m;
     e->kslot[e->n_kmem++] = s;
     e->f->slots[s].arr.data = m;
@@ -21085,6 +21086,7 @@ static gr_status gr__em_shapes(gr__em *e, int *changed) {
         for (i = 0; i < node->n_out; i++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return gr__em_took(e, st);
         if (!dyn) gr__em_eval(e, k);
+        if (gr__em_status(e) != GR_OK) return gr__em_status(e);
     }
     for (i = 0; i < f->n_upd; i++) {    /* (as gr__call_shapes) */
         const gr__slot *sl = &f->slots[f->upd_slot[i]];

@@ -2909,7 +2909,7 @@ static gr_status gr__scan_em_shapes(gr__em *e, const gr_node *node, const gr_arr
     int i, j, a;
     if (L < 0 || (L > 0 && !body)) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' failed", d->name);   /* (said already) */
     for (i = 0; i < d->n_bin; i++) bin_ptr[i] = &bin[i];
-    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return GR_ERR_VALUE;
+    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return gr__em_status(e);
     for (j = 0; j < d->n_out; j++) {
         int s = d->out_state[j], lead = gr__scan_last(node, j) ? 0 : 1;
         gr_array *o = (gr_array *)(uintptr_t)out[j], row;
