@@ -13887,10 +13887,6 @@ static int64_t gr__scan_em_steps(gr__em *e, const gr_node *node, const gr_array 
     const gr__scan_def *d = gr__sdef(node);
     int64_t L = -1;
     int i, s;
-    if (d->replay) {
-        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': a checkpointed gradient's loop (recomputing the states) is not emitted yet", d->name);
-        return -1;
-    }
     if (d->has_n_steps) {
         const void *p = gr__em_known_in(e, 0);
         if (!p) {
@@ -13913,6 +13909,7 @@ static int64_t gr__scan_em_steps(gr__em *e, const gr_node *node, const gr_array 
             }
             off = (int64_t)gr__load(GR_I64, p, 0);
         } else off = d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1;
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
         if (d->seq_dir[i] > 0) allows = off < 0 ? -1 : x->shape[0] - span - off;
         else allows = off + span > x->shape[0] - 1 ? -1 : off + 1;
         if (allows < 0 || (d->has_n_steps && allows < L)) {
@@ -13989,6 +13986,7 @@ static gr_status gr__scan_em_shapes(gr__em *e, const gr_node *node, const gr_arr
 }
 /* The emitted loop's names (l<id>_...): per sequence its offset o<i>; per body input its pointer b<k>;
    per output the bytes of a row (rowb) and, kept LAST with a state, its ring's offset in work. */
+typedef struct gr__scan_em_rp gr__scan_em_rp;
 typedef struct gr__scan_em {
     gr__em *e;
     const gr_node *node;
@@ -13997,7 +13995,27 @@ typedef struct gr__scan_em {
     int64_t L;
     int id;
     size_t *rowb, *ring;
+    gr__scan_em_rp *rp;                  /* a checkpointed gradient's loop: its replay */
 } gr__scan_em;
+
+/* A checkpointed gradient's loop emitted: the forward windows (each forward state's last D rows, as
+   gr__replay keeps them) at steps start + j K (j < nck <= checkpoints, K = ceil(L / checkpoints))
+   kept in a first pass over the forward steps; backward step t copies the kept window at or before
+   forward step lm1 - t and runs the forward body from there (the same body, so the same bits as
+   the runtime's revolve schedule; at most checkpoints + 1 windows, O(L K) forward steps). */
+struct gr__scan_em_rp {
+    const gr__scan_def *f;               /* the forward loop */
+    gr_fn *body;                         /* its body, compiled as the runtime's replay compiles it */
+    int first;                           /* the first replayed sequence: its offset is the forward loop's last step */
+    int64_t K, nck;
+    size_t wbytes, slots, win;           /* a window's bytes; where the kept windows are in work, then the working one */
+    size_t *s_off, *s_row;               /* per forward state: its rows' place in a window, a row's bytes */
+    gr_array *fbin;
+    const gr_array **fptr;
+    char (*names)[24];
+    const char **nm;
+    char (*bo)[GR__EM_OPND];
+};
 
 /* the sequences' offsets, checked against their rows when read from an input at run time */
 static void gr__scan_em_offsets(const gr__scan_em *c) {
@@ -14011,6 +14029,7 @@ static void gr__scan_em_offsets(const gr__scan_em *c) {
             continue;
         }
         gr__em_line(c->e, "const int64_t l%d_o%d = (%s)[0];", c->id, i, gr__em_in(c->e, gr__scan_i_off(d) + d->seq_off[i]));
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
         if (d->seq_dir[i] > 0)
             gr__em_line(c->e, "if (l%d_o%d < 0 || %lld - l%d_o%d < %lld) return %d;", c->id, i, (long long)(x->shape[0] - span), c->id, i,
                         (long long)c->L, (int)GR_ERR_SHAPE);
@@ -14028,6 +14047,13 @@ static void gr__scan_em_bind(const gr__scan_em *c) {
     char src[GR__EM_OPND];
     for (i = 0; i < d->n_seq; i++) {
         const gr_array *x = c->in[gr__scan_i_seq(d) + i];
+        if (c->rp && d->seq_replay[i] >= 0) {       /* a forward state's rows, from the recomputed window */
+            int fs = d->seq_replay[i];
+            for (k = 0; k < d->seq_ntaps[i]; k++)
+                gr__em_line(e, "const void *l%d_b%d = (const char *)work + %lu;", id, pos++, (unsigned long)(c->rp->win + c->rp->s_off[fs] +
+                            (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * c->rp->s_row[fs]));
+            continue;
+        }
         snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + i));
         for (k = 0; k < d->seq_ntaps[i]; k++)
             gr__em_line(e, "const void *l%d_b%d = (const char *)%s + (l%d_o%d %c l%d_t + %d) * %lld;", id, pos++, src, id, i,
@@ -14098,6 +14124,131 @@ static void gr__scan_em_finish(const gr__scan_em *c) {
     gr__em_line(e, "((int64_t *)%s)[0] = l%d_run;", gr__em_out(e, d->n_out), id);
 }
 
+/* the replay's layout and forward body (at = where its windows start in work); NULL after a failure */
+static gr__scan_em_rp *gr__scan_em_rp_new(gr__scan_em *c, size_t at) {
+    const gr__scan_def *d = c->d, *f = d->replay;
+    gr__scan_rt *rt = gr__scan_rt_of(c->node);
+    size_t n = (size_t)f->n_bin + (size_t)f->n_bout + 2, total = 0;
+    gr__scan_em_rp *rp = (gr__scan_em_rp *)gr__calloc(1, sizeof(gr__scan_em_rp));
+    int i, k, s, pos = 0;
+    gr_status st;
+    if (!rp || !(rp->s_off = (size_t *)gr__calloc(2 * (size_t)f->n_state + 1, sizeof(size_t))) ||
+        !(rp->fbin = (gr_array *)gr__calloc(n, sizeof(gr_array))) || !(rp->fptr = (const gr_array **)gr__calloc(n, sizeof(gr_array *))) ||
+        !(rp->names = (char (*)[24])gr__calloc(n, 24)) || !(rp->nm = (const char **)gr__calloc(n, sizeof(char *))) ||
+        !(rp->bo = (char (*)[GR__EM_OPND])gr__calloc(n, GR__EM_OPND))) {
+        gr__em_fail(c->e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return rp;
+    }
+    rp->f = f;
+    rp->s_row = rp->s_off + f->n_state;
+    for (rp->first = 0; rp->first < d->n_seq && d->seq_replay[rp->first] < 0; rp->first++) {}
+    for (s = 0; s < f->n_state; s++) {
+        const gr_array *x0 = c->in[gr__scan_i_val(d) + d->replay_init0 + s];
+        rp->s_row[s] = gr__scan_em_bytes(x0, gr__scan_sit(f, s) ? 0 : 1);
+        rp->s_off[s] = total;
+        total += ((size_t)f->st_D[s] * rp->s_row[s] + 15u) & ~(size_t)15u;
+    }
+    rp->wbytes = (total + 63) & ~(size_t)63;
+    rp->K = (c->L + d->checkpoints - 1) / d->checkpoints;
+    rp->nck = c->L > 0 ? (c->L + rp->K - 1) / rp->K : 0;
+    rp->slots = at;
+    rp->win = at + (size_t)rp->nck * rp->wbytes;
+    for (i = 0; i < f->n_seq; i++)
+        for (k = 0; k < f->seq_ntaps[i]; k++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_seq(d) + d->replay_seq0 + i], 1);
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + d->replay_init0 + s], gr__scan_sit(f, s) ? 0 : 1);
+    for (i = 0; i < f->n_val; i++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + i], 0);
+    for (i = 0; i < f->n_bin; i++) { rp->fptr[i] = &rp->fbin[i]; snprintf(rp->names[i], 24, "l%d_f%d", c->id, i); rp->nm[i] = rp->names[i]; }
+    if (!rt || !rt->rp) { gr__em_fail(c->e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' is outside the function that compiled it", d->name); return rp; }
+    if ((st = gr__scan_specialise(c->node, f, rp->fbin, rt->level, &rt->rp->body, NULL, rt->rp->spec)) != GR_OK) {
+        gr__em_fail(c->e, st, "gr_fn_emit_c: %s", c->node->graph->message);
+        gr_graph_clear_error(c->node->graph);
+        return rp;
+    }
+    rp->body = rt->rp->body;
+    return rp;
+}
+static void gr__scan_em_rp_free(gr__scan_em_rp *rp) {
+    if (!rp) return;
+    GR_FREE(rp->s_off); GR_FREE(rp->fbin); GR_FREE((void *)rp->fptr); GR_FREE(rp->names); GR_FREE((void *)rp->nm); GR_FREE(rp->bo);
+    GR_FREE(rp);
+}
+
+/* the forward body's step u (the C counter named ctr) on the working window, which moves one row */
+static gr_status gr__scan_em_fstep(const gr__scan_em *c, const char *ctr, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int i, k, s, pos = 0, id = c->id;
+    for (i = 0; i < f->n_seq; i++) {             /* forward sequence i is this loop's replay_seq0 + i, read the other way */
+        int bi = d->replay_seq0 + i;
+        const gr_array *x = c->in[gr__scan_i_seq(d) + bi];
+        char src[GR__EM_OPND];
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + bi));
+        for (k = 0; k < f->seq_ntaps[i]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)%s + (l%d_o%d %c l%d_lm1 %c %s + %d) * %lld;", id, pos++, src, id, bi,
+                        d->seq_dir[bi] > 0 ? '+' : '-', id, d->seq_dir[bi] > 0 ? '-' : '+', ctr, f->taps[f->seq_at[i] + k] - f->seq_m[i],
+                        (long long)gr__scan_em_bytes(x, 1));
+    }
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)work + %lu;", id, pos++,
+                        (unsigned long)(rp->win + rp->s_off[s] + (size_t)(f->st_D[s] + f->taps[f->st_at[s] + k]) * rp->s_row[s]));
+    for (i = 0; i < f->n_val; i++) gr__em_line(e, "const void *l%d_f%d = %s;", id, pos++, gr__em_in(e, gr__scan_i_val(d) + i));
+    for (i = 0; i < pos; i++) gr__em_line(e, "(void)l%d_f%d;", id, i);
+    if (gr__em_inner(e, rp->body, rp->fptr, rp->nm, base, NULL, rp->bo) != GR_OK) return gr__em_status(e);
+    for (s = 0; s < f->n_state; s++) {           /* the window moves one row (as gr__replay_advance) */
+        unsigned long rows = (unsigned long)(rp->win + rp->s_off[s]), rb = (unsigned long)rp->s_row[s];
+        if (!rb) continue;
+        if (f->st_D[s] > 1) gr__em_line(e, "memmove((char *)work + %lu, (char *)work + %lu, %lu);", rows, rows + rb, (unsigned long)(f->st_D[s] - 1) * rb);
+        gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", rows + (unsigned long)(f->st_D[s] - 1) * rb, rp->bo[f->st_out[s]], rb);
+    }
+    return gr__em_status(e);
+}
+
+/* before the steps: the window at forward step 0 (the initial rows), then the forward steps, keeping
+   the windows at start + j K */
+static gr_status gr__scan_em_keep_windows(const gr__scan_em *c, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int s, id = c->id;
+    char ctr[24];
+    gr__em_line(e, "const int64_t l%d_lm1 = l%d_o%d, l%d_start = l%d_lm1 + 1 - %lld;", id, id, rp->first, id, id, (long long)c->L);
+    for (s = 0; s < f->n_state; s++)
+        if (rp->s_row[s])
+            gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", (unsigned long)(rp->win + rp->s_off[s]),
+                        gr__em_in(e, gr__scan_i_val(d) + d->replay_init0 + s), (unsigned long)((size_t)f->st_D[s] * rp->s_row[s]));
+    gr__em_line(e, "for (int64_t l%d_u = 0;; l%d_u++) {", id, id);
+    gr__em_line(e, "if (l%d_u >= l%d_start && (l%d_u - l%d_start) %% %lld == 0)", id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "    memcpy((char *)work + %lu + (size_t)((l%d_u - l%d_start) / %lld) * %lu, (char *)work + %lu, %lu);", (unsigned long)rp->slots,
+                id, id, (long long)rp->K, (unsigned long)rp->wbytes, (unsigned long)rp->win, (unsigned long)rp->wbytes);
+    gr__em_line(e, "if (l%d_u == l%d_start + %lld) break;", id, id, (long long)((rp->nck - 1) * rp->K));
+    snprintf(ctr, sizeof ctr, "l%d_u", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+/* at backward step t: the forward window at step lm1 - t, from the kept one before it */
+static gr_status gr__scan_em_window(const gr__scan_em *c, size_t base) {
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int id = c->id;
+    char ctr[24];
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t l%d_w = l%d_lm1 - l%d_t, l%d_j = (l%d_w - l%d_start) / %lld;", id, id, id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "memcpy((char *)work + %lu, (char *)work + %lu + (size_t)l%d_j * %lu, %lu);", (unsigned long)rp->win, (unsigned long)rp->slots,
+                id, (unsigned long)rp->wbytes, (unsigned long)rp->wbytes);
+    gr__em_line(e, "for (int64_t l%d_v = l%d_start + l%d_j * %lld; l%d_v < l%d_w; l%d_v++) {", id, id, id, (long long)rp->K, id, id, id);
+    snprintf(ctr, sizeof ctr, "l%d_v", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
 /* the loop */
 static gr_status gr__scan_em_loop(gr__scan_em *c, gr_array *bin, const gr_array **bin_ptr, char (*bo)[GR__EM_OPND], char (*names)[24]) {
     const gr__scan_def *d = c->d;
@@ -14114,6 +14265,12 @@ static gr_status gr__scan_em_loop(gr__scan_em *c, gr_array *bin, const gr_array 
             own += ((size_t)(d->st_D[d->out_state[j]] + 1) * c->rowb[j] + 63) & ~(size_t)63;
         }
     }
+    if (c->L > 0 && d->replay && d->checkpoints > 0) {   /* the forward windows: kept ones, then the working one */
+        c->rp = gr__scan_em_rp_new(c, gr__em_scratch_at(e) + own);
+        if (!c->rp || gr__em_status(e) != GR_OK) return gr__em_status(e);
+        if (c->rp->first == d->n_seq) { gr__scan_em_rp_free(c->rp); c->rp = NULL; }   /* (no state: nothing replayed) */
+        else own += (size_t)(c->rp->nck + 1) * c->rp->wbytes;
+    }
     if (c->L > 0 && !(body = gr__scan_em_body(e, c->node, c->in, bin))) return gr__em_status(e);
     gr__em_scratch_n(e, own);
     for (i = 0; d->name[i] && (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", d->name[i])); i++) {}
@@ -14125,7 +14282,9 @@ static gr_status gr__scan_em_loop(gr__scan_em *c, gr_array *bin, const gr_array 
         if (gr__scan_front(c->node, j) && c->rowb[j])
             gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, j), gr__em_in(e, gr__scan_i_init(d) + d->out_state[j]), (unsigned long)c->rowb[j]);
     if (c->L > 0) {
+        if (c->rp && gr__scan_em_keep_windows(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
         gr__em_line(e, "for (int64_t l%d_t = 0; l%d_t < %lld; l%d_t++) {", c->id, c->id, (long long)c->L, c->id);
+        if (c->rp && gr__scan_em_window(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
         gr__scan_em_bind(c);
         for (i = 0; i < d->n_bin; i++) { snprintf(names[i], 24, "l%d_b%d", c->id, i); bin_ptr[i] = &bin[i]; }
         {
@@ -14160,6 +14319,7 @@ static gr_status gr__Scan_emit(gr__em *e, const gr_node *node, const gr_array *c
         c.id = gr__em_loop_id(e);
         c.L = gr__scan_em_steps(e, node, in);
         st = c.L < 0 ? gr__em_status(e) : gr__scan_em_loop(&c, bin, bin_ptr, bo, names);
+        gr__scan_em_rp_free(c.rp);
     }
     GR_FREE(bin); GR_FREE(bo); GR_FREE(names); GR_FREE((void *)bin_ptr); GR_FREE(rowb);
     return st;

@@ -79,14 +79,18 @@ static gr_status tw_rnn_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_va
     out[0] = gr_tanh(gr_add(gr_dot(in[2], in[1]), gr_dot(in[3], in[0])));
     return GR_OK;
 }
-static int tw_rnn(gt_em_work *w) {
+static int tw_rnn(gt_em_work *w, int64_t checkpoints) {
     int64_t ws[2] = { TW_LH, TW_LH }, us[2] = { TW_LH, TW_LI }, xs[2] = { TW_LT, TW_LI }, hs = TW_LH;
     gr_graph *g = w->g = gr_graph_new();
     gr_var *vX = gr_tensor(g, GR_F64, 2, xs, "X"), *vh0 = gr_tensor(g, GR_F64, 1, &hs, "h0");
     gr_var *vW = gr_tensor(g, GR_F64, 2, ws, "W"), *vU = gr_tensor(g, GR_F64, 2, us, "U"), *ns[2], *r = NULL, *cost, *wrt[3], *outs[4], *ins[4];
     gr_scan_seq sq;
     gr_scan_out so;
-    w->name = "a recurrent network's cost (W6-like) and its BPTT gradient";
+    gr_scan_opts so_opts;
+    w->name = checkpoints ? "a recurrent network's cost and its BPTT gradient, 3 checkpoints (states recomputed)"
+                          : "a recurrent network's cost (W6-like) and its BPTT gradient";
+    memset(&so_opts, 0, sizeof so_opts);
+    so_opts.checkpoints = checkpoints;
     w->in[0] = tw_array(GR_F64, 2, xs, 20, 1.0); w->in[1] = tw_array(GR_F64, 1, &hs, 21, 0.3);
     w->in[2] = tw_array(GR_F64, 2, ws, 22, 0.6); w->in[3] = tw_array(GR_F64, 2, us, 23, 0.5);
     w->n_in = 4;
@@ -94,7 +98,7 @@ static int tw_rnn(gt_em_work *w) {
     sq.x = vX; sq.n_taps = 0; sq.taps = NULL;
     so.initial = vh0; so.n_taps = 0; so.taps = NULL;
     ns[0] = vW; ns[1] = vU;
-    if (gr_scan(tw_rnn_step, NULL, 1, &sq, 1, &so, 2, ns, NULL, &r) != GR_OK) return 0;
+    if (gr_scan(tw_rnn_step, NULL, 1, &sq, 1, &so, 2, ns, &so_opts, &r) != GR_OK) return 0;
     cost = gr_sum(gr_index(r, 0, -1));
     wrt[0] = vW; wrt[1] = vU; wrt[2] = vh0;
     if (gr_grad(cost, 3, wrt, outs + 1, NULL) != GR_OK) return 0;
@@ -162,21 +166,25 @@ static gr_status tw_taps_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_v
     out[1] = gr_mul(s, in[1]);
     return GR_OK;
 }
-static int tw_taps(gt_em_work *w) {
+static int tw_taps(gt_em_work *w, int64_t checkpoints) {
     static const int staps[3] = { -2, 0, 1 }, otaps[2] = { -3, -1 };
     int64_t nu = TW_UL, n3 = 3;
     gr_graph *g = w->g = gr_graph_new();
     gr_var *vu = gr_tensor(g, GR_F64, 1, &nu, "u"), *vs = gr_tensor(g, GR_F64, 1, &n3, "s0"), *r[2] = { NULL, NULL }, *cost, *wrt[2], *outs[5], *ins[2];
     gr_scan_seq sq;
     gr_scan_out so[2];
-    w->name = "a loop with several taps (sequence {-2, 0, 1}, state {-3, -1}) and its gradient";
+    gr_scan_opts opts;
+    w->name = checkpoints ? "a loop with several taps and its gradient, 2 checkpoints (states recomputed)"
+                          : "a loop with several taps (sequence {-2, 0, 1}, state {-3, -1}) and its gradient";
+    memset(&opts, 0, sizeof opts);
+    opts.checkpoints = checkpoints;
     w->in[0] = tw_array(GR_F64, 1, &nu, 30, 0.8); w->in[1] = tw_array(GR_F64, 1, &n3, 31, 0.5);
     w->n_in = 2;
     w->n_out = 5;
     sq.x = vu; sq.n_taps = 3; sq.taps = staps;
     so[0].initial = vs; so[0].n_taps = 2; so[0].taps = otaps;
     so[1].initial = NULL; so[1].n_taps = 0; so[1].taps = NULL;
-    if (gr_scan(tw_taps_step, NULL, 1, &sq, 2, so, 0, NULL, NULL, r) != GR_OK) return 0;
+    if (gr_scan(tw_taps_step, NULL, 1, &sq, 2, so, 0, NULL, &opts, r) != GR_OK) return 0;
     cost = gr_add(gr_sum(r[0]), gr_sum(gr_sqr(r[1])));
     wrt[0] = vu; wrt[1] = vs;
     if (gr_grad(cost, 2, wrt, outs + 3, NULL) != GR_OK) return 0;
@@ -219,10 +227,12 @@ int gt_em_work_build(int k, gt_em_work *w) {
     case 0: return tw_w1(w, GR_F64) ? 1 : -1;
     case 1: return tw_w1(w, GR_F32) ? 1 : -1;
     case 2: return tw_w4(w) ? 1 : -1;
-    case 3: return tw_rnn(w) ? 1 : -1;
+    case 3: return tw_rnn(w, 0) ? 1 : -1;
     case 4: return tw_rk4(w) ? 1 : -1;
-    case 5: return tw_taps(w) ? 1 : -1;
+    case 5: return tw_taps(w, 0) ? 1 : -1;
     case 6: return tw_until(w) ? 1 : -1;
+    case 7: return tw_rnn(w, 3) ? 1 : -1;
+    case 8: return tw_taps(w, 2) ? 1 : -1;
     default: return 0;
     }
 }
@@ -336,12 +346,12 @@ static void tw_emits(const gt_em_work *w) {
 
 /* the recurrent network forwards, and its gradient backwards through time by hand:
    dh_T = 1, dz_t = dh_t (1 - h_t^2), dW += dz_t h_{t-1}^T, dU += dz_t x_t^T, dh_{t-1} = W^T dz_t */
-TEST(test_emit_work_rnn) {
+static void tw_check_rnn(int k) {
     gt_em_work w;
     const gr_array *out[4];
     double h[TW_LT + 1][TW_LH], dh[TW_LH], dz[TW_LH], dW[TW_LH * TW_LH], dU[TW_LH * TW_LI], cost = 0;
     int t, i, j;
-    CHECK_EQ_INT(gt_em_work_build(3, &w), 1);
+    CHECK_EQ_INT(gt_em_work_build(k, &w), 1);
     if (w.f) {
 #define TW_AT(a, i) gr_array_get(w.in[a], i)
         for (i = 0; i < TW_LH; i++) h[0][i] = TW_AT(1, i);
@@ -375,6 +385,9 @@ TEST(test_emit_work_rnn) {
     }
     gt_em_work_free(&w);
 }
+
+TEST(test_emit_work_rnn) { tw_check_rnn(3); }
+TEST(test_emit_work_rnn_checkpoints) { tw_check_rnn(7); }
 
 /* RK4 in plain C: the trajectory and the cost */
 static double tw_rk4_ref(const double *y0, const double *p, double *traj) {
@@ -435,12 +448,12 @@ static double tw_taps_ref(const double *u, const double *s0, double *S, double *
     for (t = 0; t < TW_US; t++) { double z = s[t + 3] * u[t + 2]; cost += z * z; }
     return cost;
 }
-TEST(test_emit_work_taps) {
+static void tw_check_taps(int k) {
     gt_em_work w;
     const gr_array *out[5];
     double u[TW_UL], s0[3], S[TW_US], Z[TW_US], hstep = 1e-6;
     int i;
-    CHECK_EQ_INT(gt_em_work_build(5, &w), 1);
+    CHECK_EQ_INT(gt_em_work_build(k, &w), 1);
     if (w.f) {
         for (i = 0; i < TW_UL; i++) u[i] = gr_array_get(w.in[0], i);
         for (i = 0; i < 3; i++) s0[i] = gr_array_get(w.in[1], i);
@@ -462,6 +475,9 @@ TEST(test_emit_work_taps) {
     }
     gt_em_work_free(&w);
 }
+
+TEST(test_emit_work_taps) { tw_check_taps(5); }
+TEST(test_emit_work_taps_checkpoints) { tw_check_taps(8); }
 
 /* the while loop's final value against plain C; the same loop's every row as an output has as many
    rows as the steps run, which the emitted function's fixed shapes cannot say: refused, naming it */
@@ -516,8 +532,10 @@ SUITE(suite_emit_work) = {
     CASE(test_emit_work_w1_f32),
     CASE(test_emit_work_w4),
     CASE(test_emit_work_rnn),
+    CASE(test_emit_work_rnn_checkpoints),
     CASE(test_emit_work_rk4),
     CASE(test_emit_work_taps),
+    CASE(test_emit_work_taps_checkpoints),
     CASE(test_emit_work_until),
     END_SUITE
 };
