@@ -124,6 +124,27 @@ static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `na
    gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
 static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+/* a row whose shape rule reads data or runs (LAZY, DYNSHAPE: a conditional, a loop) has its rule called first
+   in a shape phase, where gr__em_shaping(e) is 1: it gives its outputs' shapes for the example's
+   (gr__em_set_shape(e, j, shape)), or fails naming itself, and writes nothing */
+static int gr__em_shaping(gr__em *e) GR__UNUSED;
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) GR__UNUSED;
+/* in the shape phase of a conditional: the side the example takes there (1 then, 0 else; the function
+   run on the example up to it), -1 when the example does not reach it, -2 when not known (an inner
+   function; or the run failed, and e's status says why) */
+static int gr__em_example_side(gr__em *e) GR__UNUSED;
+/* an inner compiled function (an op made of a graph's, a loop's body) as a static function of the file,
+   `static int <name>(const void *const *inputs, void *const *outputs, void *work)` (NAME's contract),
+   specialised to the shapes of in[0..inner's n_in) (their data not read), written once per function
+   and shapes: its name (NULL: failed, e's status says why) and *work, the bytes of work it needs (carve
+   them from the node's scratch: gr__em_scratch_n). gr__em_fn_shapes: its outputs' shapes only (into
+   out[0..n_out), for the shape phase). gr__em_call writes a block calling such a function on inputs
+   in[] and outputs out[] (C pointers; a NULL array: the node's own) with work `work`, which returns
+   its nonzero status. */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) GR__UNUSED;
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) GR__UNUSED;
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out,
+                        const char *work) GR__UNUSED;
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
    how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
