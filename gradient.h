@@ -1195,6 +1195,27 @@ static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `na
    gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
 static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+/* a row whose shape rule reads data or runs (LAZY, DYNSHAPE: a conditional, a loop) has its rule called first
+   in a shape phase, where gr__em_shaping(e) is 1: it gives its outputs' shapes for the example's
+   (gr__em_set_shape(e, j, shape)), or fails naming itself, and writes nothing */
+static int gr__em_shaping(gr__em *e) GR__UNUSED;
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) GR__UNUSED;
+/* in the shape phase of a conditional: the side the example takes there (1 then, 0 else; the function
+   run on the example up to it), -1 when the example does not reach it, -2 when not known (an inner
+   function; or the run failed, and e's status says why) */
+static int gr__em_example_side(gr__em *e) GR__UNUSED;
+/* an inner compiled function (an op made of a graph's, a loop's body) as a static function of the file,
+   `static int <name>(const void *const *inputs, void *const *outputs, void *work)` (NAME's contract),
+   specialised to the shapes of in[0..inner's n_in) (their data not read), written once per function
+   and shapes: its name (NULL: failed, e's status says why) and *work, the bytes of work it needs (carve
+   them from the node's scratch: gr__em_scratch_n). gr__em_fn_shapes: its outputs' shapes only (into
+   out[0..n_out), for the shape phase). gr__em_call writes a block calling such a function on inputs
+   in[] and outputs out[] (C pointers; a NULL array: the node's own) with work `work`, which returns
+   its nonzero status. */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) GR__UNUSED;
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) GR__UNUSED;
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out,
+                        const char *work) GR__UNUSED;
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
    how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
@@ -1213,26 +1234,22 @@ static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) 
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
-#ifndef GR_NO_STDIO
-/* Steps whose outputs' shapes are known only once they ran (GR__OPF_DYNSHAPE: a loop): gr_fn_emit_c's
-   shape pass calls their rule with gr__em_shaping(e) nonzero, to set out[j]'s shapes (cast away the
-   const) without writing C; the emitted function has fixed shapes, so a rule fails when they depend on
-   data. gr__em_known_in(e, i): input i's value when it is known while emitting (a constant, or small
-   values computed from known ones, such as a loop's steps), else NULL; gr__em_known_set gives output
-   j's. Inner functions (a loop's body...) inline: gr__em_inner_shapes gives inner's output shapes for
-   inputs shaped like in; gr__em_inner writes its steps here, its inputs' data the C pointer
-   expressions in_expr[i], its memory from work + base on (*end: where its buffers end; its steps'
-   scratch after that is counted), out_expr[j] its outputs' (src/emit.c). gr__em_loop_id: a number
-   for the names of a rule's locals, distinct in the file. */
-static int gr__em_shaping(const gr__em *e) GR__UNUSED;
-static gr_status gr__em_status(const gr__em *e) GR__UNUSED;    /* the emission's first failure, or GR_OK */
+/* Loops (src/emit.c): the emitted function has fixed shapes, so a loop's rule fails (in the shape phase)
+   when its rows depend on data. gr__em_known_in(e, i): input i's value when it is known while emitting
+   (a constant, or small values computed from known ones, such as a loop's steps), else NULL;
+   gr__em_known_set gives output j's. gr__em_status: the emission's first failure, or GR_OK. An inner
+   function written INLINE (a loop's body, inside the loop's C for): gr__em_inner_shapes gives inner's
+   output shapes (out[j]: its slots' arrays, no data) for inputs shaped like in; gr__em_inner writes its
+   steps here, its inputs' data the C pointer expressions in_expr[i], its memory from work + base on
+   (*end, if not NULL: where its buffers end; its steps' scratch is counted in the work), out_expr[j]
+   a C `const T *` to its output j. gr__em_loop_id: a number for a rule's locals, distinct in the file. */
+static gr_status gr__em_status(const gr__em *e) GR__UNUSED;
 static const void *gr__em_known_in(gr__em *e, int i) GR__UNUSED;
 static void gr__em_known_set(gr__em *e, int j, const void *value) GR__UNUSED;
 static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) GR__UNUSED;
 static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
                               char (*out_expr)[GR__EM_OPND]) GR__UNUSED;
 static int gr__em_loop_id(gr__em *e) GR__UNUSED;
-#endif
 static size_t gr__em_scratch_at(const gr__em *e) GR__UNUSED;   /* the byte offset in work of gr__em_scratch(e) */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
@@ -14552,9 +14569,46 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
     return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(IfElse)
+   The emitted function is lazy as gr_call is: the steps of each side sit in an `if` block on the
+   condition (src/emit.c, from the function's regions); this node copies the side taken. An emitted
+   function has one shape per value: when the sides' shapes differ for the example's shapes, the
+   node is specialised to the side the example takes (the function run on the example up to it; the
+   then side where the example does not reach it), and the emitted code returns GR_ERR_SHAPE when a
+   call takes the other side. Inside an op made of a graph or a loop's body (no example of its own)
+   such a node is not emitted (GR_ERR_SHAPE, naming it). */
+static int gr__ifelse_same_shape(const gr_array *a, const gr_array *b) {
+    int d;
+    for (d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+static gr_status gr__IfElse_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    char c[GR__EM_OPND], y[GR__EM_OPND];
+    unsigned long bytes = (unsigned long)((size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    int side;
+    if (gr__em_shaping(e)) {
+        if (gr__ifelse_same_shape(in[1], in[2])) side = 1;
+        else if ((side = gr__em_example_side(e)) == -2)
+            return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: IfElse %s: its sides have the shapes %s and %s, and the side an example "
+                               "takes is not known inside an op made of a graph or a loop (an emitted function has one shape per value)",
+                               gr__d(gr__out(node)[0]).s, gr__as(in[1]).s, gr__as(in[2]).s);
+        gr__em_set_shape(e, 0, in[side != 0 ? 1 : 2]->shape);
+        return GR_OK;
+    }
+    snprintf(c, sizeof c, "%s", gr__em_in(e, 0));
+    snprintf(y, sizeof y, "%s", gr__em_out(e, 0));
+    if (gr__ifelse_same_shape(in[1], in[2])) {
+        char a[GR__EM_OPND];
+        snprintf(a, sizeof a, "%s", gr__em_in(e, 1));
+        gr__em_line(e, "memcpy(%s, %s[0] != 0 ? (const void *)%s : (const void *)%s, %lu);", y, c, a, gr__em_in(e, 2), bytes);
+        return GR_OK;
+    }
+    side = gr__ifelse_same_shape(out[0], in[1]);      /* the side it was specialised to (shape phase) */
+    gr__em_line(e, "if (%s[0] %s 0) return %d;   /* the other side's shape: not this file's */", c, side ? "==" : "!=", (int)GR_ERR_SHAPE);
+    gr__em_line(e, "memcpy(%s, %s, %lu);", y, gr__em_in(e, side ? 1 : 2), bytes);
+    return GR_OK;
+}
 #else /* GR_NO_IFELSE: the gradient driver names gr_ifelse (src/grad.c), only for nodes of IfElse */
 GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
     int i;
@@ -15472,9 +15526,35 @@ done:
     return st;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(OpFromGraph)
+   The inner graph's compiled function (the node's runtime state) is a static function of the emitted
+   file (src/emit.c, gr__em_function), specialised to the operands' shapes, its work carved from the
+   node's scratch; the node calls it. The derived gradient and R-op are ops made of graphs too. The
+   dynamic variant (an inner conditional or loop) gives its shapes in the shape phase from the inner
+   function's (gr__em_fn_shapes). */
+static gr_status gr__OpFromGraph_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__gop_def *d = gr__gdef(node);
+    gr__gop_rt *rt = gr__grt(node);
+    gr_fn *f = rt && rt->fn ? rt->fn->f : NULL;
+    const char *name;
+    size_t work;
+    gr_status st = GR_OK;
+    (void)out;
+    if (!f) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op '%s' (OpFromGraph) has no compiled graph", d->name);
+    if (gr__em_shaping(e)) {
+        gr_array *shapes = (gr_array *)gr__calloc((size_t)node->n_out + 1, sizeof(gr_array));
+        int j;
+        if (!shapes) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if ((st = gr__em_fn_shapes(e, f, in, shapes)) == GR_OK)
+            for (j = 0; j < node->n_out; j++) gr__em_set_shape(e, j, shapes[j].shape);
+        GR_FREE(shapes);
+        return st;
+    }
+    if (!(name = gr__em_function(e, f, in, &work))) return GR_ERR_VALUE;   /* (e's status says why) */
+    gr__em_call(e, name, node->n_in, NULL, node->n_out, NULL, gr__em_scratch_n(e, work));
+    return GR_OK;
+}
 #else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
          refused as in the full build */
 static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
@@ -19267,8 +19347,9 @@ static int gr__region_on(gr_fn *f, int32_t r) {
    outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
    small: it is free then, so nothing live moves), then the step. The walk is made at every call;
    while the shapes stay the same it takes the same decisions, so a steady-state call allocates
-   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). */
-static gr_status gr__call_dynamic(gr_fn *f) {
+   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). Steps from `stop` on
+   are not run (gr_fn_emit_c runs an example up to a conditional to see the side it takes). */
+static gr_status gr__call_dynamic(gr_fn *f, int64_t stop) {
     gr__planner pl;
     int64_t k;
     int changed = 0, i, j;
@@ -19282,7 +19363,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         f->bufs = nb;
         f->cap_bufs = (int32_t)f->n_slots + 1;
     }
-    for (k = 0; k < f->n_steps; k++) {
+    for (k = 0; k < stop; k++) {
         gr_node *node = f->steps[k];
         const int32_t *io = f->step_io + f->step_io_at[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
@@ -19323,6 +19404,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
                 if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
         gr__plan_release(f, &pl, k);
     }
+    if (stop < f->n_steps) return GR_OK;
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         const gr_array *cur = f->upd_store[i]->value;
@@ -19372,7 +19454,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
     if ((st = gr__call_bind(f, inputs)) != GR_OK) return st;
     if (f->dynamic) {
-        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f)) != GR_OK) return st;
+        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f, f->n_steps)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
     if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
@@ -20687,24 +20769,9 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 
 #define GR__EM_REDIR 8                   /* row loops of Batched inside one another */
 
-/* an inner function emitted inline (gr__em_inner): the root writes its constants */
-typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
-
 struct gr__em {
     gr_fn *f;
-    const char *name;                    /* NAME: the function's, a prefix of the file's statics (an
-                                            inner function's: NAME_b<id>, for its constants) */
-    gr__em *root;                        /* the function's (itself there): the text, the status, the work */
-    const char *const *in_expr;          /* an inner function's inputs, as C pointer expressions */
-    size_t base;                         /* where an inner function's memory starts in work */
-    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
-    void **kmem;                         /* the known values computed, and the slots pointed at them */
-    int32_t *kslot;
-    int n_kmem;
-    int shaping;                         /* the shape pass: a DYNSHAPE step's rule sets its outputs' shapes */
-    gr__em_kid *kids;                    /* the root's: the inner functions emitted */
-    int n_kids, cap_kids, n_loops;
-    char own_name[80];                   /* an inner function's name */
+    const char *name;                    /* NAME: the function's, a prefix of the file's statics */
     gr_status status;                    /* the first failure */
     gr__etext body, kern;                /* NAME's body; the kernels, written before it */
     const char **kernels_done;           /* names of the kernels written (kept in kern) */
@@ -20722,7 +20789,30 @@ struct gr__em {
     int ring_at;
     const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
     int n_red;
+    int shaping;                         /* the rule is asked for its outputs' shapes only (gr__em_shaping) */
+    const gr_array *const *example;      /* (root) gr_fn_emit_c's (gr__em_example_side runs it) */
+    gr__em *root;                        /* the file's (itself, or the function an inner one is emitted for):
+                                            its kernels, inner functions and message are the file's */
+    gr__etext fns;                       /* (root) the inner functions (gr__em_function), after the kernels */
+    struct gr__em_fnrec **fnrecs;        /* (root) the inner functions written, by function and shapes */
+    int n_fns;
+    uint32_t cap_fns;
+    /* an inner function written inline (gr__em_inner: a loop's body): */
+    gr__em *top;                         /* whose C function it is written in (itself, or the em it is inline in):
+                                            its lines, its indentation, its work */
+    const char *const *in_expr;          /* its inputs, as C pointer expressions */
+    size_t base;                         /* where its memory starts in work */
+    char own_name[80];                   /* its name, NAME_b<id>, a prefix of its constants */
+    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
+    void **kmem;                         /* the known values computed, and the slots pointed at them */
+    int32_t *kslot;
+    int n_kmem;
+    struct gr__em_kid *kids;             /* (root) the inline functions written: their constants */
+    int n_kids, cap_kids, n_loops;
 };
+typedef struct gr__em_fnrec { const gr_fn *f; char *key; char name[96]; size_t work; } gr__em_fnrec;
+/* an inner function written inline (gr__em_inner): the root writes its constants */
+typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
 
 static char *gr__em_room(gr__em *e) {
     char *r = e->ring[e->ring_at];
@@ -20741,12 +20831,14 @@ static const char *gr__em_ctype(int dtype) {
 
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
     va_list ap;
-    gr__em *r = e->root;
-    if (r->status != GR_OK) return e->status = r->status;   /* the first failure is the one reported */
-    va_start(ap, fmt);
-    vsnprintf(r->f->message, sizeof r->f->message, fmt, ap);
-    va_end(ap);
-    e->status = r->status = code;
+    if (e->status != GR_OK) return e->status;        /* the first failure is the one reported */
+    if (e->root->status == GR_OK) {                  /* (else an inner function's, reported already) */
+        va_start(ap, fmt);
+        vsnprintf(e->root->f->message, sizeof e->root->f->message, fmt, ap);
+        va_end(ap);
+        e->root->status = code;
+    }
+    e->status = code;
     return code;
 }
 
@@ -20754,7 +20846,7 @@ static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
 static void gr__em_line(gr__em *e, const char *fmt, ...) {
     size_t at, len, pad;
     va_list ap;
-    e = e->root;                         /* (an inner function's lines go where the root is) */
+    e = e->top ? e->top : e;             /* (an inline function's lines go where it is written) */
     at = e->body.n;
     va_start(ap, fmt);
     gr__etext_vadd(&e->body, fmt, ap);
@@ -20774,7 +20866,7 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
-    e = e->root;
+    e = e->root;                         /* one file: its kernels are written once, whoever asks */
     for (i = 0; i < e->n_kernels; i++) if (!strcmp(e->kernels_done[i], name)) return 1;
     for (kt = gr__kernel_texts; kt->name && strcmp(kt->name, name); kt++) {}
     if (!kt->name) return 0;
@@ -20817,11 +20909,10 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         else snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
-    case GR__SK_SHARED:              /* (an inner function's are the root's) */
-        i = gr__em_store(e->root, (const gr__storage *)gr__ext(f->slots[r].var));
-        if (i < 0) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: shared variable %s read by an inner function is not emitted", gr__d(f->slots[r].var).s); i = 0; }
-        else e->root->store_used[i] = 1;
-        snprintf(base, sizeof base, "%s_s%d", e->root->name, i);
+    case GR__SK_SHARED:
+        i = gr__em_store(e, (const gr__storage *)gr__ext(f->slots[r].var));
+        e->store_used[i] = 1;
+        snprintf(base, sizeof base, "%s_s%d", e->name, i);
         break;
     default:
         snprintf(base, sizeof base, "work");
@@ -20852,7 +20943,8 @@ static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *co
 }
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
-    if (end > e->root->work_bytes) e->root->work_bytes = end;
+    gr__em *t = e->top ? e->top : e;     /* (an inline function's work is the function's it is written in) */
+    if (end > t->work_bytes) t->work_bytes = end;
     return gr__em_scratch(e);
 }
 static size_t gr__em_scratch_at(const gr__em *e) { return e->scratch_off; }
@@ -21127,49 +21219,51 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     return e->status;
 }
 
-/* ---- the function ------------------------------------------------------------------------------ */
+/* ---- the function ------------------------------------------------------------------------------
 
-#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
-                         unreferenced, so that the op files' rules compile either way) */
+   The same steps for the file's function and for an inner function (gr__em_function: an op made of a
+   graph's, a loop's body), each with a gr__em of its own: shapes, plan, steps, results. */
 
-/* the arguments, before anything is computed */
-static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
-    int i, d;
-    int64_t k;
-    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
-    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
-    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
-        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
-    for (i = 0; i < f->n_in; i++) {
-        const gr_array *a = example[i];
-        const gr__slot *sl = &f->slots[f->in_slot[i]];
-        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
-        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
-            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
-                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
-        for (d = 0; d < a->ndim; d++)
-            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
-                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
-    }
-    for (k = 0; k < f->n_steps; k++)
-        if (!f->steps[k]->op->builtin)
-            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
-                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
-    if (f->n_regs > 0) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: conditionals are not emitted yet");
-    return GR_OK;
-}
-
-/* a failure recorded on e's function (a shape rule's "gr_call: ...", an inner function's) reported
-   as the emission's */
-static gr_status gr__em_took(gr__em *e, gr_status st) {
+/* a failure recorded on e's function (gr__fn_error, gr_call's shape rules: "gr_call: ...") made e's,
+   "gr_fn_emit_c: ..." in the message of the file's function */
+static gr_status gr__em_take(gr__em *e, gr_status st) {
     char tmp[GR__MSG];
     const char *m = e->f->message;
-    if (e->root->status != GR_OK) return e->status = e->root->status;
+    if (e->status != GR_OK) return e->status;
     if (!strncmp(m, "gr_call: ", 9)) m += 9;
     else if (!strncmp(m, "gr_fn_emit_c: ", 14)) m += 14;
     snprintf(tmp, sizeof tmp, "%s", m);
     return gr__em_fail(e, st, "gr_fn_emit_c: %s", tmp);
+}
+
+static int gr__em_shaping(gr__em *e) { return e->shaping; }
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) {
+    gr__slot *sl = &e->f->slots[gr__em_io(e)[e->f->steps[e->k]->n_in + j]];
+    int d;
+    for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = shape[d];
+}
+
+/* The side (1: then, 0: else) the example takes at the conditional being shaped (step e->k): the
+   function run on the example up to that step (nothing updated, nothing returned); -1 when the
+   example does not reach the step (it is on a side not taken); -2 when not known: an inner function
+   (no example of its own), or the run failed (e's status says why). */
+static int gr__em_example_side(gr__em *e) {
+    gr_fn *f = e->f;
+    int changed = 0;
+    gr_status st;
+    const gr_array *c;
+    char tmp[GR__MSG];
+    if (e != e->root || !e->example || !f->dynamic) return -2;
+    if ((st = gr__call_bind(f, e->example)) != GR_OK || (st = gr__call_leaf_shapes(f, &changed)) != GR_OK ||
+        (st = gr__call_dynamic(f, e->k)) != GR_OK) {
+        snprintf(tmp, sizeof tmp, "%s", strncmp(f->message, "gr_call: ", 9) ? f->message : f->message + 9);
+        gr__em_fail(e, st, "gr_fn_emit_c: running the example up to the conditional %s (to see the side it takes) failed: %s",
+                    gr__d(gr__out(f->steps[e->k])[0]).s, tmp);
+        return -2;
+    }
+    if (f->step_reg && !gr__region_on(f, f->step_reg[e->k])) return -1;
+    c = f->io[f->step_io_at[e->k]];
+    return gr__load(c->dtype, c->data, 0) != 0;
 }
 
 /* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
@@ -21218,39 +21312,39 @@ static void gr__em_known_set(gr__em *e, int j, const void *value) {
     if (m) { memcpy(m, value, bytes); e->known[s] = 1; }
 }
 
-/* every slot's shape for the example's (gr__call_shapes, but a step whose shapes are known once it
-   has run, a loop, gives them through its rule called with gr__em_shaping(e) nonzero), the known
-   values computed on the way */
-static gr_status gr__em_shapes(gr__em *e, int *changed) {
+/* every slot's shape for the inputs' (bound): the leaves', then each step's by its shape rule, or,
+   for a step whose shape rule reads data or runs (a conditional, a loop: LAZY, DYNSHAPE), by its emit
+   rule in the shape phase (gr__em_shaping) */
+static gr_status gr__em_shapes(gr__em *e) {
     gr_fn *f = e->f;
-    int64_t k, s;
-    int i, d;
-    gr_status st = gr__call_leaf_shapes(f, changed);
-    if (st != GR_OK) return gr__em_took(e, st);
+    int changed = 0, i, d;
+    int64_t s;
+    gr_status st = gr__call_leaf_shapes(f, &changed);
+    if (st != GR_OK) return gr__em_take(e, st);
     if (!e->known && !(e->known = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (s = 0; s < f->n_slots; s++) e->known[s] = f->slots[s].kind == GR__SK_CONST;
-    for (k = 0; k < f->n_steps; k++) {
-        gr_node *node = f->steps[k];
-        const gr_array *const *in = f->io + f->step_io_at[k];
-        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in);
-        int dyn = (gr__flags_of(node->op) & GR__OPF_DYNSHAPE) != 0;
-        e->k = k;
-        if (dyn) {
+    for (e->k = 0; e->k < f->n_steps; e->k++) {
+        gr_node *node = f->steps[e->k];
+        const gr_array *const *in = f->io + f->step_io_at[e->k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[e->k] + node->n_in);
+        if (gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE)) {
             gr__emit_fn rule = gr__emit_of(node->op);
+            if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
             e->shaping = 1;
-            st = rule ? rule(e, node, in, (const gr_array *const *)out) : gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
+            st = rule(e, node, in, (const gr_array *const *)out);
             e->shaping = 0;
-            if (st != GR_OK) return st;
+            if (st != GR_OK || e->status != GR_OK)
+                return e->status != GR_OK ? e->status : gr__em_fail(e, st, "gr_fn_emit_c: op %s failed giving its shapes", node->op->name);
         } else {
             st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
-            if (st != GR_OK || f->g->status != GR_OK) return gr__em_took(e, gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node));
+            if (st != GR_OK || f->g->status != GR_OK) return gr__em_take(e, gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node));
         }
         for (i = 0; i < node->n_out; i++)
-            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return gr__em_took(e, st);
-        if (!dyn) gr__em_eval(e, k);
-        if (gr__em_status(e) != GR_OK) return gr__em_status(e);
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[e->k] + node->n_in + i], &changed)) != GR_OK) return gr__em_take(e, st);
+        if (!(gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE))) gr__em_eval(e, e->k);
+        if (e->status != GR_OK) return e->status;
     }
-    for (i = 0; i < f->n_upd; i++) {    /* (as gr__call_shapes) */
+    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable */
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         const gr_array *cur = f->upd_store[i]->value;
         for (d = 0; d < cur->ndim; d++)
@@ -21260,23 +21354,29 @@ static gr_status gr__em_shapes(gr__em *e, int *changed) {
     }
     return GR_OK;
 }
-static int gr__em_shaping(const gr__em *e) { return e->shaping; }
-static gr_status gr__em_status(const gr__em *e) { return e->root->status; }
 
-/* every slot's shape for the example's, the plan, and the work buffer's layout */
-static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+/* the inputs' shapes (of example's arrays; their data is not read), then every slot's */
+static gr_status gr__em_bind_shapes(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
-    int32_t n_bufs, b, keep = f->cap_bufs;
-    int changed = 0, i, d;
-    size_t need, at = e->base;
-    gr_status st;
+    int i, d;
     for (i = 0; i < f->n_in; i++) {
         gr__slot *sl = &f->slots[f->in_slot[i]];
         for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = example[i]->shape[d];
         sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     }
-    f->planned = 0;
-    if ((st = gr__em_shapes(e, &changed)) != GR_OK) return st;
+    f->planned = 0;                  /* (the next gr_call plans for its own shapes) */
+    return gr__em_shapes(e);
+}
+
+/* every slot's shape for the example's, the plan, and the work buffer's layout */
+static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+    gr_fn *f = e->f;
+    int32_t n_bufs, b, keep = f->cap_bufs;
+    int i;
+    size_t need, at = e->base;
+    gr_status st;
+    gr__em *t = e->top ? e->top : e;
+    if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;
@@ -21293,7 +21393,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
     e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
-    if (at + ((need + 63) & ~(size_t)63) > e->root->work_bytes) e->root->work_bytes = at + ((need + 63) & ~(size_t)63);
+    if (at + ((need + 63) & ~(size_t)63) > t->work_bytes) t->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
@@ -21302,10 +21402,42 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     return GR_OK;
 }
 
-/* every step, as its rule writes it */
+/* The conditionals' blocks before step k of region r: the blocks of the regions it is not in closed,
+   those of r's chain opened, `if (cond[0] != 0) {` (`== 0` for the other side); a side closed just
+   before its other side opens becomes `} else {`. open: the regions whose blocks are open, outermost
+   first; chain: room for as many. r = 0 closes every block. */
+static void gr__em_regions(gr__em *e, int32_t *open, int *n_open, int32_t *chain, int32_t r) {
+    const gr__region *rg = e->f->regs;
+    int n = 0, m = 0;
+    for (; r > 0; r = rg[r].parent) chain[n++] = r;                  /* innermost first */
+    while (m < *n_open && m < n && open[m] == chain[n - 1 - m]) m++;  /* the blocks it stays in */
+    while (*n_open > m) {
+        int32_t c = open[--*n_open], nx = *n_open == m && m < n ? chain[n - 1 - m] : 0;
+        if (nx > 0 && rg[nx].parent == rg[c].parent && rg[nx].cond == rg[c].cond && rg[nx].side != rg[c].side) {
+            gr__em_line(e, "} else {");
+            open[(*n_open)++] = nx;
+            m++;
+        } else gr__em_line(e, "}");
+    }
+    for (; m < n; m++) {
+        int32_t nx = chain[n - 1 - m];
+        gr__em_line(e, "if (%s[0] %s 0) {", gr__em_slot(e, rg[nx].cond_slot, 0), rg[nx].side ? "!=" : "==");
+        open[(*n_open)++] = nx;
+    }
+}
+
+/* every step, as its rule writes it; a conditional's sides in their blocks */
 static gr_status gr__em_steps(gr__em *e) {
     gr_fn *f = e->f;
-    for (e->k = 0; e->k < f->n_steps; e->k++) {
+    int32_t *open = NULL, *chain = NULL;
+    int n_open = 0;
+    e->indent = 1;
+    if (f->step_reg) {
+        open = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        chain = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        if (!open || !chain) { GR_FREE(open); GR_FREE(chain); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    }
+    for (e->k = 0; e->k < f->n_steps && e->status == GR_OK; e->k++) {
         gr_node *node = f->steps[e->k];
         const gr_array *const *in = f->io + f->step_io_at[e->k];
         const gr_array *const *out = in + node->n_in;
@@ -21313,117 +21445,19 @@ static gr_status gr__em_steps(gr__em *e) {
         char shape[200];
         int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
+        if (open) gr__em_regions(e, open, &n_open, chain, f->step_reg[e->k]);
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
         for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
         if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
         if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
-        if (e->status != GR_OK) return e->status;
-        if (e->root->body.nomem || e->root->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->status == GR_OK && (e->body.nomem || e->root->kern.nomem || e->root->fns.nomem)) gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
-    return GR_OK;
+    if (open) gr__em_regions(e, open, &n_open, chain, 0);
+    GR_FREE(open); GR_FREE(chain);
+    return e->status;
 }
-
-/* ---- inner functions: a loop's body (and other compiled functions inside a step) inline ---------- */
-
-/* what an emission of f (the root's or an inner function's) holds, freed; the slots given known
-   values point at nothing again */
-static void gr__em_free(gr__em *e) {
-    int i;
-    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }
-    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
-    e->f->planned = 0;               /* the next gr_call plans for its own shapes */
-    if (e->root != e) GR_FREE(e);
-}
-
-/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
-static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
-    gr__em *c;
-    int64_t k;
-    int i, d;
-    for (k = 0; k < inner->n_steps; k++)
-        if (!inner->steps[k]->op->builtin) {
-            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
-                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
-            return NULL;
-        }
-    if (inner->n_regs > 0 || inner->n_upd > 0) {
-        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: %s inside %s are not emitted yet", inner->n_upd ? "updates" : "conditionals",
-                    e->f->steps[e->k]->op->name);
-        return NULL;
-    }
-    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
-    c->f = inner;
-    c->root = e->root;
-    c->name = e->root->name;
-    for (i = 0; i < inner->n_in; i++) {
-        gr__slot *sl = &inner->slots[inner->in_slot[i]];
-        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
-            gr__em_free(c);
-            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
-                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
-            return NULL;
-        }
-        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
-        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
-    }
-    inner->planned = 0;
-    return c;
-}
-
-/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
-   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
-static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
-    gr__em *c = gr__em_child(e, inner, in);
-    int changed = 0, j;
-    gr_status st;
-    if (!c) return e->root->status;
-    st = gr__em_shapes(c, &changed);
-    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
-    gr__em_free(c);
-    return st != GR_OK ? (e->status = st) : GR_OK;
-}
-
-/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
-   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
-   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
-   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
-static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
-                              char (*out_expr)[GR__EM_OPND]) {
-    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
-    gr_status st;
-    int j, id;
-    if (!c) return r->status;
-    if (r->n_kids == r->cap_kids) {
-        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
-        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
-        if (!p) { gr__em_free(c); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
-        r->kids = p;
-        r->cap_kids = cap;
-    }
-    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
-    r->kids[id].f = inner;
-    r->kids[id].used = NULL;
-    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
-    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
-    c->name = c->own_name;
-    c->in_expr = in_expr;
-    c->base = base;
-    st = gr__em_prepare(c, in);
-    if (st == GR_OK) st = gr__em_steps(c);
-    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
-    if (st == GR_OK) {
-        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
-        r->kids[id].used = c->used;
-        c->used = NULL;
-    }
-    gr__em_free(c);
-    return st != GR_OK ? (e->status = st) : GR_OK;
-}
-/* an inner function's loop counter names: distinct in the file */
-static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
 
 /* the outputs copied out, then the updates: values living in a shared variable staged first */
 static void gr__em_results(gr__em *e) {
@@ -21452,6 +21486,276 @@ static void gr__em_results(gr__em *e) {
         e->store_used[gr__em_store(e, f->upd_store[i])] = 1;
         gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
     }
+}
+
+/* one static array: a constant's (const) or a shared variable's values at the time of emission */
+static void gr__em_array(gr__em *e, gr__etext *t, const char *qual, const char *what, long id, const gr_array *a) {
+    int64_t i;
+    gr__etext_add(t, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
+    for (i = 0; i < a->size; i++) gr__etext_add(t, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
+    gr__etext_add(t, "%s};\n", a->size ? "\n" : " 0 ");
+}
+/* the constants and shared variables e's function reads */
+static void gr__em_statics(gr__em *e, gr__etext *t) {
+    const gr_fn *f = e->f;
+    int64_t s;
+    int i;
+    for (s = 0; s < f->n_slots; s++)
+        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, t, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
+    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, t, "", "s", i, e->stores[i]->value);
+}
+
+static void gr__em_free(gr__em *e) {
+    int i;
+    if (!e) return;
+    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }   /* (point at nothing again) */
+    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
+    for (i = 0; i < e->n_kids; i++) GR_FREE(e->kids[i].used);
+    GR_FREE(e->kids);
+    for (i = 0; i < e->n_fns; i++) { GR_FREE(e->fnrecs[i]->key); GR_FREE(e->fnrecs[i]); }
+    GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
+    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    GR_FREE(e);
+}
+
+/* a gr__em for inner, a function e's file calls (NULL: out of memory, failed on e); e's status
+   takes the inner one's when it is freed (gr__em_sub_end) */
+static gr__em *gr__em_sub(gr__em *e, gr_fn *inner, const char *name) {
+    gr__em *s;
+    int64_t k;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED || inner->n_upd) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading or updating a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(s = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    s->root = e->root;
+    s->f = inner;
+    s->name = name;
+    return s;
+}
+static gr_status gr__em_sub_end(gr__em *e, gr__em *s) {
+    if (s->status != GR_OK && e->status == GR_OK) e->status = s->status;   /* (the message is the file's already) */
+    s->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(s);
+    return e->status;
+}
+
+/* the shapes of inner's outputs for inputs of in's shapes (their data not read) into out[0..n_out) */
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) {
+    gr__em *s = gr__em_sub(e, inner, e->name);
+    int j;
+    if (!s) return e->status;
+    if (gr__em_bind_shapes(s, in) == GR_OK)
+        for (j = 0; j < inner->n_out; j++) {
+            out[j] = inner->slots[inner->out_slot[j]].arr;
+            out[j].data = NULL;
+        }
+    return gr__em_sub_end(e, s);
+}
+
+/* inner as a static function of e's file for inputs of in's shapes: its name (NULL: failed) and the
+   work it needs (*work bytes); written once per function and shapes, after the kernels */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) {
+    gr__em *root = e->root, *s;
+    gr__em_fnrec *rec;
+    gr__etext key;
+    int i, d;
+    *work = 0;
+    if (e->status != GR_OK) return NULL;
+    memset(&key, 0, sizeof key);
+    for (i = 0; i < inner->n_in; i++) {
+        for (d = 0; d < in[i]->ndim; d++) gr__etext_add(&key, "%lld,", (long long)in[i]->shape[d]);
+        gr__etext_add(&key, ";");
+    }
+    gr__etext_add(&key, ".");
+    if (key.nomem) { GR_FREE(key.p); gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    for (i = 0; i < root->n_fns; i++)
+        if (root->fnrecs[i]->f == inner && !strcmp(root->fnrecs[i]->key, key.p)) {
+            GR_FREE(key.p);
+            *work = root->fnrecs[i]->work;
+            return root->fnrecs[i]->name;
+        }
+    rec = (gr__em_fnrec *)gr__calloc(1, sizeof(gr__em_fnrec));
+    if (!rec || !gr__grow((void **)&root->fnrecs, &root->cap_fns, (uint32_t)root->n_fns, sizeof(void *))) {
+        GR_FREE(rec); GR_FREE(key.p);
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return NULL;
+    }
+    rec->f = inner;
+    rec->key = key.p;
+    snprintf(rec->name, sizeof rec->name, "%s_f%d", root->name, root->n_fns);
+    root->fnrecs[root->n_fns++] = rec;
+    if (!(s = gr__em_sub(e, inner, rec->name))) return NULL;
+    if (gr__em_prepare(s, in) == GR_OK && gr__em_steps(s) == GR_OK) {
+        gr__em_results(s);
+        gr__em_statics(s, &root->fns);
+        gr__etext_add(&root->fns, "\nstatic int %s(const void *const *inputs, void *const *outputs, void *work) {\n", rec->name);
+        gr__etext_add(&root->fns, "    (void)inputs; (void)outputs; (void)work;\n");
+        if (s->body.n) gr__etext_add(&root->fns, "%.*s", (int)s->body.n, s->body.p);
+        gr__etext_add(&root->fns, "    return 0;\n}\n\n");
+        if (s->body.nomem || root->fns.nomem) gr__em_fail(s, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        *work = rec->work = s->work_bytes;
+    }
+    return gr__em_sub_end(e, s) == GR_OK ? rec->name : NULL;
+}
+
+/* a block calling fn (a function of the file): inputs in[0..n_in) and outputs out[0..n_out) (C
+   pointers; NULL arrays: the node's own, gr__em_in / gr__em_out), its work at work; its failure
+   returned */
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out, const char *work) {
+    char name[96], w[GR__EM_EXPR];
+    int i;
+    snprintf(name, sizeof name, "%s", fn);
+    snprintf(w, sizeof w, "%s", work);
+    gr__em_line(e, "{");
+    if (n_in > 0) gr__em_line(e, "const void *fi[%d];", n_in);
+    if (n_out > 0) gr__em_line(e, "void *fo[%d];", n_out);
+    gr__em_line(e, "int rc;");
+    for (i = 0; i < n_in; i++) gr__em_line(e, "fi[%d] = %s;", i, in ? in[i] : gr__em_in(e, i));
+    for (i = 0; i < n_out; i++) gr__em_line(e, "fo[%d] = %s;", i, out ? out[i] : gr__em_out(e, i));
+    gr__em_line(e, "rc = %s(%s, %s, %s);", name, n_in > 0 ? "fi" : "0", n_out > 0 ? "fo" : "0", w);
+    gr__em_line(e, "if (rc != 0) return rc;");
+    gr__em_line(e, "}");
+}
+
+/* ---- inner functions written inline (a loop's body, inside its C for) ----------------------------- */
+
+static gr_status gr__em_status(const gr__em *e) { return e->root->status != GR_OK ? e->root->status : e->status; }
+/* the end of an inline function's emission: its status (st, or its own) made e's, inner's plan dropped */
+static gr_status gr__em_inline_end(gr__em *e, gr__em *c, gr_status st) {
+    if (st == GR_OK) st = c->status;
+    if (st != GR_OK && e->status == GR_OK) e->status = st;
+    c->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(c);
+    return e->status;
+}
+
+/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
+static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
+    gr__em *c;
+    int64_t k;
+    int i, d;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    if (inner->n_upd > 0) {
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: updates inside %s are not emitted", e->f->steps[e->k]->op->name);
+        return NULL;
+    }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    c->f = inner;
+    c->root = e->root;
+    c->top = e->top ? e->top : e;
+    c->name = e->root->name;
+    for (i = 0; i < inner->n_in; i++) {
+        gr__slot *sl = &inner->slots[inner->in_slot[i]];
+        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
+            gr__em_inline_end(e, c, GR_OK);
+            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
+                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
+            return NULL;
+        }
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    inner->planned = 0;
+    return c;
+}
+
+/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
+   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
+    gr__em *c = gr__em_child(e, inner, in);
+    int j;
+    gr_status st;
+    if (!c) return gr__em_status(e);
+    st = gr__em_shapes(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
+    return gr__em_inline_end(e, c, st);
+}
+
+/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
+   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
+   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
+   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) {
+    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
+    gr_status st;
+    int j, id;
+    if (!c) return gr__em_status(e);
+    if (r->n_kids == r->cap_kids) {
+        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
+        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
+        if (!p) { gr__em_inline_end(e, c, GR_OK); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+        r->kids = p;
+        r->cap_kids = cap;
+    }
+    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
+    r->kids[id].f = inner;
+    r->kids[id].used = NULL;
+    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
+    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
+    c->name = c->own_name;
+    c->in_expr = in_expr;
+    c->base = base;
+    st = gr__em_prepare(c, in);
+    if (st == GR_OK) st = gr__em_steps(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
+    if (st == GR_OK) {
+        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
+        r->kids[id].used = c->used;
+        c->used = NULL;
+    }
+    return gr__em_inline_end(e, c, st);
+}
+/* an inner function's loop counter names: distinct in the file */
+static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
+
+#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
+                         unreferenced, so that the op files' rules compile either way) */
+
+/* the arguments, before anything is computed */
+static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
+    int i, d;
+    int64_t k;
+    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
+    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
+    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
+        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = example[i];
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+    }
+    for (k = 0; k < f->n_steps; k++)
+        if (!f->steps[k]->op->builtin)
+            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
+    return GR_OK;
 }
 
 /* a variable's name for a comment: its characters that cannot end one */
@@ -21495,27 +21799,25 @@ static void gr__em_header(const gr__em *e, FILE *out) {
     fprintf(out, "#define %s_WORK_BYTES %lu\n\n", e->name, (unsigned long)e->work_bytes);
 }
 
-/* one static array: a constant's (const) or a shared variable's values at the time of emission */
-static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
-    int64_t i;
-    fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
-    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
-    fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
-}
-
+/* the file: the opening comment, the kernels, the inner functions, the constants and shared variables, NAME */
 static gr_status gr__em_write(gr__em *e, FILE *out) {
-    const gr_fn *f = e->f;
-    int64_t s;
+    gr__etext st, kt;
     int i;
-    gr__em_header(e, out);
-    if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
-    for (s = 0; s < f->n_slots; s++)
-        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
-    for (i = 0; i < e->n_kids; i++)           /* the inner functions' constants */
+    int64_t s;
+    memset(&st, 0, sizeof st);
+    memset(&kt, 0, sizeof kt);
+    gr__em_statics(e, &st);
+    for (i = 0; i < e->n_kids; i++)
         for (s = 0; e->kids[i].used && s < e->kids[i].f->n_slots; s++)
             if (e->kids[i].used[s] && e->kids[i].f->slots[s].kind == GR__SK_CONST)
-                gr__em_array(e, out, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
-    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+                gr__em_array(e, &kt, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
+    if (st.nomem || kt.nomem) { GR_FREE(st.p); GR_FREE(kt.p); return gr__fn_error(e->f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    gr__em_header(e, out);
+    if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
+    if (kt.n) fwrite(kt.p, 1, kt.n, out);    /* (inline functions' constants: before the functions using them) */
+    if (e->fns.n) fwrite(e->fns.p, 1, e->fns.n, out);
+    if (st.n) fwrite(st.p, 1, st.n, out);
+    GR_FREE(st.p); GR_FREE(kt.p);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
@@ -21534,21 +21836,18 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     e = (gr__em *)gr__calloc(1, sizeof(gr__em));
     if (!e) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     e->f = f;
-    e->name = name;
     e->root = e;
-    e->indent = 1;
+    e->name = name;
+    e->example = example;
     st = gr__em_prepare(e, example);
     if (st == GR_OK) st = gr__em_steps(e);
     if (st == GR_OK) {
         gr__em_results(e);
-        if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->body.nomem || e->kern.nomem || e->fns.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);
-    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    while (e->n_kids > 0) GR_FREE(e->kids[--e->n_kids].used);
-    GR_FREE(e->kids);
-    gr__em_free(e);                  /* (f's next gr_call plans for its own shapes) */
-    GR_FREE(e);
+    f->planned = 0;                  /* the next gr_call plans for its own shapes */
+    gr__em_free(e);
     return st;
 }
 

@@ -20,13 +20,12 @@
 /* the rows whose cases do not all emit yet (their rules fail as "not emitted yet"); keep it sorted
    by the table's order and remove a row once it emits */
 static const char *const gt_em_not_yet[] = {
-    "IfElse", "OpFromGraph",
     NULL
 };
 
 /* ---- the recorder: gt_call emits before it calls --------------------------------------------- */
 
-#define GT_EM_PER_ROW 40                 /* calls of a row's cases emitted: the first 12, then every 5th */
+#define GT_EM_PER_TEST 40                /* calls of each of a row's cases emitted: the first 12, then every 5th */
 
 typedef struct gt_em_rec {
     int on;
@@ -36,6 +35,7 @@ typedef struct gt_em_rec {
     const char *row, *test;
     int n_case, row_seen, row_calls, row_emitted, row_failed, row_other;   /* other: failed, not as "not emitted yet" */
     int row_fixed, n_fixed;              /* refused as shapes depending on the data (a while loop's rows) */
+    int test_seen, test_calls;           /* the same, of the case at work (gt_em_test) */
     char row_msg[300];
     long max_work;
 } gt_em_rec;
@@ -178,16 +178,17 @@ static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **o
 gr_status gt_call(gr_fn *f, const gr_array *const *in, const gr_array **out) {
     char *text = NULL, name[32], msg[300];
     gr_status est = GR_OK, st;
-    int take = gt_em.on && f && gt_em.row_calls < GT_EM_PER_ROW && (gt_em.row_seen < 12 || gt_em.row_seen % 5 == 0);
+    int take = gt_em.on && f && gt_em.test_calls < GT_EM_PER_TEST && (gt_em.test_seen < 12 || gt_em.test_seen % 5 == 0);
     if (take) {
         snprintf(name, sizeof name, "c%d", gt_em.n_case);
         est = gt_em_text(f, in, name, &text);
         snprintf(msg, sizeof msg, "%s", gr_fn_message(f));
     }
     st = gr_call(f, in, out);
-    if (gt_em.on && st == GR_OK) gt_em.row_seen++;
+    if (gt_em.on && st == GR_OK) { gt_em.row_seen++; gt_em.test_seen++; }
     if (take && st == GR_OK) {
         gt_em.row_calls++;
+        gt_em.test_calls++;
         if (est == GR_OK && text) {
             gt_em_record(f, in, out, text, name);
             gt_em.n_case++;
@@ -250,6 +251,7 @@ static void gt_em_row_done(int *n_rows, int *n_listed) {
     }
     gt.test = NULL;
     gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = gt_em.row_other = gt_em.row_fixed = 0;
+    gt_em.test_seen = gt_em.test_calls = 0;
     gt_em.row_msg[0] = 0;
 }
 
@@ -261,14 +263,22 @@ static void gt_em_rows(void) {
         gt_em.test = "values";
         gt_run1(row->name, gt_em_ew_values);
         for (k = 0; row->cases->more && row->cases->more[k].kind; k++)
-            if (row->cases->more[k].kind == GT_K_VALUES) { gt_em.test = row->cases->more[k].name; gt_run1(gt_em.test, row->cases->more[k].fn); }
+            if (row->cases->more[k].kind == GT_K_VALUES) {
+                gt_em.test = row->cases->more[k].name;
+                gt_em.test_seen = gt_em.test_calls = 0;
+                gt_run1(gt_em.test, row->cases->more[k].fn);
+            }
         gt_em_row_done(&n_rows, &n_listed);
     }
     for (r = 0; gt_em_st_rows[r].name; r++) {
         const gt_opcase *c = gt_em_st_rows[r].cases;
         gt_em.row = gt_em_st_rows[r].name;
         for (k = 0; c[k].kind; k++)
-            if (c[k].kind == GT_K_VALUES) { gt_em.test = c[k].name; gt_run1(c[k].name, c[k].fn); }
+            if (c[k].kind == GT_K_VALUES) {
+                gt_em.test = c[k].name;
+                gt_em.test_seen = gt_em.test_calls = 0;
+                gt_run1(c[k].name, c[k].fn);
+            }
         gt_em_row_done(&n_rows, &n_listed);
     }
     {   /* t_fuzz's random graphs: those of rows not emitted yet (dot products, loops, ...) may say so */
@@ -284,6 +294,7 @@ static void gt_em_rows(void) {
         gt.test = NULL;
         printf("emit: t_fuzz's random graphs: %d calls emitted, %d not (rows not emitted yet)\n", gt_em.row_emitted, gt_em.row_failed);
         gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = gt_em.row_other = 0;
+        gt_em.test_seen = gt_em.test_calls = 0;
     }
     for (k = 0; gt_em_not_yet[k]; k++) {
         int found = 0;
