@@ -1,7 +1,7 @@
 /* tests/t_emit_work.c: the bench workloads W1 (an MLP's cost and gradient) and W4 (the Jacobian of
    tanh(A x + b)) built small, as bench/bench.c builds them, and loops (a W6-like recurrent network and
-   its BPTT gradient, RK4 time stepping and its gradient, a loop with several taps, a while loop read at
-   its final value), for gr_fn_emit_c (SEMANTICS.md §20.1).
+   its BPTT gradient, RK4 time stepping and its gradient, a loop with several taps, a loop holding a loop,
+   a while loop read at its final value), for gr_fn_emit_c (SEMANTICS.md §20.1).
 
    suite_emit_work (every run of the test binary): each workload's gr_call against plain C written
    from its definition (the forward pass and the hand-derived gradient), and its emission succeeds
@@ -221,6 +221,48 @@ static int tw_until(gt_em_work *w) {
     return w->f != NULL && w->in[0] && w->in[1];
 }
 
+/* a loop whose body holds a loop: over the rows u of U (TW_NR x TW_NC), h_t = the inner loop over u's
+   elements s_k = 0.5 s_{k-1} + sin(u_k) from s = h_{t-1}, read at its final value; outputs the rows h,
+   cost = sum(h^2) and its gradient with respect to U and h_0 */
+enum { TW_NR = 5, TW_NC = 3 };
+static gr_status tw_inner_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    (void)until; (void)user;
+    out[0] = gr_add(gr_mul(in[1], gr_const(g, 0.5)), gr_sin(in[0]));
+    return GR_OK;
+}
+static gr_status tw_outer_step(gr_graph *g, gr_var *const *in, gr_var **out, gr_var **until, void *user) {
+    gr_scan_seq sq;
+    gr_scan_out so;
+    gr_var *r = NULL;
+    (void)until; (void)user;
+    sq.x = in[0]; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = in[1]; so.n_taps = 0; so.taps = NULL;
+    if (gr_scan(tw_inner_step, NULL, 1, &sq, 1, &so, 0, NULL, NULL, &r) != GR_OK) return gr_graph_status(g);
+    out[0] = gr_index(r, 0, -1);
+    return GR_OK;
+}
+static int tw_nested(gt_em_work *w) {
+    int64_t us[2] = { TW_NR, TW_NC };
+    gr_graph *g = w->g = gr_graph_new();
+    gr_var *vU = gr_tensor(g, GR_F64, 2, us, "U"), *vh = gr_scalar(g, GR_F64, "h0"), *r = NULL, *cost, *wrt[2], *outs[4], *ins[2];
+    gr_scan_seq sq;
+    gr_scan_out so;
+    w->name = "a loop whose body holds a loop, and its gradient";
+    w->in[0] = tw_array(GR_F64, 2, us, 50, 1.2); w->in[1] = gr_array_scalar(GR_F64, 0.4);
+    w->n_in = 2;
+    w->n_out = 4;
+    sq.x = vU; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = vh; so.n_taps = 0; so.taps = NULL;
+    if (gr_scan(tw_outer_step, NULL, 1, &sq, 1, &so, 0, NULL, NULL, &r) != GR_OK) return 0;
+    cost = gr_sum(gr_sqr(r));
+    wrt[0] = vU; wrt[1] = vh;
+    if (gr_grad(cost, 2, wrt, outs + 2, NULL) != GR_OK) return 0;
+    outs[0] = r; outs[1] = cost;
+    ins[0] = vU; ins[1] = vh;
+    w->f = gr_function(2, ins, 4, outs, NULL);
+    return w->f != NULL && w->in[0] && w->in[1];
+}
+
 int gt_em_work_build(int k, gt_em_work *w) {
     memset(w, 0, sizeof *w);
     switch (k) {
@@ -233,6 +275,7 @@ int gt_em_work_build(int k, gt_em_work *w) {
     case 6: return tw_until(w) ? 1 : -1;
     case 7: return tw_rnn(w, 3) ? 1 : -1;
     case 8: return tw_taps(w, 2) ? 1 : -1;
+    case 9: return tw_nested(w) ? 1 : -1;
     default: return 0;
     }
 }
@@ -479,6 +522,44 @@ static void tw_check_taps(int k) {
 TEST(test_emit_work_taps) { tw_check_taps(5); }
 TEST(test_emit_work_taps_checkpoints) { tw_check_taps(8); }
 
+/* the nested loops in plain C: the rows and the cost */
+static double tw_nested_ref(const double *U, double h0, double *h) {
+    double x = h0, cost = 0;
+    int t, k;
+    for (t = 0; t < TW_NR; t++) {
+        for (k = 0; k < TW_NC; k++) x = x * 0.5 + sin(U[t * TW_NC + k]);
+        if (h) h[t] = x;
+        cost += x * x;
+    }
+    return cost;
+}
+TEST(test_emit_work_nested) {
+    gt_em_work w;
+    const gr_array *out[4];
+    double U[TW_NR * TW_NC], h0, h[TW_NR], hstep = 1e-6;
+    int i;
+    CHECK_EQ_INT(gt_em_work_build(9, &w), 1);
+    if (w.f) {
+        for (i = 0; i < TW_NR * TW_NC; i++) U[i] = gr_array_get(w.in[0], i);
+        h0 = gr_array_get(w.in[1], 0);
+        CHECK_STATUS(gr_call(w.f, (const gr_array *const *)w.in, out), GR_OK);
+        if (out[0]) {
+            double cost = tw_nested_ref(U, h0, h);
+            for (i = 0; i < TW_NR; i++) CHECK_NEAR(gr_array_get(out[0], i), h[i], 1e-14);
+            CHECK_NEAR(gr_array_get(out[1], 0), cost, 1e-13);
+            for (i = 0; i <= TW_NR * TW_NC; i++) {
+                double *x = i < TW_NR * TW_NC ? &U[i] : &h0, keep = *x, hi, lo;
+                *x = keep + hstep; hi = tw_nested_ref(U, h0, NULL);
+                *x = keep - hstep; lo = tw_nested_ref(U, h0, NULL);
+                *x = keep;
+                CHECK_NEAR(gr_array_get(out[i < TW_NR * TW_NC ? 2 : 3], i < TW_NR * TW_NC ? i : 0), (hi - lo) / (2 * hstep), 1e-6);
+            }
+        }
+        tw_emits(&w);
+    }
+    gt_em_work_free(&w);
+}
+
 /* the while loop's final value against plain C; the same loop's every row as an output has as many
    rows as the steps run, which the emitted function's fixed shapes cannot say: refused, naming it */
 TEST(test_emit_work_until) {
@@ -536,6 +617,7 @@ SUITE(suite_emit_work) = {
     CASE(test_emit_work_rk4),
     CASE(test_emit_work_taps),
     CASE(test_emit_work_taps_checkpoints),
+    CASE(test_emit_work_nested),
     CASE(test_emit_work_until),
     END_SUITE
 };
