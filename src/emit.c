@@ -587,11 +587,12 @@ static gr_status gr__em_bind_shapes(gr__em *e, const gr_array *const *example) {
 /* every slot's shape for the example's, the plan, and the work buffer's layout */
 static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
-    int32_t n_bufs, b, keep = f->cap_bufs;
+    int32_t n_bufs, b, keep;
     int i;
     size_t need, at = 0;
     gr_status st;
     if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
+    keep = f->cap_bufs;              /* (after the shapes: running an example may have made buffers) */
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;
