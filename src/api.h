@@ -416,7 +416,9 @@ typedef struct gr_emit_opts {
    <stdint.h> and <string.h> and allocates nothing; shared variables become static arrays that f's
    updates change in place. GR_ERR_TYPE / GR_ERR_SHAPE: an example against an input's dtype, ndim
    or static shape; GR_ERR_VALUE: NULL out or example, a name that is not a C identifier, an op
-   that cannot be emitted (a user's op; gr_fn_message names it). Left out with GR_NO_STDIO. */
+   that cannot be emitted (a user's op; gr_fn_message names it), a loop whose rows depend on the
+   data (n_steps from an input's value, a while loop's every-row result: the file's shapes are
+   fixed). Left out with GR_NO_STDIO. */
 #ifndef GR_NO_STDIO
 GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts);
 #endif

@@ -83,8 +83,22 @@ struct gr__em {
     struct gr__em_fnrec **fnrecs;        /* (root) the inner functions written, by function and shapes */
     int n_fns;
     uint32_t cap_fns;
+    /* an inner function written inline (gr__em_inner: a loop's body): */
+    gr__em *top;                         /* whose C function it is written in (itself, or the em it is inline in):
+                                            its lines, its indentation, its work */
+    const char *const *in_expr;          /* its inputs, as C pointer expressions */
+    size_t base;                         /* where its memory starts in work */
+    char own_name[80];                   /* its name, NAME_b<id>, a prefix of its constants */
+    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
+    void **kmem;                         /* the known values computed, and the slots pointed at them */
+    int32_t *kslot;
+    int n_kmem;
+    struct gr__em_kid *kids;             /* (root) the inline functions written: their constants */
+    int n_kids, cap_kids, n_loops;
 };
 typedef struct gr__em_fnrec { const gr_fn *f; char *key; char name[96]; size_t work; } gr__em_fnrec;
+/* an inner function written inline (gr__em_inner): the root writes its constants */
+typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
 
 static char *gr__em_room(gr__em *e) {
     char *r = e->ring[e->ring_at];
@@ -116,8 +130,10 @@ static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
 
 /* a line of NAME's body, indented: a line ending in { opens a block, one starting with } closes it */
 static void gr__em_line(gr__em *e, const char *fmt, ...) {
-    size_t at = e->body.n, len, pad;
+    size_t at, len, pad;
     va_list ap;
+    e = e->top ? e->top : e;             /* (an inline function's lines go where it is written) */
+    at = e->body.n;
     va_start(ap, fmt);
     gr__etext_vadd(&e->body, fmt, ap);
     va_end(ap);
@@ -166,7 +182,7 @@ static int gr__em_store(const gr__em *e, const gr__storage *st) {
 static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     const gr_fn *f = e->f;
     const char *T = gr__em_ctype(f->slots[s].arr.dtype), *cq = writable ? "" : "const ";
-    char *x = gr__em_room(e), base[96];
+    char *x = gr__em_room(e), base[GR__EM_OPND];
     int64_t off = 0;
     int32_t r = s;
     int i;
@@ -175,7 +191,8 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     switch (f->slots[r].kind) {
     case GR__SK_INPUT:
         for (i = 0; i < f->n_in && f->in_slot[i] != r; i++) {}
-        snprintf(base, sizeof base, "inputs[%d]", i);
+        if (e->in_expr) snprintf(base, sizeof base, "%s", e->in_expr[i]);
+        else snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
     case GR__SK_SHARED:
@@ -212,9 +229,11 @@ static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *co
 }
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
-    if (end > e->work_bytes) e->work_bytes = end;
+    gr__em *t = e->top ? e->top : e;     /* (an inline function's work is the function's it is written in) */
+    if (end > t->work_bytes) t->work_bytes = end;
     return gr__em_scratch(e);
 }
+static size_t gr__em_scratch_at(const gr__em *e) { return e->scratch_off; }
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -533,14 +552,63 @@ static int gr__em_example_side(gr__em *e) {
     return gr__load(c->dtype, c->data, 0) != 0;
 }
 
+/* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
+   shapes). A constant's is; so is a step's whose inputs all are, small, computed now by its perform
+   (the steps a loop runs, and the offsets and counts a gradient's loop computes from them). A loop's
+   rule gives its steps output's (gr__em_known_set). gr__em_known_in reads them. */
+static void *gr__em_known_room(gr__em *e, int32_t s, size_t bytes) {
+    void *m;
+    if (!e->kmem) {
+        e->kmem = (void **)gr__calloc((size_t)e->f->n_slots + 1, sizeof(void *));
+        e->kslot = (int32_t *)gr__calloc((size_t)e->f->n_slots + 1, sizeof(int32_t));
+        if (!e->kmem || !e->kslot) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    }
+    if (e->n_kmem >= e->f->n_slots) return NULL;
+    if (!(m = gr__calloc(bytes + 8, 1))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    e->kmem[e->n_kmem] = m;
+    e->kslot[e->n_kmem++] = s;
+    e->f->slots[s].arr.data = m;
+    return m;
+}
+static void gr__em_eval(gr__em *e, int64_t k) {
+    gr_fn *f = e->f;
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    unsigned fl = gr__flags_of(node->op);
+    int i, j;
+    gr_status st;
+    if ((fl & (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_LAZY | GR__OPF_GRAPHOP)) || gr__alias_of(node->op) || gr__step_scratch(f, k) > 0)
+        return;
+    for (i = 0; i < node->n_in; i++) if (!e->known[io[i]] || f->slots[io[i]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++) if (f->slots[io[node->n_in + j]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++)
+        if (!gr__em_known_room(e, io[node->n_in + j], gr__slot_bytes(&f->slots[io[node->n_in + j]]))) return;
+    st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+    if (st != GR_OK || f->g->status != GR_OK) { gr_graph_clear_error(f->g); return; }
+    for (j = 0; j < node->n_out; j++) e->known[io[node->n_in + j]] = 1;
+}
+static const void *gr__em_known_in(gr__em *e, int i) {
+    int32_t s = gr__em_io(e)[i];
+    return e->known && e->known[s] ? e->f->slots[s].arr.data : NULL;
+}
+static void gr__em_known_set(gr__em *e, int j, const void *value) {
+    int32_t s = gr__em_io(e)[e->f->steps[e->k]->n_in + j];
+    size_t bytes = gr__slot_bytes(&e->f->slots[s]);
+    void *m = gr__em_known_room(e, s, bytes);
+    if (m) { memcpy(m, value, bytes); e->known[s] = 1; }
+}
+
 /* every slot's shape for the inputs' (bound): the leaves', then each step's by its shape rule, or,
    for a step whose shape rule reads data or runs (a conditional, a loop: LAZY, DYNSHAPE), by its emit
    rule in the shape phase (gr__em_shaping) */
 static gr_status gr__em_shapes(gr__em *e) {
     gr_fn *f = e->f;
     int changed = 0, i, d;
+    int64_t s;
     gr_status st = gr__call_leaf_shapes(f, &changed);
     if (st != GR_OK) return gr__em_take(e, st);
+    if (!e->known && !(e->known = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (s = 0; s < f->n_slots; s++) e->known[s] = f->slots[s].kind == GR__SK_CONST;
     for (e->k = 0; e->k < f->n_steps; e->k++) {
         gr_node *node = f->steps[e->k];
         const gr_array *const *in = f->io + f->step_io_at[e->k];
@@ -559,6 +627,8 @@ static gr_status gr__em_shapes(gr__em *e) {
         }
         for (i = 0; i < node->n_out; i++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[e->k] + node->n_in + i], &changed)) != GR_OK) return gr__em_take(e, st);
+        if (!(gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE))) gr__em_eval(e, e->k);
+        if (e->status != GR_OK) return e->status;
     }
     for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable */
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -589,8 +659,9 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
     int32_t n_bufs, b, keep;
     int i;
-    size_t need, at = 0;
+    size_t need, at = e->base;
     gr_status st;
+    gr__em *t = e->top ? e->top : e;
     if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
     keep = f->cap_bufs;              /* (after the shapes: running an example may have made buffers) */
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
@@ -609,7 +680,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
     e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
-    e->work_bytes = at + ((need + 63) & ~(size_t)63);
+    if (at + ((need + 63) & ~(size_t)63) > t->work_bytes) t->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
@@ -724,6 +795,10 @@ static void gr__em_statics(gr__em *e, gr__etext *t) {
 static void gr__em_free(gr__em *e) {
     int i;
     if (!e) return;
+    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }   /* (point at nothing again) */
+    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
+    for (i = 0; i < e->n_kids; i++) GR_FREE(e->kids[i].used);
+    GR_FREE(e->kids);
     for (i = 0; i < e->n_fns; i++) { GR_FREE(e->fnrecs[i]->key); GR_FREE(e->fnrecs[i]); }
     GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
@@ -838,6 +913,108 @@ static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *
     gr__em_line(e, "}");
 }
 
+/* ---- inner functions written inline (a loop's body, inside its C for) ----------------------------- */
+
+static gr_status gr__em_status(const gr__em *e) { return e->root->status != GR_OK ? e->root->status : e->status; }
+/* the end of an inline function's emission: its status (st, or its own) made e's, inner's plan dropped */
+static gr_status gr__em_inline_end(gr__em *e, gr__em *c, gr_status st) {
+    if (st == GR_OK) st = c->status;
+    if (st != GR_OK && e->status == GR_OK) e->status = st;
+    c->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(c);
+    return e->status;
+}
+
+/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
+static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
+    gr__em *c;
+    int64_t k;
+    int i, d;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    if (inner->n_upd > 0) {
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: updates inside %s are not emitted", e->f->steps[e->k]->op->name);
+        return NULL;
+    }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    c->f = inner;
+    c->root = e->root;
+    c->top = e->top ? e->top : e;
+    c->name = e->root->name;
+    for (i = 0; i < inner->n_in; i++) {
+        gr__slot *sl = &inner->slots[inner->in_slot[i]];
+        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
+            gr__em_inline_end(e, c, GR_OK);
+            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
+                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
+            return NULL;
+        }
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    inner->planned = 0;
+    return c;
+}
+
+/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
+   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
+    gr__em *c = gr__em_child(e, inner, in);
+    int j;
+    gr_status st;
+    if (!c) return gr__em_status(e);
+    st = gr__em_shapes(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
+    return gr__em_inline_end(e, c, st);
+}
+
+/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
+   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
+   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
+   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) {
+    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
+    gr_status st;
+    int j, id;
+    if (!c) return gr__em_status(e);
+    if (r->n_kids == r->cap_kids) {
+        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
+        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
+        if (!p) { gr__em_inline_end(e, c, GR_OK); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+        r->kids = p;
+        r->cap_kids = cap;
+    }
+    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
+    r->kids[id].f = inner;
+    r->kids[id].used = NULL;
+    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
+    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
+    c->name = c->own_name;
+    c->in_expr = in_expr;
+    c->base = base;
+    st = gr__em_prepare(c, in);
+    if (st == GR_OK) st = gr__em_steps(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
+    if (st == GR_OK) {
+        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
+        r->kids[id].used = c->used;
+        c->used = NULL;
+    }
+    return gr__em_inline_end(e, c, st);
+}
+/* an inner function's loop counter names: distinct in the file */
+static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
+
 #ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
                          unreferenced, so that the op files' rules compile either way) */
 
@@ -911,15 +1088,23 @@ static void gr__em_header(const gr__em *e, FILE *out) {
 
 /* the file: the opening comment, the kernels, the inner functions, the constants and shared variables, NAME */
 static gr_status gr__em_write(gr__em *e, FILE *out) {
-    gr__etext st;
+    gr__etext st, kt;
+    int i;
+    int64_t s;
     memset(&st, 0, sizeof st);
+    memset(&kt, 0, sizeof kt);
     gr__em_statics(e, &st);
-    if (st.nomem) { GR_FREE(st.p); return gr__fn_error(e->f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    for (i = 0; i < e->n_kids; i++)
+        for (s = 0; e->kids[i].used && s < e->kids[i].f->n_slots; s++)
+            if (e->kids[i].used[s] && e->kids[i].f->slots[s].kind == GR__SK_CONST)
+                gr__em_array(e, &kt, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
+    if (st.nomem || kt.nomem) { GR_FREE(st.p); GR_FREE(kt.p); return gr__fn_error(e->f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
     gr__em_header(e, out);
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
+    if (kt.n) fwrite(kt.p, 1, kt.n, out);    /* (inline functions' constants: before the functions using them) */
     if (e->fns.n) fwrite(e->fns.p, 1, e->fns.n, out);
     if (st.n) fwrite(st.p, 1, st.n, out);
-    GR_FREE(st.p);
+    GR_FREE(st.p); GR_FREE(kt.p);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);

@@ -163,6 +163,23 @@ static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) 
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
+/* Loops (src/emit.c): the emitted function has fixed shapes, so a loop's rule fails (in the shape phase)
+   when its rows depend on data. gr__em_known_in(e, i): input i's value when it is known while emitting
+   (a constant, or small values computed from known ones, such as a loop's steps), else NULL;
+   gr__em_known_set gives output j's. gr__em_status: the emission's first failure, or GR_OK. An inner
+   function written INLINE (a loop's body, inside the loop's C for): gr__em_inner_shapes gives inner's
+   output shapes (out[j]: its slots' arrays, no data) for inputs shaped like in; gr__em_inner writes its
+   steps here, its inputs' data the C pointer expressions in_expr[i], its memory from work + base on
+   (*end, if not NULL: where its buffers end; its steps' scratch is counted in the work), out_expr[j]
+   a C `const T *` to its output j. gr__em_loop_id: a number for a rule's locals, distinct in the file. */
+static gr_status gr__em_status(const gr__em *e) GR__UNUSED;
+static const void *gr__em_known_in(gr__em *e, int i) GR__UNUSED;
+static void gr__em_known_set(gr__em *e, int j, const void *value) GR__UNUSED;
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) GR__UNUSED;
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) GR__UNUSED;
+static int gr__em_loop_id(gr__em *e) GR__UNUSED;
+static size_t gr__em_scratch_at(const gr__em *e) GR__UNUSED;   /* the byte offset in work of gr__em_scratch(e) */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \

@@ -575,16 +575,19 @@ static void scen_loop(ac_run *r) {
     gr_array_free(ua); gr_array_free(h0a); gr_array_free(wa); gr_array_free(va); gr_array_free(dua); gr_array_free(dwa);
 }
 
-/* J: gr_fn_emit_c of a function with broadcasting, a reduction and a shared variable's update: it
-   succeeds, or fails with out of memory and a message, leaks nothing, and the calls after it work */
+/* J: gr_fn_emit_c of a function with broadcasting, a reduction, a shared variable's update and a loop
+   with its gradient (a loop over the rows of x, its state starting at s): it succeeds, or fails with
+   out of memory and a message, leaks nothing, and the calls after it work */
 static void scen_emit(ac_run *r) {
     int64_t s34[2] = { 3, 4 }, s4 = 4;
     gr_array *xa = ac_fill(GR_F64, 2, s34, 1.0, 0.0), *sa = ac_fill(GR_F64, 1, &s4, 0.5, 0.1);
     gr_graph *g;
-    gr_var *x, *s, *outs[2], *y;
+    gr_var *x, *s, *outs[4], *y, *lr = NULL;
     gr_update up;
     gr_fn_opts o;
     gr_fn *f;
+    gr_scan_seq sq;
+    gr_scan_out so;
     FILE *fp = tmpfile();
     int k;
     ac_arm(r->mode);
@@ -593,10 +596,17 @@ static void scen_emit(ac_run *r) {
     s = gr_shared(g, sa, "s");
     y = gr_tanh(gr_add(gr_mul(x, gr_const(g, 2.0)), s));
     outs[0] = y; outs[1] = gr_sum(y);
+    sq.x = x; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = s; so.n_taps = 0; so.taps = NULL;
+    outs[2] = outs[3] = NULL;
+    if (gr_scan(ac_loop_step, s, 1, &sq, 1, &so, 1, &s, NULL, &lr) == GR_OK) {
+        outs[2] = gr_sum(gr_index(lr, 0, -1));
+        if (gr_grad(outs[2], 1, &x, &outs[3], NULL) != GR_OK) outs[3] = NULL;
+    }
     up.shared = s; up.value = gr_add(gr_mul(s, gr_const(g, 0.5)), gr_const(g, 1.0));
     memset(&o, 0, sizeof o);
     o.updates = &up; o.n_updates = 1;
-    f = gr_function(1, &x, 2, outs, &o);
+    f = outs[2] && outs[3] ? gr_function(1, &x, 4, outs, &o) : NULL;
     ac_built(r, g, f);
     if (f && fp) {
         const gr_array *in[1];
@@ -612,7 +622,7 @@ static void scen_emit(ac_run *r) {
     if (fp) fclose(fp);
     gr_graph_free(g);
     for (k = 0; f && k < AC_CALLS; k++) {
-        const gr_array *in[1], *out[2];
+        const gr_array *in[1], *out[4];
         in[0] = xa;
         if (ac_call(r, f, k, in, out)) CHECK(fabs(gr_array_get(out[0], 0)) <= 1.0 && gr_array_get(out[1], 0) == gr_array_get(out[1], 0));
     }
