@@ -312,7 +312,7 @@ test-install: gradient.h | $(B)
 # -ffreestanding and reference no allocator (nm), and, when arm-none-eabi-gcc is installed (CI
 # installs it), build for a Cortex-M4
 EMIT_CC    = $(CC) -std=c99 -Wall -Wextra -Werror
-EMIT_FILES = sample w2 grad w1 w4 loop
+EMIT_FILES = sample w2 grad w1 w4 loop ctl
 test-emit: $(B)/test-gcc
 	@rm -rf $(B)/emit && mkdir -p $(B)/emit
 	GT_EMIT_OUT=$(B)/emit ./$(B)/test-gcc

@@ -530,26 +530,36 @@ static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) {
 }
 
 /* The side (1: then, 0: else) the example takes at the conditional being shaped (step e->k): the
-   function run on the example up to that step (nothing updated, nothing returned); -1 when the
-   example does not reach the step (it is on a side not taken); -2 when not known: an inner function
-   (no example of its own), or the run failed (e's status says why). */
+   function run on the example up to that step (nothing updated, nothing returned; the slots' data
+   pointers put back after, the known values' among them); -1 when the example does not reach the
+   step (it is on a side not taken); -2 when not known: an inner function (no example of its own),
+   or the run failed (e's status says why). */
 static int gr__em_example_side(gr__em *e) {
     gr_fn *f = e->f;
-    int changed = 0;
+    int changed = 0, side = -2;
+    int64_t s;
     gr_status st;
-    const gr_array *c;
     char tmp[GR__MSG];
+    void **keep;
     if (e != e->root || !e->example || !f->dynamic) return -2;
+    if (!(keep = (void **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + 1)))) {
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return -2;
+    }
+    for (s = 0; s < f->n_slots; s++) keep[s] = f->slots[s].arr.data;
     if ((st = gr__call_bind(f, e->example)) != GR_OK || (st = gr__call_leaf_shapes(f, &changed)) != GR_OK ||
         (st = gr__call_dynamic(f, e->k)) != GR_OK) {
         snprintf(tmp, sizeof tmp, "%s", strncmp(f->message, "gr_call: ", 9) ? f->message : f->message + 9);
         gr__em_fail(e, st, "gr_fn_emit_c: running the example up to the conditional %s (to see the side it takes) failed: %s",
                     gr__d(gr__out(f->steps[e->k])[0]).s, tmp);
-        return -2;
+    } else if (f->step_reg && !gr__region_on(f, f->step_reg[e->k])) side = -1;
+    else {
+        const gr_array *c = f->io[f->step_io_at[e->k]];
+        side = gr__load(c->dtype, c->data, 0) != 0;
     }
-    if (f->step_reg && !gr__region_on(f, f->step_reg[e->k])) return -1;
-    c = f->io[f->step_io_at[e->k]];
-    return gr__load(c->dtype, c->data, 0) != 0;
+    for (s = 0; s < f->n_slots; s++) f->slots[s].arr.data = keep[s];
+    GR_FREE(keep);
+    return side;
 }
 
 /* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
@@ -657,12 +667,13 @@ static gr_status gr__em_bind_shapes(gr__em *e, const gr_array *const *example) {
 /* every slot's shape for the example's, the plan, and the work buffer's layout */
 static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
-    int32_t n_bufs, b, keep = f->cap_bufs;
+    int32_t n_bufs, b, keep;
     int i;
     size_t need, at = e->base;
     gr_status st;
     gr__em *t = e->top ? e->top : e;
     if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
+    keep = f->cap_bufs;              /* (after the shapes: running an example may have made buffers) */
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;

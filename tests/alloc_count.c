@@ -631,11 +631,69 @@ static void scen_emit(ac_run *r) {
     gr_array_free(xa); gr_array_free(sa);
 }
 
+/* K: gr_fn_emit_c of a function with an op made of a graph holding a conditional, that op's gradient
+   (another such op), and a conditional whose sides differ in shape (the example run up to it) */
+static void scen_emit_ctl(ac_run *r) {
+    int64_t n3 = 3, n2 = 2;
+    gr_array *xa = ac_fill(GR_F64, 1, &n3, 1.0, 0.2), *ba = ac_fill(GR_F64, 1, &n2, 2.0, 0.0), *ca = gr_array_scalar(GR_F64, 1.0);
+    gr_graph *g;
+    gr_var *a, *th, *ex, *z = NULL, *x, *b, *c, *ins[3], *outs[3], *x2;
+    gr_op_def *op;
+    gr_fn *f = NULL;
+    FILE *fp = tmpfile();
+    int k, i;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    a = gr_tensor(g, GR_F64, 1, &n3, "a");
+    th = gr_mul(gr_tanh(a), a);
+    ex = gr_exp(a);
+    x = gr_tensor(g, GR_F64, 1, &n3, "x");
+    b = gr_vector(g, GR_F64, "b");
+    c = gr_scalar(g, GR_F64, "c");
+    x2 = gr_mul(x, gr_const(g, 2.0));
+    op = gr_ifelse(gr_gt(gr_sum(a), gr_const(g, 0.0)), 1, &th, &ex, &z) == GR_OK ? gr_op_from_graph("k", 1, &a, 1, &z, NULL) : NULL;
+    outs[0] = outs[1] = outs[2] = NULL;
+    if (op && gr_apply(op, NULL, 0, 1, &x, &outs[0]) == GR_OK) outs[1] = gr_grad1(gr_sum(outs[0]), x);
+    if (gr_ifelse(c, 1, &x2, &b, &outs[2]) != GR_OK) outs[2] = NULL;
+    ins[0] = x; ins[1] = b; ins[2] = c;
+    if (outs[0] && outs[1] && outs[2]) f = gr_function(3, ins, 3, outs, NULL);
+    ac_built(r, g, f);
+    if (f && fp) {
+        const gr_array *in[3];
+        gr_emit_opts eo;
+        gr_status st;
+        in[0] = xa; in[1] = ba; in[2] = ca;
+        eo.name = "gr_emitted";
+        st = gr_fn_emit_c(f, in, fp, &eo);
+        if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+        else if (st != GR_OK) { CHECK_STATUS(st, GR_ERR_NOMEM); CHECK(strlen(gr_fn_message(f)) > 0); CHECK(ftell(fp) == 0); }
+        if (st == GR_OK) CHECK(ftell(fp) > 500);
+    }
+    if (fp) fclose(fp);
+    gr_op_free(op);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[3], *out[3];
+        const double *xv = (const double *)xa->data;
+        double s = xv[0] + xv[1] + xv[2];
+        in[0] = xa; in[1] = ba; in[2] = ca;
+        if (ac_call(r, f, k, in, out))
+            for (i = 0; i < 3; i++) {
+                CHECK_NEAR(gr_array_get(out[0], i), s > 0 ? tanh(xv[i]) * xv[i] : exp(xv[i]), 1e-15);
+                CHECK_NEAR(gr_array_get(out[2], i), 2 * xv[i], 0);
+            }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(ba); gr_array_free(ca);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop, scen_emit };
+                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop, scen_emit,
+                                            scen_emit_ctl };
 static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set",
-                                        "zeros_rewritten", "loop", "emit" };
+                                        "zeros_rewritten", "loop", "emit", "emit_ctl" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {
