@@ -6751,7 +6751,15 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
         if (!ta) { \
-            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \
+                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \
+                for (k = 0; k < K; k++) { \
+                    TA xk = (TA)x[k]; \
+                    s0 += (TA)a[k] * xk; s1 += (TA)a[K + k] * xk; s2 += (TA)a[2 * K + k] * xk; s3 += (TA)a[3 * K + k] * xk; \
+                } \
+                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \
+            } \
+            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
         } else { \
             for (i = 0; i < M; i++) y[i] = 0; \
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
@@ -6762,7 +6770,15 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \\\n",
     "        int64_t i, k; \\\n",
     "        if (!ta) { \\\n",
-    "            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
+    "            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \\\n",
+    "                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \\\n",
+    "                for (k = 0; k < K; k++) { \\\n",
+    "                    TA xk = (TA)x[k]; \\\n",
+    "                    s0 += (TA)a[k] * xk; s1 += (TA)a[K + k] * xk; s2 += (TA)a[2 * K + k] * xk; s3 += (TA)a[3 * K + k] * xk; \\\n",
+    "                } \\\n",
+    "                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \\\n",
+    "            } \\\n",
+    "            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
     "        } else { \\\n",
     "            for (i = 0; i < M; i++) y[i] = 0; \\\n",
     "            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \\\n",
@@ -17567,6 +17583,11 @@ struct gr_fn {
     int8_t     *reg_on;                   /* per call: a region is on (1), off (0), not yet known (-1) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
+    int32_t    *shared_slots;             /* the slots of shared variables (bound at every call) */
+    int32_t     n_shared_slots;
+    int         shape_pure;               /* every step's shape rule reads its inputs' shapes only (the
+                                             library's ops but for a wrapper of another op): a call with
+                                             the plan's leaf shapes skips them */
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
@@ -17622,7 +17643,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
-    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at); GR_FREE(f->shared_slots);
     GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     GR_FREE(f->step_reg); GR_FREE(f->regs); GR_FREE(f->reg_on);
     gr_graph_free(f->g);
@@ -18181,6 +18202,9 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
+    f->shape_pure = 1;
+    for (k = 0; k < n_order; k++)
+        if (!f->steps[k]->op->builtin || (gr__flags_of(f->steps[k]->op) & GR__OPF_INNERCONN)) f->shape_pure = 0;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
         if (gr__flags_of(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
@@ -18201,7 +18225,10 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         int64_t total = 0, s;
         for (s = 0; s < f->n_slots; s++) { f->shape_at[s] = total; total += f->slots[s].arr.ndim + 1; }
         f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
-        if (!f->shape_cache) goto done;
+        f->shared_slots = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+        if (!f->shape_cache || !f->shared_slots) goto done;
+        for (s = 0; s < f->n_slots; s++)
+            if (f->slots[s].kind == GR__SK_SHARED) f->shared_slots[f->n_shared_slots++] = (int32_t)s;
     }
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
@@ -18601,32 +18628,80 @@ static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
     return GR_OK;
 }
 
+/* a shared variable's slot bound to its storage's value; 0 when its shape is not the static one */
+static int gr__call_bind_shared(gr__slot *sl) {
+    const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
+    int d;
+    for (d = 0; d < v->ndim; d++)
+        if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d]) return 0;
+    for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
+    sl->arr.size = v->size;
+    sl->arr.data = v->data;
+    return 1;
+}
+static gr_status gr__shared_shape_error(gr_fn *f, const gr__slot *sl) {
+    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s", gr__d(sl->var).s,
+                        gr__as(((const gr__storage *)gr__ext(sl->var))->value).s, gr__vs(sl->var).s);
+}
+
 /* the leaves' shapes for this call (shared variables bound to their storage); *changed when some
    shape differs from the plan's */
 static gr_status gr__call_leaf_shapes(gr_fn *f, int *changed) {
     int64_t s;
-    int d;
     gr_status st;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
-        if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
-            for (d = 0; d < v->ndim; d++)
-                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
-                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
-                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
-            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
-            sl->arr.size = v->size;
-            sl->arr.data = v->data;
-        }
+        if (sl->kind == GR__SK_SHARED && !gr__call_bind_shared(sl)) return gr__shared_shape_error(f, sl);
         if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, changed)) != GR_OK) return st;
     }
     return GR_OK;
 }
+/* an update keeps the shape of its shared variable (whose static shape the graph knows) */
+static gr_status gr__call_upd_shapes(gr_fn *f) {
+    int i, d;
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
+    return GR_OK;
+}
+
+/* whether this call's leaves (inputs just bound, shared variables) have the shapes of the plan: then
+   every computed slot has them too (a function that is not dynamic has shape rules that read shapes
+   only), and the call skips the shape rules */
+static int gr__call_same_shapes(const gr_fn *f) {
+    int32_t s;
+    int i, d;
+    if (!f->planned || !f->shape_pure) return 0;
+    for (i = 0; i < f->n_in; i++) {
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        const int64_t *cache = f->shape_cache + f->shape_at[f->in_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++)
+            if (cache[d + 1] != sl->arr.shape[d]) return 0;
+    }
+    for (s = 0; s < f->n_shared_slots; s++) {
+        int32_t k = f->shared_slots[s];
+        const gr_array *v = ((const gr__storage *)gr__ext(f->slots[k].var))->value;
+        const int64_t *cache = f->shape_cache + f->shape_at[k];
+        for (d = 0; d < v->ndim; d++)
+            if (cache[d + 1] != v->shape[d]) return 0;
+    }
+    return 1;
+}
+/* the shared variables' data bound (their shapes are the plan's: gr__call_same_shapes) */
+static void gr__call_shared_data(gr_fn *f) {
+    int32_t s;
+    for (s = 0; s < f->n_shared_slots; s++) (void)gr__call_bind_shared(&f->slots[f->shared_slots[s]]);
+}
+
 /* every slot's shape for this call: the leaves', then each step's outputs by its shape rule */
 static gr_status gr__call_shapes(gr_fn *f, int *changed) {
     int64_t k;
-    int i, d;
+    int i;
     gr_status st = gr__call_leaf_shapes(f, changed);
     if (st != GR_OK) return st;
     for (k = 0; k < f->n_steps; k++) {
@@ -18638,15 +18713,7 @@ static gr_status gr__call_shapes(gr_fn *f, int *changed) {
         for (i = 0; i < node->n_out; i++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return st;
     }
-    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
-    return GR_OK;
+    return gr__call_upd_shapes(f);
 }
 
 /* runs the steps in order; a view is pointed at its base's memory, and computes nothing */
@@ -18774,15 +18841,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
                 if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
         gr__plan_release(f, &pl, k);
     }
-    for (i = 0; i < f->n_upd; i++) {
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        int d;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
+    if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
     if (!gr__plan_external(f)) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     return GR_OK;
 }
@@ -18826,8 +18885,13 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
-    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    if (gr__call_same_shapes(f)) {                  /* the shapes of the plan: only the shared variables' data to bind */
+        gr__call_shared_data(f);
+        if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
+    } else {
+        if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+        if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    }
     if ((st = gr__call_run(f)) != GR_OK) return st;
     return gr__call_results(f, outputs);
 }
