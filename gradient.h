@@ -2580,6 +2580,7 @@ static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref);
 /* banded matrices (ops/batch.c): Jacobians and Hessians kept as a few diagonals */
 static int gr__banded_n(const gr_var *v);                                    /* its diagonals; 0: not banded */
 static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v);           /* v = diag(d), square: d */
+static gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like);   /* v = diag(d)'s rows summed like a vector: d */
 static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                               gr_var *pre, gr_var *post, int64_t dk);
 
@@ -7194,6 +7195,30 @@ static void gr__Dot_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
     if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
 }
 
+/* R op(B) with R diag(d)'s rows summed like a vector (gr__rowsum_diag) whose length is op(B)'s rows':
+   d[:, None] * op(B), broadcasting op(B)'s rows when like has one element. The same graph whether
+   the shapes are declared or not (a Jacobian through A x + b with shapes unknown: O(m n) instead of
+   a dense product of a diagonal matrix) */
+static gr_var *gr__dot_rowsum_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
+    static const int as_col[2] = { 0, GR_NEWAXIS }, swap[2] = { 1, 0 };
+    gr_var *like = NULL, *d, *ob = in[1], *col;
+    gr__dimshuffle_params dp;
+    int32_t sl[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    if (p->ta || in[1]->ndim != 2 || !(d = gr__rowsum_diag(rw, in[0], &like)) || d->ndim != 1) return NULL;
+    gr__sig_copy(rw, like, sl);
+    gr__sig_copy(rw, in[1], sb);
+    if (sl[0] != sb[p->tb ? 1 : 0]) return NULL;          /* like's length is op(B)'s rows', in every call */
+    memset(&dp, 0, sizeof dp);
+    dp.n = 2;
+    if (p->tb) {
+        dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+        if (!(ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &in[1]))) return gr__replaced(done, NULL);
+    }
+    dp.pattern[0] = as_col[0]; dp.pattern[1] = as_col[1];
+    if (!(col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
+}
+
 /* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the identity seed
    times an elementwise derivative): O(m n) instead of a matrix product. NULL, *done 0: no diag. */
 static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
@@ -7219,7 +7244,7 @@ static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *c
         }
         return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
     }
-    return NULL;
+    return gr__dot_rowsum_diag(rw, p, in, done);
 }
 
 /* a diagonal operand scales the other; a transposed matrix operand becomes a flag (BLAS reads it in
@@ -10821,6 +10846,22 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return orop[0] ? GR_OK : g->status;
 }
 
+/* v is diag(d)'s rows each summed to the shape of a vector `like` (Batched ReduceLike: a Jacobian's rows
+   through a broadcasting addition whose shapes the graph does not know): d, and *like. Since the
+   forward addition broadcast like to d's length, like has that length or 1: v is diag(d) or the
+   column d, and v B = d[:, None] * B in both cases (B's rows: like's length, broadcasting) */
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) {
+    const gr_node *t = gr__owner(v);
+    const gr__batched_params *bp;
+    gr_var *d;
+    if (!t || t->op != &gr__op_Batched || v->ndim != 2) return NULL;
+    bp = (const gr__batched_params *)gr__params(t);
+    if (bp->op != &gr__op_ReduceLike || bp->batched != 1u || gr__in(t)[1]->ndim != 1) return NULL;
+    if (!(d = gr__banded_diag(rw, gr__in(t)[0]))) return NULL;
+    *like = gr__in(t)[1];
+    return d;
+}
+
 /* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
    ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
    rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
@@ -10880,6 +10921,7 @@ static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const
 }
 static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
 static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) { (void)rw; (void)v; (void)like; return NULL; }
 static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                                        gr_var *pre, gr_var *post, int64_t dk) {
     (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;
