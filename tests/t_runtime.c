@@ -981,7 +981,52 @@ TEST(test_call_same_shapes_shortcut) {
     gr_array_free(a_s3); gr_array_free(a_s1); gr_array_free(a_s2); gr_array_free(a_x2); gr_array_free(a_x3); gr_array_free(a_x1);
 }
 
+/* a fused group of one element runs as a straight-line program (src/fuse.c gr__Fused_scalar): its
+   values are those of the same expressions in plain C, bit for bit, and those of the whole-array
+   loops on vectors (element by element) */
+static double rt_scalar_ref(double x, double y) {
+    double t = x * y, u = t - x, v = u + y * y, w = -x, q = v * w, r = fabs(t);
+    return q + r * y;
+}
+TEST(test_fused_scalar_program) {
+    static const double xs[5] = { 0.7, -1.25, 3.0, 1e-3, -40.5 }, ys[5] = { -1.3, 0.5, 2.0, 7.0, 0.125 };
+    int64_t n5 = 5;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x"), *y = gr_scalar(g, GR_F64, "y"), *xv = gr_vector(g, GR_F64, "xv"), *yv = gr_vector(g, GR_F64, "yv");
+    gr_var *ins[2], *e, *ev;
+    gr_fn *f, *fv;
+    gr_array *av = gr_array_from(GR_F64, 1, &n5, xs), *bv = gr_array_from(GR_F64, 1, &n5, ys);
+    const gr_array *in[2], *out[1];
+    int k;
+#define RT_EXPR(X, Y) gr_add(gr_mul(gr_add(gr_sub(gr_mul(X, Y), X), gr_sqr(Y)), gr_neg(X)), gr_mul(gr_abs(gr_mul(X, Y)), Y))
+    e = RT_EXPR(x, y);
+    ev = RT_EXPR(xv, yv);
+#undef RT_EXPR
+    ins[0] = x; ins[1] = y;
+    f = gr_function(2, ins, 1, &e, NULL);
+    ins[0] = xv; ins[1] = yv;
+    fv = gr_function(2, ins, 1, &ev, NULL);
+    CHECK(f != NULL && fv != NULL && gr_fn_node_count(f) == 1);
+    in[0] = av; in[1] = bv;
+    CHECK_STATUS(gr_call(fv, in, out), GR_OK);
+    for (k = 0; f && fv && out[0] && k < 5; k++) {
+        gr_array *a = gr_array_scalar(GR_F64, xs[k]), *b = gr_array_scalar(GR_F64, ys[k]);
+        const gr_array *sin_[2], *sout[1];
+        double want = rt_scalar_ref(xs[k], ys[k]);
+        sin_[0] = a; sin_[1] = b;
+        CHECK_STATUS(gr_call(f, sin_, sout), GR_OK);
+        CHECK_MSG(sout[0] && gr_array_get(sout[0], 0) == want, "x %g y %g: %.17g, plain C %.17g", xs[k], ys[k],
+                  sout[0] ? gr_array_get(sout[0], 0) : 0.0, want);
+        CHECK_MSG(gr_array_get(out[0], k) == want, "element %d: %.17g, plain C %.17g", k, gr_array_get(out[0], k), want);
+        gr_array_free(a); gr_array_free(b);
+    }
+    gr_fn_free(f); gr_fn_free(fv);
+    gr_graph_free(g);
+    gr_array_free(av); gr_array_free(bv);
+}
+
 SUITE(suite_runtime) = {
+    CASE(test_fused_scalar_program),
     CASE(test_call_same_shapes_shortcut),
     CASE(test_call_reads_user_memory),
     CASE(test_updates_applied_each_call),
