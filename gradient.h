@@ -20149,7 +20149,8 @@ struct gr__em {
     size_t *stage_off;                   /* by update: where its value is staged (a shared variable's) */
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
-    int32_t *direct;                     /* by slot: j + 1 when it is computed in outputs[j] (gr__em_direct) */
+    const gr_fn *top;                    /* the function emitted (not an inner one): direct and in_read are its */
+    int32_t *direct;                     /* by slot: j + 1 when it may be / is computed in outputs[j] (gr__em_direct) */
     uint8_t *in_read;                    /* by step: its rule named the memory of an input of f */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
     uint8_t *store_used;                 /* by store: the file names its array */
@@ -20161,14 +20162,6 @@ struct gr__em {
     const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
     int n_red;
 };
-
-/* before the steps are emitted a second time (gr__em_direct): the text and what it holds forgotten.
-   State a rule keeps in gr__em about what the text holds (kernels written...) is reset here. */
-static void gr__em_rewind(gr__em *e) {
-    e->body.n = e->kern.n = 0;
-    e->n_kernels = 0;
-    e->n_red = 0;
-}
 
 static char *gr__em_room(gr__em *e) {
     char *r = e->ring[e->ring_at];
@@ -20264,11 +20257,14 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "%s_s%d", e->name, i);
         break;
     default:
-        if (e->direct && e->direct[r]) { snprintf(base, sizeof base, "outputs[%d]", (int)e->direct[r] - 1); break; }
+        if (f == e->top && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
+            snprintf(x, GR__EM_EXPR, "\001%ld:%d:%d:%lld\002", (long)r, (int)f->slots[s].arr.dtype, writable, (long long)off);
+            return x;
+        }
         snprintf(base, sizeof base, "work");
         off += f->slots[r].buf >= 0 ? (int64_t)e->buf_off[f->slots[r].buf] : 0;
     }
-    if (off == 0 && (f->slots[r].kind != GR__SK_COMPUTED || (e->direct && e->direct[r]))) snprintf(x, GR__EM_EXPR, "((%s%s *)%s)", cq, T, base);
+    if (off == 0 && f->slots[r].kind != GR__SK_COMPUTED) snprintf(x, GR__EM_EXPR, "((%s%s *)%s)", cq, T, base);
     else snprintf(x, GR__EM_EXPR, "((%s%s *)((%schar *)%s + %lld))", cq, T, cq, base, (long long)off);
     return x;
 }
@@ -20277,7 +20273,7 @@ static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->
 static const char *gr__em_in(gr__em *e, int i) {
     int r;
     for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
-    if (e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
+    if (e->f == e->top && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
     return gr__em_slot(e, gr__em_io(e)[i], 0);
 }
 static const char *gr__em_out(gr__em *e, int j) {
@@ -20631,11 +20627,9 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->buf_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(n_bufs + 1));
     e->stage_off = (size_t *)GR_MALLOC(sizeof(size_t) * (size_t)(f->n_upd + 1));
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
-    e->direct = (int32_t *)gr__calloc((size_t)f->n_slots + 1, sizeof(int32_t));
-    e->in_read = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
-    if (!e->buf_off || !e->stage_off || !e->used || !e->direct || !e->in_read || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -20652,33 +20646,78 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     return GR_OK;
 }
 
-/* Outputs computed in place: output j's value is computed straight into outputs[j], with no copy
-   at the end, when it is a value of its own (computed, not a view, not an earlier output's), its
-   step does not compute it over the memory of one of its operands (in place), and no step from it
-   on reads an input of f (as the first emission of the steps recorded, in_read), except an
-   elementwise one (a row or a fused group reads each element before writing the same element): so
-   outputs[j] may be the memory of an input of its size, as with a copy at the end. Values of the
-   earlier steps in the same plan buffer stay in work. 1 when some output is. */
-static int gr__em_direct(gr__em *e) {
+/* ---- outputs computed in place ------------------------------------------------------------------- */
+
+/* Output j's value is computed straight into outputs[j], with no copy at the end, when it is a value
+   of its own (computed, not a view, not an earlier output's), its step does not compute it over the
+   memory of one of its operands (in place), and no step from it on reads an input of f (in_read, as
+   the rules named them), except an elementwise one (a row or a fused group reads each element
+   before it writes the same element): so outputs[j] may be the memory of an input of its dtype and
+   size, as with a copy at the end. Values of earlier steps in the same plan buffer stay in work.
+   Until the steps are emitted, a candidate's memory is named by a placeholder (gr__em_slot),
+   resolved by gr__em_placed. */
+static gr_status gr__em_direct_start(gr__em *e) {
     gr_fn *f = e->f;
-    int j, any = 0;
+    int j;
+    e->top = f;
+    e->direct = (int32_t *)gr__calloc((size_t)f->n_slots + 1, sizeof(int32_t));
+    e->in_read = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1);
+    if (!e->direct || !e->in_read) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (j = 0; j < f->n_out; j++) {
-        int32_t r = f->out_slot[j], s;
+        int32_t r = f->out_slot[j];
+        if (f->slots[r].kind == GR__SK_COMPUTED && f->slots[r].view_of < 0 && f->slots[r].producer >= 0 && !e->direct[r] &&
+            f->slots[r].arr.size > 0)
+            e->direct[r] = j + 1;
+    }
+    return GR_OK;
+}
+static void gr__em_direct(gr__em *e) {
+    gr_fn *f = e->f;
+    int32_t r, s;
+    for (r = 0; r < f->n_slots; r++) {
         int64_t k, p = f->slots[r].producer;
-        int ok = f->slots[r].kind == GR__SK_COMPUTED && f->slots[r].view_of < 0 && p >= 0 && !e->direct[r] && f->slots[r].arr.size > 0;
-        for (k = p; ok && k < f->n_steps; k++) {
+        for (k = p; e->direct[r] && k < f->n_steps; k++) {
             const gr_node *node = f->steps[k];
             const int32_t *io = f->step_io + f->step_io_at[k];
             int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || gr__emit_of(node->op) == gr__Fused_emit;
-            if (e->in_read[k] && (k > p || !same)) ok = 0;
-            for (i = 0; ok && k == p && i < node->n_in; i++) {
+            if (e->in_read[k] && (k > p || !same)) e->direct[r] = 0;
+            for (i = 0; k == p && i < node->n_in; i++) {
                 s = gr__slot_root(f, io[i]);
-                if (f->slots[s].kind == GR__SK_COMPUTED && f->slots[s].buf >= 0 && f->slots[s].buf == f->slots[r].buf) ok = 0;
+                if (f->slots[s].kind == GR__SK_COMPUTED && f->slots[s].buf >= 0 && f->slots[s].buf == f->slots[r].buf) e->direct[r] = 0;
             }
         }
-        if (ok) { e->direct[r] = j + 1; any = 1; }
     }
-    return any;
+}
+/* the placeholders of NAME's body replaced by outputs[j] (+ offset) or work + offset */
+static void gr__em_placed(gr__em *e) {
+    const gr_fn *f = e->f;
+    gr__etext t;
+    const char *p = e->body.p, *end = e->body.p + e->body.n;
+    memset(&t, 0, sizeof t);
+    if (e->body.nomem || !p) return;
+    while (p < end) {
+        const char *q = (const char *)memchr(p, '\001', (size_t)(end - p));
+        char *c;
+        long r;
+        int dt, w;
+        long long off;
+        if (!q) { gr__etext_add(&t, "%.*s", (int)(end - p), p); break; }
+        gr__etext_add(&t, "%.*s", (int)(q - p), p);
+        r = strtol(q + 1, &c, 10);
+        dt = (int)strtol(c + 1, &c, 10);
+        w = (int)strtol(c + 1, &c, 10);
+        off = strtoll(c + 1, &c, 10);
+        p = c + 1;                       /* (past the closing \002) */
+        if (e->direct[r] && off == 0) gr__etext_add(&t, "((%s%s *)outputs[%d])", w ? "" : "const ", gr__em_ctype(dt), (int)e->direct[r] - 1);
+        else if (e->direct[r])
+            gr__etext_add(&t, "((%s%s *)((%schar *)outputs[%d] + %lld))", w ? "" : "const ", gr__em_ctype(dt), w ? "" : "const ", (int)e->direct[r] - 1, off);
+        else
+            gr__etext_add(&t, "((%s%s *)((%schar *)work + %lld))", w ? "" : "const ", gr__em_ctype(dt), w ? "" : "const ",
+                          off + (f->slots[r].buf >= 0 ? (long long)e->buf_off[f->slots[r].buf] : 0));
+    }
+    if (t.nomem) { GR_FREE(t.p); e->body.nomem = 1; return; }
+    GR_FREE(e->body.p);
+    e->body = t;
 }
 
 /* every step, as its rule writes it */
@@ -20812,13 +20851,12 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     e->f = f;
     e->name = name;
     st = gr__em_prepare(e, example);
+    if (st == GR_OK) st = gr__em_direct_start(e);
     if (st == GR_OK) st = gr__em_steps(e);
-    if (st == GR_OK && gr__em_direct(e)) {     /* again, with outputs computed in place */
-        gr__em_rewind(e);
-        st = gr__em_steps(e);
-    }
     if (st == GR_OK) {
+        gr__em_direct(e);
         gr__em_results(e);
+        gr__em_placed(e);
         if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);
