@@ -472,7 +472,7 @@ static void bench_w3(void) {
             c.n = k < 2 ? W3_N : W3_NH;
             c.in[0] = k < 2 ? x : x2;
             w3_gr(&c);
-            snprintf(name, sizeof name, "%s%s", em_names[k], d ? ", shapes declared" : "");
+            snprintf(name, sizeof name, "%s%s", em_names[k], d ? ", declared" : "");
             em_setup(&e, name, fns[d][k], works[d][k], k == 1 ? 2 : 1, c.in, 1, c.out);
             em_row(name, &e, hands[k], &c, 0.5, t_gr[k]);
         }
