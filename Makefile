@@ -60,7 +60,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: check-api-index all bench bench-emit demo test test-emit test-examples test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
+.PHONY: check-api-index all bench bench-emit demo test test-emit test-examples test-embedded test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -201,6 +201,7 @@ test-examples: gradient.h | $(B)
 	  $(CC) $(CSTD) $(OPT) $(WARN) -o $(B)/ex-$$n $$e -lm || exit 1; \
 	  ./$(B)/ex-$$n > $(B)/ex-$$n.out || { echo "example $$n failed"; cat $(B)/ex-$$n.out; exit 1; }; \
 	  echo "example $$n: ok"; done
+	@$(MAKE) --no-print-directory test-embedded
 
 # C99 and tcc: every example compiles as C99 (-std=c99 -Wpedantic -Werror), and the quick start
 # built as C99 prints README.md's output; with tcc installed, every example built by tcc runs
@@ -411,6 +412,34 @@ test-small: gradient.h | $(B)
 	  arm-none-eabi-size $(B)/small-m4.elf $(B)/small-m4-nostdio.elf $(B)/small-m4-core.elf $(B)/small-m4-ew.elf; \
 	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
 
+
+# examples/embedded (README.md, Embedding): make_model builds an MPC cost and its gradient with the
+# library, checks gr_call against plain C and emits mpc.c + mpc.h; built again with -DEMBED_CHECK and
+# linked with the emitted file, it checks mpc() against gr_call bit for bit; main.c, with only the
+# emitted file, built as C99 for the host and run; with arm-none-eabi-gcc, the same for a Cortex-M4:
+# the sizes of the emitted code and of the image, the work buffer and the largest stack frame
+EMB = $(B)/embedded
+EMB_M4 = $(ARM_CC) -std=c99 $(ARM_FLAGS) -Os -Wall -Wextra -Werror -ffunction-sections -fdata-sections -fstack-usage
+test-embedded: gradient.h | $(B)
+	@rm -rf $(EMB) && mkdir -p $(EMB)
+	$(CC) $(CSTD) $(OPT) $(WARN) -o $(EMB)/make_model examples/embedded/make_model.c -lm
+	./$(EMB)/make_model $(EMB)
+	$(CC) $(CSTD) $(OPT) $(WARN) -DEMBED_CHECK -I$(EMB) -o $(EMB)/check examples/embedded/make_model.c $(EMB)/mpc.c -lm
+	./$(EMB)/check
+	$(CC) -std=c99 $(OPT) -Wall -Wextra -Wpedantic -Werror -I$(EMB) -o $(EMB)/main examples/embedded/main.c $(EMB)/mpc.c -lm
+	./$(EMB)/main
+	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
+	  echo "$(EMB_M4) ... examples/embedded/main.c $(EMB)/mpc.c"; \
+	  $(EMB_M4) -c -o $(EMB)/mpc-m4.o $(EMB)/mpc.c || exit 1; \
+	  $(EMB_M4) -DMPC_QUIET -I$(EMB) -c -o $(EMB)/main-m4.o examples/embedded/main.c || exit 1; \
+	  $(ARM_CC) $(ARM_FLAGS) -Wl,--gc-sections --specs=nano.specs --specs=nosys.specs -o $(EMB)/main-m4.elf \
+	    $(EMB)/main-m4.o $(EMB)/mpc-m4.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
+	  test -f $(EMB)/main-m4.elf || exit 1; \
+	  cat $(EMB)/mpc-m4.su $(EMB)/main-m4.su > $(EMB)/m4.su && $(STACK_CHECK) $(EMB)/m4.su || exit 1; \
+	  arm-none-eabi-size $(EMB)/mpc-m4.o $(EMB)/main-m4.elf; \
+	  echo "embedded, Cortex-M4: work buffer $$(sed -n 's/^#define mpc_WORK_BYTES //p' $(EMB)/mpc.h) B; largest stack frame" \
+	    "$$(sort -t'	' -k2 -n $(EMB)/m4.su | tail -1 | awk -F'	' '{ n = split($$1, p, ":"); print $$2 " B (" p[n] ")" }')"; \
+	else echo "test-embedded: $(ARM_CC) not installed: no Cortex-M4 build of the example (CI installs gcc-arm-none-eabi)"; fi
 
 # every stage in turn, each announced and timed (make test-<stage> runs one)
 TEST_STAGES = check-header test-gcc test-emit test-dot test-clang test-cxx test-link test-api test-san test-alloc test-fuzz-replay test-cblas test-examples test-small test-portable test-install
