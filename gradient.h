@@ -539,14 +539,18 @@ typedef struct gr_emit_opts {
 } gr_emit_opts;
 
 /* Writes one self-contained C99 translation unit computing f for inputs of exactly the dtypes and
-   shapes of example[0..n_in) (nothing else is read from them): `#define NAME_WORK_BYTES <n>` and
+   shapes of example[0..n_in) (their data is read only where a conditional's sides differ in shape:
+   f runs on them up to it, and the file keeps the side they take): `#define NAME_WORK_BYTES <n>` and
    `int NAME(const void *const *inputs, void *const *outputs, void *work);` (row-major data of the
    dtypes and shapes its opening comment lists; work: NAME_WORK_BYTES bytes aligned for double),
-   returning 0 or a gr_status (GR_ERR_RUNTIME at run time). The file includes only <math.h>,
+   returning 0 or a gr_status (GR_ERR_RUNTIME at run time; GR_ERR_SHAPE: a call takes the other
+   side of such a conditional). The file includes only <math.h>,
    <stdint.h> and <string.h> and allocates nothing; shared variables become static arrays that f's
    updates change in place. GR_ERR_TYPE / GR_ERR_SHAPE: an example against an input's dtype, ndim
    or static shape; GR_ERR_VALUE: NULL out or example, a name that is not a C identifier, an op
-   that cannot be emitted (a user's op; gr_fn_message names it). Left out with GR_NO_STDIO. */
+   that cannot be emitted (a user's op; gr_fn_message names it), a loop whose rows depend on the
+   data (n_steps from an input's value, a while loop's every-row result: the file's shapes are
+   fixed). Left out with GR_NO_STDIO. */
 #ifndef GR_NO_STDIO
 GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts);
 #endif
@@ -1193,6 +1197,27 @@ static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `na
    gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
 static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+/* a row whose shape rule reads data or runs (LAZY, DYNSHAPE: a conditional, a loop) has its rule called first
+   in a shape phase, where gr__em_shaping(e) is 1: it gives its outputs' shapes for the example's
+   (gr__em_set_shape(e, j, shape)), or fails naming itself, and writes nothing */
+static int gr__em_shaping(gr__em *e) GR__UNUSED;
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) GR__UNUSED;
+/* in the shape phase of a conditional: the side the example takes there (1 then, 0 else; the function
+   run on the example up to it), -1 when the example does not reach it, -2 when not known (an inner
+   function; or the run failed, and e's status says why) */
+static int gr__em_example_side(gr__em *e) GR__UNUSED;
+/* an inner compiled function (an op made of a graph's, a loop's body) as a static function of the file,
+   `static int <name>(const void *const *inputs, void *const *outputs, void *work)` (NAME's contract),
+   specialised to the shapes of in[0..inner's n_in) (their data not read), written once per function
+   and shapes: its name (NULL: failed, e's status says why) and *work, the bytes of work it needs (carve
+   them from the node's scratch: gr__em_scratch_n). gr__em_fn_shapes: its outputs' shapes only (into
+   out[0..n_out), for the shape phase). gr__em_call writes a block calling such a function on inputs
+   in[] and outputs out[] (C pointers; a NULL array: the node's own) with work `work`, which returns
+   its nonzero status. */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) GR__UNUSED;
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) GR__UNUSED;
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out,
+                        const char *work) GR__UNUSED;
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
    how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
@@ -1211,6 +1236,23 @@ static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) 
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
+/* Loops (src/emit.c): the emitted function has fixed shapes, so a loop's rule fails (in the shape phase)
+   when its rows depend on data. gr__em_known_in(e, i): input i's value when it is known while emitting
+   (a constant, or small values computed from known ones, such as a loop's steps), else NULL;
+   gr__em_known_set gives output j's. gr__em_status: the emission's first failure, or GR_OK. An inner
+   function written INLINE (a loop's body, inside the loop's C for): gr__em_inner_shapes gives inner's
+   output shapes (out[j]: its slots' arrays, no data) for inputs shaped like in; gr__em_inner writes its
+   steps here, its inputs' data the C pointer expressions in_expr[i], its memory from work + base on
+   (*end, if not NULL: where its buffers end; its steps' scratch is counted in the work), out_expr[j]
+   a C `const T *` to its output j. gr__em_loop_id: a number for a rule's locals, distinct in the file. */
+static gr_status gr__em_status(const gr__em *e) GR__UNUSED;
+static const void *gr__em_known_in(gr__em *e, int i) GR__UNUSED;
+static void gr__em_known_set(gr__em *e, int j, const void *value) GR__UNUSED;
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) GR__UNUSED;
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) GR__UNUSED;
+static int gr__em_loop_id(gr__em *e) GR__UNUSED;
+static size_t gr__em_scratch_at(const gr__em *e) GR__UNUSED;   /* the byte offset in work of gr__em_scratch(e) */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \
@@ -13831,12 +13873,538 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     return st;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): a loop as a C `for` over its steps ----------------------------
 
+   The body, compiled for the step's shapes as the loop's first step compiles it (gr__scan_specialise),
+   is written once inside the loop (gr__em_inner), its memory after the loop's own in the node's
+   scratch. At step t its inputs are pointers: a sequence's rows off + dir t + k - m, a state's taps
+   (the initial value's rows while t + k < 0, else the rows kept), the values. An output keeping every
+   row writes its row t (row t + 1 when its initial value is row 0); one keeping its final value only,
+   with a state of D rows, a ring of D + 1 rows (the taps read rows t - D .. t - 1 while row t is
+   written), copied out after the loop. The emitted function has fixed shapes: a loop whose number of
+   steps is not known from the example's shapes and the constants (n_steps from an input's value), or
+   an output of a while loop (until) keeping every row, is not emitted (GR_ERR_VALUE naming the loop
+   and the output). */
+
+#ifndef GR_NO_STDIO
+
+/* v: the shape of x without its first `drop` axes (no data) */
+static void gr__scan_em_row(gr_array *v, const gr_array *x, int drop) {
+    int a;
+    memset(v, 0, sizeof *v);
+    v->dtype = x->dtype;
+    v->ndim = x->ndim - drop;
+    v->size = 1;
+    for (a = drop; a < x->ndim; a++) { v->shape[a - drop] = x->shape[a]; v->size *= x->shape[a]; }
+}
+static int gr__scan_sit(const gr__scan_def *d, int s) { return d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1; }
+static size_t gr__scan_em_bytes(const gr_array *x, int drop) {   /* a row's bytes */
+    return drop && x->shape[0] == 0 ? 0 : (size_t)(drop ? x->size / x->shape[0] : x->size) * gr__dsize(x->dtype);
+}
+
+/* the steps the loop runs (the most, with until), from the known values and the shapes; -1 after a
+   failure. A sequence's offset read from an input not known here is checked by the emitted code. */
+static int64_t gr__scan_em_steps(gr__em *e, const gr_node *node, const gr_array *const *in) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = -1;
+    int i, s;
+    if (d->has_n_steps) {
+        const void *p = gr__em_known_in(e, 0);
+        if (!p) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': its number of steps (n_steps %s) depends on the data; the emitted "
+                        "function has fixed shapes", d->name, gr__d(gr__in(node)[0]).s);
+            return -1;
+        }
+        L = (int64_t)gr__load(in[0]->dtype, p, 0);
+        if (L < 0) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); return -1; }
+    }
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = in[gr__scan_i_seq(d) + i];
+        int64_t span = d->seq_M[i] - d->seq_m[i], allows, off;
+        if (d->seq_off[i] >= 0) {
+            const void *p = gr__em_known_in(e, gr__scan_i_off(d) + d->seq_off[i]);
+            if (!p && d->has_n_steps) continue;
+            if (!p) {
+                gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': the offset of sequence %d depends on the data", d->name, i);
+                return -1;
+            }
+            off = (int64_t)gr__load(GR_I64, p, 0);
+        } else off = d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1;
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
+        if (d->seq_dir[i] > 0) allows = off < 0 ? -1 : x->shape[0] - span - off;
+        else allows = off + span > x->shape[0] - 1 ? -1 : off + 1;
+        if (allows < 0 || (d->has_n_steps && allows < L)) {
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
+                        (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0), (long long)((d->has_n_steps ? L : 0) + span));
+            return -1;
+        }
+        if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
+    }
+    for (s = 0; s < d->n_state; s++)
+        if (!gr__scan_sit(d, s) && in[gr__scan_i_init(d) + s]->shape[0] < d->st_D[s]) {
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
+                        d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)in[gr__scan_i_init(d) + s]->shape[0]);
+            return -1;
+        }
+    return L;
+}
+
+/* the body's inputs' shapes at a step (bin), and the body compiled for them, as the first step does */
+static gr_fn *gr__scan_em_body(gr__em *e, const gr_node *node, const gr_array *const *in, gr_array *bin) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr__scan_rt *rt = gr__scan_rt_of(node);
+    int i, k, s, j, pos = 0, any_pp = 0;
+    gr_status st;
+    for (i = 0; i < d->n_seq; i++)
+        for (k = 0; k < d->seq_ntaps[i]; k++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_seq(d) + i], 1);
+    for (s = 0; s < d->n_state; s++)
+        for (k = 0; k < d->st_ntaps[s]; k++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_init(d) + s], gr__scan_sit(d, s) ? 0 : 1);
+    for (i = 0; i < d->n_val; i++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_val(d) + i], 0);
+    if (!rt) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' is outside the function that compiled it", d->name); return NULL; }
+    for (j = 0; j < d->n_out; j++) any_pp |= gr__scan_pingpong(node, j);   /* (the runtime's second instance too) */
+    if ((st = gr__scan_specialise(node, d, bin, rt->level, &rt->body, any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK) {
+        gr__em_fail(e, st, "gr_fn_emit_c: %s", node->graph->message);
+        gr_graph_clear_error(node->graph);
+        return NULL;
+    }
+    return rt->body;
+}
+
+/* the shape pass: the outputs' shapes (and the steps' number, a known value without until) */
+static gr_status gr__scan_em_shapes(gr__em *e, const gr_node *node, const gr_array *const *in, gr_array *const *out, gr_array *bin,
+                                    const gr_array **bo) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = gr__scan_em_steps(e, node, in);
+    gr_fn *body = L > 0 ? gr__scan_em_body(e, node, in, bin) : NULL;
+    const gr_array **bin_ptr = (const gr_array **)(void *)bo + d->n_bout;
+    int i, j, a;
+    if (L < 0 || (L > 0 && !body)) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' failed", d->name);   /* (said already) */
+    for (i = 0; i < d->n_bin; i++) bin_ptr[i] = &bin[i];
+    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return gr__em_status(e);
+    for (j = 0; j < d->n_out; j++) {
+        int s = d->out_state[j], lead = gr__scan_last(node, j) ? 0 : 1;
+        gr_array *o = (gr_array *)(uintptr_t)out[j], row;
+        if (s >= 0) {
+            gr__scan_em_row(&row, in[gr__scan_i_init(d) + s], gr__scan_sit(d, s) ? 0 : 1);
+            if (L > 0 && (bo[j]->ndim != row.ndim || memcmp(bo[j]->shape, row.shape, sizeof(int64_t) * (size_t)row.ndim) != 0))
+                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': output %d has the shape %s; its state has another", d->name, j, gr__as(bo[j]).s);
+        } else if (L > 0) row = *bo[j];
+        else {                                   /* no step: the body's static shape (as gr_call) */
+            memset(&row, 0, sizeof row);
+            row.ndim = d->bout[j]->ndim;
+            for (a = 0; a < row.ndim; a++) row.shape[a] = gr__vshape(d->bout[j])[a] > 0 ? gr__vshape(d->bout[j])[a] : 0;
+        }
+        if (d->has_until && lead)
+            return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': its output %d (%s) has as many rows as the steps run, which depends on "
+                               "the data (until); the emitted function has fixed shapes", d->name, j, gr__d(gr__out(node)[j]).s);
+        o->ndim = row.ndim + lead;
+        if (lead) o->shape[0] = L + gr__scan_front(node, j);
+        for (a = 0; a < row.ndim; a++) o->shape[a + lead] = row.shape[a];
+    }
+    ((gr_array *)(uintptr_t)out[d->n_out])->ndim = 0;
+    if (!d->has_until) gr__em_known_set(e, d->n_out, &L);
+    return GR_OK;
+}
+/* The emitted loop's names (l<id>_...): per sequence its offset o<i>; per body input its pointer b<k>;
+   per output the bytes of a row (rowb) and, kept LAST with a state, its ring's offset in work. */
+typedef struct gr__scan_em_rp gr__scan_em_rp;
+typedef struct gr__scan_em {
+    gr__em *e;
+    const gr_node *node;
+    const gr__scan_def *d;
+    const gr_array *const *in, *const *out;
+    int64_t L;
+    int id;
+    size_t *rowb, *ring;
+    gr__scan_em_rp *rp;                  /* a checkpointed gradient's loop: its replay */
+} gr__scan_em;
+
+/* A checkpointed gradient's loop emitted: the forward windows (each forward state's last D rows, as
+   gr__replay keeps them) at steps start + j K (j < nck <= checkpoints, K = ceil(L / checkpoints))
+   kept in a first pass over the forward steps; backward step t copies the kept window at or before
+   forward step lm1 - t and runs the forward body from there (the same body, so the same bits as
+   the runtime's revolve schedule; at most checkpoints + 1 windows, O(L K) forward steps). */
+struct gr__scan_em_rp {
+    const gr__scan_def *f;               /* the forward loop */
+    gr_fn *body;                         /* its body, compiled as the runtime's replay compiles it */
+    int first;                           /* the first replayed sequence: its offset is the forward loop's last step */
+    int64_t K, nck;
+    size_t wbytes, slots, win;           /* a window's bytes; where the kept windows are in work, then the working one */
+    size_t *s_off, *s_row;               /* per forward state: its rows' place in a window, a row's bytes */
+    gr_array *fbin;
+    const gr_array **fptr;
+    char (*names)[24];
+    const char **nm;
+    char (*bo)[GR__EM_OPND];
+};
+
+/* the sequences' offsets, checked against their rows when read from an input at run time */
+static void gr__scan_em_offsets(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    int i;
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = c->in[gr__scan_i_seq(d) + i];
+        int64_t span = d->seq_M[i] - d->seq_m[i];
+        if (d->seq_off[i] < 0) {
+            gr__em_line(c->e, "const int64_t l%d_o%d = %lld;", c->id, i, (long long)(d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1));
+            continue;
+        }
+        gr__em_line(c->e, "const int64_t l%d_o%d = (%s)[0];", c->id, i, gr__em_in(c->e, gr__scan_i_off(d) + d->seq_off[i]));
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
+        if (d->seq_dir[i] > 0)
+            gr__em_line(c->e, "if (l%d_o%d < 0 || %lld - l%d_o%d < %lld) return %d;", c->id, i, (long long)(x->shape[0] - span), c->id, i,
+                        (long long)c->L, (int)GR_ERR_SHAPE);
+        else
+            gr__em_line(c->e, "if (l%d_o%d > %lld || l%d_o%d + 1 < %lld) return %d;", c->id, i, (long long)(x->shape[0] - 1 - span), c->id, i,
+                        (long long)c->L, (int)GR_ERR_SHAPE);
+    }
+}
+
+/* the body's inputs at step l<id>_t, as pointers l<id>_b<k> */
+static void gr__scan_em_bind(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int i, k, s, pos = 0, id = c->id;
+    char src[GR__EM_OPND];
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = c->in[gr__scan_i_seq(d) + i];
+        if (c->rp && d->seq_replay[i] >= 0) {       /* a forward state's rows, from the recomputed window */
+            int fs = d->seq_replay[i];
+            for (k = 0; k < d->seq_ntaps[i]; k++)
+                gr__em_line(e, "const void *l%d_b%d = (const char *)work + %lu;", id, pos++, (unsigned long)(c->rp->win + c->rp->s_off[fs] +
+                            (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * c->rp->s_row[fs]));
+            continue;
+        }
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + i));
+        for (k = 0; k < d->seq_ntaps[i]; k++)
+            gr__em_line(e, "const void *l%d_b%d = (const char *)%s + (l%d_o%d %c l%d_t + %d) * %lld;", id, pos++, src, id, i,
+                        d->seq_dir[i] > 0 ? '+' : '-', id, d->taps[d->seq_at[i] + k] - d->seq_m[i], (long long)gr__scan_em_bytes(x, 1));
+    }
+    for (s = 0; s < d->n_state; s++) {
+        int j = d->st_out[s], D = d->st_D[s], sit = gr__scan_sit(d, s);
+        long long rb = (long long)c->rowb[j];
+        char init[2 * GR__EM_OPND], rows[2 * GR__EM_OPND];
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_init(d) + s));
+        for (k = 0; k < d->st_ntaps[s]; k++) {
+            int tap = d->taps[d->st_at[s] + k];
+            if (sit) snprintf(init, sizeof init, "%s", src);
+            else snprintf(init, sizeof init, "(const char *)%s + (l%d_t + %d) * %lld", src, id, tap + D, rb);
+            if (gr__scan_last(c->node, j))
+                snprintf(rows, sizeof rows, "(const char *)work + %lu + ((l%d_t + %d) %% %d) * %lld", (unsigned long)c->ring[j], id, tap, D + 1, rb);
+            else snprintf(rows, sizeof rows, "(const char *)%s + (l%d_t + %d) * %lld", gr__em_out(e, j), id, tap + gr__scan_front(c->node, j), rb);
+            gr__em_line(e, "const void *l%d_b%d = l%d_t + %d < 0 ? (const void *)(%s) : (const void *)(%s);", id, pos++, id, tap, init, rows);
+        }
+    }
+    for (i = 0; i < d->n_val; i++) gr__em_line(e, "const void *l%d_b%d = %s;", id, pos++, gr__em_in(e, gr__scan_i_val(d) + i));
+    for (i = 0; i < pos; i += 8) {        /* (what the body does not read) */
+        char v[8 * 24];
+        size_t n = 0;
+        for (k = i; k < pos && k < i + 8; k++) n += (size_t)snprintf(v + n, sizeof v - n, "%s(void)l%d_b%d;", k > i ? " " : "", id, k);
+        gr__em_line(e, "%s", v);
+    }
+}
+
+/* step l<id>_t's outputs (the body's, at bo[j]) kept: every row's row, a ring's row, a final value */
+static void gr__scan_em_keep(const gr__scan_em *c, char (*bo)[GR__EM_OPND]) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int j, id = c->id;
+    for (j = 0; j < d->n_out; j++) {
+        unsigned long rb = (unsigned long)c->rowb[j];
+        if (!rb) continue;
+        if (!gr__scan_last(c->node, j))
+            gr__em_line(e, "memcpy((char *)%s + (l%d_t + %d) * %lu, %s, %lu);", gr__em_out(e, j), id, gr__scan_front(c->node, j), rb, bo[j], rb);
+        else if (d->out_state[j] >= 0)
+            gr__em_line(e, "memcpy((char *)work + %lu + (l%d_t %% %d) * %lu, %s, %lu);", (unsigned long)c->ring[j], id, d->st_D[d->out_state[j]] + 1, rb,
+                        bo[j], rb);
+        else gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, j), bo[j], rb);
+    }
+    gr__em_line(e, "l%d_run = l%d_t + 1;", id, id);
+    if (d->has_until) gr__em_line(e, "if (((const %s *)%s)[0] != 0) break;", gr__em_ctype(d->bout[d->n_out]->dtype), bo[d->n_out]);
+}
+
+/* after the steps: the final values out of their rings (with no step, the initial's last rows), the
+   rows in front, the steps run */
+static void gr__scan_em_finish(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int j, id = c->id;
+    for (j = 0; j < d->n_out; j++) {
+        int s = d->out_state[j];
+        unsigned long rb = (unsigned long)c->rowb[j];
+        if (!gr__scan_last(c->node, j) || !rb) continue;
+        if (s >= 0 && c->L > 0)
+            gr__em_line(e, "memcpy(%s, (const char *)work + %lu + ((l%d_run - 1) %% %d) * %lu, %lu);", gr__em_out(e, j), (unsigned long)c->ring[j], id,
+                        d->st_D[s] + 1, rb, rb);
+        else if (s >= 0)
+            gr__em_line(e, "memcpy(%s, (const char *)%s + %lu, %lu);", gr__em_out(e, j), gr__em_in(e, gr__scan_i_init(d) + s),
+                        gr__scan_sit(d, s) ? 0ul : (unsigned long)(d->st_D[s] - 1) * rb, rb);
+        else if (c->L == 0 && !d->out_last[j])
+            gr__em_line(e, "return %d;   /* output %d is read at its last row, and no step ran */", (int)GR_ERR_RUNTIME, j);
+    }
+    gr__em_line(e, "((int64_t *)%s)[0] = l%d_run;", gr__em_out(e, d->n_out), id);
+}
+
+/* the replay's layout and forward body (at = where its windows start in work); NULL after a failure */
+static gr__scan_em_rp *gr__scan_em_rp_new(gr__scan_em *c, size_t at) {
+    const gr__scan_def *d = c->d, *f = d->replay;
+    gr__scan_rt *rt = gr__scan_rt_of(c->node);
+    size_t n = (size_t)f->n_bin + (size_t)f->n_bout + 2, total = 0;
+    gr__scan_em_rp *rp = (gr__scan_em_rp *)gr__calloc(1, sizeof(gr__scan_em_rp));
+    int i, k, s, pos = 0;
+    gr_status st;
+    if (!rp || !(rp->s_off = (size_t *)gr__calloc(2 * (size_t)f->n_state + 1, sizeof(size_t))) ||
+        !(rp->fbin = (gr_array *)gr__calloc(n, sizeof(gr_array))) || !(rp->fptr = (const gr_array **)gr__calloc(n, sizeof(gr_array *))) ||
+        !(rp->names = (char (*)[24])gr__calloc(n, 24)) || !(rp->nm = (const char **)gr__calloc(n, sizeof(char *))) ||
+        !(rp->bo = (char (*)[GR__EM_OPND])gr__calloc(n, GR__EM_OPND))) {
+        gr__em_fail(c->e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return rp;
+    }
+    rp->f = f;
+    rp->s_row = rp->s_off + f->n_state;
+    for (rp->first = 0; rp->first < d->n_seq && d->seq_replay[rp->first] < 0; rp->first++) {}
+    for (s = 0; s < f->n_state; s++) {
+        const gr_array *x0 = c->in[gr__scan_i_val(d) + d->replay_init0 + s];
+        rp->s_row[s] = gr__scan_em_bytes(x0, gr__scan_sit(f, s) ? 0 : 1);
+        rp->s_off[s] = total;
+        total += ((size_t)f->st_D[s] * rp->s_row[s] + 15u) & ~(size_t)15u;
+    }
+    rp->wbytes = (total + 63) & ~(size_t)63;
+    rp->K = (c->L + d->checkpoints - 1) / d->checkpoints;
+    rp->nck = c->L > 0 ? (c->L + rp->K - 1) / rp->K : 0;
+    rp->slots = at;
+    rp->win = at + (size_t)rp->nck * rp->wbytes;
+    for (i = 0; i < f->n_seq; i++)
+        for (k = 0; k < f->seq_ntaps[i]; k++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_seq(d) + d->replay_seq0 + i], 1);
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + d->replay_init0 + s], gr__scan_sit(f, s) ? 0 : 1);
+    for (i = 0; i < f->n_val; i++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + i], 0);
+    for (i = 0; i < f->n_bin; i++) { rp->fptr[i] = &rp->fbin[i]; snprintf(rp->names[i], 24, "l%d_f%d", c->id, i); rp->nm[i] = rp->names[i]; }
+    if (!rt || !rt->rp) { gr__em_fail(c->e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' is outside the function that compiled it", d->name); return rp; }
+    if ((st = gr__scan_specialise(c->node, f, rp->fbin, rt->level, &rt->rp->body, NULL, rt->rp->spec)) != GR_OK) {
+        gr__em_fail(c->e, st, "gr_fn_emit_c: %s", c->node->graph->message);
+        gr_graph_clear_error(c->node->graph);
+        return rp;
+    }
+    rp->body = rt->rp->body;
+    return rp;
+}
+static void gr__scan_em_rp_free(gr__scan_em_rp *rp) {
+    if (!rp) return;
+    GR_FREE(rp->s_off); GR_FREE(rp->fbin); GR_FREE((void *)rp->fptr); GR_FREE(rp->names); GR_FREE((void *)rp->nm); GR_FREE(rp->bo);
+    GR_FREE(rp);
+}
+
+/* the forward body's step u (the C counter named ctr) on the working window, which moves one row */
+static gr_status gr__scan_em_fstep(const gr__scan_em *c, const char *ctr, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int i, k, s, pos = 0, id = c->id;
+    for (i = 0; i < f->n_seq; i++) {             /* forward sequence i is this loop's replay_seq0 + i, read the other way */
+        int bi = d->replay_seq0 + i;
+        const gr_array *x = c->in[gr__scan_i_seq(d) + bi];
+        char src[GR__EM_OPND];
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + bi));
+        for (k = 0; k < f->seq_ntaps[i]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)%s + (l%d_o%d %c l%d_lm1 %c %s + %d) * %lld;", id, pos++, src, id, bi,
+                        d->seq_dir[bi] > 0 ? '+' : '-', id, d->seq_dir[bi] > 0 ? '-' : '+', ctr, f->taps[f->seq_at[i] + k] - f->seq_m[i],
+                        (long long)gr__scan_em_bytes(x, 1));
+    }
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)work + %lu;", id, pos++,
+                        (unsigned long)(rp->win + rp->s_off[s] + (size_t)(f->st_D[s] + f->taps[f->st_at[s] + k]) * rp->s_row[s]));
+    for (i = 0; i < f->n_val; i++) gr__em_line(e, "const void *l%d_f%d = %s;", id, pos++, gr__em_in(e, gr__scan_i_val(d) + i));
+    for (i = 0; i < pos; i++) gr__em_line(e, "(void)l%d_f%d;", id, i);
+    if (gr__em_inner(e, rp->body, rp->fptr, rp->nm, base, NULL, rp->bo) != GR_OK) return gr__em_status(e);
+    for (s = 0; s < f->n_state; s++) {           /* the window moves one row (as gr__replay_advance) */
+        unsigned long rows = (unsigned long)(rp->win + rp->s_off[s]), rb = (unsigned long)rp->s_row[s];
+        if (!rb) continue;
+        if (f->st_D[s] > 1) gr__em_line(e, "memmove((char *)work + %lu, (char *)work + %lu, %lu);", rows, rows + rb, (unsigned long)(f->st_D[s] - 1) * rb);
+        gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", rows + (unsigned long)(f->st_D[s] - 1) * rb, rp->bo[f->st_out[s]], rb);
+    }
+    return gr__em_status(e);
+}
+
+/* before the steps: the window at forward step 0 (the initial rows), then the forward steps, keeping
+   the windows at start + j K */
+static gr_status gr__scan_em_keep_windows(const gr__scan_em *c, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int s, id = c->id;
+    char ctr[24];
+    gr__em_line(e, "const int64_t l%d_lm1 = l%d_o%d, l%d_start = l%d_lm1 + 1 - %lld;", id, id, rp->first, id, id, (long long)c->L);
+    for (s = 0; s < f->n_state; s++)
+        if (rp->s_row[s])
+            gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", (unsigned long)(rp->win + rp->s_off[s]),
+                        gr__em_in(e, gr__scan_i_val(d) + d->replay_init0 + s), (unsigned long)((size_t)f->st_D[s] * rp->s_row[s]));
+    gr__em_line(e, "for (int64_t l%d_u = 0;; l%d_u++) {", id, id);
+    gr__em_line(e, "if (l%d_u >= l%d_start && (l%d_u - l%d_start) %% %lld == 0)", id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "    memcpy((char *)work + %lu + (size_t)((l%d_u - l%d_start) / %lld) * %lu, (char *)work + %lu, %lu);", (unsigned long)rp->slots,
+                id, id, (long long)rp->K, (unsigned long)rp->wbytes, (unsigned long)rp->win, (unsigned long)rp->wbytes);
+    gr__em_line(e, "if (l%d_u == l%d_start + %lld) break;", id, id, (long long)((rp->nck - 1) * rp->K));
+    snprintf(ctr, sizeof ctr, "l%d_u", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+/* at backward step t: the forward window at step lm1 - t, from the kept one before it */
+static gr_status gr__scan_em_window(const gr__scan_em *c, size_t base) {
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int id = c->id;
+    char ctr[24];
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t l%d_w = l%d_lm1 - l%d_t, l%d_j = (l%d_w - l%d_start) / %lld;", id, id, id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "memcpy((char *)work + %lu, (char *)work + %lu + (size_t)l%d_j * %lu, %lu);", (unsigned long)rp->win, (unsigned long)rp->slots,
+                id, (unsigned long)rp->wbytes, (unsigned long)rp->wbytes);
+    gr__em_line(e, "for (int64_t l%d_v = l%d_start + l%d_j * %lld; l%d_v < l%d_w; l%d_v++) {", id, id, id, (long long)rp->K, id, id, id);
+    snprintf(ctr, sizeof ctr, "l%d_v", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+/* the loop */
+static gr_status gr__scan_em_loop(gr__scan_em *c, gr_array *bin, const gr_array **bin_ptr, char (*bo)[GR__EM_OPND], char (*names)[24]) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    size_t own = 0;
+    int i, j;
+    gr_fn *body = NULL;
+    for (j = 0; j < d->n_out; j++) {
+        const gr_array *o = c->out[j];
+        int lead = gr__scan_last(c->node, j) ? 0 : 1;
+        c->rowb[j] = lead ? gr__scan_em_bytes(o, 1) : gr__scan_em_bytes(o, 0);
+        if (!lead && d->out_state[j] >= 0) {
+            c->ring[j] = gr__em_scratch_at(e) + own;
+            own += ((size_t)(d->st_D[d->out_state[j]] + 1) * c->rowb[j] + 63) & ~(size_t)63;
+        }
+    }
+    if (c->L > 0 && d->replay && d->checkpoints > 0) {   /* the forward windows: kept ones, then the working one */
+        c->rp = gr__scan_em_rp_new(c, gr__em_scratch_at(e) + own);
+        if (!c->rp || gr__em_status(e) != GR_OK) return gr__em_status(e);
+        if (c->rp->first == d->n_seq) { gr__scan_em_rp_free(c->rp); c->rp = NULL; }   /* (no state: nothing replayed) */
+        else own += (size_t)(c->rp->nck + 1) * c->rp->wbytes;
+    }
+    if (c->L > 0 && !(body = gr__scan_em_body(e, c->node, c->in, bin))) return gr__em_status(e);
+    gr__em_scratch_n(e, own);
+    for (i = 0; d->name[i] && (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", d->name[i])); i++) {}
+    gr__em_line(e, "/* the loop '%.40s' */", d->name[i] ? "" : d->name);   /* (a name that cannot end the comment) */
+    gr__em_line(e, "{");
+    gr__em_line(e, "int64_t l%d_run = 0;", c->id);
+    gr__scan_em_offsets(c);
+    for (j = 0; j < d->n_out; j++)            /* row 0: the initial value */
+        if (gr__scan_front(c->node, j) && c->rowb[j])
+            gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, j), gr__em_in(e, gr__scan_i_init(d) + d->out_state[j]), (unsigned long)c->rowb[j]);
+    if (c->L > 0) {
+        if (c->rp && gr__scan_em_keep_windows(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
+        gr__em_line(e, "for (int64_t l%d_t = 0; l%d_t < %lld; l%d_t++) {", c->id, c->id, (long long)c->L, c->id);
+        if (c->rp && gr__scan_em_window(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
+        gr__scan_em_bind(c);
+        for (i = 0; i < d->n_bin; i++) { snprintf(names[i], 24, "l%d_b%d", c->id, i); bin_ptr[i] = &bin[i]; }
+        {
+            const char **nm = (const char **)(void *)(bo + d->n_bout);   /* (room after the outputs' names) */
+            for (i = 0; i < d->n_bin; i++) nm[i] = names[i];
+            if (gr__em_inner(e, body, bin_ptr, nm, gr__em_scratch_at(e) + own, NULL, bo) != GR_OK) return gr__em_status(e);
+        }
+        gr__scan_em_keep(c, bo);
+        gr__em_line(e, "}");
+    }
+    gr__scan_em_finish(c);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+static gr_status gr__Scan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__scan_def *d = gr__sdef(node);
+    size_t n = (size_t)d->n_bin + (size_t)d->n_bout + 2;
+    gr_array *bin = (gr_array *)gr__calloc(n, sizeof(gr_array));
+    char (*bo)[GR__EM_OPND] = (char (*)[GR__EM_OPND])gr__calloc(n, GR__EM_OPND);
+    char (*names)[24] = (char (*)[24])gr__calloc(n, 24);
+    const gr_array **bin_ptr = (const gr_array **)gr__calloc(2 * n, sizeof(gr_array *));
+    size_t *rowb = (size_t *)gr__calloc(2 * ((size_t)d->n_out + 1), sizeof(size_t));
+    gr_status st;
+    if (!bin || !bo || !names || !bin_ptr || !rowb) st = gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    else if (gr__em_shaping(e)) st = gr__scan_em_shapes(e, node, in, (gr_array *const *)(uintptr_t)out, bin, bin_ptr);
+    else {
+        gr__scan_em c;
+        memset(&c, 0, sizeof c);
+        c.e = e; c.node = node; c.d = d; c.in = in; c.out = out;
+        c.rowb = rowb; c.ring = rowb + d->n_out + 1;
+        c.id = gr__em_loop_id(e);
+        c.L = gr__scan_em_steps(e, node, in);
+        st = c.L < 0 ? gr__em_status(e) : gr__scan_em_loop(&c, bin, bin_ptr, bo, names);
+        gr__scan_em_rp_free(c.rp);
+    }
+    GR_FREE(bin); GR_FREE(bo); GR_FREE(names); GR_FREE((void *)bin_ptr); GR_FREE(rowb);
+    return st;
+}
+
+/* Rows: the rows of its input, fixed */
+static gr_status gr__Rows_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    gr__em_line(e, "((int64_t *)%s)[0] = %lld;", gr__em_out(e, 0), (long long)in[0]->shape[0]);
+    return gr__em_status(e);
+}
+
+/* ScanPlace, ScanGather: the rows' offset read when the function runs, checked as perform does */
+static void gr__place_em_check(gr__em *e, const gr_node *node, int64_t n, int64_t m) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    gr__em_line(e, "const int64_t off = (%s)[0];", gr__em_in(e, 2));
+    if (n > 0)
+        gr__em_line(e, "if (off + %d < 0 || off + %d >= %lld || off + %lld < 0 || off + %lld >= %lld) return %d;", p->k, p->k, (long long)m,
+                    (long long)p->dir * (n - 1) + p->k, (long long)p->dir * (n - 1) + p->k, (long long)m, (int)GR_ERR_SHAPE);
+}
+static gr_status gr__ScanPlace_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *r = in[0], *o = out[0];
+    int64_t n = r->shape[0], row = n ? r->size / n : 0;
+    const char *T = gr__em_ctype(o->dtype);
+    char sum[GR__EM_OPND];
+    if (n && row != (o->shape[0] ? o->size / o->shape[0] : 0))
+        return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: ScanPlace: rows of %s do not fit %s", gr__as(r).s, gr__as(o).s);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *r = %s;", gr__em_ctype(r->dtype), gr__em_in(e, 0));
+    gr__em_line(e, "%s *o = %s;", T, gr__em_out(e, 0));
+    gr__place_em_check(e, node, n, o->shape[0]);
+    gr__em_line(e, "memset(o, 0, %lu);", (unsigned long)((size_t)o->size * gr__dsize(o->dtype)));
+    snprintf(sum, sizeof sum, "((double)o[at + i] + (double)r[t * %lld + i])", (long long)row);
+    snprintf(sum, sizeof sum, "%s", gr__em_conv(e, o->dtype, GR_F64, sum, 0));
+    gr__em_line(e, "for (int64_t t = 0; t < %lld; t++) {", (long long)n);
+    gr__em_line(e, "const int64_t at = (off + %d * t + %d) * %lld;", p->dir, p->k, (long long)row);
+    gr__em_line(e, "for (int64_t i = 0; i < %lld; i++) o[at + i] = %s;", (long long)row, sum);
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+static gr_status gr__ScanGather_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *src = in[0], *o = out[0];
+    int64_t n = o->shape[0], row = n ? o->size / n : 0;
+    size_t rb = (size_t)row * gr__dsize(o->dtype);
+    if (n && row != (src->shape[0] ? src->size / src->shape[0] : 0))
+        return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: ScanGather: rows of %s do not fit %s", gr__as(o).s, gr__as(src).s);
+    gr__em_line(e, "{");
+    gr__place_em_check(e, node, n, src->shape[0]);
+    gr__em_line(e, "for (int64_t t = 0; t < %lld; t++)", (long long)n);
+    gr__em_line(e, "    memcpy((char *)%s + t * %lu, (const char *)%s + (off + %d * t + %d) * %lu, %lu);", gr__em_out(e, 0), (unsigned long)rb,
+                gr__em_in(e, 0), p->dir, p->k, (unsigned long)rb, (unsigned long)rb);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+#else
 GR__EMIT_NOT_YET(Scan)
 GR__EMIT_NOT_YET(Rows)
 GR__EMIT_NOT_YET(ScanPlace)
 GR__EMIT_NOT_YET(ScanGather)
+#endif /* GR_NO_STDIO */
 #endif /* GR_NO_SCAN */
 
 /* ==== ops/ifelse.c: generated region; edit ops/ifelse.c, then run make gradient.h ==== */
@@ -14003,9 +14571,46 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
     return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(IfElse)
+   The emitted function is lazy as gr_call is: the steps of each side sit in an `if` block on the
+   condition (src/emit.c, from the function's regions); this node copies the side taken. An emitted
+   function has one shape per value: when the sides' shapes differ for the example's shapes, the
+   node is specialised to the side the example takes (the function run on the example up to it; the
+   then side where the example does not reach it), and the emitted code returns GR_ERR_SHAPE when a
+   call takes the other side. Inside an op made of a graph or a loop's body (no example of its own)
+   such a node is not emitted (GR_ERR_SHAPE, naming it). */
+static int gr__ifelse_same_shape(const gr_array *a, const gr_array *b) {
+    int d;
+    for (d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+static gr_status gr__IfElse_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    char c[GR__EM_OPND], y[GR__EM_OPND];
+    unsigned long bytes = (unsigned long)((size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    int side;
+    if (gr__em_shaping(e)) {
+        if (gr__ifelse_same_shape(in[1], in[2])) side = 1;
+        else if ((side = gr__em_example_side(e)) == -2)
+            return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: IfElse %s: its sides have the shapes %s and %s, and the side an example "
+                               "takes is not known inside an op made of a graph or a loop (an emitted function has one shape per value)",
+                               gr__d(gr__out(node)[0]).s, gr__as(in[1]).s, gr__as(in[2]).s);
+        gr__em_set_shape(e, 0, in[side != 0 ? 1 : 2]->shape);
+        return GR_OK;
+    }
+    snprintf(c, sizeof c, "%s", gr__em_in(e, 0));
+    snprintf(y, sizeof y, "%s", gr__em_out(e, 0));
+    if (gr__ifelse_same_shape(in[1], in[2])) {
+        char a[GR__EM_OPND];
+        snprintf(a, sizeof a, "%s", gr__em_in(e, 1));
+        gr__em_line(e, "memcpy(%s, %s[0] != 0 ? (const void *)%s : (const void *)%s, %lu);", y, c, a, gr__em_in(e, 2), bytes);
+        return GR_OK;
+    }
+    side = gr__ifelse_same_shape(out[0], in[1]);      /* the side it was specialised to (shape phase) */
+    gr__em_line(e, "if (%s[0] %s 0) return %d;   /* the other side's shape: not this file's */", c, side ? "==" : "!=", (int)GR_ERR_SHAPE);
+    gr__em_line(e, "memcpy(%s, %s, %lu);", y, gr__em_in(e, side ? 1 : 2), bytes);
+    return GR_OK;
+}
 #else /* GR_NO_IFELSE: the gradient driver names gr_ifelse (src/grad.c), only for nodes of IfElse */
 GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
     int i;
@@ -14923,9 +15528,35 @@ done:
     return st;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(OpFromGraph)
+   The inner graph's compiled function (the node's runtime state) is a static function of the emitted
+   file (src/emit.c, gr__em_function), specialised to the operands' shapes, its work carved from the
+   node's scratch; the node calls it. The derived gradient and R-op are ops made of graphs too. The
+   dynamic variant (an inner conditional or loop) gives its shapes in the shape phase from the inner
+   function's (gr__em_fn_shapes). */
+static gr_status gr__OpFromGraph_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__gop_def *d = gr__gdef(node);
+    gr__gop_rt *rt = gr__grt(node);
+    gr_fn *f = rt && rt->fn ? rt->fn->f : NULL;
+    const char *name;
+    size_t work;
+    gr_status st = GR_OK;
+    (void)out;
+    if (!f) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op '%s' (OpFromGraph) has no compiled graph", d->name);
+    if (gr__em_shaping(e)) {
+        gr_array *shapes = (gr_array *)gr__calloc((size_t)node->n_out + 1, sizeof(gr_array));
+        int j;
+        if (!shapes) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if ((st = gr__em_fn_shapes(e, f, in, shapes)) == GR_OK)
+            for (j = 0; j < node->n_out; j++) gr__em_set_shape(e, j, shapes[j].shape);
+        GR_FREE(shapes);
+        return st;
+    }
+    if (!(name = gr__em_function(e, f, in, &work))) return GR_ERR_VALUE;   /* (e's status says why) */
+    gr__em_call(e, name, node->n_in, NULL, node->n_out, NULL, gr__em_scratch_n(e, work));
+    return GR_OK;
+}
 #else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
          refused as in the full build */
 static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {
@@ -18718,8 +19349,9 @@ static int gr__region_on(gr_fn *f, int32_t r) {
    outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
    small: it is free then, so nothing live moves), then the step. The walk is made at every call;
    while the shapes stay the same it takes the same decisions, so a steady-state call allocates
-   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). */
-static gr_status gr__call_dynamic(gr_fn *f) {
+   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). Steps from `stop` on
+   are not run (gr_fn_emit_c runs an example up to a conditional to see the side it takes). */
+static gr_status gr__call_dynamic(gr_fn *f, int64_t stop) {
     gr__planner pl;
     int64_t k;
     int changed = 0, i, j;
@@ -18733,7 +19365,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         f->bufs = nb;
         f->cap_bufs = (int32_t)f->n_slots + 1;
     }
-    for (k = 0; k < f->n_steps; k++) {
+    for (k = 0; k < stop; k++) {
         gr_node *node = f->steps[k];
         const int32_t *io = f->step_io + f->step_io_at[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
@@ -18774,6 +19406,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
                 if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
         gr__plan_release(f, &pl, k);
     }
+    if (stop < f->n_steps) return GR_OK;
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         const gr_array *cur = f->upd_store[i]->value;
@@ -18823,7 +19456,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
     if ((st = gr__call_bind(f, inputs)) != GR_OK) return st;
     if (f->dynamic) {
-        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f)) != GR_OK) return st;
+        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f, f->n_steps)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
     if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
@@ -20149,7 +20782,7 @@ struct gr__em {
     size_t *stage_off;                   /* by update: where its value is staged (a shared variable's) */
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
-    const gr_fn *top;                    /* the function emitted (not an inner one): direct and in_read are its */
+    const gr_fn *dtop;                   /* the function emitted (not an inner one): direct and in_read are its */
     int32_t *direct;                     /* by slot: j + 1 when it may be / is computed in outputs[j] (gr__em_direct) */
     uint8_t *in_read;                    /* by step: its rule named the memory of an input of f */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
@@ -20161,7 +20794,30 @@ struct gr__em {
     int ring_at;
     const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
     int n_red;
+    int shaping;                         /* the rule is asked for its outputs' shapes only (gr__em_shaping) */
+    const gr_array *const *example;      /* (root) gr_fn_emit_c's (gr__em_example_side runs it) */
+    gr__em *root;                        /* the file's (itself, or the function an inner one is emitted for):
+                                            its kernels, inner functions and message are the file's */
+    gr__etext fns;                       /* (root) the inner functions (gr__em_function), after the kernels */
+    struct gr__em_fnrec **fnrecs;        /* (root) the inner functions written, by function and shapes */
+    int n_fns;
+    uint32_t cap_fns;
+    /* an inner function written inline (gr__em_inner: a loop's body): */
+    gr__em *top;                         /* whose C function it is written in (itself, or the em it is inline in):
+                                            its lines, its indentation, its work */
+    const char *const *in_expr;          /* its inputs, as C pointer expressions */
+    size_t base;                         /* where its memory starts in work */
+    char own_name[80];                   /* its name, NAME_b<id>, a prefix of its constants */
+    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
+    void **kmem;                         /* the known values computed, and the slots pointed at them */
+    int32_t *kslot;
+    int n_kmem;
+    struct gr__em_kid *kids;             /* (root) the inline functions written: their constants */
+    int n_kids, cap_kids, n_loops;
 };
+typedef struct gr__em_fnrec { const gr_fn *f; char *key; char name[96]; size_t work; } gr__em_fnrec;
+/* an inner function written inline (gr__em_inner): the root writes its constants */
+typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
 
 static char *gr__em_room(gr__em *e) {
     char *r = e->ring[e->ring_at];
@@ -20181,17 +20837,22 @@ static const char *gr__em_ctype(int dtype) {
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
     va_list ap;
     if (e->status != GR_OK) return e->status;        /* the first failure is the one reported */
-    va_start(ap, fmt);
-    vsnprintf(e->f->message, sizeof e->f->message, fmt, ap);
-    va_end(ap);
+    if (e->root->status == GR_OK) {                  /* (else an inner function's, reported already) */
+        va_start(ap, fmt);
+        vsnprintf(e->root->f->message, sizeof e->root->f->message, fmt, ap);
+        va_end(ap);
+        e->root->status = code;
+    }
     e->status = code;
     return code;
 }
 
 /* a line of NAME's body, indented: a line ending in { opens a block, one starting with } closes it */
 static void gr__em_line(gr__em *e, const char *fmt, ...) {
-    size_t at = e->body.n, len, pad;
+    size_t at, len, pad;
     va_list ap;
+    e = e->top ? e->top : e;             /* (an inline function's lines go where it is written) */
+    at = e->body.n;
     va_start(ap, fmt);
     gr__etext_vadd(&e->body, fmt, ap);
     va_end(ap);
@@ -20210,6 +20871,7 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
+    e = e->root;                         /* one file: its kernels are written once, whoever asks */
     for (i = 0; i < e->n_kernels; i++) if (!strcmp(e->kernels_done[i], name)) return 1;
     for (kt = gr__kernel_texts; kt->name && strcmp(kt->name, name); kt++) {}
     if (!kt->name) return 0;
@@ -20239,7 +20901,7 @@ static int gr__em_store(const gr__em *e, const gr__storage *st) {
 static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     const gr_fn *f = e->f;
     const char *T = gr__em_ctype(f->slots[s].arr.dtype), *cq = writable ? "" : "const ";
-    char *x = gr__em_room(e), base[96];
+    char *x = gr__em_room(e), base[GR__EM_OPND];
     int64_t off = 0;
     int32_t r = s;
     int i;
@@ -20248,7 +20910,8 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     switch (f->slots[r].kind) {
     case GR__SK_INPUT:
         for (i = 0; i < f->n_in && f->in_slot[i] != r; i++) {}
-        snprintf(base, sizeof base, "inputs[%d]", i);
+        if (e->in_expr) snprintf(base, sizeof base, "%s", e->in_expr[i]);
+        else snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
     case GR__SK_SHARED:
@@ -20257,7 +20920,7 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "%s_s%d", e->name, i);
         break;
     default:
-        if (f == e->top && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
+        if (f == e->dtop && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
             snprintf(x, GR__EM_EXPR, "\001%ld:%d:%d:%lld\002", (long)r, (int)f->slots[s].arr.dtype, writable, (long long)off);
             return x;
         }
@@ -20273,7 +20936,7 @@ static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->
 static const char *gr__em_in(gr__em *e, int i) {
     int r;
     for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
-    if (e->f == e->top && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
+    if (e->f == e->dtop && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
     return gr__em_slot(e, gr__em_io(e)[i], 0);
 }
 static const char *gr__em_out(gr__em *e, int j) {
@@ -20290,9 +20953,11 @@ static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *co
 }
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
-    if (end > e->work_bytes) e->work_bytes = end;
+    gr__em *t = e->top ? e->top : e;     /* (an inline function's work is the function's it is written in) */
+    if (end > t->work_bytes) t->work_bytes = end;
     return gr__em_scratch(e);
 }
+static size_t gr__em_scratch_at(const gr__em *e) { return e->scratch_off; }
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -20564,63 +21229,175 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     return e->status;
 }
 
-/* ---- the function ------------------------------------------------------------------------------ */
+/* ---- the function ------------------------------------------------------------------------------
 
-#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
-                         unreferenced, so that the op files' rules compile either way) */
+   The same steps for the file's function and for an inner function (gr__em_function: an op made of a
+   graph's, a loop's body), each with a gr__em of its own: shapes, plan, steps, results. */
 
-/* the arguments, before anything is computed */
-static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
-    int i, d;
-    int64_t k;
-    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
-    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
-    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
-        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
-    for (i = 0; i < f->n_in; i++) {
-        const gr_array *a = example[i];
-        const gr__slot *sl = &f->slots[f->in_slot[i]];
-        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
-        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
-            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
-                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
-        for (d = 0; d < a->ndim; d++)
-            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
-                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+/* a failure recorded on e's function (gr__fn_error, gr_call's shape rules: "gr_call: ...") made e's,
+   "gr_fn_emit_c: ..." in the message of the file's function */
+static gr_status gr__em_take(gr__em *e, gr_status st) {
+    char tmp[GR__MSG];
+    const char *m = e->f->message;
+    if (e->status != GR_OK) return e->status;
+    if (!strncmp(m, "gr_call: ", 9)) m += 9;
+    else if (!strncmp(m, "gr_fn_emit_c: ", 14)) m += 14;
+    snprintf(tmp, sizeof tmp, "%s", m);
+    return gr__em_fail(e, st, "gr_fn_emit_c: %s", tmp);
+}
+
+static int gr__em_shaping(gr__em *e) { return e->shaping; }
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) {
+    gr__slot *sl = &e->f->slots[gr__em_io(e)[e->f->steps[e->k]->n_in + j]];
+    int d;
+    for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = shape[d];
+}
+
+/* The side (1: then, 0: else) the example takes at the conditional being shaped (step e->k): the
+   function run on the example up to that step (nothing updated, nothing returned; the slots' data
+   pointers put back after, the known values' among them); -1 when the example does not reach the
+   step (it is on a side not taken); -2 when not known: an inner function (no example of its own),
+   or the run failed (e's status says why). */
+static int gr__em_example_side(gr__em *e) {
+    gr_fn *f = e->f;
+    int changed = 0, side = -2;
+    int64_t s;
+    gr_status st;
+    char tmp[GR__MSG];
+    void **keep;
+    if (e != e->root || !e->example || !f->dynamic) return -2;
+    if (!(keep = (void **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + 1)))) {
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return -2;
     }
-    for (k = 0; k < f->n_steps; k++)
-        if (!f->steps[k]->op->builtin)
-            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
-                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
-    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: loops and conditionals are not emitted yet");
+    for (s = 0; s < f->n_slots; s++) keep[s] = f->slots[s].arr.data;
+    if ((st = gr__call_bind(f, e->example)) != GR_OK || (st = gr__call_leaf_shapes(f, &changed)) != GR_OK ||
+        (st = gr__call_dynamic(f, e->k)) != GR_OK) {
+        snprintf(tmp, sizeof tmp, "%s", strncmp(f->message, "gr_call: ", 9) ? f->message : f->message + 9);
+        gr__em_fail(e, st, "gr_fn_emit_c: running the example up to the conditional %s (to see the side it takes) failed: %s",
+                    gr__d(gr__out(f->steps[e->k])[0]).s, tmp);
+    } else if (f->step_reg && !gr__region_on(f, f->step_reg[e->k])) side = -1;
+    else {
+        const gr_array *c = f->io[f->step_io_at[e->k]];
+        side = gr__load(c->dtype, c->data, 0) != 0;
+    }
+    for (s = 0; s < f->n_slots; s++) f->slots[s].arr.data = keep[s];
+    GR_FREE(keep);
+    return side;
+}
+
+/* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
+   shapes). A constant's is; so is a step's whose inputs all are, small, computed now by its perform
+   (the steps a loop runs, and the offsets and counts a gradient's loop computes from them). A loop's
+   rule gives its steps output's (gr__em_known_set). gr__em_known_in reads them. */
+static void *gr__em_known_room(gr__em *e, int32_t s, size_t bytes) {
+    void *m;
+    if (!e->kmem) {
+        e->kmem = (void **)gr__calloc((size_t)e->f->n_slots + 1, sizeof(void *));
+        e->kslot = (int32_t *)gr__calloc((size_t)e->f->n_slots + 1, sizeof(int32_t));
+        if (!e->kmem || !e->kslot) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    }
+    if (e->n_kmem >= e->f->n_slots) return NULL;
+    if (!(m = gr__calloc(bytes + 8, 1))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    e->kmem[e->n_kmem] = m;
+    e->kslot[e->n_kmem++] = s;
+    e->f->slots[s].arr.data = m;
+    return m;
+}
+static void gr__em_eval(gr__em *e, int64_t k) {
+    gr_fn *f = e->f;
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    unsigned fl = gr__flags_of(node->op);
+    int i, j;
+    gr_status st;
+    if ((fl & (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_LAZY | GR__OPF_GRAPHOP)) || gr__alias_of(node->op) || gr__step_scratch(f, k) > 0)
+        return;
+    for (i = 0; i < node->n_in; i++) if (!e->known[io[i]] || f->slots[io[i]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++) if (f->slots[io[node->n_in + j]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++)
+        if (!gr__em_known_room(e, io[node->n_in + j], gr__slot_bytes(&f->slots[io[node->n_in + j]]))) return;
+    st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+    if (st != GR_OK || f->g->status != GR_OK) { gr_graph_clear_error(f->g); return; }
+    for (j = 0; j < node->n_out; j++) e->known[io[node->n_in + j]] = 1;
+}
+static const void *gr__em_known_in(gr__em *e, int i) {
+    int32_t s = gr__em_io(e)[i];
+    return e->known && e->known[s] ? e->f->slots[s].arr.data : NULL;
+}
+static void gr__em_known_set(gr__em *e, int j, const void *value) {
+    int32_t s = gr__em_io(e)[e->f->steps[e->k]->n_in + j];
+    size_t bytes = gr__slot_bytes(&e->f->slots[s]);
+    void *m = gr__em_known_room(e, s, bytes);
+    if (m) { memcpy(m, value, bytes); e->known[s] = 1; }
+}
+
+/* every slot's shape for the inputs' (bound): the leaves', then each step's by its shape rule, or,
+   for a step whose shape rule reads data or runs (a conditional, a loop: LAZY, DYNSHAPE), by its emit
+   rule in the shape phase (gr__em_shaping) */
+static gr_status gr__em_shapes(gr__em *e) {
+    gr_fn *f = e->f;
+    int changed = 0, i, d;
+    int64_t s;
+    gr_status st = gr__call_leaf_shapes(f, &changed);
+    if (st != GR_OK) return gr__em_take(e, st);
+    if (!e->known && !(e->known = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (s = 0; s < f->n_slots; s++) e->known[s] = f->slots[s].kind == GR__SK_CONST;
+    for (e->k = 0; e->k < f->n_steps; e->k++) {
+        gr_node *node = f->steps[e->k];
+        const gr_array *const *in = f->io + f->step_io_at[e->k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[e->k] + node->n_in);
+        if (gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE)) {
+            gr__emit_fn rule = gr__emit_of(node->op);
+            if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
+            e->shaping = 1;
+            st = rule(e, node, in, (const gr_array *const *)out);
+            e->shaping = 0;
+            if (st != GR_OK || e->status != GR_OK)
+                return e->status != GR_OK ? e->status : gr__em_fail(e, st, "gr_fn_emit_c: op %s failed giving its shapes", node->op->name);
+        } else {
+            st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+            if (st != GR_OK || f->g->status != GR_OK) return gr__em_take(e, gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node));
+        }
+        for (i = 0; i < node->n_out; i++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[e->k] + node->n_in + i], &changed)) != GR_OK) return gr__em_take(e, st);
+        if (!(gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE))) gr__em_eval(e, e->k);
+        if (e->status != GR_OK) return e->status;
+    }
+    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable */
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: the update of shared variable %s has shape %s; the variable has shape %s",
+                                   gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
     return GR_OK;
 }
 
-/* "gr_call: ..." of the shape rules' messages becomes "gr_fn_emit_c: ..." */
-static gr_status gr__em_rename(gr_fn *f, gr_status st) {
-    char tmp[GR__MSG];
-    if (!strncmp(f->message, "gr_call: ", 9)) {
-        snprintf(tmp, sizeof tmp, "gr_fn_emit_c: %s", f->message + 9);
-        memcpy(f->message, tmp, sizeof f->message);
-    }
-    return st;
-}
-
-/* every slot's shape for the example's, the plan, and the work buffer's layout */
-static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+/* the inputs' shapes (of example's arrays; their data is not read), then every slot's */
+static gr_status gr__em_bind_shapes(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
-    int32_t n_bufs, b, keep = f->cap_bufs;
-    int changed = 0, i, d;
-    size_t need, at = 0;
-    gr_status st;
+    int i, d;
     for (i = 0; i < f->n_in; i++) {
         gr__slot *sl = &f->slots[f->in_slot[i]];
         for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = example[i]->shape[d];
         sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     }
-    f->planned = 0;
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return gr__em_rename(f, st);
+    f->planned = 0;                  /* (the next gr_call plans for its own shapes) */
+    return gr__em_shapes(e);
+}
+
+/* every slot's shape for the example's, the plan, and the work buffer's layout */
+static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+    gr_fn *f = e->f;
+    int32_t n_bufs, b, keep;
+    int i;
+    size_t need, at = e->base;
+    gr_status st;
+    gr__em *t = e->top ? e->top : e;
+    if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
+    keep = f->cap_bufs;              /* (after the shapes: running an example may have made buffers) */
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;
@@ -20629,7 +21406,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
-    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -20637,7 +21414,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
     e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
-    e->work_bytes = at + ((need + 63) & ~(size_t)63);
+    if (at + ((need + 63) & ~(size_t)63) > t->work_bytes) t->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
@@ -20659,7 +21436,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
 static gr_status gr__em_direct_start(gr__em *e) {
     gr_fn *f = e->f;
     int j;
-    e->top = f;
+    e->dtop = f;
     e->direct = (int32_t *)gr__calloc((size_t)f->n_slots + 1, sizeof(int32_t));
     e->in_read = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1);
     if (!e->direct || !e->in_read) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
@@ -20721,10 +21498,43 @@ static void gr__em_placed(gr__em *e) {
 }
 
 /* every step, as its rule writes it */
+
+/* The conditionals' blocks before step k of region r: the blocks of the regions it is not in closed,
+   those of r's chain opened, `if (cond[0] != 0) {` (`== 0` for the other side); a side closed just
+   before its other side opens becomes `} else {`. open: the regions whose blocks are open, outermost
+   first; chain: room for as many. r = 0 closes every block. */
+static void gr__em_regions(gr__em *e, int32_t *open, int *n_open, int32_t *chain, int32_t r) {
+    const gr__region *rg = e->f->regs;
+    int n = 0, m = 0;
+    for (; r > 0; r = rg[r].parent) chain[n++] = r;                  /* innermost first */
+    while (m < *n_open && m < n && open[m] == chain[n - 1 - m]) m++;  /* the blocks it stays in */
+    while (*n_open > m) {
+        int32_t c = open[--*n_open], nx = *n_open == m && m < n ? chain[n - 1 - m] : 0;
+        if (nx > 0 && rg[nx].parent == rg[c].parent && rg[nx].cond == rg[c].cond && rg[nx].side != rg[c].side) {
+            gr__em_line(e, "} else {");
+            open[(*n_open)++] = nx;
+            m++;
+        } else gr__em_line(e, "}");
+    }
+    for (; m < n; m++) {
+        int32_t nx = chain[n - 1 - m];
+        gr__em_line(e, "if (%s[0] %s 0) {", gr__em_slot(e, rg[nx].cond_slot, 0), rg[nx].side ? "!=" : "==");
+        open[(*n_open)++] = nx;
+    }
+}
+
+/* every step, as its rule writes it; a conditional's sides in their blocks */
 static gr_status gr__em_steps(gr__em *e) {
     gr_fn *f = e->f;
+    int32_t *open = NULL, *chain = NULL;
+    int n_open = 0;
     e->indent = 1;
-    for (e->k = 0; e->k < f->n_steps; e->k++) {
+    if (f->step_reg) {
+        open = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        chain = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        if (!open || !chain) { GR_FREE(open); GR_FREE(chain); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    }
+    for (e->k = 0; e->k < f->n_steps && e->status == GR_OK; e->k++) {
         gr_node *node = f->steps[e->k];
         const gr_array *const *in = f->io + f->step_io_at[e->k];
         const gr_array *const *out = in + node->n_in;
@@ -20732,16 +21542,18 @@ static gr_status gr__em_steps(gr__em *e) {
         char shape[200];
         int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
+        if (open) gr__em_regions(e, open, &n_open, chain, f->step_reg[e->k]);
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
         for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
         if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
         if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
-        if (e->status != GR_OK) return e->status;
-        if (e->body.nomem || e->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->status == GR_OK && (e->body.nomem || e->root->kern.nomem || e->root->fns.nomem)) gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
-    return GR_OK;
+    if (open) gr__em_regions(e, open, &n_open, chain, 0);
+    GR_FREE(open); GR_FREE(chain);
+    return e->status;
 }
 
 /* the outputs copied out, then the updates: values living in a shared variable staged first */
@@ -20751,7 +21563,7 @@ static void gr__em_results(gr__em *e) {
     gr__em_line(e, "/* outputs */");
     for (i = 0; i < f->n_out; i++) {
         const gr__slot *sl = &f->slots[f->out_slot[i]];
-        if (sl->arr.size > 0 && e->direct[f->out_slot[i]] != i + 1)
+        if (sl->arr.size > 0 && !(e->direct && e->direct[f->out_slot[i]] == i + 1))
             gr__em_line(e, "memcpy(outputs[%d], %s, %lu);", i, gr__em_slot(e, f->out_slot[i], 0), (unsigned long)gr__slot_bytes(sl));
     }
     if (f->n_upd) gr__em_line(e, "/* updates */");
@@ -20771,6 +21583,277 @@ static void gr__em_results(gr__em *e) {
         e->store_used[gr__em_store(e, f->upd_store[i])] = 1;
         gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
     }
+}
+
+/* one static array: a constant's (const) or a shared variable's values at the time of emission */
+static void gr__em_array(gr__em *e, gr__etext *t, const char *qual, const char *what, long id, const gr_array *a) {
+    int64_t i;
+    gr__etext_add(t, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
+    for (i = 0; i < a->size; i++) gr__etext_add(t, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
+    gr__etext_add(t, "%s};\n", a->size ? "\n" : " 0 ");
+}
+/* the constants and shared variables e's function reads */
+static void gr__em_statics(gr__em *e, gr__etext *t) {
+    const gr_fn *f = e->f;
+    int64_t s;
+    int i;
+    for (s = 0; s < f->n_slots; s++)
+        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, t, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
+    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, t, "", "s", i, e->stores[i]->value);
+}
+
+static void gr__em_free(gr__em *e) {
+    int i;
+    if (!e) return;
+    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }   /* (point at nothing again) */
+    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
+    for (i = 0; i < e->n_kids; i++) GR_FREE(e->kids[i].used);
+    GR_FREE(e->kids);
+    for (i = 0; i < e->n_fns; i++) { GR_FREE(e->fnrecs[i]->key); GR_FREE(e->fnrecs[i]); }
+    GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
+    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    GR_FREE(e->direct); GR_FREE(e->in_read);
+    GR_FREE(e);
+}
+
+/* a gr__em for inner, a function e's file calls (NULL: out of memory, failed on e); e's status
+   takes the inner one's when it is freed (gr__em_sub_end) */
+static gr__em *gr__em_sub(gr__em *e, gr_fn *inner, const char *name) {
+    gr__em *s;
+    int64_t k;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED || inner->n_upd) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading or updating a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(s = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    s->root = e->root;
+    s->f = inner;
+    s->name = name;
+    return s;
+}
+static gr_status gr__em_sub_end(gr__em *e, gr__em *s) {
+    if (s->status != GR_OK && e->status == GR_OK) e->status = s->status;   /* (the message is the file's already) */
+    s->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(s);
+    return e->status;
+}
+
+/* the shapes of inner's outputs for inputs of in's shapes (their data not read) into out[0..n_out) */
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) {
+    gr__em *s = gr__em_sub(e, inner, e->name);
+    int j;
+    if (!s) return e->status;
+    if (gr__em_bind_shapes(s, in) == GR_OK)
+        for (j = 0; j < inner->n_out; j++) {
+            out[j] = inner->slots[inner->out_slot[j]].arr;
+            out[j].data = NULL;
+        }
+    return gr__em_sub_end(e, s);
+}
+
+/* inner as a static function of e's file for inputs of in's shapes: its name (NULL: failed) and the
+   work it needs (*work bytes); written once per function and shapes, after the kernels */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) {
+    gr__em *root = e->root, *s;
+    gr__em_fnrec *rec;
+    gr__etext key;
+    int i, d;
+    *work = 0;
+    if (e->status != GR_OK) return NULL;
+    memset(&key, 0, sizeof key);
+    for (i = 0; i < inner->n_in; i++) {
+        for (d = 0; d < in[i]->ndim; d++) gr__etext_add(&key, "%lld,", (long long)in[i]->shape[d]);
+        gr__etext_add(&key, ";");
+    }
+    gr__etext_add(&key, ".");
+    if (key.nomem) { GR_FREE(key.p); gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    for (i = 0; i < root->n_fns; i++)
+        if (root->fnrecs[i]->f == inner && !strcmp(root->fnrecs[i]->key, key.p)) {
+            GR_FREE(key.p);
+            *work = root->fnrecs[i]->work;
+            return root->fnrecs[i]->name;
+        }
+    rec = (gr__em_fnrec *)gr__calloc(1, sizeof(gr__em_fnrec));
+    if (!rec || !gr__grow((void **)&root->fnrecs, &root->cap_fns, (uint32_t)root->n_fns, sizeof(void *))) {
+        GR_FREE(rec); GR_FREE(key.p);
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return NULL;
+    }
+    rec->f = inner;
+    rec->key = key.p;
+    snprintf(rec->name, sizeof rec->name, "%s_f%d", root->name, root->n_fns);
+    root->fnrecs[root->n_fns++] = rec;
+    if (!(s = gr__em_sub(e, inner, rec->name))) return NULL;
+    if (gr__em_prepare(s, in) == GR_OK && gr__em_steps(s) == GR_OK) {
+        gr__em_results(s);
+        gr__em_statics(s, &root->fns);
+        gr__etext_add(&root->fns, "\nstatic int %s(const void *const *inputs, void *const *outputs, void *work) {\n", rec->name);
+        gr__etext_add(&root->fns, "    (void)inputs; (void)outputs; (void)work;\n");
+        if (s->body.n) gr__etext_add(&root->fns, "%.*s", (int)s->body.n, s->body.p);
+        gr__etext_add(&root->fns, "    return 0;\n}\n\n");
+        if (s->body.nomem || root->fns.nomem) gr__em_fail(s, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        *work = rec->work = s->work_bytes;
+    }
+    return gr__em_sub_end(e, s) == GR_OK ? rec->name : NULL;
+}
+
+/* a block calling fn (a function of the file): inputs in[0..n_in) and outputs out[0..n_out) (C
+   pointers; NULL arrays: the node's own, gr__em_in / gr__em_out), its work at work; its failure
+   returned */
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out, const char *work) {
+    char name[96], w[GR__EM_EXPR];
+    int i;
+    snprintf(name, sizeof name, "%s", fn);
+    snprintf(w, sizeof w, "%s", work);
+    gr__em_line(e, "{");
+    if (n_in > 0) gr__em_line(e, "const void *fi[%d];", n_in);
+    if (n_out > 0) gr__em_line(e, "void *fo[%d];", n_out);
+    gr__em_line(e, "int rc;");
+    for (i = 0; i < n_in; i++) gr__em_line(e, "fi[%d] = %s;", i, in ? in[i] : gr__em_in(e, i));
+    for (i = 0; i < n_out; i++) gr__em_line(e, "fo[%d] = %s;", i, out ? out[i] : gr__em_out(e, i));
+    gr__em_line(e, "rc = %s(%s, %s, %s);", name, n_in > 0 ? "fi" : "0", n_out > 0 ? "fo" : "0", w);
+    gr__em_line(e, "if (rc != 0) return rc;");
+    gr__em_line(e, "}");
+}
+
+/* ---- inner functions written inline (a loop's body, inside its C for) ----------------------------- */
+
+static gr_status gr__em_status(const gr__em *e) { return e->root->status != GR_OK ? e->root->status : e->status; }
+/* the end of an inline function's emission: its status (st, or its own) made e's, inner's plan dropped */
+static gr_status gr__em_inline_end(gr__em *e, gr__em *c, gr_status st) {
+    if (st == GR_OK) st = c->status;
+    if (st != GR_OK && e->status == GR_OK) e->status = st;
+    c->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(c);
+    return e->status;
+}
+
+/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
+static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
+    gr__em *c;
+    int64_t k;
+    int i, d;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    if (inner->n_upd > 0) {
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: updates inside %s are not emitted", e->f->steps[e->k]->op->name);
+        return NULL;
+    }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    c->f = inner;
+    c->root = e->root;
+    c->top = e->top ? e->top : e;
+    c->name = e->root->name;
+    for (i = 0; i < inner->n_in; i++) {
+        gr__slot *sl = &inner->slots[inner->in_slot[i]];
+        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
+            gr__em_inline_end(e, c, GR_OK);
+            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
+                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
+            return NULL;
+        }
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    inner->planned = 0;
+    return c;
+}
+
+/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
+   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
+    gr__em *c = gr__em_child(e, inner, in);
+    int j;
+    gr_status st;
+    if (!c) return gr__em_status(e);
+    st = gr__em_shapes(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
+    return gr__em_inline_end(e, c, st);
+}
+
+/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
+   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
+   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
+   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) {
+    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
+    gr_status st;
+    int j, id;
+    if (!c) return gr__em_status(e);
+    if (r->n_kids == r->cap_kids) {
+        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
+        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
+        if (!p) { gr__em_inline_end(e, c, GR_OK); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+        r->kids = p;
+        r->cap_kids = cap;
+    }
+    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
+    r->kids[id].f = inner;
+    r->kids[id].used = NULL;
+    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
+    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
+    c->name = c->own_name;
+    c->in_expr = in_expr;
+    c->base = base;
+    st = gr__em_prepare(c, in);
+    if (st == GR_OK) st = gr__em_steps(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
+    if (st == GR_OK) {
+        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
+        r->kids[id].used = c->used;
+        c->used = NULL;
+    }
+    return gr__em_inline_end(e, c, st);
+}
+/* an inner function's loop counter names: distinct in the file */
+static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
+
+#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
+                         unreferenced, so that the op files' rules compile either way) */
+
+/* the arguments, before anything is computed */
+static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
+    int i, d;
+    int64_t k;
+    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
+    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
+    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
+        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = example[i];
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+    }
+    for (k = 0; k < f->n_steps; k++)
+        if (!f->steps[k]->op->builtin)
+            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
+    return GR_OK;
 }
 
 /* a variable's name for a comment: its characters that cannot end one */
@@ -20814,23 +21897,25 @@ static void gr__em_header(const gr__em *e, FILE *out) {
     fprintf(out, "#define %s_WORK_BYTES %lu\n\n", e->name, (unsigned long)e->work_bytes);
 }
 
-/* one static array: a constant's (const) or a shared variable's values at the time of emission */
-static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
-    int64_t i;
-    fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
-    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
-    fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
-}
-
+/* the file: the opening comment, the kernels, the inner functions, the constants and shared variables, NAME */
 static gr_status gr__em_write(gr__em *e, FILE *out) {
-    const gr_fn *f = e->f;
-    int64_t s;
+    gr__etext st, kt;
     int i;
+    int64_t s;
+    memset(&st, 0, sizeof st);
+    memset(&kt, 0, sizeof kt);
+    gr__em_statics(e, &st);
+    for (i = 0; i < e->n_kids; i++)
+        for (s = 0; e->kids[i].used && s < e->kids[i].f->n_slots; s++)
+            if (e->kids[i].used[s] && e->kids[i].f->slots[s].kind == GR__SK_CONST)
+                gr__em_array(e, &kt, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
+    if (st.nomem || kt.nomem) { GR_FREE(st.p); GR_FREE(kt.p); return gr__fn_error(e->f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
     gr__em_header(e, out);
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
-    for (s = 0; s < f->n_slots; s++)
-        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
-    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+    if (kt.n) fwrite(kt.p, 1, kt.n, out);    /* (inline functions' constants: before the functions using them) */
+    if (e->fns.n) fwrite(e->fns.p, 1, e->fns.n, out);
+    if (st.n) fwrite(st.p, 1, st.n, out);
+    GR_FREE(st.p); GR_FREE(kt.p);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
@@ -20849,7 +21934,9 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     e = (gr__em *)gr__calloc(1, sizeof(gr__em));
     if (!e) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     e->f = f;
+    e->root = e;
     e->name = name;
+    e->example = example;
     st = gr__em_prepare(e, example);
     if (st == GR_OK) st = gr__em_direct_start(e);
     if (st == GR_OK) st = gr__em_steps(e);
@@ -20857,13 +21944,11 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
         gr__em_direct(e);
         gr__em_results(e);
         gr__em_placed(e);
-        if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->body.nomem || e->kern.nomem || e->fns.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);
     f->planned = 0;                  /* the next gr_call plans for its own shapes */
-    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE(e->direct); GR_FREE(e->in_read); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
-    GR_FREE(e);
+    gr__em_free(e);
     return st;
 }
 

@@ -904,9 +904,35 @@ done:
     return st;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(OpFromGraph)
+   The inner graph's compiled function (the node's runtime state) is a static function of the emitted
+   file (src/emit.c, gr__em_function), specialised to the operands' shapes, its work carved from the
+   node's scratch; the node calls it. The derived gradient and R-op are ops made of graphs too. The
+   dynamic variant (an inner conditional or loop) gives its shapes in the shape phase from the inner
+   function's (gr__em_fn_shapes). */
+static gr_status gr__OpFromGraph_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__gop_def *d = gr__gdef(node);
+    gr__gop_rt *rt = gr__grt(node);
+    gr_fn *f = rt && rt->fn ? rt->fn->f : NULL;
+    const char *name;
+    size_t work;
+    gr_status st = GR_OK;
+    (void)out;
+    if (!f) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op '%s' (OpFromGraph) has no compiled graph", d->name);
+    if (gr__em_shaping(e)) {
+        gr_array *shapes = (gr_array *)gr__calloc((size_t)node->n_out + 1, sizeof(gr_array));
+        int j;
+        if (!shapes) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if ((st = gr__em_fn_shapes(e, f, in, shapes)) == GR_OK)
+            for (j = 0; j < node->n_out; j++) gr__em_set_shape(e, j, shapes[j].shape);
+        GR_FREE(shapes);
+        return st;
+    }
+    if (!(name = gr__em_function(e, f, in, &work))) return GR_ERR_VALUE;   /* (e's status says why) */
+    gr__em_call(e, name, node->n_in, NULL, node->n_out, NULL, gr__em_scratch_n(e, work));
+    return GR_OK;
+}
 #else /* GR_NO_GRAPHOP: gr_apply names this for an op flagged GRAPHOP (src/graph.c): only a loop is left,
          refused as in the full build */
 static gr_status gr__graph_op_apply(gr_graph *g, const gr_op_def *op, int n_in, gr_var *const *inputs, gr_var **outputs) {

@@ -161,9 +161,46 @@ static gr_var *gr__IfElse_simplify(gr__rewriter *rw, const gr_op_def *op, const 
     return gr__replaced(done, gr__rw1(rw, op, NULL, 0, 3, ins));
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c) ------------------------------------------------------------------
 
-GR__EMIT_NOT_YET(IfElse)
+   The emitted function is lazy as gr_call is: the steps of each side sit in an `if` block on the
+   condition (src/emit.c, from the function's regions); this node copies the side taken. An emitted
+   function has one shape per value: when the sides' shapes differ for the example's shapes, the
+   node is specialised to the side the example takes (the function run on the example up to it; the
+   then side where the example does not reach it), and the emitted code returns GR_ERR_SHAPE when a
+   call takes the other side. Inside an op made of a graph or a loop's body (no example of its own)
+   such a node is not emitted (GR_ERR_SHAPE, naming it). */
+static int gr__ifelse_same_shape(const gr_array *a, const gr_array *b) {
+    int d;
+    for (d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return 0;
+    return 1;
+}
+static gr_status gr__IfElse_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    char c[GR__EM_OPND], y[GR__EM_OPND];
+    unsigned long bytes = (unsigned long)((size_t)out[0]->size * gr__dsize(out[0]->dtype));
+    int side;
+    if (gr__em_shaping(e)) {
+        if (gr__ifelse_same_shape(in[1], in[2])) side = 1;
+        else if ((side = gr__em_example_side(e)) == -2)
+            return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: IfElse %s: its sides have the shapes %s and %s, and the side an example "
+                               "takes is not known inside an op made of a graph or a loop (an emitted function has one shape per value)",
+                               gr__d(gr__out(node)[0]).s, gr__as(in[1]).s, gr__as(in[2]).s);
+        gr__em_set_shape(e, 0, in[side != 0 ? 1 : 2]->shape);
+        return GR_OK;
+    }
+    snprintf(c, sizeof c, "%s", gr__em_in(e, 0));
+    snprintf(y, sizeof y, "%s", gr__em_out(e, 0));
+    if (gr__ifelse_same_shape(in[1], in[2])) {
+        char a[GR__EM_OPND];
+        snprintf(a, sizeof a, "%s", gr__em_in(e, 1));
+        gr__em_line(e, "memcpy(%s, %s[0] != 0 ? (const void *)%s : (const void *)%s, %lu);", y, c, a, gr__em_in(e, 2), bytes);
+        return GR_OK;
+    }
+    side = gr__ifelse_same_shape(out[0], in[1]);      /* the side it was specialised to (shape phase) */
+    gr__em_line(e, "if (%s[0] %s 0) return %d;   /* the other side's shape: not this file's */", c, side ? "==" : "!=", (int)GR_ERR_SHAPE);
+    gr__em_line(e, "memcpy(%s, %s, %lu);", y, gr__em_in(e, side ? 1 : 2), bytes);
+    return GR_OK;
+}
 #else /* GR_NO_IFELSE: the gradient driver names gr_ifelse (src/grad.c), only for nodes of IfElse */
 GR_API gr_status gr_ifelse(gr_var *cond, int n, gr_var *const *then_vals, gr_var *const *else_vals, gr_var **out) {
     int i;

@@ -2799,10 +2799,536 @@ static gr_status gr__Scan_narrow(gr_node *node, const gr__readers *rd, gr_var **
     return st;
 }
 
-/* ---- C code generation (gr_fn_emit_c): the rules not written yet fail, naming the op ---------------- */
+/* ---- C code generation (gr_fn_emit_c): a loop as a C `for` over its steps ----------------------------
 
+   The body, compiled for the step's shapes as the loop's first step compiles it (gr__scan_specialise),
+   is written once inside the loop (gr__em_inner), its memory after the loop's own in the node's
+   scratch. At step t its inputs are pointers: a sequence's rows off + dir t + k - m, a state's taps
+   (the initial value's rows while t + k < 0, else the rows kept), the values. An output keeping every
+   row writes its row t (row t + 1 when its initial value is row 0); one keeping its final value only,
+   with a state of D rows, a ring of D + 1 rows (the taps read rows t - D .. t - 1 while row t is
+   written), copied out after the loop. The emitted function has fixed shapes: a loop whose number of
+   steps is not known from the example's shapes and the constants (n_steps from an input's value), or
+   an output of a while loop (until) keeping every row, is not emitted (GR_ERR_VALUE naming the loop
+   and the output). */
+
+#ifndef GR_NO_STDIO
+
+/* v: the shape of x without its first `drop` axes (no data) */
+static void gr__scan_em_row(gr_array *v, const gr_array *x, int drop) {
+    int a;
+    memset(v, 0, sizeof *v);
+    v->dtype = x->dtype;
+    v->ndim = x->ndim - drop;
+    v->size = 1;
+    for (a = drop; a < x->ndim; a++) { v->shape[a - drop] = x->shape[a]; v->size *= x->shape[a]; }
+}
+static int gr__scan_sit(const gr__scan_def *d, int s) { return d->st_ntaps[s] == 1 && d->taps[d->st_at[s]] == -1; }
+static size_t gr__scan_em_bytes(const gr_array *x, int drop) {   /* a row's bytes */
+    return drop && x->shape[0] == 0 ? 0 : (size_t)(drop ? x->size / x->shape[0] : x->size) * gr__dsize(x->dtype);
+}
+
+/* the steps the loop runs (the most, with until), from the known values and the shapes; -1 after a
+   failure. A sequence's offset read from an input not known here is checked by the emitted code. */
+static int64_t gr__scan_em_steps(gr__em *e, const gr_node *node, const gr_array *const *in) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = -1;
+    int i, s;
+    if (d->has_n_steps) {
+        const void *p = gr__em_known_in(e, 0);
+        if (!p) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': its number of steps (n_steps %s) depends on the data; the emitted "
+                        "function has fixed shapes", d->name, gr__d(gr__in(node)[0]).s);
+            return -1;
+        }
+        L = (int64_t)gr__load(in[0]->dtype, p, 0);
+        if (L < 0) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': n_steps is %lld; it must not be negative", d->name, (long long)L); return -1; }
+    }
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = in[gr__scan_i_seq(d) + i];
+        int64_t span = d->seq_M[i] - d->seq_m[i], allows, off;
+        if (d->seq_off[i] >= 0) {
+            const void *p = gr__em_known_in(e, gr__scan_i_off(d) + d->seq_off[i]);
+            if (!p && d->has_n_steps) continue;
+            if (!p) {
+                gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': the offset of sequence %d depends on the data", d->name, i);
+                return -1;
+            }
+            off = (int64_t)gr__load(GR_I64, p, 0);
+        } else off = d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1;
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
+        if (d->seq_dir[i] > 0) allows = off < 0 ? -1 : x->shape[0] - span - off;
+        else allows = off + span > x->shape[0] - 1 ? -1 : off + 1;
+        if (allows < 0 || (d->has_n_steps && allows < L)) {
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': sequence %d has %lld rows; %lld steps with its taps need %lld", d->name, i,
+                        (long long)x->shape[0], (long long)(d->has_n_steps ? L : 0), (long long)((d->has_n_steps ? L : 0) + span));
+            return -1;
+        }
+        if (!d->has_n_steps && (L < 0 || allows < L)) L = allows;
+    }
+    for (s = 0; s < d->n_state; s++)
+        if (!gr__scan_sit(d, s) && in[gr__scan_i_init(d) + s]->shape[0] < d->st_D[s]) {
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': output %d has taps down to %d, so its initial value needs %d rows; it has %lld",
+                        d->name, d->st_out[s], -d->st_D[s], d->st_D[s], (long long)in[gr__scan_i_init(d) + s]->shape[0]);
+            return -1;
+        }
+    return L;
+}
+
+/* the body's inputs' shapes at a step (bin), and the body compiled for them, as the first step does */
+static gr_fn *gr__scan_em_body(gr__em *e, const gr_node *node, const gr_array *const *in, gr_array *bin) {
+    const gr__scan_def *d = gr__sdef(node);
+    gr__scan_rt *rt = gr__scan_rt_of(node);
+    int i, k, s, j, pos = 0, any_pp = 0;
+    gr_status st;
+    for (i = 0; i < d->n_seq; i++)
+        for (k = 0; k < d->seq_ntaps[i]; k++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_seq(d) + i], 1);
+    for (s = 0; s < d->n_state; s++)
+        for (k = 0; k < d->st_ntaps[s]; k++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_init(d) + s], gr__scan_sit(d, s) ? 0 : 1);
+    for (i = 0; i < d->n_val; i++) gr__scan_em_row(&bin[pos++], in[gr__scan_i_val(d) + i], 0);
+    if (!rt) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' is outside the function that compiled it", d->name); return NULL; }
+    for (j = 0; j < d->n_out; j++) any_pp |= gr__scan_pingpong(node, j);   /* (the runtime's second instance too) */
+    if ((st = gr__scan_specialise(node, d, bin, rt->level, &rt->body, any_pp ? &rt->body2 : NULL, rt->spec)) != GR_OK) {
+        gr__em_fail(e, st, "gr_fn_emit_c: %s", node->graph->message);
+        gr_graph_clear_error(node->graph);
+        return NULL;
+    }
+    return rt->body;
+}
+
+/* the shape pass: the outputs' shapes (and the steps' number, a known value without until) */
+static gr_status gr__scan_em_shapes(gr__em *e, const gr_node *node, const gr_array *const *in, gr_array *const *out, gr_array *bin,
+                                    const gr_array **bo) {
+    const gr__scan_def *d = gr__sdef(node);
+    int64_t L = gr__scan_em_steps(e, node, in);
+    gr_fn *body = L > 0 ? gr__scan_em_body(e, node, in, bin) : NULL;
+    const gr_array **bin_ptr = (const gr_array **)(void *)bo + d->n_bout;
+    int i, j, a;
+    if (L < 0 || (L > 0 && !body)) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' failed", d->name);   /* (said already) */
+    for (i = 0; i < d->n_bin; i++) bin_ptr[i] = &bin[i];
+    if (L > 0 && gr__em_inner_shapes(e, body, bin_ptr, bo) != GR_OK) return gr__em_status(e);
+    for (j = 0; j < d->n_out; j++) {
+        int s = d->out_state[j], lead = gr__scan_last(node, j) ? 0 : 1;
+        gr_array *o = (gr_array *)(uintptr_t)out[j], row;
+        if (s >= 0) {
+            gr__scan_em_row(&row, in[gr__scan_i_init(d) + s], gr__scan_sit(d, s) ? 0 : 1);
+            if (L > 0 && (bo[j]->ndim != row.ndim || memcmp(bo[j]->shape, row.shape, sizeof(int64_t) * (size_t)row.ndim) != 0))
+                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: Scan '%s': output %d has the shape %s; its state has another", d->name, j, gr__as(bo[j]).s);
+        } else if (L > 0) row = *bo[j];
+        else {                                   /* no step: the body's static shape (as gr_call) */
+            memset(&row, 0, sizeof row);
+            row.ndim = d->bout[j]->ndim;
+            for (a = 0; a < row.ndim; a++) row.shape[a] = gr__vshape(d->bout[j])[a] > 0 ? gr__vshape(d->bout[j])[a] : 0;
+        }
+        if (d->has_until && lead)
+            return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s': its output %d (%s) has as many rows as the steps run, which depends on "
+                               "the data (until); the emitted function has fixed shapes", d->name, j, gr__d(gr__out(node)[j]).s);
+        o->ndim = row.ndim + lead;
+        if (lead) o->shape[0] = L + gr__scan_front(node, j);
+        for (a = 0; a < row.ndim; a++) o->shape[a + lead] = row.shape[a];
+    }
+    ((gr_array *)(uintptr_t)out[d->n_out])->ndim = 0;
+    if (!d->has_until) gr__em_known_set(e, d->n_out, &L);
+    return GR_OK;
+}
+/* The emitted loop's names (l<id>_...): per sequence its offset o<i>; per body input its pointer b<k>;
+   per output the bytes of a row (rowb) and, kept LAST with a state, its ring's offset in work. */
+typedef struct gr__scan_em_rp gr__scan_em_rp;
+typedef struct gr__scan_em {
+    gr__em *e;
+    const gr_node *node;
+    const gr__scan_def *d;
+    const gr_array *const *in, *const *out;
+    int64_t L;
+    int id;
+    size_t *rowb, *ring;
+    gr__scan_em_rp *rp;                  /* a checkpointed gradient's loop: its replay */
+} gr__scan_em;
+
+/* A checkpointed gradient's loop emitted: the forward windows (each forward state's last D rows, as
+   gr__replay keeps them) at steps start + j K (j < nck <= checkpoints, K = ceil(L / checkpoints))
+   kept in a first pass over the forward steps; backward step t copies the kept window at or before
+   forward step lm1 - t and runs the forward body from there (the same body, so the same bits as
+   the runtime's revolve schedule; at most checkpoints + 1 windows, O(L K) forward steps). */
+struct gr__scan_em_rp {
+    const gr__scan_def *f;               /* the forward loop */
+    gr_fn *body;                         /* its body, compiled as the runtime's replay compiles it */
+    int first;                           /* the first replayed sequence: its offset is the forward loop's last step */
+    int64_t K, nck;
+    size_t wbytes, slots, win;           /* a window's bytes; where the kept windows are in work, then the working one */
+    size_t *s_off, *s_row;               /* per forward state: its rows' place in a window, a row's bytes */
+    gr_array *fbin;
+    const gr_array **fptr;
+    char (*names)[24];
+    const char **nm;
+    char (*bo)[GR__EM_OPND];
+};
+
+/* the sequences' offsets, checked against their rows when read from an input at run time */
+static void gr__scan_em_offsets(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    int i;
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = c->in[gr__scan_i_seq(d) + i];
+        int64_t span = d->seq_M[i] - d->seq_m[i];
+        if (d->seq_off[i] < 0) {
+            gr__em_line(c->e, "const int64_t l%d_o%d = %lld;", c->id, i, (long long)(d->seq_dir[i] > 0 ? 0 : x->shape[0] - span - 1));
+            continue;
+        }
+        gr__em_line(c->e, "const int64_t l%d_o%d = (%s)[0];", c->id, i, gr__em_in(c->e, gr__scan_i_off(d) + d->seq_off[i]));
+        if (d->replay && d->seq_replay[i] >= 0) continue;   /* recomputed, not read from x */
+        if (d->seq_dir[i] > 0)
+            gr__em_line(c->e, "if (l%d_o%d < 0 || %lld - l%d_o%d < %lld) return %d;", c->id, i, (long long)(x->shape[0] - span), c->id, i,
+                        (long long)c->L, (int)GR_ERR_SHAPE);
+        else
+            gr__em_line(c->e, "if (l%d_o%d > %lld || l%d_o%d + 1 < %lld) return %d;", c->id, i, (long long)(x->shape[0] - 1 - span), c->id, i,
+                        (long long)c->L, (int)GR_ERR_SHAPE);
+    }
+}
+
+/* the body's inputs at step l<id>_t, as pointers l<id>_b<k> */
+static void gr__scan_em_bind(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int i, k, s, pos = 0, id = c->id;
+    char src[GR__EM_OPND];
+    for (i = 0; i < d->n_seq; i++) {
+        const gr_array *x = c->in[gr__scan_i_seq(d) + i];
+        if (c->rp && d->seq_replay[i] >= 0) {       /* a forward state's rows, from the recomputed window */
+            int fs = d->seq_replay[i];
+            for (k = 0; k < d->seq_ntaps[i]; k++)
+                gr__em_line(e, "const void *l%d_b%d = (const char *)work + %lu;", id, pos++, (unsigned long)(c->rp->win + c->rp->s_off[fs] +
+                            (size_t)(d->replay->st_D[fs] + d->taps[d->seq_at[i] + k]) * c->rp->s_row[fs]));
+            continue;
+        }
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + i));
+        for (k = 0; k < d->seq_ntaps[i]; k++)
+            gr__em_line(e, "const void *l%d_b%d = (const char *)%s + (l%d_o%d %c l%d_t + %d) * %lld;", id, pos++, src, id, i,
+                        d->seq_dir[i] > 0 ? '+' : '-', id, d->taps[d->seq_at[i] + k] - d->seq_m[i], (long long)gr__scan_em_bytes(x, 1));
+    }
+    for (s = 0; s < d->n_state; s++) {
+        int j = d->st_out[s], D = d->st_D[s], sit = gr__scan_sit(d, s);
+        long long rb = (long long)c->rowb[j];
+        char init[2 * GR__EM_OPND], rows[2 * GR__EM_OPND];
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_init(d) + s));
+        for (k = 0; k < d->st_ntaps[s]; k++) {
+            int tap = d->taps[d->st_at[s] + k];
+            if (sit) snprintf(init, sizeof init, "%s", src);
+            else snprintf(init, sizeof init, "(const char *)%s + (l%d_t + %d) * %lld", src, id, tap + D, rb);
+            if (gr__scan_last(c->node, j))
+                snprintf(rows, sizeof rows, "(const char *)work + %lu + ((l%d_t + %d) %% %d) * %lld", (unsigned long)c->ring[j], id, tap, D + 1, rb);
+            else snprintf(rows, sizeof rows, "(const char *)%s + (l%d_t + %d) * %lld", gr__em_out(e, j), id, tap + gr__scan_front(c->node, j), rb);
+            gr__em_line(e, "const void *l%d_b%d = l%d_t + %d < 0 ? (const void *)(%s) : (const void *)(%s);", id, pos++, id, tap, init, rows);
+        }
+    }
+    for (i = 0; i < d->n_val; i++) gr__em_line(e, "const void *l%d_b%d = %s;", id, pos++, gr__em_in(e, gr__scan_i_val(d) + i));
+    for (i = 0; i < pos; i += 8) {        /* (what the body does not read) */
+        char v[8 * 24];
+        size_t n = 0;
+        for (k = i; k < pos && k < i + 8; k++) n += (size_t)snprintf(v + n, sizeof v - n, "%s(void)l%d_b%d;", k > i ? " " : "", id, k);
+        gr__em_line(e, "%s", v);
+    }
+}
+
+/* step l<id>_t's outputs (the body's, at bo[j]) kept: every row's row, a ring's row, a final value */
+static void gr__scan_em_keep(const gr__scan_em *c, char (*bo)[GR__EM_OPND]) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int j, id = c->id;
+    for (j = 0; j < d->n_out; j++) {
+        unsigned long rb = (unsigned long)c->rowb[j];
+        if (!rb) continue;
+        if (!gr__scan_last(c->node, j))
+            gr__em_line(e, "memcpy((char *)%s + (l%d_t + %d) * %lu, %s, %lu);", gr__em_out(e, j), id, gr__scan_front(c->node, j), rb, bo[j], rb);
+        else if (d->out_state[j] >= 0)
+            gr__em_line(e, "memcpy((char *)work + %lu + (l%d_t %% %d) * %lu, %s, %lu);", (unsigned long)c->ring[j], id, d->st_D[d->out_state[j]] + 1, rb,
+                        bo[j], rb);
+        else gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, j), bo[j], rb);
+    }
+    gr__em_line(e, "l%d_run = l%d_t + 1;", id, id);
+    if (d->has_until) gr__em_line(e, "if (((const %s *)%s)[0] != 0) break;", gr__em_ctype(d->bout[d->n_out]->dtype), bo[d->n_out]);
+}
+
+/* after the steps: the final values out of their rings (with no step, the initial's last rows), the
+   rows in front, the steps run */
+static void gr__scan_em_finish(const gr__scan_em *c) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    int j, id = c->id;
+    for (j = 0; j < d->n_out; j++) {
+        int s = d->out_state[j];
+        unsigned long rb = (unsigned long)c->rowb[j];
+        if (!gr__scan_last(c->node, j) || !rb) continue;
+        if (s >= 0 && c->L > 0)
+            gr__em_line(e, "memcpy(%s, (const char *)work + %lu + ((l%d_run - 1) %% %d) * %lu, %lu);", gr__em_out(e, j), (unsigned long)c->ring[j], id,
+                        d->st_D[s] + 1, rb, rb);
+        else if (s >= 0)
+            gr__em_line(e, "memcpy(%s, (const char *)%s + %lu, %lu);", gr__em_out(e, j), gr__em_in(e, gr__scan_i_init(d) + s),
+                        gr__scan_sit(d, s) ? 0ul : (unsigned long)(d->st_D[s] - 1) * rb, rb);
+        else if (c->L == 0 && !d->out_last[j])
+            gr__em_line(e, "return %d;   /* output %d is read at its last row, and no step ran */", (int)GR_ERR_RUNTIME, j);
+    }
+    gr__em_line(e, "((int64_t *)%s)[0] = l%d_run;", gr__em_out(e, d->n_out), id);
+}
+
+/* the replay's layout and forward body (at = where its windows start in work); NULL after a failure */
+static gr__scan_em_rp *gr__scan_em_rp_new(gr__scan_em *c, size_t at) {
+    const gr__scan_def *d = c->d, *f = d->replay;
+    gr__scan_rt *rt = gr__scan_rt_of(c->node);
+    size_t n = (size_t)f->n_bin + (size_t)f->n_bout + 2, total = 0;
+    gr__scan_em_rp *rp = (gr__scan_em_rp *)gr__calloc(1, sizeof(gr__scan_em_rp));
+    int i, k, s, pos = 0;
+    gr_status st;
+    if (!rp || !(rp->s_off = (size_t *)gr__calloc(2 * (size_t)f->n_state + 1, sizeof(size_t))) ||
+        !(rp->fbin = (gr_array *)gr__calloc(n, sizeof(gr_array))) || !(rp->fptr = (const gr_array **)gr__calloc(n, sizeof(gr_array *))) ||
+        !(rp->names = (char (*)[24])gr__calloc(n, 24)) || !(rp->nm = (const char **)gr__calloc(n, sizeof(char *))) ||
+        !(rp->bo = (char (*)[GR__EM_OPND])gr__calloc(n, GR__EM_OPND))) {
+        gr__em_fail(c->e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return rp;
+    }
+    rp->f = f;
+    rp->s_row = rp->s_off + f->n_state;
+    for (rp->first = 0; rp->first < d->n_seq && d->seq_replay[rp->first] < 0; rp->first++) {}
+    for (s = 0; s < f->n_state; s++) {
+        const gr_array *x0 = c->in[gr__scan_i_val(d) + d->replay_init0 + s];
+        rp->s_row[s] = gr__scan_em_bytes(x0, gr__scan_sit(f, s) ? 0 : 1);
+        rp->s_off[s] = total;
+        total += ((size_t)f->st_D[s] * rp->s_row[s] + 15u) & ~(size_t)15u;
+    }
+    rp->wbytes = (total + 63) & ~(size_t)63;
+    rp->K = (c->L + d->checkpoints - 1) / d->checkpoints;
+    rp->nck = c->L > 0 ? (c->L + rp->K - 1) / rp->K : 0;
+    rp->slots = at;
+    rp->win = at + (size_t)rp->nck * rp->wbytes;
+    for (i = 0; i < f->n_seq; i++)
+        for (k = 0; k < f->seq_ntaps[i]; k++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_seq(d) + d->replay_seq0 + i], 1);
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + d->replay_init0 + s], gr__scan_sit(f, s) ? 0 : 1);
+    for (i = 0; i < f->n_val; i++) gr__scan_em_row(&rp->fbin[pos++], c->in[gr__scan_i_val(d) + i], 0);
+    for (i = 0; i < f->n_bin; i++) { rp->fptr[i] = &rp->fbin[i]; snprintf(rp->names[i], 24, "l%d_f%d", c->id, i); rp->nm[i] = rp->names[i]; }
+    if (!rt || !rt->rp) { gr__em_fail(c->e, GR_ERR_VALUE, "gr_fn_emit_c: Scan '%s' is outside the function that compiled it", d->name); return rp; }
+    if ((st = gr__scan_specialise(c->node, f, rp->fbin, rt->level, &rt->rp->body, NULL, rt->rp->spec)) != GR_OK) {
+        gr__em_fail(c->e, st, "gr_fn_emit_c: %s", c->node->graph->message);
+        gr_graph_clear_error(c->node->graph);
+        return rp;
+    }
+    rp->body = rt->rp->body;
+    return rp;
+}
+static void gr__scan_em_rp_free(gr__scan_em_rp *rp) {
+    if (!rp) return;
+    GR_FREE(rp->s_off); GR_FREE(rp->fbin); GR_FREE((void *)rp->fptr); GR_FREE(rp->names); GR_FREE((void *)rp->nm); GR_FREE(rp->bo);
+    GR_FREE(rp);
+}
+
+/* the forward body's step u (the C counter named ctr) on the working window, which moves one row */
+static gr_status gr__scan_em_fstep(const gr__scan_em *c, const char *ctr, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int i, k, s, pos = 0, id = c->id;
+    for (i = 0; i < f->n_seq; i++) {             /* forward sequence i is this loop's replay_seq0 + i, read the other way */
+        int bi = d->replay_seq0 + i;
+        const gr_array *x = c->in[gr__scan_i_seq(d) + bi];
+        char src[GR__EM_OPND];
+        snprintf(src, sizeof src, "%s", gr__em_in(e, gr__scan_i_seq(d) + bi));
+        for (k = 0; k < f->seq_ntaps[i]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)%s + (l%d_o%d %c l%d_lm1 %c %s + %d) * %lld;", id, pos++, src, id, bi,
+                        d->seq_dir[bi] > 0 ? '+' : '-', id, d->seq_dir[bi] > 0 ? '-' : '+', ctr, f->taps[f->seq_at[i] + k] - f->seq_m[i],
+                        (long long)gr__scan_em_bytes(x, 1));
+    }
+    for (s = 0; s < f->n_state; s++)
+        for (k = 0; k < f->st_ntaps[s]; k++)
+            gr__em_line(e, "const void *l%d_f%d = (const char *)work + %lu;", id, pos++,
+                        (unsigned long)(rp->win + rp->s_off[s] + (size_t)(f->st_D[s] + f->taps[f->st_at[s] + k]) * rp->s_row[s]));
+    for (i = 0; i < f->n_val; i++) gr__em_line(e, "const void *l%d_f%d = %s;", id, pos++, gr__em_in(e, gr__scan_i_val(d) + i));
+    for (i = 0; i < pos; i++) gr__em_line(e, "(void)l%d_f%d;", id, i);
+    if (gr__em_inner(e, rp->body, rp->fptr, rp->nm, base, NULL, rp->bo) != GR_OK) return gr__em_status(e);
+    for (s = 0; s < f->n_state; s++) {           /* the window moves one row (as gr__replay_advance) */
+        unsigned long rows = (unsigned long)(rp->win + rp->s_off[s]), rb = (unsigned long)rp->s_row[s];
+        if (!rb) continue;
+        if (f->st_D[s] > 1) gr__em_line(e, "memmove((char *)work + %lu, (char *)work + %lu, %lu);", rows, rows + rb, (unsigned long)(f->st_D[s] - 1) * rb);
+        gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", rows + (unsigned long)(f->st_D[s] - 1) * rb, rp->bo[f->st_out[s]], rb);
+    }
+    return gr__em_status(e);
+}
+
+/* before the steps: the window at forward step 0 (the initial rows), then the forward steps, keeping
+   the windows at start + j K */
+static gr_status gr__scan_em_keep_windows(const gr__scan_em *c, size_t base) {
+    const gr__scan_def *d = c->d, *f = c->rp->f;
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int s, id = c->id;
+    char ctr[24];
+    gr__em_line(e, "const int64_t l%d_lm1 = l%d_o%d, l%d_start = l%d_lm1 + 1 - %lld;", id, id, rp->first, id, id, (long long)c->L);
+    for (s = 0; s < f->n_state; s++)
+        if (rp->s_row[s])
+            gr__em_line(e, "memcpy((char *)work + %lu, %s, %lu);", (unsigned long)(rp->win + rp->s_off[s]),
+                        gr__em_in(e, gr__scan_i_val(d) + d->replay_init0 + s), (unsigned long)((size_t)f->st_D[s] * rp->s_row[s]));
+    gr__em_line(e, "for (int64_t l%d_u = 0;; l%d_u++) {", id, id);
+    gr__em_line(e, "if (l%d_u >= l%d_start && (l%d_u - l%d_start) %% %lld == 0)", id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "    memcpy((char *)work + %lu + (size_t)((l%d_u - l%d_start) / %lld) * %lu, (char *)work + %lu, %lu);", (unsigned long)rp->slots,
+                id, id, (long long)rp->K, (unsigned long)rp->wbytes, (unsigned long)rp->win, (unsigned long)rp->wbytes);
+    gr__em_line(e, "if (l%d_u == l%d_start + %lld) break;", id, id, (long long)((rp->nck - 1) * rp->K));
+    snprintf(ctr, sizeof ctr, "l%d_u", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+/* at backward step t: the forward window at step lm1 - t, from the kept one before it */
+static gr_status gr__scan_em_window(const gr__scan_em *c, size_t base) {
+    const gr__scan_em_rp *rp = c->rp;
+    gr__em *e = c->e;
+    int id = c->id;
+    char ctr[24];
+    gr__em_line(e, "{");
+    gr__em_line(e, "const int64_t l%d_w = l%d_lm1 - l%d_t, l%d_j = (l%d_w - l%d_start) / %lld;", id, id, id, id, id, id, (long long)rp->K);
+    gr__em_line(e, "memcpy((char *)work + %lu, (char *)work + %lu + (size_t)l%d_j * %lu, %lu);", (unsigned long)rp->win, (unsigned long)rp->slots,
+                id, (unsigned long)rp->wbytes, (unsigned long)rp->wbytes);
+    gr__em_line(e, "for (int64_t l%d_v = l%d_start + l%d_j * %lld; l%d_v < l%d_w; l%d_v++) {", id, id, id, (long long)rp->K, id, id, id);
+    snprintf(ctr, sizeof ctr, "l%d_v", id);
+    if (gr__scan_em_fstep(c, ctr, base) != GR_OK) return gr__em_status(e);
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+/* the loop */
+static gr_status gr__scan_em_loop(gr__scan_em *c, gr_array *bin, const gr_array **bin_ptr, char (*bo)[GR__EM_OPND], char (*names)[24]) {
+    const gr__scan_def *d = c->d;
+    gr__em *e = c->e;
+    size_t own = 0;
+    int i, j;
+    gr_fn *body = NULL;
+    for (j = 0; j < d->n_out; j++) {
+        const gr_array *o = c->out[j];
+        int lead = gr__scan_last(c->node, j) ? 0 : 1;
+        c->rowb[j] = lead ? gr__scan_em_bytes(o, 1) : gr__scan_em_bytes(o, 0);
+        if (!lead && d->out_state[j] >= 0) {
+            c->ring[j] = gr__em_scratch_at(e) + own;
+            own += ((size_t)(d->st_D[d->out_state[j]] + 1) * c->rowb[j] + 63) & ~(size_t)63;
+        }
+    }
+    if (c->L > 0 && d->replay && d->checkpoints > 0) {   /* the forward windows: kept ones, then the working one */
+        c->rp = gr__scan_em_rp_new(c, gr__em_scratch_at(e) + own);
+        if (!c->rp || gr__em_status(e) != GR_OK) return gr__em_status(e);
+        if (c->rp->first == d->n_seq) { gr__scan_em_rp_free(c->rp); c->rp = NULL; }   /* (no state: nothing replayed) */
+        else own += (size_t)(c->rp->nck + 1) * c->rp->wbytes;
+    }
+    if (c->L > 0 && !(body = gr__scan_em_body(e, c->node, c->in, bin))) return gr__em_status(e);
+    gr__em_scratch_n(e, own);
+    for (i = 0; d->name[i] && (strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_", d->name[i])); i++) {}
+    gr__em_line(e, "/* the loop '%.40s' */", d->name[i] ? "" : d->name);   /* (a name that cannot end the comment) */
+    gr__em_line(e, "{");
+    gr__em_line(e, "int64_t l%d_run = 0;", c->id);
+    gr__scan_em_offsets(c);
+    for (j = 0; j < d->n_out; j++)            /* row 0: the initial value */
+        if (gr__scan_front(c->node, j) && c->rowb[j])
+            gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, j), gr__em_in(e, gr__scan_i_init(d) + d->out_state[j]), (unsigned long)c->rowb[j]);
+    if (c->L > 0) {
+        if (c->rp && gr__scan_em_keep_windows(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
+        gr__em_line(e, "for (int64_t l%d_t = 0; l%d_t < %lld; l%d_t++) {", c->id, c->id, (long long)c->L, c->id);
+        if (c->rp && gr__scan_em_window(c, gr__em_scratch_at(e) + own) != GR_OK) return gr__em_status(e);
+        gr__scan_em_bind(c);
+        for (i = 0; i < d->n_bin; i++) { snprintf(names[i], 24, "l%d_b%d", c->id, i); bin_ptr[i] = &bin[i]; }
+        {
+            const char **nm = (const char **)(void *)(bo + d->n_bout);   /* (room after the outputs' names) */
+            for (i = 0; i < d->n_bin; i++) nm[i] = names[i];
+            if (gr__em_inner(e, body, bin_ptr, nm, gr__em_scratch_at(e) + own, NULL, bo) != GR_OK) return gr__em_status(e);
+        }
+        gr__scan_em_keep(c, bo);
+        gr__em_line(e, "}");
+    }
+    gr__scan_em_finish(c);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+static gr_status gr__Scan_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__scan_def *d = gr__sdef(node);
+    size_t n = (size_t)d->n_bin + (size_t)d->n_bout + 2;
+    gr_array *bin = (gr_array *)gr__calloc(n, sizeof(gr_array));
+    char (*bo)[GR__EM_OPND] = (char (*)[GR__EM_OPND])gr__calloc(n, GR__EM_OPND);
+    char (*names)[24] = (char (*)[24])gr__calloc(n, 24);
+    const gr_array **bin_ptr = (const gr_array **)gr__calloc(2 * n, sizeof(gr_array *));
+    size_t *rowb = (size_t *)gr__calloc(2 * ((size_t)d->n_out + 1), sizeof(size_t));
+    gr_status st;
+    if (!bin || !bo || !names || !bin_ptr || !rowb) st = gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    else if (gr__em_shaping(e)) st = gr__scan_em_shapes(e, node, in, (gr_array *const *)(uintptr_t)out, bin, bin_ptr);
+    else {
+        gr__scan_em c;
+        memset(&c, 0, sizeof c);
+        c.e = e; c.node = node; c.d = d; c.in = in; c.out = out;
+        c.rowb = rowb; c.ring = rowb + d->n_out + 1;
+        c.id = gr__em_loop_id(e);
+        c.L = gr__scan_em_steps(e, node, in);
+        st = c.L < 0 ? gr__em_status(e) : gr__scan_em_loop(&c, bin, bin_ptr, bo, names);
+        gr__scan_em_rp_free(c.rp);
+    }
+    GR_FREE(bin); GR_FREE(bo); GR_FREE(names); GR_FREE((void *)bin_ptr); GR_FREE(rowb);
+    return st;
+}
+
+/* Rows: the rows of its input, fixed */
+static gr_status gr__Rows_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    (void)node; (void)out;
+    gr__em_line(e, "((int64_t *)%s)[0] = %lld;", gr__em_out(e, 0), (long long)in[0]->shape[0]);
+    return gr__em_status(e);
+}
+
+/* ScanPlace, ScanGather: the rows' offset read when the function runs, checked as perform does */
+static void gr__place_em_check(gr__em *e, const gr_node *node, int64_t n, int64_t m) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    gr__em_line(e, "const int64_t off = (%s)[0];", gr__em_in(e, 2));
+    if (n > 0)
+        gr__em_line(e, "if (off + %d < 0 || off + %d >= %lld || off + %lld < 0 || off + %lld >= %lld) return %d;", p->k, p->k, (long long)m,
+                    (long long)p->dir * (n - 1) + p->k, (long long)p->dir * (n - 1) + p->k, (long long)m, (int)GR_ERR_SHAPE);
+}
+static gr_status gr__ScanPlace_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *r = in[0], *o = out[0];
+    int64_t n = r->shape[0], row = n ? r->size / n : 0;
+    const char *T = gr__em_ctype(o->dtype);
+    char sum[GR__EM_OPND];
+    if (n && row != (o->shape[0] ? o->size / o->shape[0] : 0))
+        return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: ScanPlace: rows of %s do not fit %s", gr__as(r).s, gr__as(o).s);
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *r = %s;", gr__em_ctype(r->dtype), gr__em_in(e, 0));
+    gr__em_line(e, "%s *o = %s;", T, gr__em_out(e, 0));
+    gr__place_em_check(e, node, n, o->shape[0]);
+    gr__em_line(e, "memset(o, 0, %lu);", (unsigned long)((size_t)o->size * gr__dsize(o->dtype)));
+    snprintf(sum, sizeof sum, "((double)o[at + i] + (double)r[t * %lld + i])", (long long)row);
+    snprintf(sum, sizeof sum, "%s", gr__em_conv(e, o->dtype, GR_F64, sum, 0));
+    gr__em_line(e, "for (int64_t t = 0; t < %lld; t++) {", (long long)n);
+    gr__em_line(e, "const int64_t at = (off + %d * t + %d) * %lld;", p->dir, p->k, (long long)row);
+    gr__em_line(e, "for (int64_t i = 0; i < %lld; i++) o[at + i] = %s;", (long long)row, sum);
+    gr__em_line(e, "}");
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+static gr_status gr__ScanGather_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__place_params *p = (const gr__place_params *)gr__params(node);
+    const gr_array *src = in[0], *o = out[0];
+    int64_t n = o->shape[0], row = n ? o->size / n : 0;
+    size_t rb = (size_t)row * gr__dsize(o->dtype);
+    if (n && row != (src->shape[0] ? src->size / src->shape[0] : 0))
+        return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: ScanGather: rows of %s do not fit %s", gr__as(o).s, gr__as(src).s);
+    gr__em_line(e, "{");
+    gr__place_em_check(e, node, n, src->shape[0]);
+    gr__em_line(e, "for (int64_t t = 0; t < %lld; t++)", (long long)n);
+    gr__em_line(e, "    memcpy((char *)%s + t * %lu, (const char *)%s + (off + %d * t + %d) * %lu, %lu);", gr__em_out(e, 0), (unsigned long)rb,
+                gr__em_in(e, 0), p->dir, p->k, (unsigned long)rb, (unsigned long)rb);
+    gr__em_line(e, "}");
+    return gr__em_status(e);
+}
+
+#else
 GR__EMIT_NOT_YET(Scan)
 GR__EMIT_NOT_YET(Rows)
 GR__EMIT_NOT_YET(ScanPlace)
 GR__EMIT_NOT_YET(ScanGather)
+#endif /* GR_NO_STDIO */
 #endif /* GR_NO_SCAN */

@@ -407,14 +407,18 @@ typedef struct gr_emit_opts {
 } gr_emit_opts;
 
 /* Writes one self-contained C99 translation unit computing f for inputs of exactly the dtypes and
-   shapes of example[0..n_in) (nothing else is read from them): `#define NAME_WORK_BYTES <n>` and
+   shapes of example[0..n_in) (their data is read only where a conditional's sides differ in shape:
+   f runs on them up to it, and the file keeps the side they take): `#define NAME_WORK_BYTES <n>` and
    `int NAME(const void *const *inputs, void *const *outputs, void *work);` (row-major data of the
    dtypes and shapes its opening comment lists; work: NAME_WORK_BYTES bytes aligned for double),
-   returning 0 or a gr_status (GR_ERR_RUNTIME at run time). The file includes only <math.h>,
+   returning 0 or a gr_status (GR_ERR_RUNTIME at run time; GR_ERR_SHAPE: a call takes the other
+   side of such a conditional). The file includes only <math.h>,
    <stdint.h> and <string.h> and allocates nothing; shared variables become static arrays that f's
    updates change in place. GR_ERR_TYPE / GR_ERR_SHAPE: an example against an input's dtype, ndim
    or static shape; GR_ERR_VALUE: NULL out or example, a name that is not a C identifier, an op
-   that cannot be emitted (a user's op; gr_fn_message names it). Left out with GR_NO_STDIO. */
+   that cannot be emitted (a user's op; gr_fn_message names it), a loop whose rows depend on the
+   data (n_steps from an input's value, a while loop's every-row result: the file's shapes are
+   fixed). Left out with GR_NO_STDIO. */
 #ifndef GR_NO_STDIO
 GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *out, const gr_emit_opts *opts);
 #endif

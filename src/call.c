@@ -418,8 +418,9 @@ static int gr__region_on(gr_fn *f, int32_t r) {
    outputs' memory (the same walk as gr__fn_plan, a buffer made real when it is taken and too
    small: it is free then, so nothing live moves), then the step. The walk is made at every call;
    while the shapes stay the same it takes the same decisions, so a steady-state call allocates
-   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). */
-static gr_status gr__call_dynamic(gr_fn *f) {
+   nothing. A DYNSHAPE step's outputs are memory of its own (external slots). Steps from `stop` on
+   are not run (gr_fn_emit_c runs an example up to a conditional to see the side it takes). */
+static gr_status gr__call_dynamic(gr_fn *f, int64_t stop) {
     gr__planner pl;
     int64_t k;
     int changed = 0, i, j;
@@ -433,7 +434,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
         f->bufs = nb;
         f->cap_bufs = (int32_t)f->n_slots + 1;
     }
-    for (k = 0; k < f->n_steps; k++) {
+    for (k = 0; k < stop; k++) {
         gr_node *node = f->steps[k];
         const int32_t *io = f->step_io + f->step_io_at[k];
         const gr_array *const *in = f->io + f->step_io_at[k];
@@ -474,6 +475,7 @@ static gr_status gr__call_dynamic(gr_fn *f) {
                 if ((st = gr__fn_settle_shape(f, io[node->n_in + j], &changed)) != GR_OK) return st;
         gr__plan_release(f, &pl, k);
     }
+    if (stop < f->n_steps) return GR_OK;
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
         const gr_array *cur = f->upd_store[i]->value;
@@ -523,7 +525,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);
     if ((st = gr__call_bind(f, inputs)) != GR_OK) return st;
     if (f->dynamic) {
-        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f)) != GR_OK) return st;
+        if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f, f->n_steps)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
     if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;

@@ -66,7 +66,7 @@ struct gr__em {
     size_t *stage_off;                   /* by update: where its value is staged (a shared variable's) */
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
-    const gr_fn *top;                    /* the function emitted (not an inner one): direct and in_read are its */
+    const gr_fn *dtop;                   /* the function emitted (not an inner one): direct and in_read are its */
     int32_t *direct;                     /* by slot: j + 1 when it may be / is computed in outputs[j] (gr__em_direct) */
     uint8_t *in_read;                    /* by step: its rule named the memory of an input of f */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
@@ -78,7 +78,30 @@ struct gr__em {
     int ring_at;
     const char *const *red_in[GR__EM_REDIR], *const *red_out[GR__EM_REDIR];   /* gr__em_redirect's, innermost last */
     int n_red;
+    int shaping;                         /* the rule is asked for its outputs' shapes only (gr__em_shaping) */
+    const gr_array *const *example;      /* (root) gr_fn_emit_c's (gr__em_example_side runs it) */
+    gr__em *root;                        /* the file's (itself, or the function an inner one is emitted for):
+                                            its kernels, inner functions and message are the file's */
+    gr__etext fns;                       /* (root) the inner functions (gr__em_function), after the kernels */
+    struct gr__em_fnrec **fnrecs;        /* (root) the inner functions written, by function and shapes */
+    int n_fns;
+    uint32_t cap_fns;
+    /* an inner function written inline (gr__em_inner: a loop's body): */
+    gr__em *top;                         /* whose C function it is written in (itself, or the em it is inline in):
+                                            its lines, its indentation, its work */
+    const char *const *in_expr;          /* its inputs, as C pointer expressions */
+    size_t base;                         /* where its memory starts in work */
+    char own_name[80];                   /* its name, NAME_b<id>, a prefix of its constants */
+    uint8_t *known;                      /* by slot: its value is known when emitting (gr__em_known_in) */
+    void **kmem;                         /* the known values computed, and the slots pointed at them */
+    int32_t *kslot;
+    int n_kmem;
+    struct gr__em_kid *kids;             /* (root) the inline functions written: their constants */
+    int n_kids, cap_kids, n_loops;
 };
+typedef struct gr__em_fnrec { const gr_fn *f; char *key; char name[96]; size_t work; } gr__em_fnrec;
+/* an inner function written inline (gr__em_inner): the root writes its constants */
+typedef struct gr__em_kid { gr_fn *f; uint8_t *used; char name[80]; } gr__em_kid;
 
 static char *gr__em_room(gr__em *e) {
     char *r = e->ring[e->ring_at];
@@ -98,17 +121,22 @@ static const char *gr__em_ctype(int dtype) {
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) {
     va_list ap;
     if (e->status != GR_OK) return e->status;        /* the first failure is the one reported */
-    va_start(ap, fmt);
-    vsnprintf(e->f->message, sizeof e->f->message, fmt, ap);
-    va_end(ap);
+    if (e->root->status == GR_OK) {                  /* (else an inner function's, reported already) */
+        va_start(ap, fmt);
+        vsnprintf(e->root->f->message, sizeof e->root->f->message, fmt, ap);
+        va_end(ap);
+        e->root->status = code;
+    }
     e->status = code;
     return code;
 }
 
 /* a line of NAME's body, indented: a line ending in { opens a block, one starting with } closes it */
 static void gr__em_line(gr__em *e, const char *fmt, ...) {
-    size_t at = e->body.n, len, pad;
+    size_t at, len, pad;
     va_list ap;
+    e = e->top ? e->top : e;             /* (an inline function's lines go where it is written) */
+    at = e->body.n;
     va_start(ap, fmt);
     gr__etext_vadd(&e->body, fmt, ap);
     va_end(ap);
@@ -127,6 +155,7 @@ static void gr__em_line(gr__em *e, const char *fmt, ...) {
 static int gr__em_kernel(gr__em *e, const char *name) {
     const gr__kernel_text *kt;
     int i;
+    e = e->root;                         /* one file: its kernels are written once, whoever asks */
     for (i = 0; i < e->n_kernels; i++) if (!strcmp(e->kernels_done[i], name)) return 1;
     for (kt = gr__kernel_texts; kt->name && strcmp(kt->name, name); kt++) {}
     if (!kt->name) return 0;
@@ -156,7 +185,7 @@ static int gr__em_store(const gr__em *e, const gr__storage *st) {
 static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     const gr_fn *f = e->f;
     const char *T = gr__em_ctype(f->slots[s].arr.dtype), *cq = writable ? "" : "const ";
-    char *x = gr__em_room(e), base[96];
+    char *x = gr__em_room(e), base[GR__EM_OPND];
     int64_t off = 0;
     int32_t r = s;
     int i;
@@ -165,7 +194,8 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
     switch (f->slots[r].kind) {
     case GR__SK_INPUT:
         for (i = 0; i < f->n_in && f->in_slot[i] != r; i++) {}
-        snprintf(base, sizeof base, "inputs[%d]", i);
+        if (e->in_expr) snprintf(base, sizeof base, "%s", e->in_expr[i]);
+        else snprintf(base, sizeof base, "inputs[%d]", i);
         break;
     case GR__SK_CONST: snprintf(base, sizeof base, "%s_c%ld", e->name, (long)r); break;
     case GR__SK_SHARED:
@@ -174,7 +204,7 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "%s_s%d", e->name, i);
         break;
     default:
-        if (f == e->top && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
+        if (f == e->dtop && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
             snprintf(x, GR__EM_EXPR, "\001%ld:%d:%d:%lld\002", (long)r, (int)f->slots[s].arr.dtype, writable, (long long)off);
             return x;
         }
@@ -190,7 +220,7 @@ static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->
 static const char *gr__em_in(gr__em *e, int i) {
     int r;
     for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
-    if (e->f == e->top && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
+    if (e->f == e->dtop && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
     return gr__em_slot(e, gr__em_io(e)[i], 0);
 }
 static const char *gr__em_out(gr__em *e, int j) {
@@ -207,9 +237,11 @@ static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *co
 }
 static const char *gr__em_scratch_n(gr__em *e, size_t bytes) {
     size_t end = e->scratch_off + ((bytes + 63) & ~(size_t)63);
-    if (end > e->work_bytes) e->work_bytes = end;
+    gr__em *t = e->top ? e->top : e;     /* (an inline function's work is the function's it is written in) */
+    if (end > t->work_bytes) t->work_bytes = end;
     return gr__em_scratch(e);
 }
+static size_t gr__em_scratch_at(const gr__em *e) { return e->scratch_off; }
 static const char *gr__em_scratch(gr__em *e) {
     char *x = gr__em_room(e);
     snprintf(x, GR__EM_EXPR, "((void *)((char *)work + %lu))", (unsigned long)e->scratch_off);
@@ -481,63 +513,175 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     return e->status;
 }
 
-/* ---- the function ------------------------------------------------------------------------------ */
+/* ---- the function ------------------------------------------------------------------------------
 
-#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
-                         unreferenced, so that the op files' rules compile either way) */
+   The same steps for the file's function and for an inner function (gr__em_function: an op made of a
+   graph's, a loop's body), each with a gr__em of its own: shapes, plan, steps, results. */
 
-/* the arguments, before anything is computed */
-static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
-    int i, d;
-    int64_t k;
-    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
-    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
-    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
-        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
-    for (i = 0; i < f->n_in; i++) {
-        const gr_array *a = example[i];
-        const gr__slot *sl = &f->slots[f->in_slot[i]];
-        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
-        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
-            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
-                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
-        for (d = 0; d < a->ndim; d++)
-            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
-                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+/* a failure recorded on e's function (gr__fn_error, gr_call's shape rules: "gr_call: ...") made e's,
+   "gr_fn_emit_c: ..." in the message of the file's function */
+static gr_status gr__em_take(gr__em *e, gr_status st) {
+    char tmp[GR__MSG];
+    const char *m = e->f->message;
+    if (e->status != GR_OK) return e->status;
+    if (!strncmp(m, "gr_call: ", 9)) m += 9;
+    else if (!strncmp(m, "gr_fn_emit_c: ", 14)) m += 14;
+    snprintf(tmp, sizeof tmp, "%s", m);
+    return gr__em_fail(e, st, "gr_fn_emit_c: %s", tmp);
+}
+
+static int gr__em_shaping(gr__em *e) { return e->shaping; }
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) {
+    gr__slot *sl = &e->f->slots[gr__em_io(e)[e->f->steps[e->k]->n_in + j]];
+    int d;
+    for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = shape[d];
+}
+
+/* The side (1: then, 0: else) the example takes at the conditional being shaped (step e->k): the
+   function run on the example up to that step (nothing updated, nothing returned; the slots' data
+   pointers put back after, the known values' among them); -1 when the example does not reach the
+   step (it is on a side not taken); -2 when not known: an inner function (no example of its own),
+   or the run failed (e's status says why). */
+static int gr__em_example_side(gr__em *e) {
+    gr_fn *f = e->f;
+    int changed = 0, side = -2;
+    int64_t s;
+    gr_status st;
+    char tmp[GR__MSG];
+    void **keep;
+    if (e != e->root || !e->example || !f->dynamic) return -2;
+    if (!(keep = (void **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + 1)))) {
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return -2;
     }
-    for (k = 0; k < f->n_steps; k++)
-        if (!f->steps[k]->op->builtin)
-            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
-                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
-    if (f->dynamic) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: loops and conditionals are not emitted yet");
+    for (s = 0; s < f->n_slots; s++) keep[s] = f->slots[s].arr.data;
+    if ((st = gr__call_bind(f, e->example)) != GR_OK || (st = gr__call_leaf_shapes(f, &changed)) != GR_OK ||
+        (st = gr__call_dynamic(f, e->k)) != GR_OK) {
+        snprintf(tmp, sizeof tmp, "%s", strncmp(f->message, "gr_call: ", 9) ? f->message : f->message + 9);
+        gr__em_fail(e, st, "gr_fn_emit_c: running the example up to the conditional %s (to see the side it takes) failed: %s",
+                    gr__d(gr__out(f->steps[e->k])[0]).s, tmp);
+    } else if (f->step_reg && !gr__region_on(f, f->step_reg[e->k])) side = -1;
+    else {
+        const gr_array *c = f->io[f->step_io_at[e->k]];
+        side = gr__load(c->dtype, c->data, 0) != 0;
+    }
+    for (s = 0; s < f->n_slots; s++) f->slots[s].arr.data = keep[s];
+    GR_FREE(keep);
+    return side;
+}
+
+/* Values known when emitting: a loop's number of steps must be (the emitted function has fixed
+   shapes). A constant's is; so is a step's whose inputs all are, small, computed now by its perform
+   (the steps a loop runs, and the offsets and counts a gradient's loop computes from them). A loop's
+   rule gives its steps output's (gr__em_known_set). gr__em_known_in reads them. */
+static void *gr__em_known_room(gr__em *e, int32_t s, size_t bytes) {
+    void *m;
+    if (!e->kmem) {
+        e->kmem = (void **)gr__calloc((size_t)e->f->n_slots + 1, sizeof(void *));
+        e->kslot = (int32_t *)gr__calloc((size_t)e->f->n_slots + 1, sizeof(int32_t));
+        if (!e->kmem || !e->kslot) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    }
+    if (e->n_kmem >= e->f->n_slots) return NULL;
+    if (!(m = gr__calloc(bytes + 8, 1))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    e->kmem[e->n_kmem] = m;
+    e->kslot[e->n_kmem++] = s;
+    e->f->slots[s].arr.data = m;
+    return m;
+}
+static void gr__em_eval(gr__em *e, int64_t k) {
+    gr_fn *f = e->f;
+    gr_node *node = f->steps[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    unsigned fl = gr__flags_of(node->op);
+    int i, j;
+    gr_status st;
+    if ((fl & (GR__OPF_DYNSHAPE | GR__OPF_RUNTIME | GR__OPF_LAZY | GR__OPF_GRAPHOP)) || gr__alias_of(node->op) || gr__step_scratch(f, k) > 0)
+        return;
+    for (i = 0; i < node->n_in; i++) if (!e->known[io[i]] || f->slots[io[i]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++) if (f->slots[io[node->n_in + j]].arr.size > 64) return;
+    for (j = 0; j < node->n_out; j++)
+        if (!gr__em_known_room(e, io[node->n_in + j], gr__slot_bytes(&f->slots[io[node->n_in + j]]))) return;
+    st = node->op->perform(node, f->io + f->step_io_at[k], (gr_array *const *)(f->io + f->step_io_at[k] + node->n_in));
+    if (st != GR_OK || f->g->status != GR_OK) { gr_graph_clear_error(f->g); return; }
+    for (j = 0; j < node->n_out; j++) e->known[io[node->n_in + j]] = 1;
+}
+static const void *gr__em_known_in(gr__em *e, int i) {
+    int32_t s = gr__em_io(e)[i];
+    return e->known && e->known[s] ? e->f->slots[s].arr.data : NULL;
+}
+static void gr__em_known_set(gr__em *e, int j, const void *value) {
+    int32_t s = gr__em_io(e)[e->f->steps[e->k]->n_in + j];
+    size_t bytes = gr__slot_bytes(&e->f->slots[s]);
+    void *m = gr__em_known_room(e, s, bytes);
+    if (m) { memcpy(m, value, bytes); e->known[s] = 1; }
+}
+
+/* every slot's shape for the inputs' (bound): the leaves', then each step's by its shape rule, or,
+   for a step whose shape rule reads data or runs (a conditional, a loop: LAZY, DYNSHAPE), by its emit
+   rule in the shape phase (gr__em_shaping) */
+static gr_status gr__em_shapes(gr__em *e) {
+    gr_fn *f = e->f;
+    int changed = 0, i, d;
+    int64_t s;
+    gr_status st = gr__call_leaf_shapes(f, &changed);
+    if (st != GR_OK) return gr__em_take(e, st);
+    if (!e->known && !(e->known = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1))) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (s = 0; s < f->n_slots; s++) e->known[s] = f->slots[s].kind == GR__SK_CONST;
+    for (e->k = 0; e->k < f->n_steps; e->k++) {
+        gr_node *node = f->steps[e->k];
+        const gr_array *const *in = f->io + f->step_io_at[e->k];
+        gr_array *const *out = (gr_array *const *)(f->io + f->step_io_at[e->k] + node->n_in);
+        if (gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE)) {
+            gr__emit_fn rule = gr__emit_of(node->op);
+            if (!rule) return gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
+            e->shaping = 1;
+            st = rule(e, node, in, (const gr_array *const *)out);
+            e->shaping = 0;
+            if (st != GR_OK || e->status != GR_OK)
+                return e->status != GR_OK ? e->status : gr__em_fail(e, st, "gr_fn_emit_c: op %s failed giving its shapes", node->op->name);
+        } else {
+            st = node->op->shape ? node->op->shape(node, in, out) : gr__like0_shape(node, in, out);
+            if (st != GR_OK || f->g->status != GR_OK) return gr__em_take(e, gr__fn_take_error(f, st != GR_OK ? st : f->g->status, node));
+        }
+        for (i = 0; i < node->n_out; i++)
+            if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[e->k] + node->n_in + i], &changed)) != GR_OK) return gr__em_take(e, st);
+        if (!(gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE))) gr__em_eval(e, e->k);
+        if (e->status != GR_OK) return e->status;
+    }
+    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable */
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: the update of shared variable %s has shape %s; the variable has shape %s",
+                                   gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
     return GR_OK;
 }
 
-/* "gr_call: ..." of the shape rules' messages becomes "gr_fn_emit_c: ..." */
-static gr_status gr__em_rename(gr_fn *f, gr_status st) {
-    char tmp[GR__MSG];
-    if (!strncmp(f->message, "gr_call: ", 9)) {
-        snprintf(tmp, sizeof tmp, "gr_fn_emit_c: %s", f->message + 9);
-        memcpy(f->message, tmp, sizeof f->message);
-    }
-    return st;
-}
-
-/* every slot's shape for the example's, the plan, and the work buffer's layout */
-static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+/* the inputs' shapes (of example's arrays; their data is not read), then every slot's */
+static gr_status gr__em_bind_shapes(gr__em *e, const gr_array *const *example) {
     gr_fn *f = e->f;
-    int32_t n_bufs, b, keep = f->cap_bufs;
-    int changed = 0, i, d;
-    size_t need, at = 0;
-    gr_status st;
+    int i, d;
     for (i = 0; i < f->n_in; i++) {
         gr__slot *sl = &f->slots[f->in_slot[i]];
         for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = example[i]->shape[d];
         sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
     }
-    f->planned = 0;
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return gr__em_rename(f, st);
+    f->planned = 0;                  /* (the next gr_call plans for its own shapes) */
+    return gr__em_shapes(e);
+}
+
+/* every slot's shape for the example's, the plan, and the work buffer's layout */
+static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
+    gr_fn *f = e->f;
+    int32_t n_bufs, b, keep;
+    int i;
+    size_t need, at = e->base;
+    gr_status st;
+    gr__em *t = e->top ? e->top : e;
+    if ((st = gr__em_bind_shapes(e, example)) != GR_OK) return st;
+    keep = f->cap_bufs;              /* (after the shapes: running an example may have made buffers) */
     f->cap_bufs = 0;                 /* buffers sized for these shapes only, not for earlier calls' */
     need = gr__fn_plan_walk(f, &n_bufs);
     f->cap_bufs = keep;
@@ -546,7 +690,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     e->used = (uint8_t *)gr__calloc((size_t)f->n_slots + 1, 1);
     e->stores = (const gr__storage **)GR_MALLOC(sizeof(void *) * (size_t)(f->n_slots + f->n_upd + 1));
     e->store_used = (uint8_t *)gr__calloc((size_t)(f->n_slots + f->n_upd + 1), 1);
-    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    if (!e->buf_off || !e->stage_off || !e->used || !e->stores || !e->store_used) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     for (b = 0; b < n_bufs; b++) { e->buf_off[b] = at; at += (f->plan_caps[b] + 63) & ~(size_t)63; }
     for (i = 0; i < f->n_upd; i++) {
         const gr__slot *sl = &f->slots[f->upd_slot[i]];
@@ -554,7 +698,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
         if (f->slots[gr__slot_root(f, f->upd_slot[i])].kind == GR__SK_SHARED) at += (gr__slot_bytes(sl) + 63) & ~(size_t)63;
     }
     e->scratch_off = at;             /* last: a rule may ask for more (gr__em_scratch_n) */
-    e->work_bytes = at + ((need + 63) & ~(size_t)63);
+    if (at + ((need + 63) & ~(size_t)63) > t->work_bytes) t->work_bytes = at + ((need + 63) & ~(size_t)63);
     for (i = 0; i < f->n_slots; i++)
         if (f->slots[i].kind == GR__SK_SHARED && gr__em_store(e, (const gr__storage *)gr__ext(f->slots[i].var)) < 0)
             e->stores[e->n_stores++] = (const gr__storage *)gr__ext(f->slots[i].var);
@@ -576,7 +720,7 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
 static gr_status gr__em_direct_start(gr__em *e) {
     gr_fn *f = e->f;
     int j;
-    e->top = f;
+    e->dtop = f;
     e->direct = (int32_t *)gr__calloc((size_t)f->n_slots + 1, sizeof(int32_t));
     e->in_read = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1);
     if (!e->direct || !e->in_read) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
@@ -638,10 +782,43 @@ static void gr__em_placed(gr__em *e) {
 }
 
 /* every step, as its rule writes it */
+
+/* The conditionals' blocks before step k of region r: the blocks of the regions it is not in closed,
+   those of r's chain opened, `if (cond[0] != 0) {` (`== 0` for the other side); a side closed just
+   before its other side opens becomes `} else {`. open: the regions whose blocks are open, outermost
+   first; chain: room for as many. r = 0 closes every block. */
+static void gr__em_regions(gr__em *e, int32_t *open, int *n_open, int32_t *chain, int32_t r) {
+    const gr__region *rg = e->f->regs;
+    int n = 0, m = 0;
+    for (; r > 0; r = rg[r].parent) chain[n++] = r;                  /* innermost first */
+    while (m < *n_open && m < n && open[m] == chain[n - 1 - m]) m++;  /* the blocks it stays in */
+    while (*n_open > m) {
+        int32_t c = open[--*n_open], nx = *n_open == m && m < n ? chain[n - 1 - m] : 0;
+        if (nx > 0 && rg[nx].parent == rg[c].parent && rg[nx].cond == rg[c].cond && rg[nx].side != rg[c].side) {
+            gr__em_line(e, "} else {");
+            open[(*n_open)++] = nx;
+            m++;
+        } else gr__em_line(e, "}");
+    }
+    for (; m < n; m++) {
+        int32_t nx = chain[n - 1 - m];
+        gr__em_line(e, "if (%s[0] %s 0) {", gr__em_slot(e, rg[nx].cond_slot, 0), rg[nx].side ? "!=" : "==");
+        open[(*n_open)++] = nx;
+    }
+}
+
+/* every step, as its rule writes it; a conditional's sides in their blocks */
 static gr_status gr__em_steps(gr__em *e) {
     gr_fn *f = e->f;
+    int32_t *open = NULL, *chain = NULL;
+    int n_open = 0;
     e->indent = 1;
-    for (e->k = 0; e->k < f->n_steps; e->k++) {
+    if (f->step_reg) {
+        open = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        chain = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
+        if (!open || !chain) { GR_FREE(open); GR_FREE(chain); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    }
+    for (e->k = 0; e->k < f->n_steps && e->status == GR_OK; e->k++) {
         gr_node *node = f->steps[e->k];
         const gr_array *const *in = f->io + f->step_io_at[e->k];
         const gr_array *const *out = in + node->n_in;
@@ -649,16 +826,18 @@ static gr_status gr__em_steps(gr__em *e) {
         char shape[200];
         int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
+        if (open) gr__em_regions(e, open, &n_open, chain, f->step_reg[e->k]);
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
         for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
         if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
         if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
-        if (e->status != GR_OK) return e->status;
-        if (e->body.nomem || e->kern.nomem) return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->status == GR_OK && (e->body.nomem || e->root->kern.nomem || e->root->fns.nomem)) gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
-    return GR_OK;
+    if (open) gr__em_regions(e, open, &n_open, chain, 0);
+    GR_FREE(open); GR_FREE(chain);
+    return e->status;
 }
 
 /* the outputs copied out, then the updates: values living in a shared variable staged first */
@@ -668,7 +847,7 @@ static void gr__em_results(gr__em *e) {
     gr__em_line(e, "/* outputs */");
     for (i = 0; i < f->n_out; i++) {
         const gr__slot *sl = &f->slots[f->out_slot[i]];
-        if (sl->arr.size > 0 && e->direct[f->out_slot[i]] != i + 1)
+        if (sl->arr.size > 0 && !(e->direct && e->direct[f->out_slot[i]] == i + 1))
             gr__em_line(e, "memcpy(outputs[%d], %s, %lu);", i, gr__em_slot(e, f->out_slot[i], 0), (unsigned long)gr__slot_bytes(sl));
     }
     if (f->n_upd) gr__em_line(e, "/* updates */");
@@ -688,6 +867,277 @@ static void gr__em_results(gr__em *e) {
         e->store_used[gr__em_store(e, f->upd_store[i])] = 1;
         gr__em_line(e, "memcpy(%s_s%d, %s, %lu);", e->name, gr__em_store(e, f->upd_store[i]), src, (unsigned long)gr__slot_bytes(sl));
     }
+}
+
+/* one static array: a constant's (const) or a shared variable's values at the time of emission */
+static void gr__em_array(gr__em *e, gr__etext *t, const char *qual, const char *what, long id, const gr_array *a) {
+    int64_t i;
+    gr__etext_add(t, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
+    for (i = 0; i < a->size; i++) gr__etext_add(t, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
+    gr__etext_add(t, "%s};\n", a->size ? "\n" : " 0 ");
+}
+/* the constants and shared variables e's function reads */
+static void gr__em_statics(gr__em *e, gr__etext *t) {
+    const gr_fn *f = e->f;
+    int64_t s;
+    int i;
+    for (s = 0; s < f->n_slots; s++)
+        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, t, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
+    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, t, "", "s", i, e->stores[i]->value);
+}
+
+static void gr__em_free(gr__em *e) {
+    int i;
+    if (!e) return;
+    for (i = 0; i < e->n_kmem; i++) { e->f->slots[e->kslot[i]].arr.data = NULL; GR_FREE(e->kmem[i]); }   /* (point at nothing again) */
+    GR_FREE(e->kmem); GR_FREE(e->kslot); GR_FREE(e->known);
+    for (i = 0; i < e->n_kids; i++) GR_FREE(e->kids[i].used);
+    GR_FREE(e->kids);
+    for (i = 0; i < e->n_fns; i++) { GR_FREE(e->fnrecs[i]->key); GR_FREE(e->fnrecs[i]); }
+    GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
+    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
+    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    GR_FREE(e->direct); GR_FREE(e->in_read);
+    GR_FREE(e);
+}
+
+/* a gr__em for inner, a function e's file calls (NULL: out of memory, failed on e); e's status
+   takes the inner one's when it is freed (gr__em_sub_end) */
+static gr__em *gr__em_sub(gr__em *e, gr_fn *inner, const char *name) {
+    gr__em *s;
+    int64_t k;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED || inner->n_upd) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading or updating a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(s = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    s->root = e->root;
+    s->f = inner;
+    s->name = name;
+    return s;
+}
+static gr_status gr__em_sub_end(gr__em *e, gr__em *s) {
+    if (s->status != GR_OK && e->status == GR_OK) e->status = s->status;   /* (the message is the file's already) */
+    s->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(s);
+    return e->status;
+}
+
+/* the shapes of inner's outputs for inputs of in's shapes (their data not read) into out[0..n_out) */
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) {
+    gr__em *s = gr__em_sub(e, inner, e->name);
+    int j;
+    if (!s) return e->status;
+    if (gr__em_bind_shapes(s, in) == GR_OK)
+        for (j = 0; j < inner->n_out; j++) {
+            out[j] = inner->slots[inner->out_slot[j]].arr;
+            out[j].data = NULL;
+        }
+    return gr__em_sub_end(e, s);
+}
+
+/* inner as a static function of e's file for inputs of in's shapes: its name (NULL: failed) and the
+   work it needs (*work bytes); written once per function and shapes, after the kernels */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) {
+    gr__em *root = e->root, *s;
+    gr__em_fnrec *rec;
+    gr__etext key;
+    int i, d;
+    *work = 0;
+    if (e->status != GR_OK) return NULL;
+    memset(&key, 0, sizeof key);
+    for (i = 0; i < inner->n_in; i++) {
+        for (d = 0; d < in[i]->ndim; d++) gr__etext_add(&key, "%lld,", (long long)in[i]->shape[d]);
+        gr__etext_add(&key, ";");
+    }
+    gr__etext_add(&key, ".");
+    if (key.nomem) { GR_FREE(key.p); gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    for (i = 0; i < root->n_fns; i++)
+        if (root->fnrecs[i]->f == inner && !strcmp(root->fnrecs[i]->key, key.p)) {
+            GR_FREE(key.p);
+            *work = root->fnrecs[i]->work;
+            return root->fnrecs[i]->name;
+        }
+    rec = (gr__em_fnrec *)gr__calloc(1, sizeof(gr__em_fnrec));
+    if (!rec || !gr__grow((void **)&root->fnrecs, &root->cap_fns, (uint32_t)root->n_fns, sizeof(void *))) {
+        GR_FREE(rec); GR_FREE(key.p);
+        gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        return NULL;
+    }
+    rec->f = inner;
+    rec->key = key.p;
+    snprintf(rec->name, sizeof rec->name, "%s_f%d", root->name, root->n_fns);
+    root->fnrecs[root->n_fns++] = rec;
+    if (!(s = gr__em_sub(e, inner, rec->name))) return NULL;
+    if (gr__em_prepare(s, in) == GR_OK && gr__em_steps(s) == GR_OK) {
+        gr__em_results(s);
+        gr__em_statics(s, &root->fns);
+        gr__etext_add(&root->fns, "\nstatic int %s(const void *const *inputs, void *const *outputs, void *work) {\n", rec->name);
+        gr__etext_add(&root->fns, "    (void)inputs; (void)outputs; (void)work;\n");
+        if (s->body.n) gr__etext_add(&root->fns, "%.*s", (int)s->body.n, s->body.p);
+        gr__etext_add(&root->fns, "    return 0;\n}\n\n");
+        if (s->body.nomem || root->fns.nomem) gr__em_fail(s, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        *work = rec->work = s->work_bytes;
+    }
+    return gr__em_sub_end(e, s) == GR_OK ? rec->name : NULL;
+}
+
+/* a block calling fn (a function of the file): inputs in[0..n_in) and outputs out[0..n_out) (C
+   pointers; NULL arrays: the node's own, gr__em_in / gr__em_out), its work at work; its failure
+   returned */
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out, const char *work) {
+    char name[96], w[GR__EM_EXPR];
+    int i;
+    snprintf(name, sizeof name, "%s", fn);
+    snprintf(w, sizeof w, "%s", work);
+    gr__em_line(e, "{");
+    if (n_in > 0) gr__em_line(e, "const void *fi[%d];", n_in);
+    if (n_out > 0) gr__em_line(e, "void *fo[%d];", n_out);
+    gr__em_line(e, "int rc;");
+    for (i = 0; i < n_in; i++) gr__em_line(e, "fi[%d] = %s;", i, in ? in[i] : gr__em_in(e, i));
+    for (i = 0; i < n_out; i++) gr__em_line(e, "fo[%d] = %s;", i, out ? out[i] : gr__em_out(e, i));
+    gr__em_line(e, "rc = %s(%s, %s, %s);", name, n_in > 0 ? "fi" : "0", n_out > 0 ? "fo" : "0", w);
+    gr__em_line(e, "if (rc != 0) return rc;");
+    gr__em_line(e, "}");
+}
+
+/* ---- inner functions written inline (a loop's body, inside its C for) ----------------------------- */
+
+static gr_status gr__em_status(const gr__em *e) { return e->root->status != GR_OK ? e->root->status : e->status; }
+/* the end of an inline function's emission: its status (st, or its own) made e's, inner's plan dropped */
+static gr_status gr__em_inline_end(gr__em *e, gr__em *c, gr_status st) {
+    if (st == GR_OK) st = c->status;
+    if (st != GR_OK && e->status == GR_OK) e->status = st;
+    c->f->planned = 0;               /* the next gr_call of inner plans for its own shapes */
+    gr__em_free(c);
+    return e->status;
+}
+
+/* an emission of inner, a function inside e's current step, for inputs of the shapes of in */
+static gr__em *gr__em_child(gr__em *e, gr_fn *inner, const gr_array *const *in) {
+    gr__em *c;
+    int64_t k;
+    int i, d;
+    for (k = 0; k < inner->n_steps; k++)
+        if (!inner->steps[k]->op->builtin) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                        inner->steps[k]->op->name ? inner->steps[k]->op->name : "?");
+            return NULL;
+        }
+    if (inner->n_upd > 0) {
+        gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: updates inside %s are not emitted", e->f->steps[e->k]->op->name);
+        return NULL;
+    }
+    for (k = 0; k < inner->n_slots; k++)
+        if (inner->slots[k].kind == GR__SK_SHARED) {
+            gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: an inner function reading a shared variable is not emitted");
+            return NULL;
+        }
+    if (!(c = (gr__em *)gr__calloc(1, sizeof(gr__em)))) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    c->f = inner;
+    c->root = e->root;
+    c->top = e->top ? e->top : e;
+    c->name = e->root->name;
+    for (i = 0; i < inner->n_in; i++) {
+        gr__slot *sl = &inner->slots[inner->in_slot[i]];
+        if (in[i]->dtype != sl->arr.dtype || in[i]->ndim != sl->arr.ndim) {
+            gr__em_inline_end(e, c, GR_OK);
+            gr__em_fail(e, GR_ERR_TYPE, "gr_fn_emit_c: %s: input %d of its inner function is %s with %d dimensions, not %s with %d",
+                        e->f->steps[e->k]->op->name, i, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(in[i]->dtype), in[i]->ndim);
+            return NULL;
+        }
+        for (d = 0; d < sl->arr.ndim; d++) sl->arr.shape[d] = in[i]->shape[d];
+        sl->arr.size = gr__shape_size(sl->arr.ndim, sl->arr.shape);
+    }
+    inner->planned = 0;
+    return c;
+}
+
+/* the shapes of inner's slots for inputs of the shapes of in (the shape pass alone, for a rule's
+   gr__em_shaping pass); out[j]: its output j (dtype, ndim, shape; no data) */
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) {
+    gr__em *c = gr__em_child(e, inner, in);
+    int j;
+    gr_status st;
+    if (!c) return gr__em_status(e);
+    st = gr__em_shapes(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) out[j] = &inner->slots[inner->out_slot[j]].arr;
+    return gr__em_inline_end(e, c, st);
+}
+
+/* inner's steps written here, for inputs of the shapes of in whose data are the C pointer
+   expressions in_expr[i] (valid while its lines run), its memory plan laid out in work from byte
+   base on (the caller's rule reserves its end with gr__em_scratch_n: *end); out_expr[j]: a C
+   `const T *` to its output j once its lines ran. Its constants become statics NAME_b<id>_c<slot>. */
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) {
+    gr__em *c = gr__em_child(e, inner, in), *r = e->root;
+    gr_status st;
+    int j, id;
+    if (!c) return gr__em_status(e);
+    if (r->n_kids == r->cap_kids) {
+        int cap = r->cap_kids ? 2 * r->cap_kids : 8;
+        gr__em_kid *p = (gr__em_kid *)GR_REALLOC(r->kids, sizeof(gr__em_kid) * (size_t)cap);
+        if (!p) { gr__em_inline_end(e, c, GR_OK); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+        r->kids = p;
+        r->cap_kids = cap;
+    }
+    id = r->n_kids++;                /* (the inner functions inside this one come after it) */
+    r->kids[id].f = inner;
+    r->kids[id].used = NULL;
+    snprintf(r->kids[id].name, sizeof r->kids[id].name, "b%d_c", id);
+    snprintf(c->own_name, sizeof c->own_name, "%s_b%d", r->name, id);
+    c->name = c->own_name;
+    c->in_expr = in_expr;
+    c->base = base;
+    st = gr__em_prepare(c, in);
+    if (st == GR_OK) st = gr__em_steps(c);
+    for (j = 0; st == GR_OK && j < inner->n_out; j++) snprintf(out_expr[j], GR__EM_OPND, "%s", gr__em_slot(c, inner->out_slot[j], 0));
+    if (st == GR_OK) {
+        if (end) *end = c->scratch_off;   /* (its steps' scratch is counted in the root's work already) */
+        r->kids[id].used = c->used;
+        c->used = NULL;
+    }
+    return gr__em_inline_end(e, c, st);
+}
+/* an inner function's loop counter names: distinct in the file */
+static int gr__em_loop_id(gr__em *e) { return e->root->n_loops++; }
+
+#ifndef GR_NO_STDIO   /* (the rest takes a FILE *: left out with the printers; the rules above stay,
+                         unreferenced, so that the op files' rules compile either way) */
+
+/* the arguments, before anything is computed */
+static gr_status gr__em_check(gr_fn *f, const gr_array *const *example, FILE *out, const char *name) {
+    int i, d;
+    int64_t k;
+    if (!out) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: out is NULL");
+    if (f->n_in > 0 && !example) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example is NULL but the function takes %d inputs", f->n_in);
+    if (!name[0] || strchr("0123456789", name[0]) || strlen(name) > 64 || strspn(name, GR__EM_IDCHARS) != strlen(name))
+        return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: the name \"%.80s\" is not a C identifier (of at most 64 characters)", name);
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = example[i];
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        if (!a) return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: example %d (%s) is NULL", i, gr__d(sl->var).s);
+        if (a->dtype != sl->arr.dtype || a->ndim != sl->arr.ndim)
+            return gr__fn_error(f, GR_ERR_TYPE, "gr_fn_emit_c: example %d (%s) must be %s with %d dimensions, not %s with %d", i,
+                                gr__d(sl->var).s, gr_dtype_name(sl->arr.dtype), sl->arr.ndim, gr_dtype_name(a->dtype), a->ndim);
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] < 0 || (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != a->shape[d]))
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_fn_emit_c: example %d (%s) has shape %s, but the function takes %s", i,
+                                    gr__d(sl->var).s, gr__as(a).s, gr__vs(sl->var).s);
+    }
+    for (k = 0; k < f->n_steps; k++)
+        if (!f->steps[k]->op->builtin)
+            return gr__fn_error(f, GR_ERR_VALUE, "gr_fn_emit_c: op %s is a user's op (a C perform) and cannot be emitted",
+                                f->steps[k]->op->name ? f->steps[k]->op->name : "?");
+    return GR_OK;
 }
 
 /* a variable's name for a comment: its characters that cannot end one */
@@ -731,23 +1181,25 @@ static void gr__em_header(const gr__em *e, FILE *out) {
     fprintf(out, "#define %s_WORK_BYTES %lu\n\n", e->name, (unsigned long)e->work_bytes);
 }
 
-/* one static array: a constant's (const) or a shared variable's values at the time of emission */
-static void gr__em_array(gr__em *e, FILE *out, const char *qual, const char *what, long id, const gr_array *a) {
-    int64_t i;
-    fprintf(out, "static %s%s %s_%s%ld[%lld] = {", qual, gr__em_ctype(a->dtype), e->name, what, id, (long long)(a->size ? a->size : 1));
-    for (i = 0; i < a->size; i++) fprintf(out, "%s%s", !i ? "\n    " : i % 6 ? ", " : ",\n    ", gr__em_value(e, a->dtype, a->data, i));
-    fprintf(out, "%s};\n", a->size ? "\n" : " 0 ");
-}
-
+/* the file: the opening comment, the kernels, the inner functions, the constants and shared variables, NAME */
 static gr_status gr__em_write(gr__em *e, FILE *out) {
-    const gr_fn *f = e->f;
-    int64_t s;
+    gr__etext st, kt;
     int i;
+    int64_t s;
+    memset(&st, 0, sizeof st);
+    memset(&kt, 0, sizeof kt);
+    gr__em_statics(e, &st);
+    for (i = 0; i < e->n_kids; i++)
+        for (s = 0; e->kids[i].used && s < e->kids[i].f->n_slots; s++)
+            if (e->kids[i].used[s] && e->kids[i].f->slots[s].kind == GR__SK_CONST)
+                gr__em_array(e, &kt, "const ", e->kids[i].name, (long)s, (const gr_array *)gr__ext(e->kids[i].f->slots[s].var));
+    if (st.nomem || kt.nomem) { GR_FREE(st.p); GR_FREE(kt.p); return gr__fn_error(e->f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
     gr__em_header(e, out);
     if (e->kern.n) fwrite(e->kern.p, 1, e->kern.n, out);
-    for (s = 0; s < f->n_slots; s++)
-        if (e->used[s] && f->slots[s].kind == GR__SK_CONST) gr__em_array(e, out, "const ", "c", (long)s, (const gr_array *)gr__ext(f->slots[s].var));
-    for (i = 0; i < e->n_stores; i++) if (e->store_used[i]) gr__em_array(e, out, "", "s", i, e->stores[i]->value);
+    if (kt.n) fwrite(kt.p, 1, kt.n, out);    /* (inline functions' constants: before the functions using them) */
+    if (e->fns.n) fwrite(e->fns.p, 1, e->fns.n, out);
+    if (st.n) fwrite(st.p, 1, st.n, out);
+    GR_FREE(st.p); GR_FREE(kt.p);
     fprintf(out, "\nint %s(const void *const *inputs, void *const *outputs, void *work) {\n", e->name);
     fprintf(out, "    (void)inputs; (void)outputs; (void)work;\n");
     if (e->body.n) fwrite(e->body.p, 1, e->body.n, out);
@@ -766,7 +1218,9 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     e = (gr__em *)gr__calloc(1, sizeof(gr__em));
     if (!e) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     e->f = f;
+    e->root = e;
     e->name = name;
+    e->example = example;
     st = gr__em_prepare(e, example);
     if (st == GR_OK) st = gr__em_direct_start(e);
     if (st == GR_OK) st = gr__em_steps(e);
@@ -774,13 +1228,11 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
         gr__em_direct(e);
         gr__em_results(e);
         gr__em_placed(e);
-        if (e->body.nomem || e->kern.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+        if (e->body.nomem || e->kern.nomem || e->fns.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);
     f->planned = 0;                  /* the next gr_call plans for its own shapes */
-    GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
-    GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE(e->direct); GR_FREE(e->in_read); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
-    GR_FREE(e);
+    gr__em_free(e);
     return st;
 }
 

@@ -124,6 +124,27 @@ static int gr__em_kernel(gr__em *e, const char *name) GR__UNUSED;  /* kernel `na
    gr__em_redirect(e, NULL, NULL) undoes the innermost. The arrays are read, not copied, while in force. */
 static int gr__em_redirect(gr__em *e, const char *const *in_expr, const char *const *out_expr) GR__UNUSED;
 static gr_status gr__em_fail(gr__em *e, gr_status code, const char *fmt, ...) GR__PRINTF(3, 4) GR__UNUSED;  /* gr_fn_message */
+/* a row whose shape rule reads data or runs (LAZY, DYNSHAPE: a conditional, a loop) has its rule called first
+   in a shape phase, where gr__em_shaping(e) is 1: it gives its outputs' shapes for the example's
+   (gr__em_set_shape(e, j, shape)), or fails naming itself, and writes nothing */
+static int gr__em_shaping(gr__em *e) GR__UNUSED;
+static void gr__em_set_shape(gr__em *e, int j, const int64_t *shape) GR__UNUSED;
+/* in the shape phase of a conditional: the side the example takes there (1 then, 0 else; the function
+   run on the example up to it), -1 when the example does not reach it, -2 when not known (an inner
+   function; or the run failed, and e's status says why) */
+static int gr__em_example_side(gr__em *e) GR__UNUSED;
+/* an inner compiled function (an op made of a graph's, a loop's body) as a static function of the file,
+   `static int <name>(const void *const *inputs, void *const *outputs, void *work)` (NAME's contract),
+   specialised to the shapes of in[0..inner's n_in) (their data not read), written once per function
+   and shapes: its name (NULL: failed, e's status says why) and *work, the bytes of work it needs (carve
+   them from the node's scratch: gr__em_scratch_n). gr__em_fn_shapes: its outputs' shapes only (into
+   out[0..n_out), for the shape phase). gr__em_call writes a block calling such a function on inputs
+   in[] and outputs out[] (C pointers; a NULL array: the node's own) with work `work`, which returns
+   its nonzero status. */
+static const char *gr__em_function(gr__em *e, gr_fn *inner, const gr_array *const *in, size_t *work) GR__UNUSED;
+static gr_status gr__em_fn_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, gr_array *out) GR__UNUSED;
+static void gr__em_call(gr__em *e, const char *fn, int n_in, const char *const *in, int n_out, const char *const *out,
+                        const char *work) GR__UNUSED;
 static const char *gr__em_ctype(int dtype) GR__UNUSED;          /* "double", "float", "int64_t", "uint8_t" */
 /* loops: gr__em_open writes one `for` per axis of shape longer than 1 (counters i<axis>) and returns
    how many, which gr__em_close closes; gr__em_strides gives a's element strides over out's axes
@@ -142,6 +163,23 @@ static const char *gr__em_value(gr__em *e, int dt, const void *data, int64_t i) 
 static const char *gr__em_conv(gr__em *e, int dt, int st, const char *x, int i64_f32_direct) GR__UNUSED;
 static const char *gr__em_expr(gr__em *e, int row, int dt) GR__UNUSED;
 #define GR__EM_OPND 320                  /* room for an operand's C expression built by a rule */
+/* Loops (src/emit.c): the emitted function has fixed shapes, so a loop's rule fails (in the shape phase)
+   when its rows depend on data. gr__em_known_in(e, i): input i's value when it is known while emitting
+   (a constant, or small values computed from known ones, such as a loop's steps), else NULL;
+   gr__em_known_set gives output j's. gr__em_status: the emission's first failure, or GR_OK. An inner
+   function written INLINE (a loop's body, inside the loop's C for): gr__em_inner_shapes gives inner's
+   output shapes (out[j]: its slots' arrays, no data) for inputs shaped like in; gr__em_inner writes its
+   steps here, its inputs' data the C pointer expressions in_expr[i], its memory from work + base on
+   (*end, if not NULL: where its buffers end; its steps' scratch is counted in the work), out_expr[j]
+   a C `const T *` to its output j. gr__em_loop_id: a number for a rule's locals, distinct in the file. */
+static gr_status gr__em_status(const gr__em *e) GR__UNUSED;
+static const void *gr__em_known_in(gr__em *e, int i) GR__UNUSED;
+static void gr__em_known_set(gr__em *e, int j, const void *value) GR__UNUSED;
+static gr_status gr__em_inner_shapes(gr__em *e, gr_fn *inner, const gr_array *const *in, const gr_array **out) GR__UNUSED;
+static gr_status gr__em_inner(gr__em *e, gr_fn *inner, const gr_array *const *in, const char *const *in_expr, size_t base, size_t *end,
+                              char (*out_expr)[GR__EM_OPND]) GR__UNUSED;
+static int gr__em_loop_id(gr__em *e) GR__UNUSED;
+static size_t gr__em_scratch_at(const gr__em *e) GR__UNUSED;   /* the byte offset in work of gr__em_scratch(e) */
 /* the rule of a row not emitted yet (one line in its family file) */
 #define GR__EMIT_NOT_YET(Name) \
     static gr_status gr__##Name##_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) { \

@@ -575,16 +575,19 @@ static void scen_loop(ac_run *r) {
     gr_array_free(ua); gr_array_free(h0a); gr_array_free(wa); gr_array_free(va); gr_array_free(dua); gr_array_free(dwa);
 }
 
-/* J: gr_fn_emit_c of a function with broadcasting, a reduction and a shared variable's update: it
-   succeeds, or fails with out of memory and a message, leaks nothing, and the calls after it work */
+/* J: gr_fn_emit_c of a function with broadcasting, a reduction, a shared variable's update and a loop
+   with its gradient (a loop over the rows of x, its state starting at s): it succeeds, or fails with
+   out of memory and a message, leaks nothing, and the calls after it work */
 static void scen_emit(ac_run *r) {
     int64_t s34[2] = { 3, 4 }, s4 = 4;
     gr_array *xa = ac_fill(GR_F64, 2, s34, 1.0, 0.0), *sa = ac_fill(GR_F64, 1, &s4, 0.5, 0.1);
     gr_graph *g;
-    gr_var *x, *s, *outs[2], *y;
+    gr_var *x, *s, *outs[4], *y, *lr = NULL;
     gr_update up;
     gr_fn_opts o;
     gr_fn *f;
+    gr_scan_seq sq;
+    gr_scan_out so;
     FILE *fp = tmpfile();
     int k;
     ac_arm(r->mode);
@@ -593,10 +596,17 @@ static void scen_emit(ac_run *r) {
     s = gr_shared(g, sa, "s");
     y = gr_tanh(gr_add(gr_mul(x, gr_const(g, 2.0)), s));
     outs[0] = y; outs[1] = gr_sum(y);
+    sq.x = x; sq.n_taps = 0; sq.taps = NULL;
+    so.initial = s; so.n_taps = 0; so.taps = NULL;
+    outs[2] = outs[3] = NULL;
+    if (gr_scan(ac_loop_step, s, 1, &sq, 1, &so, 1, &s, NULL, &lr) == GR_OK) {
+        outs[2] = gr_sum(gr_index(lr, 0, -1));
+        if (gr_grad(outs[2], 1, &x, &outs[3], NULL) != GR_OK) outs[3] = NULL;
+    }
     up.shared = s; up.value = gr_add(gr_mul(s, gr_const(g, 0.5)), gr_const(g, 1.0));
     memset(&o, 0, sizeof o);
     o.updates = &up; o.n_updates = 1;
-    f = gr_function(1, &x, 2, outs, &o);
+    f = outs[2] && outs[3] ? gr_function(1, &x, 4, outs, &o) : NULL;
     ac_built(r, g, f);
     if (f && fp) {
         const gr_array *in[1];
@@ -612,7 +622,7 @@ static void scen_emit(ac_run *r) {
     if (fp) fclose(fp);
     gr_graph_free(g);
     for (k = 0; f && k < AC_CALLS; k++) {
-        const gr_array *in[1], *out[2];
+        const gr_array *in[1], *out[4];
         in[0] = xa;
         if (ac_call(r, f, k, in, out)) CHECK(fabs(gr_array_get(out[0], 0)) <= 1.0 && gr_array_get(out[1], 0) == gr_array_get(out[1], 0));
     }
@@ -621,11 +631,69 @@ static void scen_emit(ac_run *r) {
     gr_array_free(xa); gr_array_free(sa);
 }
 
+/* K: gr_fn_emit_c of a function with an op made of a graph holding a conditional, that op's gradient
+   (another such op), and a conditional whose sides differ in shape (the example run up to it) */
+static void scen_emit_ctl(ac_run *r) {
+    int64_t n3 = 3, n2 = 2;
+    gr_array *xa = ac_fill(GR_F64, 1, &n3, 1.0, 0.2), *ba = ac_fill(GR_F64, 1, &n2, 2.0, 0.0), *ca = gr_array_scalar(GR_F64, 1.0);
+    gr_graph *g;
+    gr_var *a, *th, *ex, *z = NULL, *x, *b, *c, *ins[3], *outs[3], *x2;
+    gr_op_def *op;
+    gr_fn *f = NULL;
+    FILE *fp = tmpfile();
+    int k, i;
+    ac_arm(r->mode);
+    g = gr_graph_new();
+    a = gr_tensor(g, GR_F64, 1, &n3, "a");
+    th = gr_mul(gr_tanh(a), a);
+    ex = gr_exp(a);
+    x = gr_tensor(g, GR_F64, 1, &n3, "x");
+    b = gr_vector(g, GR_F64, "b");
+    c = gr_scalar(g, GR_F64, "c");
+    x2 = gr_mul(x, gr_const(g, 2.0));
+    op = gr_ifelse(gr_gt(gr_sum(a), gr_const(g, 0.0)), 1, &th, &ex, &z) == GR_OK ? gr_op_from_graph("k", 1, &a, 1, &z, NULL) : NULL;
+    outs[0] = outs[1] = outs[2] = NULL;
+    if (op && gr_apply(op, NULL, 0, 1, &x, &outs[0]) == GR_OK) outs[1] = gr_grad1(gr_sum(outs[0]), x);
+    if (gr_ifelse(c, 1, &x2, &b, &outs[2]) != GR_OK) outs[2] = NULL;
+    ins[0] = x; ins[1] = b; ins[2] = c;
+    if (outs[0] && outs[1] && outs[2]) f = gr_function(3, ins, 3, outs, NULL);
+    ac_built(r, g, f);
+    if (f && fp) {
+        const gr_array *in[3];
+        gr_emit_opts eo;
+        gr_status st;
+        in[0] = xa; in[1] = ba; in[2] = ca;
+        eo.name = "gr_emitted";
+        st = gr_fn_emit_c(f, in, fp, &eo);
+        if (r->mode == MEASURE) CHECK_STATUS(st, GR_OK);
+        else if (st != GR_OK) { CHECK_STATUS(st, GR_ERR_NOMEM); CHECK(strlen(gr_fn_message(f)) > 0); CHECK(ftell(fp) == 0); }
+        if (st == GR_OK) CHECK(ftell(fp) > 500);
+    }
+    if (fp) fclose(fp);
+    gr_op_free(op);
+    gr_graph_free(g);
+    for (k = 0; f && k < AC_CALLS; k++) {
+        const gr_array *in[3], *out[3];
+        const double *xv = (const double *)xa->data;
+        double s = xv[0] + xv[1] + xv[2];
+        in[0] = xa; in[1] = ba; in[2] = ca;
+        if (ac_call(r, f, k, in, out))
+            for (i = 0; i < 3; i++) {
+                CHECK_NEAR(gr_array_get(out[0], i), s > 0 ? tanh(xv[i]) * xv[i] : exp(xv[i]), 1e-15);
+                CHECK_NEAR(gr_array_get(out[2], i), 2 * xv[i], 0);
+            }
+    }
+    ac_disarm();
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(ba); gr_array_free(ca);
+}
+
 typedef void (*ac_scenario)(ac_run *r);
 static const ac_scenario ac_scenarios[] = { scen_elemwise, scen_reduce, scen_dot, scen_softmax, scen_updates,
-                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop, scen_emit };
+                                            scen_identity_and_shapes, scen_chain_and_set, scen_zeros_rewritten, scen_loop, scen_emit,
+                                            scen_emit_ctl };
 static const char *const ac_names[] = { "elemwise", "reduce", "dot", "softmax", "updates", "identity_and_shapes", "chain_and_set",
-                                        "zeros_rewritten", "loop", "emit" };
+                                        "zeros_rewritten", "loop", "emit", "emit_ctl" };
 #define AC_N_SCENARIOS ((int)(sizeof ac_scenarios / sizeof ac_scenarios[0]))
 
 TEST(test_steady_state_allocates_nothing) {

@@ -20,13 +20,12 @@
 /* the rows whose cases do not all emit yet (their rules fail as "not emitted yet"); keep it sorted
    by the table's order and remove a row once it emits */
 static const char *const gt_em_not_yet[] = {
-    "Scan", "Rows", "ScanPlace", "ScanGather", "IfElse", "OpFromGraph",
     NULL
 };
 
 /* ---- the recorder: gt_call emits before it calls --------------------------------------------- */
 
-#define GT_EM_PER_ROW 40                 /* calls of a row's cases emitted: the first 12, then every 5th */
+#define GT_EM_PER_TEST 40                /* calls of each of a row's cases emitted: the first 12, then every 5th */
 
 typedef struct gt_em_rec {
     int on;
@@ -35,6 +34,8 @@ typedef struct gt_em_rec {
     int n_kern, cap_kern;
     const char *row, *test;
     int n_case, row_seen, row_calls, row_emitted, row_failed, row_other;   /* other: failed, not as "not emitted yet" */
+    int row_fixed, n_fixed;              /* refused as shapes depending on the data (a while loop's rows) */
+    int test_seen, test_calls;           /* the same, of the case at work (gt_em_test) */
     char row_msg[300];
     long max_work;
 } gt_em_rec;
@@ -132,8 +133,9 @@ static const char *gt_em_kernels(const char *text, const char *name) {
     return end;
 }
 
-/* one emitted call: its function, inputs, gr_call's outputs, and its entry in the table */
-static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **out, const char *text, const char *name) {
+/* one emitted call: its function, inputs, gr_call's outputs, and its entry in the table; rc: the
+   status the emitted function must return (not 0: its outputs are not compared) */
+static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **out, const char *text, const char *name, int rc) {
     int n_in = 0, n_out = 0, i;
     long work = 0;
     const char *w = strstr(text, "\n#define ");
@@ -171,8 +173,8 @@ static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **o
     fprintf(b, " 0 };\nstatic const int %s_idt[] = {", name);
     for (i = 0; i < n_in; i++) fprintf(b, " %d,", (int)in[i]->dtype);
     fprintf(b, " 0 };\n");
-    fprintf(gt_em.table, "    { \"%s\", \"%s\", %s, %d, %s_in, %s_out, %s_want, %s_bytes, %s_dt, %d, %s_ibytes, %s_idt, %d },\n", gt_em.row,
-            gt_em.test, name, n_out, name, name, name, name, name, n_in, name, name, strstr(text, "\n   updates ") != NULL);
+    fprintf(gt_em.table, "    { \"%s\", \"%s\", %s, %d, %s_in, %s_out, %s_want, %s_bytes, %s_dt, %d, %d, %s_ibytes, %s_idt, %d },\n", gt_em.row,
+            gt_em.test, name, n_out, name, name, name, name, name, rc, n_in, name, name, strstr(text, "\n   updates ") != NULL);
 }
 
 #undef gr_call
@@ -181,20 +183,24 @@ static void gt_em_record(gr_fn *f, const gr_array *const *in, const gr_array **o
 gr_status gt_call(gr_fn *f, const gr_array *const *in, const gr_array **out) {
     char *text = NULL, name[32], msg[300];
     gr_status est = GR_OK, st;
-    int take = gt_em.on && f && gt_em.row_calls < GT_EM_PER_ROW && (gt_em.row_seen < 12 || gt_em.row_seen % 5 == 0);
+    int take = gt_em.on && f && gt_em.test_calls < GT_EM_PER_TEST && (gt_em.test_seen < 12 || gt_em.test_seen % 5 == 0);
     if (take) {
         snprintf(name, sizeof name, "c%d", gt_em.n_case);
         est = gt_em_text(f, in, name, &text);
         snprintf(msg, sizeof msg, "%s", gr_fn_message(f));
     }
     st = gr_call(f, in, out);
-    if (gt_em.on && st == GR_OK) gt_em.row_seen++;
+    if (gt_em.on && st == GR_OK) { gt_em.row_seen++; gt_em.test_seen++; }
     if (take && st == GR_OK) {
         gt_em.row_calls++;
+        gt_em.test_calls++;
         if (est == GR_OK && text) {
-            gt_em_record(f, in, out, text, name);
+            gt_em_record(f, in, out, text, name, 0);
             gt_em.n_case++;
             gt_em.row_emitted++;
+        } else if (est == GR_ERR_VALUE && strstr(msg, "depends on the data") && strstr(msg, "the emitted function has fixed shapes")) {
+            gt_em.row_fixed++;           /* the API has fixed shapes: a while loop's rows, n_steps from an input */
+            gt_em.n_fixed++;
         } else {
             int other = !strstr(msg, "not emitted yet");
             if (!gt_em.row_failed || (other && !gt_em.row_other))
@@ -249,7 +255,8 @@ static void gt_em_row_done(int *n_rows, int *n_listed) {
         (*n_rows)++;
     }
     gt.test = NULL;
-    gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = gt_em.row_other = 0;
+    gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = gt_em.row_other = gt_em.row_fixed = 0;
+    gt_em.test_seen = gt_em.test_calls = 0;
     gt_em.row_msg[0] = 0;
 }
 
@@ -261,14 +268,22 @@ static void gt_em_rows(void) {
         gt_em.test = "values";
         gt_run1(row->name, gt_em_ew_values);
         for (k = 0; row->cases->more && row->cases->more[k].kind; k++)
-            if (row->cases->more[k].kind == GT_K_VALUES) { gt_em.test = row->cases->more[k].name; gt_run1(gt_em.test, row->cases->more[k].fn); }
+            if (row->cases->more[k].kind == GT_K_VALUES) {
+                gt_em.test = row->cases->more[k].name;
+                gt_em.test_seen = gt_em.test_calls = 0;
+                gt_run1(gt_em.test, row->cases->more[k].fn);
+            }
         gt_em_row_done(&n_rows, &n_listed);
     }
     for (r = 0; gt_em_st_rows[r].name; r++) {
         const gt_opcase *c = gt_em_st_rows[r].cases;
         gt_em.row = gt_em_st_rows[r].name;
         for (k = 0; c[k].kind; k++)
-            if (c[k].kind == GT_K_VALUES) { gt_em.test = c[k].name; gt_run1(c[k].name, c[k].fn); }
+            if (c[k].kind == GT_K_VALUES) {
+                gt_em.test = c[k].name;
+                gt_em.test_seen = gt_em.test_calls = 0;
+                gt_run1(c[k].name, c[k].fn);
+            }
         gt_em_row_done(&n_rows, &n_listed);
     }
     {   /* t_fuzz's random graphs: those of rows not emitted yet (dot products, loops, ...) may say so */
@@ -284,13 +299,15 @@ static void gt_em_rows(void) {
         gt.test = NULL;
         printf("emit: t_fuzz's random graphs: %d calls emitted, %d not (rows not emitted yet)\n", gt_em.row_emitted, gt_em.row_failed);
         gt_em.row_seen = gt_em.row_calls = gt_em.row_emitted = gt_em.row_failed = gt_em.row_other = 0;
+        gt_em.test_seen = gt_em.test_calls = 0;
     }
     for (k = 0; gt_em_not_yet[k]; k++) {
         int found = 0;
         for (r = 0; gt_em_st_rows[r].name; r++) found |= !strcmp(gt_em_st_rows[r].name, gt_em_not_yet[k]);
         CHECK_MSG(found, "gt_em_not_yet names %s, which is no row", gt_em_not_yet[k]);
     }
-    printf("emit: %d rows emit (%d calls recorded), %d rows listed as not emitted yet\n", n_rows, gt_em.n_case, n_listed);
+    printf("emit: %d rows emit (%d calls recorded), %d rows listed as not emitted yet; %d calls refused as having shapes that depend "
+           "on the data (while loops' rows, n_steps from an input)\n", n_rows, gt_em.n_case, n_listed, gt_em.n_fixed);
 }
 
 /* cases.c's main: each case called once, its outputs against gr_call's bit for bit (NaN matches NaN);
@@ -339,13 +356,13 @@ static const char gt_em_main[] =
     "        size_t at = 0;\n"
     "        for (j = 0; j < c->n_out; j++) memset(c->out[j], 0xA5, c->bytes[j]);\n"
     "        rc = c->fn(c->in, c->out, gt_work);\n"
-    "        if (rc != 0) { printf(\"FAIL emit %s: %s (case %d): returned %d\\n\", c->row, c->test, i, rc); ok = 0; }\n"
-    "        for (j = 0; ok && j < c->n_out; j++)\n"
+    "        if (rc != c->rc) { printf(\"FAIL emit %s: %s (case %d): returned %d, not %d\\n\", c->row, c->test, i, rc, c->rc); ok = 0; }\n"
+    "        for (j = 0; ok && rc == 0 && j < c->n_out; j++)\n"
     "            if (!gt_same(c->out[j], c->want[j], c->bytes[j], c->dt[j], &at)) {\n"
     "                printf(\"FAIL emit %s: %s (case c%d): output %d differs from gr_call's at element %lu\\n\", c->row, c->test, i, j, (unsigned long)at);\n"
     "                ok = 0;\n"
     "            }\n"
-    "        for (j = 0; ok && j < c->n_out; j++) ok = gt_in_place(c, i, j, &n_place);\n"
+    "        for (j = 0; ok && rc == 0 && j < c->n_out; j++) ok = gt_in_place(c, i, j, &n_place);\n"
     "        failed += !ok;\n"
     "        n++;\n"
     "    }\n"
@@ -370,11 +387,11 @@ static int gt_em_write_cases(const char *dir) {
     fwrite(body, 1, nb, out);
     fprintf(out, "\ntypedef int (*gt_fn_t)(const void *const *, void *const *, void *);\n");
     fprintf(out, "typedef struct { const char *row, *test; gt_fn_t fn; int n_out; const void *const *in; void *const *out;\n"
-                 "                 const void *const *want; const size_t *bytes; const int *dt; int n_in; const size_t *ibytes;\n"
+                 "                 const void *const *want; const size_t *bytes; const int *dt; int rc; int n_in; const size_t *ibytes;\n"
                  "                 const int *idt; int updates; } gt_case_t;\n");
     fprintf(out, "static const gt_case_t gt_cases[] = {\n");
     fwrite(table, 1, nt, out);
-    fprintf(out, "    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }\n};\n#define GT_WORK %ld\n%s", gt_em.max_work, gt_em_main);
+    fprintf(out, "    { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }\n};\n#define GT_WORK %ld\n%s", gt_em.max_work, gt_em_main);
     free(body);
     free(table);
     return fclose(out) == 0;
@@ -494,16 +511,17 @@ static void gt_em_samples(const char *dir) {
     gr_graph_free(g);
 }
 
-/* the bench workloads W1 and W4 (tests/t_emit_work.c), recorded as rows of their own; W1 (float64)
-   and W4 also as files of their own, w1.c and w4.c */
+/* the bench workloads W1 and W4 and the loops (tests/t_emit_work.c), recorded as rows of their own;
+   W1 (float64), W4 and the recurrent network's cost and BPTT gradient also as files of their own,
+   w1.c, w4.c and loop.c */
 static void gt_em_workloads(const char *dir) {
-    static const char *const files[3] = { "w1.c", NULL, "w4.c" }, *const names[3] = { "gr_w1", NULL, "gr_w4" };
+    static const char *const files[4] = { "w1.c", NULL, "w4.c", "loop.c" }, *const names[4] = { "gr_w1", NULL, "gr_w4", "gr_rnn" };
     gt_em_work w;
     const gr_array *out[8];
     int k, r, n_rows = 0, n_listed = 0;
     for (k = 0; (r = gt_em_work_build(k, &w)) != 0; k++) {
         CHECK_MSG(r > 0, "workload %d did not build: %s", k, w.g ? gr_graph_message(w.g) : "");
-        if (r > 0 && k < 3 && files[k]) gt_em_standalone(dir, files[k], w.f, (const gr_array *const *)w.in, names[k]);
+        if (r > 0 && k < 4 && files[k]) gt_em_standalone(dir, files[k], w.f, (const gr_array *const *)w.in, names[k]);
         if (r > 0) {
             gt_em.row = w.name;
             gt_em.test = "call";
@@ -512,6 +530,213 @@ static void gt_em_workloads(const char *dir) {
         }
         gt_em_work_free(&w);
     }
+}
+
+/* ---- conditionals and ops made of graphs, nested (recorded as rows of their own) -------------------- */
+
+/* Op 'ctl', made of the graph z = ifelse(sum(a) > 0, tanh(a) a, exp(a) - 1) of a (3), applied in
+   x, w, v (3): y = ctl(x w); cost = sum(y y) and its gradient in x and w (the op's gradient: an op made
+   of a graph holding a conditional); c = ifelse(sum(x) > 1, ctl(x), -x) (the op on one side of a
+   conditional); r = the R-op of y in x along v (the op's R-op). */
+static gr_fn *gt_em_ctl_op(gr_graph *g, int level, gr_var **xwv) {
+    int64_t n3 = 3;
+    gr_var *a = gr_tensor(g, GR_F64, 1, &n3, "a"), *th = gr_mul(gr_tanh(a), a), *ex = gr_sub(gr_exp(a), gr_const(g, 1.0)), *z = NULL;
+    gr_var *x = gr_tensor(g, GR_F64, 1, &n3, "x"), *w = gr_tensor(g, GR_F64, 1, &n3, "w"), *v = gr_tensor(g, GR_F64, 1, &n3, "v");
+    gr_var *xw = gr_mul(x, w), *y = NULL, *yx = NULL, *nx = gr_neg(x), *outs[6], *wrt[2];
+    gr_op_def *op;
+    gr_fn_opts o;
+    gr_fn *f = NULL;
+    CHECK_STATUS(gr_ifelse(gr_gt(gr_sum(a), gr_const(g, 0.0)), 1, &th, &ex, &z), GR_OK);
+    op = gr_op_from_graph("ctl", 1, &a, 1, &z, NULL);
+    CHECK(op != NULL);
+    if (!op) return NULL;
+    CHECK_STATUS(gr_apply(op, NULL, 0, 1, &xw, &y), GR_OK);
+    CHECK_STATUS(gr_apply(op, NULL, 0, 1, &x, &yx), GR_OK);
+    outs[0] = y;
+    outs[1] = gr_sum(gr_mul(y, y));
+    wrt[0] = x; wrt[1] = w;
+    CHECK_STATUS(gr_grad(outs[1], 2, wrt, outs + 2, NULL), GR_OK);
+    CHECK_STATUS(gr_ifelse(gr_gt(gr_sum(x), gr_const(g, 1.0)), 1, &yx, &nx, &outs[4]), GR_OK);
+    CHECK_STATUS(gr_rop(1, &y, 1, &x, &v, &outs[5], NULL), GR_OK);
+    xwv[0] = x; xwv[1] = w; xwv[2] = v;
+    memset(&o, 0, sizeof o);
+    o.optimize = level ? GR_OPT_NONE : GR_OPT_FULL;
+    if (outs[2] && outs[3] && outs[4] && outs[5]) f = gr_function(3, xwv, 6, outs, &o);
+    CHECK_MSG(f != NULL, "ctl: %s", gr_graph_message(g));
+    gr_op_free(op);
+    return f;
+}
+/* the op's graph in plain C: z and dz/da (elementwise) */
+static void gt_em_ctl_z(const double *a, double *z, double *dz) {
+    int k;
+    double s = a[0] + a[1] + a[2];
+    for (k = 0; k < 3; k++) {
+        z[k] = s > 0 ? tanh(a[k]) * a[k] : exp(a[k]) - 1;
+        dz[k] = s > 0 ? a[k] * (1 - tanh(a[k]) * tanh(a[k])) + tanh(a[k]) : exp(a[k]);
+    }
+}
+/* gr_call's values of gt_em_ctl_op against plain C (the conditionals' sides chosen by sum(x w) and sum(x)) */
+static void gt_em_ctl_check(const double *x, const double *w, const double *v, const gr_array *const *out) {
+    double xw[3], y[3], dy[3], yx[3], dyx[3];
+    int k;
+    for (k = 0; k < 3; k++) xw[k] = x[k] * w[k];
+    gt_em_ctl_z(xw, y, dy);
+    gt_em_ctl_z(x, yx, dyx);
+    for (k = 0; k < 3; k++) {
+        CHECK_NEAR(gr_array_get(out[0], k), y[k], 1e-15);
+        CHECK_NEAR(gr_array_get(out[2], k), 2 * y[k] * dy[k] * w[k], 1e-14);
+        CHECK_NEAR(gr_array_get(out[3], k), 2 * y[k] * dy[k] * x[k], 1e-14);
+        CHECK_NEAR(gr_array_get(out[4], k), x[0] + x[1] + x[2] > 1 ? yx[k] : -x[k], 1e-15);
+        CHECK_NEAR(gr_array_get(out[5], k), dy[k] * w[k] * v[k], 1e-14);
+    }
+    CHECK_NEAR(gr_array_get(out[1], 0), y[0] * y[0] + y[1] * y[1] + y[2] * y[2], 1e-14);
+}
+
+/* p (), x (3): t = ifelse(p > 0, ifelse(p > 1, sum(sin(x) x), sum(x x)), sum(exp(x))), cost = t p,
+   and its gradient in x and p (the backward pass lazy too: its steps on the sides of the same
+   conditions) */
+static gr_fn *gt_em_ctl_grad(gr_graph *g, gr_var **xp) {
+    int64_t n3 = 3;
+    gr_var *x = gr_tensor(g, GR_F64, 1, &n3, "x"), *p = gr_scalar(g, GR_F64, "p");
+    gr_var *s1 = gr_sum(gr_mul(gr_sin(x), x)), *s2 = gr_sum(gr_mul(x, x)), *s3 = gr_sum(gr_exp(x)), *in1 = NULL, *t = NULL, *outs[3], *wrt[2];
+    CHECK_STATUS(gr_ifelse(gr_gt(p, gr_const(g, 1.0)), 1, &s1, &s2, &in1), GR_OK);
+    CHECK_STATUS(gr_ifelse(gr_gt(p, gr_const(g, 0.0)), 1, &in1, &s3, &t), GR_OK);
+    outs[0] = gr_mul(t, p);
+    wrt[0] = x; wrt[1] = p;
+    CHECK_STATUS(gr_grad(outs[0], 2, wrt, outs + 1, NULL), GR_OK);
+    xp[0] = x; xp[1] = p;
+    return outs[1] && outs[2] ? gr_function(2, xp, 3, outs, NULL) : NULL;
+}
+
+/* c (), a (3), b (2): ifelse(c, 2 a, b) + 1, whose sides differ in shape: emitted for the example's
+   side; a call taking the other side returns GR_ERR_SHAPE. The case emitted for c = 1 and called
+   with c = 0 is recorded with that status. */
+static void gt_em_ctl_shapes(gr_graph *g) {
+    static const double av[3] = { 1.5, -2, 0.25 }, bv[2] = { 7, -8 };
+    int64_t n3 = 3, n2 = 2, k;
+    gr_var *c = gr_scalar(g, GR_F64, "c"), *a = gr_tensor(g, GR_F64, 1, &n3, "a"), *b = gr_vector(g, GR_F64, "b");
+    gr_var *ta = gr_mul(a, gr_const(g, 2.0)), *y = NULL, *ins[3], *out1;
+    gr_array *arr[3], *c0 = gr_array_scalar(GR_F64, 0.0);
+    const gr_array *ex[3], *res[1];
+    gr_fn *f;
+    char *text = NULL, name[32];
+    CHECK_STATUS(gr_ifelse(c, 1, &ta, &b, &y), GR_OK);
+    out1 = gr_add(y, gr_const(g, 1.0));
+    ins[0] = c; ins[1] = a; ins[2] = b;
+    f = gr_function(3, ins, 1, &out1, NULL);
+    arr[0] = gr_array_scalar(GR_F64, 1.0);
+    arr[1] = gr_array_new(GR_F64, 1, &n3);
+    arr[2] = gr_array_new(GR_F64, 1, &n2);
+    for (k = 0; k < 3; k++) gr_array_set(arr[1], k, av[k]);
+    for (k = 0; k < 2; k++) gr_array_set(arr[2], k, bv[k]);
+    gt_em.row = "IfElse, sides of different shapes (specialised to the example's side)";
+    gt_em.test = "c = 1, then c = 0";
+    CHECK(f != NULL);
+    if (f) {
+        int n_rows = 0, n_listed = 0;
+        ex[0] = arr[0]; ex[1] = arr[1]; ex[2] = arr[2];
+        if (gr_call(f, ex, res) == GR_OK) for (k = 0; k < 3; k++) CHECK_NEAR(gr_array_get(res[0], k), 2 * av[k] + 1, 0);
+        ex[0] = c0;
+        if (gr_call(f, ex, res) == GR_OK) for (k = 0; k < 2; k++) CHECK_NEAR(gr_array_get(res[0], k), bv[k] + 1, 0);
+        ex[0] = arr[0];                                     /* emitted for c = 1, called with c = 0 */
+        snprintf(name, sizeof name, "c%d", gt_em.n_case);
+        CHECK_STATUS(gt_em_text(f, ex, name, &text), GR_OK);
+        CHECK(text && strstr(text, "return 4;"));
+        gt_em.on = 0;
+        ex[0] = c0;
+        CHECK_STATUS(gr_call(f, ex, res), GR_OK);
+        gt_em.on = 1;
+        if (text) {
+            gt_em_record(f, ex, res, text, name, (int)GR_ERR_SHAPE);
+            gt_em.n_case++;
+        }
+        gt_em_row_done(&n_rows, &n_listed);
+    }
+    free(text);
+    gr_fn_free(f);
+    for (k = 0; k < 3; k++) gr_array_free(arr[k]);
+    gr_array_free(c0);
+}
+
+/* the nested samples: each call recorded (gt_call), rows of their own; the op's function at
+   GR_OPT_FULL also as a file of its own, ctl.c */
+static void gt_em_ctl(const char *dir) {
+    static const double xs[4][3] = { { 0.5, -0.2, 0.9 }, { -0.5, 0.3, -0.4 }, { 0.6, 0.6, 0.3 }, { 0.2, 0.1, 0.3 } };
+    static const double ws[4][3] = { { 1.1, 0.7, -0.3 }, { 1, 1, 1 }, { -1, 0.5, -1 }, { 2, 2, 2 } }, v[3] = { 0.3, -0.7, 1.3 };
+    static const double ps[4] = { 2, 0.5, -1, 0 };
+    gr_graph *g = gr_graph_new();
+    gr_var *vars[3];
+    gr_array *arr[3];
+    const gr_array *out[6];
+    int64_t n3 = 3;
+    int level, k, i, n_rows = 0, n_listed = 0;
+    for (i = 0; i < 3; i++) arr[i] = gr_array_new(GR_F64, 1, &n3);
+    for (i = 0; i < 3; i++) gr_array_set(arr[2], i, v[i]);
+    for (level = 0; level < 2; level++) {
+        gr_fn *f = gt_em_ctl_op(g, level, vars);
+        gt_em.row = level ? "an op made of a graph holding a conditional: values, gradient, R-op, on a side (GR_OPT_NONE)"
+                          : "an op made of a graph holding a conditional: values, gradient, R-op, on a side";
+        gt_em.test = "sides by sum(x w) and sum(x)";
+        for (k = 0; f && k < 4; k++) {
+            for (i = 0; i < 3; i++) { gr_array_set(arr[0], i, xs[k][i]); gr_array_set(arr[1], i, ws[k][i]); }
+            if (k == 0 && level == 0) gt_em_standalone(dir, "ctl.c", f, (const gr_array *const *)arr, "gr_ctl");
+            CHECK_STATUS(gr_call(f, (const gr_array *const *)arr, out), GR_OK);
+            if (out[0]) gt_em_ctl_check(xs[k], ws[k], v, out);
+        }
+        if (f) gt_em_row_done(&n_rows, &n_listed);
+        gr_fn_free(f);
+    }
+    {
+        gr_fn *f = gt_em_ctl_grad(g, vars);
+        gr_array *p = gr_array_scalar(GR_F64, 0);
+        CHECK(f != NULL);
+        gt_em.row = "a gradient through nested conditionals";
+        gt_em.test = "p = 2, 0.5, -1, 0";
+        for (i = 0; i < 3; i++) gr_array_set(arr[0], i, xs[0][i]);
+        for (k = 0; f && k < 4; k++) {
+            const gr_array *in[2];
+            const double *x = xs[0];
+            double t = 0, want;
+            in[0] = arr[0]; in[1] = p;
+            gr_array_set(p, 0, ps[k]);
+            for (i = 0; i < 3; i++) t += ps[k] > 1 ? sin(x[i]) * x[i] : ps[k] > 0 ? x[i] * x[i] : exp(x[i]);
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            if (!out[0]) continue;
+            CHECK_NEAR(gr_array_get(out[0], 0), t * ps[k], 1e-14);
+            CHECK_NEAR(gr_array_get(out[2], 0), t, 1e-14);
+            for (i = 0; i < 3; i++) {
+                want = ps[k] > 1 ? cos(x[i]) * x[i] + sin(x[i]) : ps[k] > 0 ? 2 * x[i] : exp(x[i]);
+                CHECK_NEAR(gr_array_get(out[1], i), want * ps[k], 1e-14);
+            }
+        }
+        if (f) gt_em_row_done(&n_rows, &n_listed);
+        gr_fn_free(f);
+        gr_array_free(p);
+    }
+    {   /* ifelse(i < 3, x[i], 0) at i = 0..5: lazy in the emitted code too (x[5] would return GR_ERR_RUNTIME) */
+        gr_var *x = gr_tensor(g, GR_F64, 1, &n3, "x"), *iv = gr_scalar(g, GR_I64, "i"), *xi = gr_take(x, iv, 0), *zero = gr_const(g, 0.0), *yi = NULL;
+        gr_array *ia = gr_array_scalar(GR_I64, 0);
+        gr_fn *f;
+        CHECK_STATUS(gr_ifelse(gr_lt(iv, gr_const(g, 3.0)), 1, &xi, &zero, &yi), GR_OK);
+        vars[0] = x; vars[1] = iv;
+        f = gr_function(2, vars, 1, &yi, NULL);
+        CHECK(f != NULL);
+        gt_em.row = "ifelse(i < 3, x[i], 0): the index read on the side taken only";
+        gt_em.test = "i = 0..5";
+        for (k = 0; f && k < 6; k++) {
+            const gr_array *in[2];
+            in[0] = arr[2]; in[1] = ia;
+            gr_array_set(ia, 0, (double)k);
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            if (out[0]) CHECK_NEAR(gr_array_get(out[0], 0), k < 3 ? v[k] : 0, 0);
+        }
+        if (f) gt_em_row_done(&n_rows, &n_listed);
+        gr_fn_free(f);
+        gr_array_free(ia);
+    }
+    gt_em_ctl_shapes(g);
+    for (i = 0; i < 3; i++) gr_array_free(arr[i]);
+    gr_graph_free(g);
 }
 
 /* the test binary's main calls this when GT_EMIT_OUT names a directory */
@@ -525,6 +750,7 @@ int gt_emit_gen(const char *dir) {
     gt_em_rows();
     gt_em_samples(dir);
     gt_em_workloads(dir);
+    gt_em_ctl(dir);
     gt_em.on = 0;
     CHECK_MSG(gt_em_write_cases(dir), "writing %s/cases.c failed", dir);
     fclose(gt_em.body);
@@ -600,20 +826,26 @@ TEST(test_emit_errors) {
     fu = gr_function(1, &x, 1, &u, NULL);
     ex[0] = a3;
     te_refused(fu, ex, out, NULL, GR_ERR_VALUE, "Twice");
-    memset(&sq, 0, sizeof sq); memset(&so, 0, sizeof so);   /* a loop: not emitted yet */
+    memset(&sq, 0, sizeof sq); memset(&so, 0, sizeof so);   /* a loop of n_steps from an input: its rows depend on the data */
     sq.x = x; so.initial = h0;
-    CHECK_STATUS(gr_scan(te_acc_step, NULL, 1, &sq, 1, &so, 0, NULL, NULL, &r), GR_OK);
     {
-        gr_var *ins[2];
-        ins[0] = x; ins[1] = h0;
-        fl = gr_function(2, ins, 1, &r, NULL);
+        gr_var *ins[3], *nv = gr_scalar(g, GR_I64, "n");
+        gr_scan_opts sopt;
+        memset(&sopt, 0, sizeof sopt);
+        sopt.n_steps = nv;
+        sopt.name = "acc";
+        CHECK_STATUS(gr_scan(te_acc_step, NULL, 1, &sq, 1, &so, 0, NULL, &sopt, &r), GR_OK);
+        ins[0] = x; ins[1] = h0; ins[2] = nv;
+        fl = gr_function(3, ins, 1, &r, NULL);
     }
     {
-        gr_array *h = gr_array_scalar(GR_F64, 1.0);
-        const gr_array *ex2[2];
-        ex2[0] = a3; ex2[1] = h;
-        te_refused(fl, ex2, out, NULL, GR_ERR_VALUE, "loops");
+        gr_array *h = gr_array_scalar(GR_F64, 1.0), *na = gr_array_scalar(GR_I64, 2);
+        const gr_array *ex2[3];
+        ex2[0] = a3; ex2[1] = h; ex2[2] = na;
+        te_refused(fl, ex2, out, NULL, GR_ERR_VALUE, "Scan 'acc': its number of steps (n_steps");
+        CHECK_CONTAINS(gr_fn_message(fl), "depends on the data");
         gr_array_free(h);
+        gr_array_free(na);
     }
     gr_fn_free(fl);
     gr_fn_free(fu);
@@ -664,8 +896,57 @@ TEST(test_emit_form) {
     gr_array_free(arrays[1]);
 }
 
+/* conditionals: each side's steps in its block, the else side's after `} else {`; an op made of a graph
+   holding a conditional whose sides differ in shape is refused (GR_ERR_SHAPE, naming IfElse and the
+   variable: inside it, no example says which side) */
+TEST(test_emit_ifelse) {
+    gr_graph *g = gr_graph_new();
+    int64_t n3 = 3, n2 = 2;
+    gr_var *c = gr_scalar(g, GR_F64, "c"), *x = gr_tensor(g, GR_F64, 1, &n3, "x"), *s1 = gr_sum(gr_sin(x)), *s2 = gr_sum(gr_exp(x));
+    gr_var *y = NULL, *ins[2], *a = gr_tensor(g, GR_F64, 1, &n3, "a"), *b = gr_tensor(g, GR_F64, 1, &n2, "b"), *z = NULL, *ab[2];
+    gr_var *u = gr_tensor(g, GR_F64, 1, &n2, "u"), *xu[2], *r = NULL;
+    gr_array *ca = gr_array_scalar(GR_F64, 1.0), *xa = gr_array_new(GR_F64, 1, &n3), *ua = gr_array_new(GR_F64, 1, &n2);
+    const gr_array *ex[2];
+    gr_op_def *op;
+    gr_fn *f, *fo;
+    FILE *out = tmpfile();
+    char *text;
+    CHECK_STATUS(gr_ifelse(c, 1, &s1, &s2, &y), GR_OK);
+    ins[0] = c; ins[1] = x;
+    f = gr_function(2, ins, 1, &y, NULL);
+    ex[0] = ca; ex[1] = xa;
+    text = f ? te_emit(f, ex, "gr_cond", GR_OK) : NULL;
+    CHECK(text != NULL);
+    if (text) {
+        const char *then_at = strstr(text, "[0] != 0) {"), *else_at = strstr(text, "} else {");
+        const char *sin_at = strstr(text, "sin("), *exp_at = strstr(text, "exp(");
+        CHECK(then_at && else_at && then_at < else_at);
+        CHECK(sin_at && then_at && else_at && sin_at > then_at && sin_at < else_at);
+        CHECK(exp_at && else_at && exp_at > else_at);
+    }
+    free(text);
+    ab[0] = a; ab[1] = b;                     /* inside an op made of a graph: sides (3) and (2) */
+    CHECK_STATUS(gr_ifelse(gr_gt(gr_sum(a), gr_const(g, 0.0)), 1, &a, &b, &z), GR_OK);
+    gr_var_set_name(z, "zz");
+    op = gr_op_from_graph("pick", 2, ab, 1, &z, NULL);
+    xu[0] = x; xu[1] = u;
+    if (op) CHECK_STATUS(gr_apply(op, NULL, 0, 2, xu, &r), GR_OK);
+    fo = r ? gr_function(2, xu, 1, &r, NULL) : NULL;
+    CHECK(fo != NULL);
+    ex[0] = xa; ex[1] = ua;
+    if (fo) te_refused(fo, ex, out, NULL, GR_ERR_SHAPE, "IfElse");
+    if (fo) CHECK_CONTAINS(gr_fn_message(fo), "zz");
+    gr_op_free(op);
+    gr_fn_free(fo);
+    gr_fn_free(f);
+    if (out) fclose(out);
+    gr_array_free(ca); gr_array_free(xa); gr_array_free(ua);
+    gr_graph_free(g);
+}
+
 SUITE(suite_emit) = {
     CASE(test_emit_errors),
     CASE(test_emit_form),
+    CASE(test_emit_ifelse),
     END_SUITE
 };
