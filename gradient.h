@@ -21433,6 +21433,9 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
    size, as with a copy at the end. Values of earlier steps in the same plan buffer stay in work.
    Until the steps are emitted, a candidate's memory is named by a placeholder (gr__em_slot),
    resolved by gr__em_placed. */
+static gr_status gr__em_direct_start(gr__em *e) GR__UNUSED;   /* (gr_fn_emit_c's, which GR_NO_STDIO leaves out) */
+static void gr__em_direct(gr__em *e) GR__UNUSED;
+static void gr__em_placed(gr__em *e) GR__UNUSED;
 static gr_status gr__em_direct_start(gr__em *e) {
     gr_fn *f = e->f;
     int j;
