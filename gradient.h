@@ -2622,6 +2622,7 @@ static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref);
 /* banded matrices (ops/batch.c): Jacobians and Hessians kept as a few diagonals */
 static int gr__banded_n(const gr_var *v);                                    /* its diagonals; 0: not banded */
 static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v);           /* v = diag(d), square: d */
+static gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like);   /* v = diag(d)'s rows summed like a vector: d */
 static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                               gr_var *pre, gr_var *post, int64_t dk);
 
@@ -3796,9 +3797,27 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
 #define GR__C_IMAX(a, b) ((a) > (b) ? (a) : (b))
 #define GR__C_IMIN(a, b) ((a) < (b) ? (a) : (b))
 
+/* an innermost reduced run p[0..n) combined into acc: in order, or (RUN8: sums accumulated in double)
+   in eight interleaved partial sums added pairwise, then the tail in order (NumPy's pairwise sum's
+   block: eight chains in flight instead of one, and a smaller rounding error). The emitted code
+   writes the same (gr__red_emit_loops). */
+#define GR__RUN1(acc, p, n, TA, COMB) \
+    for (i = 0; i < (n); i++) acc = COMB(acc, (TA)(p)[i]);
+#define GR__RUN8(acc, p, n, TA, COMB) \
+    if ((n) >= 16) { \
+        TA r0 = (TA)(p)[0], r1 = (TA)(p)[1], r2 = (TA)(p)[2], r3 = (TA)(p)[3], r4 = (TA)(p)[4], r5 = (TA)(p)[5], r6 = (TA)(p)[6], r7 = (TA)(p)[7]; \
+        for (i = 8; i + 8 <= (n); i += 8) { \
+            r0 += (TA)(p)[i]; r1 += (TA)(p)[i + 1]; r2 += (TA)(p)[i + 2]; r3 += (TA)(p)[i + 3]; \
+            r4 += (TA)(p)[i + 4]; r5 += (TA)(p)[i + 5]; r6 += (TA)(p)[i + 6]; r7 += (TA)(p)[i + 7]; \
+        } \
+        acc += ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7)); \
+        for (; i < (n); i++) acc += (TA)(p)[i]; \
+    } else GR__RUN1(acc, p, n, TA, COMB)
+
 /* fn(G, in, out): out = identity, then every input element combined into its output element;
-   TA is the accumulator of an innermost reduced run */
-#define GR__RED_KERNEL(fn, TI, TO, TA, INIT, COMB) \
+   TA is the accumulator of an innermost reduced run, RUN how the run is combined */
+#define GR__RED_KERNEL(fn, TI, TO, TA, INIT, COMB) GR__RED_KERNEL_R(fn, TI, TO, TA, INIT, COMB, GR__RUN1)
+#define GR__RED_KERNEL_R(fn, TI, TO, TA, INIT, COMB, RUN) \
     static void fn(const gr__rgroups *G, const void *in_, void *out_) { \
         const TI *in = (const TI *)in_; TO *out = (TO *)out_; \
         int64_t i, idx[GR_MAX_NDIM], outer = 1, r, inner; \
@@ -3813,7 +3832,7 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
             for (k = 0; k < last; k++) { io += idx[k] * G->ist[k]; oo += idx[k] * G->ost[k]; } \
             if (G->red[last]) { \
                 TA acc = (TA)out[oo]; \
-                for (i = 0; i < inner; i++) acc = COMB(acc, (TA)in[io + i]); \
+                RUN(acc, in + io, inner, TA, COMB) \
                 out[oo] = (TO)acc; \
             } else { \
                 for (i = 0; i < inner; i++) out[oo + i] = (TO)COMB((TA)out[oo + i], (TA)in[io + i]); \
@@ -3822,13 +3841,13 @@ static void gr__rgroups_init(gr__rgroups *G, int ndim, const int64_t *shape, uin
         } \
     }
 
-GR__RED_KERNEL(gr__red_sum_f64, double, double, double, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_f32, float, float, double, 0, GR__C_SUM)
+GR__RED_KERNEL_R(gr__red_sum_f64, double, double, double, 0, GR__C_SUM, GR__RUN8)
+GR__RED_KERNEL_R(gr__red_sum_f32, float, float, double, 0, GR__C_SUM, GR__RUN8)
 /* integer sums and products accumulate in uint64_t: they wrap modulo 2^64 like NumPy's, where
    int64_t arithmetic would overflow (undefined behaviour) */
 GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM)
-GR__RED_KERNEL(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM)
+GR__RED_KERNEL_R(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM, GR__RUN8)
+GR__RED_KERNEL_R(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM, GR__RUN8)
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)
@@ -4719,6 +4738,22 @@ static const char *gr__red_comb(char *buf, size_t n, int comb, const char *a, co
 
 typedef struct gr__red_emit { const char *ti, *to, *ta, *init; int comb; } gr__red_emit;
 
+/* GR__RUN8 as C: the run of n >= 16 elements at in + io summed into acc in eight partial sums */
+static void gr__red_emit_run8(gr__em *e, const char *ti, const char *ta, const char *io, int64_t n) {
+    gr__em_line(e, "{");
+    gr__em_line(e, "const %s *p = in + %s;", ti, io);
+    gr__em_line(e, "%s r0 = (%s)p[0], r1 = (%s)p[1], r2 = (%s)p[2], r3 = (%s)p[3], r4 = (%s)p[4], r5 = (%s)p[5], r6 = (%s)p[6], r7 = (%s)p[7];",
+                ta, ta, ta, ta, ta, ta, ta, ta, ta);
+    gr__em_line(e, "size_t j;");
+    gr__em_line(e, "for (j = 8; j < %lld; j += 8) {", (long long)(n - n % 8));
+    gr__em_line(e, "r0 += (%s)p[j]; r1 += (%s)p[j + 1]; r2 += (%s)p[j + 2]; r3 += (%s)p[j + 3];", ta, ta, ta, ta);
+    gr__em_line(e, "r4 += (%s)p[j + 4]; r5 += (%s)p[j + 5]; r6 += (%s)p[j + 6]; r7 += (%s)p[j + 7];", ta, ta, ta, ta);
+    gr__em_line(e, "}");
+    gr__em_line(e, "acc += ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7));");
+    if (n % 8) gr__em_line(e, "for (j = %lld; j < %lld; j++) acc += (%s)p[j];", (long long)(n - n % 8), (long long)n, ta);
+    gr__em_line(e, "}");
+}
+
 static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_emit *k, const char *x, const char *y) {
     char c[1500], a[240], b[240], io[200], oo[200];   /* (the frame stays small: test-small) */
     int last = G->n - 1, n;
@@ -4738,7 +4773,10 @@ static void gr__red_emit_loops(gr__em *e, const gr__rgroups *G, const gr__red_em
         snprintf(b, sizeof b, "(%s)in[%s + j]", k->ta, io);
         if (G->red[last]) {
             gr__em_line(e, "%s acc = (%s)out[%s];", k->ta, k->ta, oo);
-            gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
+            if (k->comb == GR__RC_SUM && strcmp(k->ta, "double") == 0 && G->len[last] >= 16)   /* GR__RUN8's order */
+                gr__red_emit_run8(e, k->ti, k->ta, io, G->len[last]);
+            else
+                gr__em_line(e, "for (size_t j = 0; j < %lld; j++) acc = %s;", (long long)G->len[last], gr__red_comb(c, sizeof c, k->comb, "acc", b));
             gr__em_line(e, "out[%s] = (%s)acc;", oo, k->to);
         } else {
             snprintf(a, sizeof a, "(%s)out[%s + j]", k->ta, oo);
@@ -6793,7 +6831,15 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
         if (!ta) { \
-            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \
+                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \
+                for (k = 0; k < K; k++) { \
+                    TA xk = (TA)x[k]; \
+                    s0 += (TA)a[k] * xk; s1 += (TA)a[K + k] * xk; s2 += (TA)a[2 * K + k] * xk; s3 += (TA)a[3 * K + k] * xk; \
+                } \
+                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \
+            } \
+            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
         } else { \
             for (i = 0; i < M; i++) y[i] = 0; \
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
@@ -6804,7 +6850,15 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \\\n",
     "        int64_t i, k; \\\n",
     "        if (!ta) { \\\n",
-    "            for (i = 0; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
+    "            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \\\n",
+    "                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \\\n",
+    "                for (k = 0; k < K; k++) { \\\n",
+    "                    TA xk = (TA)x[k]; \\\n",
+    "                    s0 += (TA)a[k] * xk; s1 += (TA)a[K + k] * xk; s2 += (TA)a[2 * K + k] * xk; s3 += (TA)a[3 * K + k] * xk; \\\n",
+    "                } \\\n",
+    "                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \\\n",
+    "            } \\\n",
+    "            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
     "        } else { \\\n",
     "            for (i = 0; i < M; i++) y[i] = 0; \\\n",
     "            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \\\n",
@@ -7220,6 +7274,30 @@ static void gr__Dot_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
     if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
 }
 
+/* R op(B) with R diag(d)'s rows summed like a vector (gr__rowsum_diag) whose length is op(B)'s rows':
+   d[:, None] * op(B), broadcasting op(B)'s rows when like has one element. The same graph whether
+   the shapes are declared or not (a Jacobian through A x + b with shapes unknown: O(m n) instead of
+   a dense product of a diagonal matrix) */
+static gr_var *gr__dot_rowsum_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
+    static const int as_col[2] = { 0, GR_NEWAXIS }, swap[2] = { 1, 0 };
+    gr_var *like = NULL, *d, *ob = in[1], *col;
+    gr__dimshuffle_params dp;
+    int32_t sl[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    if (p->ta || in[1]->ndim != 2 || !(d = gr__rowsum_diag(rw, in[0], &like)) || d->ndim != 1) return NULL;
+    gr__sig_copy(rw, like, sl);
+    gr__sig_copy(rw, in[1], sb);
+    if (sl[0] != sb[p->tb ? 1 : 0]) return NULL;          /* like's length is op(B)'s rows', in every call */
+    memset(&dp, 0, sizeof dp);
+    dp.n = 2;
+    if (p->tb) {
+        dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+        if (!(ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &in[1]))) return gr__replaced(done, NULL);
+    }
+    dp.pattern[0] = as_col[0]; dp.pattern[1] = as_col[1];
+    if (!(col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
+}
+
 /* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the identity seed
    times an elementwise derivative): O(m n) instead of a matrix product. NULL, *done 0: no diag. */
 static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
@@ -7245,7 +7323,7 @@ static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *c
         }
         return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
     }
-    return NULL;
+    return gr__dot_rowsum_diag(rw, p, in, done);
 }
 
 /* a diagonal operand scales the other; a transposed matrix operand becomes a flag (BLAS reads it in
@@ -9936,7 +10014,11 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
             int64_t xs = vnd == 0 ? 0 : kst[last] ? step * inner : xst[last];   /* a slice moves by step rows */
 #define GR__SCATTER_RUN(T) \
             { T *xd = (T *)out->data; const T *yd = (const T *)y->data; \
-              if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
+              if (xs == 1 && ys == 1) {                    /* a contiguous run (a unit-step slice): vectorised */ \
+                  T *xr = xd + x0; const T *yr = yd + yo; \
+                  if (inc) for (j = 0; j < run; j++) xr[j] += yr[j]; \
+                  else for (j = 0; j < run; j++) xr[j] = yr[j]; \
+              } else if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
               else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
             if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
             else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)
@@ -10847,6 +10929,22 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return orop[0] ? GR_OK : g->status;
 }
 
+/* v is diag(d)'s rows each summed to the shape of a vector `like` (Batched ReduceLike: a Jacobian's rows
+   through a broadcasting addition whose shapes the graph does not know): d, and *like. Since the
+   forward addition broadcast like to d's length, like has that length or 1: v is diag(d) or the
+   column d, and v B = d[:, None] * B in both cases (B's rows: like's length, broadcasting) */
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) {
+    const gr_node *t = gr__owner(v);
+    const gr__batched_params *bp;
+    gr_var *d;
+    if (!t || t->op != &gr__op_Batched || v->ndim != 2) return NULL;
+    bp = (const gr__batched_params *)gr__params(t);
+    if (bp->op != &gr__op_ReduceLike || bp->batched != 1u || gr__in(t)[1]->ndim != 1) return NULL;
+    if (!(d = gr__banded_diag(rw, gr__in(t)[0]))) return NULL;
+    *like = gr__in(t)[1];
+    return d;
+}
+
 /* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
    ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
    rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
@@ -10906,6 +11004,7 @@ static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const
 }
 static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
 static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) { (void)rw; (void)v; (void)like; return NULL; }
 static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                                        gr_var *pre, gr_var *post, int64_t dk) {
     (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;
@@ -17549,12 +17648,58 @@ static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_arra
     return 1;
 }
 
+/* one instruction over n elements (the kernel of its row, a pair, a multiply-add or a conversion) */
+static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
+    if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
+        const void *args[3];
+        int64_t sts[3];
+        int a;
+        for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
+        if (op->row == GR__FOP_MULADD)
+            (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
+        else
+            gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
+    } else if (op->row == GR__FOP_PAIR)
+        gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+    else
+        gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+}
+
+/* A group of one element (scalar functions): a straight-line program, float64 arithmetic in place
+   (the expressions of the table's rows, so the same values), the rest by its kernel on one element.
+   0 when some input has more than one element (broadcast into the one output element: not here). */
+static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
+    int32_t e, m, k;
+    for (e = 0; e < p->n_ext; e++) {
+        if (in[e]->size != 1) return 0;
+        p->ptr[e] = in[e]->data;
+        p->st[e] = 0;
+    }
+    for (m = 0; m < p->n_out; m++) p->ptr[p->n_ext + p->n_imm + m] = out[m]->data;
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+#define GR__FS(r) (*(const double *)p->ptr[op->arg[r]])
+        double *o = (double *)(uintptr_t)p->ptr[op->out];
+        if (op->dtype != GR_F64) gr__fop_run(p, op, 1);
+        else if (op->row == GR__EW_add) *o = GR__FS(0) + GR__FS(1);
+        else if (op->row == GR__EW_sub) *o = GR__FS(0) - GR__FS(1);
+        else if (op->row == GR__EW_mul) *o = GR__FS(0) * GR__FS(1);
+        else if (op->row == GR__EW_neg) *o = -GR__FS(0);
+        else if (op->row == GR__EW_sqr) { double a = GR__FS(0); *o = a * a; }
+        else if (op->row == GR__FOP_MULADD) { double t = GR__FS(0) * GR__FS(1); *o = t + GR__FS(2); }
+        else gr__fop_run(p, op, 1);
+#undef GR__FS
+    }
+    return 1;
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
     const gr_array *o0 = out[0];
     int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
     int nd = 0, d, k, m;
     if (o0->size == 0) return GR_OK;
+    if (o0->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
     /* element strides of every external input over the output's shape (0 where broadcast), with
        axes of size 1 dropped and neighbours merged where every operand is contiguous across them */
     for (d = 0; d < o0->ndim; d++) {
@@ -17596,23 +17741,7 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[e] = (const char *)in[e]->data + (size_t)(p->ext_off[e] + j0 * p->st[e]) * gr__dsize(in[e]->dtype);
             for (m = 0; m < p->n_out; m++)
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
-            for (k = 0; k < p->n_ops; k++) {
-                const gr__fop *op = &p->ops[k];
-                if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
-                    const void *args[3];
-                    int64_t sts[3];
-                    int a;
-                    for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
-                    if (op->row == GR__FOP_MULADD)
-                        (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
-                    else
-                        gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
-                } else if (op->row == GR__FOP_PAIR)
-                    gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
-                                                 p->st[op->arg[0]], n);
-                else
-                    gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
-            }
+            for (k = 0; k < p->n_ops; k++) gr__fop_run(p, &p->ops[k], n);
         }
         for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
             if (++idx[d] < shape[d]) {
@@ -18198,6 +18327,11 @@ struct gr_fn {
     int8_t     *reg_on;                   /* per call: a region is on (1), off (0), not yet known (-1) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
+    int32_t    *shared_slots;             /* the slots of shared variables (bound at every call) */
+    int32_t     n_shared_slots;
+    int         shape_pure;               /* every step's shape rule reads its inputs' shapes only (the
+                                             library's ops but for a wrapper of another op): a call with
+                                             the plan's leaf shapes skips them */
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
@@ -18253,7 +18387,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
-    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at); GR_FREE(f->shared_slots);
     GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     GR_FREE(f->step_reg); GR_FREE(f->regs); GR_FREE(f->reg_on);
     gr_graph_free(f->g);
@@ -18812,6 +18946,9 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
+    f->shape_pure = 1;
+    for (k = 0; k < n_order; k++)
+        if (!f->steps[k]->op->builtin || (gr__flags_of(f->steps[k]->op) & GR__OPF_INNERCONN)) f->shape_pure = 0;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
         if (gr__flags_of(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
@@ -18832,7 +18969,10 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         int64_t total = 0, s;
         for (s = 0; s < f->n_slots; s++) { f->shape_at[s] = total; total += f->slots[s].arr.ndim + 1; }
         f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
-        if (!f->shape_cache) goto done;
+        f->shared_slots = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+        if (!f->shape_cache || !f->shared_slots) goto done;
+        for (s = 0; s < f->n_slots; s++)
+            if (f->slots[s].kind == GR__SK_SHARED) f->shared_slots[f->n_shared_slots++] = (int32_t)s;
     }
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
@@ -19232,32 +19372,80 @@ static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
     return GR_OK;
 }
 
+/* a shared variable's slot bound to its storage's value; 0 when its shape is not the static one */
+static int gr__call_bind_shared(gr__slot *sl) {
+    const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
+    int d;
+    for (d = 0; d < v->ndim; d++)
+        if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d]) return 0;
+    for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
+    sl->arr.size = v->size;
+    sl->arr.data = v->data;
+    return 1;
+}
+static gr_status gr__shared_shape_error(gr_fn *f, const gr__slot *sl) {
+    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s", gr__d(sl->var).s,
+                        gr__as(((const gr__storage *)gr__ext(sl->var))->value).s, gr__vs(sl->var).s);
+}
+
 /* the leaves' shapes for this call (shared variables bound to their storage); *changed when some
    shape differs from the plan's */
 static gr_status gr__call_leaf_shapes(gr_fn *f, int *changed) {
     int64_t s;
-    int d;
     gr_status st;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
-        if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
-            for (d = 0; d < v->ndim; d++)
-                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
-                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
-                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
-            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
-            sl->arr.size = v->size;
-            sl->arr.data = v->data;
-        }
+        if (sl->kind == GR__SK_SHARED && !gr__call_bind_shared(sl)) return gr__shared_shape_error(f, sl);
         if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, changed)) != GR_OK) return st;
     }
     return GR_OK;
 }
+/* an update keeps the shape of its shared variable (whose static shape the graph knows) */
+static gr_status gr__call_upd_shapes(gr_fn *f) {
+    int i, d;
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
+    return GR_OK;
+}
+
+/* whether this call's leaves (inputs just bound, shared variables) have the shapes of the plan: then
+   every computed slot has them too (a function that is not dynamic has shape rules that read shapes
+   only), and the call skips the shape rules */
+static int gr__call_same_shapes(const gr_fn *f) {
+    int32_t s;
+    int i, d;
+    if (!f->planned || !f->shape_pure) return 0;
+    for (i = 0; i < f->n_in; i++) {
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        const int64_t *cache = f->shape_cache + f->shape_at[f->in_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++)
+            if (cache[d + 1] != sl->arr.shape[d]) return 0;
+    }
+    for (s = 0; s < f->n_shared_slots; s++) {
+        int32_t k = f->shared_slots[s];
+        const gr_array *v = ((const gr__storage *)gr__ext(f->slots[k].var))->value;
+        const int64_t *cache = f->shape_cache + f->shape_at[k];
+        for (d = 0; d < v->ndim; d++)
+            if (cache[d + 1] != v->shape[d]) return 0;
+    }
+    return 1;
+}
+/* the shared variables' data bound (their shapes are the plan's: gr__call_same_shapes) */
+static void gr__call_shared_data(gr_fn *f) {
+    int32_t s;
+    for (s = 0; s < f->n_shared_slots; s++) (void)gr__call_bind_shared(&f->slots[f->shared_slots[s]]);
+}
+
 /* every slot's shape for this call: the leaves', then each step's outputs by its shape rule */
 static gr_status gr__call_shapes(gr_fn *f, int *changed) {
     int64_t k;
-    int i, d;
+    int i;
     gr_status st = gr__call_leaf_shapes(f, changed);
     if (st != GR_OK) return st;
     for (k = 0; k < f->n_steps; k++) {
@@ -19269,15 +19457,7 @@ static gr_status gr__call_shapes(gr_fn *f, int *changed) {
         for (i = 0; i < node->n_out; i++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return st;
     }
-    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
-    return GR_OK;
+    return gr__call_upd_shapes(f);
 }
 
 /* runs the steps in order; a view is pointed at its base's memory, and computes nothing */
@@ -19407,15 +19587,7 @@ static gr_status gr__call_dynamic(gr_fn *f, int64_t stop) {
         gr__plan_release(f, &pl, k);
     }
     if (stop < f->n_steps) return GR_OK;
-    for (i = 0; i < f->n_upd; i++) {
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        int d;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
+    if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
     if (!gr__plan_external(f)) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     return GR_OK;
 }
@@ -19459,8 +19631,13 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f, f->n_steps)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
-    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    if (gr__call_same_shapes(f)) {                  /* the shapes of the plan: only the shared variables' data to bind */
+        gr__call_shared_data(f);
+        if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
+    } else {
+        if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+        if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    }
     if ((st = gr__call_run(f)) != GR_OK) return st;
     return gr__call_results(f, outputs);
 }

@@ -534,6 +534,128 @@ static void bench_w4(void) {
     for (i = 0; i < 3; i++) gr_array_free(in[i]);
 }
 
+/* ==== W3 and W4 as users write them: Rosenbrock's cost and gradient from one function (one call, as an
+   optimiser asks), and the Jacobian of tanh(A x + b) with shapes left undeclared (gr_matrix, gr_vector) == */
+
+typedef struct w3cg_ctx { gr_fn *f; const gr_array *in[1]; const gr_array *out[2]; const double *x; double *g, cost; int n; } w3cg_ctx;
+static void w3cg_hand(void *ctx) {
+    w3cg_ctx *c = (w3cg_ctx *)ctx;
+    const double *x = c->x;
+    double f = 0;
+    int i, n = c->n;
+    for (i = 0; i < n; i++) c->g[i] = 0;
+    for (i = 0; i < n - 1; i++) {
+        double a = x[i + 1] - x[i] * x[i], b = 1 - x[i];
+        f += 100 * a * a + b * b;
+        c->g[i] += -400 * x[i] * a - 2 * b;
+        c->g[i + 1] += 200 * a;
+    }
+    c->cost = f;
+}
+static void w3cg_gr(void *ctx) { w3cg_ctx *c = (w3cg_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
+
+static void bench_w3_cost_grad(void) {
+    int64_t n = 1000;
+    gr_array *x = det_array(GR_F64, 1, &n, 8, 1.0);
+    gr_graph *g = gr_graph_new();
+    gr_var *vx = gr_vector(g, GR_F64, "x"), *outs[2];
+    w3cg_ctx c;
+    double t_gr, t_hand;
+    memset(&c, 0, sizeof c);
+    outs[0] = rosenbrock(g, vx);
+    outs[1] = gr_grad1(outs[0], vx);
+    c.f = gr_function(1, &vx, 2, outs, NULL);
+    if (!c.f) die("W3 cost + grad gr_function", g, NULL);
+    c.in[0] = x; c.x = (const double *)x->data; c.n = (int)n;
+    c.g = (double *)malloc(sizeof(double) * (size_t)n);
+    pair_time(w3cg_gr, &c, w3cg_hand, &c, 0.5, &t_gr, &t_hand);
+    w3cg_gr(&c); w3cg_hand(&c);
+    agree("W3 cost + grad: gradient", c.out[1], c.g, n, 1e-9);
+    agree("W3 cost + grad: cost", c.out[0], &c.cost, 1, 1e-9);
+    row("W3 Rosenbrock cost + grad, n=1000", t_gr, t_hand, "one function giving both, as an optimiser calls it");
+    free(c.g);
+    gr_fn_free(c.f);
+    gr_graph_free(g);
+    gr_array_free(x);
+}
+
+static void bench_w4_undeclared(void) {
+    int64_t as[2] = { 200, 200 }, n = 200;
+    gr_array *A = det_array(GR_F64, 2, as, 10, 0.1), *b = det_array(GR_F64, 1, &n, 11, 0.1), *x = det_array(GR_F64, 1, &n, 12, 1.0);
+    gr_graph *g = gr_graph_new();
+    gr_var *vA = gr_matrix(g, GR_F64, "A"), *vb = gr_vector(g, GR_F64, "b"), *vx = gr_vector(g, GR_F64, "x");
+    gr_var *J = NULL, *ins[3];
+    w4_ctx c;
+    double t_gr, t_hand;
+    memset(&c, 0, sizeof c);
+    if (gr_jacobian(gr_tanh(gr_add(gr_dot(vA, vx), vb)), 1, &vx, &J, NULL) != GR_OK) die("W4 undeclared gr_jacobian", g, NULL);
+    ins[0] = vA; ins[1] = vb; ins[2] = vx;
+    c.f = gr_function(3, ins, 1, &J, NULL);
+    if (!c.f) die("W4 undeclared gr_function", g, NULL);
+    c.in[0] = A; c.in[1] = b; c.in[2] = x;
+    c.A = (const double *)A->data; c.b = (const double *)b->data; c.x = (const double *)x->data;
+    c.J = (double *)malloc(sizeof(double) * 40000);
+    c.y = (double *)malloc(sizeof(double) * 200);
+    pair_time(w4_gr, &c, w4_hand, &c, 0.5, &t_gr, &t_hand);
+    w4_gr(&c); w4_hand(&c);
+    agree("W4 undeclared Jacobian", c.out[0], c.J, 40000, 1e-9);
+    row("W4 Jacobian, shapes undeclared", t_gr, t_hand, "gr_matrix / gr_vector, as users write it");
+    free(c.J); free(c.y);
+    gr_fn_free(c.f);
+    gr_graph_free(g);
+    gr_array_free(A); gr_array_free(b); gr_array_free(x);
+}
+
+/* ==== a tiny function: f = sin(x y) + x^2 with df/dx, df/dy, scalars; timed over 1000 calls ============ */
+
+enum { TINY_CALLS = 1000 };
+typedef struct tiny_ctx { gr_fn *f; gr_array *x, *y; const gr_array *in[2]; const gr_array *out[3]; double xs, ys, r[3]; } tiny_ctx;
+static void tiny_hand(void *ctx) {
+    tiny_ctx *c = (tiny_ctx *)ctx;
+    volatile double xv = c->xs, yv = c->ys;                 /* read each call, as a program's inputs are */
+    int k;
+    for (k = 0; k < TINY_CALLS; k++) {
+        double x = xv, y = yv, cxy = cos(x * y);
+        c->r[0] = sin(x * y) + x * x;
+        c->r[1] = cxy * y + 2 * x;
+        c->r[2] = cxy * x;
+        __asm__ volatile("" : : "g"(c->r) : "memory");
+    }
+}
+static void tiny_gr(void *ctx) {
+    tiny_ctx *c = (tiny_ctx *)ctx;
+    int k;
+    for (k = 0; k < TINY_CALLS; k++) call_or_die(c->f, c->in, c->out);
+}
+static void bench_tiny(void) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x"), *y = gr_scalar(g, GR_F64, "y"), *ins[2], *outs[3], *grads[2];
+    tiny_ctx c;
+    double t_gr, t_hand, ref[3];
+    char note[96];
+    memset(&c, 0, sizeof c);
+    ins[0] = x; ins[1] = y;
+    outs[0] = gr_add(gr_sin(gr_mul(x, y)), gr_mul(x, x));
+    if (gr_grad(outs[0], 2, ins, grads, NULL) != GR_OK) die("tiny gr_grad", g, NULL);
+    outs[1] = grads[0]; outs[2] = grads[1];
+    c.f = gr_function(2, ins, 3, outs, NULL);
+    if (!c.f) die("tiny gr_function", g, NULL);
+    c.xs = 0.7; c.ys = -1.3;
+    c.x = gr_array_scalar(GR_F64, c.xs); c.y = gr_array_scalar(GR_F64, c.ys);
+    c.in[0] = c.x; c.in[1] = c.y;
+    pair_time(tiny_gr, &c, tiny_hand, &c, 0.5, &t_gr, &t_hand);
+    tiny_gr(&c); tiny_hand(&c);
+    ref[0] = c.r[0]; ref[1] = c.r[1]; ref[2] = c.r[2];
+    agree("tiny f", c.out[0], ref, 1, 1e-12);
+    agree("tiny df/dx", c.out[1], ref + 1, 1, 1e-12);
+    agree("tiny df/dy", c.out[2], ref + 2, 1, 1e-12);
+    snprintf(note, sizeof note, "per call: %.1f ns, hand-written %.1f ns", t_gr / TINY_CALLS * 1e9, t_hand / TINY_CALLS * 1e9);
+    row("tiny f = sin(xy) + x^2 and its gradient (x1000)", t_gr, t_hand, note);
+    gr_fn_free(c.f);
+    gr_graph_free(g);
+    gr_array_free(c.x); gr_array_free(c.y);
+}
+
 /* ==== W5: graph scale: y_{k+1} = sin(y_k) / N + y_k, cost = y_N ======================================== */
 
 typedef struct w5_ctx { gr_fn *f; const gr_array *in[1]; const gr_array *out[2]; int n; double *ys; double cost, grad; } w5_ctx;
@@ -1014,6 +1136,12 @@ int main(int argc, char **argv) {
         bench_w4();
         return g_failures ? 1 : 0;
     }
+    if (argc > 1 && strcmp(argv[1], "--small") == 0) {   /* bench --small: the rows users write that issue 20 names */
+        bench_w3_cost_grad();
+        bench_w4_undeclared();
+        bench_tiny();
+        return g_failures ? 1 : 0;
+    }
     if (w5_only) {                                   /* bench --w5: the graph-scale workload alone */
         for (n = 1000; n <= 1000000; n *= 10) bench_w5(n, W5_RUNS);
         bench_w5(10000000, 1);                       /* once: ~1 min and ~12 GB */
@@ -1023,7 +1151,10 @@ int main(int argc, char **argv) {
     bench_w1(1);
     bench_w2();
     bench_w3();
+    bench_w3_cost_grad();
     bench_w4();
+    bench_w4_undeclared();
+    bench_tiny();
     for (n = 1000; n <= (quick ? 10000 : 1000000); n *= 10) bench_w5(n, W5_RUNS);
     bench_w6();
     bench_w6_scan(100);

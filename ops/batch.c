@@ -541,6 +541,22 @@ static gr_status gr__Batched_rop(const gr_node *node, gr_var *const *ev, gr_var 
     return orop[0] ? GR_OK : g->status;
 }
 
+/* v is diag(d)'s rows each summed to the shape of a vector `like` (Batched ReduceLike: a Jacobian's rows
+   through a broadcasting addition whose shapes the graph does not know): d, and *like. Since the
+   forward addition broadcast like to d's length, like has that length or 1: v is diag(d) or the
+   column d, and v B = d[:, None] * B in both cases (B's rows: like's length, broadcasting) */
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) {
+    const gr_node *t = gr__owner(v);
+    const gr__batched_params *bp;
+    gr_var *d;
+    if (!t || t->op != &gr__op_Batched || v->ndim != 2) return NULL;
+    bp = (const gr__batched_params *)gr__params(t);
+    if (bp->op != &gr__op_ReduceLike || bp->batched != 1u || gr__in(t)[1]->ndim != 1) return NULL;
+    if (!(d = gr__banded_diag(rw, gr__in(t)[0]))) return NULL;
+    *like = gr__in(t)[1];
+    return d;
+}
+
 /* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
    ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
    rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
@@ -600,6 +616,7 @@ static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const
 }
 static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
 static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
+static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) { (void)rw; (void)v; (void)like; return NULL; }
 static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                                        gr_var *pre, gr_var *post, int64_t dk) {
     (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;

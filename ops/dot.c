@@ -198,6 +198,30 @@ static void gr__Dot_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
     if (b->ndim == 2) out[m++] = sb[p->tb ? 0 : 1];
 }
 
+/* R op(B) with R diag(d)'s rows summed like a vector (gr__rowsum_diag) whose length is op(B)'s rows':
+   d[:, None] * op(B), broadcasting op(B)'s rows when like has one element. The same graph whether
+   the shapes are declared or not (a Jacobian through A x + b with shapes unknown: O(m n) instead of
+   a dense product of a diagonal matrix) */
+static gr_var *gr__dot_rowsum_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
+    static const int as_col[2] = { 0, GR_NEWAXIS }, swap[2] = { 1, 0 };
+    gr_var *like = NULL, *d, *ob = in[1], *col;
+    gr__dimshuffle_params dp;
+    int32_t sl[GR_MAX_NDIM], sb[GR_MAX_NDIM];
+    if (p->ta || in[1]->ndim != 2 || !(d = gr__rowsum_diag(rw, in[0], &like)) || d->ndim != 1) return NULL;
+    gr__sig_copy(rw, like, sl);
+    gr__sig_copy(rw, in[1], sb);
+    if (sl[0] != sb[p->tb ? 1 : 0]) return NULL;          /* like's length is op(B)'s rows', in every call */
+    memset(&dp, 0, sizeof dp);
+    dp.n = 2;
+    if (p->tb) {
+        dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+        if (!(ob = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &in[1]))) return gr__replaced(done, NULL);
+    }
+    dp.pattern[0] = as_col[0]; dp.pattern[1] = as_col[1];
+    if (!(col = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &d))) return gr__replaced(done, NULL);
+    return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
+}
+
 /* diag(d) op(B) scales op(B)'s rows by d, op(B) diag(d) its columns (Jacobians: the identity seed
    times an elementwise derivative): O(m n) instead of a matrix product. NULL, *done 0: no diag. */
 static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *const *in, int *done) {
@@ -223,7 +247,7 @@ static gr_var *gr__dot_diag(gr__rewriter *rw, const gr__dot_params *p, gr_var *c
         }
         return gr__replaced(done, gr__rw_ew(rw, GR__EW_mul, col, ob));
     }
-    return NULL;
+    return gr__dot_rowsum_diag(rw, p, in, done);
 }
 
 /* a diagonal operand scales the other; a transposed matrix operand becomes a flag (BLAS reads it in

@@ -337,7 +337,11 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
             int64_t xs = vnd == 0 ? 0 : kst[last] ? step * inner : xst[last];   /* a slice moves by step rows */
 #define GR__SCATTER_RUN(T) \
             { T *xd = (T *)out->data; const T *yd = (const T *)y->data; \
-              if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
+              if (xs == 1 && ys == 1) {                    /* a contiguous run (a unit-step slice): vectorised */ \
+                  T *xr = xd + x0; const T *yr = yd + yo; \
+                  if (inc) for (j = 0; j < run; j++) xr[j] += yr[j]; \
+                  else for (j = 0; j < run; j++) xr[j] = yr[j]; \
+              } else if (inc) for (j = 0; j < run; j++) xd[x0 + j * xs] += yd[yo + j * ys]; \
               else for (j = 0; j < run; j++) xd[x0 + j * xs] = yd[yo + j * ys]; }
             if (out->dtype == GR_F64) GR__SCATTER_RUN(double)
             else if (out->dtype == GR_F32) GR__SCATTER_RUN(float)

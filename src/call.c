@@ -301,32 +301,80 @@ static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
     return GR_OK;
 }
 
+/* a shared variable's slot bound to its storage's value; 0 when its shape is not the static one */
+static int gr__call_bind_shared(gr__slot *sl) {
+    const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
+    int d;
+    for (d = 0; d < v->ndim; d++)
+        if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d]) return 0;
+    for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
+    sl->arr.size = v->size;
+    sl->arr.data = v->data;
+    return 1;
+}
+static gr_status gr__shared_shape_error(gr_fn *f, const gr__slot *sl) {
+    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s", gr__d(sl->var).s,
+                        gr__as(((const gr__storage *)gr__ext(sl->var))->value).s, gr__vs(sl->var).s);
+}
+
 /* the leaves' shapes for this call (shared variables bound to their storage); *changed when some
    shape differs from the plan's */
 static gr_status gr__call_leaf_shapes(gr_fn *f, int *changed) {
     int64_t s;
-    int d;
     gr_status st;
     for (s = 0; s < f->n_slots; s++) {
         gr__slot *sl = &f->slots[s];
-        if (sl->kind == GR__SK_SHARED) {
-            const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
-            for (d = 0; d < v->ndim; d++)
-                if (gr__vshape(sl->var)[d] >= 0 && gr__vshape(sl->var)[d] != v->shape[d])
-                    return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: shared variable %s now has shape %s; the function was built for %s",
-                                        gr__d(sl->var).s, gr__as(v).s, gr__vs(sl->var).s);
-            for (d = 0; d < v->ndim; d++) sl->arr.shape[d] = v->shape[d];
-            sl->arr.size = v->size;
-            sl->arr.data = v->data;
-        }
+        if (sl->kind == GR__SK_SHARED && !gr__call_bind_shared(sl)) return gr__shared_shape_error(f, sl);
         if (sl->kind != GR__SK_COMPUTED && (st = gr__fn_settle_shape(f, s, changed)) != GR_OK) return st;
     }
     return GR_OK;
 }
+/* an update keeps the shape of its shared variable (whose static shape the graph knows) */
+static gr_status gr__call_upd_shapes(gr_fn *f) {
+    int i, d;
+    for (i = 0; i < f->n_upd; i++) {
+        const gr__slot *sl = &f->slots[f->upd_slot[i]];
+        const gr_array *cur = f->upd_store[i]->value;
+        for (d = 0; d < cur->ndim; d++)
+            if (sl->arr.shape[d] != cur->shape[d])
+                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
+                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
+    }
+    return GR_OK;
+}
+
+/* whether this call's leaves (inputs just bound, shared variables) have the shapes of the plan: then
+   every computed slot has them too (a function that is not dynamic has shape rules that read shapes
+   only), and the call skips the shape rules */
+static int gr__call_same_shapes(const gr_fn *f) {
+    int32_t s;
+    int i, d;
+    if (!f->planned || !f->shape_pure) return 0;
+    for (i = 0; i < f->n_in; i++) {
+        const gr__slot *sl = &f->slots[f->in_slot[i]];
+        const int64_t *cache = f->shape_cache + f->shape_at[f->in_slot[i]];
+        for (d = 0; d < sl->arr.ndim; d++)
+            if (cache[d + 1] != sl->arr.shape[d]) return 0;
+    }
+    for (s = 0; s < f->n_shared_slots; s++) {
+        int32_t k = f->shared_slots[s];
+        const gr_array *v = ((const gr__storage *)gr__ext(f->slots[k].var))->value;
+        const int64_t *cache = f->shape_cache + f->shape_at[k];
+        for (d = 0; d < v->ndim; d++)
+            if (cache[d + 1] != v->shape[d]) return 0;
+    }
+    return 1;
+}
+/* the shared variables' data bound (their shapes are the plan's: gr__call_same_shapes) */
+static void gr__call_shared_data(gr_fn *f) {
+    int32_t s;
+    for (s = 0; s < f->n_shared_slots; s++) (void)gr__call_bind_shared(&f->slots[f->shared_slots[s]]);
+}
+
 /* every slot's shape for this call: the leaves', then each step's outputs by its shape rule */
 static gr_status gr__call_shapes(gr_fn *f, int *changed) {
     int64_t k;
-    int i, d;
+    int i;
     gr_status st = gr__call_leaf_shapes(f, changed);
     if (st != GR_OK) return st;
     for (k = 0; k < f->n_steps; k++) {
@@ -338,15 +386,7 @@ static gr_status gr__call_shapes(gr_fn *f, int *changed) {
         for (i = 0; i < node->n_out; i++)
             if ((st = gr__fn_settle_shape(f, f->step_io[f->step_io_at[k] + node->n_in + i], changed)) != GR_OK) return st;
     }
-    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable (whose static shape the graph knows) */
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
-    return GR_OK;
+    return gr__call_upd_shapes(f);
 }
 
 /* runs the steps in order; a view is pointed at its base's memory, and computes nothing */
@@ -476,15 +516,7 @@ static gr_status gr__call_dynamic(gr_fn *f, int64_t stop) {
         gr__plan_release(f, &pl, k);
     }
     if (stop < f->n_steps) return GR_OK;
-    for (i = 0; i < f->n_upd; i++) {
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        int d;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__fn_error(f, GR_ERR_SHAPE, "gr_call: the update of shared variable %s has shape %s; the variable has shape %s",
-                                    gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
+    if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
     if (!gr__plan_external(f)) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
     return GR_OK;
 }
@@ -528,8 +560,13 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
         if ((st = gr__call_leaf_shapes(f, &changed)) != GR_OK || (st = gr__call_dynamic(f, f->n_steps)) != GR_OK) return st;
         return gr__call_results(f, outputs);
     }
-    if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
-    if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    if (gr__call_same_shapes(f)) {                  /* the shapes of the plan: only the shared variables' data to bind */
+        gr__call_shared_data(f);
+        if ((st = gr__call_upd_shapes(f)) != GR_OK) return st;
+    } else {
+        if ((st = gr__call_shapes(f, &changed)) != GR_OK) return st;
+        if (changed && gr__fn_plan(f) != GR_OK) return gr__fn_error(f, GR_ERR_NOMEM, "gr_call: out of memory for the buffers");
+    }
     if ((st = gr__call_run(f)) != GR_OK) return st;
     return gr__call_results(f, outputs);
 }

@@ -49,6 +49,11 @@ struct gr_fn {
     int8_t     *reg_on;                   /* per call: a region is on (1), off (0), not yet known (-1) */
     int64_t    *shape_cache;              /* every slot's shape at the last plan */
     int64_t    *shape_at;
+    int32_t    *shared_slots;             /* the slots of shared variables (bound at every call) */
+    int32_t     n_shared_slots;
+    int         shape_pure;               /* every step's shape rule reads its inputs' shapes only (the
+                                             library's ops but for a wrapper of another op): a call with
+                                             the plan's leaf shapes skips them */
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
@@ -104,7 +109,7 @@ GR_API void gr_fn_free(gr_fn *f) {
     GR_FREE(f->bufs); GR_FREE(f->out_bufs); GR_FREE(f->stage); GR_FREE(f->out_copy); GR_FREE(f->upd_staged);
     GR_FREE(f->in_slot); GR_FREE(f->out_slot); GR_FREE(f->upd_slot); GR_FREE(f->upd_store); GR_FREE(f->upd_var);
     GR_FREE(f->steps); GR_FREE(f->step_io); GR_FREE(f->step_io_at); GR_FREE((void *)f->io);
-    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at);
+    GR_FREE(f->slots); GR_FREE(f->shape_cache); GR_FREE(f->shape_at); GR_FREE(f->shared_slots);
     GR_FREE(f->plan_refs); GR_FREE(f->plan_next); GR_FREE(f->plan_cls); GR_FREE(f->plan_caps); GR_FREE(f->plan_seen);
     GR_FREE(f->step_reg); GR_FREE(f->regs); GR_FREE(f->reg_on);
     gr_graph_free(f->g);
@@ -663,6 +668,9 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         gr__progress(pg, "schedule", k + 1u, n_order);
     }
     f->step_io_at[n_order] = at;
+    f->shape_pure = 1;
+    for (k = 0; k < n_order; k++)
+        if (!f->steps[k]->op->builtin || (gr__flags_of(f->steps[k]->op) & GR__OPF_INNERCONN)) f->shape_pure = 0;
     for (i = 1; i < f->n_regs; i++) f->regs[i].cond_slot = slot_of[f->regs[i].cond->id];
     for (k = 0; k < n_order; k++)              /* outputs shaped by running: memory the step owns */
         if (gr__flags_of(f->steps[k]->op) & GR__OPF_DYNSHAPE) {
@@ -683,7 +691,10 @@ static gr_status gr__fn_schedule(gr_fn *f, const gr_graph *pg, gr_var *const *ci
         int64_t total = 0, s;
         for (s = 0; s < f->n_slots; s++) { f->shape_at[s] = total; total += f->slots[s].arr.ndim + 1; }
         f->shape_cache = (int64_t *)gr__calloc((size_t)(total + 1), sizeof(int64_t));
-        if (!f->shape_cache) goto done;
+        f->shared_slots = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
+        if (!f->shape_cache || !f->shared_slots) goto done;
+        for (s = 0; s < f->n_slots; s++)
+            if (f->slots[s].kind == GR__SK_SHARED) f->shared_slots[f->n_shared_slots++] = (int32_t)s;
     }
     f->plan_refs = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));
     f->plan_next = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_slots + 1));

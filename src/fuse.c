@@ -196,12 +196,58 @@ static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_arra
     return 1;
 }
 
+/* one instruction over n elements (the kernel of its row, a pair, a multiply-add or a conversion) */
+static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
+    if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
+        const void *args[3];
+        int64_t sts[3];
+        int a;
+        for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
+        if (op->row == GR__FOP_MULADD)
+            (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
+        else
+            gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
+    } else if (op->row == GR__FOP_PAIR)
+        gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+    else
+        gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+}
+
+/* A group of one element (scalar functions): a straight-line program, float64 arithmetic in place
+   (the expressions of the table's rows, so the same values), the rest by its kernel on one element.
+   0 when some input has more than one element (broadcast into the one output element: not here). */
+static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
+    int32_t e, m, k;
+    for (e = 0; e < p->n_ext; e++) {
+        if (in[e]->size != 1) return 0;
+        p->ptr[e] = in[e]->data;
+        p->st[e] = 0;
+    }
+    for (m = 0; m < p->n_out; m++) p->ptr[p->n_ext + p->n_imm + m] = out[m]->data;
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+#define GR__FS(r) (*(const double *)p->ptr[op->arg[r]])
+        double *o = (double *)(uintptr_t)p->ptr[op->out];
+        if (op->dtype != GR_F64) gr__fop_run(p, op, 1);
+        else if (op->row == GR__EW_add) *o = GR__FS(0) + GR__FS(1);
+        else if (op->row == GR__EW_sub) *o = GR__FS(0) - GR__FS(1);
+        else if (op->row == GR__EW_mul) *o = GR__FS(0) * GR__FS(1);
+        else if (op->row == GR__EW_neg) *o = -GR__FS(0);
+        else if (op->row == GR__EW_sqr) { double a = GR__FS(0); *o = a * a; }
+        else if (op->row == GR__FOP_MULADD) { double t = GR__FS(0) * GR__FS(1); *o = t + GR__FS(2); }
+        else gr__fop_run(p, op, 1);
+#undef GR__FS
+    }
+    return 1;
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
     const gr_array *o0 = out[0];
     int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
     int nd = 0, d, k, m;
     if (o0->size == 0) return GR_OK;
+    if (o0->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
     /* element strides of every external input over the output's shape (0 where broadcast), with
        axes of size 1 dropped and neighbours merged where every operand is contiguous across them */
     for (d = 0; d < o0->ndim; d++) {
@@ -243,23 +289,7 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
                 p->ptr[e] = (const char *)in[e]->data + (size_t)(p->ext_off[e] + j0 * p->st[e]) * gr__dsize(in[e]->dtype);
             for (m = 0; m < p->n_out; m++)
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
-            for (k = 0; k < p->n_ops; k++) {
-                const gr__fop *op = &p->ops[k];
-                if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
-                    const void *args[3];
-                    int64_t sts[3];
-                    int a;
-                    for (a = 0; a < op->n_args; a++) { args[a] = p->ptr[op->arg[a]]; sts[a] = p->st[op->arg[a]]; }
-                    if (op->row == GR__FOP_MULADD)
-                        (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(n, (void *)p->ptr[op->out], args, sts);
-                    else
-                        gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
-                } else if (op->row == GR__FOP_PAIR)
-                    gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]],
-                                                 p->st[op->arg[0]], n);
-                else
-                    gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
-            }
+            for (k = 0; k < p->n_ops; k++) gr__fop_run(p, &p->ops[k], n);
         }
         for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
             if (++idx[d] < shape[d]) {

@@ -291,6 +291,61 @@ TEST(test_js_tanh_layer) {
     gr_graph_free(g);
 }
 
+/* W4 as users write it: the Jacobian of tanh(A x + b) wrt x with the shapes undeclared compiles to
+   the graph the declared shapes give (d[:, None] * A, no dense product of a diagonal matrix: src
+   rewrite gr__dot_rowsum_diag), and stays right where the addition broadcasts: A with one row
+   against b of 7, and b of one element against A's 7 rows. Truth: J[i, :] = (1 - y_i^2) A[r(i), :] */
+TEST(test_js_tanh_layer_undeclared_broadcast) {
+    static const int64_t rows_a[3] = { 7, 1, 7 }, len_b[3] = { 7, 7, 1 };
+    double as[35], xs[5], bs[7], ys[7], wx[35];
+    int64_t s75[2] = { 7, 5 }, s5 = 5, s7 = 7, as_shape[2] = { 7, 5 };
+    uint64_t seed = 2025;
+    size_t n_decl = 0;
+    int c, i, k;
+    rs_fill(&seed, as, 35, -1, 1);
+    rs_fill(&seed, xs, 5, -1, 1);
+    rs_fill(&seed, bs, 7, -0.5, 0.5);
+    {                                         /* the declared shapes' compiled graph */
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_tensor(g, GR_F64, 2, as_shape, "A"), *x = gr_tensor(g, GR_F64, 1, &s5, "x"), *b = gr_tensor(g, GR_F64, 1, &s7, "b");
+        gr_var *J = NULL, *ins[3];
+        gr_fn *f;
+        CHECK_STATUS(gr_jacobian(gr_tanh(gr_add(gr_dot(A, x), b)), 1, &x, &J, NULL), GR_OK);
+        ins[0] = A; ins[1] = x; ins[2] = b;
+        f = gr_function(3, ins, 1, &J, NULL);
+        CHECK(f != NULL);
+        n_decl = gr_fn_node_count(f);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+    for (c = 0; c < 3; c++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *x = gr_vector(g, GR_F64, "x"), *b = gr_vector(g, GR_F64, "b");
+        gr_var *J = NULL, *ins[3];
+        gr_array *va[3], *res[1];
+        gr_fn *f;
+        for (i = 0; i < 7; i++) {
+            const double *ar = as + (rows_a[c] == 1 ? 0 : i) * 5;
+            double s = bs[len_b[c] == 1 ? 0 : i], d;
+            for (k = 0; k < 5; k++) s += ar[k] * xs[k];
+            ys[i] = tanh(s);
+            d = 1 - ys[i] * ys[i];
+            for (k = 0; k < 5; k++) wx[i * 5 + k] = d * ar[k];
+        }
+        CHECK_STATUS(gr_jacobian(gr_tanh(gr_add(gr_dot(A, x), b)), 1, &x, &J, NULL), GR_OK);
+        ins[0] = A; ins[1] = x; ins[2] = b;
+        f = gr_function(3, ins, 1, &J, NULL);
+        CHECK(f != NULL && gr_fn_node_count(f) == n_decl);
+        gr_fn_free(f);
+        va[0] = rs_mat(rows_a[c], 5, as); va[1] = rs_vec(5, xs); va[2] = rs_vec(len_b[c], bs);
+        CHECK(rs_run(3, ins, (const gr_array *const *)va, 1, &J, res));
+        CHECK_SHAPE(res[0], 2, s75);
+        CHECK_ARR(res[0], 35, wx, 1e-14);
+        rs_free(1, res); rs_free(3, va);
+        gr_graph_free(g);
+    }
+}
+
 /* a repeated wrt gives the same block twice; an intermediate wrt cuts the graph there
    (jacobian(sin(h), h) = diag(cos h) for h = exp(x)); an integer wrt gets a float Jacobian, as if
    it were real (SEMANTICS 2.7: xi 2.5 xi -> diag(5 xi); but sqr(xi) is integer-valued, so
@@ -480,6 +535,6 @@ TEST(test_hs_errors_and_options) {
 SUITE(suite_jacobian_semantics) = {
     CASE(test_js_linear_and_product), CASE(test_js_sum_axis0), CASE(test_js_rowwise_product), CASE(test_js_disconnected),
     CASE(test_js_scalar_expression), CASE(test_js_outer), CASE(test_js_higher_ndim), CASE(test_js_consider_constant),
-    CASE(test_js_tanh_layer), CASE(test_hs_sum_sq), CASE(test_hs_linear_and_disconnected), CASE(test_hs_ndim0_ndim2),
+    CASE(test_js_tanh_layer), CASE(test_js_tanh_layer_undeclared_broadcast), CASE(test_hs_sum_sq), CASE(test_hs_linear_and_disconnected), CASE(test_hs_ndim0_ndim2),
     CASE(test_hs_diagonal_blocks), CASE(test_hs_errors_and_options), CASE(test_js_wrt_kinds), END_SUITE
 };

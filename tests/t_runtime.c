@@ -937,7 +937,97 @@ TEST(test_call_reads_user_memory) {
     gr_graph_free(g);
 }
 
+/* a call with the leaf shapes of the one before skips the shape rules (src/call.c,
+   gr__call_same_shapes): a shared variable's new value of the same shape is read, a change of an
+   input's shape (and back) replans, a shared value of another shape fails as without the shortcut */
+TEST(test_call_same_shapes_shortcut) {
+    static const double s3[] = { 1, 2, 3 }, s1[] = { 1, 1, 1 }, s2[] = { 4, 5 };
+    static const double x2[] = { 1, 2 }, x3[] = { 1, 2, 3 }, x1[] = { 5 };
+    int64_t n3 = 3, n2 = 2, n1 = 1;
+    gr_array *a_s3 = gr_array_from(GR_F64, 1, &n3, s3), *a_s1 = gr_array_from(GR_F64, 1, &n3, s1), *a_s2 = gr_array_from(GR_F64, 1, &n2, s2);
+    gr_array *a_x2 = gr_array_from(GR_F64, 1, &n2, x2), *a_x3 = gr_array_from(GR_F64, 1, &n3, x3), *a_x1 = gr_array_from(GR_F64, 1, &n1, x1);
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *s = gr_shared(g, a_s3, "s");
+    gr_var *y = gr_mul(x, gr_sum(s));
+    gr_fn *f = gr_function(1, &x, 1, &y, NULL);
+    const gr_array *in[1], *out[1];
+    CHECK(f != NULL);
+    if (f) {
+        in[0] = a_x2;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);              /* 6 x */
+        CHECK(out[0] && out[0]->size == 2 && gr_array_get(out[0], 0) == 6 && gr_array_get(out[0], 1) == 12);
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);              /* the same shapes: the same values */
+        CHECK(out[0] && out[0]->size == 2 && gr_array_get(out[0], 1) == 12);
+        CHECK_STATUS(gr_shared_set(s, a_s1), GR_OK);           /* new data, same shape: read */
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0] && out[0]->size == 2 && gr_array_get(out[0], 0) == 3 && gr_array_get(out[0], 1) == 6);
+        in[0] = a_x3;                                          /* another shape, then back */
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0] && out[0]->size == 3 && gr_array_get(out[0], 2) == 9);
+        in[0] = a_x1;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0] && out[0]->size == 1 && gr_array_get(out[0], 0) == 15);
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0] && out[0]->size == 1 && gr_array_get(out[0], 0) == 15);
+        CHECK_STATUS(gr_shared_set(s, a_s2), GR_OK);           /* a value of another shape: the function's is (3) */
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_SHAPE);
+        CHECK(out[0] == NULL && strstr(gr_fn_message(f), "shared variable") && strstr(gr_fn_message(f), "'s'"));
+        CHECK_STATUS(gr_shared_set(s, a_s3), GR_OK);
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(out[0] && out[0]->size == 1 && gr_array_get(out[0], 0) == 30);
+    }
+    gr_fn_free(f);
+    gr_graph_free(g);
+    gr_array_free(a_s3); gr_array_free(a_s1); gr_array_free(a_s2); gr_array_free(a_x2); gr_array_free(a_x3); gr_array_free(a_x1);
+}
+
+/* a fused group of one element runs as a straight-line program (src/fuse.c gr__Fused_scalar): its
+   values are those of the same expressions in plain C, bit for bit, and those of the whole-array
+   loops on vectors (element by element) */
+static double rt_scalar_ref(double x, double y) {
+    double t = x * y, u = t - x, v = u + y * y, w = -x, q = v * w, r = fabs(t);
+    return q + r * y;
+}
+TEST(test_fused_scalar_program) {
+    static const double xs[5] = { 0.7, -1.25, 3.0, 1e-3, -40.5 }, ys[5] = { -1.3, 0.5, 2.0, 7.0, 0.125 };
+    int64_t n5 = 5;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_scalar(g, GR_F64, "x"), *y = gr_scalar(g, GR_F64, "y"), *xv = gr_vector(g, GR_F64, "xv"), *yv = gr_vector(g, GR_F64, "yv");
+    gr_var *ins[2], *e, *ev;
+    gr_fn *f, *fv;
+    gr_array *av = gr_array_from(GR_F64, 1, &n5, xs), *bv = gr_array_from(GR_F64, 1, &n5, ys);
+    const gr_array *in[2], *out[1];
+    int k;
+#define RT_EXPR(X, Y) gr_add(gr_mul(gr_add(gr_sub(gr_mul(X, Y), X), gr_sqr(Y)), gr_neg(X)), gr_mul(gr_abs(gr_mul(X, Y)), Y))
+    e = RT_EXPR(x, y);
+    ev = RT_EXPR(xv, yv);
+#undef RT_EXPR
+    ins[0] = x; ins[1] = y;
+    f = gr_function(2, ins, 1, &e, NULL);
+    ins[0] = xv; ins[1] = yv;
+    fv = gr_function(2, ins, 1, &ev, NULL);
+    CHECK(f != NULL && fv != NULL && gr_fn_node_count(f) == 1);
+    in[0] = av; in[1] = bv;
+    CHECK_STATUS(gr_call(fv, in, out), GR_OK);
+    for (k = 0; f && fv && out[0] && k < 5; k++) {
+        gr_array *a = gr_array_scalar(GR_F64, xs[k]), *b = gr_array_scalar(GR_F64, ys[k]);
+        const gr_array *sin_[2], *sout[1];
+        double want = rt_scalar_ref(xs[k], ys[k]);
+        sin_[0] = a; sin_[1] = b;
+        CHECK_STATUS(gr_call(f, sin_, sout), GR_OK);
+        CHECK_MSG(sout[0] && gr_array_get(sout[0], 0) == want, "x %g y %g: %.17g, plain C %.17g", xs[k], ys[k],
+                  sout[0] ? gr_array_get(sout[0], 0) : 0.0, want);
+        CHECK_MSG(gr_array_get(out[0], k) == want, "element %d: %.17g, plain C %.17g", k, gr_array_get(out[0], k), want);
+        gr_array_free(a); gr_array_free(b);
+    }
+    gr_fn_free(f); gr_fn_free(fv);
+    gr_graph_free(g);
+    gr_array_free(av); gr_array_free(bv);
+}
+
 SUITE(suite_runtime) = {
+    CASE(test_fused_scalar_program),
+    CASE(test_call_same_shapes_shortcut),
     CASE(test_call_reads_user_memory),
     CASE(test_updates_applied_each_call),
     CASE(test_shared_between_functions),
