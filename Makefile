@@ -60,7 +60,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: check-api-index all bench demo test test-emit test-examples test-embedded test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
+.PHONY: check-api-index all bench bench-emit demo test test-emit test-examples test-embedded test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -307,7 +307,9 @@ test-install: gradient.h | $(B)
 # gr_fn_emit_c row by row (tests/t_emit.c): the test binary run with GT_EMIT_OUT writes every row's
 # values cases, each emitted as C with its inputs and gr_call's outputs, into one file,
 # $(B)/emit/cases.c, built as C99 with -Wall -Wextra -Werror and run (every case against gr_call,
-# bit for bit); the single emitted files ($(B)/emit/{sample,w2,grad,w1,w4,loop}.c: loop.c a recurrent network's
+# bit for bit, and again with an output given an input's memory); make bench's generator
+# (bench/emitgen.c) runs and its files compile with bench/bench.c (-DBENCH_EMIT, not run); the
+# single emitted files ($(B)/emit/{sample,w2,grad,w1,w4,loop}.c: loop.c a recurrent network's
 # cost and BPTT gradient, a C for over the steps) compile with -Wpedantic and
 # -ffreestanding and reference no allocator (nm), and, when arm-none-eabi-gcc is installed (CI
 # installs it), build for a Cortex-M4
@@ -324,6 +326,11 @@ test-emit: $(B)/test-gcc
 	    if nm $(B)/emit/$$f.o $(B)/emit/$$f-fs.o | grep -E ' U _?(malloc|calloc|realloc|free|aligned_alloc|posix_memalign)$$'; then \
 	        echo "$(B)/emit/$$f.c references an allocator"; exit 1; fi; \
 	done; echo "emit: $(EMIT_FILES:%=%.c) compile as C99 (-Wpedantic, -ffreestanding) and reference no allocator"
+	@mkdir -p $(B)/emit/bench && $(CC) $(CSTD) $(WARN) -O0 -o $(B)/emit/bench-emitgen bench/emitgen.c -lm && \
+	./$(B)/emit/bench-emitgen $(B)/emit/bench && \
+	for f in $(B)/emit/bench/emitted_*.c; do $(EMIT_CC) -Wpedantic -O0 -c -o $${f%.c}.o $$f || exit 1; done && \
+	$(CC) $(CSTD) $(WARN) -O0 -DBENCH_EMIT -I$(B)/emit/bench -o $(B)/emit/bench/bench bench/bench.c $(B)/emit/bench/emitted_*.o -lm && \
+	echo "emit: make bench's generator (bench/emitgen.c) writes W1-W4, which compile as C99 (-Wpedantic) and link with bench/bench.c"
 	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
 	    for f in $(EMIT_FILES); do \
 	        $(ARM_CC) -std=c99 $(ARM_FLAGS) -Os -Wall -Wextra -Werror -c -o $(B)/emit/$$f-m4.o $(B)/emit/$$f.c || exit 1; done; \
@@ -454,8 +461,15 @@ clean:
 
 # ---- benchmarks (W1-W6, defined at the top of bench/bench.c): built-in kernels, then CBLAS (OpenBLAS, one thread) ------------
 BENCH_FLAGS = -O3 -march=native
-bench: gradient.h | $(B)
-	$(CC) $(CSTD) $(BENCH_FLAGS) -o $(B)/bench bench/bench.c -lm
-	$(CC) $(CSTD) $(BENCH_FLAGS) -DGRADIENT_CBLAS -o $(B)/bench-cblas bench/bench.c -lopenblas -lm
+# The generator step: bench/emitgen.c writes W1-W4 with gr_fn_emit_c into $(B)/bench-emit (one .c each
+# and bench_emit.h); bench.c is built with them (-DBENCH_EMIT, the same flags) and times them in rows
+# "..., emitted C" beside gr_call and the hand-written C
+bench-emit: gradient.h | $(B)
+	@rm -rf $(B)/bench-emit && mkdir -p $(B)/bench-emit
+	$(CC) $(CSTD) $(WARN) -O2 -o $(B)/bench-emitgen bench/emitgen.c -lm
+	./$(B)/bench-emitgen $(B)/bench-emit
+bench: bench-emit
+	$(CC) $(CSTD) $(BENCH_FLAGS) -DBENCH_EMIT -I$(B)/bench-emit -o $(B)/bench bench/bench.c $(B)/bench-emit/emitted_*.c -lm
+	$(CC) $(CSTD) $(BENCH_FLAGS) -DBENCH_EMIT -I$(B)/bench-emit -DGRADIENT_CBLAS -o $(B)/bench-cblas bench/bench.c $(B)/bench-emit/emitted_*.c -lopenblas -lm
 	./$(B)/bench
 	OPENBLAS_NUM_THREADS=1 ./$(B)/bench-cblas

@@ -21822,6 +21822,9 @@ struct gr__em {
     size_t *stage_off;                   /* by update: where its value is staged (a shared variable's) */
     size_t scratch_off, work_bytes;
     uint8_t *used;                       /* by slot: a constant or shared variable the file reads */
+    const gr_fn *dtop;                   /* the function emitted (not an inner one): direct and in_read are its */
+    int32_t *direct;                     /* by slot: j + 1 when it may be / is computed in outputs[j] (gr__em_direct) */
+    uint8_t *in_read;                    /* by step: its rule named the memory of an input of f */
     const gr__storage **stores;          /* the shared variables read or updated: static arrays */
     uint8_t *store_used;                 /* by store: the file names its array */
     int n_stores;
@@ -21982,6 +21985,10 @@ static const char *gr__em_slot(gr__em *e, int32_t s, int writable) {
         snprintf(base, sizeof base, "%s_s%d", e->name, i);
         break;
     default:
+        if (f == e->dtop && e->direct && e->direct[r]) {     /* decided after the steps: gr__em_placed */
+            snprintf(x, GR__EM_EXPR, "\001%ld:%d:%d:%lld\002", (long)r, (int)f->slots[s].arr.dtype, writable, (long long)off);
+            return x;
+        }
         snprintf(base, sizeof base, "work");
         off += f->slots[r].buf >= 0 ? (int64_t)e->buf_off[f->slots[r].buf] : 0;
     }
@@ -21994,6 +22001,7 @@ static const int32_t *gr__em_io(const gr__em *e) { return e->f->step_io + e->f->
 static const char *gr__em_in(gr__em *e, int i) {
     int r;
     for (r = e->n_red - 1; r >= 0; r--) if (e->red_in[r] && e->red_in[r][i]) return e->red_in[r][i];
+    if (e->f == e->dtop && e->in_read && e->f->slots[gr__slot_root(e->f, gr__em_io(e)[i])].kind == GR__SK_INPUT) e->in_read[e->k] = 1;
     return gr__em_slot(e, gr__em_io(e)[i], 0);
 }
 static const char *gr__em_out(gr__em *e, int j) {
@@ -22480,6 +22488,85 @@ static gr_status gr__em_prepare(gr__em *e, const gr_array *const *example) {
     return GR_OK;
 }
 
+/* ---- outputs computed in place ------------------------------------------------------------------- */
+
+/* Output j's value is computed straight into outputs[j], with no copy at the end, when it is a value
+   of its own (computed, not a view, not an earlier output's), its step does not compute it over the
+   memory of one of its operands (in place), and no step from it on reads an input of f (in_read, as
+   the rules named them), except an elementwise one (a row or a fused group reads each element
+   before it writes the same element): so outputs[j] may be the memory of an input of its dtype and
+   size, as with a copy at the end. Values of earlier steps in the same plan buffer stay in work.
+   Until the steps are emitted, a candidate's memory is named by a placeholder (gr__em_slot),
+   resolved by gr__em_placed. */
+static gr_status gr__em_direct_start(gr__em *e) GR__UNUSED;   /* (gr_fn_emit_c's, which GR_NO_STDIO leaves out) */
+static void gr__em_direct(gr__em *e) GR__UNUSED;
+static void gr__em_placed(gr__em *e) GR__UNUSED;
+static gr_status gr__em_direct_start(gr__em *e) {
+    gr_fn *f = e->f;
+    int j;
+    e->dtop = f;
+    e->direct = (int32_t *)gr__calloc((size_t)f->n_slots + 1, sizeof(int32_t));
+    e->in_read = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1);
+    if (!e->direct || !e->in_read) return gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    for (j = 0; j < f->n_out; j++) {
+        int32_t r = f->out_slot[j];
+        if (f->slots[r].kind == GR__SK_COMPUTED && f->slots[r].view_of < 0 && f->slots[r].producer >= 0 && !e->direct[r] &&
+            f->slots[r].arr.size > 0)
+            e->direct[r] = j + 1;
+    }
+    return GR_OK;
+}
+static void gr__em_direct(gr__em *e) {
+    gr_fn *f = e->f;
+    int32_t r, s;
+    for (r = 0; r < f->n_slots; r++) {
+        int64_t k, p = f->slots[r].producer;
+        for (k = p; e->direct[r] && k < f->n_steps; k++) {
+            const gr_node *node = f->steps[k];
+            const int32_t *io = f->step_io + f->step_io_at[k];
+            int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || gr__emit_of(node->op) == gr__Fused_emit;
+            if (e->in_read[k] && (k > p || !same)) e->direct[r] = 0;
+            for (i = 0; k == p && i < node->n_in; i++) {
+                s = gr__slot_root(f, io[i]);
+                if (f->slots[s].kind == GR__SK_COMPUTED && f->slots[s].buf >= 0 && f->slots[s].buf == f->slots[r].buf) e->direct[r] = 0;
+            }
+        }
+    }
+}
+/* the placeholders of NAME's body replaced by outputs[j] (+ offset) or work + offset */
+static void gr__em_placed(gr__em *e) {
+    const gr_fn *f = e->f;
+    gr__etext t;
+    const char *p = e->body.p, *end = e->body.p + e->body.n;
+    memset(&t, 0, sizeof t);
+    if (e->body.nomem || !p) return;
+    while (p < end) {
+        const char *q = (const char *)memchr(p, '\001', (size_t)(end - p));
+        char *c;
+        long r;
+        int dt, w;
+        long long off;
+        if (!q) { gr__etext_add(&t, "%.*s", (int)(end - p), p); break; }
+        gr__etext_add(&t, "%.*s", (int)(q - p), p);
+        r = strtol(q + 1, &c, 10);
+        dt = (int)strtol(c + 1, &c, 10);
+        w = (int)strtol(c + 1, &c, 10);
+        off = strtoll(c + 1, &c, 10);
+        p = c + 1;                       /* (past the closing \002) */
+        if (e->direct[r] && off == 0) gr__etext_add(&t, "((%s%s *)outputs[%d])", w ? "" : "const ", gr__em_ctype(dt), (int)e->direct[r] - 1);
+        else if (e->direct[r])
+            gr__etext_add(&t, "((%s%s *)((%schar *)outputs[%d] + %lld))", w ? "" : "const ", gr__em_ctype(dt), w ? "" : "const ", (int)e->direct[r] - 1, off);
+        else
+            gr__etext_add(&t, "((%s%s *)((%schar *)work + %lld))", w ? "" : "const ", gr__em_ctype(dt), w ? "" : "const ",
+                          off + (f->slots[r].buf >= 0 ? (long long)e->buf_off[f->slots[r].buf] : 0));
+    }
+    if (t.nomem) { GR_FREE(t.p); e->body.nomem = 1; return; }
+    GR_FREE(e->body.p);
+    e->body = t;
+}
+
+/* every step, as its rule writes it */
+
 /* The conditionals' blocks before step k of region r: the blocks of the regions it is not in closed,
    those of r's chain opened, `if (cond[0] != 0) {` (`== 0` for the other side); a side closed just
    before its other side opens becomes `} else {`. open: the regions whose blocks are open, outermost
@@ -22544,7 +22631,7 @@ static void gr__em_results(gr__em *e) {
     gr__em_line(e, "/* outputs */");
     for (i = 0; i < f->n_out; i++) {
         const gr__slot *sl = &f->slots[f->out_slot[i]];
-        if (sl->arr.size > 0)
+        if (sl->arr.size > 0 && !(e->direct && e->direct[f->out_slot[i]] == i + 1))
             gr__em_line(e, "memcpy(outputs[%d], %s, %lu);", i, gr__em_slot(e, f->out_slot[i], 0), (unsigned long)gr__slot_bytes(sl));
     }
     if (f->n_upd) gr__em_line(e, "/* updates */");
@@ -22594,6 +22681,7 @@ static void gr__em_free(gr__em *e) {
     GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
     GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
+    GR_FREE(e->direct); GR_FREE(e->in_read);
     GR_FREE(e);
 }
 
@@ -22918,9 +23006,12 @@ GR_API gr_status gr_fn_emit_c(gr_fn *f, const gr_array *const *example, FILE *ou
     e->name = name;
     e->example = example;
     st = gr__em_prepare(e, example);
+    if (st == GR_OK) st = gr__em_direct_start(e);
     if (st == GR_OK) st = gr__em_steps(e);
     if (st == GR_OK) {
+        gr__em_direct(e);
         gr__em_results(e);
+        gr__em_placed(e);
         if (e->body.nomem || e->kern.nomem || e->fns.nomem) st = gr__fn_error(f, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
     }
     if (st == GR_OK) st = gr__em_write(e, out);

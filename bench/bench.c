@@ -2,8 +2,10 @@
    a Jacobian, W5 a chain of N links, W6 a recurrent network), each timed against a hand-written C version of
    the same computation in the same run, with the data of the "det" recipe. Prints medians and the
    ratio gradient.h / hand-written, and checks that both agree (checksums: sum and l2 of every
-   gradient array; 1e-9 relative in float64, 1e-4 in float32).
-   Build and run: make bench (without and with GRADIENT_CBLAS). */
+   gradient array; 1e-9 relative in float64, 1e-4 in float32). Built with -DBENCH_EMIT (make bench)
+   it also times W1-W4 as C written by gr_fn_emit_c (bench/emitgen.c writes them into
+   build/bench-emit), each checked against gr_call first, in rows "..., emitted C".
+   Build and run: make bench (without and with GRADIENT_CBLAS); bench --emit: W1-W4 alone. */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
@@ -45,27 +47,12 @@ static void *bench_realloc(void *p, size_t n) {
 #define GRADIENT_IMPLEMENTATION
 #include "../gradient.h"
 
-/* ---- data (the "det" recipe) and timing --------------------------------------------------------------- */
+#include "workloads.h"   /* the data ("det" recipe) and the graphs of W1-W4 */
+#ifdef BENCH_EMIT
+#include "bench_emit.h"  /* the emitted W1-W4 functions (bench/emitgen.c, make bench) */
+#endif
 
-static uint64_t splitmix64(uint64_t z) {
-    z += 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-static double det_sym(uint32_t s, uint64_t i, double scale) {
-    double u = (double)(splitmix64(((uint64_t)s << 32) + i) >> 11) * (1.0 / 9007199254740992.0);
-    return scale * (2.0 * u - 1.0);
-}
-static int det_label(uint32_t s, uint64_t i, int k) { return (int)(splitmix64(((uint64_t)s << 32) + i) % (uint64_t)k); }
-
-/* an array of det_sym(stream) values, rounded to dt */
-static gr_array *det_array(gr_dtype dt, int ndim, const int64_t *shape, uint32_t stream, double scale) {
-    gr_array *a = gr_array_new(dt, ndim, shape);
-    int64_t i;
-    for (i = 0; i < a->size; i++) gr_array_set(a, i, det_sym(stream, (uint64_t)i, scale));
-    return a;
-}
+/* ---- timing ------------------------------------------------------------------------------------------ */
 
 static double now(void) {
     struct timespec ts;
@@ -125,6 +112,63 @@ static void call_or_die(gr_fn *f, const gr_array *const *in, const gr_array **ou
     if (gr_call(f, in, out) != GR_OK) die("gr_call", NULL, f);
 }
 
+/* ---- the emitted functions (make bench: bench/emitgen.c writes W1-W4 with gr_fn_emit_c into
+   build/bench-emit, and this file is built with them and -DBENCH_EMIT) --------------------------------- */
+
+#ifdef BENCH_EMIT
+typedef int (*em_fn)(const void *const *inputs, void *const *outputs, void *work);
+typedef struct em_ctx { em_fn fn; const char *name; const void *in[6]; void *out[5]; void *work; int n_out; char note[96]; } em_ctx;
+static void em_call(void *ctx) {
+    em_ctx *c = (em_ctx *)ctx;
+    int st = c->fn(c->in, c->out, c->work);
+    if (st != 0) { fprintf(stderr, "bench: the emitted %s returned %d\n", c->name, st); exit(1); }
+}
+/* c set up on the inputs and outputs of a gr_call of the same function (made just before), called
+   once and its outputs compared with gr_call's element by element: bench stops with a message if
+   they differ by more than rounding (they are expected to be equal bit for bit) */
+static void em_setup(em_ctx *c, const char *name, em_fn fn, size_t work_bytes, int n_in, const gr_array *const *in,
+                     int n_out, const gr_array *const *out) {
+    int i, nbits = 0;
+    double worst = 0;
+    memset(c, 0, sizeof *c);
+    c->fn = fn; c->name = name; c->n_out = n_out;
+    c->work = malloc(work_bytes ? work_bytes : 1);
+    for (i = 0; i < n_in; i++) c->in[i] = in[i]->data;
+    for (i = 0; i < n_out; i++) c->out[i] = calloc((size_t)(out[i]->size ? out[i]->size : 1), out[i]->dtype == GR_F32 ? 4 : 8);
+    em_call(c);
+    for (i = 0; i < n_out; i++) {
+        int64_t k, n = out[i]->size;
+        int f32 = out[i]->dtype == GR_F32;
+        double scale = 0, tol = f32 ? 1e-5 : 1e-12;
+        for (k = 0; k < n; k++) scale = fmax(scale, fabs(gr_array_get(out[i], k)));
+        for (k = 0; k < n; k++) {
+            double a = gr_array_get(out[i], k), b = f32 ? (double)((float *)c->out[i])[k] : ((double *)c->out[i])[k];
+            if (a != b) nbits++;
+            if (!(fabs(a - b) <= tol * scale)) {
+                fprintf(stderr, "bench: the emitted %s differs from gr_call: output %d, element %lld: %.17g vs %.17g\n", name, i,
+                        (long long)k, b, a);
+                exit(1);
+            }
+            if (scale > 0) worst = fmax(worst, fabs(a - b) / scale);
+        }
+    }
+    if (nbits) snprintf(c->note, sizeof c->note, "%d values differ from gr_call (%.1e of the largest)", nbits, worst);
+    else snprintf(c->note, sizeof c->note, "equal to gr_call bit for bit");
+}
+/* times the emitted function against the hand-written one; its row, with the gr_call time t_gr beside */
+static void em_row(const char *name, em_ctx *c, bench_fn hand, void *hctx, double min_time, double t_gr) {
+    double t_em, t_hand;
+    char note[200];
+    int i;
+    pair_time(em_call, c, hand, hctx, min_time, &t_em, &t_hand);
+    snprintf(note, sizeof note, "gr_call / emitted %.2f; %s", t_gr / t_em, c->note);
+    row(name, t_em, t_hand, note);
+    free(c->work);
+    for (i = 0; i < c->n_out; i++) free(c->out[i]);
+}
+#define EM_SETUP(c, NAME, n_in, in, n_out, out) em_setup(c, #NAME, NAME, NAME##_WORK_BYTES, n_in, in, n_out, out)
+#endif
+
 /* ---- hand-written GEMM (the reference side): CBLAS when available, else a blocked loop ------------ */
 
 /* C (M x N) = op(A) op(B) + (accumulate ? C : 0), row-major, double or float by `f32` */
@@ -162,8 +206,6 @@ static void hand_gemm(int f32, int ta, int tb, int M, int N, int K, const void *
 
 /* ==== W1: MLP step ======================================================================================
    h = tanh(X W1 + b1), logits = h W2 + b2, cost = mean_r(logsumexp(logits[r,:]) - logits[r, y[r]]) */
-
-enum { W1_N = 256, W1_D = 784, W1_H = 256, W1_C = 10 };
 
 typedef struct w1_ctx {
     int f32;
@@ -217,35 +259,23 @@ static void w1_gr(void *ctx) {
 static void bench_w1(int f32) {
     gr_dtype dt = f32 ? GR_F32 : GR_F64;
     size_t es = f32 ? 4 : 8;
-    int64_t xs[2] = { W1_N, W1_D }, w1s[2] = { W1_D, W1_H }, b1s = W1_H, w2s[2] = { W1_H, W1_C }, b2s = W1_C, ys[2] = { W1_N, W1_C };
-    gr_array *X = det_array(dt, 2, xs, 1, 1.0), *W1 = det_array(dt, 2, w1s, 2, 0.1), *b1 = det_array(dt, 1, &b1s, 3, 0.1);
-    gr_array *W2 = det_array(dt, 2, w2s, 4, 0.2), *b2 = det_array(dt, 1, &b2s, 5, 0.1), *Y = gr_array_new(dt, 2, ys);
+    gr_array *in[6], *X, *W1, *b1, *W2, *b2, *Y;
     gr_graph *g = gr_graph_new();
-    gr_var *vX = gr_matrix(g, dt, "X"), *vY = gr_matrix(g, dt, "Y"), *vW1 = gr_matrix(g, dt, "W1"), *vb1 = gr_vector(g, dt, "b1");
-    gr_var *vW2 = gr_matrix(g, dt, "W2"), *vb2 = gr_vector(g, dt, "b2"), *h, *logits, *m, *lse, *cost, *params[4], *grads[4], *ins[6], *outs[5];
+    gr_var *ins[6], *outs[5];
     w1_ctx c;
     double t_gr, t_hand, t_compile;
-    int i, r;
+    int i;
     memset(&c, 0, sizeof c);
     c.f32 = f32;
     c.y = (int *)malloc(sizeof(int) * W1_N);
-    for (r = 0; r < W1_N; r++) { c.y[r] = det_label(6, (uint64_t)r, W1_C); gr_array_set(Y, r * W1_C + c.y[r], 1.0); }
-    /* the graph: logsumexp written with a max shift; logits[r, y[r]] as the sum of logits * one-hot */
-    h = gr_tanh(gr_add(gr_dot(vX, vW1), vb1));
-    logits = gr_add(gr_dot(h, vW2), vb2);
-    m = gr_zero_grad(gr_max_axes(logits, 1, (const int[]){ 1 }, 1));
-    lse = gr_add(gr_log(gr_sum_axis(gr_exp(gr_sub(logits, m)), 1)), gr_sum_axis(m, 1));
-    cost = gr_mean(gr_sub(lse, gr_sum_axis(gr_mul(logits, vY), 1)));
-    params[0] = vW1; params[1] = vb1; params[2] = vW2; params[3] = vb2;
-    if (gr_grad(cost, 4, params, grads, NULL) != GR_OK) die("W1 gr_grad", g, NULL);
-    ins[0] = vX; ins[1] = vY; ins[2] = vW1; ins[3] = vb1; ins[4] = vW2; ins[5] = vb2;
-    outs[0] = cost;
-    for (i = 0; i < 4; i++) outs[1 + i] = grads[i];
+    w1_data(dt, in, c.y);
+    X = in[0]; Y = in[1]; W1 = in[2]; b1 = in[3]; W2 = in[4]; b2 = in[5];
+    if (w1_graph(g, dt, ins, outs) != GR_OK) die("W1 gr_grad", g, NULL);
     t_compile = now();
     c.f = gr_function(6, ins, 5, outs, NULL);
     t_compile = now() - t_compile;
     if (!c.f) die("W1 gr_function", g, NULL);
-    c.in[0] = X; c.in[1] = Y; c.in[2] = W1; c.in[3] = b1; c.in[4] = W2; c.in[5] = b2;
+    for (i = 0; i < 6; i++) c.in[i] = in[i];
     c.X = X->data; c.W1 = W1->data; c.b1 = b1->data; c.W2 = W2->data; c.b2 = b2->data;
     c.Hd = malloc(es * W1_N * W1_H); c.L = malloc(es * W1_N * W1_C); c.dL = malloc(es * W1_N * W1_C); c.dH = malloc(es * W1_N * W1_H);
     c.gW1 = malloc(es * W1_D * W1_H); c.gb1 = malloc(es * W1_H); c.gW2 = malloc(es * W1_H * W1_C); c.gb2 = malloc(es * W1_C);
@@ -274,6 +304,15 @@ static void bench_w1(int f32) {
         snprintf(note, sizeof note, "compile %.2f ms, %zu nodes", t_compile * 1e3, gr_fn_node_count(c.f));
         row(f32 ? "W1 MLP step, float32" : "W1 MLP step, float64", t_gr, t_hand, note);
     }
+#ifdef BENCH_EMIT
+    {
+        em_ctx e;
+        w1_gr(&c);
+        if (f32) EM_SETUP(&e, emitted_w1_f32, 6, c.in, 5, c.out);
+        else EM_SETUP(&e, emitted_w1_f64, 6, c.in, 5, c.out);
+        em_row(f32 ? "W1 MLP step, float32, emitted C" : "W1 MLP step, float64, emitted C", &e, w1_hand, &c, 2.0, t_gr);
+    }
+#endif
     gr_fn_free(c.f);
     gr_graph_free(g);
     gr_array_free(X); gr_array_free(W1); gr_array_free(b1); gr_array_free(W2); gr_array_free(b2); gr_array_free(Y);
@@ -283,7 +322,6 @@ static void bench_w1(int f32) {
 /* ==== W2: elementwise ===================================================================================
    cost = sum(sin(x) exp(-x x) + log1p(x x) + tanh(x) x), x of 1e6 float64 */
 
-enum { W2_N = 1000000 };
 typedef struct w2_ctx { gr_fn *fc, *fg; const gr_array *in[1]; const gr_array *out[2]; const double *x; double *g; double cost; } w2_ctx;
 
 static void w2_hand_cost(void *ctx) {
@@ -311,21 +349,13 @@ static void w2_gr_cost(void *ctx) { w2_ctx *c = (w2_ctx *)ctx; call_or_die(c->fc
 static void w2_gr_grad(void *ctx) { w2_ctx *c = (w2_ctx *)ctx; call_or_die(c->fg, c->in, c->out); }
 
 static void bench_w2(void) {
-    int64_t n = W2_N;
-    gr_array *x = det_array(GR_F64, 1, &n, 7, 2.0);
+    gr_array *x = w2_data();
     gr_graph *g = gr_graph_new();
-    gr_var *vx = gr_vector(g, GR_F64, "x"), *xx = gr_mul(vx, vx);
-    gr_var *cost = gr_sum(gr_add(gr_add(gr_mul(gr_sin(vx), gr_exp(gr_neg(xx))), gr_log1p(xx)), gr_mul(gr_tanh(vx), vx)));
-    gr_var *outs[2];
     w2_ctx c;
     double tc_gr, tc_hand, tg_gr, tg_hand;
     char note[128];
     memset(&c, 0, sizeof c);
-    outs[0] = cost;
-    outs[1] = gr_grad1(cost, vx);
-    c.fc = gr_function(1, &vx, 1, outs, NULL);
-    c.fg = gr_function(1, &vx, 2, outs, NULL);
-    if (!c.fc || !c.fg) die("W2 gr_function", g, NULL);
+    if (!w2_functions(g, &c.fc, &c.fg)) die("W2 gr_function", g, NULL);
     c.in[0] = x;
     c.x = (const double *)x->data;
     c.g = (double *)malloc(sizeof(double) * W2_N);
@@ -338,6 +368,17 @@ static void bench_w2(void) {
     row("W2 elementwise cost", tc_gr, tc_hand, NULL);
     snprintf(note, sizeof note, "grad/forward %.2f (hand %.2f)", tg_gr / tc_gr, tg_hand / tc_hand);
     row("W2 elementwise cost + grad", tg_gr, tg_hand, note);
+#ifdef BENCH_EMIT
+    {
+        em_ctx e;
+        w2_gr_cost(&c);
+        EM_SETUP(&e, emitted_w2_cost, 1, c.in, 1, c.out);
+        em_row("W2 elementwise cost, emitted C", &e, w2_hand_cost, &c, 2.0, tc_gr);
+        w2_gr_grad(&c);
+        EM_SETUP(&e, emitted_w2_grad, 1, c.in, 2, c.out);
+        em_row("W2 cost + grad, emitted C", &e, w2_hand_grad, &c, 2.0, tg_gr);
+    }
+#endif
     free(c.g);
     gr_fn_free(c.fc); gr_fn_free(c.fg);
     gr_graph_free(g);
@@ -349,11 +390,6 @@ static void bench_w2(void) {
 
 typedef struct w3_ctx { gr_fn *f; const gr_array *in[2]; const gr_array *out[1]; const double *x, *v; double *g; int n; } w3_ctx;
 
-static gr_var *rosenbrock(gr_graph *g, gr_var *x) {
-    gr_var *head = gr_slice(x, 0, 0, -1, 1), *tail = gr_slice(x, 0, 1, GR_OPEN, 1);
-    gr_var *a = gr_sub(tail, gr_sqr(head)), *b = gr_sub(gr_const(g, 1.0), head);
-    return gr_sum(gr_add(gr_mul(gr_const(g, 100.0), gr_sqr(a)), gr_sqr(b)));
-}
 static void w3_hand_grad(void *ctx) {
     w3_ctx *c = (w3_ctx *)ctx;
     const double *x = c->x;
@@ -390,49 +426,58 @@ static void w3_hand_hessian(void *ctx) {
 static void w3_gr(void *ctx) { w3_ctx *c = (w3_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
 
 static void bench_w3(void) {
-    int64_t n = 1000, n2 = 200;
-    gr_array *x = det_array(GR_F64, 1, &n, 8, 1.0), *v = det_array(GR_F64, 1, &n, 9, 1.0), *x2 = gr_array_from(GR_F64, 1, &n2, x->data);
+    static const bench_fn hands[3] = { w3_hand_grad, w3_hand_hv, w3_hand_hessian };
+    gr_array *xv[3], *x, *v, *x2;
     gr_graph *g = gr_graph_new();
-    gr_var *vx = gr_vector(g, GR_F64, "x"), *vv = gr_vector(g, GR_F64, "v"), *f = rosenbrock(g, vx), *gx = gr_grad1(f, vx), *hv = NULL, *H = NULL, *ins[2];
+    gr_fn *f[3];
     w3_ctx c;
-    double tg_gr, tg_hand, th_gr, th_hand, tH_gr, tH_hand;
+    double t_gr[3], t_hand[3];
     char note[96];
+    int k;
     memset(&c, 0, sizeof c);
-    if (gr_rop(1, &gx, 1, &vx, &vv, &hv, NULL) != GR_OK || gr_hessian(f, 1, &vx, &H, NULL) != GR_OK) die("W3 drivers", g, NULL);
-    c.g = (double *)malloc(sizeof(double) * (size_t)(n * n));
+    w3_data(xv);
+    x = xv[0]; v = xv[1]; x2 = xv[2];
+    if (!w3_functions(g, f, 0)) die("W3 drivers", g, NULL);
+    c.g = (double *)malloc(sizeof(double) * W3_N * W3_N);
     c.x = (const double *)x->data;
     c.v = (const double *)v->data;
-    /* gradient, n = 1000 */
-    c.n = (int)n;
-    c.f = gr_function(1, &vx, 1, &gx, NULL);
-    if (!c.f) die("W3 gr_function", g, NULL);
-    c.in[0] = x;
-    pair_time(w3_gr, &c, w3_hand_grad, &c, 0.5, &tg_gr, &tg_hand);
-    w3_gr(&c); w3_hand_grad(&c);
-    agree("W3 gradient", c.out[0], c.g, n, 1e-9);
-    gr_fn_free(c.f);
-    /* Hessian-vector product, n = 1000 */
-    ins[0] = vx; ins[1] = vv;
-    c.f = gr_function(2, ins, 1, &hv, NULL);
-    if (!c.f) die("W3 Hv gr_function", g, NULL);
-    c.in[1] = v;
-    pair_time(w3_gr, &c, w3_hand_hv, &c, 0.5, &th_gr, &th_hand);
-    w3_gr(&c); w3_hand_hv(&c);
-    agree("W3 Hv", c.out[0], c.g, n, 1e-9);
-    gr_fn_free(c.f);
-    /* full Hessian, n = 200 */
-    c.n = (int)n2;
-    c.f = gr_function(1, &vx, 1, &H, NULL);
-    if (!c.f) die("W3 Hessian gr_function", g, NULL);
-    c.in[0] = x2;
-    pair_time(w3_gr, &c, w3_hand_hessian, &c, 0.5, &tH_gr, &tH_hand);
-    w3_gr(&c); w3_hand_hessian(&c);
-    agree("W3 Hessian", c.out[0], c.g, n2 * n2, 1e-9);
-    gr_fn_free(c.f);
-    row("W3 Rosenbrock gradient, n=1000", tg_gr, tg_hand, NULL);
-    snprintf(note, sizeof note, "Hv / our gradient %.2f", th_gr / tg_gr);
-    row("W3 Hessian-vector, n=1000", th_gr, th_hand, note);
-    row("W3 full Hessian, n=200", tH_gr, tH_hand, NULL);
+    /* the gradient and the Hessian-vector product, n = 1000; the full Hessian, n = 200 */
+    for (k = 0; k < 3; k++) {
+        c.f = f[k];
+        c.n = k < 2 ? W3_N : W3_NH;
+        c.in[0] = k < 2 ? x : x2;
+        c.in[1] = v;
+        pair_time(w3_gr, &c, hands[k], &c, 0.5, &t_gr[k], &t_hand[k]);
+        w3_gr(&c); hands[k](&c);
+        agree(k == 0 ? "W3 gradient" : k == 1 ? "W3 Hv" : "W3 Hessian", c.out[0], c.g, k < 2 ? c.n : c.n * c.n, 1e-9);
+    }
+    row("W3 Rosenbrock gradient, n=1000", t_gr[0], t_hand[0], NULL);
+    snprintf(note, sizeof note, "Hv / our gradient %.2f", t_gr[1] / t_gr[0]);
+    row("W3 Hessian-vector, n=1000", t_gr[1], t_hand[1], note);
+    row("W3 full Hessian, n=200", t_gr[2], t_hand[2], NULL);
+#ifdef BENCH_EMIT
+    /* the emitted functions: d = 0 from the functions above; d = 1 from W3 built with its shapes
+       declared (bench/workloads.h), checked against the same gr_call */
+    int d;
+    for (d = 0; d < 2; d++)
+        for (k = 0; k < 3; k++) {
+            static const em_fn fns[2][3] = { { emitted_w3_grad, emitted_w3_hv, emitted_w3_hess },
+                                             { emitted_w3d_grad, emitted_w3d_hv, emitted_w3d_hess } };
+            static const size_t works[2][3] = { { emitted_w3_grad_WORK_BYTES, emitted_w3_hv_WORK_BYTES, emitted_w3_hess_WORK_BYTES },
+                                                { emitted_w3d_grad_WORK_BYTES, emitted_w3d_hv_WORK_BYTES, emitted_w3d_hess_WORK_BYTES } };
+            static const char *const em_names[3] = { "W3 gradient, emitted C", "W3 Hv, emitted C", "W3 Hessian, emitted C" };
+            em_ctx e;
+            char name[64];
+            c.f = f[k];
+            c.n = k < 2 ? W3_N : W3_NH;
+            c.in[0] = k < 2 ? x : x2;
+            w3_gr(&c);
+            snprintf(name, sizeof name, "%s%s", em_names[k], d ? ", declared" : "");
+            em_setup(&e, name, fns[d][k], works[d][k], k == 1 ? 2 : 1, c.in, 1, c.out);
+            em_row(name, &e, hands[k], &c, 0.5, t_gr[k]);
+        }
+#endif
+    for (k = 0; k < 3; k++) gr_fn_free(f[k]);
     free(c.g);
     gr_graph_free(g);
     gr_array_free(x); gr_array_free(v); gr_array_free(x2);
@@ -458,32 +503,35 @@ static void w4_hand(void *ctx) {
 static void w4_gr(void *ctx) { w4_ctx *c = (w4_ctx *)ctx; call_or_die(c->f, c->in, c->out); }
 
 static void bench_w4(void) {
-    int64_t as[2] = { 200, 200 }, n = 200;
-    gr_array *A = det_array(GR_F64, 2, as, 10, 0.1), *b = det_array(GR_F64, 1, &n, 11, 0.1), *x = det_array(GR_F64, 1, &n, 12, 1.0);
+    gr_array *in[3];
     gr_graph *g = gr_graph_new();
-    /* shapes declared, as a program that knows them would: unknown ones allow NumPy broadcasting
-       of A x against b, which the Jacobian's graph then has to allow for */
-    gr_var *vA = gr_tensor(g, GR_F64, 2, as, "A"), *vb = gr_tensor(g, GR_F64, 1, &n, "b"), *vx = gr_tensor(g, GR_F64, 1, &n, "x");
-    gr_var *J = NULL, *ins[3];
     w4_ctx c;
     double t_gr, t_hand;
+    int i;
     memset(&c, 0, sizeof c);
-    if (gr_jacobian(gr_tanh(gr_add(gr_dot(vA, vx), vb)), 1, &vx, &J, NULL) != GR_OK) die("W4 gr_jacobian", g, NULL);
-    ins[0] = vA; ins[1] = vb; ins[2] = vx;
-    c.f = gr_function(3, ins, 1, &J, NULL);
-    if (!c.f) die("W4 gr_function", g, NULL);
-    c.in[0] = A; c.in[1] = b; c.in[2] = x;
-    c.A = (const double *)A->data; c.b = (const double *)b->data; c.x = (const double *)x->data;
-    c.J = (double *)malloc(sizeof(double) * 40000);
-    c.y = (double *)malloc(sizeof(double) * 200);
+    w4_data(in);
+    c.f = w4_function(g);
+    if (!c.f) die("W4 gr_jacobian / gr_function", g, NULL);
+    for (i = 0; i < 3; i++) c.in[i] = in[i];
+    c.A = (const double *)in[0]->data; c.b = (const double *)in[1]->data; c.x = (const double *)in[2]->data;
+    c.J = (double *)malloc(sizeof(double) * W4_N * W4_N);
+    c.y = (double *)malloc(sizeof(double) * W4_N);
     pair_time(w4_gr, &c, w4_hand, &c, 0.5, &t_gr, &t_hand);
     w4_gr(&c); w4_hand(&c);
-    agree("W4 Jacobian", c.out[0], c.J, 40000, 1e-9);
+    agree("W4 Jacobian", c.out[0], c.J, W4_N * W4_N, 1e-9);
     row("W4 Jacobian 200x200", t_gr, t_hand, NULL);
+#ifdef BENCH_EMIT
+    {
+        em_ctx e;
+        w4_gr(&c);
+        EM_SETUP(&e, emitted_w4, 3, c.in, 1, c.out);
+        em_row("W4 Jacobian, emitted C", &e, w4_hand, &c, 0.5, t_gr);
+    }
+#endif
     free(c.J); free(c.y);
     gr_fn_free(c.f);
     gr_graph_free(g);
-    gr_array_free(A); gr_array_free(b); gr_array_free(x);
+    for (i = 0; i < 3; i++) gr_array_free(in[i]);
 }
 
 /* ==== W3 and W4 as users write them: Rosenbrock's cost and gradient from one function (one call, as an
@@ -1078,6 +1126,14 @@ int main(int argc, char **argv) {
         bench_w6_scan(100);
         bench_w6_scan(10000);
         bench_ode();
+        return g_failures ? 1 : 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--emit") == 0) {   /* bench --emit: W1-W4 alone (with the emitted rows) */
+        bench_w1(0);
+        bench_w1(1);
+        bench_w2();
+        bench_w3();
+        bench_w4();
         return g_failures ? 1 : 0;
     }
     if (argc > 1 && strcmp(argv[1], "--small") == 0) {   /* bench --small: the rows users write that issue 20 names */
