@@ -305,8 +305,13 @@ static float gr__m_cosf(float x) { return cosf(x); }
    gr__vm_<f>_map(n, o, a): o[i] = f(a[i]) for i < n (o may be a), a vector of lanes at a time where
    the whole vector is in f's main range, else each lane by the scalar function. The table's
    kernels of these rows (gr__vmk_<f>_f64 / _f32, ops/elemwise.c) run it; float32 goes through
-   chunks of doubles. */
+   chunks of doubles. The maps are GR_KERNEL text too: gr_fn_emit_c's fused groups call them block
+   by block (src/emit.c); an emitted file takes the vector path under GCC or Clang, else the scalar
+   one (the same bits). A region names what its macro's pasted names need (e.g. gr__m_exp), so
+   that the emitter writes it first. */
 #ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_MAP */
+/* (GR__VM_FN: the cores, scalar and over a vector; gr__m_<f> for the lanes outside the main range) */
 #if defined(__GNUC__) || defined(__clang__)
 #if defined(__AVX512F__)
 #define GR__VM_BYTES 64
@@ -331,7 +336,6 @@ GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_softplus_main_v gr__vm_softplus_core_v
 static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
-
 /* the lanes of x all in f's main range */
 #define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
 #define GR__VM_MAP(f) \
@@ -347,7 +351,16 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
         } \
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
-/* sin and cos of a[i sa] together (the pair sincos): one reduction */
+#else
+#define GR__VM_MAP(f) \
+    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
+        int64_t i; \
+        for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
+    }
+#endif
+/* GR_KERNEL gr__vm_sincos_map */
+/* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
+#if defined(__GNUC__) || defined(__clang__)
 static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
     int64_t i = 0;
     if (sa == 1)
@@ -367,16 +380,30 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
     for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
 }
 #else
-#define GR__VM_MAP(f) \
-    static void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i; \
-        for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
-    }
-static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
+static GR__UNUSED void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
     int64_t i;
     for (i = 0; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
 }
 #endif
+/* GR_KERNEL gr__vm_exp_map */
+GR__VM_MAP(exp)                           /* gr__m_exp */
+/* GR_KERNEL gr__vm_expm1_map */
+GR__VM_MAP(expm1)                         /* gr__m_expm1 */
+/* GR_KERNEL gr__vm_tanh_map */
+GR__VM_MAP(tanh)                          /* gr__m_tanh */
+/* GR_KERNEL gr__vm_log_map */
+GR__VM_MAP(log)                           /* gr__m_log */
+/* GR_KERNEL gr__vm_log1p_map */
+GR__VM_MAP(log1p)                         /* gr__m_log1p */
+/* GR_KERNEL gr__vm_sin_map */
+GR__VM_MAP(sin)                           /* gr__m_sin */
+/* GR_KERNEL gr__vm_cos_map */
+GR__VM_MAP(cos)                           /* gr__m_cos */
+/* GR_KERNEL gr__vm_sigmoid_map */
+GR__VM_MAP(sigmoid)                       /* gr__m_sigmoid */
+/* GR_KERNEL gr__vm_softplus_map */
+GR__VM_MAP(softplus)                      /* gr__m_softplus */
+/* GR_KERNEL_END */
 
 #define GR__VM_CHUNK 128                  /* float32 runs through chunks of this many doubles */
 typedef void (*gr__vm_mapfn)(int64_t n, double *o, const double *a);
@@ -394,7 +421,6 @@ static void gr__vm_f32(int64_t n, float *o, const float *a, gr__vm_mapfn map) {
 #define GR__VM_SF(name) gr__m_##name##f      /* the float32 scalar function */
 /* the table's kernels (gr__ew_kernel: st[0] 1 for a whole array, 0 for one value filled) */
 #define GR__VM_KERNELS(f) \
-    GR__VM_MAP(f) \
     static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
         double *o = (double *)out; const double *a = (const double *)in[0]; int64_t i; \
         if (st[0] == 1) { gr__vm_##f##_map(n, o, a); return; } \
