@@ -3362,10 +3362,13 @@ static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
 /* the lanes of x all in f's main range */
 #define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
+/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them
+   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */
+#define GR__VM_FENCE() __asm__ __volatile__("" ::: "memory")
 #define GR__VM_MAP(f) \
     static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i = 0; \
-        for (; i + GR__VM_L <= n; i += GR__VM_L) { \
+        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \
+        for (; i < nv; i += GR__VM_L) { \
             gr__vmd x; \
             int l, in; \
             memcpy(&x, a + i, sizeof x); \
@@ -3376,6 +3379,7 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
 #else
+#define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
     static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
         int64_t i; \
@@ -3410,10 +3414,13 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }\n",
     "/* the lanes of x all in f's main range */\n",
     "#define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)\n",
+    "/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them\n",
+    "   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */\n",
+    "#define GR__VM_FENCE() __asm__ __volatile__(\"\" ::: \"memory\")\n",
     "#define GR__VM_MAP(f) \\\n",
     "    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \\\n",
-    "        int64_t i = 0; \\\n",
-    "        for (; i + GR__VM_L <= n; i += GR__VM_L) { \\\n",
+    "        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \\\n",
+    "        for (; i < nv; i += GR__VM_L) { \\\n",
     "            gr__vmd x; \\\n",
     "            int l, in; \\\n",
     "            memcpy(&x, a + i, sizeof x); \\\n",
@@ -3424,6 +3431,7 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "        for (; i < n; i++) o[i] = gr__m_##f(a[i]); \\\n",
     "    }\n",
     "#else\n",
+    "#define GR__VM_FENCE() ((void)0)\n",
     "#define GR__VM_MAP(f) \\\n",
     "    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \\\n",
     "        int64_t i; \\\n",
@@ -3436,21 +3444,20 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
 /* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
 #if defined(__GNUC__) || defined(__clang__)
 static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
-    int64_t i = 0;
-    if (sa == 1)
-        for (; i + GR__VM_L <= n; i += GR__VM_L) {
-            gr__vmd x, vs, vc;
-            int l, in;
-            memcpy(&x, a + i, sizeof x);
-            GR__VM_ALL_IN(sin, x, in);
-            if (!in) {
-                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
-                continue;
-            }
-            gr__vm_sincos_core_v(x, &vs, &vc);
-            memcpy(s + i, &vs, sizeof vs);
-            memcpy(c + i, &vc, sizeof vc);
+    int64_t i = 0, nv = sa == 1 ? n - n % GR__VM_L : 0;
+    for (; i < nv; i += GR__VM_L) {
+        gr__vmd x, vs, vc;
+        int l, in;
+        memcpy(&x, a + i, sizeof x);
+        GR__VM_ALL_IN(sin, x, in);
+        if (!in) {
+            for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
+            continue;
         }
+        gr__vm_sincos_core_v(x, &vs, &vc);
+        memcpy(s + i, &vs, sizeof vs);
+        memcpy(c + i, &vc, sizeof vc);
+    }
     for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
 }
 #else
@@ -3463,21 +3470,20 @@ static const char *const gr__kernel_gr__vm_sincos_map[] GR__UNUSED = {
     "/* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */\n",
     "#if defined(__GNUC__) || defined(__clang__)\n",
     "static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {\n",
-    "    int64_t i = 0;\n",
-    "    if (sa == 1)\n",
-    "        for (; i + GR__VM_L <= n; i += GR__VM_L) {\n",
-    "            gr__vmd x, vs, vc;\n",
-    "            int l, in;\n",
-    "            memcpy(&x, a + i, sizeof x);\n",
-    "            GR__VM_ALL_IN(sin, x, in);\n",
-    "            if (!in) {\n",
-    "                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }\n",
-    "                continue;\n",
-    "            }\n",
-    "            gr__vm_sincos_core_v(x, &vs, &vc);\n",
-    "            memcpy(s + i, &vs, sizeof vs);\n",
-    "            memcpy(c + i, &vc, sizeof vc);\n",
+    "    int64_t i = 0, nv = sa == 1 ? n - n % GR__VM_L : 0;\n",
+    "    for (; i < nv; i += GR__VM_L) {\n",
+    "        gr__vmd x, vs, vc;\n",
+    "        int l, in;\n",
+    "        memcpy(&x, a + i, sizeof x);\n",
+    "        GR__VM_ALL_IN(sin, x, in);\n",
+    "        if (!in) {\n",
+    "            for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }\n",
+    "            continue;\n",
     "        }\n",
+    "        gr__vm_sincos_core_v(x, &vs, &vc);\n",
+    "        memcpy(s + i, &vs, sizeof vs);\n",
+    "        memcpy(c + i, &vc, sizeof vc);\n",
+    "    }\n",
     "    for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }\n",
     "}\n",
     "#else\n",
@@ -22543,6 +22549,7 @@ static int gr__em_bmap(gr__em *e, const gr__em_fblk *b, int32_t k, const char *n
         gr__em_line(e, "%s((int64_t)n, w0, w0);", name);
         gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = (float)w0[i];", kl);
     }
+    gr__em_line(e, "GR__VM_FENCE();");     /* (the floats read back from memory: see ops/vmath.c) */
     return 1;
 }
 
@@ -22565,6 +22572,8 @@ static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
                     kl, TO, gr__em_expr(e, pr->second, op->dtype));
     } else if (op->row >= GR__FOP_COPY) {
         gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = %s;", kl, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+        if (op->odtype == GR_F32 && op->dtype == GR_F64 && gr__em_kernel(e, "GR__VM_MAP"))
+            gr__em_line(e, "GR__VM_FENCE();");   /* (as after a float32 map: see ops/vmath.c) */
     } else {
         static const char *const names[3] = { "a", "b", "c" };
         char decl[3 * GR__EM_EXPR];

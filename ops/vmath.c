@@ -338,10 +338,13 @@ static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
 /* the lanes of x all in f's main range */
 #define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
+/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them
+   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */
+#define GR__VM_FENCE() __asm__ __volatile__("" ::: "memory")
 #define GR__VM_MAP(f) \
     static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i = 0; \
-        for (; i + GR__VM_L <= n; i += GR__VM_L) { \
+        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \
+        for (; i < nv; i += GR__VM_L) { \
             gr__vmd x; \
             int l, in; \
             memcpy(&x, a + i, sizeof x); \
@@ -352,6 +355,7 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
 #else
+#define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
     static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
         int64_t i; \
@@ -362,21 +366,20 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
 /* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
 #if defined(__GNUC__) || defined(__clang__)
 static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
-    int64_t i = 0;
-    if (sa == 1)
-        for (; i + GR__VM_L <= n; i += GR__VM_L) {
-            gr__vmd x, vs, vc;
-            int l, in;
-            memcpy(&x, a + i, sizeof x);
-            GR__VM_ALL_IN(sin, x, in);
-            if (!in) {
-                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
-                continue;
-            }
-            gr__vm_sincos_core_v(x, &vs, &vc);
-            memcpy(s + i, &vs, sizeof vs);
-            memcpy(c + i, &vc, sizeof vc);
+    int64_t i = 0, nv = sa == 1 ? n - n % GR__VM_L : 0;
+    for (; i < nv; i += GR__VM_L) {
+        gr__vmd x, vs, vc;
+        int l, in;
+        memcpy(&x, a + i, sizeof x);
+        GR__VM_ALL_IN(sin, x, in);
+        if (!in) {
+            for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
+            continue;
         }
+        gr__vm_sincos_core_v(x, &vs, &vc);
+        memcpy(s + i, &vs, sizeof vs);
+        memcpy(c + i, &vc, sizeof vc);
+    }
     for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
 }
 #else

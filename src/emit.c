@@ -613,6 +613,7 @@ static int gr__em_bmap(gr__em *e, const gr__em_fblk *b, int32_t k, const char *n
         gr__em_line(e, "%s((int64_t)n, w0, w0);", name);
         gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = (float)w0[i];", kl);
     }
+    gr__em_line(e, "GR__VM_FENCE();");     /* (the floats read back from memory: see ops/vmath.c) */
     return 1;
 }
 
@@ -635,6 +636,8 @@ static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
                     kl, TO, gr__em_expr(e, pr->second, op->dtype));
     } else if (op->row >= GR__FOP_COPY) {
         gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = %s;", kl, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+        if (op->odtype == GR_F32 && op->dtype == GR_F64 && gr__em_kernel(e, "GR__VM_MAP"))
+            gr__em_line(e, "GR__VM_FENCE();");   /* (as after a float32 map: see ops/vmath.c) */
     } else {
         static const char *const names[3] = { "a", "b", "c" };
         char decl[3 * GR__EM_EXPR];
