@@ -22473,13 +22473,13 @@ static int gr__em_fblocked(const gr__fprog *p, const gr_array *const *in, const 
 /* the operands instruction op reads (a pair's and a copy's: the first only) */
 static int gr__em_fnargs(const gr__fop *op) { return op->row == GR__FOP_PAIR || op->row >= GR__FOP_COPY ? 1 : op->n_args; }
 
-/* the values' last readers, then their buffers: a value's buffer is free after its last reader
-   (so an instruction may write over its operand: every loop and map reads element i before it
-   writes element i) */
+/* the values' last readers, then their buffers: a value's buffer is free after its last reader,
+   for a value of the same dtype (so an instruction may write over its operand of its own dtype:
+   every loop and map reads element i before it writes element i; a buffer holds one dtype) */
 static int gr__em_fslots(gr__em_fblk *b) {
     const gr__fprog *p = b->p;
-    int32_t nv = 2 * p->n_ops, k, *freel = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(nv + 1));
-    int32_t base = p->n_ext + p->n_imm, n_free = 0, w, a, m;
+    int32_t nv = 2 * p->n_ops, k, *freel = (int32_t *)GR_MALLOC(sizeof(int32_t) * 4u * (size_t)(nv + 1));
+    int32_t base = p->n_ext + p->n_imm, n_free[4] = { 0, 0, 0, 0 }, w, a, m;
     if (!freel) return 0;
     for (k = 0; k < p->n_refs; k++) b->writer[k] = -1;
     for (k = 0; k < nv; k++) { b->last[k] = -1; b->slot[k] = -1; }
@@ -22495,15 +22495,20 @@ static int gr__em_fslots(gr__em_fblk *b) {
     for (k = 0; k < p->n_refs; k++) b->writer[k] = -1;
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
+        int dt = op->odtype & 3;
         for (a = 0; a < gr__em_fnargs(op); a++) {
             int32_t v = op->arg[a] >= base ? b->writer[op->arg[a]] : -1;
-            if (v >= 0 && b->last[v] == k && b->slot[v] >= 0) { freel[n_free++] = b->slot[v]; b->last[v] = -2; }
+            if (v >= 0 && b->last[v] == k && b->slot[v] >= 0) {
+                int vd = p->ops[v >> 1].odtype & 3;
+                freel[vd * (nv + 1) + n_free[vd]++] = b->slot[v];
+                b->last[v] = -2;
+            }
         }
         for (w = 0; w < 2; w++) {
             int32_t v = 2 * k + w;
             if (w && op->out2 < 0) continue;
-            b->slot[v] = n_free ? freel[--n_free] : b->n_slots++;
-            if (b->last[v] < k) { freel[n_free++] = b->slot[v]; b->last[v] = -2; }   /* (read by nothing) */
+            b->slot[v] = n_free[dt] ? freel[dt * (nv + 1) + --n_free[dt]] : b->n_slots++;
+            if (b->last[v] < k) { freel[dt * (nv + 1) + n_free[dt]++] = b->slot[v]; b->last[v] = -2; }   /* (read by nothing) */
             b->writer[w ? op->out2 : op->out] = v;
         }
     }
