@@ -479,11 +479,12 @@ static gr_fn *gt_em_grad(gr_graph *g, gr_array **arrays) {
 
 /* Every row ops/vmath.c maps, in one fused group per dtype (float64, float32), of x (n) and s (one
    value broadcast): exp(x s), expm1 x, tanh x, log(x x + 0.5) (a multiply-add), log1p(x x), sin x and
-   cos x (the pair sincos), sigmoid x, softplus x. src/emit.c writes such a group blocked, calling the
-   map kernels (gr__vm_<f>_map) block by block. */
+   cos x (the pair sincos), sigmoid x, softplus x; and, last, float32 exp x cast to float64 (in the
+   float32 group: a copy to a wider dtype reading a block buffer nothing reads after it). src/emit.c
+   writes such a group blocked, calling the map kernels (gr__vm_<f>_map) block by block. */
 enum { TE_VM_OUT = 9 };
 static gr_fn *te_vm_fn(gr_graph *g) {
-    gr_var *ins[4], *outs[2 * TE_VM_OUT];
+    gr_var *ins[4], *outs[2 * TE_VM_OUT + 1];
     int d;
     for (d = 0; d < 2; d++) {
         gr_dtype dt = d ? GR_F32 : GR_F64;
@@ -494,8 +495,9 @@ static gr_fn *te_vm_fn(gr_graph *g) {
         o[0] = gr_exp(gr_mul(x, s)); o[1] = gr_expm1(x); o[2] = gr_tanh(x);
         o[3] = gr_log(gr_add(xx, gr_const(g, 0.5))); o[4] = gr_log1p(xx); o[5] = gr_sin(x);
         o[6] = gr_cos(x); o[7] = gr_sigmoid(x); o[8] = gr_softplus(x);
+        if (d) outs[2 * TE_VM_OUT] = gr_cast(gr_exp(x), GR_F64);
     }
-    return gr_function(4, ins, 2 * TE_VM_OUT, outs, NULL);
+    return gr_function(4, ins, 2 * TE_VM_OUT + 1, outs, NULL);
 }
 /* x (n) in [-3, 3] and special points (NaN, +-inf, +-0, beyond exp's range, beyond sin's main
    range), float64 and float32; s = 0.75 */
@@ -555,6 +557,12 @@ static void te_vm_check(const gr_array *const *in, const gr_array *const *out, i
                 CHECK_MSG(u <= 4.0, "%s output %d at x = %.17g (n %ld): %.17g, want %.17Lg (%g ulp)", d ? "float32" : "float64",
                           k, x, (long)n, got, want, u);
             }
+    for (i = 0; i < n; i++) {          /* float32 exp x as float64: a float32 value, within 4 ulp of it */
+        double x = gr_array_get(in[2], i), got = gr_array_get(out[2 * TE_VM_OUT], i);
+        CHECK(out[2 * TE_VM_OUT]->dtype == GR_F64);
+        CHECK_MSG(got != got || (double)(float)got == got, "exp(x32) as float64: %.17g", got);
+        CHECK_MSG(te_ulps(got, (long double)(float)expl(x), 24, -125) <= 4.0, "exp(x32) as float64 at x = %.17g: %.17g", x, got);
+    }
 }
 
 /* one sample: its file of its own, then three calls recorded as a row of its own */
@@ -577,7 +585,7 @@ static void gt_em_vm(const char *dir) {
     gr_graph *g = gr_graph_new();
     gr_fn *f = te_vm_fn(g);
     gr_array *a[4];
-    const gr_array *out[2 * TE_VM_OUT];
+    const gr_array *out[2 * TE_VM_OUT + 1];
     int n_rows = 0, n_listed = 0, k, i;
     CHECK_MSG(f != NULL, "te_vm_fn: %s", gr_graph_message(g));
     gt_em.row = "vector math rows in fused groups (blocked, float64 and float32)";
@@ -1059,7 +1067,7 @@ TEST(test_emit_vmath) {
     gr_graph *g = gr_graph_new();
     gr_fn *f = te_vm_fn(g);
     gr_array *a[4];
-    const gr_array *out[2 * TE_VM_OUT];
+    const gr_array *out[2 * TE_VM_OUT + 1];
     int k, i;
     CHECK_MSG(f != NULL, "te_vm_fn: %s", gr_graph_message(g));
     for (k = 0; f && k < 2; k++) {
