@@ -31,8 +31,6 @@ def w5_name(n):
 
 W6 = "W6 RNN gradient, T=100"
 
-M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
 
 def splitmix64(z):
     with np.errstate(over="ignore"):
