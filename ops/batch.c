@@ -701,24 +701,44 @@ static gr_status gr__Unflatten_emit(gr__em *e, const gr_node *node, const gr_arr
     return GR_OK;
 }
 /* zeros, then each diagonal added at its offset (through double where the dtypes differ, as perform) */
+/* band c's entry added: o[at] + c[j] as C, in the output's dtype dt */
+static void gr__banded_sum(gr__em *e, int dt, int cdt, const char *c, char *sum, size_t size) {
+    char s2[64];
+    if (gr__is_float(dt) && cdt == dt) { snprintf(sum, size, "o[at] + %s[j]", c); return; }
+    snprintf(s2, sizeof s2, "((double)o[at] + (double)%s[j])", c);
+    snprintf(sum, size, "%s", gr__em_conv(e, dt, GR_F64, s2, 0));
+}
+/* zeros, then each band's entries added; with few bands one pass over the rows (each row's entries
+   in band order, as the band-by-band loops add them) */
 static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
     int64_t B = out[0]->shape[0], m = out[0]->shape[1], i;
-    int dt = out[0]->dtype;
-    char Y[GR__EM_OPND], sum[GR__EM_OPND];
+    int dt = out[0]->dtype, rows = p->n <= 8, pass;
+    char Y[GR__EM_OPND], sum[GR__EM_OPND], c[16];
     if (out[0]->size == 0) return GR_OK;
     snprintf(Y, sizeof Y, "%s", gr__em_out(e, 0));
     gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(dt)));
-    for (i = 0; i < p->n; i++) {
-        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
-        int cdt = in[i + 1]->dtype;
-        if (lo >= hi) continue;
-        if (gr__is_float(dt) && cdt == dt) snprintf(sum, sizeof sum, "o[at] + c[j]");
-        else snprintf(sum, sizeof sum, "%s", gr__em_conv(e, dt, GR_F64, "((double)o[at] + (double)c[j])", 0));
-        gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, (int)i + 1));
-        gr__em_line(e, "  for (int64_t j = %lld; j < %lld; j++) { int64_t at = (j - %lld) * %lld + j; o[at] = %s; } }", (long long)lo, (long long)hi,
-                    (long long)k, (long long)m, sum);
+    if (rows) { gr__em_line(e, "{"); gr__em_line(e, "%s *o = %s;", gr__em_ctype(dt), Y); }
+    for (pass = 0; pass < 1 + rows; pass++) {            /* (rows: the bands' arrays, then the loop) */
+        if (pass == 1) gr__em_line(e, "for (int64_t r = 0; r < %lld; r++) {", (long long)B);
+        for (i = 0; i < p->n; i++) {
+            int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
+            int cdt = in[i + 1]->dtype;
+            if (lo >= hi) continue;
+            snprintf(c, sizeof c, rows ? "c%d" : "c", (int)i);
+            gr__banded_sum(e, dt, cdt, c, sum, sizeof sum);
+            if (pass == 1)
+                gr__em_line(e, "{ int64_t j = r + %lld, at = r * %lld + j; if (j >= %lld && j < %lld) o[at] = %s; }", (long long)k, (long long)m,
+                            (long long)lo, (long long)hi, sum);
+            else if (rows) gr__em_line(e, "const %s *%s = %s;", gr__em_ctype(cdt), c, gr__em_in(e, (int)i + 1));
+            else {
+                gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, (int)i + 1));
+                gr__em_line(e, "  for (int64_t j = %lld; j < %lld; j++) { int64_t at = (j - %lld) * %lld + j; o[at] = %s; } }", (long long)lo,
+                            (long long)hi, (long long)k, (long long)m, sum);
+            }
+        }
     }
+    if (rows) { gr__em_line(e, "}"); gr__em_line(e, "}"); }
     return GR_OK;
 }
 
