@@ -1,5 +1,6 @@
 /* tests/t_vmath.c: the elementwise math of our own (ops/vmath.c, issue 20 item 1): exp, expm1,
-   tanh, log, log1p, sin, cos, sigmoid, softplus in float64 and float32.
+   tanh, log, log1p, sin, cos, sigmoid, softplus, erf, erfc, exp2, log2, sinh, cosh in float64 and
+   float32, and pow.
    - accuracy: a dense sweep over each function's whole domain (every binade of the doubles, both
      signs, and uniform draws over the main range) and special points, in ulp against long double
      (x86-64's 80-bit: 11 more bits than double), float32 against the double reference rounded;
@@ -39,6 +40,12 @@ static long double tv_logl(long double x) { return logl(x); }
 static long double tv_log1pl(long double x) { return log1pl(x); }
 static long double tv_sigmoidl(long double x) { return x >= 0 ? 1 / (1 + expl(-x)) : expl(x) / (1 + expl(x)); }
 static long double tv_softplusl(long double x) { return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x))); }
+static long double tv_erfl(long double x) { return erfl(x); }
+static long double tv_erfcl(long double x) { return erfcl(x); }
+static long double tv_exp2l(long double x) { return exp2l(x); }
+static long double tv_log2l(long double x) { return log2l(x); }
+static long double tv_sinhl(long double x) { return sinhl(x); }
+static long double tv_coshl(long double x) { return coshl(x); }
 
 static const tv_fn tv_fns[] = {
     { "exp", gr__m_exp, gr__m_expf, tv_expl, gr__vm_exp_map, -INFINITY, INFINITY, 1.0, 0.501 },
@@ -50,6 +57,12 @@ static const tv_fn tv_fns[] = {
     { "cos", gr__m_cos, gr__m_cosf, tv_cosl, gr__vm_cos_map, -INFINITY, INFINITY, 1.0, 0.501 },
     { "sigmoid", gr__m_sigmoid, gr__m_sigmoidf, tv_sigmoidl, gr__vm_sigmoid_map, -INFINITY, INFINITY, 2.0, 0.501 },
     { "softplus", gr__m_softplus, gr__m_softplusf, tv_softplusl, gr__vm_softplus_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "erf", gr__m_erf, gr__m_erff, tv_erfl, gr__vm_erf_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "erfc", gr__m_erfc, gr__m_erfcf, tv_erfcl, gr__vm_erfc_map, -INFINITY, INFINITY, 4.0, 0.501 },
+    { "exp2", gr__m_exp2, gr__m_exp2f, tv_exp2l, gr__vm_exp2_map, -INFINITY, INFINITY, 1.5, 0.501 },
+    { "log2", gr__m_log2, gr__m_log2f, tv_log2l, gr__vm_log2_map, 0, INFINITY, 1.0, 0.501 },
+    { "sinh", gr__m_sinh, gr__m_sinhf, tv_sinhl, gr__vm_sinh_map, -INFINITY, INFINITY, 3.0, 0.501 },
+    { "cosh", gr__m_cosh, gr__m_coshf, tv_coshl, gr__vm_cosh_map, -INFINITY, INFINITY, 2.0, 0.501 },
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
@@ -103,10 +116,11 @@ TEST(test_vmath_accuracy) {
                     if (x >= fn->lo && x <= fn->hi) tv_one(fn, x, &w64, &w32);
                 }
         for (k = 0; k < 60000; k++) {                   /* uniform over where values vary */
-            double span = !strcmp(fn->name, "tanh") ? 20.0 : !strcmp(fn->name, "log") ? 10.0 :
-                          !strcmp(fn->name, "sin") || !strcmp(fn->name, "cos") ? 100.0 : 750.0;
+            double span = !strcmp(fn->name, "tanh") ? 20.0 : !strncmp(fn->name, "log", 3) && strcmp(fn->name, "log1p") ? 10.0 :
+                          !strcmp(fn->name, "sin") || !strcmp(fn->name, "cos") ? 100.0 : !strcmp(fn->name, "erf") ? 7.0 :
+                          !strcmp(fn->name, "erfc") ? 30.0 : !strcmp(fn->name, "exp2") ? 1080.0 : 750.0;
             double x = (tv_point(0, k, 60000, &seed) - 1.5) * 2.0 * span;
-            if (!strcmp(fn->name, "log")) x = fabs(x);
+            if (!strcmp(fn->name, "log") || !strcmp(fn->name, "log2")) x = fabs(x);
             if (!strcmp(fn->name, "log1p") && x <= -1) x = -x;
             tv_one(fn, x, &w64, &w32);
             tv_one(fn, x / 1024.0, &w64, &w32);
@@ -114,7 +128,7 @@ TEST(test_vmath_accuracy) {
         CHECK_MSG(w64.err <= fn->ulp64, "%s float64: %.3f ulp at %.17g, bound %.2f", fn->name, w64.err, w64.at, fn->ulp64);
         CHECK_MSG(w32.err <= fn->ulp32, "%s float32: %.4f ulp at %.9g, bound %.3f", fn->name, w32.err, w32.at, fn->ulp32);
         if (getenv("GT_VMATH_PRINT"))
-            printf("vmath %-6s float64 %.3f ulp (at %.17g), float32 %.4f ulp (at %.9g)\n", fn->name, w64.err, w64.at, w32.err, w32.at);
+            printf("vmath %-8s float64 %.3f ulp (at %.17g), float32 %.4f ulp (at %.9g)\n", fn->name, w64.err, w64.at, w32.err, w32.at);
     }
 #endif
 }
@@ -178,6 +192,47 @@ TEST(test_vmath_special_values) {
     CHECK_SAME(gr__m_softplus(inf), inf); CHECK_SAME(gr__m_softplus(-inf), 0.0); CHECK_SAME(gr__m_softplus(1e300), 1e300);
     CHECK_SAME(gr__m_softplus(-740.0), (double)expl(-740.0L));
     CHECK(gr__m_sigmoid(nan) != gr__m_sigmoid(nan) && gr__m_softplus(nan) != gr__m_softplus(nan));
+}
+
+/* erf, erfc, exp2, log2, sinh, cosh: exact values, limits, thresholds, subnormals */
+#define CHECK_ULPS(got, want, bound) do { double tv_e_ = tv_ulps((got), (want), 53, -1021); \
+    CHECK_MSG(tv_e_ <= (bound), "%s: %.3f ulp", #got, tv_e_); } while (0)
+TEST(test_vmath_special_values_more) {
+    double inf = INFINITY, tiny = 4.9406564584124654e-324, dmin = 2.2250738585072014e-308;
+    int k;
+    CHECK_SAME(gr__m_erf(0.0), 0.0); CHECK_SAME(gr__m_erf(-0.0), -0.0); CHECK_SAME(gr__m_erf(inf), 1.0);
+    CHECK_SAME(gr__m_erf(-inf), -1.0); CHECK_SAME(gr__m_erf(6.0), 1.0); CHECK_SAME(gr__m_erf(-1e300), -1.0);
+    CHECK_ULPS(gr__m_erf(1e-300), erfl(1e-300), 1.0); CHECK_ULPS(gr__m_erf(-dmin / 3), erfl(-dmin / 3), 1.0);
+    CHECK_ULPS(gr__m_erf(1.0), erfl(1.0), 2.0); CHECK_ULPS(gr__m_erf(-1.0000000000000002), erfl(-1.0000000000000002), 2.0);
+    CHECK_SAME(gr__m_erfc(0.0), 1.0); CHECK_SAME(gr__m_erfc(-0.0), 1.0); CHECK_SAME(gr__m_erfc(inf), 0.0);
+    CHECK_SAME(gr__m_erfc(-inf), 2.0); CHECK_SAME(gr__m_erfc(-6.0), 2.0); CHECK_SAME(gr__m_erfc(28.5), 0.0);
+    CHECK_SAME(gr__m_erfc(tiny), 1.0); CHECK(gr__m_erfc(NAN) != gr__m_erfc(NAN));
+    CHECK_ULPS(gr__m_erfc(26.5), erfcl(26.5), 4.0); CHECK_ULPS(gr__m_erfc(0.5), erfcl(0.5), 4.0);
+    CHECK_ULPS(gr__m_erfc(-1.0), erfcl(-1.0), 4.0);
+    for (k = 0; k < 40; k++) {                        /* subnormal results: within one of their ulp */
+        double x = 26.55 + k * 0.0175;
+        CHECK_MSG(tv_ulps(gr__m_erfc(x), erfcl(x), 53, -1021) <= 1.0, "erfc(%.17g)", x);
+    }
+    CHECK_SAME(gr__m_exp2(0.0), 1.0); CHECK_SAME(gr__m_exp2(-0.0), 1.0); CHECK_SAME(gr__m_exp2(inf), inf);
+    CHECK_SAME(gr__m_exp2(-inf), 0.0); CHECK_SAME(gr__m_exp2(1024.0), inf); CHECK_SAME(gr__m_exp2(-1075.0), 0.0);
+    CHECK_SAME(gr__m_exp2(-1074.5), tiny); CHECK_SAME(gr__m_exp2(1e-300), 1.0);
+    for (k = -1074; k <= 1023; k++) CHECK_MSG(gr__m_exp2(k) == ldexp(1.0, k), "exp2(%d)", k);
+    CHECK_SAME(gr__m_exp2(1023.9999999999999), (double)exp2l(1023.9999999999999));
+    CHECK_SAME(gr__m_exp2(-1022.5), (double)exp2l(-1022.5));
+    CHECK_SAME(gr__m_log2(1.0), 0.0); CHECK_SAME(gr__m_log2(0.0), -inf); CHECK_SAME(gr__m_log2(-0.0), -inf);
+    CHECK(gr__m_log2(-1.0) != gr__m_log2(-1.0)); CHECK(gr__m_log2(-inf) != gr__m_log2(-inf));
+    CHECK_SAME(gr__m_log2(inf), inf); CHECK_SAME(gr__m_log2(DBL_MAX), (double)log2l(DBL_MAX));
+    for (k = -1074; k <= 1023; k++) CHECK_MSG(gr__m_log2(ldexp(1.0, k)) == k, "log2(2^%d)", k);
+    CHECK_ULPS(gr__m_log2(dmin / 3), log2l(dmin / 3), 1.0); CHECK_ULPS(gr__m_log2(1.0000000000000002), log2l(1.0000000000000002), 1.0);
+    CHECK_SAME(gr__m_sinh(0.0), 0.0); CHECK_SAME(gr__m_sinh(-0.0), -0.0); CHECK_SAME(gr__m_sinh(inf), inf);
+    CHECK_SAME(gr__m_sinh(-inf), -inf); CHECK_SAME(gr__m_sinh(-tiny), -tiny); CHECK_SAME(gr__m_sinh(1e-300), 1e-300);
+    CHECK_SAME(gr__m_sinh(710.48), inf); CHECK_SAME(gr__m_sinh(-710.48), -inf);
+    CHECK_ULPS(gr__m_sinh(710.47), sinhl(710.47), 3.0); CHECK_ULPS(gr__m_sinh(-705.3), sinhl(-705.3), 3.0);
+    CHECK_SAME(gr__m_cosh(0.0), 1.0); CHECK_SAME(gr__m_cosh(-0.0), 1.0); CHECK_SAME(gr__m_cosh(inf), inf);
+    CHECK_SAME(gr__m_cosh(-inf), inf); CHECK_SAME(gr__m_cosh(tiny), 1.0); CHECK_SAME(gr__m_cosh(-710.48), inf);
+    CHECK_ULPS(gr__m_cosh(-710.47), coshl(-710.47), 2.0); CHECK_ULPS(gr__m_cosh(709.1), coshl(709.1), 2.0);
+    CHECK_SAME((double)gr__m_erff(-0.0f), -0.0); CHECK_SAME((double)gr__m_log2f(0.0f), -inf);
+    CHECK(isinf(gr__m_exp2f(128.0f)) && !isinf(gr__m_exp2f(127.99f)) && isinf(gr__m_coshf(89.5f)));
 }
 
 /* the vector kernels equal the scalar functions bit for bit, on every element */
@@ -268,14 +323,197 @@ TEST(test_vmath_rows_use_them) {
         gr_graph_free(g);
     }
 }
+
+/* the rows erf, erfc, exp2, log2, sinh, cosh run them: gr_call over arrays (float64 and float32)
+   equals the scalar functions bit for bit, a value outside the main ranges among them */
+TEST(test_vmath_rows_use_them_more) {
+    enum { N = 517 };
+    int dt;
+    for (dt = 0; dt < 2; dt++) {
+        gr_dtype T = dt ? GR_F32 : GR_F64;
+        gr_graph *g = gr_graph_new();
+        int64_t shape[1] = { N };
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *outs[6];
+        gr_fn *f;
+        gr_array *xa = gr_array_new(T, 1, shape);
+        const gr_array *res[6];
+        int i, j, bad = 0;
+        outs[0] = gr_erf(x); outs[1] = gr_erfc(x); outs[2] = gr_exp2(x); outs[3] = gr_log2(gr_abs(x));
+        outs[4] = gr_sinh(x); outs[5] = gr_cosh(x);
+        f = gr_function(1, &x, 6, outs, NULL);
+        CHECK(f != NULL && xa != NULL);
+        if (!f || !xa) { gr_array_free(xa); gr_fn_free(f); gr_graph_free(g); continue; }
+        for (j = 0; j < N; j++) gr_array_set(xa, j, (j - 250) * 0.0913 + (j == 9 ? 900.0 : 0.0));
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)&xa, res), GR_OK);
+        for (j = 0; j < N; j++) {
+            double v = gr_array_get(xa, j), a = fabs(v), want[6];
+            if (dt) {
+                float vf = (float)v, af = (float)a;
+                want[0] = gr__m_erff(vf); want[1] = gr__m_erfcf(vf); want[2] = gr__m_exp2f(vf); want[3] = gr__m_log2f(af);
+                want[4] = gr__m_sinhf(vf); want[5] = gr__m_coshf(vf);
+            } else {
+                want[0] = gr__m_erf(v); want[1] = gr__m_erfc(v); want[2] = gr__m_exp2(v); want[3] = gr__m_log2(a);
+                want[4] = gr__m_sinh(v); want[5] = gr__m_cosh(v);
+            }
+            for (i = 0; i < 6; i++) if (!tv_same(gr_array_get(res[i], j), want[i])) bad++;
+        }
+        CHECK_MSG(bad == 0, "%s: %d values differ from the scalar functions", dt ? "float32" : "float64", bad);
+        gr_array_free(xa);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
+
+/* pow: accuracy against powl where the result is normal (x over every binade, y up to the
+   overflow and underflow edges, near 1 with huge y, integers), float32 too; the C library's pow
+   outside the main range (specials); the vector map (strides 1 and 0, in place) equals gr__m_pow
+   bit for bit; the row runs it */
+static double tv_rand(uint64_t *seed) { *seed = *seed * 6364136223846793005u + 1442695040888963407u; return (double)(*seed >> 11) / 9007199254740992.0; }
+static void tv_pow_one(double x, double y, tv_worst *w64, tv_worst *w32, double *ywx) {
+    long double want = powl((long double)x, (long double)y);
+    double e = tv_ulps(gr__m_pow(x, y), want, 53, -1021);
+    float xf = (float)x, yf = (float)y;
+    if (e > w64->err || e != e) { w64->err = e; w64->at = x; *ywx = y; }
+    want = powl((long double)xf, (long double)yf);
+    if (isinf((float)want) || isinf(xf) || isinf(yf)) return;
+    e = tv_ulps(gr__m_powf(xf, yf), want, 24, -125);
+    if (e > w32->err || e != e) { w32->err = e; w32->at = (double)xf; }
+}
+TEST(test_vmath_pow_accuracy) {
+#if LDBL_MANT_DIG >= 64
+    tv_worst w64 = { 0, 0 }, w32 = { 0, 0 };
+    uint64_t seed = 777;
+    double yw = 0;
+    int b, k;
+    for (b = -1022; b <= 1023; b++)                     /* every binade of x, y to the edges */
+        for (k = 0; k < 16; k++) {
+            double x = ldexp(1.0 + tv_rand(&seed), b), lx = log(x);
+            tv_pow_one(x, (tv_rand(&seed) - 0.5) * 2 * 745.0 / fabs(lx != 0 ? lx : 1.0), &w64, &w32, &yw);
+            tv_pow_one(x, (tv_rand(&seed) - 0.5) * 8.0, &w64, &w32, &yw);
+        }
+    for (k = 0; k < 40000; k++) {
+        double x = 0.5 + 1.5 * tv_rand(&seed);           /* the largest s of the log: x near 1.41 */
+        tv_pow_one(x, (tv_rand(&seed) - 0.5) * 2 * 709.0 / fabs(log(x)), &w64, &w32, &yw);
+        tv_pow_one(1.0 + (tv_rand(&seed) - 0.5) * 1e-6, (tv_rand(&seed) - 0.5) * 1e9, &w64, &w32, &yw);
+        tv_pow_one(10.0 * tv_rand(&seed), floor((tv_rand(&seed) - 0.5) * 40.0), &w64, &w32, &yw);
+    }
+    CHECK_MSG(w64.err <= 2.0, "pow float64: %.3f ulp at %.17g^%.17g, bound 2", w64.err, w64.at, yw);
+    CHECK_MSG(w32.err <= 0.501, "pow float32: %.4f ulp at x = %.9g, bound 0.501", w32.err, w32.at);
+    if (getenv("GT_VMATH_PRINT"))
+        printf("vmath %-8s float64 %.3f ulp (at %.17g^%.17g), float32 %.4f ulp (at x = %.9g)\n", "pow", w64.err, w64.at, yw, w32.err, w32.at);
+#endif
+}
+
+TEST(test_vmath_pow_special_values) {
+    double inf = INFINITY, nan = NAN, tiny = 4.9406564584124654e-324;
+    static const double xs[] = { 0.0, -0.0, 1.0, -1.0, -2.0, 2.0, 0.5, INFINITY, -INFINITY, NAN, 4.9406564584124654e-324, 1e-310, 1e300 };
+    static const double ys[] = { 0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, -0.5, 1e300, -1e300, 1e19, INFINITY, -INFINITY, NAN, 1100.0, -1100.0 };
+    int i, j;
+    for (i = 0; i < (int)(sizeof xs / sizeof xs[0]); i++)          /* the specials: the C library's */
+        for (j = 0; j < (int)(sizeof ys / sizeof ys[0]); j++) {
+            double x = xs[i], y = ys[j], got = gr__m_pow(x, y), want = pow(x, y);
+            if (x > 2.2e-308 && x < 1e308 && fabs(y) <= 1e18 && fabs(y * log(x)) < 700)
+                CHECK_MSG(tv_ulps(got, powl(x, y), 53, -1021) <= 2.0, "pow(%g, %g) = %.17g", x, y, got);
+            else CHECK_MSG(tv_same(got, want), "pow(%g, %g) = %.17g, want %.17g", x, y, got, want);
+        }
+    CHECK_SAME(gr__m_pow(1.0, nan), 1.0); CHECK_SAME(gr__m_pow(nan, 0.0), 1.0); CHECK_SAME(gr__m_pow(-2.0, 3.0), -8.0);
+    CHECK_SAME(gr__m_pow(-0.0, -1.0), -inf); CHECK_SAME(gr__m_pow(2.0, 1024.0), inf); CHECK_SAME(gr__m_pow(2.0, -1074.0), tiny);
+    CHECK_SAME(gr__m_pow(2.0, 10.0), 1024.0); CHECK_SAME(gr__m_pow(4.0, 0.5), 2.0); CHECK_SAME(gr__m_pow(7.0, 0.0), 1.0);
+    CHECK_SAME(gr__m_pow(1.0, 1e18), 1.0); CHECK_SAME(gr__m_pow(0.5, -1023.0), ldexp(1.0, 1023));
+    CHECK_ULPS(gr__m_pow(10.0, 308.0), powl(10.0, 308.0), 2.0); CHECK_ULPS(gr__m_pow(10.0, -307.0), powl(10.0, -307.0), 2.0);
+    CHECK_SAME(gr__m_pow(10.0, -320.0), pow(10.0, -320.0));                  /* subnormal: the C library's */
+    CHECK_SAME((double)gr__m_powf(-2.0f, 3.0f), -8.0); CHECK(isinf(gr__m_powf(2.0f, 128.0f)));
+}
+
+TEST(test_vmath_pow_vector_equals_scalar) {
+    enum { N = 1031 };
+    double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N), *o = (double *)malloc(sizeof(double) * N);
+    uint64_t seed = 11;
+    int j, bad, sa, sb;
+    if (!x || !y || !o) { CHECK(0); free(x); free(y); free(o); return; }
+    for (j = 0; j < N; j++) {
+        x[j] = ldexp(1.0 + tv_rand(&seed), (int)(tv_rand(&seed) * 40) - 20);
+        y[j] = (tv_rand(&seed) - 0.5) * (j % 5 == 0 ? 2000.0 : 20.0);       /* some results out of range */
+        if (j % 17 == 0) x[j] = -x[j];
+        if (j == 100) x[j] = 0.0;
+        if (j == 200) y[j] = NAN;
+        if (j == 300) x[j] = INFINITY;
+    }
+    for (sa = 0; sa <= 1; sa++)
+        for (sb = 0; sb <= 1; sb++) {
+            const void *in[2];
+            int64_t st[2];
+            in[0] = sa ? x : x + 1; in[1] = sb ? y : y + 3; st[0] = sa; st[1] = sb;
+            gr__vmk_pow_f64(N, o, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(o[j], gr__m_pow(sa ? x[j] : x[1], sb ? y[j] : y[3]))) bad++;
+            CHECK_MSG(bad == 0, "pow strides %d %d: %d of %d elements differ from gr__m_pow", sa, sb, bad, N);
+        }
+    memcpy(o, x, sizeof(double) * N);
+    gr__vm_pow_map(N - 1, o + 1, o + 1, 1, y + 1, 1);                       /* in place, unaligned */
+    for (bad = 0, j = 1; j < N; j++) if (!tv_same(o[j], gr__m_pow(x[j], y[j]))) bad++;
+    CHECK_MSG(bad == 0, "pow in place: %d elements differ", bad);
+    {
+        float *xf = (float *)malloc(sizeof(float) * N), *yf = (float *)malloc(sizeof(float) * N), *of = (float *)malloc(sizeof(float) * N);
+        const void *in[2];
+        int64_t st[2] = { 1, 1 };
+        if (xf && yf && of) {
+            for (j = 0; j < N; j++) { xf[j] = (float)x[j]; yf[j] = (float)(y[j] / 4); }
+            in[0] = xf; in[1] = yf;
+            gr__vmk_pow_f32(N, of, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same((double)of[j], (double)gr__m_powf(xf[j], yf[j]))) bad++;
+            CHECK_MSG(bad == 0, "pow float32: %d elements differ from gr__m_powf", bad);
+        } else CHECK(0);
+        free(xf); free(yf); free(of);
+    }
+    free(x); free(y); free(o);
+}
+
+TEST(test_vmath_pow_row) {
+    enum { N = 301 };
+    int dt;
+    for (dt = 0; dt < 2; dt++) {
+        gr_dtype T = dt ? GR_F32 : GR_F64;
+        gr_graph *g = gr_graph_new();
+        int64_t shape[1] = { N };
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *y = gr_tensor(g, T, 1, shape, "y"), *ins[2], *outs[2];
+        gr_fn *f;
+        gr_array *xa = gr_array_new(T, 1, shape), *ya = gr_array_new(T, 1, shape);
+        const gr_array *res[2], *args[2];
+        int j, bad = 0;
+        ins[0] = x; ins[1] = y;
+        outs[0] = gr_pow(x, y); outs[1] = gr_pow(x, gr_const(g, 2.5));
+        f = gr_function(2, ins, 2, outs, NULL);
+        CHECK(f != NULL && xa != NULL && ya != NULL);
+        if (!f || !xa || !ya) { gr_array_free(xa); gr_array_free(ya); gr_fn_free(f); gr_graph_free(g); continue; }
+        for (j = 0; j < N; j++) { gr_array_set(xa, j, j * 0.037 - 1.0); gr_array_set(ya, j, (j % 23) * 0.71 - 8.0); }
+        args[0] = xa; args[1] = ya;
+        CHECK_STATUS(gr_call(f, args, res), GR_OK);
+        for (j = 0; j < N; j++) {
+            double v = gr_array_get(xa, j), w = gr_array_get(ya, j);
+            double want0 = dt ? (double)gr__m_powf((float)v, (float)w) : gr__m_pow(v, w);
+            double want1 = dt ? (double)gr__m_powf((float)v, 2.5f) : gr__m_pow(v, 2.5);
+            if (!tv_same(gr_array_get(res[0], j), want0) || !tv_same(gr_array_get(res[1], j), want1)) bad++;
+        }
+        CHECK_MSG(bad == 0, "%s: %d values differ from gr__m_pow", dt ? "float32" : "float64", bad);
+        gr_array_free(xa); gr_array_free(ya);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
 #endif
 
 SUITE(suite_vmath) = {
 #ifndef GR_NO_VECTOR_EXTENSIONS
     CASE(test_vmath_accuracy),
     CASE(test_vmath_special_values),
+    CASE(test_vmath_special_values_more),
     CASE(test_vmath_vector_equals_scalar),
     CASE(test_vmath_rows_use_them),
+    CASE(test_vmath_rows_use_them_more),
+    CASE(test_vmath_pow_accuracy),
+    CASE(test_vmath_pow_special_values),
+    CASE(test_vmath_pow_vector_equals_scalar),
+    CASE(test_vmath_pow_row),
 #endif
     END_SUITE
 };
