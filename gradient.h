@@ -839,18 +839,18 @@ extern "C" {
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
     X(cos,        1, FLOAT, GR_M(gr__m_cos)(a),                0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
-    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
-    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
-    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
-    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(tan,        1, FLOAT, GR_M(gr__m_tan)(a),         0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(gr__m_arcsin)(a),      0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(gr__m_arccos)(a),      0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(gr__m_arctan)(a),      0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
     X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
     X(sinh,       1, FLOAT, GR_M(gr__m_sinh)(a),            0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
     X(cosh,       1, FLOAT, GR_M(gr__m_cosh)(a),            0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
     X(tanh,       1, FLOAT, GR_M(gr__m_tanh)(a),               0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
-    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
-    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
-    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(gr__m_arcsinh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(gr__m_arccosh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(gr__m_arctanh)(a),     0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
     /* special functions and activations */ \
     X(erf,        1, FLOAT, GR_M(gr__m_erf)(a),             0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
     X(erfc,       1, FLOAT, GR_M(gr__m_erfc)(a),            0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
@@ -3325,7 +3325,7 @@ static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
 /* GR_KERNEL_END */
 #endif
 
-/* ---- erf, erfc, exp2, log2, sinh, cosh ----------------------------------------------------------
+/* ---- erf, erfc, exp2, log2, sinh, cosh, tan, the inverse trigonometric and hyperbolic, pow -------
    The same way as the functions above: a second set of cores (GR__VM_CORES2, over double or a vector
    of doubles, built on the first set) and scalar functions that take the cores in their main range.
    erf and erfc compute every lane's candidates (the fit near 0, the tail through e^(-x^2)) and pick
@@ -3365,9 +3365,30 @@ static const double gr__vm_erfc_o[12] GR__UNUSED = {
     4.28001263889412249771e-05, -1.7921680216102797713e-05, 1.97075311324697762428e-06, -1.83540342886997128361e-07,
     1.76090457770783359592e-08, -1.91619993946308871569e-09, 2.20505095664217757686e-10, -1.769725107199822863e-11
 };
+/* atan w = w - w z Q(z), z = w^2, |w| <= 7/16: Q a Chebyshev fit of degree 11 (as monomials), and
+   atan c in two parts for the reduction points c = 1/2, 1, 3/2, inf */
+static const double gr__vm_atan_q[12] GR__UNUSED = {
+    0.333333333333333289459, -0.199999999999983704146, 0.142857142854686081866, -0.111111110918341109834,
+    0.0909090821581122186822, -0.0769228297405358955917, 0.0666621052711852354232, -0.0587669147682827418662,
+    0.0521531073933456326374, -0.0448759271947977703745, 0.0330366312007574695859, -0.014694572175081424175
+};
+#define GR__VM_ATAN_HALF 0.46364760900080609
+#define GR__VM_ATAN_HALF_LO 2.2698777452961687e-17
+#define GR__VM_PIO4 0.78539816339744828
+#define GR__VM_PIO4_LO 3.061616997868383e-17
+#define GR__VM_ATAN_3HALF 0.98279372324732905
+#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17
+#define GR__VM_PIO2 1.5707963267948966
+#define GR__VM_PIO2_LO 6.123233995736766e-17
+/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */
+#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \
+    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \
+    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \
+    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)
 #define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
 #define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
 #define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
+#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */
 #define GR__VM_CORES2(S, T, U, O) \
     /* erf x for x in [0, 1] */ \
     static GR__VM_FN T gr__vm_erf_small##S(T x) { \
@@ -3450,6 +3471,64 @@ static const double gr__vm_erfc_o[12] GR__UNUSED = {
         T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \
         return 0.5 * e + 0.5 / e; \
     } \
+    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \
+    static GR__VM_FN T gr__vm_tan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T sn, cs; \
+        gr__vm_sincos_core##S(x, &sn, &cs); \
+        return sn / cs; \
+    } \
+    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \
+       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \
+    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \
+        int i; \
+        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \
+        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 1.1875), 1.0, 1.0, 1.0, 1.0, GR__VM_PIO4, GR__VM_PIO4_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.6875), 2.0, 1.0, 1.0, 2.0, GR__VM_ATAN_HALF, GR__VM_ATAN_HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \
+        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \
+        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \
+        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \
+        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \
+        T r = a / O##_SQRT(d); \
+        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \
+    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \
+        GR__VM_NOFMA \
+        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \
+    } \
+    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \
+    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \
+        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
+        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \
+        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \
+        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
+    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \
+        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \
+    } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
     static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \
         GR__VM_NOFMA \
@@ -3498,6 +3577,13 @@ GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_log2(x) GR__VM_IN_log(x)
 #define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)
 #define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
+#define GR__VM_IN_tan(x) GR__VM_IN_sin(x)
+#define GR__VM_IN_arctan(x) ((x) == (x))
+#define GR__VM_IN_arcsin(x) ((x) <= 1.0 && (x) >= -1.0)
+#define GR__VM_IN_arccos(x) GR__VM_IN_arcsin(x)
+#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)
+#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)
+#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)
 static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_FN2 GR__VM_FN                         /* (names this kernel: the cores below) */\n",
@@ -3532,9 +3618,30 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    4.28001263889412249771e-05, -1.7921680216102797713e-05, 1.97075311324697762428e-06, -1.83540342886997128361e-07,\n",
     "    1.76090457770783359592e-08, -1.91619993946308871569e-09, 2.20505095664217757686e-10, -1.769725107199822863e-11\n",
     "};\n",
+    "/* atan w = w - w z Q(z), z = w^2, |w| <= 7/16: Q a Chebyshev fit of degree 11 (as monomials), and\n",
+    "   atan c in two parts for the reduction points c = 1/2, 1, 3/2, inf */\n",
+    "static const double gr__vm_atan_q[12] GR__UNUSED = {\n",
+    "    0.333333333333333289459, -0.199999999999983704146, 0.142857142854686081866, -0.111111110918341109834,\n",
+    "    0.0909090821581122186822, -0.0769228297405358955917, 0.0666621052711852354232, -0.0587669147682827418662,\n",
+    "    0.0521531073933456326374, -0.0448759271947977703745, 0.0330366312007574695859, -0.014694572175081424175\n",
+    "};\n",
+    "#define GR__VM_ATAN_HALF 0.46364760900080609\n",
+    "#define GR__VM_ATAN_HALF_LO 2.2698777452961687e-17\n",
+    "#define GR__VM_PIO4 0.78539816339744828\n",
+    "#define GR__VM_PIO4_LO 3.061616997868383e-17\n",
+    "#define GR__VM_ATAN_3HALF 0.98279372324732905\n",
+    "#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17\n",
+    "#define GR__VM_PIO2 1.5707963267948966\n",
+    "#define GR__VM_PIO2_LO 6.123233995736766e-17\n",
+    "/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */\n",
+    "#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \\\n",
+    "    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \\\n",
+    "    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \\\n",
+    "    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)\n",
     "#define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))\n",
     "#define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))\n",
     "#define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))\n",
+    "#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */\n",
     "#define GR__VM_CORES2(S, T, U, O) \\\n",
     "    /* erf x for x in [0, 1] */ \\\n",
     "    static GR__VM_FN T gr__vm_erf_small##S(T x) { \\\n",
@@ -3617,6 +3724,64 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "        T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \\\n",
     "        return 0.5 * e + 0.5 / e; \\\n",
     "    } \\\n",
+    "    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \\\n",
+    "    static GR__VM_FN T gr__vm_tan_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T sn, cs; \\\n",
+    "        gr__vm_sincos_core##S(x, &sn, &cs); \\\n",
+    "        return sn / cs; \\\n",
+    "    } \\\n",
+    "    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \\\n",
+    "       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \\\n",
+    "        int i; \\\n",
+    "        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \\\n",
+    "        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 1.1875), 1.0, 1.0, 1.0, 1.0, GR__VM_PIO4, GR__VM_PIO4_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 0.6875), 2.0, 1.0, 1.0, 2.0, GR__VM_ATAN_HALF, GR__VM_ATAN_HALF_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \\\n",
+    "        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \\\n",
+    "        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \\\n",
+    "        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \\\n",
+    "        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \\\n",
+    "        T r = a / O##_SQRT(d); \\\n",
+    "        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \\\n",
+    "    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \\\n",
+    "    } \\\n",
+    "    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \\\n",
+    "        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \\\n",
+    "        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \\\n",
+    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \\\n",
+    "        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \\\n",
+    "        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \\\n",
+    "    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \\\n",
+    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \\\n",
+    "        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \\\n",
+    "    } \\\n",
     "    /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \\\n",
     "    static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \\\n",
     "        GR__VM_NOFMA \\\n",
@@ -3665,6 +3830,13 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_IN_log2(x) GR__VM_IN_log(x)\n",
     "#define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)\n",
     "#define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)\n",
+    "#define GR__VM_IN_tan(x) GR__VM_IN_sin(x)\n",
+    "#define GR__VM_IN_arctan(x) ((x) == (x))\n",
+    "#define GR__VM_IN_arcsin(x) ((x) <= 1.0 && (x) >= -1.0)\n",
+    "#define GR__VM_IN_arccos(x) GR__VM_IN_arcsin(x)\n",
+    "#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)\n",
+    "#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)\n",
+    "#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)\n",
     "#define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)\n",
     NULL
 };
@@ -3832,6 +4004,94 @@ static const char *const gr__kernel_gr__m_coshf[] GR__UNUSED = {
     "static GR__VM_FN2 float gr__m_coshf(float x) { return (float)gr__m_cosh((double)x); }\n",
     NULL
 };
+/* GR_KERNEL gr__m_tan */
+/* |x| beyond 2^20 pi/2 (and infinities): the C library's tan */
+static GR__VM_FN2 double gr__m_tan(double x) { return GR__VM_IN_tan(x) ? gr__vm_tan_core_s(x) : tan(x); }
+static const char *const gr__kernel_gr__m_tan[] GR__UNUSED = {
+    "/* |x| beyond 2^20 pi/2 (and infinities): the C library's tan */\n",
+    "static GR__VM_FN2 double gr__m_tan(double x) { return GR__VM_IN_tan(x) ? gr__vm_tan_core_s(x) : tan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanf */
+static GR__VM_FN2 float gr__m_tanf(float x) { return (float)gr__m_tan((double)x); }
+static const char *const gr__kernel_gr__m_tanf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_tanf(float x) { return (float)gr__m_tan((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan */
+static GR__VM_FN2 double gr__m_arctan(double x) { return GR__VM_IN_arctan(x) ? gr__vm_arctan_core_s(x) : x + x; }
+static const char *const gr__kernel_gr__m_arctan[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arctan(double x) { return GR__VM_IN_arctan(x) ? gr__vm_arctan_core_s(x) : x + x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanf */
+static GR__VM_FN2 float gr__m_arctanf(float x) { return (float)gr__m_arctan((double)x); }
+/* outside their main ranges (NaN, |x| > 1, infinities, x < 1 for acosh) the C library's */
+static const char *const gr__kernel_gr__m_arctanf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctanf(float x) { return (float)gr__m_arctan((double)x); }\n",
+    "/* outside their main ranges (NaN, |x| > 1, infinities, x < 1 for acosh) the C library's */\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsin */
+static GR__VM_FN2 double gr__m_arcsin(double x) { return GR__VM_IN_arcsin(x) ? gr__vm_arcsin_core_s(x) : asin(x); }
+static const char *const gr__kernel_gr__m_arcsin[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arcsin(double x) { return GR__VM_IN_arcsin(x) ? gr__vm_arcsin_core_s(x) : asin(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinf */
+static GR__VM_FN2 float gr__m_arcsinf(float x) { return (float)gr__m_arcsin((double)x); }
+static const char *const gr__kernel_gr__m_arcsinf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arcsinf(float x) { return (float)gr__m_arcsin((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccos */
+static GR__VM_FN2 double gr__m_arccos(double x) { return GR__VM_IN_arccos(x) ? gr__vm_arccos_core_s(x) : acos(x); }
+static const char *const gr__kernel_gr__m_arccos[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arccos(double x) { return GR__VM_IN_arccos(x) ? gr__vm_arccos_core_s(x) : acos(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosf */
+static GR__VM_FN2 float gr__m_arccosf(float x) { return (float)gr__m_arccos((double)x); }
+static const char *const gr__kernel_gr__m_arccosf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arccosf(float x) { return (float)gr__m_arccos((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanh */
+static GR__VM_FN2 double gr__m_arctanh(double x) { return GR__VM_IN_arctanh(x) ? gr__vm_arctanh_core_s(x) : atanh(x); }
+static const char *const gr__kernel_gr__m_arctanh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arctanh(double x) { return GR__VM_IN_arctanh(x) ? gr__vm_arctanh_core_s(x) : atanh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanhf */
+static GR__VM_FN2 float gr__m_arctanhf(float x) { return (float)gr__m_arctanh((double)x); }
+static const char *const gr__kernel_gr__m_arctanhf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctanhf(float x) { return (float)gr__m_arctanh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinh */
+static GR__VM_FN2 double gr__m_arcsinh(double x) { return GR__VM_IN_arcsinh(x) ? gr__vm_arcsinh_core_s(x) : asinh(x); }
+static const char *const gr__kernel_gr__m_arcsinh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arcsinh(double x) { return GR__VM_IN_arcsinh(x) ? gr__vm_arcsinh_core_s(x) : asinh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinhf */
+static GR__VM_FN2 float gr__m_arcsinhf(float x) { return (float)gr__m_arcsinh((double)x); }
+static const char *const gr__kernel_gr__m_arcsinhf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arcsinhf(float x) { return (float)gr__m_arcsinh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosh */
+static GR__VM_FN2 double gr__m_arccosh(double x) { return GR__VM_IN_arccosh(x) ? gr__vm_arccosh_core_s(x) : acosh(x); }
+static const char *const gr__kernel_gr__m_arccosh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arccosh(double x) { return GR__VM_IN_arccosh(x) ? gr__vm_arccosh_core_s(x) : acosh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccoshf */
+static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }
+static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }\n",
+    NULL
+};
 /* GR_KERNEL gr__m_pow */
 /* x^y: outside the main range (x <= 0, subnormal, infinite or NaN; |y| > 1e18 or NaN; a result
    beyond the normal range) the C library's pow */
@@ -3936,6 +4196,90 @@ static const char *const gr__kernel_gr__m_cosh[] GR__UNUSED = {
 static float gr__m_coshf(float x) { return coshf(x); }
 static const char *const gr__kernel_gr__m_coshf[] GR__UNUSED = {
     "static float gr__m_coshf(float x) { return coshf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tan */
+static double gr__m_tan(double x) { return tan(x); }
+static const char *const gr__kernel_gr__m_tan[] GR__UNUSED = {
+    "static double gr__m_tan(double x) { return tan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanf */
+static float gr__m_tanf(float x) { return tanf(x); }
+static const char *const gr__kernel_gr__m_tanf[] GR__UNUSED = {
+    "static float gr__m_tanf(float x) { return tanf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan */
+static double gr__m_arctan(double x) { return atan(x); }
+static const char *const gr__kernel_gr__m_arctan[] GR__UNUSED = {
+    "static double gr__m_arctan(double x) { return atan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanf */
+static float gr__m_arctanf(float x) { return atanf(x); }
+static const char *const gr__kernel_gr__m_arctanf[] GR__UNUSED = {
+    "static float gr__m_arctanf(float x) { return atanf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsin */
+static double gr__m_arcsin(double x) { return asin(x); }
+static const char *const gr__kernel_gr__m_arcsin[] GR__UNUSED = {
+    "static double gr__m_arcsin(double x) { return asin(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinf */
+static float gr__m_arcsinf(float x) { return asinf(x); }
+static const char *const gr__kernel_gr__m_arcsinf[] GR__UNUSED = {
+    "static float gr__m_arcsinf(float x) { return asinf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccos */
+static double gr__m_arccos(double x) { return acos(x); }
+static const char *const gr__kernel_gr__m_arccos[] GR__UNUSED = {
+    "static double gr__m_arccos(double x) { return acos(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosf */
+static float gr__m_arccosf(float x) { return acosf(x); }
+static const char *const gr__kernel_gr__m_arccosf[] GR__UNUSED = {
+    "static float gr__m_arccosf(float x) { return acosf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanh */
+static double gr__m_arctanh(double x) { return atanh(x); }
+static const char *const gr__kernel_gr__m_arctanh[] GR__UNUSED = {
+    "static double gr__m_arctanh(double x) { return atanh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanhf */
+static float gr__m_arctanhf(float x) { return atanhf(x); }
+static const char *const gr__kernel_gr__m_arctanhf[] GR__UNUSED = {
+    "static float gr__m_arctanhf(float x) { return atanhf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinh */
+static double gr__m_arcsinh(double x) { return asinh(x); }
+static const char *const gr__kernel_gr__m_arcsinh[] GR__UNUSED = {
+    "static double gr__m_arcsinh(double x) { return asinh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinhf */
+static float gr__m_arcsinhf(float x) { return asinhf(x); }
+static const char *const gr__kernel_gr__m_arcsinhf[] GR__UNUSED = {
+    "static float gr__m_arcsinhf(float x) { return asinhf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosh */
+static double gr__m_arccosh(double x) { return acosh(x); }
+static const char *const gr__kernel_gr__m_arccosh[] GR__UNUSED = {
+    "static double gr__m_arccosh(double x) { return acosh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccoshf */
+static float gr__m_arccoshf(float x) { return acoshf(x); }
+static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
+    "static float gr__m_arccoshf(float x) { return acoshf(x); }\n",
     NULL
 };
 /* GR_KERNEL gr__m_pow */
@@ -4114,15 +4458,37 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
     }
 }
 
-/* ---- the kernels of erf, erfc, exp2, log2, sinh, cosh (as GR__VM_KERNELS above) ------------------ */
+/* ---- the kernels of the second set (as GR__VM_KERNELS above) --------------------------------- */
 #ifndef GR_NO_VECTOR_EXTENSIONS
 #if defined(__GNUC__) || defined(__clang__)
+/* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,
+   else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_sqrt)
+#define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)
+#endif
+#endif
+#ifndef GR__VMV_SQRT
+static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
+    int l;
+    for (l = 0; l < GR__VM_L; l++) x[l] = sqrt(x[l]);
+    return x;
+}
+#define GR__VMV_SQRT(x) gr__vm_sqrt_v(x)
+#endif
 GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_erf_main_v gr__vm_erf_core_v
 #define gr__vm_erfc_main_v gr__vm_erfc_core_v
 #define gr__vm_exp2_main_v gr__vm_exp2_core_v
 #define gr__vm_sinh_main_v gr__vm_sinh_core_v
 #define gr__vm_cosh_main_v gr__vm_cosh_core_v
+#define gr__vm_tan_main_v gr__vm_tan_core_v
+#define gr__vm_arctan_main_v gr__vm_arctan_core_v
+#define gr__vm_arcsin_main_v gr__vm_arcsin_core_v
+#define gr__vm_arccos_main_v gr__vm_arccos_core_v
+#define gr__vm_arctanh_main_v gr__vm_arctanh_core_v
+#define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v
+#define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
 #endif
 GR__VM_KERNELS(erf)
 GR__VM_KERNELS(erfc)
@@ -4130,12 +4496,26 @@ GR__VM_KERNELS(exp2)
 GR__VM_KERNELS(log2)
 GR__VM_KERNELS(sinh)
 GR__VM_KERNELS(cosh)
+GR__VM_KERNELS(tan)
+GR__VM_KERNELS(arctan)
+GR__VM_KERNELS(arcsin)
+GR__VM_KERNELS(arccos)
+GR__VM_KERNELS(arctanh)
+GR__VM_KERNELS(arcsinh)
+GR__VM_KERNELS(arccosh)
 #define GR__VMP_erf ~, 1
 #define GR__VMP_erfc ~, 1
 #define GR__VMP_exp2 ~, 1
 #define GR__VMP_log2 ~, 1
 #define GR__VMP_sinh ~, 1
 #define GR__VMP_cosh ~, 1
+#define GR__VMP_tan ~, 1
+#define GR__VMP_arctan ~, 1
+#define GR__VMP_arcsin ~, 1
+#define GR__VMP_arccos ~, 1
+#define GR__VMP_arctanh ~, 1
+#define GR__VMP_arcsinh ~, 1
+#define GR__VMP_arccosh ~, 1
 
 /* pow: o[i] = a[i sa]^b[i sb] (strides 0 or 1; o may be a or b) */
 #if defined(__GNUC__) || defined(__clang__)
@@ -22321,6 +22701,48 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__m_coshf", gr__kernel_gr__m_coshf },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tan", gr__kernel_gr__m_tan },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanf", gr__kernel_gr__m_tanf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan", gr__kernel_gr__m_arctan },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanf", gr__kernel_gr__m_arctanf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsin", gr__kernel_gr__m_arcsin },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinf", gr__kernel_gr__m_arcsinf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccos", gr__kernel_gr__m_arccos },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosf", gr__kernel_gr__m_arccosf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanh", gr__kernel_gr__m_arctanh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanhf", gr__kernel_gr__m_arctanhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinh", gr__kernel_gr__m_arcsinh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinhf", gr__kernel_gr__m_arcsinhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosh", gr__kernel_gr__m_arccosh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_pow", gr__kernel_gr__m_pow },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
@@ -22361,6 +22783,48 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_coshf", gr__kernel_gr__m_coshf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tan", gr__kernel_gr__m_tan },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanf", gr__kernel_gr__m_tanf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan", gr__kernel_gr__m_arctan },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanf", gr__kernel_gr__m_arctanf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsin", gr__kernel_gr__m_arcsin },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinf", gr__kernel_gr__m_arcsinf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccos", gr__kernel_gr__m_arccos },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosf", gr__kernel_gr__m_arccosf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanh", gr__kernel_gr__m_arctanh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanhf", gr__kernel_gr__m_arctanhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinh", gr__kernel_gr__m_arcsinh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinhf", gr__kernel_gr__m_arcsinhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosh", gr__kernel_gr__m_arccosh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_pow", gr__kernel_gr__m_pow },

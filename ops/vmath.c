@@ -301,7 +301,7 @@ static float gr__m_cosf(float x) { return cosf(x); }
 /* GR_KERNEL_END */
 #endif
 
-/* ---- erf, erfc, exp2, log2, sinh, cosh ----------------------------------------------------------
+/* ---- erf, erfc, exp2, log2, sinh, cosh, tan, the inverse trigonometric and hyperbolic, pow -------
    The same way as the functions above: a second set of cores (GR__VM_CORES2, over double or a vector
    of doubles, built on the first set) and scalar functions that take the cores in their main range.
    erf and erfc compute every lane's candidates (the fit near 0, the tail through e^(-x^2)) and pick
@@ -341,9 +341,30 @@ static const double gr__vm_erfc_o[12] GR__UNUSED = {
     4.28001263889412249771e-05, -1.7921680216102797713e-05, 1.97075311324697762428e-06, -1.83540342886997128361e-07,
     1.76090457770783359592e-08, -1.91619993946308871569e-09, 2.20505095664217757686e-10, -1.769725107199822863e-11
 };
+/* atan w = w - w z Q(z), z = w^2, |w| <= 7/16: Q a Chebyshev fit of degree 11 (as monomials), and
+   atan c in two parts for the reduction points c = 1/2, 1, 3/2, inf */
+static const double gr__vm_atan_q[12] GR__UNUSED = {
+    0.333333333333333289459, -0.199999999999983704146, 0.142857142854686081866, -0.111111110918341109834,
+    0.0909090821581122186822, -0.0769228297405358955917, 0.0666621052711852354232, -0.0587669147682827418662,
+    0.0521531073933456326374, -0.0448759271947977703745, 0.0330366312007574695859, -0.014694572175081424175
+};
+#define GR__VM_ATAN_HALF 0.46364760900080609
+#define GR__VM_ATAN_HALF_LO 2.2698777452961687e-17
+#define GR__VM_PIO4 0.78539816339744828
+#define GR__VM_PIO4_LO 3.061616997868383e-17
+#define GR__VM_ATAN_3HALF 0.98279372324732905
+#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17
+#define GR__VM_PIO2 1.5707963267948966
+#define GR__VM_PIO2_LO 6.123233995736766e-17
+/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */
+#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \
+    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \
+    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \
+    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)
 #define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
 #define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
 #define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
+#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */
 #define GR__VM_CORES2(S, T, U, O) \
     /* erf x for x in [0, 1] */ \
     static GR__VM_FN T gr__vm_erf_small##S(T x) { \
@@ -426,6 +447,64 @@ static const double gr__vm_erfc_o[12] GR__UNUSED = {
         T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \
         return 0.5 * e + 0.5 / e; \
     } \
+    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \
+    static GR__VM_FN T gr__vm_tan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T sn, cs; \
+        gr__vm_sincos_core##S(x, &sn, &cs); \
+        return sn / cs; \
+    } \
+    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \
+       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \
+    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \
+        int i; \
+        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \
+        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 1.1875), 1.0, 1.0, 1.0, 1.0, GR__VM_PIO4, GR__VM_PIO4_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.6875), 2.0, 1.0, 1.0, 2.0, GR__VM_ATAN_HALF, GR__VM_ATAN_HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \
+        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \
+        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \
+        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \
+        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \
+        T r = a / O##_SQRT(d); \
+        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \
+    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \
+        GR__VM_NOFMA \
+        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \
+    } \
+    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \
+    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \
+        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
+        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \
+        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \
+        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
+    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \
+        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \
+    } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
     static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \
         GR__VM_NOFMA \
@@ -474,6 +553,13 @@ GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_log2(x) GR__VM_IN_log(x)
 #define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)
 #define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
+#define GR__VM_IN_tan(x) GR__VM_IN_sin(x)
+#define GR__VM_IN_arctan(x) ((x) == (x))
+#define GR__VM_IN_arcsin(x) ((x) <= 1.0 && (x) >= -1.0)
+#define GR__VM_IN_arccos(x) GR__VM_IN_arcsin(x)
+#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)
+#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)
+#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)
 /* GR_KERNEL gr__m_erf */
 static GR__VM_FN2 double gr__m_erf(double x) { return GR__VM_IN_erf(x) ? gr__vm_erf_core_s(x) : x + x; }
@@ -545,6 +631,36 @@ static GR__VM_FN2 double gr__m_cosh(double x) {
 }
 /* GR_KERNEL gr__m_coshf */
 static GR__VM_FN2 float gr__m_coshf(float x) { return (float)gr__m_cosh((double)x); }
+/* GR_KERNEL gr__m_tan */
+/* |x| beyond 2^20 pi/2 (and infinities): the C library's tan */
+static GR__VM_FN2 double gr__m_tan(double x) { return GR__VM_IN_tan(x) ? gr__vm_tan_core_s(x) : tan(x); }
+/* GR_KERNEL gr__m_tanf */
+static GR__VM_FN2 float gr__m_tanf(float x) { return (float)gr__m_tan((double)x); }
+/* GR_KERNEL gr__m_arctan */
+static GR__VM_FN2 double gr__m_arctan(double x) { return GR__VM_IN_arctan(x) ? gr__vm_arctan_core_s(x) : x + x; }
+/* GR_KERNEL gr__m_arctanf */
+static GR__VM_FN2 float gr__m_arctanf(float x) { return (float)gr__m_arctan((double)x); }
+/* outside their main ranges (NaN, |x| > 1, infinities, x < 1 for acosh) the C library's */
+/* GR_KERNEL gr__m_arcsin */
+static GR__VM_FN2 double gr__m_arcsin(double x) { return GR__VM_IN_arcsin(x) ? gr__vm_arcsin_core_s(x) : asin(x); }
+/* GR_KERNEL gr__m_arcsinf */
+static GR__VM_FN2 float gr__m_arcsinf(float x) { return (float)gr__m_arcsin((double)x); }
+/* GR_KERNEL gr__m_arccos */
+static GR__VM_FN2 double gr__m_arccos(double x) { return GR__VM_IN_arccos(x) ? gr__vm_arccos_core_s(x) : acos(x); }
+/* GR_KERNEL gr__m_arccosf */
+static GR__VM_FN2 float gr__m_arccosf(float x) { return (float)gr__m_arccos((double)x); }
+/* GR_KERNEL gr__m_arctanh */
+static GR__VM_FN2 double gr__m_arctanh(double x) { return GR__VM_IN_arctanh(x) ? gr__vm_arctanh_core_s(x) : atanh(x); }
+/* GR_KERNEL gr__m_arctanhf */
+static GR__VM_FN2 float gr__m_arctanhf(float x) { return (float)gr__m_arctanh((double)x); }
+/* GR_KERNEL gr__m_arcsinh */
+static GR__VM_FN2 double gr__m_arcsinh(double x) { return GR__VM_IN_arcsinh(x) ? gr__vm_arcsinh_core_s(x) : asinh(x); }
+/* GR_KERNEL gr__m_arcsinhf */
+static GR__VM_FN2 float gr__m_arcsinhf(float x) { return (float)gr__m_arcsinh((double)x); }
+/* GR_KERNEL gr__m_arccosh */
+static GR__VM_FN2 double gr__m_arccosh(double x) { return GR__VM_IN_arccosh(x) ? gr__vm_arccosh_core_s(x) : acosh(x); }
+/* GR_KERNEL gr__m_arccoshf */
+static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }
 /* GR_KERNEL gr__m_pow */
 /* x^y: outside the main range (x <= 0, subnormal, infinite or NaN; |y| > 1e18 or NaN; a result
    beyond the normal range) the C library's pow */
@@ -585,6 +701,34 @@ static float gr__m_sinhf(float x) { return sinhf(x); }
 static double gr__m_cosh(double x) { return cosh(x); }
 /* GR_KERNEL gr__m_coshf */
 static float gr__m_coshf(float x) { return coshf(x); }
+/* GR_KERNEL gr__m_tan */
+static double gr__m_tan(double x) { return tan(x); }
+/* GR_KERNEL gr__m_tanf */
+static float gr__m_tanf(float x) { return tanf(x); }
+/* GR_KERNEL gr__m_arctan */
+static double gr__m_arctan(double x) { return atan(x); }
+/* GR_KERNEL gr__m_arctanf */
+static float gr__m_arctanf(float x) { return atanf(x); }
+/* GR_KERNEL gr__m_arcsin */
+static double gr__m_arcsin(double x) { return asin(x); }
+/* GR_KERNEL gr__m_arcsinf */
+static float gr__m_arcsinf(float x) { return asinf(x); }
+/* GR_KERNEL gr__m_arccos */
+static double gr__m_arccos(double x) { return acos(x); }
+/* GR_KERNEL gr__m_arccosf */
+static float gr__m_arccosf(float x) { return acosf(x); }
+/* GR_KERNEL gr__m_arctanh */
+static double gr__m_arctanh(double x) { return atanh(x); }
+/* GR_KERNEL gr__m_arctanhf */
+static float gr__m_arctanhf(float x) { return atanhf(x); }
+/* GR_KERNEL gr__m_arcsinh */
+static double gr__m_arcsinh(double x) { return asinh(x); }
+/* GR_KERNEL gr__m_arcsinhf */
+static float gr__m_arcsinhf(float x) { return asinhf(x); }
+/* GR_KERNEL gr__m_arccosh */
+static double gr__m_arccosh(double x) { return acosh(x); }
+/* GR_KERNEL gr__m_arccoshf */
+static float gr__m_arccoshf(float x) { return acoshf(x); }
 /* GR_KERNEL gr__m_pow */
 static double gr__m_pow(double x, double y) { return pow(x, y); }
 /* GR_KERNEL gr__m_powf */
@@ -753,15 +897,37 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
     }
 }
 
-/* ---- the kernels of erf, erfc, exp2, log2, sinh, cosh (as GR__VM_KERNELS above) ------------------ */
+/* ---- the kernels of the second set (as GR__VM_KERNELS above) --------------------------------- */
 #ifndef GR_NO_VECTOR_EXTENSIONS
 #if defined(__GNUC__) || defined(__clang__)
+/* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,
+   else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_sqrt)
+#define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)
+#endif
+#endif
+#ifndef GR__VMV_SQRT
+static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
+    int l;
+    for (l = 0; l < GR__VM_L; l++) x[l] = sqrt(x[l]);
+    return x;
+}
+#define GR__VMV_SQRT(x) gr__vm_sqrt_v(x)
+#endif
 GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_erf_main_v gr__vm_erf_core_v
 #define gr__vm_erfc_main_v gr__vm_erfc_core_v
 #define gr__vm_exp2_main_v gr__vm_exp2_core_v
 #define gr__vm_sinh_main_v gr__vm_sinh_core_v
 #define gr__vm_cosh_main_v gr__vm_cosh_core_v
+#define gr__vm_tan_main_v gr__vm_tan_core_v
+#define gr__vm_arctan_main_v gr__vm_arctan_core_v
+#define gr__vm_arcsin_main_v gr__vm_arcsin_core_v
+#define gr__vm_arccos_main_v gr__vm_arccos_core_v
+#define gr__vm_arctanh_main_v gr__vm_arctanh_core_v
+#define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v
+#define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
 #endif
 GR__VM_KERNELS(erf)
 GR__VM_KERNELS(erfc)
@@ -769,12 +935,26 @@ GR__VM_KERNELS(exp2)
 GR__VM_KERNELS(log2)
 GR__VM_KERNELS(sinh)
 GR__VM_KERNELS(cosh)
+GR__VM_KERNELS(tan)
+GR__VM_KERNELS(arctan)
+GR__VM_KERNELS(arcsin)
+GR__VM_KERNELS(arccos)
+GR__VM_KERNELS(arctanh)
+GR__VM_KERNELS(arcsinh)
+GR__VM_KERNELS(arccosh)
 #define GR__VMP_erf ~, 1
 #define GR__VMP_erfc ~, 1
 #define GR__VMP_exp2 ~, 1
 #define GR__VMP_log2 ~, 1
 #define GR__VMP_sinh ~, 1
 #define GR__VMP_cosh ~, 1
+#define GR__VMP_tan ~, 1
+#define GR__VMP_arctan ~, 1
+#define GR__VMP_arcsin ~, 1
+#define GR__VMP_arccos ~, 1
+#define GR__VMP_arctanh ~, 1
+#define GR__VMP_arcsinh ~, 1
+#define GR__VMP_arccosh ~, 1
 
 /* pow: o[i] = a[i sa]^b[i sb] (strides 0 or 1; o may be a or b) */
 #if defined(__GNUC__) || defined(__clang__)

@@ -1,6 +1,6 @@
 /* tests/t_vmath.c: the elementwise math of our own (ops/vmath.c, issue 20 item 1): exp, expm1,
-   tanh, log, log1p, sin, cos, sigmoid, softplus, erf, erfc, exp2, log2, sinh, cosh in float64 and
-   float32, and pow.
+   tanh, log, log1p, sin, cos, sigmoid, softplus, erf, erfc, exp2, log2, sinh, cosh, tan, arctan,
+   arcsin, arccos, arctanh, arcsinh, arccosh in float64 and float32, and pow.
    - accuracy: a dense sweep over each function's whole domain (every binade of the doubles, both
      signs, and uniform draws over the main range) and special points, in ulp against long double
      (x86-64's 80-bit: 11 more bits than double), float32 against the double reference rounded;
@@ -46,6 +46,13 @@ static long double tv_exp2l(long double x) { return exp2l(x); }
 static long double tv_log2l(long double x) { return log2l(x); }
 static long double tv_sinhl(long double x) { return sinhl(x); }
 static long double tv_coshl(long double x) { return coshl(x); }
+static long double tv_tanl(long double x) { return tanl(x); }
+static long double tv_atanl(long double x) { return atanl(x); }
+static long double tv_asinl(long double x) { return asinl(x); }
+static long double tv_acosl(long double x) { return acosl(x); }
+static long double tv_atanhl(long double x) { return atanhl(x); }
+static long double tv_asinhl(long double x) { return asinhl(x); }
+static long double tv_acoshl(long double x) { return acoshl(x); }
 
 static const tv_fn tv_fns[] = {
     { "exp", gr__m_exp, gr__m_expf, tv_expl, gr__vm_exp_map, -INFINITY, INFINITY, 1.0, 0.501 },
@@ -63,6 +70,13 @@ static const tv_fn tv_fns[] = {
     { "log2", gr__m_log2, gr__m_log2f, tv_log2l, gr__vm_log2_map, 0, INFINITY, 1.0, 0.501 },
     { "sinh", gr__m_sinh, gr__m_sinhf, tv_sinhl, gr__vm_sinh_map, -INFINITY, INFINITY, 3.0, 0.501 },
     { "cosh", gr__m_cosh, gr__m_coshf, tv_coshl, gr__vm_cosh_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "tan", gr__m_tan, gr__m_tanf, tv_tanl, gr__vm_tan_map, -INFINITY, INFINITY, 3.0, 0.501 },
+    { "arctan", gr__m_arctan, gr__m_arctanf, tv_atanl, gr__vm_arctan_map, -INFINITY, INFINITY, 1.0, 0.501 },
+    { "arcsin", gr__m_arcsin, gr__m_arcsinf, tv_asinl, gr__vm_arcsin_map, -1, 1, 2.5, 0.501 },
+    { "arccos", gr__m_arccos, gr__m_arccosf, tv_acosl, gr__vm_arccos_map, -1, 1, 2.5, 0.501 },
+    { "arctanh", gr__m_arctanh, gr__m_arctanhf, tv_atanhl, gr__vm_arctanh_map, -1, 1, 2.0, 0.501 },
+    { "arcsinh", gr__m_arcsinh, gr__m_arcsinhf, tv_asinhl, gr__vm_arcsinh_map, -INFINITY, INFINITY, 2.5, 0.501 },
+    { "arccosh", gr__m_arccosh, gr__m_arccoshf, tv_acoshl, gr__vm_arccosh_map, 1, INFINITY, 2.5, 0.501 },
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
@@ -118,9 +132,13 @@ TEST(test_vmath_accuracy) {
         for (k = 0; k < 60000; k++) {                   /* uniform over where values vary */
             double span = !strcmp(fn->name, "tanh") ? 20.0 : !strncmp(fn->name, "log", 3) && strcmp(fn->name, "log1p") ? 10.0 :
                           !strcmp(fn->name, "sin") || !strcmp(fn->name, "cos") ? 100.0 : !strcmp(fn->name, "erf") ? 7.0 :
-                          !strcmp(fn->name, "erfc") ? 30.0 : !strcmp(fn->name, "exp2") ? 1080.0 : 750.0;
+                          !strcmp(fn->name, "erfc") ? 30.0 : !strcmp(fn->name, "exp2") ? 1080.0 :
+                          fn->hi == 1 || !strcmp(fn->name, "tan") || !strcmp(fn->name, "arctan") ? 1.0 :
+                          !strncmp(fn->name, "arc", 3) ? 20.0 : 750.0;
             double x = (tv_point(0, k, 60000, &seed) - 1.5) * 2.0 * span;
             if (!strcmp(fn->name, "log") || !strcmp(fn->name, "log2")) x = fabs(x);
+            if (!strcmp(fn->name, "arccosh")) x = 1.0 + fabs(x);
+            if (!strcmp(fn->name, "tan") || !strcmp(fn->name, "arctan")) x *= 10;
             if (!strcmp(fn->name, "log1p") && x <= -1) x = -x;
             tv_one(fn, x, &w64, &w32);
             tv_one(fn, x / 1024.0, &w64, &w32);
@@ -235,6 +253,33 @@ TEST(test_vmath_special_values_more) {
     CHECK(isinf(gr__m_exp2f(128.0f)) && !isinf(gr__m_exp2f(127.99f)) && isinf(gr__m_coshf(89.5f)));
 }
 
+/* tan and the inverse functions: exact values, limits, the C library's outside the domains */
+TEST(test_vmath_special_values_inverse) {
+    double inf = INFINITY, tiny = 4.9406564584124654e-324, pio2 = 1.5707963267948966, pi = 3.1415926535897931;
+    CHECK_SAME(gr__m_tan(0.0), 0.0); CHECK_SAME(gr__m_tan(-0.0), -0.0); CHECK_SAME(gr__m_tan(-tiny), -tiny);
+    CHECK(gr__m_tan(inf) != gr__m_tan(inf)); CHECK_SAME(gr__m_tan(1e300), tan(1e300));
+    CHECK_ULPS(gr__m_tan(pio2), tanl(pio2), 3.0); CHECK_ULPS(gr__m_tan(-pi), tanl(-pi), 3.0);
+    CHECK_ULPS(gr__m_tan(1647098.0), tanl(1647098.0), 3.0);
+    CHECK_SAME(gr__m_arctan(0.0), 0.0); CHECK_SAME(gr__m_arctan(-0.0), -0.0); CHECK_SAME(gr__m_arctan(tiny), tiny);
+    CHECK_SAME(gr__m_arctan(inf), pio2); CHECK_SAME(gr__m_arctan(-inf), -pio2); CHECK_SAME(gr__m_arctan(-1e300), -pio2);
+    CHECK_SAME(gr__m_arctan(1.0), (double)atanl(1.0)); CHECK_SAME(gr__m_arctan(-1e-300), -1e-300);
+    CHECK_SAME(gr__m_arcsin(1.0), pio2); CHECK_SAME(gr__m_arcsin(-1.0), -pio2); CHECK_SAME(gr__m_arcsin(-0.0), -0.0);
+    CHECK_SAME(gr__m_arcsin(tiny), tiny); CHECK(gr__m_arcsin(1.0000000000000002) != gr__m_arcsin(1.0000000000000002));
+    CHECK_SAME(gr__m_arccos(1.0), 0.0); CHECK_SAME(gr__m_arccos(-1.0), pi); CHECK_SAME(gr__m_arccos(0.0), pio2);
+    CHECK(gr__m_arccos(-inf) != gr__m_arccos(-inf));
+    CHECK_SAME(gr__m_arctanh(0.0), 0.0); CHECK_SAME(gr__m_arctanh(-0.0), -0.0); CHECK_SAME(gr__m_arctanh(-tiny), -tiny);
+    CHECK_SAME(gr__m_arctanh(1.0), inf); CHECK_SAME(gr__m_arctanh(-1.0), -inf); CHECK(gr__m_arctanh(2.0) != gr__m_arctanh(2.0));
+    CHECK_ULPS(gr__m_arctanh(0.9999999999999999), atanhl(0.9999999999999999), 2.0);
+    CHECK_SAME(gr__m_arcsinh(0.0), 0.0); CHECK_SAME(gr__m_arcsinh(-0.0), -0.0); CHECK_SAME(gr__m_arcsinh(tiny), tiny);
+    CHECK_SAME(gr__m_arcsinh(inf), inf); CHECK_SAME(gr__m_arcsinh(-inf), -inf);
+    CHECK_ULPS(gr__m_arcsinh(-DBL_MAX), asinhl(-DBL_MAX), 2.0); CHECK_ULPS(gr__m_arcsinh(268435456.0), asinhl(268435456.0), 2.0);
+    CHECK_ULPS(gr__m_arcsinh(268435456.00000006), asinhl(268435456.00000006), 2.0);
+    CHECK_SAME(gr__m_arccosh(1.0), 0.0); CHECK(gr__m_arccosh(0.5) != gr__m_arccosh(0.5)); CHECK_SAME(gr__m_arccosh(inf), inf);
+    CHECK_ULPS(gr__m_arccosh(DBL_MAX), acoshl(DBL_MAX), 2.5); CHECK_ULPS(gr__m_arccosh(1.0000000000000002), acoshl(1.0000000000000002), 2.5);
+    CHECK(gr__m_arccosh(NAN) != gr__m_arccosh(NAN) && gr__m_arctan(NAN) != gr__m_arctan(NAN) && gr__m_tan(NAN) != gr__m_tan(NAN));
+    CHECK_SAME((double)gr__m_arctanf(-0.0f), -0.0); CHECK_SAME((double)gr__m_arcsinf(1.0f), (double)(float)pio2);
+}
+
 /* the vector kernels equal the scalar functions bit for bit, on every element */
 TEST(test_vmath_vector_equals_scalar) {
     enum { N = 4099 };
@@ -324,40 +369,44 @@ TEST(test_vmath_rows_use_them) {
     }
 }
 
-/* the rows erf, erfc, exp2, log2, sinh, cosh run them: gr_call over arrays (float64 and float32)
-   equals the scalar functions bit for bit, a value outside the main ranges among them */
+/* the rows of the second set run them: gr_call over an array (float64 and float32, a value outside
+   the main range among them) equals the scalar function bit for bit */
+typedef struct tv_row { gr_var *(*op)(gr_var *); tv_f64 f; tv_f32 f32; double lo, hi; } tv_row;
+static const tv_row tv_rows[] = {
+    { gr_erf, gr__m_erf, gr__m_erff, -6, 6 }, { gr_erfc, gr__m_erfc, gr__m_erfcf, -6, 30 },
+    { gr_exp2, gr__m_exp2, gr__m_exp2f, -40, 1100 }, { gr_log2, gr__m_log2, gr__m_log2f, -1, 100 },
+    { gr_sinh, gr__m_sinh, gr__m_sinhf, -30, 800 }, { gr_cosh, gr__m_cosh, gr__m_coshf, -30, 800 },
+    { gr_tan, gr__m_tan, gr__m_tanf, -10, 1e7 }, { gr_arctan, gr__m_arctan, gr__m_arctanf, -10, 10 },
+    { gr_arcsin, gr__m_arcsin, gr__m_arcsinf, -1, 1.2 }, { gr_arccos, gr__m_arccos, gr__m_arccosf, -1, 1.2 },
+    { gr_arctanh, gr__m_arctanh, gr__m_arctanhf, -1, 1.2 }, { gr_arcsinh, gr__m_arcsinh, gr__m_arcsinhf, -1e3, 1e3 },
+    { gr_arccosh, gr__m_arccosh, gr__m_arccoshf, 0.5, 1e3 },
+};
+enum { TV_NROW = (int)(sizeof tv_rows / sizeof tv_rows[0]) };
 TEST(test_vmath_rows_use_them_more) {
     enum { N = 517 };
-    int dt;
+    int dt, r;
     for (dt = 0; dt < 2; dt++) {
         gr_dtype T = dt ? GR_F32 : GR_F64;
         gr_graph *g = gr_graph_new();
         int64_t shape[1] = { N };
-        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *outs[6];
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *outs[TV_NROW];
         gr_fn *f;
         gr_array *xa = gr_array_new(T, 1, shape);
-        const gr_array *res[6];
-        int i, j, bad = 0;
-        outs[0] = gr_erf(x); outs[1] = gr_erfc(x); outs[2] = gr_exp2(x); outs[3] = gr_log2(gr_abs(x));
-        outs[4] = gr_sinh(x); outs[5] = gr_cosh(x);
-        f = gr_function(1, &x, 6, outs, NULL);
+        const gr_array *res[TV_NROW];
+        for (r = 0; r < TV_NROW; r++) outs[r] = tv_rows[r].op(x);
+        f = gr_function(1, &x, TV_NROW, outs, NULL);
         CHECK(f != NULL && xa != NULL);
-        if (!f || !xa) { gr_array_free(xa); gr_fn_free(f); gr_graph_free(g); continue; }
-        for (j = 0; j < N; j++) gr_array_set(xa, j, (j - 250) * 0.0913 + (j == 9 ? 900.0 : 0.0));
-        CHECK_STATUS(gr_call(f, (const gr_array *const *)&xa, res), GR_OK);
-        for (j = 0; j < N; j++) {
-            double v = gr_array_get(xa, j), a = fabs(v), want[6];
-            if (dt) {
-                float vf = (float)v, af = (float)a;
-                want[0] = gr__m_erff(vf); want[1] = gr__m_erfcf(vf); want[2] = gr__m_exp2f(vf); want[3] = gr__m_log2f(af);
-                want[4] = gr__m_sinhf(vf); want[5] = gr__m_coshf(vf);
-            } else {
-                want[0] = gr__m_erf(v); want[1] = gr__m_erfc(v); want[2] = gr__m_exp2(v); want[3] = gr__m_log2(a);
-                want[4] = gr__m_sinh(v); want[5] = gr__m_cosh(v);
+        for (r = 0; f && xa && r < TV_NROW; r++) {
+            const tv_row *w = &tv_rows[r];
+            int j, bad = 0;
+            for (j = 0; j < N; j++) gr_array_set(xa, j, w->lo + (w->hi - w->lo) * j / (N - 1.0));
+            CHECK_STATUS(gr_call(f, (const gr_array *const *)&xa, res), GR_OK);
+            for (j = 0; j < N; j++) {
+                double v = gr_array_get(xa, j), want = dt ? (double)w->f32((float)v) : w->f(v);
+                if (!tv_same(gr_array_get(res[r], j), want)) bad++;
             }
-            for (i = 0; i < 6; i++) if (!tv_same(gr_array_get(res[i], j), want[i])) bad++;
+            CHECK_MSG(bad == 0, "row %d, %s: %d values differ from the scalar function", r, dt ? "float32" : "float64", bad);
         }
-        CHECK_MSG(bad == 0, "%s: %d values differ from the scalar functions", dt ? "float32" : "float64", bad);
         gr_array_free(xa);
         gr_fn_free(f);
         gr_graph_free(g);
@@ -507,6 +556,7 @@ SUITE(suite_vmath) = {
     CASE(test_vmath_accuracy),
     CASE(test_vmath_special_values),
     CASE(test_vmath_special_values_more),
+    CASE(test_vmath_special_values_inverse),
     CASE(test_vmath_vector_equals_scalar),
     CASE(test_vmath_rows_use_them),
     CASE(test_vmath_rows_use_them_more),
