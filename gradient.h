@@ -834,7 +834,7 @@ extern "C" {
     X(log2,       1, FLOAT, GR_M(gr__m_log2)(a),            0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
     X(log1p,      1, FLOAT, GR_M(gr__m_log1p)(a),              0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
-    X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
+    X(cbrt,       1, FLOAT, GR_M(gr__m_cbrt)(a),        0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
@@ -843,7 +843,7 @@ extern "C" {
     X(arcsin,     1, FLOAT, GR_M(gr__m_arcsin)(a),      0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
     X(arccos,     1, FLOAT, GR_M(gr__m_arccos)(a),      0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
     X(arctan,     1, FLOAT, GR_M(gr__m_arctan)(a),      0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
-    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+    X(arctan2,    2, FLOAT, GR_M(gr__m_arctan2)(a, b),  0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
     X(sinh,       1, FLOAT, GR_M(gr__m_sinh)(a),            0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
     X(cosh,       1, FLOAT, GR_M(gr__m_cosh)(a),            0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
@@ -3380,11 +3380,17 @@ static const double gr__vm_atan_q[12] GR__UNUSED = {
 #define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17
 #define GR__VM_PIO2 1.5707963267948966
 #define GR__VM_PIO2_LO 6.123233995736766e-17
+#define GR__VM_PI 3.1415926535897931
+#define GR__VM_PI_LO 1.2246467991473532e-16
 /* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */
 #define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \
     p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \
     q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \
     h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)
+/* cbrt u for u in [1/2, 4): a fit of degree 4 (relative error 0.0048), the start of Newton's steps */
+static const double gr__vm_cbrt_p[5] GR__UNUSED = {
+    0.51899783610373018, 0.65429731172015348, -0.21580018957752015, 0.044378459962340612, -0.0036601650194091925
+};
 #define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
 #define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
 #define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
@@ -3537,6 +3543,35 @@ static const double gr__vm_atan_q[12] GR__UNUSED = {
         *lo = (((ah * bh - p) + ah * bl) + al * bh) + al * bl; \
         return p; \
     } \
+    /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \
+       |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \
+    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \
+        GR__VM_NOFMA \
+        T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \
+        U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \
+        r = gr__vm_arctan_core##S(GR__VM_SEL(O, sw, ax, ay) / GR__VM_SEL(O, sw, ay, ax)); \
+        r = GR__VM_SEL(O, sw, (GR__VM_PIO2 - r) + GR__VM_PIO2_LO, r); \
+        r = GR__VM_SEL(O, neg, (GR__VM_PI - r) + GR__VM_PI_LO, r); \
+        *ok = O##_EQ(r, r); \
+        return O##_TOD(O##_TOU(r) | GR__VM_SIGN(O, y)); \
+    } \
+    /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \
+       steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \
+    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \
+        GR__VM_NOFMA \
+        U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \
+        T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \
+        T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \
+        T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \
+        int i; \
+        y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \
+        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \
+        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \
+        h = gr__vm_two_prod##S(y, y, &hl); \
+        c = gr__vm_two_prod##S(h, y, &cl); \
+        y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \
+        return O##_TOD(O##_TOU(y * gr__vm_pow2##S(kd)) | (O##_TOU(x) & ((uint64_t)1 << 63))); \
+    } \
     /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \
        s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \
        2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \
@@ -3584,6 +3619,8 @@ GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)
 #define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)
 #define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)
+#define GR__VM_IN_cbrt(x) ((x) >= 2.2250738585072014e-308 ? (x) <= 1.7976931348623157e308 : (x) <= -2.2250738585072014e-308 && (x) >= -1.7976931348623157e308)
+#define GR__VM_IN_arctan2(y, x) ((x) - (x) == 0 && (y) - (y) == 0 && ((x) != 0 || (y) != 0))
 #define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)
 static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_FN2 GR__VM_FN                         /* (names this kernel: the cores below) */\n",
@@ -3633,11 +3670,17 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17\n",
     "#define GR__VM_PIO2 1.5707963267948966\n",
     "#define GR__VM_PIO2_LO 6.123233995736766e-17\n",
+    "#define GR__VM_PI 3.1415926535897931\n",
+    "#define GR__VM_PI_LO 1.2246467991473532e-16\n",
     "/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */\n",
     "#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \\\n",
     "    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \\\n",
     "    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \\\n",
     "    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)\n",
+    "/* cbrt u for u in [1/2, 4): a fit of degree 4 (relative error 0.0048), the start of Newton's steps */\n",
+    "static const double gr__vm_cbrt_p[5] GR__UNUSED = {\n",
+    "    0.51899783610373018, 0.65429731172015348, -0.21580018957752015, 0.044378459962340612, -0.0036601650194091925\n",
+    "};\n",
     "#define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))\n",
     "#define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))\n",
     "#define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))\n",
@@ -3790,6 +3833,35 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "        *lo = (((ah * bh - p) + ah * bl) + al * bh) + al * bl; \\\n",
     "        return p; \\\n",
     "    } \\\n",
+    "    /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \\\n",
+    "       |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \\\n",
+    "        U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \\\n",
+    "        r = gr__vm_arctan_core##S(GR__VM_SEL(O, sw, ax, ay) / GR__VM_SEL(O, sw, ay, ax)); \\\n",
+    "        r = GR__VM_SEL(O, sw, (GR__VM_PIO2 - r) + GR__VM_PIO2_LO, r); \\\n",
+    "        r = GR__VM_SEL(O, neg, (GR__VM_PI - r) + GR__VM_PI_LO, r); \\\n",
+    "        *ok = O##_EQ(r, r); \\\n",
+    "        return O##_TOD(O##_TOU(r) | GR__VM_SIGN(O, y)); \\\n",
+    "    } \\\n",
+    "    /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \\\n",
+    "       steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \\\n",
+    "        T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \\\n",
+    "        T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \\\n",
+    "        T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \\\n",
+    "        int i; \\\n",
+    "        y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \\\n",
+    "        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \\\n",
+    "        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \\\n",
+    "        h = gr__vm_two_prod##S(y, y, &hl); \\\n",
+    "        c = gr__vm_two_prod##S(h, y, &cl); \\\n",
+    "        y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \\\n",
+    "        return O##_TOD(O##_TOU(y * gr__vm_pow2##S(kd)) | (O##_TOU(x) & ((uint64_t)1 << 63))); \\\n",
+    "    } \\\n",
     "    /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \\\n",
     "       s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \\\n",
     "       2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \\\n",
@@ -3837,6 +3909,8 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)\n",
     "#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)\n",
     "#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)\n",
+    "#define GR__VM_IN_cbrt(x) ((x) >= 2.2250738585072014e-308 ? (x) <= 1.7976931348623157e308 : (x) <= -2.2250738585072014e-308 && (x) >= -1.7976931348623157e308)\n",
+    "#define GR__VM_IN_arctan2(y, x) ((x) - (x) == 0 && (y) - (y) == 0 && ((x) != 0 || (y) != 0))\n",
     "#define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)\n",
     NULL
 };
@@ -4092,6 +4166,50 @@ static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
     "static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }\n",
     NULL
 };
+/* GR_KERNEL gr__m_cbrt */
+/* cbrt x: subnormals scaled by 2^54 first (the root by 2^-18); 0, inf, NaN: x */
+static GR__VM_FN2 double gr__m_cbrt(double x) {
+    GR__VM_NOFMA
+    if (GR__VM_IN_cbrt(x)) return gr__vm_cbrt_core_s(x);
+    if (x != x || x == 0 || x - x != 0) return x + x;
+    return gr__vm_cbrt_core_s(x * 18014398509481984.0) * 3.814697265625e-06;
+}
+static const char *const gr__kernel_gr__m_cbrt[] GR__UNUSED = {
+    "/* cbrt x: subnormals scaled by 2^54 first (the root by 2^-18); 0, inf, NaN: x */\n",
+    "static GR__VM_FN2 double gr__m_cbrt(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (GR__VM_IN_cbrt(x)) return gr__vm_cbrt_core_s(x);\n",
+    "    if (x != x || x == 0 || x - x != 0) return x + x;\n",
+    "    return gr__vm_cbrt_core_s(x * 18014398509481984.0) * 3.814697265625e-06;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrtf */
+static GR__VM_FN2 float gr__m_cbrtf(float x) { return (float)gr__m_cbrt((double)x); }
+static const char *const gr__kernel_gr__m_cbrtf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_cbrtf(float x) { return (float)gr__m_cbrt((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2 */
+/* atan2(y, x): infinities, NaN, both zero: the C library's */
+static GR__VM_FN2 double gr__m_arctan2(double y, double x) {
+    uint64_t ok;
+    return GR__VM_IN_arctan2(y, x) ? gr__vm_arctan2_core_s(y, x, &ok) : atan2(y, x);
+}
+static const char *const gr__kernel_gr__m_arctan2[] GR__UNUSED = {
+    "/* atan2(y, x): infinities, NaN, both zero: the C library's */\n",
+    "static GR__VM_FN2 double gr__m_arctan2(double y, double x) {\n",
+    "    uint64_t ok;\n",
+    "    return GR__VM_IN_arctan2(y, x) ? gr__vm_arctan2_core_s(y, x, &ok) : atan2(y, x);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2f */
+static GR__VM_FN2 float gr__m_arctan2f(float y, float x) { return (float)gr__m_arctan2((double)y, (double)x); }
+static const char *const gr__kernel_gr__m_arctan2f[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctan2f(float y, float x) { return (float)gr__m_arctan2((double)y, (double)x); }\n",
+    NULL
+};
 /* GR_KERNEL gr__m_pow */
 /* x^y: outside the main range (x <= 0, subnormal, infinite or NaN; |y| > 1e18 or NaN; a result
    beyond the normal range) the C library's pow */
@@ -4280,6 +4398,30 @@ static const char *const gr__kernel_gr__m_arccosh[] GR__UNUSED = {
 static float gr__m_arccoshf(float x) { return acoshf(x); }
 static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
     "static float gr__m_arccoshf(float x) { return acoshf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrt */
+static double gr__m_cbrt(double x) { return cbrt(x); }
+static const char *const gr__kernel_gr__m_cbrt[] GR__UNUSED = {
+    "static double gr__m_cbrt(double x) { return cbrt(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrtf */
+static float gr__m_cbrtf(float x) { return cbrtf(x); }
+static const char *const gr__kernel_gr__m_cbrtf[] GR__UNUSED = {
+    "static float gr__m_cbrtf(float x) { return cbrtf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2 */
+static double gr__m_arctan2(double y, double x) { return atan2(y, x); }
+static const char *const gr__kernel_gr__m_arctan2[] GR__UNUSED = {
+    "static double gr__m_arctan2(double y, double x) { return atan2(y, x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2f */
+static float gr__m_arctan2f(float y, float x) { return atan2f(y, x); }
+static const char *const gr__kernel_gr__m_arctan2f[] GR__UNUSED = {
+    "static float gr__m_arctan2f(float y, float x) { return atan2f(y, x); }\n",
     NULL
 };
 /* GR_KERNEL gr__m_pow */
@@ -4484,6 +4626,7 @@ GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_cosh_main_v gr__vm_cosh_core_v
 #define gr__vm_tan_main_v gr__vm_tan_core_v
 #define gr__vm_arctan_main_v gr__vm_arctan_core_v
+#define gr__vm_cbrt_main_v gr__vm_cbrt_core_v
 #define gr__vm_arcsin_main_v gr__vm_arcsin_core_v
 #define gr__vm_arccos_main_v gr__vm_arccos_core_v
 #define gr__vm_arctanh_main_v gr__vm_arctanh_core_v
@@ -4498,6 +4641,7 @@ GR__VM_KERNELS(sinh)
 GR__VM_KERNELS(cosh)
 GR__VM_KERNELS(tan)
 GR__VM_KERNELS(arctan)
+GR__VM_KERNELS(cbrt)
 GR__VM_KERNELS(arcsin)
 GR__VM_KERNELS(arccos)
 GR__VM_KERNELS(arctanh)
@@ -4511,56 +4655,65 @@ GR__VM_KERNELS(arccosh)
 #define GR__VMP_cosh ~, 1
 #define GR__VMP_tan ~, 1
 #define GR__VMP_arctan ~, 1
+#define GR__VMP_cbrt ~, 1
 #define GR__VMP_arcsin ~, 1
 #define GR__VMP_arccos ~, 1
 #define GR__VMP_arctanh ~, 1
 #define GR__VMP_arcsinh ~, 1
 #define GR__VMP_arccosh ~, 1
 
-/* pow: o[i] = a[i sa]^b[i sb] (strides 0 or 1; o may be a or b) */
+/* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a
+   vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
 #if defined(__GNUC__) || defined(__clang__)
-static GR__VM_FN void gr__vm_pow_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) {
-    int64_t i, m = n - n % GR__VM_L;
-    for (i = 0; i < m; i += GR__VM_L) {
-        gr__vmd x, y, r;
-        gr__vmu ok;
-        int l, in = 1;
-        if (sa) memcpy(&x, a + i, sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = a[0];
-        if (sb) memcpy(&y, b + i, sizeof y); else for (l = 0; l < GR__VM_L; l++) y[l] = b[0];
-        for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_pow(x[l], y[l]);
-        if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_pow(x[l], y[l]); continue; }
-        r = gr__vm_pow_core_v(x, y, &ok);
-        for (l = 0; l < GR__VM_L; l++) in &= ok[l] != 0;
-        if (in) memcpy(o + i, &r, sizeof r);
-        else for (l = 0; l < GR__VM_L; l++) o[i + l] = ok[l] ? r[l] : pow(x[l], y[l]);
+#define GR__VM_MAP2(f) \
+    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        int64_t i, m = n - n % GR__VM_L; \
+        for (i = 0; i < m; i += GR__VM_L) { \
+            gr__vmd x, y, r; \
+            gr__vmu ok; \
+            int l, in = 1; \
+            if (sa) memcpy(&x, a + i, sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = a[0]; \
+            if (sb) memcpy(&y, b + i, sizeof y); else for (l = 0; l < GR__VM_L; l++) y[l] = b[0]; \
+            for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[l], y[l]); \
+            if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(x[l], y[l]); continue; } \
+            r = gr__vm_##f##_core_v(x, y, &ok); \
+            for (l = 0; l < GR__VM_L; l++) in &= ok[l] != 0; \
+            if (in) memcpy(o + i, &r, sizeof r); \
+            else for (l = 0; l < GR__VM_L; l++) o[i + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); \
+        } \
+        for (i = m; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
-    for (i = m; i < n; i++) o[i] = gr__m_pow(sa ? a[i] : a[0], sb ? b[i] : b[0]);
-}
 #else
-static void gr__vm_pow_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) {
-    int64_t i;
-    for (i = 0; i < n; i++) o[i] = gr__m_pow(sa ? a[i] : a[0], sb ? b[i] : b[0]);
-}
-#endif
-static GR__UNUSED void gr__vmk_pow_f64(int64_t n, void *out, const void *const *in, const int64_t *st) {
-    const double *a = (const double *)in[0], *b = (const double *)in[1];
-    double *o = (double *)out, r;
-    int64_t i;
-    if (st[0] || st[1]) { gr__vm_pow_map(n, o, a, st[0], b, st[1]); return; }
-    for (r = gr__m_pow(a[0], b[0]), i = 0; i < n; i++) o[i] = r;
-}
-static GR__UNUSED void gr__vmk_pow_f32(int64_t n, void *out, const void *const *in, const int64_t *st) {
-    const float *a = (const float *)in[0], *b = (const float *)in[1];
-    float *o = (float *)out;
-    double ba[GR__VM_CHUNK], bb[GR__VM_CHUNK];
-    int64_t i, j, m;
-    for (i = 0; i < n; i += m) {
-        m = n - i < GR__VM_CHUNK ? n - i : GR__VM_CHUNK;
-        for (j = 0; j < m; j++) { ba[j] = (double)a[(i + j) * st[0]]; bb[j] = (double)b[(i + j) * st[1]]; }
-        gr__vm_pow_map(m, ba, ba, 1, bb, 1);
-        for (j = 0; j < m; j++) o[i + j] = (float)ba[j];
+#define GR__VM_MAP2(f) \
+    static void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        int64_t i; \
+        for (i = 0; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
-}
+#endif
+#define GR__VM_KERNELS2(f) \
+    GR__VM_MAP2(f) \
+    static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        const double *a = (const double *)in[0], *b = (const double *)in[1]; \
+        double *o = (double *)out, r; \
+        int64_t i; \
+        if (st[0] || st[1]) { gr__vm_##f##_map(n, o, a, st[0], b, st[1]); return; } \
+        for (r = gr__m_##f(a[0], b[0]), i = 0; i < n; i++) o[i] = r; \
+    } \
+    static GR__UNUSED void gr__vmk_##f##_f32(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        const float *a = (const float *)in[0], *b = (const float *)in[1]; \
+        float *o = (float *)out; \
+        double ba[GR__VM_CHUNK], bb[GR__VM_CHUNK]; \
+        int64_t i, j, m; \
+        for (i = 0; i < n; i += m) { \
+            m = n - i < GR__VM_CHUNK ? n - i : GR__VM_CHUNK; \
+            for (j = 0; j < m; j++) { ba[j] = (double)a[(i + j) * st[0]]; bb[j] = (double)b[(i + j) * st[1]]; } \
+            gr__vm_##f##_map(m, ba, ba, 1, bb, 1); \
+            for (j = 0; j < m; j++) o[i + j] = (float)ba[j]; \
+        } \
+    }
+GR__VM_KERNELS2(pow)
+GR__VM_KERNELS2(arctan2)
+#define GR__VMP_arctan2 ~, 1
 #define GR__VMP_pow ~, 1
 #endif
 
@@ -22743,6 +22896,18 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrt", gr__kernel_gr__m_cbrt },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrtf", gr__kernel_gr__m_cbrtf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2", gr__kernel_gr__m_arctan2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2f", gr__kernel_gr__m_arctan2f },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_pow", gr__kernel_gr__m_pow },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
@@ -22825,6 +22990,18 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrt", gr__kernel_gr__m_cbrt },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrtf", gr__kernel_gr__m_cbrtf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2", gr__kernel_gr__m_arctan2 },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2f", gr__kernel_gr__m_arctan2f },
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_pow", gr__kernel_gr__m_pow },

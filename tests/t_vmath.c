@@ -1,6 +1,6 @@
 /* tests/t_vmath.c: the elementwise math of our own (ops/vmath.c, issue 20 item 1): exp, expm1,
    tanh, log, log1p, sin, cos, sigmoid, softplus, erf, erfc, exp2, log2, sinh, cosh, tan, arctan,
-   arcsin, arccos, arctanh, arcsinh, arccosh in float64 and float32, and pow.
+   arcsin, arccos, arctanh, arcsinh, arccosh, cbrt in float64 and float32, and pow and arctan2.
    - accuracy: a dense sweep over each function's whole domain (every binade of the doubles, both
      signs, and uniform draws over the main range) and special points, in ulp against long double
      (x86-64's 80-bit: 11 more bits than double), float32 against the double reference rounded;
@@ -53,6 +53,7 @@ static long double tv_acosl(long double x) { return acosl(x); }
 static long double tv_atanhl(long double x) { return atanhl(x); }
 static long double tv_asinhl(long double x) { return asinhl(x); }
 static long double tv_acoshl(long double x) { return acoshl(x); }
+static long double tv_cbrtl(long double x) { return cbrtl(x); }
 
 static const tv_fn tv_fns[] = {
     { "exp", gr__m_exp, gr__m_expf, tv_expl, gr__vm_exp_map, -INFINITY, INFINITY, 1.0, 0.501 },
@@ -77,6 +78,7 @@ static const tv_fn tv_fns[] = {
     { "arctanh", gr__m_arctanh, gr__m_arctanhf, tv_atanhl, gr__vm_arctanh_map, -1, 1, 2.0, 0.501 },
     { "arcsinh", gr__m_arcsinh, gr__m_arcsinhf, tv_asinhl, gr__vm_arcsinh_map, -INFINITY, INFINITY, 2.5, 0.501 },
     { "arccosh", gr__m_arccosh, gr__m_arccoshf, tv_acoshl, gr__vm_arccosh_map, 1, INFINITY, 2.5, 0.501 },
+    { "cbrt", gr__m_cbrt, gr__m_cbrtf, tv_cbrtl, gr__vm_cbrt_map, -INFINITY, INFINITY, 1.0, 0.501 },
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
@@ -278,6 +280,14 @@ TEST(test_vmath_special_values_inverse) {
     CHECK_ULPS(gr__m_arccosh(DBL_MAX), acoshl(DBL_MAX), 2.5); CHECK_ULPS(gr__m_arccosh(1.0000000000000002), acoshl(1.0000000000000002), 2.5);
     CHECK(gr__m_arccosh(NAN) != gr__m_arccosh(NAN) && gr__m_arctan(NAN) != gr__m_arctan(NAN) && gr__m_tan(NAN) != gr__m_tan(NAN));
     CHECK_SAME((double)gr__m_arctanf(-0.0f), -0.0); CHECK_SAME((double)gr__m_arcsinf(1.0f), (double)(float)pio2);
+    {
+        int k;                                         /* cbrt: exact cubes and powers of 2^3, subnormals */
+        for (k = 1; k <= 3000; k++) CHECK_MSG(gr__m_cbrt((double)k * k * k) == k && gr__m_cbrt(-(double)k * k * k) == -k, "cbrt(%d^3)", k);
+        for (k = -1074; k <= 1023; k++) if (k % 3 == 0) CHECK_MSG(gr__m_cbrt(ldexp(1.0, k)) == ldexp(1.0, k / 3), "cbrt(2^%d)", k);
+        CHECK_SAME(gr__m_cbrt(0.0), 0.0); CHECK_SAME(gr__m_cbrt(-0.0), -0.0); CHECK_SAME(gr__m_cbrt(-inf), -inf);
+        CHECK(gr__m_cbrt(NAN) != gr__m_cbrt(NAN)); CHECK_ULPS(gr__m_cbrt(-tiny), cbrtl(-tiny), 1.0);
+        CHECK_ULPS(gr__m_cbrt(DBL_MAX), cbrtl(DBL_MAX), 1.0); CHECK_ULPS(gr__m_cbrt(2.2250738585072014e-308 / 3), cbrtl(2.2250738585072014e-308 / 3), 1.0);
+    }
 }
 
 /* the vector kernels equal the scalar functions bit for bit, on every element */
@@ -379,7 +389,7 @@ static const tv_row tv_rows[] = {
     { gr_tan, gr__m_tan, gr__m_tanf, -10, 1e7 }, { gr_arctan, gr__m_arctan, gr__m_arctanf, -10, 10 },
     { gr_arcsin, gr__m_arcsin, gr__m_arcsinf, -1, 1.2 }, { gr_arccos, gr__m_arccos, gr__m_arccosf, -1, 1.2 },
     { gr_arctanh, gr__m_arctanh, gr__m_arctanhf, -1, 1.2 }, { gr_arcsinh, gr__m_arcsinh, gr__m_arcsinhf, -1e3, 1e3 },
-    { gr_arccosh, gr__m_arccosh, gr__m_arccoshf, 0.5, 1e3 },
+    { gr_arccosh, gr__m_arccosh, gr__m_arccoshf, 0.5, 1e3 }, { gr_cbrt, gr__m_cbrt, gr__m_cbrtf, -1e3, 1e3 },
 };
 enum { TV_NROW = (int)(sizeof tv_rows / sizeof tv_rows[0]) };
 TEST(test_vmath_rows_use_them_more) {
@@ -474,7 +484,59 @@ TEST(test_vmath_pow_special_values) {
     CHECK_SAME((double)gr__m_powf(-2.0f, 3.0f), -8.0); CHECK(isinf(gr__m_powf(2.0f, 128.0f)));
 }
 
+typedef double (*tv_f64_2)(double, double);
+typedef float (*tv_f32_2)(float, float);
+typedef void (*tv_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
+typedef void (*tv_map2)(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb);
+typedef struct tv_bin { const char *name; tv_f64_2 f; tv_f32_2 f32; tv_kernel k64, k32; tv_map2 map; } tv_bin;
+static const tv_bin tv_bins[] = {
+    { "pow", gr__m_pow, gr__m_powf, gr__vmk_pow_f64, gr__vmk_pow_f32, gr__vm_pow_map },
+    { "arctan2", gr__m_arctan2, gr__m_arctan2f, gr__vmk_arctan2_f64, gr__vmk_arctan2_f32, gr__vm_arctan2_map },
+};
+/* arctan2: accuracy against atan2l (pairs over every binade of the ratio, both signs, and dense
+   draws), specials as the C library's (zeros, infinities, NaN) */
+TEST(test_vmath_arctan2) {
+#if LDBL_MANT_DIG >= 64
+    static const double sp[] = { 0.0, -0.0, 1.0, -1.0, 1e-310, -1e300, INFINITY, -INFINITY, NAN };
+    tv_worst w64 = { 0, 0 }, w32 = { 0, 0 };
+    uint64_t seed = 4242;
+    double yw = 0;
+    int b, k, i, j;
+    for (b = -1100; b <= 1100; b += 3)
+        for (k = 0; k < 8; k++) {
+            double y = ldexp(1.0 + tv_rand(&seed), b / 2) * (k & 1 ? -1 : 1), x = ldexp(1.0 + tv_rand(&seed), -b / 2) * (k & 2 ? -1 : 1);
+            double e = tv_ulps(gr__m_arctan2(y, x), atan2l(y, x), 53, -1021);
+            if (e > w64.err) { w64.err = e; w64.at = y; yw = x; }
+        }
+    for (k = 0; k < 100000; k++) {
+        double y = (tv_rand(&seed) - 0.5) * 8, x = (tv_rand(&seed) - 0.5) * 8, e = tv_ulps(gr__m_arctan2(y, x), atan2l(y, x), 53, -1021);
+        float yf = (float)y, xf = (float)x;
+        if (e > w64.err) { w64.err = e; w64.at = y; yw = x; }
+        e = tv_ulps(gr__m_arctan2f(yf, xf), atan2l(yf, xf), 24, -125);
+        if (e > w32.err) { w32.err = e; w32.at = y; }
+    }
+    CHECK_MSG(w64.err <= 2.0, "arctan2 float64: %.3f ulp at (%.17g, %.17g), bound 2", w64.err, w64.at, yw);
+    CHECK_MSG(w32.err <= 0.501, "arctan2 float32: %.4f ulp at y = %.9g, bound 0.501", w32.err, w32.at);
+    if (getenv("GT_VMATH_PRINT"))
+        printf("vmath %-8s float64 %.3f ulp (at %.17g, %.17g), float32 %.4f ulp\n", "arctan2", w64.err, w64.at, yw, w32.err);
+    for (i = 0; i < (int)(sizeof sp / sizeof sp[0]); i++)
+        for (j = 0; j < (int)(sizeof sp / sizeof sp[0]); j++) {
+            double y = sp[i], x = sp[j], got = gr__m_arctan2(y, x);
+            if (GR__VM_IN_arctan2(y, x)) CHECK_MSG(tv_ulps(got, atan2l(y, x), 53, -1021) <= 2.0, "arctan2(%g, %g) = %.17g", y, x, got);
+            else CHECK_MSG(tv_same(got, atan2(y, x)), "arctan2(%g, %g) = %.17g, want %.17g", y, x, got, atan2(y, x));
+        }
+    CHECK_SAME(gr__m_arctan2(-0.0, 2.0), -0.0); CHECK_SAME(gr__m_arctan2(0.0, -2.0), 3.1415926535897931);
+    CHECK_SAME(gr__m_arctan2(-1e-300, -2.0), -3.1415926535897931); CHECK_SAME(gr__m_arctan2(3.0, -0.0), 1.5707963267948966);
+    CHECK_SAME(gr__m_arctan2(1.0, 1.0), (double)atanl(1.0)); CHECK_ULPS(gr__m_arctan2(1e-300, 1e300), atan2l(1e-300, 1e300), 1.0);
+#endif
+}
+
+static void tv_bin_vector(const tv_bin *fn);
 TEST(test_vmath_pow_vector_equals_scalar) {
+    tv_bin_vector(&tv_bins[0]);
+    tv_bin_vector(&tv_bins[1]);
+}
+static void tv_bin_vector(const tv_bin *fn) {
     enum { N = 1031 };
     double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N), *o = (double *)malloc(sizeof(double) * N);
     uint64_t seed = 11;
@@ -493,14 +555,14 @@ TEST(test_vmath_pow_vector_equals_scalar) {
             const void *in[2];
             int64_t st[2];
             in[0] = sa ? x : x + 1; in[1] = sb ? y : y + 3; st[0] = sa; st[1] = sb;
-            gr__vmk_pow_f64(N, o, in, st);
-            for (bad = 0, j = 0; j < N; j++) if (!tv_same(o[j], gr__m_pow(sa ? x[j] : x[1], sb ? y[j] : y[3]))) bad++;
-            CHECK_MSG(bad == 0, "pow strides %d %d: %d of %d elements differ from gr__m_pow", sa, sb, bad, N);
+            fn->k64(N, o, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(o[j], fn->f(sa ? x[j] : x[1], sb ? y[j] : y[3]))) bad++;
+            CHECK_MSG(bad == 0, "%s strides %d %d: %d of %d elements differ from the scalar function", fn->name, sa, sb, bad, N);
         }
     memcpy(o, x, sizeof(double) * N);
-    gr__vm_pow_map(N - 1, o + 1, o + 1, 1, y + 1, 1);                       /* in place, unaligned */
-    for (bad = 0, j = 1; j < N; j++) if (!tv_same(o[j], gr__m_pow(x[j], y[j]))) bad++;
-    CHECK_MSG(bad == 0, "pow in place: %d elements differ", bad);
+    fn->map(N - 1, o + 1, o + 1, 1, y + 1, 1);                       /* in place, unaligned */
+    for (bad = 0, j = 1; j < N; j++) if (!tv_same(o[j], fn->f(x[j], y[j]))) bad++;
+    CHECK_MSG(bad == 0, "%s in place: %d elements differ", fn->name, bad);
     {
         float *xf = (float *)malloc(sizeof(float) * N), *yf = (float *)malloc(sizeof(float) * N), *of = (float *)malloc(sizeof(float) * N);
         const void *in[2];
@@ -508,9 +570,9 @@ TEST(test_vmath_pow_vector_equals_scalar) {
         if (xf && yf && of) {
             for (j = 0; j < N; j++) { xf[j] = (float)x[j]; yf[j] = (float)(y[j] / 4); }
             in[0] = xf; in[1] = yf;
-            gr__vmk_pow_f32(N, of, in, st);
-            for (bad = 0, j = 0; j < N; j++) if (!tv_same((double)of[j], (double)gr__m_powf(xf[j], yf[j]))) bad++;
-            CHECK_MSG(bad == 0, "pow float32: %d elements differ from gr__m_powf", bad);
+            fn->k32(N, of, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same((double)of[j], (double)fn->f32(xf[j], yf[j]))) bad++;
+            CHECK_MSG(bad == 0, "%s float32: %d elements differ from the scalar function", fn->name, bad);
         } else CHECK(0);
         free(xf); free(yf); free(of);
     }
@@ -524,14 +586,14 @@ TEST(test_vmath_pow_row) {
         gr_dtype T = dt ? GR_F32 : GR_F64;
         gr_graph *g = gr_graph_new();
         int64_t shape[1] = { N };
-        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *y = gr_tensor(g, T, 1, shape, "y"), *ins[2], *outs[2];
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *y = gr_tensor(g, T, 1, shape, "y"), *ins[2], *outs[3];
         gr_fn *f;
         gr_array *xa = gr_array_new(T, 1, shape), *ya = gr_array_new(T, 1, shape);
-        const gr_array *res[2], *args[2];
+        const gr_array *res[3], *args[2];
         int j, bad = 0;
         ins[0] = x; ins[1] = y;
-        outs[0] = gr_pow(x, y); outs[1] = gr_pow(x, gr_const(g, 2.5));
-        f = gr_function(2, ins, 2, outs, NULL);
+        outs[0] = gr_pow(x, y); outs[1] = gr_pow(x, gr_const(g, 2.5)); outs[2] = gr_arctan2(x, y);
+        f = gr_function(2, ins, 3, outs, NULL);
         CHECK(f != NULL && xa != NULL && ya != NULL);
         if (!f || !xa || !ya) { gr_array_free(xa); gr_array_free(ya); gr_fn_free(f); gr_graph_free(g); continue; }
         for (j = 0; j < N; j++) { gr_array_set(xa, j, j * 0.037 - 1.0); gr_array_set(ya, j, (j % 23) * 0.71 - 8.0); }
@@ -541,9 +603,11 @@ TEST(test_vmath_pow_row) {
             double v = gr_array_get(xa, j), w = gr_array_get(ya, j);
             double want0 = dt ? (double)gr__m_powf((float)v, (float)w) : gr__m_pow(v, w);
             double want1 = dt ? (double)gr__m_powf((float)v, 2.5f) : gr__m_pow(v, 2.5);
+            double want2 = dt ? (double)gr__m_arctan2f((float)v, (float)w) : gr__m_arctan2(v, w);
             if (!tv_same(gr_array_get(res[0], j), want0) || !tv_same(gr_array_get(res[1], j), want1)) bad++;
+            if (!tv_same(gr_array_get(res[2], j), want2)) bad++;
         }
-        CHECK_MSG(bad == 0, "%s: %d values differ from gr__m_pow", dt ? "float32" : "float64", bad);
+        CHECK_MSG(bad == 0, "%s: %d values differ from gr__m_pow, gr__m_arctan2", dt ? "float32" : "float64", bad);
         gr_array_free(xa); gr_array_free(ya);
         gr_fn_free(f);
         gr_graph_free(g);
@@ -564,6 +628,7 @@ SUITE(suite_vmath) = {
     CASE(test_vmath_pow_special_values),
     CASE(test_vmath_pow_vector_equals_scalar),
     CASE(test_vmath_pow_row),
+    CASE(test_vmath_arctan2),
 #endif
     END_SUITE
 };
