@@ -60,7 +60,7 @@ OPS_SRC  = $(sort $(wildcard tests/ops_*.c))
 TEST_SRC = $(sort $(wildcard tests/t_*.c))
 TEST_ALL = tests/main.c tests/ops.c tests/forward.c tests/deriv.c $(OPS_SRC) $(TEST_SRC)
 
-.PHONY: check-api-index all bench bench-emit demo test test-emit test-examples test-embedded test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
+.PHONY: check-api-index all bench bench-emit bench-peers demo test test-emit test-examples test-embedded test-portable check-header test-gcc test-dot install uninstall test-install test-clang test-cxx test-link test-san test-cblas test-api test-docs test-alloc test-fuzz-replay test-small fuzz clean examples
 
 all: gradient.h
 
@@ -473,3 +473,8 @@ bench: bench-emit
 	$(CC) $(CSTD) $(BENCH_FLAGS) -DBENCH_EMIT -I$(B)/bench-emit -DGRADIENT_CBLAS -o $(B)/bench-cblas bench/bench.c $(B)/bench-emit/emitted_*.c -lopenblas -lm
 	./$(B)/bench
 	OPENBLAS_NUM_THREADS=1 ./$(B)/bench-cblas
+# the peers on the same machine (not part of make test or CI): bench --peers (built with GRADIENT_CBLAS) beside
+# NumPy with hand-derived gradients, PyTorch's autograd and ADOL-C's drivers, whichever are installed
+# (Debian: python3-numpy python3-torch libadolc-dev), one thread each; a table of ratios to the hand-written C
+bench-peers: gradient.h | $(B)
+	CC="$(CC)" BENCH_FLAGS="$(BENCH_FLAGS)" sh bench/peers/run.sh $(B)

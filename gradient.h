@@ -2805,32 +2805,35 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \
         return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \
     } \
-    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \
-       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \
-    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+    /* sin and cos of y + yl on [-pi/4, pi/4] (x = n pi/2 + y + yl), placed by the quadrant n mod 4 (the \
+       low bits of nb) */ \
+    static GR__VM_FN void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \
         GR__VM_NOFMA \
-        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
-        U nb = O##_TOU(nd + GR__VM_SHIFT), odd = (uint64_t)0 - (nb & 1); \
-        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \
-        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \
-        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T; \
-        T y = r2 + lo, yl = lo - (y - r2), z = y * y, ps, pc, sk, ck, hz, w1; \
-        ps = z * (-1.0 / 355687428096000.0) + 1.0 / 1307674368000.0; \
-        ps = ps * z - 1.0 / 6227020800.0; \
-        ps = ps * z + 1.0 / 39916800.0; ps = ps * z - 1.0 / 362880.0; ps = ps * z + 1.0 / 5040.0; \
-        ps = ps * z - 1.0 / 120.0; ps = ps * z + 1.0 / 6.0; \
+        U odd = (uint64_t)0 - (nb & 1); \
+        T z = y * y, z2 = z * z, z4 = z2 * z2, ps, pc, sk, ck, hz, w1; \
+        /* the polynomials by Estrin's scheme (pairs, then pairs of pairs): a short chain for one value */ \
+        ps = ((1.0 / 6.0 - z * (1.0 / 120.0)) + z2 * (1.0 / 5040.0 - z * (1.0 / 362880.0))) + \
+             z4 * ((1.0 / 39916800.0 - z * (1.0 / 6227020800.0)) + z2 * (1.0 / 1307674368000.0 - z * (1.0 / 355687428096000.0))); \
         sk = y - ((y * z) * ps - yl); \
-        pc = z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0; \
-        pc = pc * z + 1.0 / 87178291200.0; \
-        pc = pc * z - 1.0 / 479001600.0; pc = pc * z + 1.0 / 3628800.0; pc = pc * z - 1.0 / 40320.0; \
-        pc = pc * z + 1.0 / 720.0; pc = pc * z - 1.0 / 24.0; \
+        pc = ((z * (1.0 / 720.0) - 1.0 / 24.0) + z2 * (z * (1.0 / 3628800.0) - 1.0 / 40320.0)) + \
+             z4 * ((z * (1.0 / 87178291200.0) - 1.0 / 479001600.0) + z2 * (z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0)); \
         hz = 0.5 * z; w1 = 1.0 - hz; \
-        ck = w1 + (((1.0 - w1) - hz) - ((z * z) * pc + y * yl)); \
+        ck = w1 + (((1.0 - w1) - hz) - (z2 * pc + y * yl)); \
         *sn = O##_TOD((O##_TOU(sk) & ~odd) | (O##_TOU(ck) & odd)); \
         *sn = O##_TOD(O##_TOU(*sn) ^ ((nb & 2) << 62)); \
         *sn = GR__VM_SEL(O, O##_EQ(x, 0.0), x, *sn); \
         *cs = O##_TOD((O##_TOU(ck) & ~odd) | (O##_TOU(sk) & odd)); \
         *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \
+    } \
+    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums) */ \
+    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+        GR__VM_NOFMA \
+        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
+        U nb = O##_TOU(nd + GR__VM_SHIFT); \
+        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \
+        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \
+        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T, y = r2 + lo; \
+        gr__vm_sincos_poly##S(x, y, lo - (y - r2), nb, sn, cs); \
     }
 GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 /* the main ranges (false for NaN): the vector kernels test the same */
@@ -2843,6 +2846,13 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
+/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and
+   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */
+static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {
+    GR__VM_NOFMA
+    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
+    else gr__vm_sincos_core_s(x, sn, cs);
+}
 static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#ifndef GR__UNUSED\n",
     "#if defined(__GNUC__) || defined(__clang__)\n",
@@ -2958,32 +2968,35 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \\\n",
     "        return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \\\n",
     "    } \\\n",
-    "    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \\\n",
-    "       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \\\n",
-    "    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \\\n",
+    "    /* sin and cos of y + yl on [-pi/4, pi/4] (x = n pi/2 + y + yl), placed by the quadrant n mod 4 (the \\\n",
+    "       low bits of nb) */ \\\n",
+    "    static GR__VM_FN void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \\\n",
     "        GR__VM_NOFMA \\\n",
-    "        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
-    "        U nb = O##_TOU(nd + GR__VM_SHIFT), odd = (uint64_t)0 - (nb & 1); \\\n",
-    "        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \\\n",
-    "        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \\\n",
-    "        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T; \\\n",
-    "        T y = r2 + lo, yl = lo - (y - r2), z = y * y, ps, pc, sk, ck, hz, w1; \\\n",
-    "        ps = z * (-1.0 / 355687428096000.0) + 1.0 / 1307674368000.0; \\\n",
-    "        ps = ps * z - 1.0 / 6227020800.0; \\\n",
-    "        ps = ps * z + 1.0 / 39916800.0; ps = ps * z - 1.0 / 362880.0; ps = ps * z + 1.0 / 5040.0; \\\n",
-    "        ps = ps * z - 1.0 / 120.0; ps = ps * z + 1.0 / 6.0; \\\n",
+    "        U odd = (uint64_t)0 - (nb & 1); \\\n",
+    "        T z = y * y, z2 = z * z, z4 = z2 * z2, ps, pc, sk, ck, hz, w1; \\\n",
+    "        /* the polynomials by Estrin's scheme (pairs, then pairs of pairs): a short chain for one value */ \\\n",
+    "        ps = ((1.0 / 6.0 - z * (1.0 / 120.0)) + z2 * (1.0 / 5040.0 - z * (1.0 / 362880.0))) + \\\n",
+    "             z4 * ((1.0 / 39916800.0 - z * (1.0 / 6227020800.0)) + z2 * (1.0 / 1307674368000.0 - z * (1.0 / 355687428096000.0))); \\\n",
     "        sk = y - ((y * z) * ps - yl); \\\n",
-    "        pc = z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0; \\\n",
-    "        pc = pc * z + 1.0 / 87178291200.0; \\\n",
-    "        pc = pc * z - 1.0 / 479001600.0; pc = pc * z + 1.0 / 3628800.0; pc = pc * z - 1.0 / 40320.0; \\\n",
-    "        pc = pc * z + 1.0 / 720.0; pc = pc * z - 1.0 / 24.0; \\\n",
+    "        pc = ((z * (1.0 / 720.0) - 1.0 / 24.0) + z2 * (z * (1.0 / 3628800.0) - 1.0 / 40320.0)) + \\\n",
+    "             z4 * ((z * (1.0 / 87178291200.0) - 1.0 / 479001600.0) + z2 * (z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0)); \\\n",
     "        hz = 0.5 * z; w1 = 1.0 - hz; \\\n",
-    "        ck = w1 + (((1.0 - w1) - hz) - ((z * z) * pc + y * yl)); \\\n",
+    "        ck = w1 + (((1.0 - w1) - hz) - (z2 * pc + y * yl)); \\\n",
     "        *sn = O##_TOD((O##_TOU(sk) & ~odd) | (O##_TOU(ck) & odd)); \\\n",
     "        *sn = O##_TOD(O##_TOU(*sn) ^ ((nb & 2) << 62)); \\\n",
     "        *sn = GR__VM_SEL(O, O##_EQ(x, 0.0), x, *sn); \\\n",
     "        *cs = O##_TOD((O##_TOU(ck) & ~odd) | (O##_TOU(sk) & odd)); \\\n",
     "        *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \\\n",
+    "    } \\\n",
+    "    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums) */ \\\n",
+    "    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
+    "        U nb = O##_TOU(nd + GR__VM_SHIFT); \\\n",
+    "        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \\\n",
+    "        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \\\n",
+    "        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T, y = r2 + lo; \\\n",
+    "        gr__vm_sincos_poly##S(x, y, lo - (y - r2), nb, sn, cs); \\\n",
     "    }\n",
     "GR__VM_CORES(_s, double, uint64_t, GR__VMS)\n",
     "/* the main ranges (false for NaN): the vector kernels test the same */\n",
@@ -2996,6 +3009,13 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_IN_cos(x) GR__VM_IN_sin(x)\n",
     "#define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)\n",
     "#define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)\n",
+    "/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and\n",
+    "   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */\n",
+    "static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);\n",
+    "    else gr__vm_sincos_core_s(x, sn, cs);\n",
+    "}\n",
     NULL
 };
 /* GR_KERNEL gr__m_exp */
@@ -3157,7 +3177,7 @@ static const char *const gr__kernel_gr__m_log1pf[] GR__UNUSED = {
 static GR__VM_FN double gr__m_sin(double x) {
     double s, c;
     if (!GR__VM_IN_sin(x)) return sin(x);
-    gr__vm_sincos_core_s(x, &s, &c);
+    gr__vm_sincos_s1(x, &s, &c);
     return s;
 }
 static const char *const gr__kernel_gr__m_sin[] GR__UNUSED = {
@@ -3165,7 +3185,7 @@ static const char *const gr__kernel_gr__m_sin[] GR__UNUSED = {
     "static GR__VM_FN double gr__m_sin(double x) {\n",
     "    double s, c;\n",
     "    if (!GR__VM_IN_sin(x)) return sin(x);\n",
-    "    gr__vm_sincos_core_s(x, &s, &c);\n",
+    "    gr__vm_sincos_s1(x, &s, &c);\n",
     "    return s;\n",
     "}\n",
     NULL
@@ -3180,14 +3200,14 @@ static const char *const gr__kernel_gr__m_sinf[] GR__UNUSED = {
 static GR__VM_FN double gr__m_cos(double x) {
     double s, c;
     if (!GR__VM_IN_cos(x)) return cos(x);
-    gr__vm_sincos_core_s(x, &s, &c);
+    gr__vm_sincos_s1(x, &s, &c);
     return c;
 }
 static const char *const gr__kernel_gr__m_cos[] GR__UNUSED = {
     "static GR__VM_FN double gr__m_cos(double x) {\n",
     "    double s, c;\n",
     "    if (!GR__VM_IN_cos(x)) return cos(x);\n",
-    "    gr__vm_sincos_core_s(x, &s, &c);\n",
+    "    gr__vm_sincos_s1(x, &s, &c);\n",
     "    return c;\n",
     "}\n",
     NULL
@@ -3199,6 +3219,11 @@ static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
     NULL
 };
 /* GR_KERNEL_END */
+/* sin x and cos x: gr__m_sin's and gr__m_cos's values, with one reduction */
+static GR__VM_FN void gr__vm_sincos1(double x, double *s, double *c) {
+    if (GR__VM_IN_sin(x)) gr__vm_sincos_s1(x, s, c);
+    else { *s = sin(x); *c = cos(x); }
+}
 #else
 /* GR_NO_VECTOR_EXTENSIONS: the C library's functions (tanh from one expm1, without libm tanh's
    range branches: with t = expm1(-2|x|) in (-1, 0], tanh|x| = -t / (t + 2), a few ulp) */
@@ -3323,6 +3348,7 @@ static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
     NULL
 };
 /* GR_KERNEL_END */
+static GR__UNUSED void gr__vm_sincos1(double x, double *s, double *c) { *s = sin(x); *c = cos(x); }
 #endif
 
 /* ---- erf, erfc, exp2, log2, sinh, cosh, tan, the inverse trigonometric and hyperbolic, pow -------
@@ -4495,14 +4521,14 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
             memcpy(&x, a + i, sizeof x);
             GR__VM_ALL_IN(sin, x, in);
             if (!in) {
-                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
+                for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);
                 continue;
             }
             gr__vm_sincos_core_v(x, &vs, &vc);
             memcpy(s + i, &vs, sizeof vs);
             memcpy(c + i, &vc, sizeof vc);
         }
-    for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+    for (; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
 }
 #else
 #define GR__VM_MAP(f) \
@@ -4512,7 +4538,7 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
     }
 static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
     int64_t i;
-    for (i = 0; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+    for (i = 0; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
 }
 #endif
 
@@ -4578,7 +4604,7 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
         gr__vm_sincos_map(n, (double *)s, (double *)c, (const double *)a, sa);
 #else
         const double *x = (const double *)a;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ((double *)s)[i] = gr__m_sin(v); ((double *)c)[i] = gr__m_cos(v); }
+        for (i = 0; i < n; i++) gr__vm_sincos1(x[i * sa], (double *)s + i, (double *)c + i);
 #endif
         return;
     }
@@ -19676,6 +19702,8 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
         else if (op->row == GR__EW_neg) *o = -GR__FS(0);
         else if (op->row == GR__EW_sqr) { double a = GR__FS(0); *o = a * a; }
         else if (op->row == GR__FOP_MULADD) { double t = GR__FS(0) * GR__FS(1); *o = t + GR__FS(2); }
+        else if (op->row == GR__FOP_PAIR && gr__ew_pairs[op->arg[1]].first == GR__EW_sin && gr__ew_pairs[op->arg[1]].second == GR__EW_cos)
+            gr__vm_sincos1(GR__FS(0), o, (double *)(uintptr_t)p->ptr[op->out2]);   /* (the pair's kernel's values) */
         else gr__fop_run(p, op, 1);
 #undef GR__FS
     }
@@ -23280,6 +23308,8 @@ struct gr__em {
     int n_kmem;
     struct gr__em_kid *kids;             /* (root) the inline functions written: their constants */
     int n_kids, cap_kids, n_loops;
+    int64_t *need;                       /* by slot: the last step reading it (gr__em_need) */
+    uint8_t *merged;                     /* by step: written in an earlier step's merged loop */
 };
 typedef struct gr__em_fnrec { const gr_fn *f; char *key; char name[96]; size_t work; } gr__em_fnrec;
 /* an inner function written inline (gr__em_inner): the root writes its constants */
@@ -23624,35 +23654,40 @@ static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array 
 
 /* ---- Fused: one loop over the group's shape, its program in locals ---------------------------- */
 
+/* how a fused program's body names things: its locals' prefix ("" alone, "g<j>_" for the j-th step
+   of a merged loop) and, per external input, the C value of its element */
+#define GR__EM_FNAME 40
+typedef struct gr__em_fnames { const char *pre; char (*ext)[GR__EM_FNAME]; } gr__em_fnames;
+
 /* reference ref of program p read as dtype dt by instruction k: an external input's element, an
    immediate, or the local an earlier instruction wrote */
-static const char *gr__em_fref(gr__em *e, const gr__fprog *p, const int32_t *writer, int32_t ref, int dt) {
+static const char *gr__em_fref(gr__em *e, const gr__fprog *p, const int32_t *writer, int32_t ref, int dt, const gr__em_fnames *nm) {
     char *x;
     if (ref >= p->n_ext && ref < p->n_ext + p->n_imm) return gr__em_value(e, dt, &p->imm[ref - p->n_ext], 0);
     x = gr__em_room(e);
-    if (ref < p->n_ext) snprintf(x, GR__EM_EXPR, "e%ld", (long)ref);
-    else snprintf(x, GR__EM_EXPR, "%c%ld", writer[ref] & 1 ? 'u' : 't', (long)(writer[ref] >> 1));
+    if (ref < p->n_ext) snprintf(x, GR__EM_EXPR, "%s", nm->ext[ref]);
+    else snprintf(x, GR__EM_EXPR, "%s%c%ld", nm->pre, writer[ref] & 1 ? 'u' : 't', (long)(writer[ref] >> 1));
     return x;
 }
 
 /* instruction k of p: its result(s) in t<k> (and u<k>) */
-static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer) {
+static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer, const gr__em_fnames *nm) {
     const gr__fop *op = &p->ops[k];
-    const char *T = gr__em_ctype(op->dtype), *TO = gr__em_ctype(op->odtype);
-    const char *a = gr__em_fref(e, p, writer, op->arg[0], op->dtype);
+    const char *T = gr__em_ctype(op->dtype), *TO = gr__em_ctype(op->odtype), *q = nm->pre;
+    const char *a = gr__em_fref(e, p, writer, op->arg[0], op->dtype, nm);
     if (op->row == GR__FOP_MULADD) {
-        const char *b = gr__em_fref(e, p, writer, op->arg[1], op->dtype), *c = gr__em_fref(e, p, writer, op->arg[2], op->dtype);
-        gr__em_line(e, "%s t%ld;", TO, (long)k);
-        gr__em_line(e, "{ const %s p = %s * %s; t%ld = p + %s; }", T, a, b, (long)k, c);
+        const char *b = gr__em_fref(e, p, writer, op->arg[1], op->dtype, nm), *c = gr__em_fref(e, p, writer, op->arg[2], op->dtype, nm);
+        gr__em_line(e, "%s %st%ld;", TO, q, (long)k);
+        gr__em_line(e, "{ const %s p = %s * %s; %st%ld = p + %s; }", T, a, b, q, (long)k, c);
     } else if (op->row == GR__FOP_PAIR) {
         const gr__ew_pair *pr = &gr__ew_pairs[op->arg[1]];
         char f1[GR__EM_EXPR];
         strcpy(f1, gr__em_expr(e, pr->first, op->dtype));
-        gr__em_line(e, "%s t%ld, u%ld;", TO, (long)k, (long)k);
-        gr__em_line(e, "{ const %s a = %s; t%ld = (%s)(%s); u%ld = (%s)(%s); }", T, a, (long)k, TO, f1, (long)k, TO,
+        gr__em_line(e, "%s %st%ld, %su%ld;", TO, q, (long)k, q, (long)k);
+        gr__em_line(e, "{ const %s a = %s; %st%ld = (%s)(%s); %su%ld = (%s)(%s); }", T, a, q, (long)k, TO, f1, q, (long)k, TO,
                     gr__em_expr(e, pr->second, op->dtype));
     } else if (op->row >= GR__FOP_COPY) {
-        gr__em_line(e, "const %s t%ld = %s;", TO, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+        gr__em_line(e, "const %s %st%ld = %s;", TO, q, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
     } else {
         static const char *const names[3] = { "a", "b", "c" };
         char decl[3 * GR__EM_EXPR];
@@ -23660,26 +23695,19 @@ static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *
         int i;
         for (i = 0; i < op->n_args; i++)
             n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%s = %s", i ? ", " : "", names[i],
-                                  i ? gr__em_fref(e, p, writer, op->arg[i], op->dtype) : a);
-        gr__em_line(e, "%s t%ld;", TO, (long)k);
-        gr__em_line(e, "{ const %s %s; t%ld = (%s)(%s); }", T, decl, (long)k, TO, gr__em_expr(e, op->row, op->dtype));
+                                  i ? gr__em_fref(e, p, writer, op->arg[i], op->dtype, nm) : a);
+        gr__em_line(e, "%s %st%ld;", TO, q, (long)k);
+        gr__em_line(e, "{ const %s %s; %st%ld = (%s)(%s); }", T, decl, q, (long)k, TO, gr__em_expr(e, op->row, op->dtype));
     }
 }
 
-static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
-    const gr__fprog *p = gr__fp(node);
-    const gr_array *o0 = out[0];
-    int32_t *writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
-    uint8_t *live = (uint8_t *)gr__calloc((size_t)p->n_refs + 1, 1), *dead = (uint8_t *)gr__calloc(2 * (size_t)p->n_ops + 1, 1);
-    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
-    int32_t k, r;
-    int n, m, i;
-    if (!writer || !live || !dead || o0->size == 0) {
-        GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
-        return o0->size == 0 ? GR_OK : gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
-    }
+/* the references p's body reads (live: an input read only for its shape, by a fill, is not) and
+   the results nothing reads (dead[2k], dead[2k + 1]: written (void)) */
+static void gr__em_flive(const gr__fprog *p, uint8_t *live, uint8_t *dead) {
+    int32_t k;
+    int m, i;
     for (m = 0; m < p->n_out; m++) live[p->n_ext + p->n_imm + m] = 1;
-    for (k = p->n_ops - 1; k >= 0; k--) {         /* results nothing reads (a fill's shape reference): (void) */
+    for (k = p->n_ops - 1; k >= 0; k--) {
         const gr__fop *op = &p->ops[k];
         dead[2 * k] = !live[op->out];
         if (op->out >= p->n_ext + p->n_imm + p->n_out) live[op->out] = 0;
@@ -23689,34 +23717,300 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
         }
         for (i = 0; i < op->n_args && !((op->row == GR__FOP_PAIR || op->row >= GR__FOP_COPY) && i > 0); i++) live[op->arg[i]] = 1;
     }
-    gr__em_line(e, "{");
-    for (i = 0; i < p->n_ext; i++)             /* (an input read only for its shape, by a fill, is not read) */
-        if (live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
-    for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
-    gr__em_strides(o0, o0, ost);
-    n = gr__em_open(e, o0->ndim, o0->shape);
-    for (i = 0; i < p->n_ext; i++) {
-        if (!live[i]) continue;
-        gr__em_strides(o0, in[i], st);
-        gr__em_line(e, "const %s e%d = x%d[%s];", gr__em_ctype(in[i]->dtype), i, i, gr__em_index(e, o0->ndim, o0->shape, st));
-    }
+}
+
+/* p's instructions at the element the loops are at (idx: its index in the outputs); output m stored
+   in <pre>y<m> unless store says not (store NULL: all); writer: by reference, 2 k (+ 1 for u<k>) */
+static void gr__em_fbody(gr__em *e, const gr__fprog *p, int32_t *writer, const uint8_t *dead, const gr__em_fnames *nm,
+                         const uint8_t *store, const char *idx) {
+    int32_t k, r;
+    int m;
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
-        gr__em_fop(e, p, k, writer);
-        if (dead[2 * k]) gr__em_line(e, "(void)t%ld;", (long)k);
-        if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)u%ld;", (long)k);
+        gr__em_fop(e, p, k, writer, nm);
+        if (dead[2 * k]) gr__em_line(e, "(void)%st%ld;", nm->pre, (long)k);
+        if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)%su%ld;", nm->pre, (long)k);
         writer[op->out] = 2 * k;
         if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
         for (r = 0; r < 2; r++) {
             int32_t ref = r ? op->out2 : op->out;
             m = ref - p->n_ext - p->n_imm;
-            if (ref >= 0 && m >= 0 && m < p->n_out)
-                gr__em_line(e, "y%d[%s] = %c%ld;", m, gr__em_index(e, o0->ndim, o0->shape, ost), r ? 'u' : 't', (long)k);
+            if (ref < 0 || m < 0 || m >= p->n_out) continue;
+            if (!store || store[m]) gr__em_line(e, "%sy%d[%s] = %s%c%ld;", nm->pre, m, idx, nm->pre, r ? 'u' : 't', (long)k);
+            else gr__em_line(e, "(void)%s%c%ld;", nm->pre, r ? 'u' : 't', (long)k);
         }
     }
+}
+
+/* a fused program's scratch: writer, live and dead, and the external inputs' names (NULL: out of memory) */
+typedef struct gr__em_fscratch { int32_t *writer; uint8_t *live, *dead; char (*ext)[GR__EM_FNAME]; } gr__em_fscratch;
+static int gr__em_fscratch_new(gr__em_fscratch *s, const gr__fprog *p) {
+    s->writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
+    s->live = (uint8_t *)gr__calloc((size_t)p->n_refs + 1, 1);
+    s->dead = (uint8_t *)gr__calloc(2 * (size_t)p->n_ops + 1, 1);
+    s->ext = (char (*)[GR__EM_FNAME])GR_MALLOC(sizeof *s->ext * (size_t)(p->n_ext + 1));
+    return s->writer && s->live && s->dead && s->ext;
+}
+static void gr__em_fscratch_free(gr__em_fscratch *s) { GR_FREE(s->writer); GR_FREE(s->live); GR_FREE(s->dead); GR_FREE(s->ext); }
+
+static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    const gr__fprog *p = gr__fp(node);
+    const gr_array *o0 = out[0];
+    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
+    char idx[GR__EM_EXPR];
+    gr__em_fscratch s;
+    gr__em_fnames nm;
+    int n, m, i;
+    if (o0->size == 0) return GR_OK;
+    if (!gr__em_fscratch_new(&s, p)) { gr__em_fscratch_free(&s); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    gr__em_flive(p, s.live, s.dead);
+    gr__em_line(e, "{");
+    for (i = 0; i < p->n_ext; i++)
+        if (s.live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
+    for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+    gr__em_strides(o0, o0, ost);
+    n = gr__em_open(e, o0->ndim, o0->shape);
+    for (i = 0; i < p->n_ext; i++) {
+        snprintf(s.ext[i], GR__EM_FNAME, "e%d", i);
+        if (!s.live[i]) continue;
+        gr__em_strides(o0, in[i], st);
+        gr__em_line(e, "const %s e%d = x%d[%s];", gr__em_ctype(in[i]->dtype), i, i, gr__em_index(e, o0->ndim, o0->shape, st));
+    }
+    snprintf(idx, sizeof idx, "%s", gr__em_index(e, o0->ndim, o0->shape, ost));
+    nm.pre = "";
+    nm.ext = s.ext;
+    gr__em_fbody(e, p, s.writer, s.dead, &nm, NULL, idx);
     gr__em_close(e, n);
     gr__em_line(e, "}");
-    GR_FREE(writer); GR_FREE(live); GR_FREE(dead);
+    gr__em_fscratch_free(&s);
+    return e->status;
+}
+
+/* ---- merged loops ------------------------------------------------------------------------------
+   The file is specialised to the example's shapes, so elementwise steps that the compiled function
+   keeps apart because their lengths were unknown when it was compiled (fusion joins only what has
+   the same shape in every call) may have one shape here. Consecutive elementwise and fused steps
+   whose outputs all have one shape are written as one loop: each step's program in turn at each
+   element, a value a later step reads passed in a local, stored only if a step after the loop (or
+   the caller) reads it. Between them may lie views (no code), nothing else. A step joins when the
+   memory it writes is not memory an earlier step of the loop reads at other elements (same dtype,
+   shape and offset: read at the same element before it is written, as in one step). Each step's
+   operations are those it has alone, so the values are the same bits. */
+#define GR__EM_MERGE_MAX 64
+
+/* the memory slot s is in: its plan buffer (negative), or its root slot (an input, constant, shared) */
+static int64_t gr__em_key(const gr_fn *f, int32_t s) {
+    int32_t r = gr__slot_root(f, s);
+    return f->slots[r].kind == GR__SK_COMPUTED && f->slots[r].buf >= 0 ? -(int64_t)f->slots[r].buf - 1 : (int64_t)r;
+}
+static int64_t gr__em_off(const gr_fn *f, int32_t s) {
+    int64_t off = 0;
+    for (; f->slots[s].view_of >= 0; s = f->slots[s].view_of) off += f->slots[s].view_off;
+    return off;
+}
+static int gr__em_same_shape(const gr_array *a, const gr_array *s) {
+    int d;
+    if (a->ndim != s->ndim) return 0;
+    for (d = 0; d < a->ndim; d++) if (a->shape[d] != s->shape[d]) return 0;
+    return 1;
+}
+/* step k may be in a loop over shape s: an elementwise or fused step, not a view, every output of shape s */
+static int gr__em_mergeable(const gr__em *e, int64_t k, const gr_array *s) {
+    const gr_fn *f = e->f;
+    const gr_node *node = f->steps[k];
+    const gr_array *const *in = f->io + f->step_io_at[k];
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    int i, j, fused = gr__emit_of(node->op) == gr__Fused_emit;
+    if (!fused && !(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
+    for (j = 0; j < node->n_out; j++)
+        if (f->slots[io[node->n_in + j]].view_of >= 0 || in[node->n_in + j]->size == 0 || !gr__em_same_shape(in[node->n_in + j], s)) return 0;
+    for (i = 0; !fused && i < node->n_in; i++) if (in[i]->dtype != in[node->n_in - 1]->dtype) return 0;
+    return 1;
+}
+/* the member of mem[0..n) computing slot s (-1: none) */
+static int gr__em_member_of(const gr_fn *f, const int64_t *mem, int n, int32_t s) {
+    int j;
+    for (j = 0; j < n; j++) if (f->slots[s].producer == mem[j]) return j;
+    return -1;
+}
+/* by slot: the last step reading it or a view of it (n_steps: returned, updated, a condition); NULL: out of memory */
+static const int64_t *gr__em_need(gr__em *e) {
+    const gr_fn *f = e->f;
+    int32_t s, i;
+    if (e->need) return e->need;
+    if (!(e->need = (int64_t *)GR_MALLOC(sizeof(int64_t) * (size_t)(f->n_slots + 1)))) return NULL;
+    for (s = 0; s < f->n_slots; s++) e->need[s] = -1;
+    for (s = 0; s < f->n_slots; s++) {
+        int32_t r = gr__slot_root(f, s);
+        if (f->slots[s].last_use > e->need[r]) e->need[r] = f->slots[s].last_use;
+    }
+    for (i = 1; i < f->n_regs; i++) if (f->regs[i].cond_slot >= 0) e->need[gr__slot_root(f, f->regs[i].cond_slot)] = f->n_steps;
+    return e->need;
+}
+
+/* step k, reading what it reads and writing what it writes, can follow mem[0..n) in their loop (a
+   member's output that no step after k reads is not stored: its memory is not written) */
+static int gr__em_can_join(gr__em *e, const int64_t *mem, int n, int64_t k) {
+    const gr_fn *f = e->f;
+    const int64_t *need = gr__em_need(e);
+    const int32_t *io = f->step_io + f->step_io_at[k];
+    int n_in = f->steps[k]->n_in, n_out = f->steps[k]->n_out, i, j, m, q;
+    if (!need) return 0;
+    for (i = 0; i < n_in; i++) {                  /* a member's value: as it computed it; else memory no member writes */
+        if (gr__em_member_of(f, mem, n, gr__slot_root(f, io[i])) >= 0) { if (f->slots[io[i]].view_of >= 0) return 0; continue; }
+        for (m = 0; m < n; m++) {
+            const int32_t *mio = f->step_io + f->step_io_at[mem[m]];
+            for (j = 0; j < f->steps[mem[m]]->n_out; j++) {
+                int32_t o = mio[f->steps[mem[m]]->n_in + j];
+                if (need[o] > k && gr__em_key(f, o) == gr__em_key(f, io[i])) return 0;
+            }
+        }
+    }
+    for (j = 0; j < n_out; j++) {                 /* memory it writes: read by earlier members at the same element only */
+        int32_t o = io[n_in + j];
+        int64_t ko = gr__em_key(f, o);
+        int direct = e->direct && f == e->dtop && e->direct[o];
+        for (m = 0; m < n; m++) {
+            const int32_t *mio = f->step_io + f->step_io_at[mem[m]];
+            int mn = f->steps[mem[m]]->n_in;
+            for (q = 0; q < mn + f->steps[mem[m]]->n_out; q++) {
+                const gr__slot *sl = &f->slots[mio[q]];
+                int same = q < mn && sl->arr.dtype == f->slots[o].arr.dtype && gr__em_same_shape(&sl->arr, &f->slots[o].arr) &&
+                           gr__em_off(f, mio[q]) == gr__em_off(f, o);
+                if (q < mn ? gr__em_member_of(f, mem, n, gr__slot_root(f, mio[q])) >= 0 : need[mio[q]] <= k) continue;
+                if (gr__em_key(f, mio[q]) == ko && !same) return 0;
+                if (direct && q < mn && f->slots[gr__slot_root(f, mio[q])].kind == GR__SK_INPUT) return 0;   /* outputs[j] may be an input */
+            }
+        }
+    }
+    return 1;
+}
+/* the steps from e->k on that one loop can compute (mem; how many: 1 when none joins) */
+static int gr__em_group(gr__em *e, int64_t *mem) {
+    const gr_fn *f = e->f;
+    const gr_node *node = f->steps[e->k];
+    const gr_array *s = f->io[f->step_io_at[e->k] + node->n_in];
+    int64_t k;
+    int n = 1;
+    mem[0] = e->k;
+    if (e->n_red || !gr__em_mergeable(e, e->k, s)) return 1;
+    for (k = e->k + 1; k < f->n_steps && n < GR__EM_MERGE_MAX; k++) {
+        const gr_node *nk = f->steps[k];
+        if (f->slots[f->step_io[f->step_io_at[k] + nk->n_in]].view_of >= 0 && nk->n_out == 1) continue;   /* a view */
+        if ((f->step_reg && f->step_reg[k] != f->step_reg[e->k]) || !gr__em_mergeable(e, k, s) || !gr__em_can_join(e, mem, n, k)) break;
+        mem[n++] = k;
+    }
+    return n;
+}
+/* a step of a merged loop: its program (a row's: one instruction), scratch, which outputs it stores */
+typedef struct gr__em_mstep {
+    const gr__fprog *p;
+    gr__fprog one;
+    gr__fop op;
+    gr__em_fscratch s;
+    uint8_t *store;
+    char pre[24];
+} gr__em_mstep;
+static void gr__em_mprog(gr__em_mstep *ms, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
+    int i;
+    if (gr__emit_of(node->op) == gr__Fused_emit) { ms->p = gr__fp(node); return; }
+    ms->one.n_ext = node->n_in;
+    ms->one.n_out = 1;
+    ms->one.n_ops = 1;
+    ms->one.n_refs = node->n_in + 1;
+    ms->one.ops = &ms->op;
+    for (i = 0; i < node->n_in; i++) ms->op.arg[i] = i;
+    ms->op.n_args = (uint8_t)node->n_in;
+    ms->op.out = node->n_in;
+    ms->op.out2 = -1;
+    ms->op.dtype = (uint8_t)in[node->n_in - 1]->dtype;
+    ms->op.odtype = (uint8_t)out[0]->dtype;
+    ms->op.row = (uint8_t)gr__code_of(node->op);
+    ms->p = &ms->one;
+}
+static void gr__em_mfree(gr__em_mstep *ms, int n) {
+    int j;
+    for (j = 0; ms && j < n; j++) { gr__em_fscratch_free(&ms[j].s); GR_FREE(ms[j].store); }
+    GR_FREE(ms);
+}
+
+/* member j's pointers, before the loop: the inputs no earlier member computes, the outputs it stores */
+static void gr__em_mdecl(gr__em *e, gr__em_mstep *ms, const int64_t *mem, int n, int j, const int64_t *need) {
+    const gr_fn *f = e->f;
+    const gr__fprog *p = ms[j].p;
+    const int32_t *io;
+    const gr_array *const *in;
+    int i, m;
+    e->k = mem[j];
+    io = gr__em_io(e);
+    in = f->io + f->step_io_at[e->k];
+    snprintf(ms[j].pre, sizeof ms[j].pre, "g%d_", j);
+    gr__em_flive(p, ms[j].s.live, ms[j].s.dead);
+    for (i = 0; i < p->n_ext; i++)
+        if (ms[j].s.live[i] && gr__em_member_of(f, mem, j, io[i]) < 0)
+            gr__em_line(e, "const %s *%sx%d = %s;", gr__em_ctype(in[i]->dtype), ms[j].pre, i, gr__em_in(e, i));
+    for (m = 0; m < p->n_out; m++) {
+        ms[j].store[m] = need[io[f->steps[e->k]->n_in + m]] > mem[n - 1];
+        if (ms[j].store[m]) gr__em_line(e, "%s *%sy%d = %s;", gr__em_ctype(in[f->steps[e->k]->n_in + m]->dtype), ms[j].pre, m, gr__em_out(e, m));
+    }
+}
+/* member j at the loops' element: its inputs' elements (or the locals of the members computing
+   them), its program */
+static void gr__em_mbody(gr__em *e, gr__em_mstep *ms, const int64_t *mem, int j, const gr_array *s0, const char *idx) {
+    const gr_fn *f = e->f;
+    const gr__fprog *p = ms[j].p;
+    const int32_t *io;
+    const gr_array *const *in;
+    int64_t st[GR_MAX_NDIM];
+    gr__em_fnames nm;
+    int i, src, o;
+    e->k = mem[j];
+    io = gr__em_io(e);
+    in = f->io + f->step_io_at[e->k];
+    for (i = 0; i < p->n_ext; i++) {
+        if ((src = gr__em_member_of(f, mem, j, io[i])) >= 0) {
+            const int32_t *sio = f->step_io + f->step_io_at[mem[src]];
+            int32_t w;
+            for (o = 0; sio[f->steps[mem[src]]->n_in + o] != io[i]; o++) {}
+            w = ms[src].s.writer[ms[src].p->n_ext + ms[src].p->n_imm + o];
+            snprintf(ms[j].s.ext[i], GR__EM_FNAME, "%s%c%ld", ms[src].pre, w & 1 ? 'u' : 't', (long)(w >> 1));
+            continue;
+        }
+        snprintf(ms[j].s.ext[i], GR__EM_FNAME, "%se%d", ms[j].pre, i);
+        if (!ms[j].s.live[i]) continue;
+        gr__em_strides(s0, in[i], st);
+        gr__em_line(e, "const %s %se%d = %sx%d[%s];", gr__em_ctype(in[i]->dtype), ms[j].pre, i, ms[j].pre, i, gr__em_index(e, s0->ndim, s0->shape, st));
+    }
+    nm.pre = ms[j].pre;
+    nm.ext = ms[j].s.ext;
+    gr__em_fbody(e, p, ms[j].s.writer, ms[j].s.dead, &nm, ms[j].store, idx);
+}
+/* mem[0..n) (gr__em_group's, e->k = mem[0]) as one loop */
+static gr_status gr__em_merged(gr__em *e, const int64_t *mem, int n) {
+    const gr_fn *f = e->f;
+    const int64_t *need = gr__em_need(e);
+    int64_t k0 = e->k, ost[GR_MAX_NDIM];
+    const gr_array *s0 = f->io[f->step_io_at[k0] + f->steps[k0]->n_in];
+    gr__em_mstep *ms = (gr__em_mstep *)gr__calloc((size_t)n, sizeof(gr__em_mstep));
+    char idx[GR__EM_EXPR];
+    int j, nl, ok = ms && need;
+    for (j = 0; ok && j < n; j++) {
+        const gr_node *node = f->steps[mem[j]];
+        const gr_array *const *in = f->io + f->step_io_at[mem[j]];
+        gr__em_mprog(&ms[j], node, in, in + node->n_in);
+        ok = gr__em_fscratch_new(&ms[j].s, ms[j].p) && (ms[j].store = (uint8_t *)gr__calloc((size_t)ms[j].p->n_out + 1, 1)) != NULL;
+    }
+    if (!ok) { gr__em_mfree(ms, n); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    gr__em_line(e, "{");
+    for (j = 0; j < n; j++) gr__em_mdecl(e, ms, mem, n, j, need);
+    gr__em_strides(s0, s0, ost);
+    nl = gr__em_open(e, s0->ndim, s0->shape);
+    snprintf(idx, sizeof idx, "%s", gr__em_index(e, s0->ndim, s0->shape, ost));
+    for (j = 0; j < n; j++) gr__em_mbody(e, ms, mem, j, s0, idx);
+    gr__em_close(e, nl);
+    gr__em_line(e, "}");
+    e->k = k0;
+    gr__em_mfree(ms, n);
     return e->status;
 }
 
@@ -23828,7 +24122,7 @@ static void gr__em_known_set(gr__em *e, int j, const void *value) {
    rule in the shape phase (gr__em_shaping) */
 static gr_status gr__em_shapes(gr__em *e) {
     gr_fn *f = e->f;
-    int changed = 0, i, d;
+    int changed = 0, i;
     int64_t s;
     gr_status st = gr__call_leaf_shapes(f, &changed);
     if (st != GR_OK) return gr__em_take(e, st);
@@ -23855,14 +24149,7 @@ static gr_status gr__em_shapes(gr__em *e) {
         if (!(gr__flags_of(node->op) & (GR__OPF_LAZY | GR__OPF_DYNSHAPE))) gr__em_eval(e, e->k);
         if (e->status != GR_OK) return e->status;
     }
-    for (i = 0; i < f->n_upd; i++) {    /* an update keeps the shape of its shared variable */
-        const gr__slot *sl = &f->slots[f->upd_slot[i]];
-        const gr_array *cur = f->upd_store[i]->value;
-        for (d = 0; d < cur->ndim; d++)
-            if (sl->arr.shape[d] != cur->shape[d])
-                return gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: the update of shared variable %s has shape %s; the variable has shape %s",
-                                   gr__d(f->upd_var[i]).s, gr__as(&sl->arr).s, gr__as(cur).s);
-    }
+    if ((st = gr__call_upd_shapes(f)) != GR_OK) return gr__em_take(e, st);   /* an update keeps its variable's shape */
     return GR_OK;
 }
 
@@ -24021,7 +24308,8 @@ static void gr__em_regions(gr__em *e, int32_t *open, int *n_open, int32_t *chain
 static gr_status gr__em_steps(gr__em *e) {
     gr_fn *f = e->f;
     int32_t *open = NULL, *chain = NULL;
-    int n_open = 0;
+    int64_t mem[GR__EM_MERGE_MAX];
+    int n_open = 0, n;
     e->indent = 1;
     if (f->step_reg) {
         open = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(f->n_regs + 1));
@@ -24036,11 +24324,15 @@ static gr_status gr__em_steps(gr__em *e) {
         char shape[200];
         int j;
         if (f->slots[gr__em_io(e)[node->n_in]].view_of >= 0 && node->n_out == 1) continue;   /* a view: nothing to compute */
+        if (e->merged && e->merged[e->k]) continue;                                       /* in an earlier step's loop */
         if (open) gr__em_regions(e, open, &n_open, chain, f->step_reg[e->k]);
         gr__em_line(e, "/* %s -> %s %s */", node->op->name, gr_dtype_name(out[0]->dtype), gr__shape_str(shape, sizeof shape, out[0]->ndim, out[0]->shape));
         for (j = 0; j < node->n_out && out[j]->size == 0; j++) {}
         if (j == node->n_out) continue;      /* every output empty: nothing to compute, no operand to name */
-        if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
+        if ((n = gr__em_group(e, mem)) > 1 && (e->merged || (e->merged = (uint8_t *)gr__calloc((size_t)f->n_steps + 1, 1)) != NULL)) {
+            for (j = 1; j < n; j++) e->merged[mem[j]] = 1;
+            gr__em_merged(e, mem, n);
+        } else if (gr__flags_of(node->op) & GR__OPF_ELEMWISE) gr__em_elemwise(e, node, in, out);
         else if (!rule) gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: op %s cannot be emitted", node->op->name);
         else rule(e, node, in, out);
         if (e->status == GR_OK && (e->body.nomem || e->root->kern.nomem || e->root->fns.nomem)) gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
@@ -24107,7 +24399,7 @@ static void gr__em_free(gr__em *e) {
     GR_FREE(e->fnrecs); GR_FREE(e->fns.p);
     GR_FREE(e->body.p); GR_FREE(e->kern.p); GR_FREE((void *)e->kernels_done);
     GR_FREE(e->buf_off); GR_FREE(e->stage_off); GR_FREE(e->used); GR_FREE((void *)e->stores); GR_FREE(e->store_used);
-    GR_FREE(e->direct); GR_FREE(e->in_read);
+    GR_FREE(e->direct); GR_FREE(e->in_read); GR_FREE(e->need); GR_FREE(e->merged);
     GR_FREE(e);
 }
 

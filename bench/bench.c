@@ -5,7 +5,8 @@
    gradient array; 1e-9 relative in float64, 1e-4 in float32). Built with -DBENCH_EMIT (make bench)
    it also times W1-W4 as C written by gr_fn_emit_c (bench/emitgen.c writes them into
    build/bench-emit), each checked against gr_call first, in rows "..., emitted C".
-   Build and run: make bench (without and with GRADIENT_CBLAS); bench --emit: W1-W4 alone. */
+   Build and run: make bench (without and with GRADIENT_CBLAS); bench --emit: W1-W4 alone; bench --peers: the rows
+   make bench-peers (bench/peers/run.sh) sets beside NumPy, PyTorch and ADOL-C. */
 #define _POSIX_C_SOURCE 199309L   /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
@@ -101,8 +102,10 @@ static void agree(const char *what, const gr_array *a, const double *ref, int64_
         g_failures++;
     }
 }
+static int g_ms_digits = 3;   /* 6 for bench --peers, whose table divides by the microsecond times */
 static void row(const char *name, double t_gr, double t_hand, const char *note) {
-    printf("| %-34s | %12.3f | %12.3f | %6.2f | %s\n", name, t_gr * 1e3, t_hand * 1e3, t_gr / t_hand, note ? note : "");
+    printf("| %-34s | %12.*f | %12.*f | %6.2f | %s\n", name, g_ms_digits, t_gr * 1e3, g_ms_digits, t_hand * 1e3, t_gr / t_hand,
+           note ? note : "");
 }
 static void die(const char *what, gr_graph *g, gr_fn *f) {
     fprintf(stderr, "bench: %s failed: %s %s\n", what, g ? gr_graph_message(g) : "", f ? gr_fn_message(f) : "");
@@ -1140,6 +1143,20 @@ int main(int argc, char **argv) {
         bench_w3_cost_grad();
         bench_w4_undeclared();
         bench_tiny();
+        return g_failures ? 1 : 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "--peers") == 0) {   /* bench --peers: the rows bench/peers/run.sh sets beside NumPy, PyTorch, ADOL-C */
+        g_ms_digits = 6;
+        bench_w1(0);
+        bench_w1(1);
+        bench_w2();
+        bench_w3();
+        bench_w3_cost_grad();
+        bench_w4();
+        bench_w4_undeclared();
+        bench_tiny();
+        for (n = 1000; n <= 100000; n *= 10) bench_w5(n, W5_RUNS);
+        bench_w6();
         return g_failures ? 1 : 0;
     }
     if (w5_only) {                                   /* bench --w5: the graph-scale workload alone */

@@ -132,32 +132,35 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \
         return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \
     } \
-    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums), \
-       then sin and cos of y + yl on [-pi/4, pi/4] and the quadrant n mod 4 */ \
-    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+    /* sin and cos of y + yl on [-pi/4, pi/4] (x = n pi/2 + y + yl), placed by the quadrant n mod 4 (the \
+       low bits of nb) */ \
+    static GR__VM_FN void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \
         GR__VM_NOFMA \
-        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
-        U nb = O##_TOU(nd + GR__VM_SHIFT), odd = (uint64_t)0 - (nb & 1); \
-        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \
-        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \
-        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T; \
-        T y = r2 + lo, yl = lo - (y - r2), z = y * y, ps, pc, sk, ck, hz, w1; \
-        ps = z * (-1.0 / 355687428096000.0) + 1.0 / 1307674368000.0; \
-        ps = ps * z - 1.0 / 6227020800.0; \
-        ps = ps * z + 1.0 / 39916800.0; ps = ps * z - 1.0 / 362880.0; ps = ps * z + 1.0 / 5040.0; \
-        ps = ps * z - 1.0 / 120.0; ps = ps * z + 1.0 / 6.0; \
+        U odd = (uint64_t)0 - (nb & 1); \
+        T z = y * y, z2 = z * z, z4 = z2 * z2, ps, pc, sk, ck, hz, w1; \
+        /* the polynomials by Estrin's scheme (pairs, then pairs of pairs): a short chain for one value */ \
+        ps = ((1.0 / 6.0 - z * (1.0 / 120.0)) + z2 * (1.0 / 5040.0 - z * (1.0 / 362880.0))) + \
+             z4 * ((1.0 / 39916800.0 - z * (1.0 / 6227020800.0)) + z2 * (1.0 / 1307674368000.0 - z * (1.0 / 355687428096000.0))); \
         sk = y - ((y * z) * ps - yl); \
-        pc = z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0; \
-        pc = pc * z + 1.0 / 87178291200.0; \
-        pc = pc * z - 1.0 / 479001600.0; pc = pc * z + 1.0 / 3628800.0; pc = pc * z - 1.0 / 40320.0; \
-        pc = pc * z + 1.0 / 720.0; pc = pc * z - 1.0 / 24.0; \
+        pc = ((z * (1.0 / 720.0) - 1.0 / 24.0) + z2 * (z * (1.0 / 3628800.0) - 1.0 / 40320.0)) + \
+             z4 * ((z * (1.0 / 87178291200.0) - 1.0 / 479001600.0) + z2 * (z * (1.0 / 6402373705728000.0) - 1.0 / 20922789888000.0)); \
         hz = 0.5 * z; w1 = 1.0 - hz; \
-        ck = w1 + (((1.0 - w1) - hz) - ((z * z) * pc + y * yl)); \
+        ck = w1 + (((1.0 - w1) - hz) - (z2 * pc + y * yl)); \
         *sn = O##_TOD((O##_TOU(sk) & ~odd) | (O##_TOU(ck) & odd)); \
         *sn = O##_TOD(O##_TOU(*sn) ^ ((nb & 2) << 62)); \
         *sn = GR__VM_SEL(O, O##_EQ(x, 0.0), x, *sn); \
         *cs = O##_TOD((O##_TOU(ck) & ~odd) | (O##_TOU(sk) & odd)); \
         *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \
+    } \
+    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums) */ \
+    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+        GR__VM_NOFMA \
+        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
+        U nb = O##_TOU(nd + GR__VM_SHIFT); \
+        T t = x - nd * GR__VM_PIO2_1, w = nd * GR__VM_PIO2_2, r = t - w, b = r - t; \
+        T e = (t - (r - b)) - (w + b), w3 = nd * GR__VM_PIO2_3, r2 = r - w3, b2 = r2 - r; \
+        T e2 = (r - (r2 - b2)) - (w3 + b2), lo = (e + e2) - nd * GR__VM_PIO2_3T, y = r2 + lo; \
+        gr__vm_sincos_poly##S(x, y, lo - (y - r2), nb, sn, cs); \
     }
 GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 /* the main ranges (false for NaN): the vector kernels test the same */
@@ -170,6 +173,13 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
+/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and
+   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */
+static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {
+    GR__VM_NOFMA
+    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
+    else gr__vm_sincos_core_s(x, sn, cs);
+}
 /* GR_KERNEL gr__m_exp */
 /* e^x: outside the main range, 2^k applied in two steps (one rounding, into the subnormals too) */
 static GR__VM_FN double gr__m_exp(double x) {
@@ -238,7 +248,7 @@ static GR__VM_FN float gr__m_log1pf(float x) { return (float)gr__m_log1p((double
 static GR__VM_FN double gr__m_sin(double x) {
     double s, c;
     if (!GR__VM_IN_sin(x)) return sin(x);
-    gr__vm_sincos_core_s(x, &s, &c);
+    gr__vm_sincos_s1(x, &s, &c);
     return s;
 }
 /* GR_KERNEL gr__m_sinf */
@@ -247,12 +257,17 @@ static GR__VM_FN float gr__m_sinf(float x) { return (float)gr__m_sin((double)x);
 static GR__VM_FN double gr__m_cos(double x) {
     double s, c;
     if (!GR__VM_IN_cos(x)) return cos(x);
-    gr__vm_sincos_core_s(x, &s, &c);
+    gr__vm_sincos_s1(x, &s, &c);
     return c;
 }
 /* GR_KERNEL gr__m_cosf */
 static GR__VM_FN float gr__m_cosf(float x) { return (float)gr__m_cos((double)x); }
 /* GR_KERNEL_END */
+/* sin x and cos x: gr__m_sin's and gr__m_cos's values, with one reduction */
+static GR__VM_FN void gr__vm_sincos1(double x, double *s, double *c) {
+    if (GR__VM_IN_sin(x)) gr__vm_sincos_s1(x, s, c);
+    else { *s = sin(x); *c = cos(x); }
+}
 #else
 /* GR_NO_VECTOR_EXTENSIONS: the C library's functions (tanh from one expm1, without libm tanh's
    range branches: with t = expm1(-2|x|) in (-1, 0], tanh|x| = -t / (t + 2), a few ulp) */
@@ -299,6 +314,7 @@ static double gr__m_cos(double x) { return cos(x); }
 /* GR_KERNEL gr__m_cosf */
 static float gr__m_cosf(float x) { return cosf(x); }
 /* GR_KERNEL_END */
+static GR__UNUSED void gr__vm_sincos1(double x, double *s, double *c) { *s = sin(x); *c = cos(x); }
 #endif
 
 /* ---- erf, erfc, exp2, log2, sinh, cosh, tan, the inverse trigonometric and hyperbolic, pow -------
@@ -855,14 +871,14 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
             memcpy(&x, a + i, sizeof x);
             GR__VM_ALL_IN(sin, x, in);
             if (!in) {
-                for (l = 0; l < GR__VM_L; l++) { double v = a[i + l]; s[i + l] = gr__m_sin(v); c[i + l] = gr__m_cos(v); }
+                for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);
                 continue;
             }
             gr__vm_sincos_core_v(x, &vs, &vc);
             memcpy(s + i, &vs, sizeof vs);
             memcpy(c + i, &vc, sizeof vc);
         }
-    for (; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+    for (; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
 }
 #else
 #define GR__VM_MAP(f) \
@@ -872,7 +888,7 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
     }
 static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
     int64_t i;
-    for (i = 0; i < n; i++) { double v = a[i * sa]; s[i] = gr__m_sin(v); c[i] = gr__m_cos(v); }
+    for (i = 0; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
 }
 #endif
 
@@ -938,7 +954,7 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
         gr__vm_sincos_map(n, (double *)s, (double *)c, (const double *)a, sa);
 #else
         const double *x = (const double *)a;
-        for (i = 0; i < n; i++) { double v = x[i * sa]; ((double *)s)[i] = gr__m_sin(v); ((double *)c)[i] = gr__m_cos(v); }
+        for (i = 0; i < n; i++) gr__vm_sincos1(x[i * sa], (double *)s + i, (double *)c + i);
 #endif
         return;
     }

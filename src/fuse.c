@@ -235,6 +235,8 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
         else if (op->row == GR__EW_neg) *o = -GR__FS(0);
         else if (op->row == GR__EW_sqr) { double a = GR__FS(0); *o = a * a; }
         else if (op->row == GR__FOP_MULADD) { double t = GR__FS(0) * GR__FS(1); *o = t + GR__FS(2); }
+        else if (op->row == GR__FOP_PAIR && gr__ew_pairs[op->arg[1]].first == GR__EW_sin && gr__ew_pairs[op->arg[1]].second == GR__EW_cos)
+            gr__vm_sincos1(GR__FS(0), o, (double *)(uintptr_t)p->ptr[op->out2]);   /* (the pair's kernel's values) */
         else gr__fop_run(p, op, 1);
 #undef GR__FS
     }

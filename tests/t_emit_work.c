@@ -67,6 +67,50 @@ static int tw_w4(gt_em_work *w) {
     return w->f != NULL && w->in[0] && w->in[1] && w->in[2];
 }
 
+/* W3's Hessian-vector product as bench.c builds it: x and v vectors of unknown length, so that the
+   compiled function keeps arrays of x and of v in separate steps (their lengths may differ in another
+   call); the emitted file, specialised to equal lengths, computes them in one loop (merged loops) */
+enum { TW_RN = 13 };
+static gr_var *tw_rosenbrock(gr_graph *g, gr_var *x) {
+    gr_var *head = gr_slice(x, 0, 0, -1, 1), *tail = gr_slice(x, 0, 1, GR_OPEN, 1);
+    gr_var *a = gr_sub(tail, gr_sqr(head)), *b = gr_sub(gr_const(g, 1.0), head);
+    return gr_sum(gr_add(gr_mul(gr_const(g, 100.0), gr_sqr(a)), gr_sqr(b)));
+}
+static int tw_w3_hv(gt_em_work *w, int declared) {
+    int64_t n = TW_RN;
+    gr_graph *g = w->g = gr_graph_new();
+    gr_var *vx = declared ? gr_tensor(g, GR_F64, 1, &n, "x") : gr_vector(g, GR_F64, "x");
+    gr_var *vv = declared ? gr_tensor(g, GR_F64, 1, &n, "v") : gr_vector(g, GR_F64, "v");
+    gr_var *gx = gr_grad1(tw_rosenbrock(g, vx), vx), *hv = NULL, *ins[2];
+    w->name = declared ? "W3: Hessian-vector product, lengths declared" : "W3: Hessian-vector product, lengths unknown";
+    w->in[0] = tw_array(GR_F64, 1, &n, 13, 1.5); w->in[1] = tw_array(GR_F64, 1, &n, 14, 1.0);
+    w->n_in = 2;
+    w->n_out = 1;
+    if (gr_rop(1, &gx, 1, &vx, &vv, &hv, NULL) != GR_OK) return 0;
+    ins[0] = vx; ins[1] = vv;
+    w->f = gr_function(2, ins, 1, &hv, NULL);
+    return w->f != NULL && w->in[0] && w->in[1];
+}
+/* elementwise steps of unknown lengths whose memory the plan reuses, in float64 and float32, with a
+   scalar read at every element: merged loops must not write memory a step of the loop still reads
+   at other elements. outputs: c = float64(float32(e^x y) + z) - 2 x s, d = c y, b = float32(e^x y) + z */
+static int tw_mixed(gt_em_work *w) {
+    int64_t n = TW_RN;
+    gr_graph *g = w->g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = gr_vector(g, GR_F64, "y"), *z = gr_vector(g, GR_F32, "z"), *s = gr_scalar(g, GR_F64, "s");
+    gr_var *a = gr_mul(gr_exp(x), y), *b = gr_add(gr_cast(a, GR_F32), z);
+    gr_var *c = gr_sub(gr_cast(b, GR_F64), gr_mul(gr_mul(x, gr_const(g, 2.0)), s)), *outs[3], *ins[4];
+    w->name = "elementwise steps of unknown lengths, float64 and float32 (merged loops)";
+    w->in[0] = tw_array(GR_F64, 1, &n, 15, 1.0); w->in[1] = tw_array(GR_F64, 1, &n, 16, 1.0);
+    w->in[2] = tw_array(GR_F32, 1, &n, 17, 1.0); w->in[3] = tw_array(GR_F64, 0, NULL, 18, 1.0);
+    w->n_in = 4;
+    w->n_out = 3;
+    outs[0] = c; outs[1] = gr_mul(c, y); outs[2] = b;
+    ins[0] = x; ins[1] = y; ins[2] = z; ins[3] = s;
+    w->f = gr_function(4, ins, 3, outs, NULL);
+    return w->f != NULL && w->in[0] && w->in[1] && w->in[2] && w->in[3];
+}
+
 /* ---- loops (gr_scan): the emitted function is a C for over the steps ------------------------------- */
 
 enum { TW_LH = 4, TW_LI = 3, TW_LT = 7, TW_RK = 12, TW_UL = 10, TW_US = TW_UL - 3 };
@@ -276,6 +320,9 @@ int gt_em_work_build(int k, gt_em_work *w) {
     case 7: return tw_rnn(w, 3) ? 1 : -1;
     case 8: return tw_taps(w, 2) ? 1 : -1;
     case 9: return tw_nested(w) ? 1 : -1;
+    case 10: return tw_w3_hv(w, 0) ? 1 : -1;
+    case 11: return tw_w3_hv(w, 1) ? 1 : -1;
+    case 12: return tw_mixed(w) ? 1 : -1;
     default: return 0;
     }
 }
@@ -608,6 +655,83 @@ TEST(test_emit_work_until) {
     gt_em_work_free(&w);
 }
 
+/* the text of w's emitted function (NULL: emission failed); *loops: its for statements */
+static char *tw_emitted(const gt_em_work *w, int *loops) {
+    FILE *fp = tmpfile();
+    char *text = NULL;
+    long n;
+    const char *s;
+    *loops = 0;
+    if (!fp || !w->f) { if (fp) fclose(fp); return NULL; }
+    CHECK_STATUS(gr_fn_emit_c(w->f, (const gr_array *const *)w->in, fp, NULL), GR_OK);
+    n = ftell(fp);
+    if (n > 0 && (text = (char *)calloc((size_t)n + 1, 1)) != NULL) {
+        rewind(fp);
+        if (fread(text, 1, (size_t)n, fp) != (size_t)n) text[0] = 0;
+        for (s = strstr(text, "for ("); s; s = strstr(s + 5, "for (")) ++*loops;
+    }
+    fclose(fp);
+    return text;
+}
+
+/* Hv of Rosenbrock's f by hand: with a_i = x_{i+1} - x_i^2, g_i = -400 x_i a_i - 2 (1 - x_i) (i < n-1)
+   and g_{i+1} += 200 a_i, Hv_i = (1200 x_i^2 - 400 x_{i+1} + 2) v_i - 400 x_i v_{i+1} (i < n-1),
+   Hv_{i+1} += 200 v_{i+1} - 400 x_i v_i. Lengths unknown or declared: the same values, and the file
+   emitted for the unknown lengths has no more loops than the declared one's (one loop over n - 1) */
+TEST(test_emit_work_w3_hv_merged) {
+    gt_em_work w[2];
+    const gr_array *out[1];
+    int loops[2] = { 0, 0 }, d, i;
+    for (d = 0; d < 2; d++) {
+        char *text;
+        CHECK_EQ_INT(gt_em_work_build(10 + d, &w[d]), 1);
+        if (!w[d].f) continue;
+        CHECK_STATUS(gr_call(w[d].f, (const gr_array *const *)w[d].in, out), GR_OK);
+        if (out[0]) {
+            double hv[TW_RN] = { 0 };
+            for (i = 0; i < TW_RN - 1; i++) {
+                double x0 = gr_array_get(w[d].in[0], i), x1 = gr_array_get(w[d].in[0], i + 1);
+                double v0 = gr_array_get(w[d].in[1], i), v1 = gr_array_get(w[d].in[1], i + 1);
+                hv[i] += (1200 * x0 * x0 - 400 * x1 + 2) * v0 - 400 * x0 * v1;
+                hv[i + 1] += 200 * v1 - 400 * x0 * v0;
+            }
+            for (i = 0; i < TW_RN; i++) CHECK_NEAR(gr_array_get(out[0], i), hv[i], 1e-10 * (1 + fabs(hv[i])));
+        }
+        text = tw_emitted(&w[d], &loops[d]);
+        CHECK(text != NULL);
+        if (text && d == 0) CHECK_CONTAINS(text, "g1_");          /* steps of one loop */
+        free(text);
+    }
+    CHECK_MSG(loops[0] > 0 && loops[0] <= loops[1], "unknown lengths: %d loops, declared: %d", loops[0], loops[1]);
+    gt_em_work_free(&w[0]);
+    gt_em_work_free(&w[1]);
+}
+
+/* the mixed-dtype workload's outputs against plain C (make test-emit compares its emitted file with
+   gr_call bit for bit, also with an output over an input) */
+TEST(test_emit_work_mixed_merged) {
+    gt_em_work w;
+    const gr_array *out[3];
+    int loops = 0, i;
+    char *text;
+    CHECK_EQ_INT(gt_em_work_build(12, &w), 1);
+    if (w.f) {
+        CHECK_STATUS(gr_call(w.f, (const gr_array *const *)w.in, out), GR_OK);
+        for (i = 0; out[0] && out[1] && out[2] && i < TW_RN; i++) {
+            double x = gr_array_get(w.in[0], i), y = gr_array_get(w.in[1], i), s = gr_array_get(w.in[3], 0);
+            float b = (float)(exp(x) * y) + (float)gr_array_get(w.in[2], i);
+            double c = (double)b - x * 2.0 * s;
+            CHECK_NEAR(gr_array_get(out[2], i), (double)b, 1e-6 * (1 + fabs((double)b)));
+            CHECK_NEAR(gr_array_get(out[0], i), c, 1e-6 * (1 + fabs(c)));
+            CHECK_NEAR(gr_array_get(out[1], i), c * y, 1e-6 * (1 + fabs(c * y)));
+        }
+        text = tw_emitted(&w, &loops);
+        CHECK(text != NULL && loops > 0);
+        free(text);
+    }
+    gt_em_work_free(&w);
+}
+
 SUITE(suite_emit_work) = {
     CASE(test_emit_work_w1),
     CASE(test_emit_work_w1_f32),
@@ -619,5 +743,7 @@ SUITE(suite_emit_work) = {
     CASE(test_emit_work_taps_checkpoints),
     CASE(test_emit_work_nested),
     CASE(test_emit_work_until),
+    CASE(test_emit_work_w3_hv_merged),
+    CASE(test_emit_work_mixed_merged),
     END_SUITE
 };

@@ -320,14 +320,18 @@ TEST(test_vmath_vector_equals_scalar) {
         for (bad = 0, j = 0; j < N; j++) if (!tv_same((double)yf[j], (double)fn->f32(xf[j]))) bad++;
         CHECK_MSG(bad == 0, "%s: %d float32 elements differ from the scalar function", fn->name, bad);
     }
-    {   /* the pair: sin and cos in one pass, equal to the rows' */
-        for (j = 0; j < N; j++) x[j] = (j - 2000) * 0.37 + (j % 7 == 0 ? 1e7 : 0);
-        {
+    {   /* the pair: sin and cos in one pass, equal to the rows'; then |x| < 0.8 densely, where the
+           scalar functions skip the reduction (n = 0) and the vector lanes do not */
+        int set;
+        for (set = 0; set < 2; set++) {
             double *c = (double *)malloc(sizeof(double) * N);
+            for (j = 0; j < N; j++)
+                x[j] = set == 0 ? (j - 2000) * 0.37 + (j % 7 == 0 ? 1e7 : 0) : j % 5 == 0 ? ldexp(1.0 + j * 1e-4, -(j % 1070)) * (j % 2 ? -1 : 1)
+                                                                           : -0.8 + 1.6 * j / (N - 1);
             if (c) {
                 gr__vm_sincos(GR_F64, y, c, x, 1, N);
                 for (bad = 0, j = 0; j < N; j++) if (!tv_same(y[j], gr__m_sin(x[j])) || !tv_same(c[j], gr__m_cos(x[j]))) bad++;
-                CHECK_MSG(bad == 0, "sincos: %d elements differ from sin and cos", bad);
+                CHECK_MSG(bad == 0, "sincos (set %d): %d elements differ from sin and cos", set, bad);
                 free(c);
             } else CHECK(0);
         }
