@@ -309,12 +309,13 @@ test-install: gradient.h | $(B)
 # $(B)/emit/cases.c, built as C99 with -Wall -Wextra -Werror and run (every case against gr_call,
 # bit for bit, and again with an output given an input's memory); make bench's generator
 # (bench/emitgen.c) runs and its files compile with bench/bench.c (-DBENCH_EMIT, not run); the
-# single emitted files ($(B)/emit/{sample,w2,grad,w1,w4,loop}.c: loop.c a recurrent network's
-# cost and BPTT gradient, a C for over the steps) compile with -Wpedantic and
+# single emitted files ($(B)/emit/{sample,w2,grad,w1,w4,loop,ctl,vm}.c: loop.c a recurrent network's
+# cost and BPTT gradient, a C for over the steps; vm.c fused groups calling ops/vmath.c's map
+# kernels block by block, GCC vector extensions under __GNUC__) compile with -Wpedantic and
 # -ffreestanding and reference no allocator (nm), and, when arm-none-eabi-gcc is installed (CI
 # installs it), build for a Cortex-M4
 EMIT_CC    = $(CC) -std=c99 -Wall -Wextra -Werror
-EMIT_FILES = sample w2 grad w1 w4 loop ctl
+EMIT_FILES = sample w2 grad w1 w4 loop ctl vm
 test-emit: $(B)/test-gcc
 	@rm -rf $(B)/emit && mkdir -p $(B)/emit
 	GT_EMIT_OUT=$(B)/emit ./$(B)/test-gcc

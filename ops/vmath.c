@@ -262,12 +262,13 @@ static GR__VM_FN double gr__m_cos(double x) {
 }
 /* GR_KERNEL gr__m_cosf */
 static GR__VM_FN float gr__m_cosf(float x) { return (float)gr__m_cos((double)x); }
-/* GR_KERNEL_END */
+/* GR_KERNEL gr__vm_sincos1 */
 /* sin x and cos x: gr__m_sin's and gr__m_cos's values, with one reduction */
 static GR__VM_FN void gr__vm_sincos1(double x, double *s, double *c) {
     if (GR__VM_IN_sin(x)) gr__vm_sincos_s1(x, s, c);
     else { *s = sin(x); *c = cos(x); }
 }
+/* GR_KERNEL_END */
 #else
 /* GR_NO_VECTOR_EXTENSIONS: the C library's functions (tanh from one expm1, without libm tanh's
    range branches: with t = expm1(-2|x|) in (-1, 0], tanh|x| = -t / (t + 2), a few ulp) */
@@ -819,8 +820,13 @@ static float gr__m_powf(float x, float y) { return powf(x, y); }
    gr__vm_<f>_map(n, o, a): o[i] = f(a[i]) for i < n (o may be a), a vector of lanes at a time where
    the whole vector is in f's main range, else each lane by the scalar function. The table's
    kernels of these rows (gr__vmk_<f>_f64 / _f32, ops/elemwise.c) run it; float32 goes through
-   chunks of doubles. */
+   chunks of doubles. The maps are GR_KERNEL text too: gr_fn_emit_c's fused groups call them block
+   by block (src/emit.c); an emitted file takes the vector path under GCC or Clang, else the scalar
+   one (the same bits). A region names what its macro's pasted names need (e.g. gr__m_exp), so
+   that the emitter writes it first. */
 #ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_MAP */
+/* (GR__VM_FN: the cores, scalar and over a vector; gr__m_<f> for the lanes outside the main range) */
 #if defined(__GNUC__) || defined(__clang__)
 #if defined(__AVX512F__)
 #define GR__VM_BYTES 64
@@ -845,13 +851,15 @@ GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_softplus_main_v gr__vm_softplus_core_v
 static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
-
 /* the lanes of x all in f's main range */
 #define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
+/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them
+   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */
+#define GR__VM_FENCE() __asm__ __volatile__("" ::: "memory")
 #define GR__VM_MAP(f) \
     static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i = 0; \
-        for (; i + GR__VM_L <= n; i += GR__VM_L) { \
+        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \
+        for (; i < nv; i += GR__VM_L) { \
             gr__vmd x; \
             int l, in; \
             memcpy(&x, a + i, sizeof x); \
@@ -861,36 +869,59 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
         } \
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
-/* sin and cos of a[i sa] together (the pair sincos): one reduction */
-static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
-    int64_t i = 0;
-    if (sa == 1)
-        for (; i + GR__VM_L <= n; i += GR__VM_L) {
-            gr__vmd x, vs, vc;
-            int l, in;
-            memcpy(&x, a + i, sizeof x);
-            GR__VM_ALL_IN(sin, x, in);
-            if (!in) {
-                for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);
-                continue;
-            }
-            gr__vm_sincos_core_v(x, &vs, &vc);
-            memcpy(s + i, &vs, sizeof vs);
-            memcpy(c + i, &vc, sizeof vc);
-        }
-    for (; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
-}
 #else
+#define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
-    static void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
+    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
         int64_t i; \
         for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
-static void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
+#endif
+/* GR_KERNEL gr__vm_sincos_map */
+/* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
+#if defined(__GNUC__) || defined(__clang__)
+static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
+    int64_t i = 0, nv = sa == 1 ? n - n % GR__VM_L : 0;
+    for (; i < nv; i += GR__VM_L) {
+        gr__vmd x, vs, vc;
+        int l, in;
+        memcpy(&x, a + i, sizeof x);
+        GR__VM_ALL_IN(sin, x, in);
+        if (!in) {
+            for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);
+            continue;
+        }
+        gr__vm_sincos_core_v(x, &vs, &vc);
+        memcpy(s + i, &vs, sizeof vs);
+        memcpy(c + i, &vc, sizeof vc);
+    }
+    for (; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
+}
+#else
+static GR__UNUSED void gr__vm_sincos_map(int64_t n, double *s, double *c, const double *a, int64_t sa) {
     int64_t i;
     for (i = 0; i < n; i++) gr__vm_sincos1(a[i * sa], s + i, c + i);
 }
 #endif
+/* GR_KERNEL gr__vm_exp_map */
+GR__VM_MAP(exp)                           /* gr__m_exp */
+/* GR_KERNEL gr__vm_expm1_map */
+GR__VM_MAP(expm1)                         /* gr__m_expm1 */
+/* GR_KERNEL gr__vm_tanh_map */
+GR__VM_MAP(tanh)                          /* gr__m_tanh */
+/* GR_KERNEL gr__vm_log_map */
+GR__VM_MAP(log)                           /* gr__m_log */
+/* GR_KERNEL gr__vm_log1p_map */
+GR__VM_MAP(log1p)                         /* gr__m_log1p */
+/* GR_KERNEL gr__vm_sin_map */
+GR__VM_MAP(sin)                           /* gr__m_sin */
+/* GR_KERNEL gr__vm_cos_map */
+GR__VM_MAP(cos)                           /* gr__m_cos */
+/* GR_KERNEL gr__vm_sigmoid_map */
+GR__VM_MAP(sigmoid)                       /* gr__m_sigmoid */
+/* GR_KERNEL gr__vm_softplus_map */
+GR__VM_MAP(softplus)                      /* gr__m_softplus */
+/* GR_KERNEL_END */
 
 #define GR__VM_CHUNK 128                  /* float32 runs through chunks of this many doubles */
 typedef void (*gr__vm_mapfn)(int64_t n, double *o, const double *a);
@@ -908,7 +939,6 @@ static void gr__vm_f32(int64_t n, float *o, const float *a, gr__vm_mapfn map) {
 #define GR__VM_SF(name) gr__m_##name##f      /* the float32 scalar function */
 /* the table's kernels (gr__ew_kernel: st[0] 1 for a whole array, 0 for one value filled) */
 #define GR__VM_KERNELS(f) \
-    GR__VM_MAP(f) \
     static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
         double *o = (double *)out; const double *a = (const double *)in[0]; int64_t i; \
         if (st[0] == 1) { gr__vm_##f##_map(n, o, a); return; } \
@@ -1009,19 +1039,33 @@ GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v
 #define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
 #endif
+GR__VM_MAP(erf)
 GR__VM_KERNELS(erf)
+GR__VM_MAP(erfc)
 GR__VM_KERNELS(erfc)
+GR__VM_MAP(exp2)
 GR__VM_KERNELS(exp2)
+GR__VM_MAP(log2)
 GR__VM_KERNELS(log2)
+GR__VM_MAP(sinh)
 GR__VM_KERNELS(sinh)
+GR__VM_MAP(cosh)
 GR__VM_KERNELS(cosh)
+GR__VM_MAP(tan)
 GR__VM_KERNELS(tan)
+GR__VM_MAP(arctan)
 GR__VM_KERNELS(arctan)
+GR__VM_MAP(cbrt)
 GR__VM_KERNELS(cbrt)
+GR__VM_MAP(arcsin)
 GR__VM_KERNELS(arcsin)
+GR__VM_MAP(arccos)
 GR__VM_KERNELS(arccos)
+GR__VM_MAP(arctanh)
 GR__VM_KERNELS(arctanh)
+GR__VM_MAP(arcsinh)
 GR__VM_KERNELS(arcsinh)
+GR__VM_MAP(arccosh)
 GR__VM_KERNELS(arccosh)
 #define GR__VMP_erf ~, 1
 #define GR__VMP_erfc ~, 1

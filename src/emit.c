@@ -543,6 +543,243 @@ static int gr__em_fscratch_new(gr__em_fscratch *s, const gr__fprog *p) {
 }
 static void gr__em_fscratch_free(gr__em_fscratch *s) { GR_FREE(s->writer); GR_FREE(s->live); GR_FREE(s->dead); GR_FREE(s->ext); }
 
+/* ---- Fused, blocked: the interpreter's way, for groups with a vector math row ------------------
+   A group holding a row that ops/vmath.c maps (gr__vm_<f>_map, the pair's gr__vm_sincos_map) runs
+   block by block, as gr__Fused_perform does: each instruction a loop over the block (arithmetic:
+   the compiler vectorises it) or one call of the map kernel, its result in a block buffer of the
+   function's work (reused once nothing reads it), the outputs copied from their buffers at the end
+   of each block (so an output over an input is written after every read of the block). Only when
+   every external input read is the whole shape (the same elements in order) or one value. */
+
+#define GR__EM_BLK 256                   /* elements per block */
+
+typedef struct gr__em_fblk {
+    const gr__fprog *p;
+    const gr_array *const *in;
+    int32_t *writer;                     /* by reference: the value last written in it (2 k, or 2 k + 1 for a pair's second) */
+    int32_t *last;                       /* by value: the instruction that reads it last (n_ops: an output's, -1: none) */
+    int32_t *slot;                       /* by value: its block buffer */
+    int32_t *outv;                       /* by output: the value it receives */
+    int n_slots, wide;                   /* float32 through a map kernel: double buffers w0 (and w1 for a pair) */
+} gr__em_fblk;
+
+static int gr__em_has_kernel(const char *name) {
+    const gr__kernel_text *kt;
+    for (kt = gr__kernel_texts; kt->name; kt++) if (!strcmp(kt->name, name)) return 1;
+    return 0;
+}
+
+/* the map kernel of instruction op into name (gr__vm_<row>_map, gr__vm_<pair>_map): 1 when the
+   file can have it (ops/vmath.c's, not under GR_NO_VECTOR_EXTENSIONS) */
+static int gr__em_fmap(const gr__fop *op, char *name, size_t size) {
+    const char *f;
+    if (op->dtype != op->odtype || (op->dtype != GR_F64 && op->dtype != GR_F32)) return 0;
+    if (op->row == GR__FOP_PAIR) f = gr__ew_pairs[op->arg[1]].name;
+    else if (op->row < GR__EW_COUNT) f = gr__ew_ops[op->row]->name;
+    else return 0;
+    snprintf(name, size, "gr__vm_%s_map", f);
+    return gr__em_has_kernel(name);
+}
+
+/* the group runs blocked: some instruction has a map kernel, every input is the whole shape or one value */
+static int gr__em_fblocked(const gr__fprog *p, const gr_array *const *in, const gr_array *o0) {
+    char name[64];
+    int32_t k, i;
+    int mapped = 0;
+    if (o0->size < 2) return 0;
+    for (i = 0; i < p->n_ext; i++)
+        if (in[i]->size != o0->size && in[i]->size != 1) return 0;
+    for (k = 0; k < p->n_ops && !mapped; k++) mapped = gr__em_fmap(&p->ops[k], name, sizeof name);
+    return mapped;
+}
+
+/* the operands instruction op reads (a pair's and a copy's: the first only) */
+static int gr__em_fnargs(const gr__fop *op) { return op->row == GR__FOP_PAIR || op->row >= GR__FOP_COPY ? 1 : op->n_args; }
+
+/* the values' last readers, then their buffers: a value's buffer is free after its last reader,
+   for a value of the same dtype (so an instruction may write over its operand of its own dtype:
+   every loop and map reads element i before it writes element i; a buffer holds one dtype) */
+static int gr__em_fslots(gr__em_fblk *b) {
+    const gr__fprog *p = b->p;
+    int32_t nv = 2 * p->n_ops, k, *freel = (int32_t *)GR_MALLOC(sizeof(int32_t) * 4u * (size_t)(nv + 1));
+    int32_t base = p->n_ext + p->n_imm, n_free[4] = { 0, 0, 0, 0 }, w, a, m;
+    if (!freel) return 0;
+    for (k = 0; k < p->n_refs; k++) b->writer[k] = -1;
+    for (k = 0; k < nv; k++) { b->last[k] = -1; b->slot[k] = -1; }
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        for (a = 0; a < gr__em_fnargs(op); a++)
+            if (op->arg[a] >= base && b->writer[op->arg[a]] >= 0) b->last[b->writer[op->arg[a]]] = k;
+        b->writer[op->out] = 2 * k;
+        if (op->out2 >= 0) b->writer[op->out2] = 2 * k + 1;
+    }
+    for (m = 0; m < p->n_out; m++)
+        if ((b->outv[m] = b->writer[base + m]) >= 0) b->last[b->outv[m]] = p->n_ops;
+    for (k = 0; k < p->n_refs; k++) b->writer[k] = -1;
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        int dt = op->odtype & 3;
+        for (a = 0; a < gr__em_fnargs(op); a++) {
+            int32_t v = op->arg[a] >= base ? b->writer[op->arg[a]] : -1;
+            if (v >= 0 && b->last[v] == k && b->slot[v] >= 0) {
+                int vd = p->ops[v >> 1].odtype & 3;
+                freel[vd * (nv + 1) + n_free[vd]++] = b->slot[v];
+                b->last[v] = -2;
+            }
+        }
+        for (w = 0; w < 2; w++) {
+            int32_t v = 2 * k + w;
+            if (w && op->out2 < 0) continue;
+            b->slot[v] = n_free[dt] ? freel[dt * (nv + 1) + --n_free[dt]] : b->n_slots++;
+            if (b->last[v] < k) { freel[dt * (nv + 1) + n_free[dt]++] = b->slot[v]; b->last[v] = -2; }   /* (read by nothing) */
+            b->writer[w ? op->out2 : op->out] = v;
+        }
+    }
+    GR_FREE(freel);
+    return 1;
+}
+
+/* reference ref read as dtype dt in the block: its element i (elem), or a pointer to the block's
+   elements (NULL when it has none of dtype dt: an immediate, one value broadcast, another dtype) */
+static const char *gr__em_bref(gr__em *e, const gr__em_fblk *b, int32_t ref, int dt, int elem) {
+    const gr__fprog *p = b->p;
+    char *x;
+    if (ref >= p->n_ext && ref < p->n_ext + p->n_imm) return elem ? gr__em_value(e, dt, &p->imm[ref - p->n_ext], 0) : NULL;
+    x = gr__em_room(e);
+    if (ref < p->n_ext) {
+        if (b->in[ref]->size == 1) snprintf(x, GR__EM_EXPR, "e%ld", (long)ref);
+        else if (elem) snprintf(x, GR__EM_EXPR, "x%ld[j0 + i]", (long)ref);
+        else snprintf(x, GR__EM_EXPR, "(x%ld + j0)", (long)ref);
+        return !elem && (b->in[ref]->size == 1 || (int)b->in[ref]->dtype != dt) ? NULL : x;
+    }
+    snprintf(x, GR__EM_EXPR, "%c%ld%s", b->writer[ref] & 1 ? 'u' : 't', (long)(b->writer[ref] >> 1), elem ? "[i]" : "");
+    return !elem && p->ops[b->writer[ref] >> 1].odtype != dt ? NULL : x;
+}
+
+/* instruction k through its map kernel (name); 0 when its operand is not a block of its dtype */
+static int gr__em_bmap(gr__em *e, const gr__em_fblk *b, int32_t k, const char *name) {
+    const gr__fop *op = &b->p->ops[k];
+    const char *src = gr__em_bref(e, b, op->arg[0], op->dtype, 0);
+    int pair = op->row == GR__FOP_PAIR;
+    long kl = (long)k;
+    if (!src) return 0;
+    if (!gr__em_kernel(e, name)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name); return 1; }
+    if (op->dtype == GR_F64) {
+        if (pair) gr__em_line(e, "%s((int64_t)n, t%ld, u%ld, %s, 1);", name, kl, kl, src);
+        else gr__em_line(e, "%s((int64_t)n, t%ld, %s);", name, kl, src);
+        return 1;
+    }
+    gr__em_line(e, "for (size_t i = 0; i < n; i++) w0[i] = (double)%s[i];", src);   /* float32: as doubles */
+    if (pair) {
+        gr__em_line(e, "%s((int64_t)n, w0, w1, w0, 1);", name);
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { t%ld[i] = (float)w0[i]; u%ld[i] = (float)w1[i]; }", kl, kl);
+    } else {
+        gr__em_line(e, "%s((int64_t)n, w0, w0);", name);
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = (float)w0[i];", kl);
+    }
+    gr__em_line(e, "GR__VM_FENCE();");     /* (the floats read back from memory: see ops/vmath.c) */
+    return 1;
+}
+
+/* instruction k as a loop over the block, element by element as gr__em_fop writes it */
+static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
+    const gr__fop *op = &b->p->ops[k];
+    const char *T = gr__em_ctype(op->dtype), *TO = gr__em_ctype(op->odtype);
+    char a[GR__EM_EXPR], f1[GR__EM_EXPR];
+    long kl = (long)k;
+    snprintf(a, sizeof a, "%s", gr__em_bref(e, b, op->arg[0], op->dtype, 1));
+    if (op->row == GR__FOP_MULADD) {
+        char bb[GR__EM_EXPR];
+        snprintf(bb, sizeof bb, "%s", gr__em_bref(e, b, op->arg[1], op->dtype, 1));
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s p = %s * %s; t%ld[i] = p + %s; }", T, a, bb, kl,
+                    gr__em_bref(e, b, op->arg[2], op->dtype, 1));
+    } else if (op->row == GR__FOP_PAIR) {
+        const gr__ew_pair *pr = &gr__ew_pairs[op->arg[1]];
+        snprintf(f1, sizeof f1, "%s", gr__em_expr(e, pr->first, op->dtype));
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s a = %s; t%ld[i] = (%s)(%s); u%ld[i] = (%s)(%s); }", T, a, kl, TO, f1,
+                    kl, TO, gr__em_expr(e, pr->second, op->dtype));
+    } else if (op->row >= GR__FOP_COPY) {
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = %s;", kl, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+        if (op->odtype == GR_F32 && op->dtype == GR_F64 && gr__em_kernel(e, "GR__VM_MAP"))
+            gr__em_line(e, "GR__VM_FENCE();");   /* (as after a float32 map: see ops/vmath.c) */
+    } else {
+        static const char *const names[3] = { "a", "b", "c" };
+        char decl[3 * GR__EM_EXPR];
+        size_t n = 0;
+        int i;
+        for (i = 0; i < op->n_args; i++)
+            n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%s = %s", i ? ", " : "", names[i],
+                                  i ? gr__em_bref(e, b, op->arg[i], op->dtype, 1) : a);
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s %s; t%ld[i] = (%s)(%s); }", T, decl, kl, TO,
+                    gr__em_expr(e, op->row, op->dtype));
+    }
+}
+
+/* the declarations: inputs, outputs, the values' block buffers in work */
+static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *out, const uint8_t *live, int64_t blk) {
+    const gr__fprog *p = b->p;
+    size_t at, bytes = (size_t)blk * 8u;
+    char name[64];
+    int32_t k, i;
+    for (k = 0; k < p->n_ops; k++)
+        if (p->ops[k].dtype == GR_F32 && gr__em_fmap(&p->ops[k], name, sizeof name))
+            b->wide = p->ops[k].row == GR__FOP_PAIR ? 2 : b->wide > 1 ? 2 : 1;
+    gr__em_scratch_n(e, bytes * (size_t)(b->n_slots + b->wide));
+    at = gr__em_scratch_at(e);
+    for (i = 0; i < p->n_ext; i++) {
+        const char *T = gr__em_ctype(b->in[i]->dtype);
+        if (!live[i]) continue;
+        gr__em_line(e, "const %s *x%d = %s;", T, (int)i, gr__em_in(e, (int)i));
+        if (b->in[i]->size == 1) gr__em_line(e, "const %s e%d = x%d[0];", T, (int)i, (int)i);
+    }
+    for (i = 0; i < p->n_out; i++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[i]->dtype), (int)i, gr__em_out(e, (int)i));
+    for (k = 0; k < 2 * p->n_ops; k++) {
+        const char *T = gr__em_ctype(p->ops[k >> 1].odtype);
+        if ((k & 1) && p->ops[k >> 1].out2 < 0) continue;
+        gr__em_line(e, "%s *%c%ld = (%s *)((char *)work + %lu);", T, k & 1 ? 'u' : 't', (long)(k >> 1), T,
+                    (unsigned long)(at + (size_t)b->slot[k] * bytes));
+    }
+    for (i = 0; i < b->wide; i++)
+    {
+        gr__em_line(e, "double *w%d = (double *)((char *)work + %lu);", (int)i, (unsigned long)(at + (size_t)(b->n_slots + i) * bytes));
+        gr__em_line(e, "(void)w%d;", (int)i);     /* (a map of one value broadcast goes element by element) */
+    }
+}
+
+static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array *const *in, const gr_array *const *out, const uint8_t *live) {
+    gr__em_fblk b;
+    int64_t size = out[0]->size, blk = size < GR__EM_BLK ? size : GR__EM_BLK;
+    int32_t nv = 2 * p->n_ops + 1, k, m;
+    char name[64];
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    b.in = in;
+    b.writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
+    b.last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
+    b.slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
+    b.outv = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_out + 1));
+    if (!b.writer || !b.last || !b.slot || !b.outv || !gr__em_fslots(&b)) gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    else {
+        gr__em_line(e, "{");
+        gr__em_fblk_decls(e, &b, out, live, blk);
+        for (k = 0; k < p->n_refs; k++) b.writer[k] = -1;
+        gr__em_line(e, "for (size_t j0 = 0; j0 < %lld; j0 += %lld) {", (long long)size, (long long)blk);
+        gr__em_line(e, "const size_t n = %lld - j0 < %lld ? %lld - j0 : %lld;", (long long)size, (long long)blk, (long long)size, (long long)blk);
+        for (k = 0; k < p->n_ops; k++) {
+            const gr__fop *op = &p->ops[k];
+            if (!gr__em_fmap(op, name, sizeof name) || !gr__em_bmap(e, &b, k, name)) gr__em_bop(e, &b, k);
+            b.writer[op->out] = 2 * k;
+            if (op->out2 >= 0) b.writer[op->out2] = 2 * k + 1;
+        }
+        for (m = 0; m < p->n_out; m++)             /* the outputs, after every read of the block */
+            if (b.outv[m] >= 0)
+                gr__em_line(e, "for (size_t i = 0; i < n; i++) y%d[j0 + i] = %c%ld[i];", (int)m, b.outv[m] & 1 ? 'u' : 't', (long)(b.outv[m] >> 1));
+        gr__em_line(e, "}");
+        gr__em_line(e, "}");
+    }
+    GR_FREE(b.writer); GR_FREE(b.last); GR_FREE(b.slot); GR_FREE(b.outv);
+}
+
 static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
@@ -554,6 +791,11 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     if (o0->size == 0) return GR_OK;
     if (!gr__em_fscratch_new(&s, p)) { gr__em_fscratch_free(&s); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
     gr__em_flive(p, s.live, s.dead);
+    if (gr__em_fblocked(p, in, o0)) {
+        gr__Fused_emit_blocked(e, p, in, out, s.live);
+        gr__em_fscratch_free(&s);
+        return e->status;
+    }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++)
         if (s.live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
@@ -612,6 +854,7 @@ static int gr__em_mergeable(const gr__em *e, int64_t k, const gr_array *s) {
     const int32_t *io = f->step_io + f->step_io_at[k];
     int i, j, fused = gr__emit_of(node->op) == gr__Fused_emit;
     if (!fused && !(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
+    if (fused && gr__em_fblocked(gr__fp(node), in, in[node->n_in])) return 0;   /* (written blocked, alone) */
     for (j = 0; j < node->n_out; j++)
         if (f->slots[io[node->n_in + j]].view_of >= 0 || in[node->n_in + j]->size == 0 || !gr__em_same_shape(in[node->n_in + j], s)) return 0;
     for (i = 0; !fused && i < node->n_in; i++) if (in[i]->dtype != in[node->n_in - 1]->dtype) return 0;

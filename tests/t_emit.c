@@ -477,6 +477,94 @@ static gr_fn *gt_em_grad(gr_graph *g, gr_array **arrays) {
     return gr_function(4, ins, 4, outs, NULL);
 }
 
+/* Every row ops/vmath.c maps, in one fused group per dtype (float64, float32), of x (n) and s (one
+   value broadcast): exp(x s), expm1 x, tanh x, log(x x + 0.5) (a multiply-add), log1p(x x), sin x and
+   cos x (the pair sincos), sigmoid x, softplus x; and, last, float32 exp x cast to float64 (in the
+   float32 group: a copy to a wider dtype reading a block buffer nothing reads after it). src/emit.c
+   writes such a group blocked, calling the map kernels (gr__vm_<f>_map) block by block. */
+enum { TE_VM_OUT = 9 };
+static gr_fn *te_vm_fn(gr_graph *g) {
+    gr_var *ins[4], *outs[2 * TE_VM_OUT + 1];
+    int d;
+    for (d = 0; d < 2; d++) {
+        gr_dtype dt = d ? GR_F32 : GR_F64;
+        gr_var *x = gr_vector(g, dt, d ? "x32" : "x"), *s = gr_scalar(g, dt, d ? "s32" : "s"), *xx = gr_mul(x, x);
+        gr_var **o = outs + d * TE_VM_OUT;
+        ins[2 * d] = x;
+        ins[2 * d + 1] = s;
+        o[0] = gr_exp(gr_mul(x, s)); o[1] = gr_expm1(x); o[2] = gr_tanh(x);
+        o[3] = gr_log(gr_add(xx, gr_const(g, 0.5))); o[4] = gr_log1p(xx); o[5] = gr_sin(x);
+        o[6] = gr_cos(x); o[7] = gr_sigmoid(x); o[8] = gr_softplus(x);
+        if (d) outs[2 * TE_VM_OUT] = gr_cast(gr_exp(x), GR_F64);
+    }
+    return gr_function(4, ins, 2 * TE_VM_OUT + 1, outs, NULL);
+}
+/* x (n) in [-3, 3] and special points (NaN, +-inf, +-0, beyond exp's range, beyond sin's main
+   range), float64 and float32; s = 0.75 */
+static void te_vm_arrays(int64_t n, gr_array **a) {
+    static const double special[] = { NAN, 800.0, -800.0, 1e7, INFINITY, -INFINITY, 0.0, -0.0, 700.5, -745.5 };
+    int64_t i;
+    int d;
+    for (d = 0; d < 2; d++) {
+        gr_dtype dt = d ? GR_F32 : GR_F64;
+        a[2 * d] = gr_array_new(dt, 1, &n);
+        a[2 * d + 1] = gr_array_scalar(dt, 0.75);
+        for (i = 0; i < n; i++)
+            gr_array_set(a[2 * d], i, i % 37 == 5 ? special[(i / 37) % 10] : 3.0 * sin(1.3 * (double)i + 0.2));
+    }
+}
+/* |got - want| in ulp of want rounded to mant bits (smallest normal exponent min_exp); a NaN, an
+   infinity and a zero must be matched exactly */
+static double te_ulps(long double got, long double want, int mant, int min_exp) {
+    int e;
+    if (want != want) return got != got ? 0 : 1e30;
+    if (isinf((double)want) || isinf((double)got)) return (double)got == (double)want ? 0 : 1e30;
+    if (want == 0) return got == 0 ? 0 : 1e30;
+    frexpl(want, &e);
+    if (e < min_exp) e = min_exp;
+    return (double)(fabsl(got - want) / ldexpl(1.0L, e - mant));
+}
+/* output k of te_vm_fn at x (s), in long double from the C library's long double functions; the
+   float operations before the function (x s, x x + 0.5, x x) rounded as the graph rounds them */
+static long double te_vm_ref(int k, double x, double s, int f32) {
+    double q = f32 ? (double)((float)x * (float)s) : x * s, xx = f32 ? (double)((float)x * (float)x) : x * x, arg;
+    volatile double p = xx;              /* (no contraction of x x + 0.5) */
+    arg = f32 ? (double)((float)p + 0.5f) : p + 0.5;
+    switch (k) {
+    case 0: return expl(q);
+    case 1: return expm1l(x);
+    case 2: return tanhl(x);
+    case 3: return logl(arg);
+    case 4: return log1pl(xx);
+    case 5: return sinl(x);
+    case 6: return cosl(x);
+    case 7: return x >= 0 ? 1 / (1 + expl(-x)) : expl(x) / (1 + expl(x));
+    default: return x > 0 ? x + log1pl(expl(-x)) : log1pl(expl(x));
+    }
+}
+/* gr_call's outputs (which make test-emit compares with the emitted file's bit for bit) against the
+   reference: within 4 ulp (the README's bounds, "Math functions": 1-3 ulp in float64, 0.501 in float32;
+   the C library's under GR_NO_VECTOR_EXTENSIONS) */
+static void te_vm_check(const gr_array *const *in, const gr_array *const *out, int64_t n) {
+    int64_t i;
+    int d, k;
+    for (d = 0; d < 2; d++)
+        for (k = 0; k < TE_VM_OUT; k++)
+            for (i = 0; i < n; i++) {
+                double x = gr_array_get(in[2 * d], i), got = gr_array_get(out[d * TE_VM_OUT + k], i);
+                long double want = te_vm_ref(k, x, gr_array_get(in[2 * d + 1], 0), d);
+                double u = d ? te_ulps(got, (long double)(float)want, 24, -125) : te_ulps(got, want, 53, -1021);
+                CHECK_MSG(u <= 4.0, "%s output %d at x = %.17g (n %ld): %.17g, want %.17Lg (%g ulp)", d ? "float32" : "float64",
+                          k, x, (long)n, got, want, u);
+            }
+    for (i = 0; i < n; i++) {          /* float32 exp x as float64: a float32 value, within 4 ulp of it */
+        double x = gr_array_get(in[2], i), got = gr_array_get(out[2 * TE_VM_OUT], i);
+        CHECK(out[2 * TE_VM_OUT]->dtype == GR_F64);
+        CHECK_MSG(got != got || (double)(float)got == got, "exp(x32) as float64: %.17g", got);
+        CHECK_MSG(te_ulps(got, (long double)(float)expl(x), 24, -125) <= 4.0, "exp(x32) as float64 at x = %.17g: %.17g", x, got);
+    }
+}
+
 /* one sample: its file of its own, then three calls recorded as a row of its own */
 static void gt_em_sample_run(const char *dir, const char *file, const char *row, gr_fn *f, gr_array *const *arrays) {
     const gr_array *out[4];
@@ -488,6 +576,29 @@ static void gt_em_sample_run(const char *dir, const char *file, const char *row,
     gt_em.test = "calls 1-3";
     for (k = 0; k < 3; k++) CHECK_STATUS(gr_call(f, (const gr_array *const *)arrays, out), GR_OK);   /* each sees the last update */
     gt_em_row_done(&n_rows, &n_listed);
+}
+
+/* te_vm_fn (the vector math rows in fused groups, blocked): vm.c, and calls of 603 elements (two
+   blocks of 256 and 91) and of 13 (one block) recorded as a row of their own */
+static void gt_em_vm(const char *dir) {
+    static const int64_t sizes[2] = { 603, 13 };
+    gr_graph *g = gr_graph_new();
+    gr_fn *f = te_vm_fn(g);
+    gr_array *a[4];
+    const gr_array *out[2 * TE_VM_OUT + 1];
+    int n_rows = 0, n_listed = 0, k, i;
+    CHECK_MSG(f != NULL, "te_vm_fn: %s", gr_graph_message(g));
+    gt_em.row = "vector math rows in fused groups (blocked, float64 and float32)";
+    for (k = 0; f && k < 2; k++) {
+        te_vm_arrays(sizes[k], a);
+        if (k == 0) gt_em_standalone(dir, "vm.c", f, (const gr_array *const *)a, "gr_vm");
+        gt_em.test = k ? "13 elements" : "603 elements";
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)a, out), GR_OK);
+        for (i = 0; i < 4; i++) gr_array_free(a[i]);
+    }
+    gt_em_row_done(&n_rows, &n_listed);
+    gr_fn_free(f);
+    gr_graph_free(g);
 }
 
 /* the samples, recorded as rows of their own and written as files of their own */
@@ -509,6 +620,7 @@ static void gt_em_samples(const char *dir) {
     gr_fn_free(f);
     for (i = 0; i < 4; i++) gr_array_free(a[i]);
     gr_graph_free(g);
+    gt_em_vm(dir);
 }
 
 /* the bench workloads W1 and W4 and the loops (tests/t_emit_work.c), recorded as rows of their own;
@@ -944,9 +1056,53 @@ TEST(test_emit_ifelse) {
     gr_graph_free(g);
 }
 
+/* the vector math rows in fused groups (te_vm_fn): written blocked, each map kernel called (where
+   the library has them: not under GR_NO_VECTOR_EXTENSIONS), its block buffers inside NAME_WORK_BYTES;
+   gr_call's values (equal to the emitted file's bit for bit: make test-emit, row "vector math rows
+   in fused groups") against the C library's long double functions, 603 elements and 13 */
+TEST(test_emit_vmath) {
+    static const char *const maps[] = { "gr__vm_exp_map(", "gr__vm_expm1_map(", "gr__vm_tanh_map(", "gr__vm_log_map(",
+                                        "gr__vm_log1p_map(", "gr__vm_sincos_map(", "gr__vm_sigmoid_map(", "gr__vm_softplus_map(", NULL };
+    static const int64_t sizes[2] = { 603, 13 };
+    gr_graph *g = gr_graph_new();
+    gr_fn *f = te_vm_fn(g);
+    gr_array *a[4];
+    const gr_array *out[2 * TE_VM_OUT + 1];
+    int k, i;
+    CHECK_MSG(f != NULL, "te_vm_fn: %s", gr_graph_message(g));
+    for (k = 0; f && k < 2; k++) {
+        char *text;
+        te_vm_arrays(sizes[k], a);
+        text = te_emit(f, (const gr_array *const *)a, "gr_vm", GR_OK);
+        if (text) {
+            const char *w = strstr(text, "#define gr_vm_WORK_BYTES "), *q;
+            long work = w ? atol(w + 25) : 0, blk = sizes[k] < 256 ? (long)sizes[k] : 256;
+            int n_fused = 0;
+            for (q = strstr(text, "/* Fused "); q; q = strstr(q + 1, "/* Fused ")) n_fused++;
+            CHECK_MSG(n_fused == 2, "%d fused groups, not one per dtype", n_fused);
+#ifndef GR_NO_VECTOR_EXTENSIONS
+            for (i = 0; maps[i]; i++) CHECK_CONTAINS(text, maps[i]);
+            CHECK_CONTAINS(text, "double *w1 = ");          /* (float32's pair: through two double buffers) */
+#else
+            CHECK(strstr(text, "_map(") == NULL);          /* (no map kernels: element by element) */
+#endif
+            for (q = strstr(text, " = (double *)((char *)work + "); q; q = strstr(q + 1, " = (double *)((char *)work + "))
+                CHECK_MSG(atol(q + 29) + 8 * blk <= work, "a block buffer at %ld beyond gr_vm_WORK_BYTES %ld", atol(q + 29), work);
+        }
+        free(text);
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)a, out), GR_OK);
+        te_vm_check((const gr_array *const *)a, out, sizes[k]);
+        for (i = 0; i < 4; i++) gr_array_free(a[i]);
+    }
+    (void)maps;
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
 SUITE(suite_emit) = {
     CASE(test_emit_errors),
     CASE(test_emit_form),
     CASE(test_emit_ifelse),
+    CASE(test_emit_vmath),
     END_SUITE
 };
