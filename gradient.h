@@ -816,7 +816,7 @@ extern "C" {
     X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
     X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+    X(pow,        2, ARITH, GR_M(gr__m_pow)(a, b),      gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
                   D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
     X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
@@ -828,32 +828,32 @@ extern "C" {
                   D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
     /* exponentials and logarithms */ \
     X(exp,        1, FLOAT, GR_M(gr__m_exp)(a),                0,                   D(y), D_NONE, D_NONE) /* e^x */ \
-    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(exp2,       1, FLOAT, GR_M(gr__m_exp2)(a),            0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
     X(expm1,      1, FLOAT, GR_M(gr__m_expm1)(a),              0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
     X(log,        1, FLOAT, GR_M(gr__m_log)(a),                0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
-    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log2,       1, FLOAT, GR_M(gr__m_log2)(a),            0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
     X(log1p,      1, FLOAT, GR_M(gr__m_log1p)(a),              0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
-    X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
+    X(cbrt,       1, FLOAT, GR_M(gr__m_cbrt)(a),        0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
     X(cos,        1, FLOAT, GR_M(gr__m_cos)(a),                0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
-    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
-    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
-    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
-    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
-    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+    X(tan,        1, FLOAT, GR_M(gr__m_tan)(a),         0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(gr__m_arcsin)(a),      0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(gr__m_arccos)(a),      0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(gr__m_arctan)(a),      0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(gr__m_arctan2)(a, b),  0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
-    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
-    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(sinh,       1, FLOAT, GR_M(gr__m_sinh)(a),            0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(gr__m_cosh)(a),            0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
     X(tanh,       1, FLOAT, GR_M(gr__m_tanh)(a),               0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
-    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
-    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
-    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(gr__m_arcsinh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(gr__m_arccosh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(gr__m_arctanh)(a),     0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
     /* special functions and activations */ \
-    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
-    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(erf,        1, FLOAT, GR_M(gr__m_erf)(a),             0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(gr__m_erfc)(a),            0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
     X(sigmoid,    1, FLOAT, GR_M(gr__m_sigmoid)(a),     0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
     X(softplus,   1, FLOAT, GR_M(gr__m_softplus)(a),    0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
     X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \
@@ -3360,6 +3360,1120 @@ static const char *const gr__kernel_gr__m_cosf[] GR__UNUSED = {
 static GR__UNUSED void gr__vm_sincos1(double x, double *s, double *c) { *s = sin(x); *c = cos(x); }
 #endif
 
+/* ---- erf, erfc, exp2, log2, sinh, cosh, tan, the inverse trigonometric and hyperbolic, pow -------
+   The same way as the functions above: a second set of cores (GR__VM_CORES2, over double or a vector
+   of doubles, built on the first set) and scalar functions that take the cores in their main range.
+   erf and erfc compute every lane's candidates (the fit near 0, the tail through e^(-x^2)) and pick
+   per lane with masks; sinh and cosh come from expm1 and exp, exp2 from the exp reduction, log2 from
+   the log reduction with ln m split in two parts before the division by ln 2. */
+#ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_FN2 */
+#define GR__VM_FN2 GR__VM_FN                         /* (names this kernel: the cores below) */
+#define GR__VM_LN2 6.93147180559945286227e-01
+#define GR__VM_IVLN2HI 1.44269504072144627571e+00     /* 1/ln 2 in 32 bits, and the rest */
+#define GR__VM_IVLN2LO 1.67517131676592212486e-10
+#define GR__VM_HI26_BITS (~(uint64_t)0 << 27)         /* a double's leading 26 bits */
+#define GR__VM_HI21_BITS (~(uint64_t)0 << 32)         /* its leading 21 bits */
+#define GR__VM_TWO3 6.6666666666666663e-01            /* 2/3, and the rest (1 / (3 2^53)) */
+#define GR__VM_TWO3LO 3.7007434154171883e-17
+#define GR__VM_SPLIT 134217729.0                      /* 2^27 + 1: Dekker's split */
+/* erf x = x + x Q(x^2) for |x| <= 1: Q a Chebyshev fit of degree 12 in x^2 (as monomials) */
+static const double gr__vm_erf_q[13] GR__UNUSED = {
+    0.128379167095512573468, -0.376126389031837430281, 0.112837916709546981201, -0.026866170645047586397,
+    0.0052239776245561028735, -0.000854832696649681532668, 0.000120553306058680275413, -1.49255834251020676079e-05,
+    1.64608147578383122978e-06, -1.63483844342402142926e-07, 1.46470640061124868225e-08, -1.13246793139646447694e-09,
+    5.87728156740642869119e-11
+};
+/* erfc x = e^(-x^2) g(u) / (x + 1/2) for x >= 1/2, u = (x - 4.5) / (x + 3.5) in [-1, 1): g is
+   e^(x^2) erfc(x) (x + 1/2), smooth in u up to x = inf; its Chebyshev series to degree 23 (fit in
+   long double), as monomials (their magnitudes sum to 0.74: no cancellation on [-1, 1]) split into
+   even and odd parts, g = c_0 + E(u^2) u^2 + O(u^2) u, c_0 in two parts */
+#define GR__VM_ERFC_C0 0.61242402136920704
+#define GR__VM_ERFC_C0LO 4.67833e-17
+static const double gr__vm_erfc_e[11] GR__UNUSED = {
+    0.00642199564890962756828, -0.0206072859568225929163, -0.00762457950510174536787, -0.000721853623505291398799,
+    4.8269291187647579238e-05, -3.37086387023251739667e-07, -3.19702700461258852218e-07, 6.15164463813044903873e-08,
+    -9.13425379778232127137e-09, 1.14301516399943163082e-09, -8.96539139224235744547e-11
+};
+static const double gr__vm_erfc_o[12] GR__UNUSED = {
+    -0.0607587110468612982443, 0.0174080658842444365816, 0.0146605846547243018775, 0.00291299863071088439283,
+    4.28001263889412249771e-05, -1.7921680216102797713e-05, 1.97075311324697762428e-06, -1.83540342886997128361e-07,
+    1.76090457770783359592e-08, -1.91619993946308871569e-09, 2.20505095664217757686e-10, -1.769725107199822863e-11
+};
+/* atan w = w - w z Q(z), z = w^2, |w| <= 7/16: Q a Chebyshev fit of degree 11 (as monomials), and
+   atan c in two parts for the reduction points c = 1/2, 1, 3/2, inf */
+static const double gr__vm_atan_q[12] GR__UNUSED = {
+    0.333333333333333289459, -0.199999999999983704146, 0.142857142854686081866, -0.111111110918341109834,
+    0.0909090821581122186822, -0.0769228297405358955917, 0.0666621052711852354232, -0.0587669147682827418662,
+    0.0521531073933456326374, -0.0448759271947977703745, 0.0330366312007574695859, -0.014694572175081424175
+};
+#define GR__VM_ATAN_HALF 0.46364760900080609
+#define GR__VM_ATAN_HALF_LO 2.2698777452961687e-17
+#define GR__VM_PIO4 0.78539816339744828
+#define GR__VM_PIO4_LO 3.061616997868383e-17
+#define GR__VM_ATAN_3HALF 0.98279372324732905
+#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17
+#define GR__VM_PIO2 1.5707963267948966
+#define GR__VM_PIO2_LO 6.123233995736766e-17
+#define GR__VM_PI 3.1415926535897931
+#define GR__VM_PI_LO 1.2246467991473532e-16
+/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */
+#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \
+    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \
+    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \
+    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)
+/* cbrt u for u in [1/2, 4): a fit of degree 4 (relative error 0.0048), the start of Newton's steps */
+static const double gr__vm_cbrt_p[5] GR__UNUSED = {
+    0.51899783610373018, 0.65429731172015348, -0.21580018957752015, 0.044378459962340612, -0.0036601650194091925
+};
+#define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
+#define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
+#define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
+#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */
+#define GR__VM_CORES2(S, T, U, O) \
+    /* erf x for x in [0, 1] */ \
+    static GR__VM_FN T gr__vm_erf_small##S(T x) { \
+        GR__VM_NOFMA \
+        T z = x * x, q = GR__VM_K(O, x, gr__vm_erf_q[12]); \
+        int i; \
+        for (i = 11; i >= 0; i--) q = q * z + gr__vm_erf_q[i]; \
+        return x + x * q; \
+    } \
+    /* e^(-x^2) g(u) / (x + 1/2) as 2^k m, k in *kd, for 0 <= x <= 28: x^2 = hi + lo with hi = xh^2 \
+       exact (xh: x's leading 26 bits), e^-hi = 2^k (1 + q), e^-lo = 1 + w (|lo| < 2^-24 x^2) */ \
+    static GR__VM_FN T gr__vm_erfc_parts##S(T x, T *kd) { \
+        GR__VM_NOFMA \
+        T xh = O##_TOD(O##_TOU(x) & GR__VM_HI26_BITS), xl = x - xh, hi = xh * xh, lo = (2.0 * xh) * xl + xl * xl; \
+        T q = gr__vm_expr##S(-hi, kd), w = -lo * (1.0 - lo * (0.5 - lo * (1.0 / 6.0 - lo * (1.0 / 24.0)))); \
+        T v = q + (w + q * w), u = (x - 4.5) / (x + 3.5), z = u * u, pe, po, m; \
+        int i; \
+        pe = GR__VM_K(O, x, gr__vm_erfc_e[10]); po = GR__VM_K(O, x, gr__vm_erfc_o[11]); \
+        for (i = 9; i >= 0; i--) pe = pe * z + gr__vm_erfc_e[i]; \
+        for (i = 10; i >= 0; i--) po = po * z + gr__vm_erfc_o[i]; \
+        m = (((u * po + pe * z) + GR__VM_ERFC_C0LO) + GR__VM_ERFC_C0) / (x + 0.5); \
+        return m + m * v; \
+    } \
+    /* erfc x for 0 <= x <= 26.5 (a normal result) */ \
+    static GR__VM_FN T gr__vm_erfc_big##S(T x) { \
+        GR__VM_NOFMA \
+        T kd, m = gr__vm_erfc_parts##S(x, &kd); \
+        return m * gr__vm_pow2##S(kd); \
+    } \
+    /* erf x for x not NaN: |x| <= 1: the fit, else 1 - erfc|x| (|x| > 6: 1); x's sign */ \
+    static GR__VM_FN T gr__vm_erf_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), s = gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0)); \
+        T b = 1.0 - gr__vm_erfc_big##S(GR__VM_MIN(O, a, 6.0)); \
+        return O##_TOD(O##_TOU(GR__VM_SEL(O, O##_LE(a, 1.0), s, b)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* erfc x for x <= 26.5: x >= 1/2: the tail; x in (-1, 1/2): 1 - erf x; x <= -1: 2 - erfc|x| */ \
+    static GR__VM_FN T gr__vm_erfc_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), big = gr__vm_erfc_big##S(GR__VM_MIN(O, a, 26.5)); \
+        T s = O##_TOD(O##_TOU(gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0))) | GR__VM_SIGN(O, x)); \
+        T y = GR__VM_SEL(O, O##_LE(GR__VM_K(O, x, 0.5), x), big, 1.0 - s); \
+        return GR__VM_SEL(O, O##_LE(x, -1.0), 2.0 - big, y); \
+    } \
+    /* 2^x for |x| <= 1020: x = k + r exactly (|r| <= 1/2), 2^r = e^(r ln 2) */ \
+    static GR__VM_FN T gr__vm_exp2_core##S(T x) { \
+        GR__VM_NOFMA \
+        T k = (x + GR__VM_SHIFT) - GR__VM_SHIFT, kd, q = gr__vm_expr##S((x - k) * GR__VM_LN2, &kd); \
+        return (1.0 + q) * gr__vm_pow2##S(k + kd); \
+    } \
+    /* log2 u + kadd for a normal u > 0: u = 2^k m (m in [sqrt(1/2), sqrt 2)) as in gr__vm_log_core, \
+       ln m = f - hfsq + s (hfsq + R) as hi (21 bits) + lo, times 1/ln 2 in two parts, k added last */ \
+    static GR__VM_FN T gr__vm_log2_core##S(T u, T kadd) { \
+        GR__VM_NOFMA \
+        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
+        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
+        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R, hi, lo, vh, vl, y; \
+        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
+        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
+        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
+        R = (R * z + 2.0 / 3.0) * z; \
+        hi = O##_TOD(O##_TOU(f - hfsq) & GR__VM_HI21_BITS); \
+        lo = ((f - hi) - hfsq) + s * (hfsq + R); \
+        vh = hi * GR__VM_IVLN2HI; \
+        vl = (lo + hi) * GR__VM_IVLN2LO + lo * GR__VM_IVLN2HI; \
+        y = k + vh; \
+        return (vl + ((k - y) + vh)) + y; \
+    } \
+    static GR__VM_FN T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \
+    /* sinh x for |x| <= 700: with t = e^|x| - 1, sinh|x| = (t + t / (t + 1)) / 2; x's sign */ \
+    static GR__VM_FN T gr__vm_sinh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T t = gr__vm_expm1_core##S(GR__VM_ABS(O, x)); \
+        return O##_TOD(O##_TOU(0.5 * (t + t / (t + 1.0))) | GR__VM_SIGN(O, x)); \
+    } \
+    /* cosh x for |x| <= 708: with e = e^|x|, (e + 1/e) / 2 */ \
+    static GR__VM_FN T gr__vm_cosh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \
+        return 0.5 * e + 0.5 / e; \
+    } \
+    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \
+    static GR__VM_FN T gr__vm_tan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T sn, cs; \
+        gr__vm_sincos_core##S(x, &sn, &cs); \
+        return sn / cs; \
+    } \
+    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \
+       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \
+    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \
+        int i; \
+        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \
+        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 1.1875), 1.0, 1.0, 1.0, 1.0, GR__VM_PIO4, GR__VM_PIO4_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.6875), 2.0, 1.0, 1.0, 2.0, GR__VM_ATAN_HALF, GR__VM_ATAN_HALF_LO); \
+        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \
+        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \
+        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \
+        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \
+        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \
+        T r = a / O##_SQRT(d); \
+        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \
+    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \
+        GR__VM_NOFMA \
+        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \
+    } \
+    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \
+    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \
+        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
+        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
+    } \
+    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
+    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \
+        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \
+        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
+    } \
+    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
+    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \
+        GR__VM_NOFMA \
+        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \
+        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \
+        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \
+    } \
+    /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
+    static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \
+        GR__VM_NOFMA \
+        T ca = a * GR__VM_SPLIT, ah = ca - (ca - a), al = a - ah; \
+        T cb = b * GR__VM_SPLIT, bh = cb - (cb - b), bl = b - bh, p = a * b; \
+        *lo = (((ah * bh - p) + ah * bl) + al * bh) + al * bl; \
+        return p; \
+    } \
+    /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \
+       |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \
+    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \
+        GR__VM_NOFMA \
+        T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \
+        U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \
+        r = gr__vm_arctan_core##S(GR__VM_SEL(O, sw, ax, ay) / GR__VM_SEL(O, sw, ay, ax)); \
+        r = GR__VM_SEL(O, sw, (GR__VM_PIO2 - r) + GR__VM_PIO2_LO, r); \
+        r = GR__VM_SEL(O, neg, (GR__VM_PI - r) + GR__VM_PI_LO, r); \
+        *ok = O##_EQ(r, r); \
+        return O##_TOD(O##_TOU(r) | GR__VM_SIGN(O, y)); \
+    } \
+    /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \
+       steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \
+    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \
+        GR__VM_NOFMA \
+        U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \
+        T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \
+        T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \
+        T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \
+        int i; \
+        y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \
+        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \
+        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \
+        h = gr__vm_two_prod##S(y, y, &hl); \
+        c = gr__vm_two_prod##S(h, y, &cl); \
+        y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \
+        return O##_TOD(O##_TOU(y * gr__vm_pow2##S(kd)) | (O##_TOU(x) & ((uint64_t)1 << 63))); \
+    } \
+    /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \
+       s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \
+       2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \
+    static GR__VM_FN T gr__vm_log_dd##S(T x, T *lo) { \
+        GR__VM_NOFMA \
+        U w = O##_TOU(x) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
+        T m = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \
+        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0; \
+        T f = m - 1.0, dh = 2.0 + f, dl = (2.0 - dh) + f, sh = f / dh, pl, ph = gr__vm_two_prod##S(sh, dh, &pl); \
+        T sl = (((f - ph) - pl) - sh * dl) * (0.5 - 0.5 * sh), zl, zh = gr__vm_two_prod##S(sh, sh, &zl), cl, ch, d3l, d3, p, a, ae, l, kh, b, be; \
+        ch = gr__vm_two_prod##S(zh, sh, &cl); cl = cl + zl * sh;                      /* s^3 */ \
+        d3 = gr__vm_two_prod##S(ch, GR__VM_K(O, ch, GR__VM_TWO3), &d3l); d3l = d3l + (ch * GR__VM_TWO3LO + cl * GR__VM_TWO3); \
+        p = zh * (2.0 / 23.0) + 2.0 / 21.0; p = p * zh + 2.0 / 19.0; p = p * zh + 2.0 / 17.0; \
+        p = p * zh + 2.0 / 15.0; p = p * zh + 2.0 / 13.0; p = p * zh + 2.0 / 11.0; p = p * zh + 2.0 / 9.0; \
+        p = p * zh + 2.0 / 7.0; p = p * zh + 2.0 / 5.0; \
+        a = 2.0 * sh + d3; ae = d3 - (a - 2.0 * sh);                                   /* Fast2Sum */ \
+        l = ((ae + d3l) + (2.0 * sl + (2.0 * zh) * sl)) + ((zh * zh) * sh) * p; \
+        kh = k * GR__VM_LN2HI; b = kh + a; be = a - (b - kh);                          /* |kh| >= |a| or kh = 0 */ \
+        l = (be + l) + k * GR__VM_LN2LO; \
+        a = b + l; *lo = l - (a - b); \
+        return a; \
+    } \
+    /* x^y = e^(y ln x) for a normal x > 0 and |y| <= 1e18, y ln x = ph + pl in two parts, e^ph = \
+       2^k (1 + q), e^pl = 1 + pl; *ok all ones where |ph| <= 708 (a normal result) */ \
+    static GR__VM_FN T gr__vm_pow_core##S(T x, T y, U *ok) { \
+        GR__VM_NOFMA \
+        T ll, lh = gr__vm_log_dd##S(x, &ll), pl, ph = gr__vm_two_prod##S(y, lh, &pl), kd, q; \
+        pl = pl + y * ll; \
+        *ok = O##_LE(GR__VM_ABS(O, ph), 708.0); \
+        ph = GR__VM_SEL(O, *ok, ph, GR__VM_K(O, ph, 0.0)); \
+        q = gr__vm_expr##S(ph, &kd); \
+        return (1.0 + (q + (pl + q * pl))) * gr__vm_pow2##S(kd); \
+    }
+GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
+#define GR__VM_IN_erf(x) ((x) == (x))
+#define GR__VM_IN_erfc(x) ((x) <= 26.5)
+#define GR__VM_IN_exp2(x) ((x) <= 1020.0 && (x) >= -1020.0)
+#define GR__VM_IN_log2(x) GR__VM_IN_log(x)
+#define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
+#define GR__VM_IN_tan(x) GR__VM_IN_sin(x)
+#define GR__VM_IN_arctan(x) ((x) == (x))
+#define GR__VM_IN_arcsin(x) ((x) <= 1.0 && (x) >= -1.0)
+#define GR__VM_IN_arccos(x) GR__VM_IN_arcsin(x)
+#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)
+#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)
+#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)
+#define GR__VM_IN_cbrt(x) ((x) >= 2.2250738585072014e-308 ? (x) <= 1.7976931348623157e308 : (x) <= -2.2250738585072014e-308 && (x) >= -1.7976931348623157e308)
+#define GR__VM_IN_arctan2(y, x) ((x) - (x) == 0 && (y) - (y) == 0 && ((x) != 0 || (y) != 0))
+#define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)
+static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
+    "#define GR__VM_FN2 GR__VM_FN                         /* (names this kernel: the cores below) */\n",
+    "#define GR__VM_LN2 6.93147180559945286227e-01\n",
+    "#define GR__VM_IVLN2HI 1.44269504072144627571e+00     /* 1/ln 2 in 32 bits, and the rest */\n",
+    "#define GR__VM_IVLN2LO 1.67517131676592212486e-10\n",
+    "#define GR__VM_HI26_BITS (~(uint64_t)0 << 27)         /* a double's leading 26 bits */\n",
+    "#define GR__VM_HI21_BITS (~(uint64_t)0 << 32)         /* its leading 21 bits */\n",
+    "#define GR__VM_TWO3 6.6666666666666663e-01            /* 2/3, and the rest (1 / (3 2^53)) */\n",
+    "#define GR__VM_TWO3LO 3.7007434154171883e-17\n",
+    "#define GR__VM_SPLIT 134217729.0                      /* 2^27 + 1: Dekker's split */\n",
+    "/* erf x = x + x Q(x^2) for |x| <= 1: Q a Chebyshev fit of degree 12 in x^2 (as monomials) */\n",
+    "static const double gr__vm_erf_q[13] GR__UNUSED = {\n",
+    "    0.128379167095512573468, -0.376126389031837430281, 0.112837916709546981201, -0.026866170645047586397,\n",
+    "    0.0052239776245561028735, -0.000854832696649681532668, 0.000120553306058680275413, -1.49255834251020676079e-05,\n",
+    "    1.64608147578383122978e-06, -1.63483844342402142926e-07, 1.46470640061124868225e-08, -1.13246793139646447694e-09,\n",
+    "    5.87728156740642869119e-11\n",
+    "};\n",
+    "/* erfc x = e^(-x^2) g(u) / (x + 1/2) for x >= 1/2, u = (x - 4.5) / (x + 3.5) in [-1, 1): g is\n",
+    "   e^(x^2) erfc(x) (x + 1/2), smooth in u up to x = inf; its Chebyshev series to degree 23 (fit in\n",
+    "   long double), as monomials (their magnitudes sum to 0.74: no cancellation on [-1, 1]) split into\n",
+    "   even and odd parts, g = c_0 + E(u^2) u^2 + O(u^2) u, c_0 in two parts */\n",
+    "#define GR__VM_ERFC_C0 0.61242402136920704\n",
+    "#define GR__VM_ERFC_C0LO 4.67833e-17\n",
+    "static const double gr__vm_erfc_e[11] GR__UNUSED = {\n",
+    "    0.00642199564890962756828, -0.0206072859568225929163, -0.00762457950510174536787, -0.000721853623505291398799,\n",
+    "    4.8269291187647579238e-05, -3.37086387023251739667e-07, -3.19702700461258852218e-07, 6.15164463813044903873e-08,\n",
+    "    -9.13425379778232127137e-09, 1.14301516399943163082e-09, -8.96539139224235744547e-11\n",
+    "};\n",
+    "static const double gr__vm_erfc_o[12] GR__UNUSED = {\n",
+    "    -0.0607587110468612982443, 0.0174080658842444365816, 0.0146605846547243018775, 0.00291299863071088439283,\n",
+    "    4.28001263889412249771e-05, -1.7921680216102797713e-05, 1.97075311324697762428e-06, -1.83540342886997128361e-07,\n",
+    "    1.76090457770783359592e-08, -1.91619993946308871569e-09, 2.20505095664217757686e-10, -1.769725107199822863e-11\n",
+    "};\n",
+    "/* atan w = w - w z Q(z), z = w^2, |w| <= 7/16: Q a Chebyshev fit of degree 11 (as monomials), and\n",
+    "   atan c in two parts for the reduction points c = 1/2, 1, 3/2, inf */\n",
+    "static const double gr__vm_atan_q[12] GR__UNUSED = {\n",
+    "    0.333333333333333289459, -0.199999999999983704146, 0.142857142854686081866, -0.111111110918341109834,\n",
+    "    0.0909090821581122186822, -0.0769228297405358955917, 0.0666621052711852354232, -0.0587669147682827418662,\n",
+    "    0.0521531073933456326374, -0.0448759271947977703745, 0.0330366312007574695859, -0.014694572175081424175\n",
+    "};\n",
+    "#define GR__VM_ATAN_HALF 0.46364760900080609\n",
+    "#define GR__VM_ATAN_HALF_LO 2.2698777452961687e-17\n",
+    "#define GR__VM_PIO4 0.78539816339744828\n",
+    "#define GR__VM_PIO4_LO 3.061616997868383e-17\n",
+    "#define GR__VM_ATAN_3HALF 0.98279372324732905\n",
+    "#define GR__VM_ATAN_3HALF_LO 1.3903311031230998e-17\n",
+    "#define GR__VM_PIO2 1.5707963267948966\n",
+    "#define GR__VM_PIO2_LO 6.123233995736766e-17\n",
+    "#define GR__VM_PI 3.1415926535897931\n",
+    "#define GR__VM_PI_LO 1.2246467991473532e-16\n",
+    "/* in the lanes of mask m: w = (a p1 - p0) / (a q1 + q0), atan c = h + l */\n",
+    "#define GR__VM_ATAN_AT(O, m, P1, P0, Q1, Q0, H, L) do { \\\n",
+    "    p1 = GR__VM_SEL(O, m, GR__VM_K(O, a, P1), p1); p0 = GR__VM_SEL(O, m, GR__VM_K(O, a, P0), p0); \\\n",
+    "    q1 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q1), q1); q0 = GR__VM_SEL(O, m, GR__VM_K(O, a, Q0), q0); \\\n",
+    "    h = GR__VM_SEL(O, m, GR__VM_K(O, a, H), h); l = GR__VM_SEL(O, m, GR__VM_K(O, a, L), l); } while (0)\n",
+    "/* cbrt u for u in [1/2, 4): a fit of degree 4 (relative error 0.0048), the start of Newton's steps */\n",
+    "static const double gr__vm_cbrt_p[5] GR__UNUSED = {\n",
+    "    0.51899783610373018, 0.65429731172015348, -0.21580018957752015, 0.044378459962340612, -0.0036601650194091925\n",
+    "};\n",
+    "#define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))\n",
+    "#define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))\n",
+    "#define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))\n",
+    "#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */\n",
+    "#define GR__VM_CORES2(S, T, U, O) \\\n",
+    "    /* erf x for x in [0, 1] */ \\\n",
+    "    static GR__VM_FN T gr__vm_erf_small##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T z = x * x, q = GR__VM_K(O, x, gr__vm_erf_q[12]); \\\n",
+    "        int i; \\\n",
+    "        for (i = 11; i >= 0; i--) q = q * z + gr__vm_erf_q[i]; \\\n",
+    "        return x + x * q; \\\n",
+    "    } \\\n",
+    "    /* e^(-x^2) g(u) / (x + 1/2) as 2^k m, k in *kd, for 0 <= x <= 28: x^2 = hi + lo with hi = xh^2 \\\n",
+    "       exact (xh: x's leading 26 bits), e^-hi = 2^k (1 + q), e^-lo = 1 + w (|lo| < 2^-24 x^2) */ \\\n",
+    "    static GR__VM_FN T gr__vm_erfc_parts##S(T x, T *kd) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T xh = O##_TOD(O##_TOU(x) & GR__VM_HI26_BITS), xl = x - xh, hi = xh * xh, lo = (2.0 * xh) * xl + xl * xl; \\\n",
+    "        T q = gr__vm_expr##S(-hi, kd), w = -lo * (1.0 - lo * (0.5 - lo * (1.0 / 6.0 - lo * (1.0 / 24.0)))); \\\n",
+    "        T v = q + (w + q * w), u = (x - 4.5) / (x + 3.5), z = u * u, pe, po, m; \\\n",
+    "        int i; \\\n",
+    "        pe = GR__VM_K(O, x, gr__vm_erfc_e[10]); po = GR__VM_K(O, x, gr__vm_erfc_o[11]); \\\n",
+    "        for (i = 9; i >= 0; i--) pe = pe * z + gr__vm_erfc_e[i]; \\\n",
+    "        for (i = 10; i >= 0; i--) po = po * z + gr__vm_erfc_o[i]; \\\n",
+    "        m = (((u * po + pe * z) + GR__VM_ERFC_C0LO) + GR__VM_ERFC_C0) / (x + 0.5); \\\n",
+    "        return m + m * v; \\\n",
+    "    } \\\n",
+    "    /* erfc x for 0 <= x <= 26.5 (a normal result) */ \\\n",
+    "    static GR__VM_FN T gr__vm_erfc_big##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T kd, m = gr__vm_erfc_parts##S(x, &kd); \\\n",
+    "        return m * gr__vm_pow2##S(kd); \\\n",
+    "    } \\\n",
+    "    /* erf x for x not NaN: |x| <= 1: the fit, else 1 - erfc|x| (|x| > 6: 1); x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_erf_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), s = gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0)); \\\n",
+    "        T b = 1.0 - gr__vm_erfc_big##S(GR__VM_MIN(O, a, 6.0)); \\\n",
+    "        return O##_TOD(O##_TOU(GR__VM_SEL(O, O##_LE(a, 1.0), s, b)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* erfc x for x <= 26.5: x >= 1/2: the tail; x in (-1, 1/2): 1 - erf x; x <= -1: 2 - erfc|x| */ \\\n",
+    "    static GR__VM_FN T gr__vm_erfc_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), big = gr__vm_erfc_big##S(GR__VM_MIN(O, a, 26.5)); \\\n",
+    "        T s = O##_TOD(O##_TOU(gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0))) | GR__VM_SIGN(O, x)); \\\n",
+    "        T y = GR__VM_SEL(O, O##_LE(GR__VM_K(O, x, 0.5), x), big, 1.0 - s); \\\n",
+    "        return GR__VM_SEL(O, O##_LE(x, -1.0), 2.0 - big, y); \\\n",
+    "    } \\\n",
+    "    /* 2^x for |x| <= 1020: x = k + r exactly (|r| <= 1/2), 2^r = e^(r ln 2) */ \\\n",
+    "    static GR__VM_FN T gr__vm_exp2_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T k = (x + GR__VM_SHIFT) - GR__VM_SHIFT, kd, q = gr__vm_expr##S((x - k) * GR__VM_LN2, &kd); \\\n",
+    "        return (1.0 + q) * gr__vm_pow2##S(k + kd); \\\n",
+    "    } \\\n",
+    "    /* log2 u + kadd for a normal u > 0: u = 2^k m (m in [sqrt(1/2), sqrt 2)) as in gr__vm_log_core, \\\n",
+    "       ln m = f - hfsq + s (hfsq + R) as hi (21 bits) + lo, times 1/ln 2 in two parts, k added last */ \\\n",
+    "    static GR__VM_FN T gr__vm_log2_core##S(T u, T kadd) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
+    "        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
+    "        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \\\n",
+    "        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R, hi, lo, vh, vl, y; \\\n",
+    "        R = z * (2.0 / 21.0) + 2.0 / 19.0; \\\n",
+    "        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \\\n",
+    "        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \\\n",
+    "        R = (R * z + 2.0 / 3.0) * z; \\\n",
+    "        hi = O##_TOD(O##_TOU(f - hfsq) & GR__VM_HI21_BITS); \\\n",
+    "        lo = ((f - hi) - hfsq) + s * (hfsq + R); \\\n",
+    "        vh = hi * GR__VM_IVLN2HI; \\\n",
+    "        vl = (lo + hi) * GR__VM_IVLN2LO + lo * GR__VM_IVLN2HI; \\\n",
+    "        y = k + vh; \\\n",
+    "        return (vl + ((k - y) + vh)) + y; \\\n",
+    "    } \\\n",
+    "    static GR__VM_FN T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \\\n",
+    "    /* sinh x for |x| <= 700: with t = e^|x| - 1, sinh|x| = (t + t / (t + 1)) / 2; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_sinh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T t = gr__vm_expm1_core##S(GR__VM_ABS(O, x)); \\\n",
+    "        return O##_TOD(O##_TOU(0.5 * (t + t / (t + 1.0))) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* cosh x for |x| <= 708: with e = e^|x|, (e + 1/e) / 2 */ \\\n",
+    "    static GR__VM_FN T gr__vm_cosh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \\\n",
+    "        return 0.5 * e + 0.5 / e; \\\n",
+    "    } \\\n",
+    "    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \\\n",
+    "    static GR__VM_FN T gr__vm_tan_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T sn, cs; \\\n",
+    "        gr__vm_sincos_core##S(x, &sn, &cs); \\\n",
+    "        return sn / cs; \\\n",
+    "    } \\\n",
+    "    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \\\n",
+    "       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \\\n",
+    "        int i; \\\n",
+    "        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \\\n",
+    "        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 1.1875), 1.0, 1.0, 1.0, 1.0, GR__VM_PIO4, GR__VM_PIO4_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 0.6875), 2.0, 1.0, 1.0, 2.0, GR__VM_ATAN_HALF, GR__VM_ATAN_HALF_LO); \\\n",
+    "        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \\\n",
+    "        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \\\n",
+    "        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \\\n",
+    "        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \\\n",
+    "        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \\\n",
+    "        T r = a / O##_SQRT(d); \\\n",
+    "        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \\\n",
+    "    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \\\n",
+    "    } \\\n",
+    "    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \\\n",
+    "        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \\\n",
+    "        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \\\n",
+    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \\\n",
+    "        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \\\n",
+    "        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \\\n",
+    "    } \\\n",
+    "    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \\\n",
+    "    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \\\n",
+    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \\\n",
+    "        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \\\n",
+    "    } \\\n",
+    "    /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \\\n",
+    "    static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T ca = a * GR__VM_SPLIT, ah = ca - (ca - a), al = a - ah; \\\n",
+    "        T cb = b * GR__VM_SPLIT, bh = cb - (cb - b), bl = b - bh, p = a * b; \\\n",
+    "        *lo = (((ah * bh - p) + ah * bl) + al * bh) + al * bl; \\\n",
+    "        return p; \\\n",
+    "    } \\\n",
+    "    /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \\\n",
+    "       |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \\\n",
+    "    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \\\n",
+    "        U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \\\n",
+    "        r = gr__vm_arctan_core##S(GR__VM_SEL(O, sw, ax, ay) / GR__VM_SEL(O, sw, ay, ax)); \\\n",
+    "        r = GR__VM_SEL(O, sw, (GR__VM_PIO2 - r) + GR__VM_PIO2_LO, r); \\\n",
+    "        r = GR__VM_SEL(O, neg, (GR__VM_PI - r) + GR__VM_PI_LO, r); \\\n",
+    "        *ok = O##_EQ(r, r); \\\n",
+    "        return O##_TOD(O##_TOU(r) | GR__VM_SIGN(O, y)); \\\n",
+    "    } \\\n",
+    "    /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \\\n",
+    "       steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \\\n",
+    "    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \\\n",
+    "        T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \\\n",
+    "        T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \\\n",
+    "        T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \\\n",
+    "        int i; \\\n",
+    "        y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \\\n",
+    "        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \\\n",
+    "        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \\\n",
+    "        h = gr__vm_two_prod##S(y, y, &hl); \\\n",
+    "        c = gr__vm_two_prod##S(h, y, &cl); \\\n",
+    "        y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \\\n",
+    "        return O##_TOD(O##_TOU(y * gr__vm_pow2##S(kd)) | (O##_TOU(x) & ((uint64_t)1 << 63))); \\\n",
+    "    } \\\n",
+    "    /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \\\n",
+    "       s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \\\n",
+    "       2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \\\n",
+    "    static GR__VM_FN T gr__vm_log_dd##S(T x, T *lo) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        U w = O##_TOU(x) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
+    "        T m = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
+    "        T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0; \\\n",
+    "        T f = m - 1.0, dh = 2.0 + f, dl = (2.0 - dh) + f, sh = f / dh, pl, ph = gr__vm_two_prod##S(sh, dh, &pl); \\\n",
+    "        T sl = (((f - ph) - pl) - sh * dl) * (0.5 - 0.5 * sh), zl, zh = gr__vm_two_prod##S(sh, sh, &zl), cl, ch, d3l, d3, p, a, ae, l, kh, b, be; \\\n",
+    "        ch = gr__vm_two_prod##S(zh, sh, &cl); cl = cl + zl * sh;                      /* s^3 */ \\\n",
+    "        d3 = gr__vm_two_prod##S(ch, GR__VM_K(O, ch, GR__VM_TWO3), &d3l); d3l = d3l + (ch * GR__VM_TWO3LO + cl * GR__VM_TWO3); \\\n",
+    "        p = zh * (2.0 / 23.0) + 2.0 / 21.0; p = p * zh + 2.0 / 19.0; p = p * zh + 2.0 / 17.0; \\\n",
+    "        p = p * zh + 2.0 / 15.0; p = p * zh + 2.0 / 13.0; p = p * zh + 2.0 / 11.0; p = p * zh + 2.0 / 9.0; \\\n",
+    "        p = p * zh + 2.0 / 7.0; p = p * zh + 2.0 / 5.0; \\\n",
+    "        a = 2.0 * sh + d3; ae = d3 - (a - 2.0 * sh);                                   /* Fast2Sum */ \\\n",
+    "        l = ((ae + d3l) + (2.0 * sl + (2.0 * zh) * sl)) + ((zh * zh) * sh) * p; \\\n",
+    "        kh = k * GR__VM_LN2HI; b = kh + a; be = a - (b - kh);                          /* |kh| >= |a| or kh = 0 */ \\\n",
+    "        l = (be + l) + k * GR__VM_LN2LO; \\\n",
+    "        a = b + l; *lo = l - (a - b); \\\n",
+    "        return a; \\\n",
+    "    } \\\n",
+    "    /* x^y = e^(y ln x) for a normal x > 0 and |y| <= 1e18, y ln x = ph + pl in two parts, e^ph = \\\n",
+    "       2^k (1 + q), e^pl = 1 + pl; *ok all ones where |ph| <= 708 (a normal result) */ \\\n",
+    "    static GR__VM_FN T gr__vm_pow_core##S(T x, T y, U *ok) { \\\n",
+    "        GR__VM_NOFMA \\\n",
+    "        T ll, lh = gr__vm_log_dd##S(x, &ll), pl, ph = gr__vm_two_prod##S(y, lh, &pl), kd, q; \\\n",
+    "        pl = pl + y * ll; \\\n",
+    "        *ok = O##_LE(GR__VM_ABS(O, ph), 708.0); \\\n",
+    "        ph = GR__VM_SEL(O, *ok, ph, GR__VM_K(O, ph, 0.0)); \\\n",
+    "        q = gr__vm_expr##S(ph, &kd); \\\n",
+    "        return (1.0 + (q + (pl + q * pl))) * gr__vm_pow2##S(kd); \\\n",
+    "    }\n",
+    "GR__VM_CORES2(_s, double, uint64_t, GR__VMS)\n",
+    "#define GR__VM_IN_erf(x) ((x) == (x))\n",
+    "#define GR__VM_IN_erfc(x) ((x) <= 26.5)\n",
+    "#define GR__VM_IN_exp2(x) ((x) <= 1020.0 && (x) >= -1020.0)\n",
+    "#define GR__VM_IN_log2(x) GR__VM_IN_log(x)\n",
+    "#define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)\n",
+    "#define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)\n",
+    "#define GR__VM_IN_tan(x) GR__VM_IN_sin(x)\n",
+    "#define GR__VM_IN_arctan(x) ((x) == (x))\n",
+    "#define GR__VM_IN_arcsin(x) ((x) <= 1.0 && (x) >= -1.0)\n",
+    "#define GR__VM_IN_arccos(x) GR__VM_IN_arcsin(x)\n",
+    "#define GR__VM_IN_arctanh(x) ((x) < 1.0 && (x) > -1.0)\n",
+    "#define GR__VM_IN_arcsinh(x) ((x) <= 1.7976931348623157e308 && (x) >= -1.7976931348623157e308)\n",
+    "#define GR__VM_IN_arccosh(x) ((x) >= 1.0 && (x) <= 1.7976931348623157e308)\n",
+    "#define GR__VM_IN_cbrt(x) ((x) >= 2.2250738585072014e-308 ? (x) <= 1.7976931348623157e308 : (x) <= -2.2250738585072014e-308 && (x) >= -1.7976931348623157e308)\n",
+    "#define GR__VM_IN_arctan2(y, x) ((x) - (x) == 0 && (y) - (y) == 0 && ((x) != 0 || (y) != 0))\n",
+    "#define GR__VM_IN_pow(x, y) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308 && (y) <= 1e18 && (y) >= -1e18)\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erf */
+static GR__VM_FN2 double gr__m_erf(double x) { return GR__VM_IN_erf(x) ? gr__vm_erf_core_s(x) : x + x; }
+static const char *const gr__kernel_gr__m_erf[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_erf(double x) { return GR__VM_IN_erf(x) ? gr__vm_erf_core_s(x) : x + x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erff */
+static GR__VM_FN2 float gr__m_erff(float x) { return (float)gr__m_erf((double)x); }
+static const char *const gr__kernel_gr__m_erff[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_erff(float x) { return (float)gr__m_erf((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erfc */
+/* erfc x beyond 26.5: 2^k m with one rounding into the subnormals (0 beyond 28) */
+static GR__VM_FN2 double gr__m_erfc(double x) {
+    GR__VM_NOFMA
+    double kd, m;
+    if (GR__VM_IN_erfc(x)) return gr__vm_erfc_core_s(x);
+    if (x != x) return x + x;
+    if (x > 28.0) return 0.0;
+    m = gr__vm_erfc_parts_s(x, &kd);
+    return (m * gr__vm_pow2_s(kd + 1000.0)) * gr__vm_pow2_s(-1000.0);
+}
+static const char *const gr__kernel_gr__m_erfc[] GR__UNUSED = {
+    "/* erfc x beyond 26.5: 2^k m with one rounding into the subnormals (0 beyond 28) */\n",
+    "static GR__VM_FN2 double gr__m_erfc(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    double kd, m;\n",
+    "    if (GR__VM_IN_erfc(x)) return gr__vm_erfc_core_s(x);\n",
+    "    if (x != x) return x + x;\n",
+    "    if (x > 28.0) return 0.0;\n",
+    "    m = gr__vm_erfc_parts_s(x, &kd);\n",
+    "    return (m * gr__vm_pow2_s(kd + 1000.0)) * gr__vm_pow2_s(-1000.0);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erfcf */
+static GR__VM_FN2 float gr__m_erfcf(float x) { return (float)gr__m_erfc((double)x); }
+static const char *const gr__kernel_gr__m_erfcf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_erfcf(float x) { return (float)gr__m_erfc((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_exp2 */
+/* 2^x beyond 1020: 2^k applied in two steps (one rounding into the subnormals) */
+static GR__VM_FN2 double gr__m_exp2(double x) {
+    GR__VM_NOFMA
+    double k, kd, q, k1;
+    if (GR__VM_IN_exp2(x)) return gr__vm_exp2_core_s(x);
+    if (x != x) return x + x;
+    if (x >= 1024.0) return x * 1e308;
+    if (x < -1080.0) return 0.0;
+    k = (x + GR__VM_SHIFT) - GR__VM_SHIFT;
+    q = gr__vm_expr_s((x - k) * GR__VM_LN2, &kd);
+    k = k + kd;
+    k1 = (k * 0.5 + GR__VM_SHIFT) - GR__VM_SHIFT;
+    return ((1.0 + q) * gr__vm_pow2_s(k1)) * gr__vm_pow2_s(k - k1);
+}
+static const char *const gr__kernel_gr__m_exp2[] GR__UNUSED = {
+    "/* 2^x beyond 1020: 2^k applied in two steps (one rounding into the subnormals) */\n",
+    "static GR__VM_FN2 double gr__m_exp2(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    double k, kd, q, k1;\n",
+    "    if (GR__VM_IN_exp2(x)) return gr__vm_exp2_core_s(x);\n",
+    "    if (x != x) return x + x;\n",
+    "    if (x >= 1024.0) return x * 1e308;\n",
+    "    if (x < -1080.0) return 0.0;\n",
+    "    k = (x + GR__VM_SHIFT) - GR__VM_SHIFT;\n",
+    "    q = gr__vm_expr_s((x - k) * GR__VM_LN2, &kd);\n",
+    "    k = k + kd;\n",
+    "    k1 = (k * 0.5 + GR__VM_SHIFT) - GR__VM_SHIFT;\n",
+    "    return ((1.0 + q) * gr__vm_pow2_s(k1)) * gr__vm_pow2_s(k - k1);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_exp2f */
+static GR__VM_FN2 float gr__m_exp2f(float x) { return (float)gr__m_exp2((double)x); }
+static const char *const gr__kernel_gr__m_exp2f[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_exp2f(float x) { return (float)gr__m_exp2((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log2 */
+/* log2 x: subnormals scaled by 2^54 first; 0 -> -inf, x < 0 -> NaN */
+static GR__VM_FN2 double gr__m_log2(double x) {
+    GR__VM_NOFMA
+    if (GR__VM_IN_log2(x)) return gr__vm_log2_core_s(x, 0.0);
+    if (x != x || x > 1.0) return x + x;
+    if (x == 0) return -1.0 / (x * x);
+    if (x < 0) return (x - x) / (x - x);
+    return gr__vm_log2_core_s(x * 18014398509481984.0, -54.0);
+}
+static const char *const gr__kernel_gr__m_log2[] GR__UNUSED = {
+    "/* log2 x: subnormals scaled by 2^54 first; 0 -> -inf, x < 0 -> NaN */\n",
+    "static GR__VM_FN2 double gr__m_log2(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (GR__VM_IN_log2(x)) return gr__vm_log2_core_s(x, 0.0);\n",
+    "    if (x != x || x > 1.0) return x + x;\n",
+    "    if (x == 0) return -1.0 / (x * x);\n",
+    "    if (x < 0) return (x - x) / (x - x);\n",
+    "    return gr__vm_log2_core_s(x * 18014398509481984.0, -54.0);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log2f */
+static GR__VM_FN2 float gr__m_log2f(float x) { return (float)gr__m_log2((double)x); }
+static const char *const gr__kernel_gr__m_log2f[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_log2f(float x) { return (float)gr__m_log2((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinh */
+/* |x| beyond 700: e^|x| / 2 = 2^(k-3) (1 + q) 4 (overflows to inf where it should) */
+static GR__VM_FN2 double gr__m_sinh(double x) {
+    GR__VM_NOFMA
+    double a = x < 0 ? -x : x, kd, q, y;
+    if (GR__VM_IN_sinh(x)) return gr__vm_sinh_core_s(x);
+    if (x != x || a > 711.0) return x * 1e308;
+    q = gr__vm_expr_s(a, &kd);
+    y = ((1.0 + q) * gr__vm_pow2_s(kd - 3.0)) * 4.0;
+    return x < 0 ? -y : y;
+}
+static const char *const gr__kernel_gr__m_sinh[] GR__UNUSED = {
+    "/* |x| beyond 700: e^|x| / 2 = 2^(k-3) (1 + q) 4 (overflows to inf where it should) */\n",
+    "static GR__VM_FN2 double gr__m_sinh(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    double a = x < 0 ? -x : x, kd, q, y;\n",
+    "    if (GR__VM_IN_sinh(x)) return gr__vm_sinh_core_s(x);\n",
+    "    if (x != x || a > 711.0) return x * 1e308;\n",
+    "    q = gr__vm_expr_s(a, &kd);\n",
+    "    y = ((1.0 + q) * gr__vm_pow2_s(kd - 3.0)) * 4.0;\n",
+    "    return x < 0 ? -y : y;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinhf */
+static GR__VM_FN2 float gr__m_sinhf(float x) { return (float)gr__m_sinh((double)x); }
+static const char *const gr__kernel_gr__m_sinhf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_sinhf(float x) { return (float)gr__m_sinh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cosh */
+static GR__VM_FN2 double gr__m_cosh(double x) {
+    GR__VM_NOFMA
+    double a = x < 0 ? -x : x, kd, q;
+    if (GR__VM_IN_cosh(x)) return gr__vm_cosh_core_s(x);
+    if (x != x || a > 711.0) return (x * x) * 1e308;
+    q = gr__vm_expr_s(a, &kd);
+    return ((1.0 + q) * gr__vm_pow2_s(kd - 3.0)) * 4.0;
+}
+static const char *const gr__kernel_gr__m_cosh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_cosh(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    double a = x < 0 ? -x : x, kd, q;\n",
+    "    if (GR__VM_IN_cosh(x)) return gr__vm_cosh_core_s(x);\n",
+    "    if (x != x || a > 711.0) return (x * x) * 1e308;\n",
+    "    q = gr__vm_expr_s(a, &kd);\n",
+    "    return ((1.0 + q) * gr__vm_pow2_s(kd - 3.0)) * 4.0;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_coshf */
+static GR__VM_FN2 float gr__m_coshf(float x) { return (float)gr__m_cosh((double)x); }
+static const char *const gr__kernel_gr__m_coshf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_coshf(float x) { return (float)gr__m_cosh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tan */
+/* |x| beyond 2^20 pi/2 (and infinities): the C library's tan */
+static GR__VM_FN2 double gr__m_tan(double x) { return GR__VM_IN_tan(x) ? gr__vm_tan_core_s(x) : tan(x); }
+static const char *const gr__kernel_gr__m_tan[] GR__UNUSED = {
+    "/* |x| beyond 2^20 pi/2 (and infinities): the C library's tan */\n",
+    "static GR__VM_FN2 double gr__m_tan(double x) { return GR__VM_IN_tan(x) ? gr__vm_tan_core_s(x) : tan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanf */
+static GR__VM_FN2 float gr__m_tanf(float x) { return (float)gr__m_tan((double)x); }
+static const char *const gr__kernel_gr__m_tanf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_tanf(float x) { return (float)gr__m_tan((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan */
+static GR__VM_FN2 double gr__m_arctan(double x) { return GR__VM_IN_arctan(x) ? gr__vm_arctan_core_s(x) : x + x; }
+static const char *const gr__kernel_gr__m_arctan[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arctan(double x) { return GR__VM_IN_arctan(x) ? gr__vm_arctan_core_s(x) : x + x; }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanf */
+static GR__VM_FN2 float gr__m_arctanf(float x) { return (float)gr__m_arctan((double)x); }
+/* outside their main ranges (NaN, |x| > 1, infinities, x < 1 for acosh) the C library's */
+static const char *const gr__kernel_gr__m_arctanf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctanf(float x) { return (float)gr__m_arctan((double)x); }\n",
+    "/* outside their main ranges (NaN, |x| > 1, infinities, x < 1 for acosh) the C library's */\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsin */
+static GR__VM_FN2 double gr__m_arcsin(double x) { return GR__VM_IN_arcsin(x) ? gr__vm_arcsin_core_s(x) : asin(x); }
+static const char *const gr__kernel_gr__m_arcsin[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arcsin(double x) { return GR__VM_IN_arcsin(x) ? gr__vm_arcsin_core_s(x) : asin(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinf */
+static GR__VM_FN2 float gr__m_arcsinf(float x) { return (float)gr__m_arcsin((double)x); }
+static const char *const gr__kernel_gr__m_arcsinf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arcsinf(float x) { return (float)gr__m_arcsin((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccos */
+static GR__VM_FN2 double gr__m_arccos(double x) { return GR__VM_IN_arccos(x) ? gr__vm_arccos_core_s(x) : acos(x); }
+static const char *const gr__kernel_gr__m_arccos[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arccos(double x) { return GR__VM_IN_arccos(x) ? gr__vm_arccos_core_s(x) : acos(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosf */
+static GR__VM_FN2 float gr__m_arccosf(float x) { return (float)gr__m_arccos((double)x); }
+static const char *const gr__kernel_gr__m_arccosf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arccosf(float x) { return (float)gr__m_arccos((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanh */
+static GR__VM_FN2 double gr__m_arctanh(double x) { return GR__VM_IN_arctanh(x) ? gr__vm_arctanh_core_s(x) : atanh(x); }
+static const char *const gr__kernel_gr__m_arctanh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arctanh(double x) { return GR__VM_IN_arctanh(x) ? gr__vm_arctanh_core_s(x) : atanh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanhf */
+static GR__VM_FN2 float gr__m_arctanhf(float x) { return (float)gr__m_arctanh((double)x); }
+static const char *const gr__kernel_gr__m_arctanhf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctanhf(float x) { return (float)gr__m_arctanh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinh */
+static GR__VM_FN2 double gr__m_arcsinh(double x) { return GR__VM_IN_arcsinh(x) ? gr__vm_arcsinh_core_s(x) : asinh(x); }
+static const char *const gr__kernel_gr__m_arcsinh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arcsinh(double x) { return GR__VM_IN_arcsinh(x) ? gr__vm_arcsinh_core_s(x) : asinh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinhf */
+static GR__VM_FN2 float gr__m_arcsinhf(float x) { return (float)gr__m_arcsinh((double)x); }
+static const char *const gr__kernel_gr__m_arcsinhf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arcsinhf(float x) { return (float)gr__m_arcsinh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosh */
+static GR__VM_FN2 double gr__m_arccosh(double x) { return GR__VM_IN_arccosh(x) ? gr__vm_arccosh_core_s(x) : acosh(x); }
+static const char *const gr__kernel_gr__m_arccosh[] GR__UNUSED = {
+    "static GR__VM_FN2 double gr__m_arccosh(double x) { return GR__VM_IN_arccosh(x) ? gr__vm_arccosh_core_s(x) : acosh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccoshf */
+static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }
+static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arccoshf(float x) { return (float)gr__m_arccosh((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrt */
+/* cbrt x: subnormals scaled by 2^54 first (the root by 2^-18); 0, inf, NaN: x */
+static GR__VM_FN2 double gr__m_cbrt(double x) {
+    GR__VM_NOFMA
+    if (GR__VM_IN_cbrt(x)) return gr__vm_cbrt_core_s(x);
+    if (x != x || x == 0 || x - x != 0) return x + x;
+    return gr__vm_cbrt_core_s(x * 18014398509481984.0) * 3.814697265625e-06;
+}
+static const char *const gr__kernel_gr__m_cbrt[] GR__UNUSED = {
+    "/* cbrt x: subnormals scaled by 2^54 first (the root by 2^-18); 0, inf, NaN: x */\n",
+    "static GR__VM_FN2 double gr__m_cbrt(double x) {\n",
+    "    GR__VM_NOFMA\n",
+    "    if (GR__VM_IN_cbrt(x)) return gr__vm_cbrt_core_s(x);\n",
+    "    if (x != x || x == 0 || x - x != 0) return x + x;\n",
+    "    return gr__vm_cbrt_core_s(x * 18014398509481984.0) * 3.814697265625e-06;\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrtf */
+static GR__VM_FN2 float gr__m_cbrtf(float x) { return (float)gr__m_cbrt((double)x); }
+static const char *const gr__kernel_gr__m_cbrtf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_cbrtf(float x) { return (float)gr__m_cbrt((double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2 */
+/* atan2(y, x): infinities, NaN, both zero: the C library's */
+static GR__VM_FN2 double gr__m_arctan2(double y, double x) {
+    uint64_t ok;
+    return GR__VM_IN_arctan2(y, x) ? gr__vm_arctan2_core_s(y, x, &ok) : atan2(y, x);
+}
+static const char *const gr__kernel_gr__m_arctan2[] GR__UNUSED = {
+    "/* atan2(y, x): infinities, NaN, both zero: the C library's */\n",
+    "static GR__VM_FN2 double gr__m_arctan2(double y, double x) {\n",
+    "    uint64_t ok;\n",
+    "    return GR__VM_IN_arctan2(y, x) ? gr__vm_arctan2_core_s(y, x, &ok) : atan2(y, x);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2f */
+static GR__VM_FN2 float gr__m_arctan2f(float y, float x) { return (float)gr__m_arctan2((double)y, (double)x); }
+static const char *const gr__kernel_gr__m_arctan2f[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_arctan2f(float y, float x) { return (float)gr__m_arctan2((double)y, (double)x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_pow */
+/* x^y: outside the main range (x <= 0, subnormal, infinite or NaN; |y| > 1e18 or NaN; a result
+   beyond the normal range) the C library's pow */
+static GR__VM_FN2 double gr__m_pow(double x, double y) {
+    uint64_t ok;
+    double r;
+    if (GR__VM_IN_pow(x, y)) {
+        r = gr__vm_pow_core_s(x, y, &ok);
+        if (ok) return r;
+    }
+    return pow(x, y);
+}
+static const char *const gr__kernel_gr__m_pow[] GR__UNUSED = {
+    "/* x^y: outside the main range (x <= 0, subnormal, infinite or NaN; |y| > 1e18 or NaN; a result\n",
+    "   beyond the normal range) the C library's pow */\n",
+    "static GR__VM_FN2 double gr__m_pow(double x, double y) {\n",
+    "    uint64_t ok;\n",
+    "    double r;\n",
+    "    if (GR__VM_IN_pow(x, y)) {\n",
+    "        r = gr__vm_pow_core_s(x, y, &ok);\n",
+    "        if (ok) return r;\n",
+    "    }\n",
+    "    return pow(x, y);\n",
+    "}\n",
+    NULL
+};
+/* GR_KERNEL gr__m_powf */
+static GR__VM_FN2 float gr__m_powf(float x, float y) { return (float)gr__m_pow((double)x, (double)y); }
+static const char *const gr__kernel_gr__m_powf[] GR__UNUSED = {
+    "static GR__VM_FN2 float gr__m_powf(float x, float y) { return (float)gr__m_pow((double)x, (double)y); }\n",
+    NULL
+};
+/* GR_KERNEL_END */
+#else
+/* GR_KERNEL gr__m_erf */
+static double gr__m_erf(double x) { return erf(x); }
+static const char *const gr__kernel_gr__m_erf[] GR__UNUSED = {
+    "static double gr__m_erf(double x) { return erf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erff */
+static float gr__m_erff(float x) { return erff(x); }
+static const char *const gr__kernel_gr__m_erff[] GR__UNUSED = {
+    "static float gr__m_erff(float x) { return erff(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erfc */
+static double gr__m_erfc(double x) { return erfc(x); }
+static const char *const gr__kernel_gr__m_erfc[] GR__UNUSED = {
+    "static double gr__m_erfc(double x) { return erfc(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_erfcf */
+static float gr__m_erfcf(float x) { return erfcf(x); }
+static const char *const gr__kernel_gr__m_erfcf[] GR__UNUSED = {
+    "static float gr__m_erfcf(float x) { return erfcf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_exp2 */
+static double gr__m_exp2(double x) { return exp2(x); }
+static const char *const gr__kernel_gr__m_exp2[] GR__UNUSED = {
+    "static double gr__m_exp2(double x) { return exp2(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_exp2f */
+static float gr__m_exp2f(float x) { return exp2f(x); }
+static const char *const gr__kernel_gr__m_exp2f[] GR__UNUSED = {
+    "static float gr__m_exp2f(float x) { return exp2f(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log2 */
+static double gr__m_log2(double x) { return log2(x); }
+static const char *const gr__kernel_gr__m_log2[] GR__UNUSED = {
+    "static double gr__m_log2(double x) { return log2(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_log2f */
+static float gr__m_log2f(float x) { return log2f(x); }
+static const char *const gr__kernel_gr__m_log2f[] GR__UNUSED = {
+    "static float gr__m_log2f(float x) { return log2f(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinh */
+static double gr__m_sinh(double x) { return sinh(x); }
+static const char *const gr__kernel_gr__m_sinh[] GR__UNUSED = {
+    "static double gr__m_sinh(double x) { return sinh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_sinhf */
+static float gr__m_sinhf(float x) { return sinhf(x); }
+static const char *const gr__kernel_gr__m_sinhf[] GR__UNUSED = {
+    "static float gr__m_sinhf(float x) { return sinhf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cosh */
+static double gr__m_cosh(double x) { return cosh(x); }
+static const char *const gr__kernel_gr__m_cosh[] GR__UNUSED = {
+    "static double gr__m_cosh(double x) { return cosh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_coshf */
+static float gr__m_coshf(float x) { return coshf(x); }
+static const char *const gr__kernel_gr__m_coshf[] GR__UNUSED = {
+    "static float gr__m_coshf(float x) { return coshf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tan */
+static double gr__m_tan(double x) { return tan(x); }
+static const char *const gr__kernel_gr__m_tan[] GR__UNUSED = {
+    "static double gr__m_tan(double x) { return tan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_tanf */
+static float gr__m_tanf(float x) { return tanf(x); }
+static const char *const gr__kernel_gr__m_tanf[] GR__UNUSED = {
+    "static float gr__m_tanf(float x) { return tanf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan */
+static double gr__m_arctan(double x) { return atan(x); }
+static const char *const gr__kernel_gr__m_arctan[] GR__UNUSED = {
+    "static double gr__m_arctan(double x) { return atan(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanf */
+static float gr__m_arctanf(float x) { return atanf(x); }
+static const char *const gr__kernel_gr__m_arctanf[] GR__UNUSED = {
+    "static float gr__m_arctanf(float x) { return atanf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsin */
+static double gr__m_arcsin(double x) { return asin(x); }
+static const char *const gr__kernel_gr__m_arcsin[] GR__UNUSED = {
+    "static double gr__m_arcsin(double x) { return asin(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinf */
+static float gr__m_arcsinf(float x) { return asinf(x); }
+static const char *const gr__kernel_gr__m_arcsinf[] GR__UNUSED = {
+    "static float gr__m_arcsinf(float x) { return asinf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccos */
+static double gr__m_arccos(double x) { return acos(x); }
+static const char *const gr__kernel_gr__m_arccos[] GR__UNUSED = {
+    "static double gr__m_arccos(double x) { return acos(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosf */
+static float gr__m_arccosf(float x) { return acosf(x); }
+static const char *const gr__kernel_gr__m_arccosf[] GR__UNUSED = {
+    "static float gr__m_arccosf(float x) { return acosf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanh */
+static double gr__m_arctanh(double x) { return atanh(x); }
+static const char *const gr__kernel_gr__m_arctanh[] GR__UNUSED = {
+    "static double gr__m_arctanh(double x) { return atanh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctanhf */
+static float gr__m_arctanhf(float x) { return atanhf(x); }
+static const char *const gr__kernel_gr__m_arctanhf[] GR__UNUSED = {
+    "static float gr__m_arctanhf(float x) { return atanhf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinh */
+static double gr__m_arcsinh(double x) { return asinh(x); }
+static const char *const gr__kernel_gr__m_arcsinh[] GR__UNUSED = {
+    "static double gr__m_arcsinh(double x) { return asinh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arcsinhf */
+static float gr__m_arcsinhf(float x) { return asinhf(x); }
+static const char *const gr__kernel_gr__m_arcsinhf[] GR__UNUSED = {
+    "static float gr__m_arcsinhf(float x) { return asinhf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccosh */
+static double gr__m_arccosh(double x) { return acosh(x); }
+static const char *const gr__kernel_gr__m_arccosh[] GR__UNUSED = {
+    "static double gr__m_arccosh(double x) { return acosh(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arccoshf */
+static float gr__m_arccoshf(float x) { return acoshf(x); }
+static const char *const gr__kernel_gr__m_arccoshf[] GR__UNUSED = {
+    "static float gr__m_arccoshf(float x) { return acoshf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrt */
+static double gr__m_cbrt(double x) { return cbrt(x); }
+static const char *const gr__kernel_gr__m_cbrt[] GR__UNUSED = {
+    "static double gr__m_cbrt(double x) { return cbrt(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_cbrtf */
+static float gr__m_cbrtf(float x) { return cbrtf(x); }
+static const char *const gr__kernel_gr__m_cbrtf[] GR__UNUSED = {
+    "static float gr__m_cbrtf(float x) { return cbrtf(x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2 */
+static double gr__m_arctan2(double y, double x) { return atan2(y, x); }
+static const char *const gr__kernel_gr__m_arctan2[] GR__UNUSED = {
+    "static double gr__m_arctan2(double y, double x) { return atan2(y, x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_arctan2f */
+static float gr__m_arctan2f(float y, float x) { return atan2f(y, x); }
+static const char *const gr__kernel_gr__m_arctan2f[] GR__UNUSED = {
+    "static float gr__m_arctan2f(float y, float x) { return atan2f(y, x); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_pow */
+static double gr__m_pow(double x, double y) { return pow(x, y); }
+static const char *const gr__kernel_gr__m_pow[] GR__UNUSED = {
+    "static double gr__m_pow(double x, double y) { return pow(x, y); }\n",
+    NULL
+};
+/* GR_KERNEL gr__m_powf */
+static float gr__m_powf(float x, float y) { return powf(x, y); }
+static const char *const gr__kernel_gr__m_powf[] GR__UNUSED = {
+    "static float gr__m_powf(float x, float y) { return powf(x, y); }\n",
+    NULL
+};
+/* GR_KERNEL_END */
+#endif
+
 /* ---- the kernels -------------------------------------------------------------------------------
    gr__vm_<f>_map(n, o, a): o[i] = f(a[i]) for i < n (o may be a), a vector of lanes at a time where
    the whole vector is in f's main range, else each lane by the scalar function. The table's
@@ -3668,6 +4782,137 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
     }
 }
 
+/* ---- the kernels of the second set (as GR__VM_KERNELS above) --------------------------------- */
+#ifndef GR_NO_VECTOR_EXTENSIONS
+#if defined(__GNUC__) || defined(__clang__)
+/* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,
+   else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */
+#if defined(__clang__) && defined(__has_builtin)
+#if __has_builtin(__builtin_elementwise_sqrt)
+#define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)
+#endif
+#endif
+#ifndef GR__VMV_SQRT
+static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
+    int l;
+    for (l = 0; l < GR__VM_L; l++) x[l] = sqrt(x[l]);
+    return x;
+}
+#define GR__VMV_SQRT(x) gr__vm_sqrt_v(x)
+#endif
+GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
+#define gr__vm_erf_main_v gr__vm_erf_core_v
+#define gr__vm_erfc_main_v gr__vm_erfc_core_v
+#define gr__vm_exp2_main_v gr__vm_exp2_core_v
+#define gr__vm_sinh_main_v gr__vm_sinh_core_v
+#define gr__vm_cosh_main_v gr__vm_cosh_core_v
+#define gr__vm_tan_main_v gr__vm_tan_core_v
+#define gr__vm_arctan_main_v gr__vm_arctan_core_v
+#define gr__vm_cbrt_main_v gr__vm_cbrt_core_v
+#define gr__vm_arcsin_main_v gr__vm_arcsin_core_v
+#define gr__vm_arccos_main_v gr__vm_arccos_core_v
+#define gr__vm_arctanh_main_v gr__vm_arctanh_core_v
+#define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v
+#define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
+#endif
+GR__VM_MAP(erf)
+GR__VM_KERNELS(erf)
+GR__VM_MAP(erfc)
+GR__VM_KERNELS(erfc)
+GR__VM_MAP(exp2)
+GR__VM_KERNELS(exp2)
+GR__VM_MAP(log2)
+GR__VM_KERNELS(log2)
+GR__VM_MAP(sinh)
+GR__VM_KERNELS(sinh)
+GR__VM_MAP(cosh)
+GR__VM_KERNELS(cosh)
+GR__VM_MAP(tan)
+GR__VM_KERNELS(tan)
+GR__VM_MAP(arctan)
+GR__VM_KERNELS(arctan)
+GR__VM_MAP(cbrt)
+GR__VM_KERNELS(cbrt)
+GR__VM_MAP(arcsin)
+GR__VM_KERNELS(arcsin)
+GR__VM_MAP(arccos)
+GR__VM_KERNELS(arccos)
+GR__VM_MAP(arctanh)
+GR__VM_KERNELS(arctanh)
+GR__VM_MAP(arcsinh)
+GR__VM_KERNELS(arcsinh)
+GR__VM_MAP(arccosh)
+GR__VM_KERNELS(arccosh)
+#define GR__VMP_erf ~, 1
+#define GR__VMP_erfc ~, 1
+#define GR__VMP_exp2 ~, 1
+#define GR__VMP_log2 ~, 1
+#define GR__VMP_sinh ~, 1
+#define GR__VMP_cosh ~, 1
+#define GR__VMP_tan ~, 1
+#define GR__VMP_arctan ~, 1
+#define GR__VMP_cbrt ~, 1
+#define GR__VMP_arcsin ~, 1
+#define GR__VMP_arccos ~, 1
+#define GR__VMP_arctanh ~, 1
+#define GR__VMP_arcsinh ~, 1
+#define GR__VMP_arccosh ~, 1
+
+/* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a
+   vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__VM_MAP2(f) \
+    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        int64_t i, m = n - n % GR__VM_L; \
+        for (i = 0; i < m; i += GR__VM_L) { \
+            gr__vmd x, y, r; \
+            gr__vmu ok; \
+            int l, in = 1; \
+            if (sa) memcpy(&x, a + i, sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = a[0]; \
+            if (sb) memcpy(&y, b + i, sizeof y); else for (l = 0; l < GR__VM_L; l++) y[l] = b[0]; \
+            for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[l], y[l]); \
+            if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(x[l], y[l]); continue; } \
+            r = gr__vm_##f##_core_v(x, y, &ok); \
+            for (l = 0; l < GR__VM_L; l++) in &= ok[l] != 0; \
+            if (in) memcpy(o + i, &r, sizeof r); \
+            else for (l = 0; l < GR__VM_L; l++) o[i + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); \
+        } \
+        for (i = m; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
+    }
+#else
+#define GR__VM_MAP2(f) \
+    static void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        int64_t i; \
+        for (i = 0; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
+    }
+#endif
+#define GR__VM_KERNELS2(f) \
+    GR__VM_MAP2(f) \
+    static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        const double *a = (const double *)in[0], *b = (const double *)in[1]; \
+        double *o = (double *)out, r; \
+        int64_t i; \
+        if (st[0] || st[1]) { gr__vm_##f##_map(n, o, a, st[0], b, st[1]); return; } \
+        for (r = gr__m_##f(a[0], b[0]), i = 0; i < n; i++) o[i] = r; \
+    } \
+    static GR__UNUSED void gr__vmk_##f##_f32(int64_t n, void *out, const void *const *in, const int64_t *st) { \
+        const float *a = (const float *)in[0], *b = (const float *)in[1]; \
+        float *o = (float *)out; \
+        double ba[GR__VM_CHUNK], bb[GR__VM_CHUNK]; \
+        int64_t i, j, m; \
+        for (i = 0; i < n; i += m) { \
+            m = n - i < GR__VM_CHUNK ? n - i : GR__VM_CHUNK; \
+            for (j = 0; j < m; j++) { ba[j] = (double)a[(i + j) * st[0]]; bb[j] = (double)b[(i + j) * st[1]]; } \
+            gr__vm_##f##_map(m, ba, ba, 1, bb, 1); \
+            for (j = 0; j < m; j++) o[i + j] = (float)ba[j]; \
+        } \
+    }
+GR__VM_KERNELS2(pow)
+GR__VM_KERNELS2(arctan2)
+#define GR__VMP_arctan2 ~, 1
+#define GR__VMP_pow ~, 1
+#endif
+
 /* ==== ops/elemwise.c: generated region; edit ops/elemwise.c, then run make gradient.h ==== */
 /* ops/elemwise.c: the elementwise family, expanded from GR_ELEMWISE_OPS, and Cast.
 
@@ -3892,7 +5137,7 @@ GR_ELEMWISE_OPS(GR__KB8)
 #define GR__VM_PICK_1(n, s)     gr__vmk_##n##_##s      /* ops/vmath.c's kernel (GR__VM_HAS) */
 #define GR__VM_PICK_0(n, s)     gr__ewk_##n##_##s
 #define GR__KP_FLT_FLOAT(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)
-#define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_ARITH(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)   /* (pow) */
 #define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
 #define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
 #define GR__KP_FLT_SELECT(n, s) gr__ewk_##n##_##s
@@ -21789,6 +23034,201 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 #endif
 #ifdef GR_NO_VECTOR_EXTENSIONS
     { "gr__m_cosf", gr__kernel_gr__m_cosf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "GR__VM_FN2", gr__kernel_GR__VM_FN2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erf", gr__kernel_gr__m_erf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erff", gr__kernel_gr__m_erff },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erfc", gr__kernel_gr__m_erfc },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erfcf", gr__kernel_gr__m_erfcf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp2", gr__kernel_gr__m_exp2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp2f", gr__kernel_gr__m_exp2f },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log2", gr__kernel_gr__m_log2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log2f", gr__kernel_gr__m_log2f },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinh", gr__kernel_gr__m_sinh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinhf", gr__kernel_gr__m_sinhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cosh", gr__kernel_gr__m_cosh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_coshf", gr__kernel_gr__m_coshf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tan", gr__kernel_gr__m_tan },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanf", gr__kernel_gr__m_tanf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan", gr__kernel_gr__m_arctan },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanf", gr__kernel_gr__m_arctanf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsin", gr__kernel_gr__m_arcsin },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinf", gr__kernel_gr__m_arcsinf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccos", gr__kernel_gr__m_arccos },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosf", gr__kernel_gr__m_arccosf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanh", gr__kernel_gr__m_arctanh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanhf", gr__kernel_gr__m_arctanhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinh", gr__kernel_gr__m_arcsinh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinhf", gr__kernel_gr__m_arcsinhf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosh", gr__kernel_gr__m_arccosh },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrt", gr__kernel_gr__m_cbrt },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrtf", gr__kernel_gr__m_cbrtf },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2", gr__kernel_gr__m_arctan2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2f", gr__kernel_gr__m_arctan2f },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_pow", gr__kernel_gr__m_pow },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_powf", gr__kernel_gr__m_powf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erf", gr__kernel_gr__m_erf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erff", gr__kernel_gr__m_erff },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erfc", gr__kernel_gr__m_erfc },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_erfcf", gr__kernel_gr__m_erfcf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp2", gr__kernel_gr__m_exp2 },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_exp2f", gr__kernel_gr__m_exp2f },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log2", gr__kernel_gr__m_log2 },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_log2f", gr__kernel_gr__m_log2f },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinh", gr__kernel_gr__m_sinh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_sinhf", gr__kernel_gr__m_sinhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cosh", gr__kernel_gr__m_cosh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_coshf", gr__kernel_gr__m_coshf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tan", gr__kernel_gr__m_tan },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_tanf", gr__kernel_gr__m_tanf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan", gr__kernel_gr__m_arctan },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanf", gr__kernel_gr__m_arctanf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsin", gr__kernel_gr__m_arcsin },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinf", gr__kernel_gr__m_arcsinf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccos", gr__kernel_gr__m_arccos },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosf", gr__kernel_gr__m_arccosf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanh", gr__kernel_gr__m_arctanh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctanhf", gr__kernel_gr__m_arctanhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinh", gr__kernel_gr__m_arcsinh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arcsinhf", gr__kernel_gr__m_arcsinhf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccosh", gr__kernel_gr__m_arccosh },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arccoshf", gr__kernel_gr__m_arccoshf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrt", gr__kernel_gr__m_cbrt },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_cbrtf", gr__kernel_gr__m_cbrtf },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2", gr__kernel_gr__m_arctan2 },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_arctan2f", gr__kernel_gr__m_arctan2f },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_pow", gr__kernel_gr__m_pow },
+#endif
+#ifdef GR_NO_VECTOR_EXTENSIONS
+    { "gr__m_powf", gr__kernel_gr__m_powf },
 #endif
 #ifndef GR_NO_VECTOR_EXTENSIONS
     { "GR__VM_MAP", gr__kernel_GR__VM_MAP },

@@ -149,7 +149,7 @@ GR_ELEMWISE_OPS(GR__KB8)
 #define GR__VM_PICK_1(n, s)     gr__vmk_##n##_##s      /* ops/vmath.c's kernel (GR__VM_HAS) */
 #define GR__VM_PICK_0(n, s)     gr__ewk_##n##_##s
 #define GR__KP_FLT_FLOAT(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)
-#define GR__KP_FLT_ARITH(n, s)  gr__ewk_##n##_##s
+#define GR__KP_FLT_ARITH(n, s)  GR__EW_XCAT(GR__VM_PICK_, GR__VM_HAS(n))(n, s)   /* (pow) */
 #define GR__KP_FLT_STEP(n, s)   gr__ewk_##n##_##s
 #define GR__KP_FLT_CMP(n, s)    gr__ewk_##n##_##s
 #define GR__KP_FLT_SELECT(n, s) gr__ewk_##n##_##s

@@ -154,7 +154,7 @@
     X(sub,        2, ARITH, a - b,                      GR__WRAP((uint64_t)a - (uint64_t)b), D_ONE, D_NEG_ONE, D_NONE) /* a - b */ \
     X(mul,        2, ARITH, a * b,                      GR__WRAP((uint64_t)a * (uint64_t)b), D(x1), D(x0), D_NONE) /* a * b */ \
     X(div,        2, FLOAT, a / b,                      0,                   D(gr_reciprocal(x1)), D(gr_neg(gr_div(y, x1))), D_NONE) /* a / b (true division) */ \
-    X(pow,        2, ARITH, GR_M(pow)(a, b),            gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
+    X(pow,        2, ARITH, GR_M(gr__m_pow)(a, b),      gr__ipow(a, b),      D(gr_mul(x1, gr_pow(x0, gr_sub(x1, K(1))))), \
                   D(gr_mul(gr_log(gr_where(gr_eq(x0, K(0)), K(1), x0)), y)), D_NONE) /* a^b; d/db = a^b log a, 0 at a = 0 */ \
     X(mod,        2, ARITH, GR_M(gr__mod)(a, b),        gr__imod(a, b),      D_ONE, D(gr_neg(gr_floor(gr_div(x0, x1)))), D_NONE) /* a - b floor(a/b) (sign of b) */ \
     X(maximum,    2, ARITH, GR_M(gr__max)(a, b),        (a > b ? a : b),     D(gr__cast_like(gr_eq(y, x0), y)), D(gr__cast_like(gr_eq(y, x1), y)), D_NONE) /* max(a, b); ties feed both */ \
@@ -166,32 +166,32 @@
                   D(gr__cast_like(gr_neq(x0, K(0)), y)), D(gr__cast_like(gr_eq(x0, K(0)), y))) /* (cond, a, b): cond ? a : b */ \
     /* exponentials and logarithms */ \
     X(exp,        1, FLOAT, GR_M(gr__m_exp)(a),                0,                   D(y), D_NONE, D_NONE) /* e^x */ \
-    X(exp2,       1, FLOAT, GR_M(exp2)(a),              0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
+    X(exp2,       1, FLOAT, GR_M(gr__m_exp2)(a),            0,                   D(gr_mul(y, K(0.69314718055994530942))), D_NONE, D_NONE) /* 2^x */ \
     X(expm1,      1, FLOAT, GR_M(gr__m_expm1)(a),              0,                   D(gr_add(y, K(1))), D_NONE, D_NONE) /* e^x - 1 */ \
     X(log,        1, FLOAT, GR_M(gr__m_log)(a),                0,                   D(gr_reciprocal(x0)), D_NONE, D_NONE) /* ln x */ \
-    X(log2,       1, FLOAT, GR_M(log2)(a),              0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
+    X(log2,       1, FLOAT, GR_M(gr__m_log2)(a),            0,                   D(gr_reciprocal(gr_mul(x0, K(0.69314718055994530942)))), D_NONE, D_NONE) /* log2 x */ \
     X(log1p,      1, FLOAT, GR_M(gr__m_log1p)(a),              0,                   D(gr_reciprocal(gr_add(x0, K(1)))), D_NONE, D_NONE) /* ln(1 + x) */ \
     X(sqrt,       1, FLOAT, GR_M(sqrt)(a),              0,                   D(gr_div(K(0.5), y)), D_NONE, D_NONE) /* sqrt x */ \
-    X(cbrt,       1, FLOAT, GR_M(cbrt)(a),              0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
+    X(cbrt,       1, FLOAT, GR_M(gr__m_cbrt)(a),        0,                   D(gr_div(K(1.0 / 3.0), gr_sqr(y))), D_NONE, D_NONE) /* cube root */ \
     X(reciprocal, 1, FLOAT, (GR_T)1 / a,                0,                   D(gr_neg(gr_sqr(y))), D_NONE, D_NONE) /* 1 / x */ \
     /* trigonometric and hyperbolic */ \
     X(sin,        1, FLOAT, GR_M(gr__m_sin)(a),                0,                   D(gr_cos(x0)), D_NONE, D_NONE) /* sin x */ \
     X(cos,        1, FLOAT, GR_M(gr__m_cos)(a),                0,                   D(gr_neg(gr_sin(x0))), D_NONE, D_NONE) /* cos x */ \
-    X(tan,        1, FLOAT, GR_M(tan)(a),               0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
-    X(arcsin,     1, FLOAT, GR_M(asin)(a),              0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
-    X(arccos,     1, FLOAT, GR_M(acos)(a),              0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
-    X(arctan,     1, FLOAT, GR_M(atan)(a),              0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
-    X(arctan2,    2, FLOAT, GR_M(atan2)(a, b),          0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
+    X(tan,        1, FLOAT, GR_M(gr__m_tan)(a),         0,                   D(gr_add(gr_sqr(y), K(1))), D_NONE, D_NONE) /* tan x */ \
+    X(arcsin,     1, FLOAT, GR_M(gr__m_arcsin)(a),      0,                   D(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0))))), D_NONE, D_NONE) /* asin x */ \
+    X(arccos,     1, FLOAT, GR_M(gr__m_arccos)(a),      0,                   D(gr_neg(gr_reciprocal(gr_sqrt(gr_sub(K(1), gr_sqr(x0)))))), D_NONE, D_NONE) /* acos x */ \
+    X(arctan,     1, FLOAT, GR_M(gr__m_arctan)(a),      0,                   D(gr_reciprocal(gr_add(gr_sqr(x0), K(1)))), D_NONE, D_NONE) /* atan x */ \
+    X(arctan2,    2, FLOAT, GR_M(gr__m_arctan2)(a, b),  0,                   D(gr_div(x1, gr_add(gr_sqr(x0), gr_sqr(x1)))), \
                   D(gr_neg(gr_div(x0, gr_add(gr_sqr(x0), gr_sqr(x1))))), D_NONE) /* atan2(a, b) */ \
-    X(sinh,       1, FLOAT, GR_M(sinh)(a),              0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
-    X(cosh,       1, FLOAT, GR_M(cosh)(a),              0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
+    X(sinh,       1, FLOAT, GR_M(gr__m_sinh)(a),            0,                   D(gr_cosh(x0)), D_NONE, D_NONE) /* sinh x */ \
+    X(cosh,       1, FLOAT, GR_M(gr__m_cosh)(a),            0,                   D(gr_sinh(x0)), D_NONE, D_NONE) /* cosh x */ \
     X(tanh,       1, FLOAT, GR_M(gr__m_tanh)(a),               0,                   D(gr_sub(K(1), gr_sqr(y))), D_NONE, D_NONE) /* tanh x */ \
-    X(arcsinh,    1, FLOAT, GR_M(asinh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
-    X(arccosh,    1, FLOAT, GR_M(acosh)(a),             0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
-    X(arctanh,    1, FLOAT, GR_M(atanh)(a),             0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
+    X(arcsinh,    1, FLOAT, GR_M(gr__m_arcsinh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_add(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* asinh x */ \
+    X(arccosh,    1, FLOAT, GR_M(gr__m_arccosh)(a),     0,                   D(gr_reciprocal(gr_sqrt(gr_sub(gr_sqr(x0), K(1))))), D_NONE, D_NONE) /* acosh x */ \
+    X(arctanh,    1, FLOAT, GR_M(gr__m_arctanh)(a),     0,                   D(gr_reciprocal(gr_sub(K(1), gr_sqr(x0)))), D_NONE, D_NONE) /* atanh x */ \
     /* special functions and activations */ \
-    X(erf,        1, FLOAT, GR_M(erf)(a),               0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
-    X(erfc,       1, FLOAT, GR_M(erfc)(a),              0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
+    X(erf,        1, FLOAT, GR_M(gr__m_erf)(a),             0,                   D(gr_mul(K(1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* erf x */ \
+    X(erfc,       1, FLOAT, GR_M(gr__m_erfc)(a),            0,                   D(gr_mul(K(-1.12837916709551257390), gr_exp(gr_neg(gr_sqr(x0))))), D_NONE, D_NONE) /* 1 - erf x */ \
     X(sigmoid,    1, FLOAT, GR_M(gr__m_sigmoid)(a),     0,                   D(gr_mul(y, gr_sub(K(1), y))), D_NONE, D_NONE) /* 1 / (1 + e^-x) */ \
     X(softplus,   1, FLOAT, GR_M(gr__m_softplus)(a),    0,                   D(gr_sigmoid(x0)), D_NONE, D_NONE) /* ln(1 + e^x) */ \
     X(relu,       1, ARITH, (a > 0 ? a : (GR_T)0),      (a > 0 ? a : 0),     D(gr__cast_like(gr_gt(x0, K(0)), y)), D_NONE, D_NONE) /* max(x, 0) */ \

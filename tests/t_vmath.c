@@ -1,5 +1,6 @@
 /* tests/t_vmath.c: the elementwise math of our own (ops/vmath.c, issue 20 item 1): exp, expm1,
-   tanh, log, log1p, sin, cos, sigmoid, softplus in float64 and float32.
+   tanh, log, log1p, sin, cos, sigmoid, softplus, erf, erfc, exp2, log2, sinh, cosh, tan, arctan,
+   arcsin, arccos, arctanh, arcsinh, arccosh, cbrt in float64 and float32, and pow and arctan2.
    - accuracy: a dense sweep over each function's whole domain (every binade of the doubles, both
      signs, and uniform draws over the main range) and special points, in ulp against long double
      (x86-64's 80-bit: 11 more bits than double), float32 against the double reference rounded;
@@ -39,6 +40,20 @@ static long double tv_logl(long double x) { return logl(x); }
 static long double tv_log1pl(long double x) { return log1pl(x); }
 static long double tv_sigmoidl(long double x) { return x >= 0 ? 1 / (1 + expl(-x)) : expl(x) / (1 + expl(x)); }
 static long double tv_softplusl(long double x) { return (x > 0 ? x : 0) + log1pl(expl(-fabsl(x))); }
+static long double tv_erfl(long double x) { return erfl(x); }
+static long double tv_erfcl(long double x) { return erfcl(x); }
+static long double tv_exp2l(long double x) { return exp2l(x); }
+static long double tv_log2l(long double x) { return log2l(x); }
+static long double tv_sinhl(long double x) { return sinhl(x); }
+static long double tv_coshl(long double x) { return coshl(x); }
+static long double tv_tanl(long double x) { return tanl(x); }
+static long double tv_atanl(long double x) { return atanl(x); }
+static long double tv_asinl(long double x) { return asinl(x); }
+static long double tv_acosl(long double x) { return acosl(x); }
+static long double tv_atanhl(long double x) { return atanhl(x); }
+static long double tv_asinhl(long double x) { return asinhl(x); }
+static long double tv_acoshl(long double x) { return acoshl(x); }
+static long double tv_cbrtl(long double x) { return cbrtl(x); }
 
 static const tv_fn tv_fns[] = {
     { "exp", gr__m_exp, gr__m_expf, tv_expl, gr__vm_exp_map, -INFINITY, INFINITY, 1.0, 0.501 },
@@ -50,6 +65,20 @@ static const tv_fn tv_fns[] = {
     { "cos", gr__m_cos, gr__m_cosf, tv_cosl, gr__vm_cos_map, -INFINITY, INFINITY, 1.0, 0.501 },
     { "sigmoid", gr__m_sigmoid, gr__m_sigmoidf, tv_sigmoidl, gr__vm_sigmoid_map, -INFINITY, INFINITY, 2.0, 0.501 },
     { "softplus", gr__m_softplus, gr__m_softplusf, tv_softplusl, gr__vm_softplus_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "erf", gr__m_erf, gr__m_erff, tv_erfl, gr__vm_erf_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "erfc", gr__m_erfc, gr__m_erfcf, tv_erfcl, gr__vm_erfc_map, -INFINITY, INFINITY, 4.0, 0.501 },
+    { "exp2", gr__m_exp2, gr__m_exp2f, tv_exp2l, gr__vm_exp2_map, -INFINITY, INFINITY, 1.5, 0.501 },
+    { "log2", gr__m_log2, gr__m_log2f, tv_log2l, gr__vm_log2_map, 0, INFINITY, 1.0, 0.501 },
+    { "sinh", gr__m_sinh, gr__m_sinhf, tv_sinhl, gr__vm_sinh_map, -INFINITY, INFINITY, 3.0, 0.501 },
+    { "cosh", gr__m_cosh, gr__m_coshf, tv_coshl, gr__vm_cosh_map, -INFINITY, INFINITY, 2.0, 0.501 },
+    { "tan", gr__m_tan, gr__m_tanf, tv_tanl, gr__vm_tan_map, -INFINITY, INFINITY, 3.0, 0.501 },
+    { "arctan", gr__m_arctan, gr__m_arctanf, tv_atanl, gr__vm_arctan_map, -INFINITY, INFINITY, 1.0, 0.501 },
+    { "arcsin", gr__m_arcsin, gr__m_arcsinf, tv_asinl, gr__vm_arcsin_map, -1, 1, 2.5, 0.501 },
+    { "arccos", gr__m_arccos, gr__m_arccosf, tv_acosl, gr__vm_arccos_map, -1, 1, 2.5, 0.501 },
+    { "arctanh", gr__m_arctanh, gr__m_arctanhf, tv_atanhl, gr__vm_arctanh_map, -1, 1, 2.0, 0.501 },
+    { "arcsinh", gr__m_arcsinh, gr__m_arcsinhf, tv_asinhl, gr__vm_arcsinh_map, -INFINITY, INFINITY, 2.5, 0.501 },
+    { "arccosh", gr__m_arccosh, gr__m_arccoshf, tv_acoshl, gr__vm_arccosh_map, 1, INFINITY, 2.5, 0.501 },
+    { "cbrt", gr__m_cbrt, gr__m_cbrtf, tv_cbrtl, gr__vm_cbrt_map, -INFINITY, INFINITY, 1.0, 0.501 },
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
@@ -103,10 +132,15 @@ TEST(test_vmath_accuracy) {
                     if (x >= fn->lo && x <= fn->hi) tv_one(fn, x, &w64, &w32);
                 }
         for (k = 0; k < 60000; k++) {                   /* uniform over where values vary */
-            double span = !strcmp(fn->name, "tanh") ? 20.0 : !strcmp(fn->name, "log") ? 10.0 :
-                          !strcmp(fn->name, "sin") || !strcmp(fn->name, "cos") ? 100.0 : 750.0;
+            double span = !strcmp(fn->name, "tanh") ? 20.0 : !strncmp(fn->name, "log", 3) && strcmp(fn->name, "log1p") ? 10.0 :
+                          !strcmp(fn->name, "sin") || !strcmp(fn->name, "cos") ? 100.0 : !strcmp(fn->name, "erf") ? 7.0 :
+                          !strcmp(fn->name, "erfc") ? 30.0 : !strcmp(fn->name, "exp2") ? 1080.0 :
+                          fn->hi == 1 || !strcmp(fn->name, "tan") || !strcmp(fn->name, "arctan") ? 1.0 :
+                          !strncmp(fn->name, "arc", 3) ? 20.0 : 750.0;
             double x = (tv_point(0, k, 60000, &seed) - 1.5) * 2.0 * span;
-            if (!strcmp(fn->name, "log")) x = fabs(x);
+            if (!strcmp(fn->name, "log") || !strcmp(fn->name, "log2")) x = fabs(x);
+            if (!strcmp(fn->name, "arccosh")) x = 1.0 + fabs(x);
+            if (!strcmp(fn->name, "tan") || !strcmp(fn->name, "arctan")) x *= 10;
             if (!strcmp(fn->name, "log1p") && x <= -1) x = -x;
             tv_one(fn, x, &w64, &w32);
             tv_one(fn, x / 1024.0, &w64, &w32);
@@ -114,7 +148,7 @@ TEST(test_vmath_accuracy) {
         CHECK_MSG(w64.err <= fn->ulp64, "%s float64: %.3f ulp at %.17g, bound %.2f", fn->name, w64.err, w64.at, fn->ulp64);
         CHECK_MSG(w32.err <= fn->ulp32, "%s float32: %.4f ulp at %.9g, bound %.3f", fn->name, w32.err, w32.at, fn->ulp32);
         if (getenv("GT_VMATH_PRINT"))
-            printf("vmath %-6s float64 %.3f ulp (at %.17g), float32 %.4f ulp (at %.9g)\n", fn->name, w64.err, w64.at, w32.err, w32.at);
+            printf("vmath %-8s float64 %.3f ulp (at %.17g), float32 %.4f ulp (at %.9g)\n", fn->name, w64.err, w64.at, w32.err, w32.at);
     }
 #endif
 }
@@ -178,6 +212,82 @@ TEST(test_vmath_special_values) {
     CHECK_SAME(gr__m_softplus(inf), inf); CHECK_SAME(gr__m_softplus(-inf), 0.0); CHECK_SAME(gr__m_softplus(1e300), 1e300);
     CHECK_SAME(gr__m_softplus(-740.0), (double)expl(-740.0L));
     CHECK(gr__m_sigmoid(nan) != gr__m_sigmoid(nan) && gr__m_softplus(nan) != gr__m_softplus(nan));
+}
+
+/* erf, erfc, exp2, log2, sinh, cosh: exact values, limits, thresholds, subnormals */
+#define CHECK_ULPS(got, want, bound) do { double tv_e_ = tv_ulps((got), (want), 53, -1021); \
+    CHECK_MSG(tv_e_ <= (bound), "%s: %.3f ulp", #got, tv_e_); } while (0)
+TEST(test_vmath_special_values_more) {
+    double inf = INFINITY, tiny = 4.9406564584124654e-324, dmin = 2.2250738585072014e-308;
+    int k;
+    CHECK_SAME(gr__m_erf(0.0), 0.0); CHECK_SAME(gr__m_erf(-0.0), -0.0); CHECK_SAME(gr__m_erf(inf), 1.0);
+    CHECK_SAME(gr__m_erf(-inf), -1.0); CHECK_SAME(gr__m_erf(6.0), 1.0); CHECK_SAME(gr__m_erf(-1e300), -1.0);
+    CHECK_ULPS(gr__m_erf(1e-300), erfl(1e-300), 1.0); CHECK_ULPS(gr__m_erf(-dmin / 3), erfl(-dmin / 3), 1.0);
+    CHECK_ULPS(gr__m_erf(1.0), erfl(1.0), 2.0); CHECK_ULPS(gr__m_erf(-1.0000000000000002), erfl(-1.0000000000000002), 2.0);
+    CHECK_SAME(gr__m_erfc(0.0), 1.0); CHECK_SAME(gr__m_erfc(-0.0), 1.0); CHECK_SAME(gr__m_erfc(inf), 0.0);
+    CHECK_SAME(gr__m_erfc(-inf), 2.0); CHECK_SAME(gr__m_erfc(-6.0), 2.0); CHECK_SAME(gr__m_erfc(28.5), 0.0);
+    CHECK_SAME(gr__m_erfc(tiny), 1.0); CHECK(gr__m_erfc(NAN) != gr__m_erfc(NAN));
+    CHECK_ULPS(gr__m_erfc(26.5), erfcl(26.5), 4.0); CHECK_ULPS(gr__m_erfc(0.5), erfcl(0.5), 4.0);
+    CHECK_ULPS(gr__m_erfc(-1.0), erfcl(-1.0), 4.0);
+    for (k = 0; k < 40; k++) {                        /* subnormal results: within one of their ulp */
+        double x = 26.55 + k * 0.0175;
+        CHECK_MSG(tv_ulps(gr__m_erfc(x), erfcl(x), 53, -1021) <= 1.0, "erfc(%.17g)", x);
+    }
+    CHECK_SAME(gr__m_exp2(0.0), 1.0); CHECK_SAME(gr__m_exp2(-0.0), 1.0); CHECK_SAME(gr__m_exp2(inf), inf);
+    CHECK_SAME(gr__m_exp2(-inf), 0.0); CHECK_SAME(gr__m_exp2(1024.0), inf); CHECK_SAME(gr__m_exp2(-1075.0), 0.0);
+    CHECK_SAME(gr__m_exp2(-1074.5), tiny); CHECK_SAME(gr__m_exp2(1e-300), 1.0);
+    for (k = -1074; k <= 1023; k++) CHECK_MSG(gr__m_exp2(k) == ldexp(1.0, k), "exp2(%d)", k);
+    CHECK_SAME(gr__m_exp2(1023.9999999999999), (double)exp2l(1023.9999999999999));
+    CHECK_SAME(gr__m_exp2(-1022.5), (double)exp2l(-1022.5));
+    CHECK_SAME(gr__m_log2(1.0), 0.0); CHECK_SAME(gr__m_log2(0.0), -inf); CHECK_SAME(gr__m_log2(-0.0), -inf);
+    CHECK(gr__m_log2(-1.0) != gr__m_log2(-1.0)); CHECK(gr__m_log2(-inf) != gr__m_log2(-inf));
+    CHECK_SAME(gr__m_log2(inf), inf); CHECK_SAME(gr__m_log2(DBL_MAX), (double)log2l(DBL_MAX));
+    for (k = -1074; k <= 1023; k++) CHECK_MSG(gr__m_log2(ldexp(1.0, k)) == k, "log2(2^%d)", k);
+    CHECK_ULPS(gr__m_log2(dmin / 3), log2l(dmin / 3), 1.0); CHECK_ULPS(gr__m_log2(1.0000000000000002), log2l(1.0000000000000002), 1.0);
+    CHECK_SAME(gr__m_sinh(0.0), 0.0); CHECK_SAME(gr__m_sinh(-0.0), -0.0); CHECK_SAME(gr__m_sinh(inf), inf);
+    CHECK_SAME(gr__m_sinh(-inf), -inf); CHECK_SAME(gr__m_sinh(-tiny), -tiny); CHECK_SAME(gr__m_sinh(1e-300), 1e-300);
+    CHECK_SAME(gr__m_sinh(710.48), inf); CHECK_SAME(gr__m_sinh(-710.48), -inf);
+    CHECK_ULPS(gr__m_sinh(710.47), sinhl(710.47), 3.0); CHECK_ULPS(gr__m_sinh(-705.3), sinhl(-705.3), 3.0);
+    CHECK_SAME(gr__m_cosh(0.0), 1.0); CHECK_SAME(gr__m_cosh(-0.0), 1.0); CHECK_SAME(gr__m_cosh(inf), inf);
+    CHECK_SAME(gr__m_cosh(-inf), inf); CHECK_SAME(gr__m_cosh(tiny), 1.0); CHECK_SAME(gr__m_cosh(-710.48), inf);
+    CHECK_ULPS(gr__m_cosh(-710.47), coshl(-710.47), 2.0); CHECK_ULPS(gr__m_cosh(709.1), coshl(709.1), 2.0);
+    CHECK_SAME((double)gr__m_erff(-0.0f), -0.0); CHECK_SAME((double)gr__m_log2f(0.0f), -inf);
+    CHECK(isinf(gr__m_exp2f(128.0f)) && !isinf(gr__m_exp2f(127.99f)) && isinf(gr__m_coshf(89.5f)));
+}
+
+/* tan and the inverse functions: exact values, limits, the C library's outside the domains */
+TEST(test_vmath_special_values_inverse) {
+    double inf = INFINITY, tiny = 4.9406564584124654e-324, pio2 = 1.5707963267948966, pi = 3.1415926535897931;
+    CHECK_SAME(gr__m_tan(0.0), 0.0); CHECK_SAME(gr__m_tan(-0.0), -0.0); CHECK_SAME(gr__m_tan(-tiny), -tiny);
+    CHECK(gr__m_tan(inf) != gr__m_tan(inf)); CHECK_SAME(gr__m_tan(1e300), tan(1e300));
+    CHECK_ULPS(gr__m_tan(pio2), tanl(pio2), 3.0); CHECK_ULPS(gr__m_tan(-pi), tanl(-pi), 3.0);
+    CHECK_ULPS(gr__m_tan(1647098.0), tanl(1647098.0), 3.0);
+    CHECK_SAME(gr__m_arctan(0.0), 0.0); CHECK_SAME(gr__m_arctan(-0.0), -0.0); CHECK_SAME(gr__m_arctan(tiny), tiny);
+    CHECK_SAME(gr__m_arctan(inf), pio2); CHECK_SAME(gr__m_arctan(-inf), -pio2); CHECK_SAME(gr__m_arctan(-1e300), -pio2);
+    CHECK_SAME(gr__m_arctan(1.0), (double)atanl(1.0)); CHECK_SAME(gr__m_arctan(-1e-300), -1e-300);
+    CHECK_SAME(gr__m_arcsin(1.0), pio2); CHECK_SAME(gr__m_arcsin(-1.0), -pio2); CHECK_SAME(gr__m_arcsin(-0.0), -0.0);
+    CHECK_SAME(gr__m_arcsin(tiny), tiny); CHECK(gr__m_arcsin(1.0000000000000002) != gr__m_arcsin(1.0000000000000002));
+    CHECK_SAME(gr__m_arccos(1.0), 0.0); CHECK_SAME(gr__m_arccos(-1.0), pi); CHECK_SAME(gr__m_arccos(0.0), pio2);
+    CHECK(gr__m_arccos(-inf) != gr__m_arccos(-inf));
+    CHECK_SAME(gr__m_arctanh(0.0), 0.0); CHECK_SAME(gr__m_arctanh(-0.0), -0.0); CHECK_SAME(gr__m_arctanh(-tiny), -tiny);
+    CHECK_SAME(gr__m_arctanh(1.0), inf); CHECK_SAME(gr__m_arctanh(-1.0), -inf); CHECK(gr__m_arctanh(2.0) != gr__m_arctanh(2.0));
+    CHECK_ULPS(gr__m_arctanh(0.9999999999999999), atanhl(0.9999999999999999), 2.0);
+    CHECK_SAME(gr__m_arcsinh(0.0), 0.0); CHECK_SAME(gr__m_arcsinh(-0.0), -0.0); CHECK_SAME(gr__m_arcsinh(tiny), tiny);
+    CHECK_SAME(gr__m_arcsinh(inf), inf); CHECK_SAME(gr__m_arcsinh(-inf), -inf);
+    CHECK_ULPS(gr__m_arcsinh(-DBL_MAX), asinhl(-DBL_MAX), 2.0); CHECK_ULPS(gr__m_arcsinh(268435456.0), asinhl(268435456.0), 2.0);
+    CHECK_ULPS(gr__m_arcsinh(268435456.00000006), asinhl(268435456.00000006), 2.0);
+    CHECK_SAME(gr__m_arccosh(1.0), 0.0); CHECK(gr__m_arccosh(0.5) != gr__m_arccosh(0.5)); CHECK_SAME(gr__m_arccosh(inf), inf);
+    CHECK_ULPS(gr__m_arccosh(DBL_MAX), acoshl(DBL_MAX), 2.5); CHECK_ULPS(gr__m_arccosh(1.0000000000000002), acoshl(1.0000000000000002), 2.5);
+    CHECK(gr__m_arccosh(NAN) != gr__m_arccosh(NAN) && gr__m_arctan(NAN) != gr__m_arctan(NAN) && gr__m_tan(NAN) != gr__m_tan(NAN));
+    CHECK_SAME((double)gr__m_arctanf(-0.0f), -0.0); CHECK_SAME((double)gr__m_arcsinf(1.0f), (double)(float)pio2);
+    {
+        int k;                                         /* cbrt: exact cubes and powers of 2^3, subnormals */
+        for (k = 1; k <= 3000; k++) CHECK_MSG(gr__m_cbrt((double)k * k * k) == k && gr__m_cbrt(-(double)k * k * k) == -k, "cbrt(%d^3)", k);
+        for (k = -1074; k <= 1023; k++) if (k % 3 == 0) CHECK_MSG(gr__m_cbrt(ldexp(1.0, k)) == ldexp(1.0, k / 3), "cbrt(2^%d)", k);
+        CHECK_SAME(gr__m_cbrt(0.0), 0.0); CHECK_SAME(gr__m_cbrt(-0.0), -0.0); CHECK_SAME(gr__m_cbrt(-inf), -inf);
+        CHECK(gr__m_cbrt(NAN) != gr__m_cbrt(NAN)); CHECK_ULPS(gr__m_cbrt(-tiny), cbrtl(-tiny), 1.0);
+        CHECK_ULPS(gr__m_cbrt(DBL_MAX), cbrtl(DBL_MAX), 1.0); CHECK_ULPS(gr__m_cbrt(2.2250738585072014e-308 / 3), cbrtl(2.2250738585072014e-308 / 3), 1.0);
+    }
 }
 
 /* the vector kernels equal the scalar functions bit for bit, on every element */
@@ -272,14 +382,257 @@ TEST(test_vmath_rows_use_them) {
         gr_graph_free(g);
     }
 }
+
+/* the rows of the second set run them: gr_call over an array (float64 and float32, a value outside
+   the main range among them) equals the scalar function bit for bit */
+typedef struct tv_row { gr_var *(*op)(gr_var *); tv_f64 f; tv_f32 f32; double lo, hi; } tv_row;
+static const tv_row tv_rows[] = {
+    { gr_erf, gr__m_erf, gr__m_erff, -6, 6 }, { gr_erfc, gr__m_erfc, gr__m_erfcf, -6, 30 },
+    { gr_exp2, gr__m_exp2, gr__m_exp2f, -40, 1100 }, { gr_log2, gr__m_log2, gr__m_log2f, -1, 100 },
+    { gr_sinh, gr__m_sinh, gr__m_sinhf, -30, 800 }, { gr_cosh, gr__m_cosh, gr__m_coshf, -30, 800 },
+    { gr_tan, gr__m_tan, gr__m_tanf, -10, 1e7 }, { gr_arctan, gr__m_arctan, gr__m_arctanf, -10, 10 },
+    { gr_arcsin, gr__m_arcsin, gr__m_arcsinf, -1, 1.2 }, { gr_arccos, gr__m_arccos, gr__m_arccosf, -1, 1.2 },
+    { gr_arctanh, gr__m_arctanh, gr__m_arctanhf, -1, 1.2 }, { gr_arcsinh, gr__m_arcsinh, gr__m_arcsinhf, -1e3, 1e3 },
+    { gr_arccosh, gr__m_arccosh, gr__m_arccoshf, 0.5, 1e3 }, { gr_cbrt, gr__m_cbrt, gr__m_cbrtf, -1e3, 1e3 },
+};
+enum { TV_NROW = (int)(sizeof tv_rows / sizeof tv_rows[0]) };
+TEST(test_vmath_rows_use_them_more) {
+    enum { N = 517 };
+    int dt, r;
+    for (dt = 0; dt < 2; dt++) {
+        gr_dtype T = dt ? GR_F32 : GR_F64;
+        gr_graph *g = gr_graph_new();
+        int64_t shape[1] = { N };
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *outs[TV_NROW];
+        gr_fn *f;
+        gr_array *xa = gr_array_new(T, 1, shape);
+        const gr_array *res[TV_NROW];
+        for (r = 0; r < TV_NROW; r++) outs[r] = tv_rows[r].op(x);
+        f = gr_function(1, &x, TV_NROW, outs, NULL);
+        CHECK(f != NULL && xa != NULL);
+        for (r = 0; f && xa && r < TV_NROW; r++) {
+            const tv_row *w = &tv_rows[r];
+            int j, bad = 0;
+            for (j = 0; j < N; j++) gr_array_set(xa, j, w->lo + (w->hi - w->lo) * j / (N - 1.0));
+            CHECK_STATUS(gr_call(f, (const gr_array *const *)&xa, res), GR_OK);
+            for (j = 0; j < N; j++) {
+                double v = gr_array_get(xa, j), want = dt ? (double)w->f32((float)v) : w->f(v);
+                if (!tv_same(gr_array_get(res[r], j), want)) bad++;
+            }
+            CHECK_MSG(bad == 0, "row %d, %s: %d values differ from the scalar function", r, dt ? "float32" : "float64", bad);
+        }
+        gr_array_free(xa);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
+
+/* pow: accuracy against powl where the result is normal (x over every binade, y up to the
+   overflow and underflow edges, near 1 with huge y, integers), float32 too; the C library's pow
+   outside the main range (specials); the vector map (strides 1 and 0, in place) equals gr__m_pow
+   bit for bit; the row runs it */
+static double tv_rand(uint64_t *seed) { *seed = *seed * 6364136223846793005u + 1442695040888963407u; return (double)(*seed >> 11) / 9007199254740992.0; }
+static void tv_pow_one(double x, double y, tv_worst *w64, tv_worst *w32, double *ywx) {
+    long double want = powl((long double)x, (long double)y);
+    double e = tv_ulps(gr__m_pow(x, y), want, 53, -1021);
+    float xf = (float)x, yf = (float)y;
+    if (e > w64->err || e != e) { w64->err = e; w64->at = x; *ywx = y; }
+    want = powl((long double)xf, (long double)yf);
+    if (isinf((float)want) || isinf(xf) || isinf(yf)) return;
+    e = tv_ulps(gr__m_powf(xf, yf), want, 24, -125);
+    if (e > w32->err || e != e) { w32->err = e; w32->at = (double)xf; }
+}
+TEST(test_vmath_pow_accuracy) {
+#if LDBL_MANT_DIG >= 64
+    tv_worst w64 = { 0, 0 }, w32 = { 0, 0 };
+    uint64_t seed = 777;
+    double yw = 0;
+    int b, k;
+    for (b = -1022; b <= 1023; b++)                     /* every binade of x, y to the edges */
+        for (k = 0; k < 16; k++) {
+            double x = ldexp(1.0 + tv_rand(&seed), b), lx = log(x);
+            tv_pow_one(x, (tv_rand(&seed) - 0.5) * 2 * 745.0 / fabs(lx != 0 ? lx : 1.0), &w64, &w32, &yw);
+            tv_pow_one(x, (tv_rand(&seed) - 0.5) * 8.0, &w64, &w32, &yw);
+        }
+    for (k = 0; k < 40000; k++) {
+        double x = 0.5 + 1.5 * tv_rand(&seed);           /* the largest s of the log: x near 1.41 */
+        tv_pow_one(x, (tv_rand(&seed) - 0.5) * 2 * 709.0 / fabs(log(x)), &w64, &w32, &yw);
+        tv_pow_one(1.0 + (tv_rand(&seed) - 0.5) * 1e-6, (tv_rand(&seed) - 0.5) * 1e9, &w64, &w32, &yw);
+        tv_pow_one(10.0 * tv_rand(&seed), floor((tv_rand(&seed) - 0.5) * 40.0), &w64, &w32, &yw);
+    }
+    CHECK_MSG(w64.err <= 2.0, "pow float64: %.3f ulp at %.17g^%.17g, bound 2", w64.err, w64.at, yw);
+    CHECK_MSG(w32.err <= 0.501, "pow float32: %.4f ulp at x = %.9g, bound 0.501", w32.err, w32.at);
+    if (getenv("GT_VMATH_PRINT"))
+        printf("vmath %-8s float64 %.3f ulp (at %.17g^%.17g), float32 %.4f ulp (at x = %.9g)\n", "pow", w64.err, w64.at, yw, w32.err, w32.at);
+#endif
+}
+
+TEST(test_vmath_pow_special_values) {
+    double inf = INFINITY, nan = NAN, tiny = 4.9406564584124654e-324;
+    static const double xs[] = { 0.0, -0.0, 1.0, -1.0, -2.0, 2.0, 0.5, INFINITY, -INFINITY, NAN, 4.9406564584124654e-324, 1e-310, 1e300 };
+    static const double ys[] = { 0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, -0.5, 1e300, -1e300, 1e19, INFINITY, -INFINITY, NAN, 1100.0, -1100.0 };
+    int i, j;
+    for (i = 0; i < (int)(sizeof xs / sizeof xs[0]); i++)          /* the specials: the C library's */
+        for (j = 0; j < (int)(sizeof ys / sizeof ys[0]); j++) {
+            double x = xs[i], y = ys[j], got = gr__m_pow(x, y), want = pow(x, y);
+            if (x > 2.2e-308 && x < 1e308 && fabs(y) <= 1e18 && fabs(y * log(x)) < 700)
+                CHECK_MSG(tv_ulps(got, powl(x, y), 53, -1021) <= 2.0, "pow(%g, %g) = %.17g", x, y, got);
+            else CHECK_MSG(tv_same(got, want), "pow(%g, %g) = %.17g, want %.17g", x, y, got, want);
+        }
+    CHECK_SAME(gr__m_pow(1.0, nan), 1.0); CHECK_SAME(gr__m_pow(nan, 0.0), 1.0); CHECK_SAME(gr__m_pow(-2.0, 3.0), -8.0);
+    CHECK_SAME(gr__m_pow(-0.0, -1.0), -inf); CHECK_SAME(gr__m_pow(2.0, 1024.0), inf); CHECK_SAME(gr__m_pow(2.0, -1074.0), tiny);
+    CHECK_SAME(gr__m_pow(2.0, 10.0), 1024.0); CHECK_SAME(gr__m_pow(4.0, 0.5), 2.0); CHECK_SAME(gr__m_pow(7.0, 0.0), 1.0);
+    CHECK_SAME(gr__m_pow(1.0, 1e18), 1.0); CHECK_SAME(gr__m_pow(0.5, -1023.0), ldexp(1.0, 1023));
+    CHECK_ULPS(gr__m_pow(10.0, 308.0), powl(10.0, 308.0), 2.0); CHECK_ULPS(gr__m_pow(10.0, -307.0), powl(10.0, -307.0), 2.0);
+    CHECK_SAME(gr__m_pow(10.0, -320.0), pow(10.0, -320.0));                  /* subnormal: the C library's */
+    CHECK_SAME((double)gr__m_powf(-2.0f, 3.0f), -8.0); CHECK(isinf(gr__m_powf(2.0f, 128.0f)));
+}
+
+typedef double (*tv_f64_2)(double, double);
+typedef float (*tv_f32_2)(float, float);
+typedef void (*tv_kernel)(int64_t n, void *out, const void *const *in, const int64_t *st);
+typedef void (*tv_map2)(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb);
+typedef struct tv_bin { const char *name; tv_f64_2 f; tv_f32_2 f32; tv_kernel k64, k32; tv_map2 map; } tv_bin;
+static const tv_bin tv_bins[] = {
+    { "pow", gr__m_pow, gr__m_powf, gr__vmk_pow_f64, gr__vmk_pow_f32, gr__vm_pow_map },
+    { "arctan2", gr__m_arctan2, gr__m_arctan2f, gr__vmk_arctan2_f64, gr__vmk_arctan2_f32, gr__vm_arctan2_map },
+};
+/* arctan2: accuracy against atan2l (pairs over every binade of the ratio, both signs, and dense
+   draws), specials as the C library's (zeros, infinities, NaN) */
+TEST(test_vmath_arctan2) {
+#if LDBL_MANT_DIG >= 64
+    static const double sp[] = { 0.0, -0.0, 1.0, -1.0, 1e-310, -1e300, INFINITY, -INFINITY, NAN };
+    tv_worst w64 = { 0, 0 }, w32 = { 0, 0 };
+    uint64_t seed = 4242;
+    double yw = 0;
+    int b, k, i, j;
+    for (b = -1100; b <= 1100; b += 3)
+        for (k = 0; k < 8; k++) {
+            double y = ldexp(1.0 + tv_rand(&seed), b / 2) * (k & 1 ? -1 : 1), x = ldexp(1.0 + tv_rand(&seed), -b / 2) * (k & 2 ? -1 : 1);
+            double e = tv_ulps(gr__m_arctan2(y, x), atan2l(y, x), 53, -1021);
+            if (e > w64.err) { w64.err = e; w64.at = y; yw = x; }
+        }
+    for (k = 0; k < 100000; k++) {
+        double y = (tv_rand(&seed) - 0.5) * 8, x = (tv_rand(&seed) - 0.5) * 8, e = tv_ulps(gr__m_arctan2(y, x), atan2l(y, x), 53, -1021);
+        float yf = (float)y, xf = (float)x;
+        if (e > w64.err) { w64.err = e; w64.at = y; yw = x; }
+        e = tv_ulps(gr__m_arctan2f(yf, xf), atan2l(yf, xf), 24, -125);
+        if (e > w32.err) { w32.err = e; w32.at = y; }
+    }
+    CHECK_MSG(w64.err <= 2.0, "arctan2 float64: %.3f ulp at (%.17g, %.17g), bound 2", w64.err, w64.at, yw);
+    CHECK_MSG(w32.err <= 0.501, "arctan2 float32: %.4f ulp at y = %.9g, bound 0.501", w32.err, w32.at);
+    if (getenv("GT_VMATH_PRINT"))
+        printf("vmath %-8s float64 %.3f ulp (at %.17g, %.17g), float32 %.4f ulp\n", "arctan2", w64.err, w64.at, yw, w32.err);
+    for (i = 0; i < (int)(sizeof sp / sizeof sp[0]); i++)
+        for (j = 0; j < (int)(sizeof sp / sizeof sp[0]); j++) {
+            double y = sp[i], x = sp[j], got = gr__m_arctan2(y, x);
+            if (GR__VM_IN_arctan2(y, x)) CHECK_MSG(tv_ulps(got, atan2l(y, x), 53, -1021) <= 2.0, "arctan2(%g, %g) = %.17g", y, x, got);
+            else CHECK_MSG(tv_same(got, atan2(y, x)), "arctan2(%g, %g) = %.17g, want %.17g", y, x, got, atan2(y, x));
+        }
+    CHECK_SAME(gr__m_arctan2(-0.0, 2.0), -0.0); CHECK_SAME(gr__m_arctan2(0.0, -2.0), 3.1415926535897931);
+    CHECK_SAME(gr__m_arctan2(-1e-300, -2.0), -3.1415926535897931); CHECK_SAME(gr__m_arctan2(3.0, -0.0), 1.5707963267948966);
+    CHECK_SAME(gr__m_arctan2(1.0, 1.0), (double)atanl(1.0)); CHECK_ULPS(gr__m_arctan2(1e-300, 1e300), atan2l(1e-300, 1e300), 1.0);
+#endif
+}
+
+static void tv_bin_vector(const tv_bin *fn);
+TEST(test_vmath_pow_vector_equals_scalar) {
+    tv_bin_vector(&tv_bins[0]);
+    tv_bin_vector(&tv_bins[1]);
+}
+static void tv_bin_vector(const tv_bin *fn) {
+    enum { N = 1031 };
+    double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N), *o = (double *)malloc(sizeof(double) * N);
+    uint64_t seed = 11;
+    int j, bad, sa, sb;
+    if (!x || !y || !o) { CHECK(0); free(x); free(y); free(o); return; }
+    for (j = 0; j < N; j++) {
+        x[j] = ldexp(1.0 + tv_rand(&seed), (int)(tv_rand(&seed) * 40) - 20);
+        y[j] = (tv_rand(&seed) - 0.5) * (j % 5 == 0 ? 2000.0 : 20.0);       /* some results out of range */
+        if (j % 17 == 0) x[j] = -x[j];
+        if (j == 100) x[j] = 0.0;
+        if (j == 200) y[j] = NAN;
+        if (j == 300) x[j] = INFINITY;
+    }
+    for (sa = 0; sa <= 1; sa++)
+        for (sb = 0; sb <= 1; sb++) {
+            const void *in[2];
+            int64_t st[2];
+            in[0] = sa ? x : x + 1; in[1] = sb ? y : y + 3; st[0] = sa; st[1] = sb;
+            fn->k64(N, o, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(o[j], fn->f(sa ? x[j] : x[1], sb ? y[j] : y[3]))) bad++;
+            CHECK_MSG(bad == 0, "%s strides %d %d: %d of %d elements differ from the scalar function", fn->name, sa, sb, bad, N);
+        }
+    memcpy(o, x, sizeof(double) * N);
+    fn->map(N - 1, o + 1, o + 1, 1, y + 1, 1);                       /* in place, unaligned */
+    for (bad = 0, j = 1; j < N; j++) if (!tv_same(o[j], fn->f(x[j], y[j]))) bad++;
+    CHECK_MSG(bad == 0, "%s in place: %d elements differ", fn->name, bad);
+    {
+        float *xf = (float *)malloc(sizeof(float) * N), *yf = (float *)malloc(sizeof(float) * N), *of = (float *)malloc(sizeof(float) * N);
+        const void *in[2];
+        int64_t st[2] = { 1, 1 };
+        if (xf && yf && of) {
+            for (j = 0; j < N; j++) { xf[j] = (float)x[j]; yf[j] = (float)(y[j] / 4); }
+            in[0] = xf; in[1] = yf;
+            fn->k32(N, of, in, st);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same((double)of[j], (double)fn->f32(xf[j], yf[j]))) bad++;
+            CHECK_MSG(bad == 0, "%s float32: %d elements differ from the scalar function", fn->name, bad);
+        } else CHECK(0);
+        free(xf); free(yf); free(of);
+    }
+    free(x); free(y); free(o);
+}
+
+TEST(test_vmath_pow_row) {
+    enum { N = 301 };
+    int dt;
+    for (dt = 0; dt < 2; dt++) {
+        gr_dtype T = dt ? GR_F32 : GR_F64;
+        gr_graph *g = gr_graph_new();
+        int64_t shape[1] = { N };
+        gr_var *x = gr_tensor(g, T, 1, shape, "x"), *y = gr_tensor(g, T, 1, shape, "y"), *ins[2], *outs[3];
+        gr_fn *f;
+        gr_array *xa = gr_array_new(T, 1, shape), *ya = gr_array_new(T, 1, shape);
+        const gr_array *res[3], *args[2];
+        int j, bad = 0;
+        ins[0] = x; ins[1] = y;
+        outs[0] = gr_pow(x, y); outs[1] = gr_pow(x, gr_const(g, 2.5)); outs[2] = gr_arctan2(x, y);
+        f = gr_function(2, ins, 3, outs, NULL);
+        CHECK(f != NULL && xa != NULL && ya != NULL);
+        if (!f || !xa || !ya) { gr_array_free(xa); gr_array_free(ya); gr_fn_free(f); gr_graph_free(g); continue; }
+        for (j = 0; j < N; j++) { gr_array_set(xa, j, j * 0.037 - 1.0); gr_array_set(ya, j, (j % 23) * 0.71 - 8.0); }
+        args[0] = xa; args[1] = ya;
+        CHECK_STATUS(gr_call(f, args, res), GR_OK);
+        for (j = 0; j < N; j++) {
+            double v = gr_array_get(xa, j), w = gr_array_get(ya, j);
+            double want0 = dt ? (double)gr__m_powf((float)v, (float)w) : gr__m_pow(v, w);
+            double want1 = dt ? (double)gr__m_powf((float)v, 2.5f) : gr__m_pow(v, 2.5);
+            double want2 = dt ? (double)gr__m_arctan2f((float)v, (float)w) : gr__m_arctan2(v, w);
+            if (!tv_same(gr_array_get(res[0], j), want0) || !tv_same(gr_array_get(res[1], j), want1)) bad++;
+            if (!tv_same(gr_array_get(res[2], j), want2)) bad++;
+        }
+        CHECK_MSG(bad == 0, "%s: %d values differ from gr__m_pow, gr__m_arctan2", dt ? "float32" : "float64", bad);
+        gr_array_free(xa); gr_array_free(ya);
+        gr_fn_free(f);
+        gr_graph_free(g);
+    }
+}
 #endif
 
 SUITE(suite_vmath) = {
 #ifndef GR_NO_VECTOR_EXTENSIONS
     CASE(test_vmath_accuracy),
     CASE(test_vmath_special_values),
+    CASE(test_vmath_special_values_more),
+    CASE(test_vmath_special_values_inverse),
     CASE(test_vmath_vector_equals_scalar),
     CASE(test_vmath_rows_use_them),
+    CASE(test_vmath_rows_use_them_more),
+    CASE(test_vmath_pow_accuracy),
+    CASE(test_vmath_pow_special_values),
+    CASE(test_vmath_pow_vector_equals_scalar),
+    CASE(test_vmath_pow_row),
+    CASE(test_vmath_arctan2),
 #endif
     END_SUITE
 };
