@@ -1115,6 +1115,18 @@ static void bench_scale(void) {
     gr_array_free(xa);
 }
 
+/* W1 to W4, the rows users write and the tiny function: make bench's first rows, and bench --peers' */
+static void bench_w1_to_tiny(void) {
+    bench_w1(0);
+    bench_w1(1);
+    bench_w2();
+    bench_w3();
+    bench_w3_cost_grad();
+    bench_w4();
+    bench_w4_undeclared();
+    bench_tiny();
+}
+
 int main(int argc, char **argv) {
     int n, quick = argc > 1 && strcmp(argv[1], "--quick") == 0, w5_only = argc > 1 && strcmp(argv[1], "--w5") == 0;
 #ifdef GR_HAVE_CBLAS
@@ -1147,14 +1159,7 @@ int main(int argc, char **argv) {
     }
     if (argc > 1 && strcmp(argv[1], "--peers") == 0) {   /* bench --peers: the rows bench/peers/run.sh sets beside NumPy, PyTorch, ADOL-C */
         g_ms_digits = 6;
-        bench_w1(0);
-        bench_w1(1);
-        bench_w2();
-        bench_w3();
-        bench_w3_cost_grad();
-        bench_w4();
-        bench_w4_undeclared();
-        bench_tiny();
+        bench_w1_to_tiny();
         for (n = 1000; n <= 100000; n *= 10) bench_w5(n, W5_RUNS);
         bench_w6();
         return g_failures ? 1 : 0;
@@ -1164,14 +1169,7 @@ int main(int argc, char **argv) {
         bench_w5(10000000, 1);                       /* once: ~1 min and ~12 GB */
         return g_failures ? 1 : 0;
     }
-    bench_w1(0);
-    bench_w1(1);
-    bench_w2();
-    bench_w3();
-    bench_w3_cost_grad();
-    bench_w4();
-    bench_w4_undeclared();
-    bench_tiny();
+    bench_w1_to_tiny();
     for (n = 1000; n <= (quick ? 10000 : 1000000); n *= 10) bench_w5(n, W5_RUNS);
     bench_w6();
     bench_w6_scan(100);

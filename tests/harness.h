@@ -10,6 +10,10 @@
 #include "runner.h"
 #include <stdlib.h>
 
+/* |got - want| in ulp of want rounded to a format of mant bits and smallest normal exponent min_exp
+   (tests/t_vmath.c) */
+double gt_ulps(long double got, long double want, int mant, int min_exp);
+
 /* every gr_call of the test binary goes through gt_call (tests/t_emit.c), which calls gr_call and,
    when the binary runs with GT_EMIT_OUT, first emits the function as C for the call's inputs (the
    allocation tests, tests/alloc_hook.h, call gr_call itself) */

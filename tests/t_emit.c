@@ -513,17 +513,6 @@ static void te_vm_arrays(int64_t n, gr_array **a) {
             gr_array_set(a[2 * d], i, i % 37 == 5 ? special[(i / 37) % 10] : 3.0 * sin(1.3 * (double)i + 0.2));
     }
 }
-/* |got - want| in ulp of want rounded to mant bits (smallest normal exponent min_exp); a NaN, an
-   infinity and a zero must be matched exactly */
-static double te_ulps(long double got, long double want, int mant, int min_exp) {
-    int e;
-    if (want != want) return got != got ? 0 : 1e30;
-    if (isinf((double)want) || isinf((double)got)) return (double)got == (double)want ? 0 : 1e30;
-    if (want == 0) return got == 0 ? 0 : 1e30;
-    frexpl(want, &e);
-    if (e < min_exp) e = min_exp;
-    return (double)(fabsl(got - want) / ldexpl(1.0L, e - mant));
-}
 /* output k of te_vm_fn at x (s), in long double from the C library's long double functions; the
    float operations before the function (x s, x x + 0.5, x x) rounded as the graph rounds them */
 static long double te_vm_ref(int k, double x, double s, int f32) {
@@ -553,7 +542,7 @@ static void te_vm_check(const gr_array *const *in, const gr_array *const *out, i
             for (i = 0; i < n; i++) {
                 double x = gr_array_get(in[2 * d], i), got = gr_array_get(out[d * TE_VM_OUT + k], i);
                 long double want = te_vm_ref(k, x, gr_array_get(in[2 * d + 1], 0), d);
-                double u = d ? te_ulps(got, (long double)(float)want, 24, -125) : te_ulps(got, want, 53, -1021);
+                double u = d ? gt_ulps(got, (long double)(float)want, 24, -125) : gt_ulps(got, want, 53, -1021);
                 CHECK_MSG(u <= 4.0, "%s output %d at x = %.17g (n %ld): %.17g, want %.17Lg (%g ulp)", d ? "float32" : "float64",
                           k, x, (long)n, got, want, u);
             }
@@ -561,7 +550,7 @@ static void te_vm_check(const gr_array *const *in, const gr_array *const *out, i
         double x = gr_array_get(in[2], i), got = gr_array_get(out[2 * TE_VM_OUT], i);
         CHECK(out[2 * TE_VM_OUT]->dtype == GR_F64);
         CHECK_MSG(got != got || (double)(float)got == got, "exp(x32) as float64: %.17g", got);
-        CHECK_MSG(te_ulps(got, (long double)(float)expl(x), 24, -125) <= 4.0, "exp(x32) as float64 at x = %.17g: %.17g", x, got);
+        CHECK_MSG(gt_ulps(got, (long double)(float)expl(x), 24, -125) <= 4.0, "exp(x32) as float64 at x = %.17g: %.17g", x, got);
     }
 }
 
