@@ -23896,6 +23896,15 @@ static const char *gr__em_fref(gr__em *e, const gr__fprog *p, const int32_t *wri
     return x;
 }
 
+/* an instruction's operands as one declaration's list: "a = <args[0]>, b = <args[1]>, ..." */
+static void gr__em_decl(char *decl, size_t size, int n_args, const char *const *args) {
+    static const char *const names[3] = { "a", "b", "c" };
+    size_t n = 0;
+    int i;
+    decl[0] = 0;
+    for (i = 0; i < n_args && n < size; i++) n += (size_t)snprintf(decl + n, size - n, "%s%s = %s", i ? ", " : "", names[i], args[i]);
+}
+
 /* instruction k of p: its result(s) in t<k> (and u<k>) */
 static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer, const gr__em_fnames *nm) {
     const gr__fop *op = &p->ops[k];
@@ -23915,13 +23924,11 @@ static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *
     } else if (op->row >= GR__FOP_COPY) {
         gr__em_line(e, "const %s %st%ld = %s;", TO, q, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
     } else {
-        static const char *const names[3] = { "a", "b", "c" };
+        const char *args[3];
         char decl[3 * GR__EM_EXPR];
-        size_t n = 0;
         int i;
-        for (i = 0; i < op->n_args; i++)
-            n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%s = %s", i ? ", " : "", names[i],
-                                  i ? gr__em_fref(e, p, writer, op->arg[i], op->dtype, nm) : a);
+        for (i = 0; i < op->n_args; i++) args[i] = i ? gr__em_fref(e, p, writer, op->arg[i], op->dtype, nm) : a;
+        gr__em_decl(decl, sizeof decl, op->n_args, args);
         gr__em_line(e, "%s %st%ld;", TO, q, (long)k);
         gr__em_line(e, "{ const %s %s; %st%ld = (%s)(%s); }", T, decl, q, (long)k, TO, gr__em_expr(e, op->row, op->dtype));
     }
@@ -24139,13 +24146,11 @@ static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
         if (op->odtype == GR_F32 && op->dtype == GR_F64 && gr__em_kernel(e, "GR__VM_MAP"))
             gr__em_line(e, "GR__VM_FENCE();");   /* (as after a float32 map: see ops/vmath.c) */
     } else {
-        static const char *const names[3] = { "a", "b", "c" };
+        const char *args[3];
         char decl[3 * GR__EM_EXPR];
-        size_t n = 0;
         int i;
-        for (i = 0; i < op->n_args; i++)
-            n += (size_t)snprintf(decl + n, sizeof decl - n, "%s%s = %s", i ? ", " : "", names[i],
-                                  i ? gr__em_bref(e, b, op->arg[i], op->dtype, 1) : a);
+        for (i = 0; i < op->n_args; i++) args[i] = i ? gr__em_bref(e, b, op->arg[i], op->dtype, 1) : a;
+        gr__em_decl(decl, sizeof decl, op->n_args, args);
         gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s %s; t%ld[i] = (%s)(%s); }", T, decl, kl, TO,
                     gr__em_expr(e, op->row, op->dtype));
     }
