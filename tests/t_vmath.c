@@ -16,6 +16,18 @@
 #include <float.h>
 #include <stdint.h>
 
+/* |got - want| in units of the last place of want rounded to the format of mant bits (min_exp:
+   the format's smallest normal exponent, so that subnormals count in their own ulp) */
+double gt_ulps(long double got, long double want, int mant, int min_exp) {
+    int e;
+    if (want != want) return got != got ? 0 : 1e30;
+    if (isinf((double)want) || isinf((double)got)) return (double)got == (double)want ? 0 : 1e30;
+    if (want == 0) return got == 0 ? 0 : 1e30;
+    frexpl(want, &e);
+    if (e < min_exp) e = min_exp;
+    return (double)(fabsl(got - want) / ldexpl(1.0L, e - mant));
+}
+
 #ifndef GR_NO_VECTOR_EXTENSIONS        /* (without it the library's functions are the C library's) */
 #include "../ops/vmath.c"
 
@@ -82,17 +94,6 @@ static const tv_fn tv_fns[] = {
 };
 enum { TV_NFN = (int)(sizeof tv_fns / sizeof tv_fns[0]) };
 
-/* |got - want| in units of the last place of want rounded to the format of mant bits (min_exp:
-   the format's smallest normal exponent, so that subnormals count in their own ulp) */
-double gt_ulps(long double got, long double want, int mant, int min_exp) {
-    int e;
-    if (want != want) return got != got ? 0 : 1e30;
-    if (isinf((double)want) || isinf((double)got)) return (double)got == (double)want ? 0 : 1e30;
-    if (want == 0) return got == 0 ? 0 : 1e30;
-    frexpl(want, &e);
-    if (e < min_exp) e = min_exp;
-    return (double)(fabsl(got - want) / ldexpl(1.0L, e - mant));
-}
 
 /* x64 and the ulp error of f at it, worst kept */
 typedef struct tv_worst { double err, at; } tv_worst;
