@@ -2699,7 +2699,7 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
 #endif
 #endif
 #if defined(__GNUC__) && !defined(__clang__)
-#define GR__VM_FN GR__UNUSED __attribute__((optimize("fp-contract=off")))
+#define GR__VM_FN GR__UNUSED __attribute__((optimize("fp-contract=off", "schedule-insns", "sched-pressure")))
 #else
 #define GR__VM_FN GR__UNUSED
 #endif
@@ -2707,6 +2707,13 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
 #define GR__VM_NOFMA _Pragma("STDC FP_CONTRACT OFF")
 #else
 #define GR__VM_NOFMA
+#endif
+/* the cores: always inlined into their callers (the maps, the scalar functions), so that the maps'
+   independent vectors interleave and constants are operands, not calls passing vectors */
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+#else
+#define GR__VM_FNI GR__VM_FN inline
 #endif
 #define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */
 #define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */
@@ -2732,7 +2739,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
 #define GR__VM_SEL(O, m, a, b) O##_TOD((O##_TOU(a) & (m)) | (O##_TOU(b) & ~(m)))
 #define GR__VM_CORES(S, T, U, O) \
     /* x = k ln2 + r, |r| <= ln2/2: e^r - 1, k in *kd (|x| < 2^50) */ \
-    static GR__VM_FN T gr__vm_expr##S(T x, T *kd) { \
+    static GR__VM_FNI T gr__vm_expr##S(T x, T *kd) { \
         GR__VM_NOFMA \
         T k = (x * GR__VM_INVLN2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
         T r = (x - k * GR__VM_LN2HI) - k * GR__VM_LN2LO, p; \
@@ -2745,24 +2752,24 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         return r + (r * r) * p; \
     } \
     /* 2^k for an integer-valued k in [-1022, 1023] */ \
-    static GR__VM_FN T gr__vm_pow2##S(T kd) { \
+    static GR__VM_FNI T gr__vm_pow2##S(T kd) { \
         GR__VM_NOFMA \
         return O##_TOD((O##_TOU(kd + GR__VM_SHIFT) - GR__VM_SHIFT_BITS + (uint64_t)1023) << 52); \
     } \
     /* e^x for |x| <= 708 */ \
-    static GR__VM_FN T gr__vm_exp_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_exp_core##S(T x) { \
         GR__VM_NOFMA \
         T kd, q = gr__vm_expr##S(x, &kd); \
         return (1.0 + q) * gr__vm_pow2##S(kd); \
     } \
     /* e^x - 1 for |x| <= 700: 2^k q + (2^k - 1) (q itself when k = 0), -0 kept */ \
-    static GR__VM_FN T gr__vm_expm1_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_expm1_core##S(T x) { \
         GR__VM_NOFMA \
         T kd, q = gr__vm_expr##S(x, &kd), s = gr__vm_pow2##S(kd), y = s * q + (s - 1.0); \
         return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
     } \
     /* tanh x for x not NaN: with t = expm1(-2 min(|x|, 20)), tanh|x| = -t / (t + 2), x's sign */ \
-    static GR__VM_FN T gr__vm_tanh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_tanh_core##S(T x) { \
         GR__VM_NOFMA \
         U sign = O##_TOU(x) & ((uint64_t)1 << 63); \
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), t; \
@@ -2771,14 +2778,14 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \
     } \
     /* 1 / (1 + e^-x) for |x| <= 708: with e = e^-|x|, 1 / (1 + e) or e / (1 + e) */ \
-    static GR__VM_FN T gr__vm_sigmoid_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_sigmoid_core##S(T x) { \
         GR__VM_NOFMA \
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \
         return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \
     } \
     /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
        u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
-    static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \
+    static GR__VM_FNI T gr__vm_log_core##S(T u, T c, T kadd) { \
         GR__VM_NOFMA \
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
@@ -2790,9 +2797,9 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         R = (R * z + 2.0 / 3.0) * z; \
         return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \
     } \
-    static GR__VM_FN T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \
+    static GR__VM_FNI T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \
     /* ln(1 + x) for x > -1 finite: u = 1 + x rounded, its error e exactly (Fast2Sum), ln u + e/u */ \
-    static GR__VM_FN T gr__vm_log1p_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_log1p_core##S(T x) { \
         GR__VM_NOFMA \
         T u = 1.0 + x, ax = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)); \
         T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \
@@ -2800,14 +2807,14 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \
     } \
     /* ln(1 + e^x) for |x| <= 708: max(x, 0) + log1p(e^-|x|) */ \
-    static GR__VM_FN T gr__vm_softplus_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_softplus_core##S(T x) { \
         GR__VM_NOFMA \
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \
         return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \
     } \
     /* sin and cos of y + yl on [-pi/4, pi/4] (x = n pi/2 + y + yl), placed by the quadrant n mod 4 (the \
        low bits of nb) */ \
-    static GR__VM_FN void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \
+    static GR__VM_FNI void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \
         GR__VM_NOFMA \
         U odd = (uint64_t)0 - (nb & 1); \
         T z = y * y, z2 = z * z, z4 = z2 * z2, ps, pc, sk, ck, hz, w1; \
@@ -2826,7 +2833,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \
     } \
     /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums) */ \
-    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
+    static GR__VM_FNI void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \
         GR__VM_NOFMA \
         T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
         U nb = O##_TOU(nd + GR__VM_SHIFT); \
@@ -2862,7 +2869,7 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#endif\n",
     "#endif\n",
     "#if defined(__GNUC__) && !defined(__clang__)\n",
-    "#define GR__VM_FN GR__UNUSED __attribute__((optimize(\"fp-contract=off\")))\n",
+    "#define GR__VM_FN GR__UNUSED __attribute__((optimize(\"fp-contract=off\", \"schedule-insns\", \"sched-pressure\")))\n",
     "#else\n",
     "#define GR__VM_FN GR__UNUSED\n",
     "#endif\n",
@@ -2870,6 +2877,13 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_NOFMA _Pragma(\"STDC FP_CONTRACT OFF\")\n",
     "#else\n",
     "#define GR__VM_NOFMA\n",
+    "#endif\n",
+    "/* the cores: always inlined into their callers (the maps, the scalar functions), so that the maps'\n",
+    "   independent vectors interleave and constants are operands, not calls passing vectors */\n",
+    "#if defined(__GNUC__) || defined(__clang__)\n",
+    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "#else\n",
+    "#define GR__VM_FNI GR__VM_FN inline\n",
     "#endif\n",
     "#define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */\n",
     "#define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */\n",
@@ -2895,7 +2909,7 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_SEL(O, m, a, b) O##_TOD((O##_TOU(a) & (m)) | (O##_TOU(b) & ~(m)))\n",
     "#define GR__VM_CORES(S, T, U, O) \\\n",
     "    /* x = k ln2 + r, |r| <= ln2/2: e^r - 1, k in *kd (|x| < 2^50) */ \\\n",
-    "    static GR__VM_FN T gr__vm_expr##S(T x, T *kd) { \\\n",
+    "    static GR__VM_FNI T gr__vm_expr##S(T x, T *kd) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T k = (x * GR__VM_INVLN2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
     "        T r = (x - k * GR__VM_LN2HI) - k * GR__VM_LN2LO, p; \\\n",
@@ -2908,24 +2922,24 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        return r + (r * r) * p; \\\n",
     "    } \\\n",
     "    /* 2^k for an integer-valued k in [-1022, 1023] */ \\\n",
-    "    static GR__VM_FN T gr__vm_pow2##S(T kd) { \\\n",
+    "    static GR__VM_FNI T gr__vm_pow2##S(T kd) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        return O##_TOD((O##_TOU(kd + GR__VM_SHIFT) - GR__VM_SHIFT_BITS + (uint64_t)1023) << 52); \\\n",
     "    } \\\n",
     "    /* e^x for |x| <= 708 */ \\\n",
-    "    static GR__VM_FN T gr__vm_exp_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_exp_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T kd, q = gr__vm_expr##S(x, &kd); \\\n",
     "        return (1.0 + q) * gr__vm_pow2##S(kd); \\\n",
     "    } \\\n",
     "    /* e^x - 1 for |x| <= 700: 2^k q + (2^k - 1) (q itself when k = 0), -0 kept */ \\\n",
-    "    static GR__VM_FN T gr__vm_expm1_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_expm1_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T kd, q = gr__vm_expr##S(x, &kd), s = gr__vm_pow2##S(kd), y = s * q + (s - 1.0); \\\n",
     "        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \\\n",
     "    } \\\n",
     "    /* tanh x for x not NaN: with t = expm1(-2 min(|x|, 20)), tanh|x| = -t / (t + 2), x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_tanh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_tanh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U sign = O##_TOU(x) & ((uint64_t)1 << 63); \\\n",
     "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), t; \\\n",
@@ -2934,14 +2948,14 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        return O##_TOD(O##_TOU(-t / (t + 2.0)) | sign); \\\n",
     "    } \\\n",
     "    /* 1 / (1 + e^-x) for |x| <= 708: with e = e^-|x|, 1 / (1 + e) or e / (1 + e) */ \\\n",
-    "    static GR__VM_FN T gr__vm_sigmoid_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_sigmoid_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \\\n",
     "        return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \\\n",
     "    } \\\n",
     "    /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \\\n",
     "       u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \\\n",
-    "    static GR__VM_FN T gr__vm_log_core##S(T u, T c, T kadd) { \\\n",
+    "    static GR__VM_FNI T gr__vm_log_core##S(T u, T c, T kadd) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
     "        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
@@ -2953,9 +2967,9 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        R = (R * z + 2.0 / 3.0) * z; \\\n",
     "        return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \\\n",
     "    } \\\n",
-    "    static GR__VM_FN T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \\\n",
+    "    static GR__VM_FNI T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \\\n",
     "    /* ln(1 + x) for x > -1 finite: u = 1 + x rounded, its error e exactly (Fast2Sum), ln u + e/u */ \\\n",
-    "    static GR__VM_FN T gr__vm_log1p_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_log1p_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T u = 1.0 + x, ax = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)); \\\n",
     "        T e = GR__VM_SEL(O, O##_LE(ax, 1.0), x - (u - 1.0), 1.0 - (u - x)); \\\n",
@@ -2963,14 +2977,14 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        return GR__VM_SEL(O, O##_EQ(x, 0.0), x, y); \\\n",
     "    } \\\n",
     "    /* ln(1 + e^x) for |x| <= 708: max(x, 0) + log1p(e^-|x|) */ \\\n",
-    "    static GR__VM_FN T gr__vm_softplus_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_softplus_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), l = gr__vm_log1p_core##S(gr__vm_exp_core##S(-a)); \\\n",
     "        return GR__VM_SEL(O, O##_LE(x, 0.0), GR__VM_K(O, x, 0.0), x) + l; \\\n",
     "    } \\\n",
     "    /* sin and cos of y + yl on [-pi/4, pi/4] (x = n pi/2 + y + yl), placed by the quadrant n mod 4 (the \\\n",
     "       low bits of nb) */ \\\n",
-    "    static GR__VM_FN void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \\\n",
+    "    static GR__VM_FNI void gr__vm_sincos_poly##S(T x, T y, T yl, U nb, T *sn, T *cs) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U odd = (uint64_t)0 - (nb & 1); \\\n",
     "        T z = y * y, z2 = z * z, z4 = z2 * z2, ps, pc, sk, ck, hz, w1; \\\n",
@@ -2989,7 +3003,7 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "        *cs = O##_TOD(O##_TOU(*cs) ^ (((nb + 1) & 2) << 62)); \\\n",
     "    } \\\n",
     "    /* sin x and cos x for |x| <= 2^20 pi/2: x = n pi/2 + y + yl (four parts of pi/2, two TwoSums) */ \\\n",
-    "    static GR__VM_FN void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \\\n",
+    "    static GR__VM_FNI void gr__vm_sincos_core##S(T x, T *sn, T *cs) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T nd = (x * GR__VM_INVPIO2 + GR__VM_SHIFT) - GR__VM_SHIFT; \\\n",
     "        U nb = O##_TOU(nd + GR__VM_SHIFT); \\\n",
@@ -3429,45 +3443,57 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
 #define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
 #define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
 #define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
-#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */
+#define GR__VMS_SQRT(x) sqrt(x)
+#define GR__VMS_ALL(m) ((m) != 0)                       /* every lane of a mask set, none set */
+#define GR__VMS_NONE(m) ((m) == 0)
+/* y = a where mask m, else b: each computed only if some lane takes it (the same bits as computing
+   both and selecting; with 16-byte vectors most pairs of lanes agree) */
+#define GR__VM_PICK(O, U, m, y, a, b) do { \
+    U m_ = (m); \
+    if (O##_ALL(m_)) y = (a); \
+    else if (O##_NONE(m_)) y = (b); \
+    else y = GR__VM_SEL(O, m_, (a), (b)); } while (0)
+/* Horner steps p = p z + c[i], c[i - 1], ... written out (as a loop, GCC -O2 keeps a loop with each
+   coefficient loaded and broadcast, and the chains of two vectors cannot interleave) */
+#define GR__VM_H1(p, z, c, i) p = p * (z) + (c)[i]
+#define GR__VM_H2(p, z, c, i) GR__VM_H1(p, z, c, i); GR__VM_H1(p, z, c, (i) - 1)
+#define GR__VM_H4(p, z, c, i) GR__VM_H2(p, z, c, i); GR__VM_H2(p, z, c, (i) - 2)                         /* (correctly rounded: the vectors' lane by lane) */
 #define GR__VM_CORES2(S, T, U, O) \
     /* erf x for x in [0, 1] */ \
-    static GR__VM_FN T gr__vm_erf_small##S(T x) { \
+    static GR__VM_FNI T gr__vm_erf_small##S(T x) { \
         GR__VM_NOFMA \
         T z = x * x, q = GR__VM_K(O, x, gr__vm_erf_q[12]); \
-        int i; \
-        for (i = 11; i >= 0; i--) q = q * z + gr__vm_erf_q[i]; \
+        GR__VM_H4(q, z, gr__vm_erf_q, 11); GR__VM_H4(q, z, gr__vm_erf_q, 7); GR__VM_H4(q, z, gr__vm_erf_q, 3); \
         return x + x * q; \
     } \
     /* e^(-x^2) g(u) / (x + 1/2) as 2^k m, k in *kd, for 0 <= x <= 28: x^2 = hi + lo with hi = xh^2 \
        exact (xh: x's leading 26 bits), e^-hi = 2^k (1 + q), e^-lo = 1 + w (|lo| < 2^-24 x^2) */ \
-    static GR__VM_FN T gr__vm_erfc_parts##S(T x, T *kd) { \
+    static GR__VM_FNI T gr__vm_erfc_parts##S(T x, T *kd) { \
         GR__VM_NOFMA \
         T xh = O##_TOD(O##_TOU(x) & GR__VM_HI26_BITS), xl = x - xh, hi = xh * xh, lo = (2.0 * xh) * xl + xl * xl; \
         T q = gr__vm_expr##S(-hi, kd), w = -lo * (1.0 - lo * (0.5 - lo * (1.0 / 6.0 - lo * (1.0 / 24.0)))); \
         T v = q + (w + q * w), u = (x - 4.5) / (x + 3.5), z = u * u, pe, po, m; \
-        int i; \
         pe = GR__VM_K(O, x, gr__vm_erfc_e[10]); po = GR__VM_K(O, x, gr__vm_erfc_o[11]); \
-        for (i = 9; i >= 0; i--) pe = pe * z + gr__vm_erfc_e[i]; \
-        for (i = 10; i >= 0; i--) po = po * z + gr__vm_erfc_o[i]; \
+        GR__VM_H4(pe, z, gr__vm_erfc_e, 9); GR__VM_H4(pe, z, gr__vm_erfc_e, 5); GR__VM_H2(pe, z, gr__vm_erfc_e, 1); \
+        GR__VM_H4(po, z, gr__vm_erfc_o, 10); GR__VM_H4(po, z, gr__vm_erfc_o, 6); GR__VM_H2(po, z, gr__vm_erfc_o, 2); GR__VM_H1(po, z, gr__vm_erfc_o, 0); \
         m = (((u * po + pe * z) + GR__VM_ERFC_C0LO) + GR__VM_ERFC_C0) / (x + 0.5); \
         return m + m * v; \
     } \
     /* erfc x for 0 <= x <= 26.5 (a normal result) */ \
-    static GR__VM_FN T gr__vm_erfc_big##S(T x) { \
+    static GR__VM_FNI T gr__vm_erfc_big##S(T x) { \
         GR__VM_NOFMA \
         T kd, m = gr__vm_erfc_parts##S(x, &kd); \
         return m * gr__vm_pow2##S(kd); \
     } \
     /* erf x for x not NaN: |x| <= 1: the fit, else 1 - erfc|x| (|x| > 6: 1); x's sign */ \
-    static GR__VM_FN T gr__vm_erf_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_erf_core##S(T x) { \
         GR__VM_NOFMA \
         T a = GR__VM_ABS(O, x), s = gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0)); \
         T b = 1.0 - gr__vm_erfc_big##S(GR__VM_MIN(O, a, 6.0)); \
         return O##_TOD(O##_TOU(GR__VM_SEL(O, O##_LE(a, 1.0), s, b)) | GR__VM_SIGN(O, x)); \
     } \
     /* erfc x for x <= 26.5: x >= 1/2: the tail; x in (-1, 1/2): 1 - erf x; x <= -1: 2 - erfc|x| */ \
-    static GR__VM_FN T gr__vm_erfc_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_erfc_core##S(T x) { \
         GR__VM_NOFMA \
         T a = GR__VM_ABS(O, x), big = gr__vm_erfc_big##S(GR__VM_MIN(O, a, 26.5)); \
         T s = O##_TOD(O##_TOU(gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0))) | GR__VM_SIGN(O, x)); \
@@ -3475,14 +3501,14 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         return GR__VM_SEL(O, O##_LE(x, -1.0), 2.0 - big, y); \
     } \
     /* 2^x for |x| <= 1020: x = k + r exactly (|r| <= 1/2), 2^r = e^(r ln 2) */ \
-    static GR__VM_FN T gr__vm_exp2_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_exp2_core##S(T x) { \
         GR__VM_NOFMA \
         T k = (x + GR__VM_SHIFT) - GR__VM_SHIFT, kd, q = gr__vm_expr##S((x - k) * GR__VM_LN2, &kd); \
         return (1.0 + q) * gr__vm_pow2##S(k + kd); \
     } \
     /* log2 u + kadd for a normal u > 0: u = 2^k m (m in [sqrt(1/2), sqrt 2)) as in gr__vm_log_core, \
        ln m = f - hfsq + s (hfsq + R) as hi (21 bits) + lo, times 1/ln 2 in two parts, k added last */ \
-    static GR__VM_FN T gr__vm_log2_core##S(T u, T kadd) { \
+    static GR__VM_FNI T gr__vm_log2_core##S(T u, T kadd) { \
         GR__VM_NOFMA \
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
@@ -3499,21 +3525,21 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         y = k + vh; \
         return (vl + ((k - y) + vh)) + y; \
     } \
-    static GR__VM_FN T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \
+    static GR__VM_FNI T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \
     /* sinh x for |x| <= 700: with t = e^|x| - 1, sinh|x| = (t + t / (t + 1)) / 2; x's sign */ \
-    static GR__VM_FN T gr__vm_sinh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_sinh_core##S(T x) { \
         GR__VM_NOFMA \
         T t = gr__vm_expm1_core##S(GR__VM_ABS(O, x)); \
         return O##_TOD(O##_TOU(0.5 * (t + t / (t + 1.0))) | GR__VM_SIGN(O, x)); \
     } \
     /* cosh x for |x| <= 708: with e = e^|x|, (e + 1/e) / 2 */ \
-    static GR__VM_FN T gr__vm_cosh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_cosh_core##S(T x) { \
         GR__VM_NOFMA \
         T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \
         return 0.5 * e + 0.5 / e; \
     } \
     /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \
-    static GR__VM_FN T gr__vm_tan_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_tan_core##S(T x) { \
         GR__VM_NOFMA \
         T sn, cs; \
         gr__vm_sincos_core##S(x, &sn, &cs); \
@@ -3521,10 +3547,9 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     } \
     /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \
        around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \
-    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arctan_core##S(T x) { \
         GR__VM_NOFMA \
         T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \
-        int i; \
         p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \
         h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \
         GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \
@@ -3533,45 +3558,48 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \
         w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \
         q = GR__VM_K(O, a, gr__vm_atan_q[11]); \
-        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \
+        GR__VM_H4(q, z, gr__vm_atan_q, 10); GR__VM_H4(q, z, gr__vm_atan_q, 6); GR__VM_H2(q, z, gr__vm_atan_q, 2); GR__VM_H1(q, z, gr__vm_atan_q, 0); \
         return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \
     } \
     /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \
-    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arcsin_core##S(T x) { \
         GR__VM_NOFMA \
         T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \
         T r = a / O##_SQRT(d); \
         return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \
     } \
     /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \
-    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arccos_core##S(T x) { \
         GR__VM_NOFMA \
         return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \
     } \
     /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \
-    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arctanh_core##S(T x) { \
         GR__VM_NOFMA \
         T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \
         T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
         return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
     } \
     /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
-    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arcsinh_core##S(T x) { \
         GR__VM_NOFMA \
-        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \
-        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \
-        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \
+        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, y; \
+        U m = O##_LE(a, 268435456.0); \
+        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), \
+                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0))); \
         return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
     } \
     /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
-    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_arccosh_core##S(T x) { \
         GR__VM_NOFMA \
-        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \
-        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \
-        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \
+        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0, y; \
+        U m = O##_LE(x, 268435456.0); \
+        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), \
+                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0))); \
+        return y; \
     } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
-    static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \
+    static GR__VM_FNI T gr__vm_two_prod##S(T a, T b, T *lo) { \
         GR__VM_NOFMA \
         T ca = a * GR__VM_SPLIT, ah = ca - (ca - a), al = a - ah; \
         T cb = b * GR__VM_SPLIT, bh = cb - (cb - b), bl = b - bh, p = a * b; \
@@ -3580,7 +3608,7 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     } \
     /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \
        |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \
-    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \
+    static GR__VM_FNI T gr__vm_arctan2_core##S(T y, T x, U *ok) { \
         GR__VM_NOFMA \
         T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \
         U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \
@@ -3592,16 +3620,16 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     } \
     /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \
        steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \
-    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \
+    static GR__VM_FNI T gr__vm_cbrt_core##S(T x) { \
         GR__VM_NOFMA \
         U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \
         T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \
         T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \
         T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \
-        int i; \
         y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \
-        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \
-        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \
+        GR__VM_H4(y, u, gr__vm_cbrt_p, 3); \
+        y = y - (y * y * y - u) / (3.0 * (y * y)); \
+        y = y - (y * y * y - u) / (3.0 * (y * y)); \
         h = gr__vm_two_prod##S(y, y, &hl); \
         c = gr__vm_two_prod##S(h, y, &cl); \
         y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \
@@ -3610,7 +3638,7 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \
        s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \
        2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \
-    static GR__VM_FN T gr__vm_log_dd##S(T x, T *lo) { \
+    static GR__VM_FNI T gr__vm_log_dd##S(T x, T *lo) { \
         GR__VM_NOFMA \
         U w = O##_TOU(x) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \
@@ -3631,7 +3659,7 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     } \
     /* x^y = e^(y ln x) for a normal x > 0 and |y| <= 1e18, y ln x = ph + pl in two parts, e^ph = \
        2^k (1 + q), e^pl = 1 + pl; *ok all ones where |ph| <= 708 (a normal result) */ \
-    static GR__VM_FN T gr__vm_pow_core##S(T x, T y, U *ok) { \
+    static GR__VM_FNI T gr__vm_pow_core##S(T x, T y, U *ok) { \
         GR__VM_NOFMA \
         T ll, lh = gr__vm_log_dd##S(x, &ll), pl, ph = gr__vm_two_prod##S(y, lh, &pl), kd, q; \
         pl = pl + y * ll; \
@@ -3719,45 +3747,57 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "#define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))\n",
     "#define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))\n",
     "#define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))\n",
-    "#define GR__VMS_SQRT(x) sqrt(x)                         /* (correctly rounded: the vectors' lane by lane) */\n",
+    "#define GR__VMS_SQRT(x) sqrt(x)\n",
+    "#define GR__VMS_ALL(m) ((m) != 0)                       /* every lane of a mask set, none set */\n",
+    "#define GR__VMS_NONE(m) ((m) == 0)\n",
+    "/* y = a where mask m, else b: each computed only if some lane takes it (the same bits as computing\n",
+    "   both and selecting; with 16-byte vectors most pairs of lanes agree) */\n",
+    "#define GR__VM_PICK(O, U, m, y, a, b) do { \\\n",
+    "    U m_ = (m); \\\n",
+    "    if (O##_ALL(m_)) y = (a); \\\n",
+    "    else if (O##_NONE(m_)) y = (b); \\\n",
+    "    else y = GR__VM_SEL(O, m_, (a), (b)); } while (0)\n",
+    "/* Horner steps p = p z + c[i], c[i - 1], ... written out (as a loop, GCC -O2 keeps a loop with each\n",
+    "   coefficient loaded and broadcast, and the chains of two vectors cannot interleave) */\n",
+    "#define GR__VM_H1(p, z, c, i) p = p * (z) + (c)[i]\n",
+    "#define GR__VM_H2(p, z, c, i) GR__VM_H1(p, z, c, i); GR__VM_H1(p, z, c, (i) - 1)\n",
+    "#define GR__VM_H4(p, z, c, i) GR__VM_H2(p, z, c, i); GR__VM_H2(p, z, c, (i) - 2)                         /* (correctly rounded: the vectors' lane by lane) */\n",
     "#define GR__VM_CORES2(S, T, U, O) \\\n",
     "    /* erf x for x in [0, 1] */ \\\n",
-    "    static GR__VM_FN T gr__vm_erf_small##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_erf_small##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T z = x * x, q = GR__VM_K(O, x, gr__vm_erf_q[12]); \\\n",
-    "        int i; \\\n",
-    "        for (i = 11; i >= 0; i--) q = q * z + gr__vm_erf_q[i]; \\\n",
+    "        GR__VM_H4(q, z, gr__vm_erf_q, 11); GR__VM_H4(q, z, gr__vm_erf_q, 7); GR__VM_H4(q, z, gr__vm_erf_q, 3); \\\n",
     "        return x + x * q; \\\n",
     "    } \\\n",
     "    /* e^(-x^2) g(u) / (x + 1/2) as 2^k m, k in *kd, for 0 <= x <= 28: x^2 = hi + lo with hi = xh^2 \\\n",
     "       exact (xh: x's leading 26 bits), e^-hi = 2^k (1 + q), e^-lo = 1 + w (|lo| < 2^-24 x^2) */ \\\n",
-    "    static GR__VM_FN T gr__vm_erfc_parts##S(T x, T *kd) { \\\n",
+    "    static GR__VM_FNI T gr__vm_erfc_parts##S(T x, T *kd) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T xh = O##_TOD(O##_TOU(x) & GR__VM_HI26_BITS), xl = x - xh, hi = xh * xh, lo = (2.0 * xh) * xl + xl * xl; \\\n",
     "        T q = gr__vm_expr##S(-hi, kd), w = -lo * (1.0 - lo * (0.5 - lo * (1.0 / 6.0 - lo * (1.0 / 24.0)))); \\\n",
     "        T v = q + (w + q * w), u = (x - 4.5) / (x + 3.5), z = u * u, pe, po, m; \\\n",
-    "        int i; \\\n",
     "        pe = GR__VM_K(O, x, gr__vm_erfc_e[10]); po = GR__VM_K(O, x, gr__vm_erfc_o[11]); \\\n",
-    "        for (i = 9; i >= 0; i--) pe = pe * z + gr__vm_erfc_e[i]; \\\n",
-    "        for (i = 10; i >= 0; i--) po = po * z + gr__vm_erfc_o[i]; \\\n",
+    "        GR__VM_H4(pe, z, gr__vm_erfc_e, 9); GR__VM_H4(pe, z, gr__vm_erfc_e, 5); GR__VM_H2(pe, z, gr__vm_erfc_e, 1); \\\n",
+    "        GR__VM_H4(po, z, gr__vm_erfc_o, 10); GR__VM_H4(po, z, gr__vm_erfc_o, 6); GR__VM_H2(po, z, gr__vm_erfc_o, 2); GR__VM_H1(po, z, gr__vm_erfc_o, 0); \\\n",
     "        m = (((u * po + pe * z) + GR__VM_ERFC_C0LO) + GR__VM_ERFC_C0) / (x + 0.5); \\\n",
     "        return m + m * v; \\\n",
     "    } \\\n",
     "    /* erfc x for 0 <= x <= 26.5 (a normal result) */ \\\n",
-    "    static GR__VM_FN T gr__vm_erfc_big##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_erfc_big##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T kd, m = gr__vm_erfc_parts##S(x, &kd); \\\n",
     "        return m * gr__vm_pow2##S(kd); \\\n",
     "    } \\\n",
     "    /* erf x for x not NaN: |x| <= 1: the fit, else 1 - erfc|x| (|x| > 6: 1); x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_erf_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_erf_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = GR__VM_ABS(O, x), s = gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0)); \\\n",
     "        T b = 1.0 - gr__vm_erfc_big##S(GR__VM_MIN(O, a, 6.0)); \\\n",
     "        return O##_TOD(O##_TOU(GR__VM_SEL(O, O##_LE(a, 1.0), s, b)) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* erfc x for x <= 26.5: x >= 1/2: the tail; x in (-1, 1/2): 1 - erf x; x <= -1: 2 - erfc|x| */ \\\n",
-    "    static GR__VM_FN T gr__vm_erfc_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_erfc_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = GR__VM_ABS(O, x), big = gr__vm_erfc_big##S(GR__VM_MIN(O, a, 26.5)); \\\n",
     "        T s = O##_TOD(O##_TOU(gr__vm_erf_small##S(GR__VM_MIN(O, a, 1.0))) | GR__VM_SIGN(O, x)); \\\n",
@@ -3765,14 +3805,14 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "        return GR__VM_SEL(O, O##_LE(x, -1.0), 2.0 - big, y); \\\n",
     "    } \\\n",
     "    /* 2^x for |x| <= 1020: x = k + r exactly (|r| <= 1/2), 2^r = e^(r ln 2) */ \\\n",
-    "    static GR__VM_FN T gr__vm_exp2_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_exp2_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T k = (x + GR__VM_SHIFT) - GR__VM_SHIFT, kd, q = gr__vm_expr##S((x - k) * GR__VM_LN2, &kd); \\\n",
     "        return (1.0 + q) * gr__vm_pow2##S(k + kd); \\\n",
     "    } \\\n",
     "    /* log2 u + kadd for a normal u > 0: u = 2^k m (m in [sqrt(1/2), sqrt 2)) as in gr__vm_log_core, \\\n",
     "       ln m = f - hfsq + s (hfsq + R) as hi (21 bits) + lo, times 1/ln 2 in two parts, k added last */ \\\n",
-    "    static GR__VM_FN T gr__vm_log2_core##S(T u, T kadd) { \\\n",
+    "    static GR__VM_FNI T gr__vm_log2_core##S(T u, T kadd) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
     "        T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
@@ -3789,21 +3829,21 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "        y = k + vh; \\\n",
     "        return (vl + ((k - y) + vh)) + y; \\\n",
     "    } \\\n",
-    "    static GR__VM_FN T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \\\n",
+    "    static GR__VM_FNI T gr__vm_log2_main##S(T x) { GR__VM_NOFMA return gr__vm_log2_core##S(x, 0.0 * x); } \\\n",
     "    /* sinh x for |x| <= 700: with t = e^|x| - 1, sinh|x| = (t + t / (t + 1)) / 2; x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_sinh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_sinh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T t = gr__vm_expm1_core##S(GR__VM_ABS(O, x)); \\\n",
     "        return O##_TOD(O##_TOU(0.5 * (t + t / (t + 1.0))) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* cosh x for |x| <= 708: with e = e^|x|, (e + 1/e) / 2 */ \\\n",
-    "    static GR__VM_FN T gr__vm_cosh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_cosh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T e = gr__vm_exp_core##S(GR__VM_ABS(O, x)); \\\n",
     "        return 0.5 * e + 0.5 / e; \\\n",
     "    } \\\n",
     "    /* tan x for |x| <= 2^20 pi/2: sin x / cos x from one reduction */ \\\n",
-    "    static GR__VM_FN T gr__vm_tan_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_tan_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T sn, cs; \\\n",
     "        gr__vm_sincos_core##S(x, &sn, &cs); \\\n",
@@ -3811,10 +3851,9 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    } \\\n",
     "    /* atan x for x not NaN: a = min(|x|, 2^60) reduced to w = (a - c) / (1 + c a) (exact numerators) \\\n",
     "       around c = 0, 1/2, 1, 3/2, inf (w = -1/a) by masks, |w| <= 7/16; atan a = atan c + atan w; x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_arctan_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arctan_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = GR__VM_MIN(O, GR__VM_ABS(O, x), 1152921504606846976.0), p1, p0, q1, q0, h, l, w, z, q; \\\n",
-    "        int i; \\\n",
     "        p1 = GR__VM_K(O, a, 0.0); p0 = GR__VM_K(O, a, 1.0); q1 = GR__VM_K(O, a, 1.0); q0 = GR__VM_K(O, a, 0.0); \\\n",
     "        h = GR__VM_K(O, a, GR__VM_PIO2); l = GR__VM_K(O, a, GR__VM_PIO2_LO); \\\n",
     "        GR__VM_ATAN_AT(O, O##_LE(a, 2.4375), 2.0, 3.0, 3.0, 2.0, GR__VM_ATAN_3HALF, GR__VM_ATAN_3HALF_LO); \\\n",
@@ -3823,45 +3862,48 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "        GR__VM_ATAN_AT(O, O##_LE(a, 0.4375), 1.0, 0.0, 0.0, 1.0, 0.0, 0.0); \\\n",
     "        w = (a * p1 - p0) / (a * q1 + q0); z = w * w; \\\n",
     "        q = GR__VM_K(O, a, gr__vm_atan_q[11]); \\\n",
-    "        for (i = 10; i >= 0; i--) q = q * z + gr__vm_atan_q[i]; \\\n",
+    "        GR__VM_H4(q, z, gr__vm_atan_q, 10); GR__VM_H4(q, z, gr__vm_atan_q, 6); GR__VM_H2(q, z, gr__vm_atan_q, 2); GR__VM_H1(q, z, gr__vm_atan_q, 0); \\\n",
     "        return O##_TOD(O##_TOU(h - (((w * z) * q - l) - w)) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* asin x for |x| <= 1: atan(a / sqrt(1 - a^2)), a = |x|, 1 - a^2 as (1 - a)(1 + a) above 1/2; x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_arcsin_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arcsin_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = GR__VM_ABS(O, x), d = GR__VM_SEL(O, O##_LE(a, 0.5), 1.0 - a * a, (1.0 - a) * (1.0 + a)); \\\n",
     "        T r = a / O##_SQRT(d); \\\n",
     "        return O##_TOD(O##_TOU(gr__vm_arctan_core##S(r)) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* acos x for |x| <= 1: 2 atan(sqrt((1 - x) / (1 + x))) */ \\\n",
-    "    static GR__VM_FN T gr__vm_arccos_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arccos_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        return 2.0 * gr__vm_arctan_core##S(O##_SQRT((1.0 - x) / (1.0 + x))); \\\n",
     "    } \\\n",
     "    /* atanh x for |x| < 1: log1p(2a / (1 - a)) / 2, a = |x|, the argument as 2a + 2a a / (1 - a) below 1/2 */ \\\n",
-    "    static GR__VM_FN T gr__vm_arctanh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arctanh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T a = GR__VM_ABS(O, x), t = 2.0 * a, d = 1.0 - a; \\\n",
     "        T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \\\n",
     "        return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_arcsinh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arcsinh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
-    "        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b; \\\n",
-    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(a, 268435456.0), GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0)); \\\n",
-    "        T y = GR__VM_SEL(O, O##_LE(a, 268435456.0), gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), big); \\\n",
+    "        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, y; \\\n",
+    "        U m = O##_LE(a, 268435456.0); \\\n",
+    "        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), \\\n",
+    "                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0))); \\\n",
     "        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \\\n",
     "    } \\\n",
     "    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \\\n",
-    "    static GR__VM_FN T gr__vm_arccosh_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arccosh_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
-    "        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0; \\\n",
-    "        T big = gr__vm_log_core##S(GR__VM_SEL(O, O##_LE(x, 268435456.0), GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0)); \\\n",
-    "        return GR__VM_SEL(O, O##_LE(x, 268435456.0), gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), big); \\\n",
+    "        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0, y; \\\n",
+    "        U m = O##_LE(x, 268435456.0); \\\n",
+    "        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), \\\n",
+    "                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0))); \\\n",
+    "        return y; \\\n",
     "    } \\\n",
     "    /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \\\n",
-    "    static GR__VM_FN T gr__vm_two_prod##S(T a, T b, T *lo) { \\\n",
+    "    static GR__VM_FNI T gr__vm_two_prod##S(T a, T b, T *lo) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T ca = a * GR__VM_SPLIT, ah = ca - (ca - a), al = a - ah; \\\n",
     "        T cb = b * GR__VM_SPLIT, bh = cb - (cb - b), bl = b - bh, p = a * b; \\\n",
@@ -3870,7 +3912,7 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    } \\\n",
     "    /* atan2(y, x) for x, y finite, not both 0: t = min / max of |x|, |y|, atan t, then pi/2 - it where \\\n",
     "       |y| > |x|, pi - that where x < 0, y's sign; *ok all ones */ \\\n",
-    "    static GR__VM_FN T gr__vm_arctan2_core##S(T y, T x, U *ok) { \\\n",
+    "    static GR__VM_FNI T gr__vm_arctan2_core##S(T y, T x, U *ok) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T ax = GR__VM_ABS(O, x), ay = GR__VM_ABS(O, y), r; \\\n",
     "        U sw = ~O##_LE(ay, ax), neg = ~O##_LE(GR__VM_K(O, x, 0.0), x); \\\n",
@@ -3882,16 +3924,16 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    } \\\n",
     "    /* cbrt x for a normal x: |x| = 2^e m, e = 3k + r (r in -1, 0, 1), u = 2^r m in [1/2, 4); two Newton \\\n",
     "       steps from the fit, a third with the residual y^3 - u exact; 2^k y with x's sign */ \\\n",
-    "    static GR__VM_FN T gr__vm_cbrt_core##S(T x) { \\\n",
+    "    static GR__VM_FNI T gr__vm_cbrt_core##S(T x) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U ax = O##_TOU(x) & ~((uint64_t)1 << 63), e = ax >> 52; \\\n",
     "        T m = O##_TOD((ax & ~((uint64_t)0xFFF << 52)) | ((uint64_t)1023 << 52)); \\\n",
     "        T ed = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1023.0; \\\n",
     "        T kd = (ed * (1.0 / 3.0) + GR__VM_SHIFT) - GR__VM_SHIFT, u = m * gr__vm_pow2##S(ed - 3.0 * kd), y, hl, h, cl, c; \\\n",
-    "        int i; \\\n",
     "        y = GR__VM_K(O, x, gr__vm_cbrt_p[4]); \\\n",
-    "        for (i = 3; i >= 0; i--) y = y * u + gr__vm_cbrt_p[i]; \\\n",
-    "        for (i = 0; i < 2; i++) y = y - (y * y * y - u) / (3.0 * (y * y)); \\\n",
+    "        GR__VM_H4(y, u, gr__vm_cbrt_p, 3); \\\n",
+    "        y = y - (y * y * y - u) / (3.0 * (y * y)); \\\n",
+    "        y = y - (y * y * y - u) / (3.0 * (y * y)); \\\n",
     "        h = gr__vm_two_prod##S(y, y, &hl); \\\n",
     "        c = gr__vm_two_prod##S(h, y, &cl); \\\n",
     "        y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \\\n",
@@ -3900,7 +3942,7 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \\\n",
     "       s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \\\n",
     "       2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \\\n",
-    "    static GR__VM_FN T gr__vm_log_dd##S(T x, T *lo) { \\\n",
+    "    static GR__VM_FNI T gr__vm_log_dd##S(T x, T *lo) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        U w = O##_TOU(x) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \\\n",
     "        T m = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \\\n",
@@ -3921,7 +3963,7 @@ static const char *const gr__kernel_GR__VM_FN2[] GR__UNUSED = {
     "    } \\\n",
     "    /* x^y = e^(y ln x) for a normal x > 0 and |y| <= 1e18, y ln x = ph + pl in two parts, e^ph = \\\n",
     "       2^k (1 + q), e^pl = 1 + pl; *ok all ones where |ph| <= 708 (a normal result) */ \\\n",
-    "    static GR__VM_FN T gr__vm_pow_core##S(T x, T y, U *ok) { \\\n",
+    "    static GR__VM_FNI T gr__vm_pow_core##S(T x, T y, U *ok) { \\\n",
     "        GR__VM_NOFMA \\\n",
     "        T ll, lh = gr__vm_log_dd##S(x, &ll), pl, ph = gr__vm_two_prod##S(y, lh, &pl), kd, q; \\\n",
     "        pl = pl + y * ll; \\\n",
@@ -4500,6 +4542,10 @@ enum { GR__VM_L = GR__VM_BYTES / 8 };
 #define GR__VMV_TOD(u) ((gr__vmd)(u))
 #define GR__VMV_LE(a, b) ((gr__vmu)((a) <= (b)))
 #define GR__VMV_EQ(a, b) ((gr__vmu)((a) == (b)))
+#define GR__VMV_ALL(m) gr__vm_all_v(m)
+#define GR__VMV_NONE(m) gr__vm_none_v(m)
+static GR__VM_FNI int gr__vm_all_v(gr__vmu m) { int l, r = 1; for (l = 0; l < GR__VM_L; l++) r &= m[l] != 0; return r; }
+static GR__VM_FNI int gr__vm_none_v(gr__vmu m) { int l, r = 1; for (l = 0; l < GR__VM_L; l++) r &= m[l] == 0; return r; }
 GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_exp_main_v gr__vm_exp_core_v
 #define gr__vm_expm1_main_v gr__vm_expm1_core_v
@@ -4514,15 +4560,34 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
 /* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them
    back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */
 #define GR__VM_FENCE() __asm__ __volatile__("" ::: "memory")
+/* GR__VM_G vectors at a time (independent chains that interleave: one chain of 16-byte vectors
+   leaves most of the core idle waiting on latencies), then one, then the tail; a group holding a
+   lane outside the main range goes lane by lane */
+#if GR__VM_BYTES == 16
+#define GR__VM_G 4
+#define GR__VM_GROUP(F, f) F(0, f) F(1, f) F(2, f) F(3, f)
+#else
+#define GR__VM_G 2
+#define GR__VM_GROUP(F, f) F(0, f) F(1, f)
+#endif
+#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * GR__VM_L, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1); in &= in1;
+#define GR__VM_DO1(j, f) x[j] = gr__vm_##f##_main_v(x[j]);
+#define GR__VM_ST1(j, f) memcpy(o + i + (j) * GR__VM_L, &x[j], sizeof x[j]);
 #define GR__VM_MAP(f) \
     static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \
+        int64_t i = 0, nv = n - n % GR__VM_L, ng = n - n % (GR__VM_G * GR__VM_L);  /* (i < nv: GCC -O3 sees no overflow) */ \
+        gr__vmd x[GR__VM_G]; \
+        int l, in, in1; \
+        for (; i < ng; i += GR__VM_G * GR__VM_L) { \
+            in = 1; \
+            GR__VM_GROUP(GR__VM_LD1, f) \
+            if (in) { GR__VM_GROUP(GR__VM_DO1, f) GR__VM_GROUP(GR__VM_ST1, f) } \
+            else for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \
+        } \
         for (; i < nv; i += GR__VM_L) { \
-            gr__vmd x; \
-            int l, in; \
-            memcpy(&x, a + i, sizeof x); \
-            GR__VM_ALL_IN(f, x, in); \
-            if (in) { x = gr__vm_##f##_main_v(x); memcpy(o + i, &x, sizeof x); } \
+            memcpy(&x[0], a + i, sizeof x[0]); \
+            GR__VM_ALL_IN(f, x[0], in); \
+            if (in) { x[0] = gr__vm_##f##_main_v(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \
             else for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \
         } \
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
@@ -4552,6 +4617,10 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "#define GR__VMV_TOD(u) ((gr__vmd)(u))\n",
     "#define GR__VMV_LE(a, b) ((gr__vmu)((a) <= (b)))\n",
     "#define GR__VMV_EQ(a, b) ((gr__vmu)((a) == (b)))\n",
+    "#define GR__VMV_ALL(m) gr__vm_all_v(m)\n",
+    "#define GR__VMV_NONE(m) gr__vm_none_v(m)\n",
+    "static GR__VM_FNI int gr__vm_all_v(gr__vmu m) { int l, r = 1; for (l = 0; l < GR__VM_L; l++) r &= m[l] != 0; return r; }\n",
+    "static GR__VM_FNI int gr__vm_none_v(gr__vmu m) { int l, r = 1; for (l = 0; l < GR__VM_L; l++) r &= m[l] == 0; return r; }\n",
     "GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)\n",
     "#define gr__vm_exp_main_v gr__vm_exp_core_v\n",
     "#define gr__vm_expm1_main_v gr__vm_expm1_core_v\n",
@@ -4566,15 +4635,34 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them\n",
     "   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */\n",
     "#define GR__VM_FENCE() __asm__ __volatile__(\"\" ::: \"memory\")\n",
+    "/* GR__VM_G vectors at a time (independent chains that interleave: one chain of 16-byte vectors\n",
+    "   leaves most of the core idle waiting on latencies), then one, then the tail; a group holding a\n",
+    "   lane outside the main range goes lane by lane */\n",
+    "#if GR__VM_BYTES == 16\n",
+    "#define GR__VM_G 4\n",
+    "#define GR__VM_GROUP(F, f) F(0, f) F(1, f) F(2, f) F(3, f)\n",
+    "#else\n",
+    "#define GR__VM_G 2\n",
+    "#define GR__VM_GROUP(F, f) F(0, f) F(1, f)\n",
+    "#endif\n",
+    "#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * GR__VM_L, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1); in &= in1;\n",
+    "#define GR__VM_DO1(j, f) x[j] = gr__vm_##f##_main_v(x[j]);\n",
+    "#define GR__VM_ST1(j, f) memcpy(o + i + (j) * GR__VM_L, &x[j], sizeof x[j]);\n",
     "#define GR__VM_MAP(f) \\\n",
     "    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \\\n",
-    "        int64_t i = 0, nv = n - n % GR__VM_L;     /* (i < nv: GCC -O3 sees no overflow) */ \\\n",
+    "        int64_t i = 0, nv = n - n % GR__VM_L, ng = n - n % (GR__VM_G * GR__VM_L);  /* (i < nv: GCC -O3 sees no overflow) */ \\\n",
+    "        gr__vmd x[GR__VM_G]; \\\n",
+    "        int l, in, in1; \\\n",
+    "        for (; i < ng; i += GR__VM_G * GR__VM_L) { \\\n",
+    "            in = 1; \\\n",
+    "            GR__VM_GROUP(GR__VM_LD1, f) \\\n",
+    "            if (in) { GR__VM_GROUP(GR__VM_DO1, f) GR__VM_GROUP(GR__VM_ST1, f) } \\\n",
+    "            else for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
+    "        } \\\n",
     "        for (; i < nv; i += GR__VM_L) { \\\n",
-    "            gr__vmd x; \\\n",
-    "            int l, in; \\\n",
-    "            memcpy(&x, a + i, sizeof x); \\\n",
-    "            GR__VM_ALL_IN(f, x, in); \\\n",
-    "            if (in) { x = gr__vm_##f##_main_v(x); memcpy(o + i, &x, sizeof x); } \\\n",
+    "            memcpy(&x[0], a + i, sizeof x[0]); \\\n",
+    "            GR__VM_ALL_IN(f, x[0], in); \\\n",
+    "            if (in) { x[0] = gr__vm_##f##_main_v(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \\\n",
     "            else for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
     "        } \\\n",
     "        for (; i < n; i++) o[i] = gr__m_##f(a[i]); \\\n",
@@ -4861,21 +4949,39 @@ GR__VM_KERNELS(arccosh)
 /* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a
    vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
 #if defined(__GNUC__) || defined(__clang__)
+/* (a vector of a[i..] or of a[0]; r's lanes into o + i, the scalar function's where ok is 0) */
+#define GR__VM_LOAD2(x, a, sa, i) do { if (sa) memcpy(&x, (a) + (i), sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = (a)[0]; } while (0)
+#define GR__VM_PUT2(f, i, r, ok, x, y) do { \
+    for (l = 0, in = 1; l < GR__VM_L; l++) in &= ok[l] != 0; \
+    if (in) memcpy(o + (i), &r, sizeof r); \
+    else for (l = 0; l < GR__VM_L; l++) o[(i) + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); } while (0)
+/* as GR__VM_MAP: GR__VM_G vectors at a time, then one, then the tail */
+#define GR__VM_LD2(j, f) GR__VM_LOAD2(x[j], a, sa, i + (j) * GR__VM_L); GR__VM_LOAD2(y[j], b, sb, i + (j) * GR__VM_L); \
+    for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[j][l], y[j][l]);
+#define GR__VM_DO2(j, f) r[j] = gr__vm_##f##_core_v(x[j], y[j], &ok[j]);
+#define GR__VM_ST2(j, f) GR__VM_PUT2(f, i + (j) * GR__VM_L, r[j], ok[j], x[j], y[j]);
 #define GR__VM_MAP2(f) \
     static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
-        int64_t i, m = n - n % GR__VM_L; \
-        for (i = 0; i < m; i += GR__VM_L) { \
-            gr__vmd x, y, r; \
-            gr__vmu ok; \
-            int l, in = 1; \
-            if (sa) memcpy(&x, a + i, sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = a[0]; \
-            if (sb) memcpy(&y, b + i, sizeof y); else for (l = 0; l < GR__VM_L; l++) y[l] = b[0]; \
-            for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[l], y[l]); \
-            if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(x[l], y[l]); continue; } \
-            r = gr__vm_##f##_core_v(x, y, &ok); \
-            for (l = 0; l < GR__VM_L; l++) in &= ok[l] != 0; \
-            if (in) memcpy(o + i, &r, sizeof r); \
-            else for (l = 0; l < GR__VM_L; l++) o[i + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); \
+        int64_t i, m = n - n % GR__VM_L, mg = n - n % (GR__VM_G * GR__VM_L); \
+        gr__vmd x[GR__VM_G], y[GR__VM_G], r[GR__VM_G]; \
+        gr__vmu ok[GR__VM_G]; \
+        int l, in; \
+        for (i = 0; i < mg; i += GR__VM_G * GR__VM_L) { \
+            in = 1; \
+            GR__VM_GROUP(GR__VM_LD2, f) \
+            if (!in) { \
+                for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(sa ? a[i + l] : a[0], sb ? b[i + l] : b[0]); \
+                continue; \
+            } \
+            GR__VM_GROUP(GR__VM_DO2, f) \
+            GR__VM_GROUP(GR__VM_ST2, f) \
+        } \
+        for (; i < m; i += GR__VM_L) { \
+            GR__VM_LOAD2(x[0], a, sa, i); GR__VM_LOAD2(y[0], b, sb, i); \
+            for (l = 0, in = 1; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[0][l], y[0][l]); \
+            if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(x[0][l], y[0][l]); continue; } \
+            r[0] = gr__vm_##f##_core_v(x[0], y[0], &ok[0]); \
+            GR__VM_PUT2(f, i, r[0], ok[0], x[0], y[0]); \
         } \
         for (i = m; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
