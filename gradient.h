@@ -4555,8 +4555,41 @@ GR__VM_CORES(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_softplus_main_v gr__vm_softplus_core_v
 static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }
 static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }
-/* the lanes of x all in f's main range */
-#define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
+/* x86-64 built without AVX (plain -O2: 16-byte SSE2 vectors): the maps also have a clone over 32-byte
+   vectors built for AVX2 (GCC's and Clang's target attribute; no FMA, so the same bits), taken when
+   the CPU running it has AVX2 (__builtin_cpu_supports) */
+#if GR__VM_BYTES == 16 && defined(__x86_64__)
+#define GR__VM_W 1
+typedef double gr__vmwd __attribute__((vector_size(32)));
+typedef uint64_t gr__vmwu __attribute__((vector_size(32)));
+#define GR__VM_AVX2 __attribute__((target("avx2")))
+#undef GR__VM_FNI
+#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2
+#define GR__VMW_TOU(x) ((gr__vmwu)(x))
+#define GR__VMW_TOD(u) ((gr__vmwd)(u))
+#define GR__VMW_LE(a, b) ((gr__vmwu)((a) <= (b)))
+#define GR__VMW_EQ(a, b) ((gr__vmwu)((a) == (b)))
+#define GR__VMW_ALL(m) gr__vm_all_w(m)
+#define GR__VMW_NONE(m) gr__vm_none_w(m)
+static GR__VM_FNI int gr__vm_all_w(gr__vmwu m) { int l, r = 1; for (l = 0; l < 4; l++) r &= m[l] != 0; return r; }
+static GR__VM_FNI int gr__vm_none_w(gr__vmwu m) { int l, r = 1; for (l = 0; l < 4; l++) r &= m[l] == 0; return r; }
+GR__VM_CORES(_w, gr__vmwd, gr__vmwu, GR__VMW)
+#define gr__vm_exp_main_w gr__vm_exp_core_w
+#define gr__vm_expm1_main_w gr__vm_expm1_core_w
+#define gr__vm_tanh_main_w gr__vm_tanh_core_w
+#define gr__vm_log1p_main_w gr__vm_log1p_core_w
+#define gr__vm_sigmoid_main_w gr__vm_sigmoid_core_w
+#define gr__vm_softplus_main_w gr__vm_softplus_core_w
+static GR__VM_FNI gr__vmwd gr__vm_sin_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return s; }
+static GR__VM_FNI gr__vmwd gr__vm_cos_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return c; }
+#undef GR__VM_FNI
+#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2"); }
+#else
+#define GR__VM_W 0
+#endif
+/* the lanes of x (L of them) all in f's main range */
+#define GR__VM_ALL_IN(f, x, in, L) do { int l_; (in) = 1; for (l_ = 0; l_ < (L); l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)
 /* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them
    back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */
 #define GR__VM_FENCE() __asm__ __volatile__("" ::: "memory")
@@ -4570,28 +4603,43 @@ static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sin
 #define GR__VM_G 2
 #define GR__VM_GROUP(F, f) F(0, f) F(1, f)
 #endif
-#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * GR__VM_L, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1); in &= in1;
-#define GR__VM_DO1(j, f) x[j] = gr__vm_##f##_main_v(x[j]);
-#define GR__VM_ST1(j, f) memcpy(o + i + (j) * GR__VM_L, &x[j], sizeof x[j]);
-#define GR__VM_MAP(f) \
-    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
-        int64_t i = 0, nv = n - n % GR__VM_L, ng = n - n % (GR__VM_G * GR__VM_L);  /* (i < nv: GCC -O3 sees no overflow) */ \
-        gr__vmd x[GR__VM_G]; \
+#define GR__VM_GROUP2(F, f) F(0, f) F(1, f)
+#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * vl_, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1, vl_); in &= in1;
+#define GR__VM_ST1(j, f) memcpy(o + i + (j) * vl_, &x[j], sizeof x[j]);
+/* the map over vectors VD of L_ lanes with the cores of suffix S, G vectors at a time (GROUP) */
+#define GR__VM_MAPX(f, name, attr, VD, L_, S, G, GROUP) \
+    static GR__VM_FN attr void name(int64_t n, double *o, const double *a) { \
+        enum { vl_ = L_ }; \
+        int64_t i = 0, nv = n - n % vl_, ng = n - n % (G * vl_);  /* (i < nv: GCC -O3 sees no overflow) */ \
+        VD x[G]; \
         int l, in, in1; \
-        for (; i < ng; i += GR__VM_G * GR__VM_L) { \
+        for (; i < ng; i += G * vl_) { \
             in = 1; \
-            GR__VM_GROUP(GR__VM_LD1, f) \
-            if (in) { GR__VM_GROUP(GR__VM_DO1, f) GR__VM_GROUP(GR__VM_ST1, f) } \
-            else for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \
+            GROUP(GR__VM_LD1, f) \
+            if (in) { GROUP(GR__VM_DO1##S, f) GROUP(GR__VM_ST1, f) } \
+            else for (l = 0; l < G * vl_; l++) o[i + l] = gr__m_##f(a[i + l]); \
         } \
-        for (; i < nv; i += GR__VM_L) { \
+        for (; i < nv; i += vl_) { \
             memcpy(&x[0], a + i, sizeof x[0]); \
-            GR__VM_ALL_IN(f, x[0], in); \
-            if (in) { x[0] = gr__vm_##f##_main_v(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \
-            else for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \
+            GR__VM_ALL_IN(f, x[0], in, vl_); \
+            if (in) { x[0] = gr__vm_##f##_main##S(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \
+            else for (l = 0; l < vl_; l++) o[i + l] = gr__m_##f(a[i + l]); \
         } \
         for (; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
+#define GR__VM_DO1_v(j, f) x[j] = gr__vm_##f##_main_v(x[j]);
+#define GR__VM_DO1_w(j, f) x[j] = gr__vm_##f##_main_w(x[j]);
+#if GR__VM_W
+/* gr__vm_<f>_map_v (16 bytes) and _w (32 bytes, AVX2), and gr__vm_<f>_map picking one */
+#define GR__VM_MAP(f) \
+    GR__VM_MAPX(f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, 4, _w, 2, GR__VM_GROUP2) \
+    GR__VM_MAPX(f, gr__vm_##f##_map_v, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \
+    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
+        if (gr__vm_avx2()) gr__vm_##f##_map_w(n, o, a); else gr__vm_##f##_map_v(n, o, a); \
+    }
+#else
+#define GR__VM_MAP(f) GR__VM_MAPX(f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)
+#endif
 #else
 #define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
@@ -4630,8 +4678,41 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "#define gr__vm_softplus_main_v gr__vm_softplus_core_v\n",
     "static GR__VM_FN gr__vmd gr__vm_sin_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return s; }\n",
     "static GR__VM_FN gr__vmd gr__vm_cos_main_v(gr__vmd x) { gr__vmd s, c; gr__vm_sincos_core_v(x, &s, &c); return c; }\n",
-    "/* the lanes of x all in f's main range */\n",
-    "#define GR__VM_ALL_IN(f, x, in) do { int l_; (in) = 1; for (l_ = 0; l_ < GR__VM_L; l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)\n",
+    "/* x86-64 built without AVX (plain -O2: 16-byte SSE2 vectors): the maps also have a clone over 32-byte\n",
+    "   vectors built for AVX2 (GCC's and Clang's target attribute; no FMA, so the same bits), taken when\n",
+    "   the CPU running it has AVX2 (__builtin_cpu_supports) */\n",
+    "#if GR__VM_BYTES == 16 && defined(__x86_64__)\n",
+    "#define GR__VM_W 1\n",
+    "typedef double gr__vmwd __attribute__((vector_size(32)));\n",
+    "typedef uint64_t gr__vmwu __attribute__((vector_size(32)));\n",
+    "#define GR__VM_AVX2 __attribute__((target(\"avx2\")))\n",
+    "#undef GR__VM_FNI\n",
+    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2\n",
+    "#define GR__VMW_TOU(x) ((gr__vmwu)(x))\n",
+    "#define GR__VMW_TOD(u) ((gr__vmwd)(u))\n",
+    "#define GR__VMW_LE(a, b) ((gr__vmwu)((a) <= (b)))\n",
+    "#define GR__VMW_EQ(a, b) ((gr__vmwu)((a) == (b)))\n",
+    "#define GR__VMW_ALL(m) gr__vm_all_w(m)\n",
+    "#define GR__VMW_NONE(m) gr__vm_none_w(m)\n",
+    "static GR__VM_FNI int gr__vm_all_w(gr__vmwu m) { int l, r = 1; for (l = 0; l < 4; l++) r &= m[l] != 0; return r; }\n",
+    "static GR__VM_FNI int gr__vm_none_w(gr__vmwu m) { int l, r = 1; for (l = 0; l < 4; l++) r &= m[l] == 0; return r; }\n",
+    "GR__VM_CORES(_w, gr__vmwd, gr__vmwu, GR__VMW)\n",
+    "#define gr__vm_exp_main_w gr__vm_exp_core_w\n",
+    "#define gr__vm_expm1_main_w gr__vm_expm1_core_w\n",
+    "#define gr__vm_tanh_main_w gr__vm_tanh_core_w\n",
+    "#define gr__vm_log1p_main_w gr__vm_log1p_core_w\n",
+    "#define gr__vm_sigmoid_main_w gr__vm_sigmoid_core_w\n",
+    "#define gr__vm_softplus_main_w gr__vm_softplus_core_w\n",
+    "static GR__VM_FNI gr__vmwd gr__vm_sin_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return s; }\n",
+    "static GR__VM_FNI gr__vmwd gr__vm_cos_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return c; }\n",
+    "#undef GR__VM_FNI\n",
+    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports(\"avx2\"); }\n",
+    "#else\n",
+    "#define GR__VM_W 0\n",
+    "#endif\n",
+    "/* the lanes of x (L of them) all in f's main range */\n",
+    "#define GR__VM_ALL_IN(f, x, in, L) do { int l_; (in) = 1; for (l_ = 0; l_ < (L); l_++) (in) &= GR__VM_IN_##f((x)[l_]); } while (0)\n",
     "/* a compiler barrier: gr_fn_emit_c's float32 blocks store a map's doubles as floats and may read them\n",
     "   back as doubles; GCC 12 -O3 with AVX-512 was seen to drop that rounding (keeping the double) */\n",
     "#define GR__VM_FENCE() __asm__ __volatile__(\"\" ::: \"memory\")\n",
@@ -4645,28 +4726,43 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "#define GR__VM_G 2\n",
     "#define GR__VM_GROUP(F, f) F(0, f) F(1, f)\n",
     "#endif\n",
-    "#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * GR__VM_L, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1); in &= in1;\n",
-    "#define GR__VM_DO1(j, f) x[j] = gr__vm_##f##_main_v(x[j]);\n",
-    "#define GR__VM_ST1(j, f) memcpy(o + i + (j) * GR__VM_L, &x[j], sizeof x[j]);\n",
-    "#define GR__VM_MAP(f) \\\n",
-    "    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \\\n",
-    "        int64_t i = 0, nv = n - n % GR__VM_L, ng = n - n % (GR__VM_G * GR__VM_L);  /* (i < nv: GCC -O3 sees no overflow) */ \\\n",
-    "        gr__vmd x[GR__VM_G]; \\\n",
+    "#define GR__VM_GROUP2(F, f) F(0, f) F(1, f)\n",
+    "#define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * vl_, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1, vl_); in &= in1;\n",
+    "#define GR__VM_ST1(j, f) memcpy(o + i + (j) * vl_, &x[j], sizeof x[j]);\n",
+    "/* the map over vectors VD of L_ lanes with the cores of suffix S, G vectors at a time (GROUP) */\n",
+    "#define GR__VM_MAPX(f, name, attr, VD, L_, S, G, GROUP) \\\n",
+    "    static GR__VM_FN attr void name(int64_t n, double *o, const double *a) { \\\n",
+    "        enum { vl_ = L_ }; \\\n",
+    "        int64_t i = 0, nv = n - n % vl_, ng = n - n % (G * vl_);  /* (i < nv: GCC -O3 sees no overflow) */ \\\n",
+    "        VD x[G]; \\\n",
     "        int l, in, in1; \\\n",
-    "        for (; i < ng; i += GR__VM_G * GR__VM_L) { \\\n",
+    "        for (; i < ng; i += G * vl_) { \\\n",
     "            in = 1; \\\n",
-    "            GR__VM_GROUP(GR__VM_LD1, f) \\\n",
-    "            if (in) { GR__VM_GROUP(GR__VM_DO1, f) GR__VM_GROUP(GR__VM_ST1, f) } \\\n",
-    "            else for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
+    "            GROUP(GR__VM_LD1, f) \\\n",
+    "            if (in) { GROUP(GR__VM_DO1##S, f) GROUP(GR__VM_ST1, f) } \\\n",
+    "            else for (l = 0; l < G * vl_; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
     "        } \\\n",
-    "        for (; i < nv; i += GR__VM_L) { \\\n",
+    "        for (; i < nv; i += vl_) { \\\n",
     "            memcpy(&x[0], a + i, sizeof x[0]); \\\n",
-    "            GR__VM_ALL_IN(f, x[0], in); \\\n",
-    "            if (in) { x[0] = gr__vm_##f##_main_v(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \\\n",
-    "            else for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
+    "            GR__VM_ALL_IN(f, x[0], in, vl_); \\\n",
+    "            if (in) { x[0] = gr__vm_##f##_main##S(x[0]); memcpy(o + i, &x[0], sizeof x[0]); } \\\n",
+    "            else for (l = 0; l < vl_; l++) o[i + l] = gr__m_##f(a[i + l]); \\\n",
     "        } \\\n",
     "        for (; i < n; i++) o[i] = gr__m_##f(a[i]); \\\n",
     "    }\n",
+    "#define GR__VM_DO1_v(j, f) x[j] = gr__vm_##f##_main_v(x[j]);\n",
+    "#define GR__VM_DO1_w(j, f) x[j] = gr__vm_##f##_main_w(x[j]);\n",
+    "#if GR__VM_W\n",
+    "/* gr__vm_<f>_map_v (16 bytes) and _w (32 bytes, AVX2), and gr__vm_<f>_map picking one */\n",
+    "#define GR__VM_MAP(f) \\\n",
+    "    GR__VM_MAPX(f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, 4, _w, 2, GR__VM_GROUP2) \\\n",
+    "    GR__VM_MAPX(f, gr__vm_##f##_map_v, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \\\n",
+    "    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \\\n",
+    "        if (gr__vm_avx2()) gr__vm_##f##_map_w(n, o, a); else gr__vm_##f##_map_v(n, o, a); \\\n",
+    "    }\n",
+    "#else\n",
+    "#define GR__VM_MAP(f) GR__VM_MAPX(f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)\n",
+    "#endif\n",
     "#else\n",
     "#define GR__VM_FENCE() ((void)0)\n",
     "#define GR__VM_MAP(f) \\\n",
@@ -4686,7 +4782,7 @@ static GR__VM_FN void gr__vm_sincos_map(int64_t n, double *s, double *c, const d
         gr__vmd x, vs, vc;
         int l, in;
         memcpy(&x, a + i, sizeof x);
-        GR__VM_ALL_IN(sin, x, in);
+        GR__VM_ALL_IN(sin, x, in, GR__VM_L);
         if (!in) {
             for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);
             continue;
@@ -4712,7 +4808,7 @@ static const char *const gr__kernel_gr__vm_sincos_map[] GR__UNUSED = {
     "        gr__vmd x, vs, vc;\n",
     "        int l, in;\n",
     "        memcpy(&x, a + i, sizeof x);\n",
-    "        GR__VM_ALL_IN(sin, x, in);\n",
+    "        GR__VM_ALL_IN(sin, x, in, GR__VM_L);\n",
     "        if (!in) {\n",
     "            for (l = 0; l < GR__VM_L; l++) gr__vm_sincos1(a[i + l], s + i + l, c + i + l);\n",
     "            continue;\n",
@@ -4902,6 +4998,29 @@ GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_arctanh_main_v gr__vm_arctanh_core_v
 #define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v
 #define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
+#if GR__VM_W
+#undef GR__VM_FNI
+#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2
+/* (lane by lane, GCC's sqrt keeps a branch for errno per lane: the AVX instruction's builtin, the one
+   operation the vector extensions lack; correctly rounded, the same bits) */
+#define GR__VMW_SQRT(x) __builtin_ia32_sqrtpd256(x)
+GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)
+#undef GR__VM_FNI
+#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+#define gr__vm_erf_main_w gr__vm_erf_core_w
+#define gr__vm_erfc_main_w gr__vm_erfc_core_w
+#define gr__vm_exp2_main_w gr__vm_exp2_core_w
+#define gr__vm_sinh_main_w gr__vm_sinh_core_w
+#define gr__vm_cosh_main_w gr__vm_cosh_core_w
+#define gr__vm_tan_main_w gr__vm_tan_core_w
+#define gr__vm_arctan_main_w gr__vm_arctan_core_w
+#define gr__vm_cbrt_main_w gr__vm_cbrt_core_w
+#define gr__vm_arcsin_main_w gr__vm_arcsin_core_w
+#define gr__vm_arccos_main_w gr__vm_arccos_core_w
+#define gr__vm_arctanh_main_w gr__vm_arctanh_core_w
+#define gr__vm_arcsinh_main_w gr__vm_arcsinh_core_w
+#define gr__vm_arccosh_main_w gr__vm_arccosh_core_w
+#endif
 #endif
 GR__VM_MAP(erf)
 GR__VM_KERNELS(erf)
@@ -4950,41 +5069,53 @@ GR__VM_KERNELS(arccosh)
    vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
 #if defined(__GNUC__) || defined(__clang__)
 /* (a vector of a[i..] or of a[0]; r's lanes into o + i, the scalar function's where ok is 0) */
-#define GR__VM_LOAD2(x, a, sa, i) do { if (sa) memcpy(&x, (a) + (i), sizeof x); else for (l = 0; l < GR__VM_L; l++) x[l] = (a)[0]; } while (0)
+#define GR__VM_LOAD2(x, a, sa, i) do { if (sa) memcpy(&x, (a) + (i), sizeof x); else for (l = 0; l < vl_; l++) x[l] = (a)[0]; } while (0)
 #define GR__VM_PUT2(f, i, r, ok, x, y) do { \
-    for (l = 0, in = 1; l < GR__VM_L; l++) in &= ok[l] != 0; \
+    for (l = 0, in = 1; l < vl_; l++) in &= ok[l] != 0; \
     if (in) memcpy(o + (i), &r, sizeof r); \
-    else for (l = 0; l < GR__VM_L; l++) o[(i) + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); } while (0)
-/* as GR__VM_MAP: GR__VM_G vectors at a time, then one, then the tail */
-#define GR__VM_LD2(j, f) GR__VM_LOAD2(x[j], a, sa, i + (j) * GR__VM_L); GR__VM_LOAD2(y[j], b, sb, i + (j) * GR__VM_L); \
-    for (l = 0; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[j][l], y[j][l]);
-#define GR__VM_DO2(j, f) r[j] = gr__vm_##f##_core_v(x[j], y[j], &ok[j]);
-#define GR__VM_ST2(j, f) GR__VM_PUT2(f, i + (j) * GR__VM_L, r[j], ok[j], x[j], y[j]);
-#define GR__VM_MAP2(f) \
-    static GR__VM_FN void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
-        int64_t i, m = n - n % GR__VM_L, mg = n - n % (GR__VM_G * GR__VM_L); \
-        gr__vmd x[GR__VM_G], y[GR__VM_G], r[GR__VM_G]; \
-        gr__vmu ok[GR__VM_G]; \
+    else for (l = 0; l < vl_; l++) o[(i) + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); } while (0)
+#define GR__VM_LD2(j, f) GR__VM_LOAD2(x[j], a, sa, i + (j) * vl_); GR__VM_LOAD2(y[j], b, sb, i + (j) * vl_); \
+    for (l = 0; l < vl_; l++) in &= GR__VM_IN_##f(x[j][l], y[j][l]);
+#define GR__VM_DO2_v(j, f) r[j] = gr__vm_##f##_core_v(x[j], y[j], &ok[j]);
+#define GR__VM_DO2_w(j, f) r[j] = gr__vm_##f##_core_w(x[j], y[j], &ok[j]);
+#define GR__VM_ST2(j, f) GR__VM_PUT2(f, i + (j) * vl_, r[j], ok[j], x[j], y[j]);
+/* as GR__VM_MAPX: G vectors at a time, then one, then the tail */
+#define GR__VM_MAP2X(f, name, attr, VD, VU, L_, S, G, GROUP) \
+    static GR__VM_FN attr void name(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        enum { vl_ = L_ }; \
+        int64_t i, m = n - n % vl_, mg = n - n % (G * vl_); \
+        VD x[G], y[G], r[G]; \
+        VU ok[G]; \
         int l, in; \
-        for (i = 0; i < mg; i += GR__VM_G * GR__VM_L) { \
+        for (i = 0; i < mg; i += G * vl_) { \
             in = 1; \
-            GR__VM_GROUP(GR__VM_LD2, f) \
+            GROUP(GR__VM_LD2, f) \
             if (!in) { \
-                for (l = 0; l < GR__VM_G * GR__VM_L; l++) o[i + l] = gr__m_##f(sa ? a[i + l] : a[0], sb ? b[i + l] : b[0]); \
+                for (l = 0; l < G * vl_; l++) o[i + l] = gr__m_##f(sa ? a[i + l] : a[0], sb ? b[i + l] : b[0]); \
                 continue; \
             } \
-            GR__VM_GROUP(GR__VM_DO2, f) \
-            GR__VM_GROUP(GR__VM_ST2, f) \
+            GROUP(GR__VM_DO2##S, f) \
+            GROUP(GR__VM_ST2, f) \
         } \
-        for (; i < m; i += GR__VM_L) { \
+        for (; i < m; i += vl_) { \
             GR__VM_LOAD2(x[0], a, sa, i); GR__VM_LOAD2(y[0], b, sb, i); \
-            for (l = 0, in = 1; l < GR__VM_L; l++) in &= GR__VM_IN_##f(x[0][l], y[0][l]); \
-            if (!in) { for (l = 0; l < GR__VM_L; l++) o[i + l] = gr__m_##f(x[0][l], y[0][l]); continue; } \
-            r[0] = gr__vm_##f##_core_v(x[0], y[0], &ok[0]); \
+            for (l = 0, in = 1; l < vl_; l++) in &= GR__VM_IN_##f(x[0][l], y[0][l]); \
+            if (!in) { for (l = 0; l < vl_; l++) o[i + l] = gr__m_##f(x[0][l], y[0][l]); continue; } \
+            r[0] = gr__vm_##f##_core##S(x[0], y[0], &ok[0]); \
             GR__VM_PUT2(f, i, r[0], ok[0], x[0], y[0]); \
         } \
         for (i = m; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
+#if GR__VM_W
+#define GR__VM_MAP2(f) \
+    GR__VM_MAP2X(f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, gr__vmwu, 4, _w, 2, GR__VM_GROUP2) \
+    GR__VM_MAP2X(f, gr__vm_##f##_map_v, , gr__vmd, gr__vmu, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \
+    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+        if (gr__vm_avx2()) gr__vm_##f##_map_w(n, o, a, sa, b, sb); else gr__vm_##f##_map_v(n, o, a, sa, b, sb); \
+    }
+#else
+#define GR__VM_MAP2(f) GR__VM_MAP2X(f, gr__vm_##f##_map, , gr__vmd, gr__vmu, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)
+#endif
 #else
 #define GR__VM_MAP2(f) \
     static void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \

@@ -340,6 +340,63 @@ TEST(test_vmath_vector_equals_scalar) {
     free(x); free(y); free(xf); free(yf);
 }
 
+/* x86-64 without AVX: each map has a 16-byte (SSE2) and a 32-byte (AVX2) version, the second taken when
+   the CPU has AVX2; both equal the scalar functions bit for bit (a group of vectors, one vector, the
+   tail; groups holding a special lane; pow and arctan2 with strides 1 and 0) */
+#if GR__VM_W
+typedef struct tv_wide { const char *name; tv_f64 f; tv_map v, w; } tv_wide;
+#define TV_W(f) { #f, gr__m_##f, gr__vm_##f##_map_v, gr__vm_##f##_map_w }
+static const tv_wide tv_wides[] = {
+    TV_W(exp), TV_W(expm1), TV_W(tanh), TV_W(log), TV_W(log1p), TV_W(sin), TV_W(cos), TV_W(sigmoid), TV_W(softplus),
+    TV_W(erf), TV_W(erfc), TV_W(exp2), TV_W(log2), TV_W(sinh), TV_W(cosh), TV_W(tan), TV_W(arctan), TV_W(arcsin),
+    TV_W(arccos), TV_W(arctanh), TV_W(arcsinh), TV_W(arccosh), TV_W(cbrt)
+};
+#endif
+static double tv_rand(uint64_t *seed) { *seed = *seed * 6364136223846793005u + 1442695040888963407u; return (double)(*seed >> 11) / 9007199254740992.0; }
+TEST(test_vmath_both_widths) {
+#if GR__VM_W
+    enum { N = 2053 };
+    double *x = (double *)malloc(sizeof(double) * N), *y = (double *)malloc(sizeof(double) * N), *z = (double *)malloc(sizeof(double) * N);
+    uint64_t seed = 5;
+    int i, j, sb, bad, width, nw = (int)(sizeof tv_wides / sizeof tv_wides[0]);
+    if (!x || !y || !z) { CHECK(0); free(x); free(y); free(z); return; }
+    for (i = 0; i < nw; i++) {
+        const tv_wide *fn = &tv_wides[i];
+        for (j = 0; j < N; j++) {
+            double v = tv_point(j % 89 - 40, (unsigned)j, N, &seed) * (j % 2 ? -1 : 1);
+            if (j % 29 == 0) v = ldexp(v, j % 1900 - 1000);
+            x[j] = j == 333 ? NAN : j == 1500 ? -INFINITY : v;
+        }
+        for (width = 0; width < 2; width++) {
+            if (width == 1 && !gr__vm_avx2()) break;
+            (width ? fn->w : fn->v)(N, y, x);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(y[j], fn->f(x[j]))) bad++;
+            CHECK_MSG(bad == 0, "%s, %d-byte vectors: %d of %d elements differ from the scalar function", fn->name, width ? 32 : 16, bad, N);
+        }
+    }
+    for (j = 0; j < N; j++) {                       /* pow and arctan2 */
+        x[j] = ldexp(1.0 + tv_rand(&seed), (int)(tv_rand(&seed) * 40) - 20) * (j % 31 == 0 ? -1 : 1);
+        z[j] = (tv_rand(&seed) - 0.5) * (j % 7 == 0 ? 2000.0 : 20.0);
+    }
+    for (width = 0; width < 2; width++)
+        for (sb = 0; sb <= 1; sb++) {
+            if (width == 1 && !gr__vm_avx2()) break;
+            (width ? gr__vm_pow_map_w : gr__vm_pow_map_v)(N, y, x, 1, sb ? z : z + 5, sb);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(y[j], gr__m_pow(x[j], sb ? z[j] : z[5]))) bad++;
+            CHECK_MSG(bad == 0, "pow, %d-byte vectors, stride %d: %d elements differ", width ? 32 : 16, sb, bad);
+            (width ? gr__vm_arctan2_map_w : gr__vm_arctan2_map_v)(N, y, z, sb, x, 1);
+            for (bad = 0, j = 0; j < N; j++) if (!tv_same(y[j], gr__m_arctan2(sb ? z[j] : z[0], x[j]))) bad++;
+            CHECK_MSG(bad == 0, "arctan2, %d-byte vectors, stride %d: %d elements differ", width ? 32 : 16, sb, bad);
+        }
+    free(x); free(y); free(z);
+#else
+    /* (one width: test_vmath_vector_equals_scalar covers it) */
+    double x[3] = { 0.5, 1.0, 2.0 }, y[3];
+    gr__vm_log_map(3, y, x);
+    CHECK(tv_same(y[0], gr__m_log(0.5)) && y[1] == 0.0 && tv_same(y[2], gr__m_log(2.0)));
+#endif
+}
+
 /* the rows run these kernels: gr_call over arrays equals the scalar functions (float64 and float32,
    a whole array, a broadcast 0-d value, and a fused group sin(x) exp(-x) + log1p(x x) + tanh(x) x) */
 TEST(test_vmath_rows_use_them) {
@@ -432,7 +489,6 @@ TEST(test_vmath_rows_use_them_more) {
    overflow and underflow edges, near 1 with huge y, integers), float32 too; the C library's pow
    outside the main range (specials); the vector map (strides 1 and 0, in place) equals gr__m_pow
    bit for bit; the row runs it */
-static double tv_rand(uint64_t *seed) { *seed = *seed * 6364136223846793005u + 1442695040888963407u; return (double)(*seed >> 11) / 9007199254740992.0; }
 static void tv_pow_one(double x, double y, tv_worst *w64, tv_worst *w32, double *ywx) {
     long double want = powl((long double)x, (long double)y);
     double e = gt_ulps(gr__m_pow(x, y), want, 53, -1021);
@@ -627,6 +683,7 @@ SUITE(suite_vmath) = {
     CASE(test_vmath_special_values_more),
     CASE(test_vmath_special_values_inverse),
     CASE(test_vmath_vector_equals_scalar),
+    CASE(test_vmath_both_widths),
     CASE(test_vmath_rows_use_them),
     CASE(test_vmath_rows_use_them_more),
     CASE(test_vmath_pow_accuracy),
