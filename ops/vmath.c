@@ -14,6 +14,9 @@
    off: GCC's optimize attribute, Clang's STDC FP_CONTRACT pragma (GR__VM_FN, GR__VM_NOFMA). Under
    -ffast-math nothing is promised.
 
+   Speed: the maps take several vectors at a time (independent chains that interleave); on x86-64
+   built without AVX each map also has an AVX2 clone over 32-byte vectors, taken at run time (GR__VM_W).
+
    Accuracy (tests/t_vmath.c, against long double): see the README's "Math functions". */
 
 #ifndef GR_NO_VECTOR_EXTENSIONS
@@ -26,9 +29,11 @@
 #endif
 #endif
 #if defined(__GNUC__) && !defined(__clang__)
-#define GR__VM_FN GR__UNUSED __attribute__((optimize("fp-contract=off", "schedule-insns", "sched-pressure")))
+#define GR__VM_FN GR__UNUSED __attribute__((optimize("fp-contract=off")))
+#define GR__VM_FNS GR__UNUSED __attribute__((optimize("fp-contract=off", "schedule-insns", "sched-pressure")))
 #else
 #define GR__VM_FN GR__UNUSED
+#define GR__VM_FNS GR__UNUSED
 #endif
 #if defined(__clang__)
 #define GR__VM_NOFMA _Pragma("STDC FP_CONTRACT OFF")
@@ -928,8 +933,8 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
 #define GR__VM_LD1(j, f) memcpy(&x[j], a + i + (j) * vl_, sizeof x[j]); GR__VM_ALL_IN(f, x[j], in1, vl_); in &= in1;
 #define GR__VM_ST1(j, f) memcpy(o + i + (j) * vl_, &x[j], sizeof x[j]);
 /* the map over vectors VD of L_ lanes with the cores of suffix S, G vectors at a time (GROUP) */
-#define GR__VM_MAPX(f, name, attr, VD, L_, S, G, GROUP) \
-    static GR__VM_FN attr void name(int64_t n, double *o, const double *a) { \
+#define GR__VM_MAPX(fn, f, name, attr, VD, L_, S, G, GROUP) \
+    static fn attr void name(int64_t n, double *o, const double *a) { \
         enum { vl_ = L_ }; \
         int64_t i = 0, nv = n - n % vl_, ng = n - n % (G * vl_);  /* (i < nv: GCC -O3 sees no overflow) */ \
         VD x[G]; \
@@ -950,16 +955,24 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
     }
 #define GR__VM_DO1_v(j, f) x[j] = gr__vm_##f##_main_v(x[j]);
 #define GR__VM_DO1_w(j, f) x[j] = gr__vm_##f##_main_w(x[j]);
+/* (fn: the maps are built with GCC's pre-RA scheduling, which interleaves the group's chains, GR__VM_FNS;
+   with wide vectors not sin and cos, slower with it: GR__VM_FNSC) */
 #if GR__VM_W
 /* gr__vm_<f>_map_v (16 bytes) and _w (32 bytes, AVX2), and gr__vm_<f>_map picking one */
-#define GR__VM_MAP(f) \
-    GR__VM_MAPX(f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, 4, _w, 2, GR__VM_GROUP2) \
-    GR__VM_MAPX(f, gr__vm_##f##_map_v, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \
+#define GR__VM_MAPF(f, fn) \
+    GR__VM_MAPX(fn, f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, 4, _w, 2, GR__VM_GROUP2) \
+    GR__VM_MAPX(fn, f, gr__vm_##f##_map_v, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \
     static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a) { \
         if (gr__vm_avx2()) gr__vm_##f##_map_w(n, o, a); else gr__vm_##f##_map_v(n, o, a); \
     }
 #else
-#define GR__VM_MAP(f) GR__VM_MAPX(f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)
+#define GR__VM_MAPF(f, fn) GR__VM_MAPX(fn, f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)
+#endif
+#define GR__VM_MAP(f) GR__VM_MAPF(f, GR__VM_FNS)
+#if GR__VM_BYTES == 16
+#define GR__VM_FNSC GR__VM_FNS
+#else
+#define GR__VM_FNSC GR__VM_FN
 #endif
 #else
 #define GR__VM_FENCE() ((void)0)
@@ -968,6 +981,7 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
         int64_t i; \
         for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
+#define GR__VM_MAPF(f, fn) GR__VM_MAP(f)
 #endif
 /* GR_KERNEL gr__vm_sincos_map */
 /* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
@@ -1006,9 +1020,9 @@ GR__VM_MAP(log)                           /* gr__m_log */
 /* GR_KERNEL gr__vm_log1p_map */
 GR__VM_MAP(log1p)                         /* gr__m_log1p */
 /* GR_KERNEL gr__vm_sin_map */
-GR__VM_MAP(sin)                           /* gr__m_sin */
+GR__VM_MAPF(sin, GR__VM_FNSC)             /* gr__m_sin (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_cos_map */
-GR__VM_MAP(cos)                           /* gr__m_cos */
+GR__VM_MAPF(cos, GR__VM_FNSC)             /* gr__m_cos (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_sigmoid_map */
 GR__VM_MAP(sigmoid)                       /* gr__m_sigmoid */
 /* GR_KERNEL gr__vm_softplus_map */
@@ -1213,7 +1227,7 @@ GR__VM_KERNELS(arccosh)
 #define GR__VM_ST2(j, f) GR__VM_PUT2(f, i + (j) * vl_, r[j], ok[j], x[j], y[j]);
 /* as GR__VM_MAPX: G vectors at a time, then one, then the tail */
 #define GR__VM_MAP2X(f, name, attr, VD, VU, L_, S, G, GROUP) \
-    static GR__VM_FN attr void name(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
+    static GR__VM_FNS attr void name(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \
         enum { vl_ = L_ }; \
         int64_t i, m = n - n % vl_, mg = n - n % (G * vl_); \
         VD x[G], y[G], r[G]; \
