@@ -4991,8 +4991,11 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
     }
 }
 
-/* ---- the kernels of the second set (as GR__VM_KERNELS above) --------------------------------- */
+/* ---- the kernels of the second set (as GR__VM_KERNELS above) ---------------------------------
+   The maps are GR_KERNEL text as the first set's (an emitted fused group runs them block by block). */
 #ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_MAP2S */
+/* (the second set's cores, GR__VM_FN2, over GR__VM_MAP's vectors) */
 #if defined(__GNUC__) || defined(__clang__)
 /* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,
    else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */
@@ -5047,33 +5050,162 @@ GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)
 #define gr__vm_arccosh_main_w gr__vm_arccosh_core_w
 #endif
 #endif
-GR__VM_MAP(erf)
+static const char *const gr__kernel_GR__VM_MAP2S[] GR__UNUSED = {
+    "/* (the second set's cores, GR__VM_FN2, over GR__VM_MAP's vectors) */\n",
+    "#if defined(__GNUC__) || defined(__clang__)\n",
+    "/* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,\n",
+    "   else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */\n",
+    "#if defined(__clang__) && defined(__has_builtin)\n",
+    "#if __has_builtin(__builtin_elementwise_sqrt)\n",
+    "#define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)\n",
+    "#endif\n",
+    "#endif\n",
+    "#ifndef GR__VMV_SQRT\n",
+    "static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {\n",
+    "    int l;\n",
+    "    for (l = 0; l < GR__VM_L; l++) x[l] = sqrt(x[l]);\n",
+    "    return x;\n",
+    "}\n",
+    "#define GR__VMV_SQRT(x) gr__vm_sqrt_v(x)\n",
+    "#endif\n",
+    "GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)\n",
+    "#define gr__vm_erf_main_v gr__vm_erf_core_v\n",
+    "#define gr__vm_erfc_main_v gr__vm_erfc_core_v\n",
+    "#define gr__vm_exp2_main_v gr__vm_exp2_core_v\n",
+    "#define gr__vm_sinh_main_v gr__vm_sinh_core_v\n",
+    "#define gr__vm_cosh_main_v gr__vm_cosh_core_v\n",
+    "#define gr__vm_tan_main_v gr__vm_tan_core_v\n",
+    "#define gr__vm_arctan_main_v gr__vm_arctan_core_v\n",
+    "#define gr__vm_cbrt_main_v gr__vm_cbrt_core_v\n",
+    "#define gr__vm_arcsin_main_v gr__vm_arcsin_core_v\n",
+    "#define gr__vm_arccos_main_v gr__vm_arccos_core_v\n",
+    "#define gr__vm_arctanh_main_v gr__vm_arctanh_core_v\n",
+    "#define gr__vm_arcsinh_main_v gr__vm_arcsinh_core_v\n",
+    "#define gr__vm_arccosh_main_v gr__vm_arccosh_core_v\n",
+    "#if GR__VM_W\n",
+    "#undef GR__VM_FNI\n",
+    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2\n",
+    "/* (lane by lane, GCC's sqrt keeps a branch for errno per lane: the AVX instruction's builtin, the one\n",
+    "   operation the vector extensions lack; correctly rounded, the same bits) */\n",
+    "#define GR__VMW_SQRT(x) __builtin_ia32_sqrtpd256(x)\n",
+    "GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)\n",
+    "#undef GR__VM_FNI\n",
+    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "#define gr__vm_erf_main_w gr__vm_erf_core_w\n",
+    "#define gr__vm_erfc_main_w gr__vm_erfc_core_w\n",
+    "#define gr__vm_exp2_main_w gr__vm_exp2_core_w\n",
+    "#define gr__vm_sinh_main_w gr__vm_sinh_core_w\n",
+    "#define gr__vm_cosh_main_w gr__vm_cosh_core_w\n",
+    "#define gr__vm_tan_main_w gr__vm_tan_core_w\n",
+    "#define gr__vm_arctan_main_w gr__vm_arctan_core_w\n",
+    "#define gr__vm_cbrt_main_w gr__vm_cbrt_core_w\n",
+    "#define gr__vm_arcsin_main_w gr__vm_arcsin_core_w\n",
+    "#define gr__vm_arccos_main_w gr__vm_arccos_core_w\n",
+    "#define gr__vm_arctanh_main_w gr__vm_arctanh_core_w\n",
+    "#define gr__vm_arcsinh_main_w gr__vm_arcsinh_core_w\n",
+    "#define gr__vm_arccosh_main_w gr__vm_arccosh_core_w\n",
+    "#endif\n",
+    "#endif\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_erf_map */
+GR__VM_MAP(erf)                           /* gr__m_erf, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_erf_map[] GR__UNUSED = {
+    "GR__VM_MAP(erf)                           /* gr__m_erf, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_erfc_map */
+GR__VM_MAP(erfc)                          /* gr__m_erfc, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_erfc_map[] GR__UNUSED = {
+    "GR__VM_MAP(erfc)                          /* gr__m_erfc, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_exp2_map */
+GR__VM_MAP(exp2)                          /* gr__m_exp2, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_exp2_map[] GR__UNUSED = {
+    "GR__VM_MAP(exp2)                          /* gr__m_exp2, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_log2_map */
+GR__VM_MAP(log2)                          /* gr__m_log2, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_log2_map[] GR__UNUSED = {
+    "GR__VM_MAP(log2)                          /* gr__m_log2, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_sinh_map */
+GR__VM_MAP(sinh)                          /* gr__m_sinh, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_sinh_map[] GR__UNUSED = {
+    "GR__VM_MAP(sinh)                          /* gr__m_sinh, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_cosh_map */
+GR__VM_MAP(cosh)                          /* gr__m_cosh, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_cosh_map[] GR__UNUSED = {
+    "GR__VM_MAP(cosh)                          /* gr__m_cosh, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_tan_map */
+GR__VM_MAP(tan)                           /* gr__m_tan, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_tan_map[] GR__UNUSED = {
+    "GR__VM_MAP(tan)                           /* gr__m_tan, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arctan_map */
+GR__VM_MAP(arctan)                        /* gr__m_arctan, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arctan_map[] GR__UNUSED = {
+    "GR__VM_MAP(arctan)                        /* gr__m_arctan, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_cbrt_map */
+GR__VM_MAP(cbrt)                          /* gr__m_cbrt, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_cbrt_map[] GR__UNUSED = {
+    "GR__VM_MAP(cbrt)                          /* gr__m_cbrt, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arcsin_map */
+GR__VM_MAP(arcsin)                        /* gr__m_arcsin, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arcsin_map[] GR__UNUSED = {
+    "GR__VM_MAP(arcsin)                        /* gr__m_arcsin, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arccos_map */
+GR__VM_MAP(arccos)                        /* gr__m_arccos, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arccos_map[] GR__UNUSED = {
+    "GR__VM_MAP(arccos)                        /* gr__m_arccos, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arctanh_map */
+GR__VM_MAP(arctanh)                       /* gr__m_arctanh, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arctanh_map[] GR__UNUSED = {
+    "GR__VM_MAP(arctanh)                       /* gr__m_arctanh, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arcsinh_map */
+GR__VM_MAP(arcsinh)                       /* gr__m_arcsinh, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arcsinh_map[] GR__UNUSED = {
+    "GR__VM_MAP(arcsinh)                       /* gr__m_arcsinh, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arccosh_map */
+GR__VM_MAP(arccosh)                       /* gr__m_arccosh, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arccosh_map[] GR__UNUSED = {
+    "GR__VM_MAP(arccosh)                       /* gr__m_arccosh, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL_END */
 GR__VM_KERNELS(erf)
-GR__VM_MAP(erfc)
 GR__VM_KERNELS(erfc)
-GR__VM_MAP(exp2)
 GR__VM_KERNELS(exp2)
-GR__VM_MAP(log2)
 GR__VM_KERNELS(log2)
-GR__VM_MAP(sinh)
 GR__VM_KERNELS(sinh)
-GR__VM_MAP(cosh)
 GR__VM_KERNELS(cosh)
-GR__VM_MAP(tan)
 GR__VM_KERNELS(tan)
-GR__VM_MAP(arctan)
 GR__VM_KERNELS(arctan)
-GR__VM_MAP(cbrt)
 GR__VM_KERNELS(cbrt)
-GR__VM_MAP(arcsin)
 GR__VM_KERNELS(arcsin)
-GR__VM_MAP(arccos)
 GR__VM_KERNELS(arccos)
-GR__VM_MAP(arctanh)
 GR__VM_KERNELS(arctanh)
-GR__VM_MAP(arcsinh)
 GR__VM_KERNELS(arcsinh)
-GR__VM_MAP(arccosh)
 GR__VM_KERNELS(arccosh)
 #define GR__VMP_erf ~, 1
 #define GR__VMP_erfc ~, 1
@@ -5090,6 +5222,7 @@ GR__VM_KERNELS(arccosh)
 #define GR__VMP_arcsinh ~, 1
 #define GR__VMP_arccosh ~, 1
 
+/* GR_KERNEL GR__VM_MAP2 */
 /* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a
    vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
 #if defined(__GNUC__) || defined(__clang__)
@@ -5148,8 +5281,81 @@ GR__VM_KERNELS(arccosh)
         for (i = 0; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
 #endif
+static const char *const gr__kernel_GR__VM_MAP2[] GR__UNUSED = {
+    "/* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a\n",
+    "   vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */\n",
+    "#if defined(__GNUC__) || defined(__clang__)\n",
+    "/* (a vector of a[i..] or of a[0]; r's lanes into o + i, the scalar function's where ok is 0) */\n",
+    "#define GR__VM_LOAD2(x, a, sa, i) do { if (sa) memcpy(&x, (a) + (i), sizeof x); else for (l = 0; l < vl_; l++) x[l] = (a)[0]; } while (0)\n",
+    "#define GR__VM_PUT2(f, i, r, ok, x, y) do { \\\n",
+    "    for (l = 0, in = 1; l < vl_; l++) in &= ok[l] != 0; \\\n",
+    "    if (in) memcpy(o + (i), &r, sizeof r); \\\n",
+    "    else for (l = 0; l < vl_; l++) o[(i) + l] = ok[l] ? r[l] : gr__m_##f(x[l], y[l]); } while (0)\n",
+    "#define GR__VM_LD2(j, f) GR__VM_LOAD2(x[j], a, sa, i + (j) * vl_); GR__VM_LOAD2(y[j], b, sb, i + (j) * vl_); \\\n",
+    "    for (l = 0; l < vl_; l++) in &= GR__VM_IN_##f(x[j][l], y[j][l]);\n",
+    "#define GR__VM_DO2_v(j, f) r[j] = gr__vm_##f##_core_v(x[j], y[j], &ok[j]);\n",
+    "#define GR__VM_DO2_w(j, f) r[j] = gr__vm_##f##_core_w(x[j], y[j], &ok[j]);\n",
+    "#define GR__VM_ST2(j, f) GR__VM_PUT2(f, i + (j) * vl_, r[j], ok[j], x[j], y[j]);\n",
+    "/* as GR__VM_MAPX: G vectors at a time, then one, then the tail */\n",
+    "#define GR__VM_MAP2X(f, name, attr, VD, VU, L_, S, G, GROUP) \\\n",
+    "    static GR__VM_FNS attr void name(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \\\n",
+    "        enum { vl_ = L_ }; \\\n",
+    "        int64_t i, m = n - n % vl_, mg = n - n % (G * vl_); \\\n",
+    "        VD x[G], y[G], r[G]; \\\n",
+    "        VU ok[G]; \\\n",
+    "        int l, in; \\\n",
+    "        for (i = 0; i < mg; i += G * vl_) { \\\n",
+    "            in = 1; \\\n",
+    "            GROUP(GR__VM_LD2, f) \\\n",
+    "            if (!in) { \\\n",
+    "                for (l = 0; l < G * vl_; l++) o[i + l] = gr__m_##f(sa ? a[i + l] : a[0], sb ? b[i + l] : b[0]); \\\n",
+    "                continue; \\\n",
+    "            } \\\n",
+    "            GROUP(GR__VM_DO2##S, f) \\\n",
+    "            GROUP(GR__VM_ST2, f) \\\n",
+    "        } \\\n",
+    "        for (; i < m; i += vl_) { \\\n",
+    "            GR__VM_LOAD2(x[0], a, sa, i); GR__VM_LOAD2(y[0], b, sb, i); \\\n",
+    "            for (l = 0, in = 1; l < vl_; l++) in &= GR__VM_IN_##f(x[0][l], y[0][l]); \\\n",
+    "            if (!in) { for (l = 0; l < vl_; l++) o[i + l] = gr__m_##f(x[0][l], y[0][l]); continue; } \\\n",
+    "            r[0] = gr__vm_##f##_core##S(x[0], y[0], &ok[0]); \\\n",
+    "            GR__VM_PUT2(f, i, r[0], ok[0], x[0], y[0]); \\\n",
+    "        } \\\n",
+    "        for (i = m; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \\\n",
+    "    }\n",
+    "#if GR__VM_W\n",
+    "#define GR__VM_MAP2(f) \\\n",
+    "    GR__VM_MAP2X(f, gr__vm_##f##_map_w, GR__VM_AVX2, gr__vmwd, gr__vmwu, 4, _w, 2, GR__VM_GROUP2) \\\n",
+    "    GR__VM_MAP2X(f, gr__vm_##f##_map_v, , gr__vmd, gr__vmu, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP) \\\n",
+    "    static GR__UNUSED void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \\\n",
+    "        if (gr__vm_avx2()) gr__vm_##f##_map_w(n, o, a, sa, b, sb); else gr__vm_##f##_map_v(n, o, a, sa, b, sb); \\\n",
+    "    }\n",
+    "#else\n",
+    "#define GR__VM_MAP2(f) GR__VM_MAP2X(f, gr__vm_##f##_map, , gr__vmd, gr__vmu, GR__VM_L, _v, GR__VM_G, GR__VM_GROUP)\n",
+    "#endif\n",
+    "#else\n",
+    "#define GR__VM_MAP2(f) \\\n",
+    "    static void gr__vm_##f##_map(int64_t n, double *o, const double *a, int64_t sa, const double *b, int64_t sb) { \\\n",
+    "        int64_t i; \\\n",
+    "        for (i = 0; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \\\n",
+    "    }\n",
+    "#endif\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_pow_map */
+GR__VM_MAP2(pow)                          /* gr__m_pow, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_pow_map[] GR__UNUSED = {
+    "GR__VM_MAP2(pow)                          /* gr__m_pow, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL gr__vm_arctan2_map */
+GR__VM_MAP2(arctan2)                      /* gr__m_arctan2, GR__VM_MAP2S */
+static const char *const gr__kernel_gr__vm_arctan2_map[] GR__UNUSED = {
+    "GR__VM_MAP2(arctan2)                      /* gr__m_arctan2, GR__VM_MAP2S */\n",
+    NULL
+};
+/* GR_KERNEL_END */
 #define GR__VM_KERNELS2(f) \
-    GR__VM_MAP2(f) \
     static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
         const double *a = (const double *)in[0], *b = (const double *)in[1]; \
         double *o = (double *)out, r; \
@@ -23525,6 +23731,60 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
 #ifndef GR_NO_VECTOR_EXTENSIONS
     { "gr__vm_softplus_map", gr__kernel_gr__vm_softplus_map },
 #endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "GR__VM_MAP2S", gr__kernel_GR__VM_MAP2S },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_erf_map", gr__kernel_gr__vm_erf_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_erfc_map", gr__kernel_gr__vm_erfc_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_exp2_map", gr__kernel_gr__vm_exp2_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_log2_map", gr__kernel_gr__vm_log2_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_sinh_map", gr__kernel_gr__vm_sinh_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_cosh_map", gr__kernel_gr__vm_cosh_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_tan_map", gr__kernel_gr__vm_tan_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arctan_map", gr__kernel_gr__vm_arctan_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_cbrt_map", gr__kernel_gr__vm_cbrt_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arcsin_map", gr__kernel_gr__vm_arcsin_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arccos_map", gr__kernel_gr__vm_arccos_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arctanh_map", gr__kernel_gr__vm_arctanh_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arcsinh_map", gr__kernel_gr__vm_arcsinh_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arccosh_map", gr__kernel_gr__vm_arccosh_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "GR__VM_MAP2", gr__kernel_GR__VM_MAP2 },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_pow_map", gr__kernel_gr__vm_pow_map },
+#endif
+#ifndef GR_NO_VECTOR_EXTENSIONS
+    { "gr__vm_arctan2_map", gr__kernel_gr__vm_arctan2_map },
+#endif
     { "gr__sign", gr__kernel_gr__sign },
     { "gr__signf", gr__kernel_gr__signf },
     { "gr__mod", gr__kernel_gr__mod },
@@ -24361,13 +24621,32 @@ static const char *gr__em_bref(gr__em *e, const gr__em_fblk *b, int32_t ref, int
     return !elem && p->ops[b->writer[ref] >> 1].odtype != dt ? NULL : x;
 }
 
-/* instruction k through its map kernel (name); 0 when its operand is not a block of its dtype */
+/* a binary row's map (pow, arctan2: o, a, stride, b, stride), both operands blocks (src: the first) */
+static int gr__em_bmap2(gr__em *e, const gr__em_fblk *b, int32_t k, const char *name, const char *src) {
+    const gr__fop *op = &b->p->ops[k];
+    char a[GR__EM_EXPR];
+    const char *src2;
+    long kl = (long)k;
+    snprintf(a, sizeof a, "%s", src);
+    src2 = gr__em_bref(e, b, op->arg[1], op->dtype, 0);
+    if (!src2) return 0;
+    if (!gr__em_kernel(e, name)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name); return 1; }
+    if (op->dtype == GR_F64) { gr__em_line(e, "%s((int64_t)n, t%ld, %s, 1, %s, 1);", name, kl, a, src2); return 1; }
+    gr__em_line(e, "for (size_t i = 0; i < n; i++) { w0[i] = (double)%s[i]; w1[i] = (double)%s[i]; }", a, src2);
+    gr__em_line(e, "%s((int64_t)n, w0, w0, 1, w1, 1);", name);
+    gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = (float)w0[i];", kl);
+    gr__em_line(e, "GR__VM_FENCE();");
+    return 1;
+}
+
+/* instruction k through its map kernel (name); 0 when an operand is not a block of its dtype */
 static int gr__em_bmap(gr__em *e, const gr__em_fblk *b, int32_t k, const char *name) {
     const gr__fop *op = &b->p->ops[k];
     const char *src = gr__em_bref(e, b, op->arg[0], op->dtype, 0);
     int pair = op->row == GR__FOP_PAIR;
     long kl = (long)k;
     if (!src) return 0;
+    if (!pair && op->n_args == 2) return gr__em_bmap2(e, b, k, name, src);
     if (!gr__em_kernel(e, name)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name); return 1; }
     if (op->dtype == GR_F64) {
         if (pair) gr__em_line(e, "%s((int64_t)n, t%ld, u%ld, %s, 1);", name, kl, kl, src);
@@ -24426,7 +24705,7 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     int32_t k, i;
     for (k = 0; k < p->n_ops; k++)
         if (p->ops[k].dtype == GR_F32 && gr__em_fmap(&p->ops[k], name, sizeof name))
-            b->wide = p->ops[k].row == GR__FOP_PAIR ? 2 : b->wide > 1 ? 2 : 1;
+            b->wide = p->ops[k].row == GR__FOP_PAIR || p->ops[k].n_args == 2 ? 2 : b->wide > 1 ? 2 : 1;
     gr__em_scratch_n(e, bytes * (size_t)(b->n_slots + b->wide));
     at = gr__em_scratch_at(e);
     for (i = 0; i < p->n_ext; i++) {

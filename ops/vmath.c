@@ -1112,8 +1112,11 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
     }
 }
 
-/* ---- the kernels of the second set (as GR__VM_KERNELS above) --------------------------------- */
+/* ---- the kernels of the second set (as GR__VM_KERNELS above) ---------------------------------
+   The maps are GR_KERNEL text as the first set's (an emitted fused group runs them block by block). */
 #ifndef GR_NO_VECTOR_EXTENSIONS
+/* GR_KERNEL GR__VM_MAP2S */
+/* (the second set's cores, GR__VM_FN2, over GR__VM_MAP's vectors) */
 #if defined(__GNUC__) || defined(__clang__)
 /* sqrt (correctly rounded: the scalar path's bits): Clang's elementwise builtin where it has one,
    else lane by lane (no vector sqrt in GCC's extensions; no intrinsics) */
@@ -1168,33 +1171,48 @@ GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)
 #define gr__vm_arccosh_main_w gr__vm_arccosh_core_w
 #endif
 #endif
-GR__VM_MAP(erf)
+/* GR_KERNEL gr__vm_erf_map */
+GR__VM_MAP(erf)                           /* gr__m_erf, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_erfc_map */
+GR__VM_MAP(erfc)                          /* gr__m_erfc, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_exp2_map */
+GR__VM_MAP(exp2)                          /* gr__m_exp2, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_log2_map */
+GR__VM_MAP(log2)                          /* gr__m_log2, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_sinh_map */
+GR__VM_MAP(sinh)                          /* gr__m_sinh, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_cosh_map */
+GR__VM_MAP(cosh)                          /* gr__m_cosh, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_tan_map */
+GR__VM_MAP(tan)                           /* gr__m_tan, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arctan_map */
+GR__VM_MAP(arctan)                        /* gr__m_arctan, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_cbrt_map */
+GR__VM_MAP(cbrt)                          /* gr__m_cbrt, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arcsin_map */
+GR__VM_MAP(arcsin)                        /* gr__m_arcsin, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arccos_map */
+GR__VM_MAP(arccos)                        /* gr__m_arccos, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arctanh_map */
+GR__VM_MAP(arctanh)                       /* gr__m_arctanh, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arcsinh_map */
+GR__VM_MAP(arcsinh)                       /* gr__m_arcsinh, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arccosh_map */
+GR__VM_MAP(arccosh)                       /* gr__m_arccosh, GR__VM_MAP2S */
+/* GR_KERNEL_END */
 GR__VM_KERNELS(erf)
-GR__VM_MAP(erfc)
 GR__VM_KERNELS(erfc)
-GR__VM_MAP(exp2)
 GR__VM_KERNELS(exp2)
-GR__VM_MAP(log2)
 GR__VM_KERNELS(log2)
-GR__VM_MAP(sinh)
 GR__VM_KERNELS(sinh)
-GR__VM_MAP(cosh)
 GR__VM_KERNELS(cosh)
-GR__VM_MAP(tan)
 GR__VM_KERNELS(tan)
-GR__VM_MAP(arctan)
 GR__VM_KERNELS(arctan)
-GR__VM_MAP(cbrt)
 GR__VM_KERNELS(cbrt)
-GR__VM_MAP(arcsin)
 GR__VM_KERNELS(arcsin)
-GR__VM_MAP(arccos)
 GR__VM_KERNELS(arccos)
-GR__VM_MAP(arctanh)
 GR__VM_KERNELS(arctanh)
-GR__VM_MAP(arcsinh)
 GR__VM_KERNELS(arcsinh)
-GR__VM_MAP(arccosh)
 GR__VM_KERNELS(arccosh)
 #define GR__VMP_erf ~, 1
 #define GR__VMP_erfc ~, 1
@@ -1211,6 +1229,7 @@ GR__VM_KERNELS(arccosh)
 #define GR__VMP_arcsinh ~, 1
 #define GR__VMP_arccosh ~, 1
 
+/* GR_KERNEL GR__VM_MAP2 */
 /* the binary rows pow and arctan2: o[i] = f(a[i sa], b[i sb]) (strides 0 or 1; o may be a or b), a
    vector where every lane is in f's main range, the scalar function in the lanes whose *ok is 0 */
 #if defined(__GNUC__) || defined(__clang__)
@@ -1269,8 +1288,12 @@ GR__VM_KERNELS(arccosh)
         for (i = 0; i < n; i++) o[i] = gr__m_##f(sa ? a[i] : a[0], sb ? b[i] : b[0]); \
     }
 #endif
+/* GR_KERNEL gr__vm_pow_map */
+GR__VM_MAP2(pow)                          /* gr__m_pow, GR__VM_MAP2S */
+/* GR_KERNEL gr__vm_arctan2_map */
+GR__VM_MAP2(arctan2)                      /* gr__m_arctan2, GR__VM_MAP2S */
+/* GR_KERNEL_END */
 #define GR__VM_KERNELS2(f) \
-    GR__VM_MAP2(f) \
     static GR__UNUSED void gr__vmk_##f##_f64(int64_t n, void *out, const void *const *in, const int64_t *st) { \
         const double *a = (const double *)in[0], *b = (const double *)in[1]; \
         double *o = (double *)out, r; \

@@ -663,13 +663,32 @@ static const char *gr__em_bref(gr__em *e, const gr__em_fblk *b, int32_t ref, int
     return !elem && p->ops[b->writer[ref] >> 1].odtype != dt ? NULL : x;
 }
 
-/* instruction k through its map kernel (name); 0 when its operand is not a block of its dtype */
+/* a binary row's map (pow, arctan2: o, a, stride, b, stride), both operands blocks (src: the first) */
+static int gr__em_bmap2(gr__em *e, const gr__em_fblk *b, int32_t k, const char *name, const char *src) {
+    const gr__fop *op = &b->p->ops[k];
+    char a[GR__EM_EXPR];
+    const char *src2;
+    long kl = (long)k;
+    snprintf(a, sizeof a, "%s", src);
+    src2 = gr__em_bref(e, b, op->arg[1], op->dtype, 0);
+    if (!src2) return 0;
+    if (!gr__em_kernel(e, name)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name); return 1; }
+    if (op->dtype == GR_F64) { gr__em_line(e, "%s((int64_t)n, t%ld, %s, 1, %s, 1);", name, kl, a, src2); return 1; }
+    gr__em_line(e, "for (size_t i = 0; i < n; i++) { w0[i] = (double)%s[i]; w1[i] = (double)%s[i]; }", a, src2);
+    gr__em_line(e, "%s((int64_t)n, w0, w0, 1, w1, 1);", name);
+    gr__em_line(e, "for (size_t i = 0; i < n; i++) t%ld[i] = (float)w0[i];", kl);
+    gr__em_line(e, "GR__VM_FENCE();");
+    return 1;
+}
+
+/* instruction k through its map kernel (name); 0 when an operand is not a block of its dtype */
 static int gr__em_bmap(gr__em *e, const gr__em_fblk *b, int32_t k, const char *name) {
     const gr__fop *op = &b->p->ops[k];
     const char *src = gr__em_bref(e, b, op->arg[0], op->dtype, 0);
     int pair = op->row == GR__FOP_PAIR;
     long kl = (long)k;
     if (!src) return 0;
+    if (!pair && op->n_args == 2) return gr__em_bmap2(e, b, k, name, src);
     if (!gr__em_kernel(e, name)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", name); return 1; }
     if (op->dtype == GR_F64) {
         if (pair) gr__em_line(e, "%s((int64_t)n, t%ld, u%ld, %s, 1);", name, kl, kl, src);
@@ -728,7 +747,7 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     int32_t k, i;
     for (k = 0; k < p->n_ops; k++)
         if (p->ops[k].dtype == GR_F32 && gr__em_fmap(&p->ops[k], name, sizeof name))
-            b->wide = p->ops[k].row == GR__FOP_PAIR ? 2 : b->wide > 1 ? 2 : 1;
+            b->wide = p->ops[k].row == GR__FOP_PAIR || p->ops[k].n_args == 2 ? 2 : b->wide > 1 ? 2 : 1;
     gr__em_scratch_n(e, bytes * (size_t)(b->n_slots + b->wide));
     at = gr__em_scratch_at(e);
     for (i = 0; i < p->n_ext; i++) {

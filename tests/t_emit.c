@@ -567,16 +567,81 @@ static void gt_em_sample_run(const char *dir, const char *file, const char *row,
     gt_em_row_done(&n_rows, &n_listed);
 }
 
+/* The second set of vector math rows, one fused group per dtype (float64, float32) of x (n), with
+   p = x x + 0.5, q = x / 4 (exact), c = x x + 1: erf, erfc, exp2 x, log2 p, sinh, cosh, tan, arctan x,
+   arcsin, arccos, arctanh q, arcsinh x, arccosh c, cbrt x, pow(p, x), arctan2(x, p); blocked, through
+   their map kernels (the binary ones with both operands blocks) */
+enum { TE_VM2_OUT = 16 };
+static gr_fn *te_vm2_fn(gr_graph *g) {
+    gr_var *ins[2], *outs[2 * TE_VM2_OUT];
+    int d;
+    for (d = 0; d < 2; d++) {
+        gr_dtype dt = d ? GR_F32 : GR_F64;
+        gr_var *x = gr_vector(g, dt, d ? "x32" : "x"), *xx = gr_mul(x, x), *p = gr_add(xx, gr_const(g, 0.5));
+        gr_var *q = gr_mul(x, gr_const(g, 0.25)), *c = gr_add(xx, gr_const(g, 1.0));
+        gr_var **o = outs + d * TE_VM2_OUT;
+        ins[d] = x;
+        o[0] = gr_erf(x); o[1] = gr_erfc(x); o[2] = gr_exp2(x); o[3] = gr_log2(p); o[4] = gr_sinh(x); o[5] = gr_cosh(x);
+        o[6] = gr_tan(x); o[7] = gr_arctan(x); o[8] = gr_arcsin(q); o[9] = gr_arccos(q); o[10] = gr_arctanh(q);
+        o[11] = gr_arcsinh(x); o[12] = gr_arccosh(c); o[13] = gr_cbrt(x); o[14] = gr_pow(p, x); o[15] = gr_arctan2(x, p);
+    }
+    return gr_function(2, ins, 2 * TE_VM2_OUT, outs, NULL);
+}
+static void te_vm2_arrays(int64_t n, gr_array **a) {
+    gr_array *b[4];
+    te_vm_arrays(n, b);
+    a[0] = b[0]; a[1] = b[2];
+    gr_array_free(b[1]); gr_array_free(b[3]);
+}
+/* output k of te_vm2_fn at x, from the C library's long double functions (the operations before
+   the function rounded as the graph rounds them) */
+static long double te_vm2_ref(int k, double x, int f32) {
+    volatile double xx = f32 ? (double)((float)x * (float)x) : x * x;   /* (no contraction) */
+    double p = f32 ? (double)((float)xx + 0.5f) : xx + 0.5, c = f32 ? (double)((float)xx + 1.0f) : xx + 1.0, q = x * 0.25;
+    switch (k) {
+    case 0: return erfl(x);
+    case 1: return erfcl(x);
+    case 2: return exp2l(x);
+    case 3: return log2l(p);
+    case 4: return sinhl(x);
+    case 5: return coshl(x);
+    case 6: return tanl(x);
+    case 7: return atanl(x);
+    case 8: return asinl(q);
+    case 9: return acosl(q);
+    case 10: return atanhl(q);
+    case 11: return asinhl(x);
+    case 12: return acoshl(c);
+    case 13: return cbrtl(x);
+    case 14: return powl(p, x);
+    default: return atan2l(x, p);
+    }
+}
+/* gr_call's outputs (equal to the emitted file's bit for bit: make test-emit) within 4 ulp of the reference */
+static void te_vm2_check(const gr_array *const *in, const gr_array *const *out, int64_t n) {
+    int64_t i;
+    int d, k;
+    for (d = 0; d < 2; d++)
+        for (k = 0; k < TE_VM2_OUT; k++)
+            for (i = 0; i < n; i++) {
+                double x = gr_array_get(in[d], i), got = gr_array_get(out[d * TE_VM2_OUT + k], i);
+                long double want = te_vm2_ref(k, x, d);
+                double u = d ? gt_ulps(got, (long double)(float)want, 24, -125) : gt_ulps(got, want, 53, -1021);
+                CHECK_MSG(u <= 4.0, "%s output %d at x = %.17g (n %ld): %.17g, want %.17Lg (%g ulp)", d ? "float32" : "float64",
+                          k, x, (long)n, got, want, u);
+            }
+}
+
 /* te_vm_fn (the vector math rows in fused groups, blocked): vm.c, and calls of 603 elements (two
    blocks of 256 and 91) and of 13 (one block) recorded as a row of their own */
 static void gt_em_vm(const char *dir) {
     static const int64_t sizes[2] = { 603, 13 };
     gr_graph *g = gr_graph_new();
-    gr_fn *f = te_vm_fn(g);
+    gr_fn *f = te_vm_fn(g), *f2 = te_vm2_fn(g);
     gr_array *a[4];
     const gr_array *out[2 * TE_VM_OUT + 1];
     int n_rows = 0, n_listed = 0, k, i;
-    CHECK_MSG(f != NULL, "te_vm_fn: %s", gr_graph_message(g));
+    CHECK_MSG(f != NULL && f2 != NULL, "te_vm_fn: %s", gr_graph_message(g));
     gt_em.row = "vector math rows in fused groups (blocked, float64 and float32)";
     for (k = 0; f && k < 2; k++) {
         te_vm_arrays(sizes[k], a);
@@ -585,8 +650,18 @@ static void gt_em_vm(const char *dir) {
         CHECK_STATUS(gr_call(f, (const gr_array *const *)a, out), GR_OK);
         for (i = 0; i < 4; i++) gr_array_free(a[i]);
     }
+    if (f2) {                                /* the second set: erf ... arctan2 */
+        const gr_array *out2[2 * TE_VM2_OUT];
+        for (k = 0; k < 2; k++) {
+            te_vm2_arrays(sizes[k], a);
+            gt_em.test = k ? "the second set, 13 elements" : "the second set, 603 elements";
+            CHECK_STATUS(gr_call(f2, (const gr_array *const *)a, out2), GR_OK);
+            gr_array_free(a[0]); gr_array_free(a[1]);
+        }
+    }
     gt_em_row_done(&n_rows, &n_listed);
     gr_fn_free(f);
+    gr_fn_free(f2);
     gr_graph_free(g);
 }
 
@@ -1088,10 +1163,47 @@ TEST(test_emit_vmath) {
     gr_graph_free(g);
 }
 
+/* the second set (te_vm2_fn): written blocked through their map kernels, pow and arctan2 included
+   (where the library has them); gr_call's values (equal to the emitted file's bit for bit: make
+   test-emit, the same row) against the C library's long double functions, 603 elements and 13 */
+TEST(test_emit_vmath_more) {
+    static const char *const maps[] = { "gr__vm_erf_map(", "gr__vm_erfc_map(", "gr__vm_exp2_map(", "gr__vm_log2_map(",
+        "gr__vm_sinh_map(", "gr__vm_cosh_map(", "gr__vm_tan_map(", "gr__vm_arctan_map(", "gr__vm_arcsin_map(",
+        "gr__vm_arccos_map(", "gr__vm_arctanh_map(", "gr__vm_arcsinh_map(", "gr__vm_arccosh_map(", "gr__vm_cbrt_map(",
+        "gr__vm_pow_map((int64_t)n, t", "gr__vm_arctan2_map((int64_t)n, t", "gr__vm_pow_map((int64_t)n, w0, w0, 1, w1, 1);", NULL };
+    static const int64_t sizes[2] = { 603, 13 };
+    gr_graph *g = gr_graph_new();
+    gr_fn *f = te_vm2_fn(g);
+    gr_array *a[2];
+    const gr_array *out[2 * TE_VM2_OUT];
+    int k, i;
+    CHECK_MSG(f != NULL, "te_vm2_fn: %s", gr_graph_message(g));
+    for (k = 0; f && k < 2; k++) {
+        char *text;
+        te_vm2_arrays(sizes[k], a);
+        text = te_emit(f, (const gr_array *const *)a, "gr_vm2", GR_OK);
+        if (text) {
+#ifndef GR_NO_VECTOR_EXTENSIONS
+            for (i = 0; maps[i]; i++) CHECK_CONTAINS(text, maps[i]);
+#else
+            CHECK(strstr(text, "_map(") == NULL);
+#endif
+        }
+        free(text);
+        CHECK_STATUS(gr_call(f, (const gr_array *const *)a, out), GR_OK);
+        te_vm2_check((const gr_array *const *)a, out, sizes[k]);
+        for (i = 0; i < 2; i++) gr_array_free(a[i]);
+    }
+    (void)maps;
+    gr_fn_free(f);
+    gr_graph_free(g);
+}
+
 SUITE(suite_emit) = {
     CASE(test_emit_errors),
     CASE(test_emit_form),
     CASE(test_emit_ifelse),
     CASE(test_emit_vmath),
+    CASE(test_emit_vmath_more),
     END_SUITE
 };
