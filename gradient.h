@@ -18902,17 +18902,27 @@ static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt
     return GR_OK;
 }
 
-/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
-   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
-   ev and orop: room for node's inputs and outputs */
-static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+/* the eval point t of a vector wrt x as the graph reads it: t in x's shape (a view), unless their
+   static shapes are known and equal. An eval point has its wrt's shape (a call with another length
+   fails here, naming both), and said so, the compiled function knows that t and x have one length:
+   what is computed from both fuses into one pass (W3's Hessian-vector product) */
+static gr_var *gr__rop_eval_point(gr_var *t, gr_var *x) {
+    if (x->ndim != 1 || t->ndim != 1 || (gr__vshape(x)[0] >= 0 && gr__vshape(t)[0] == gr__vshape(x)[0])) return t;
+    return gr_reshape_like(t, x);
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id; stop: the
+   wrt): its R-op rule (or the double pullback) on the REAL tangents, a state for every output it
+   gives none; ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, const uint8_t *stop, gr_var **tan, gr_var **ev, gr_var **orop) {
     int i, j, any_real = 0;
     gr_status st;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
         if (state[x->id] == GR__T_REAL) {
-            gr_var *t = tan[x->id];
+            gr_var *t = stop[x->id] ? gr__rop_eval_point(tan[x->id], x) : tan[x->id];
+            if (!t) return g->status;
             ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
             any_real = 1;
         } else
@@ -19003,7 +19013,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
+        if ((st = gr__rop_node(g, node, state, stop, tan, ev, orop)) != GR_OK) goto done;
     }
     st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:
@@ -20817,17 +20827,22 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
 }
 
 /* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
-   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again). A view (a
+   node whose output is always its input's memory) is as deep as its input: it is scheduled as soon
+   as that is there, so a group that reads a view of a value computed before it can take in what
+   reads the view */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    gr__alias_fn al = gr__alias_of(node->op);
     uint32_t d = 0;
     int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
-            if (dx + 1 > d) d = dx + 1;
+            if (dx > d) d = dx;
         }
     }
+    if (!al || al == gr__none_alias || al == gr__same_size_alias) d++;   /* a view: as deep as its input */
     for (i = 0; i < node->n_out; i++) {
         if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
         rw->depth[gr__out(node)[i]->id] = d;
