@@ -9492,7 +9492,7 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
         if (!ta) { \
-            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \
+            for (i = 0; i < (M & ~(int64_t)3); i += 4) {   /* four rows at once, each summed in order: four chains in flight */ \
                 TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \
                 for (k = 0; k < K; k++) { \
                     TA xk = (TA)x[k]; \
@@ -9500,7 +9500,7 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
                 } \
                 y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \
             } \
-            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+            for (i = M & ~(int64_t)3; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
         } else { \
             for (i = 0; i < M; i++) y[i] = 0; \
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
@@ -9511,7 +9511,7 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \\\n",
     "        int64_t i, k; \\\n",
     "        if (!ta) { \\\n",
-    "            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \\\n",
+    "            for (i = 0; i < (M & ~(int64_t)3); i += 4) {   /* four rows at once, each summed in order: four chains in flight */ \\\n",
     "                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \\\n",
     "                for (k = 0; k < K; k++) { \\\n",
     "                    TA xk = (TA)x[k]; \\\n",
@@ -9519,7 +9519,7 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "                } \\\n",
     "                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \\\n",
     "            } \\\n",
-    "            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
+    "            for (i = M & ~(int64_t)3; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
     "        } else { \\\n",
     "            for (i = 0; i < M; i++) y[i] = 0; \\\n",
     "            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \\\n",
@@ -19370,17 +19370,27 @@ static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt
     return GR_OK;
 }
 
-/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
-   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
-   ev and orop: room for node's inputs and outputs */
-static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+/* the eval point t of a vector wrt x as the graph reads it: t in x's shape (a view), unless their
+   static shapes are known and equal. An eval point has its wrt's shape (a call with another length
+   fails here, naming both), and said so, the compiled function knows that t and x have one length:
+   what is computed from both fuses into one pass (W3's Hessian-vector product) */
+static gr_var *gr__rop_eval_point(gr_var *t, gr_var *x) {
+    if (x->ndim != 1 || t->ndim != 1 || (gr__vshape(x)[0] >= 0 && gr__vshape(t)[0] == gr__vshape(x)[0])) return t;
+    return gr_reshape_like(t, x);
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id; stop: the
+   wrt): its R-op rule (or the double pullback) on the REAL tangents, a state for every output it
+   gives none; ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, const uint8_t *stop, gr_var **tan, gr_var **ev, gr_var **orop) {
     int i, j, any_real = 0;
     gr_status st;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
         if (state[x->id] == GR__T_REAL) {
-            gr_var *t = tan[x->id];
+            gr_var *t = stop[x->id] ? gr__rop_eval_point(tan[x->id], x) : tan[x->id];
+            if (!t) return g->status;
             ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
             any_real = 1;
         } else
@@ -19471,7 +19481,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
+        if ((st = gr__rop_node(g, node, state, stop, tan, ev, orop)) != GR_OK) goto done;
     }
     st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:
@@ -21285,17 +21295,22 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
 }
 
 /* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
-   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again). A view (a
+   node whose output is always its input's memory) is as deep as its input: it is scheduled as soon
+   as that is there, so a group that reads a view of a value computed before it can take in what
+   reads the view */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    gr__alias_fn al = gr__alias_of(node->op);
     uint32_t d = 0;
     int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
-            if (dx + 1 > d) d = dx + 1;
+            if (dx > d) d = dx;
         }
     }
+    if (!al || al == gr__none_alias || al == gr__same_size_alias) d++;   /* a view: as deep as its input */
     for (i = 0; i < node->n_out; i++) {
         if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
         rw->depth[gr__out(node)[i]->id] = d;
