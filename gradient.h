@@ -9691,6 +9691,35 @@ static int gr__outer_collect(gr__rewriter *rw, gr_var *v, int kind, gr_var **a, 
     return gr__outer_collect_term(rw, v, kind, a, b, n);
 }
 
+/* a joined sum holds at most this many terms (one block of the GEMM's depth): a longer chain is a
+   sum of such products, so that the joins the chain builds on its way (each one longer than the
+   last, all but the last dropped) stay linear in its length */
+#define GR__OUTER_MAX 128
+
+/* x is a term or a sum of them, or an add whose second operand is */
+static int gr__outer_ends(gr__rewriter *rw, const gr_var *x) {
+    const gr_node *n = gr__owner(x);
+    int32_t mn[2];
+    int c;
+    return gr__outer_kind(rw, x, &c, mn) || (n && n->op == &gr__op_ew_add && gr__outer_kind(rw, gr__in(n)[1], &c, mn));
+}
+
+/* (x + s) + t, s and t terms or sums of one shape in every call that fit in one: x + (s + t), the
+   inner sum rewritten, when s + t is one product or x ends in one (a chain longer than one sum
+   goes on); NULL when in is not so */
+static gr_var *gr__outer_regroup(gr__rewriter *rw, gr_var *const *in, int count1, const int32_t *mn1) {
+    const gr_node *n = gr__owner(in[0]);
+    gr_var *s, *st;
+    int32_t mn[2];
+    int c;
+    if (!n || n->op != &gr__op_ew_add || gr__in(n)[0]->ndim != 2 || gr__in(n)[0]->dtype != in[0]->dtype) return NULL;
+    s = gr__in(n)[1];
+    if (!gr__outer_kind(rw, s, &c, mn) || c + count1 > GR__OUTER_MAX || mn[0] != mn1[0] || mn[1] != mn1[1]) return NULL;
+    if (c + count1 < 3 && !gr__outer_ends(rw, gr__in(n)[0])) return NULL;
+    if (!(st = gr__rw_ew(rw, GR__EW_add, s, in[1]))) return NULL;
+    return gr__rw_ew(rw, GR__EW_add, gr__in(n)[0], st);
+}
+
 /* u1 v1 + u2 v2 + u3 v3 -> Dot(Join(u1^T, u2^T, u3^T), Join(v1, v2, v3)), the first transposed, and
    sums extended alike. A sum of two terms alone stays elementwise: one pass over the matrix, where
    the GEMM would clear it and then add into it. */
@@ -9702,9 +9731,12 @@ static gr_var *gr__outer_sum_rewrite(gr__rewriter *rw, int row, gr_var *const *i
     int kind[2], count[2], k, n = 0;
     (void)row;
     if (in[0]->ndim != 2 || !gr__is_float(in[0]->dtype) || in[1]->dtype != in[0]->dtype) return NULL;
-    for (k = 0; k < 2; k++)
-        if ((kind[k] = gr__outer_kind(rw, in[k], &count[k], mn[k])) == 0) return NULL;
-    if (count[0] + count[1] < 3) return NULL;
+    if ((kind[1] = gr__outer_kind(rw, in[1], &count[1], mn[1])) == 0) return NULL;
+    if ((kind[0] = gr__outer_kind(rw, in[0], &count[0], mn[0])) == 0) {
+        r = gr__outer_regroup(rw, in, count[1], mn[1]);
+        return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+    }
+    if (count[0] + count[1] < 3 || count[0] + count[1] > GR__OUTER_MAX) return NULL;
     if (mn[0][0] != mn[1][0] || mn[0][1] != mn[1][1]) return NULL;      /* the same shape in every call: no broadcast */
     rows = (gr_var **)gr__calloc((size_t)(count[0] + count[1]) * 2, sizeof *rows);
     if (!rows) {
