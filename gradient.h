@@ -905,6 +905,10 @@ extern "C" {
     GR__FAMILY_NNET( \
     X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
     ) \
+    /* ops/dot.c: a sum of outer products is one product of stacked rows (joined) */ \
+    GR__FAMILY_DOT(GR__FAMILY_JOIN( \
+    X(add,   outer_sum)        /* u1 v1 + u2 v2 (u (m,1), v (1,n)) -> [u1^T; u2^T]^T [v1; v2] */ \
+    )) \
     /* (end of the elementwise rewrites) */
 
 /* ---- elementwise pairs -------------------------------------------------------------------------
@@ -991,7 +995,7 @@ extern "C" {
     ) \
     /* ops/shape.c: joining, splitting, tiling */ \
     GR__FAMILY_JOIN( \
-    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
+    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        Join,       none)           /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
     X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \
@@ -8372,6 +8376,17 @@ static gr_status gr__Join_shape(const gr_node *node, const gr_array *const *in, 
     return GR_OK;
 }
 
+/* its signature: operand 0's along every axis but the joined one (the call checks that the operands
+   agree there) */
+static void gr__Join_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
+    int32_t s[GR_MAX_NDIM];
+    int nd = gr__out(node)[0]->ndim, a = nd + p->axis, d;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (d = 0; d < nd; d++)
+        if (d != a) out[d] = s[d];
+}
+
 /* the product of shape[0..a) and of shape[a+1..nd) */
 static void gr__around_axis(int nd, const int64_t *shape, int a, int64_t *outer, int64_t *inner) {
     int d;
@@ -10008,6 +10023,216 @@ static gr_var *gr__Dot_simplify(gr__rewriter *rw, const gr_op_def *op, const voi
     }
     return changed ? gr__replaced(done, gr__rw1(rw, op, &q, sizeof q, 2, args)) : NULL;
 }
+
+#ifndef GR_NO_JOIN
+/* ---- sums of outer products: one matrix product --------------------------------------------------
+
+   The gradient of W through y_t = W h_t, t = 1..T (an unrolled recurrence), is the sum of T outer
+   products g_t h_t^T: T passes over an m x n matrix and as many temporaries. The sum is one
+   product of stacked rows, sum_t u_t v_t^T = P^T Q with row t of P u_t^T and of Q v_t^T: the rows
+   are joined and one GEMM of depth T adds them. A term is u * v with u of static shape (m, 1) and
+   v (1, n), its rows u's and its columns v's in every call; a sum already rewritten is
+   Dot(Join(rows), Join(rows)) with the first transposed, every joined piece one row long, and a
+   term or another such sum extends it. The operands of the add agree in shape in every call, so
+   the joined rows do. Values: the same products, summed in k order by the GEMM. */
+
+/* v = u * w (or w * u), u (m, 1), w (1, n), v's rows u's and its columns w's: 1 + the index of u; 0 not */
+static int gr__outer_term(gr__rewriter *rw, const gr_var *v) {
+    const gr_node *n = gr__owner(v);
+    int32_t sv[GR_MAX_NDIM], su[GR_MAX_NDIM], sw[GR_MAX_NDIM];
+    int k;
+    if (!n || n->op != &gr__op_ew_mul) return 0;
+    for (k = 0; k < 2; k++) {
+        const gr_var *u = gr__in(n)[k], *w = gr__in(n)[1 - k];
+        if (u->ndim != 2 || w->ndim != 2 || u->dtype != v->dtype || w->dtype != v->dtype) continue;
+        if (gr__vshape(u)[1] != 1 || gr__vshape(w)[0] != 1) continue;
+        gr__sig_copy(rw, v, sv);
+        gr__sig_copy(rw, u, su);
+        gr__sig_copy(rw, w, sw);
+        if (su[0] == sv[0] && sw[1] == sv[1]) return k + 1;
+    }
+    return 0;
+}
+
+/* j = Join along axis 0 of rows (static length 1 along it) of v's dtype: their number; 0 not */
+static int gr__outer_rows(const gr_var *j, int dt) {
+    const gr_node *n = gr__owner(j);
+    int i;
+    if (!n || n->op != &gr__op_Join || j->ndim != 2 || ((const gr__join_params *)gr__params(n))->axis != -2) return 0;
+    for (i = 0; i < n->n_in; i++)
+        if (gr__in(n)[i]->ndim != 2 || gr__vshape(gr__in(n)[i])[0] != 1 || gr__in(n)[i]->dtype != dt) return 0;
+    return n->n_in;
+}
+
+/* the length of row w (1 x n) as a signature code, in every call that computes `from` (the other
+   factor of w's term): w's own; or when w is a vector b as a row and `from` is computed from a
+   Dot(X, b) (found among a few of its producers), X's columns (its rows when transposed). A
+   gradient's outer product g b^T is such a term: g comes from the Dot that read b, so b's length is
+   the matrix's, where b's own signature may be fresh (b = tanh(W h + U x) in a recurrence) */
+static int32_t gr__outer_len(gr__rewriter *rw, const gr_var *w, const gr_var *from) {
+    const gr_node *ds = gr__owner(w), *seen[24];
+    const gr_var *b;
+    int32_t s[GR_MAX_NDIM];
+    int n = 0, k, i;
+    gr__sig_copy(rw, w, s);
+    if (!ds || ds->op != &gr__op_DimShuffle || gr__in(ds)[0]->ndim != 1 || gr__dsp(ds)->pattern[0] >= 0) return s[1];
+    b = gr__in(ds)[0];
+    if (gr__owner(from)) seen[n++] = gr__owner(from);
+    for (k = 0; k < n; k++) {                                  /* breadth first over at most 24 producers */
+        const gr_node *x = seen[k];
+        if (x->op == &gr__op_Dot && x->n_in == 2 && gr__in(x)[1] == b && gr__in(x)[0]->ndim == 2) {
+            gr__sig_copy(rw, gr__in(x)[0], s);
+            return s[((const gr__dot_params *)gr__params(x))->ta ? 0 : 1];
+        }
+        for (i = 0; i < x->n_in && n < 24; i++)
+            if (gr__owner(gr__in(x)[i])) seen[n++] = gr__owner(gr__in(x)[i]);
+    }
+    gr__sig_copy(rw, w, s);
+    return s[1];
+}
+
+/* v = Dot(Join(rows), Join(rows)), the first transposed, as many rows each: their number; 0 not */
+static int gr__outer_stack(const gr_var *v) {
+    const gr_node *n = gr__owner(v);
+    const gr__dot_params *p;
+    int k;
+    if (!n || n->op != &gr__op_Dot) return 0;
+    p = (const gr__dot_params *)gr__params(n);
+    if (!p->ta || p->tb) return 0;
+    k = gr__outer_rows(gr__in(n)[0], v->dtype);
+    return k && gr__outer_rows(gr__in(n)[1], v->dtype) == k ? k : 0;
+}
+
+/* the shape (codes) of term v (1 + the index of its column): the column's length and the row's */
+static void gr__outer_term_shape(gr__rewriter *rw, const gr_var *v, int term, int32_t *mn) {
+    const gr_node *n = gr__owner(v);
+    int32_t s[GR_MAX_NDIM];
+    gr__sig_copy(rw, gr__in(n)[term - 1], s);
+    mn[0] = s[0];
+    mn[1] = gr__outer_len(rw, gr__in(n)[2 - term], gr__in(n)[term - 1]);
+}
+
+/* what v is, with its number of terms in *count and its shape (codes) in mn: a term (1 + the index
+   of its column), a sum already joined (GR__OUTER_STACK: its first rows' shape), a sum of two terms
+   of one shape left as it was (GR__OUTER_PAIR), or nothing (0) */
+enum { GR__OUTER_STACK = 3, GR__OUTER_PAIR = 4 };
+static int gr__outer_kind(gr__rewriter *rw, const gr_var *v, int *count, int32_t *mn) {
+    const gr_node *n = gr__owner(v);
+    int32_t s[GR_MAX_NDIM], m2[2];
+    int t, t2;
+    if ((*count = gr__outer_stack(v)) != 0) {
+        const gr_var *a = gr__in(gr__owner(gr__in(n)[0]))[0], *b = gr__in(gr__owner(gr__in(n)[1]))[0];
+        gr__sig_copy(rw, a, s);
+        mn[0] = s[1];
+        mn[1] = gr__outer_len(rw, b, a);
+        return GR__OUTER_STACK;
+    }
+    *count = 1;
+    if ((t = gr__outer_term(rw, v)) != 0) {
+        gr__outer_term_shape(rw, v, t, mn);
+        return t;
+    }
+    if (!n || n->op != &gr__op_ew_add || (t = gr__outer_term(rw, gr__in(n)[0])) == 0 || (t2 = gr__outer_term(rw, gr__in(n)[1])) == 0) return 0;
+    gr__outer_term_shape(rw, gr__in(n)[0], t, mn);
+    gr__outer_term_shape(rw, gr__in(n)[1], t2, m2);
+    *count = 2;
+    return mn[0] == m2[0] && mn[1] == m2[1] ? GR__OUTER_PAIR : 0;
+}
+
+/* term v's rows: u^T into a[*n], w into b[*n] */
+static int gr__outer_collect_term(gr__rewriter *rw, gr_var *v, int term, gr_var **a, gr_var **b, int *n) {
+    static const int swap[2] = { 1, 0 };
+    const gr_node *node = gr__owner(v);
+    gr__dimshuffle_params dp;
+    memset(&dp, 0, sizeof dp);
+    dp.n = 2;
+    dp.pattern[0] = swap[0]; dp.pattern[1] = swap[1];
+    if (!(a[*n] = gr__rw1(rw, &gr__op_DimShuffle, &dp, sizeof dp, 1, &gr__in(node)[term - 1]))) return 0;
+    b[(*n)++] = gr__in(node)[2 - term];
+    return 1;
+}
+
+/* v's rows (of kind `kind`) appended to a and b at *n */
+static int gr__outer_collect(gr__rewriter *rw, gr_var *v, int kind, gr_var **a, gr_var **b, int *n) {
+    const gr_node *node = gr__owner(v);
+    int i;
+    if (kind == GR__OUTER_STACK) {
+        const gr_node *ja = gr__owner(gr__in(node)[0]), *jb = gr__owner(gr__in(node)[1]);
+        for (i = 0; i < ja->n_in; i++, (*n)++) { a[*n] = gr__in(ja)[i]; b[*n] = gr__in(jb)[i]; }
+        return 1;
+    }
+    if (kind == GR__OUTER_PAIR)
+        return gr__outer_collect_term(rw, gr__in(node)[0], gr__outer_term(rw, gr__in(node)[0]), a, b, n) &&
+               gr__outer_collect_term(rw, gr__in(node)[1], gr__outer_term(rw, gr__in(node)[1]), a, b, n);
+    return gr__outer_collect_term(rw, v, kind, a, b, n);
+}
+
+/* a joined sum holds at most this many terms (one block of the GEMM's depth): a longer chain is a
+   sum of such products, so that the joins the chain builds on its way (each one longer than the
+   last, all but the last dropped) stay linear in its length */
+#define GR__OUTER_MAX 128
+
+/* x is a term or a sum of them, or an add whose second operand is */
+static int gr__outer_ends(gr__rewriter *rw, const gr_var *x) {
+    const gr_node *n = gr__owner(x);
+    int32_t mn[2];
+    int c;
+    return gr__outer_kind(rw, x, &c, mn) || (n && n->op == &gr__op_ew_add && gr__outer_kind(rw, gr__in(n)[1], &c, mn));
+}
+
+/* (x + s) + t, s and t terms or sums of one shape in every call that fit in one: x + (s + t), the
+   inner sum rewritten, when s + t is one product or x ends in one (a chain longer than one sum
+   goes on); NULL when in is not so */
+static gr_var *gr__outer_regroup(gr__rewriter *rw, gr_var *const *in, int count1, const int32_t *mn1) {
+    const gr_node *n = gr__owner(in[0]);
+    gr_var *s, *st;
+    int32_t mn[2];
+    int c;
+    if (!n || n->op != &gr__op_ew_add || gr__in(n)[0]->ndim != 2 || gr__in(n)[0]->dtype != in[0]->dtype) return NULL;
+    s = gr__in(n)[1];
+    if (!gr__outer_kind(rw, s, &c, mn) || c + count1 > GR__OUTER_MAX || mn[0] != mn1[0] || mn[1] != mn1[1]) return NULL;
+    if (c + count1 < 3 && !gr__outer_ends(rw, gr__in(n)[0])) return NULL;
+    if (!(st = gr__rw_ew(rw, GR__EW_add, s, in[1]))) return NULL;
+    return gr__rw_ew(rw, GR__EW_add, gr__in(n)[0], st);
+}
+
+/* u1 v1 + u2 v2 + u3 v3 -> Dot(Join(u1^T, u2^T, u3^T), Join(v1, v2, v3)), the first transposed, and
+   sums extended alike. A sum of two terms alone stays elementwise: one pass over the matrix, where
+   the GEMM would clear it and then add into it. */
+static gr_var *gr__outer_sum_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
+    gr__join_params jp;
+    gr__dot_params dp;
+    gr_var **rows, *ab[2], *r = NULL;
+    int32_t mn[2][2];
+    int kind[2], count[2], k, n = 0;
+    (void)row;
+    if (in[0]->ndim != 2 || !gr__is_float(in[0]->dtype) || in[1]->dtype != in[0]->dtype) return NULL;
+    if ((kind[1] = gr__outer_kind(rw, in[1], &count[1], mn[1])) == 0) return NULL;
+    if ((kind[0] = gr__outer_kind(rw, in[0], &count[0], mn[0])) == 0) {
+        r = gr__outer_regroup(rw, in, count[1], mn[1]);
+        return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+    }
+    if (count[0] + count[1] < 3 || count[0] + count[1] > GR__OUTER_MAX) return NULL;
+    if (mn[0][0] != mn[1][0] || mn[0][1] != mn[1][1]) return NULL;      /* the same shape in every call: no broadcast */
+    rows = (gr_var **)gr__calloc((size_t)(count[0] + count[1]) * 2, sizeof *rows);
+    if (!rows) {
+        gr__error(rw->cg, GR_ERR_NOMEM, "out of memory (rewriting)");
+        return gr__replaced(done, NULL);
+    }
+    for (k = 0; k < 2; k++)
+        if (!gr__outer_collect(rw, in[k], kind[k], rows, rows + count[0] + count[1], &n)) goto done;
+    memset(&jp, 0, sizeof jp);
+    jp.axis = -2;
+    if (!(ab[0] = gr__rw1(rw, &gr__op_Join, &jp, sizeof jp, n, rows)) || !(ab[1] = gr__rw1(rw, &gr__op_Join, &jp, sizeof jp, n, rows + n)))
+        goto done;
+    memset(&dp, 0, sizeof dp);
+    dp.ta = 1;
+    r = gr__rw1(rw, &gr__op_Dot, &dp, sizeof dp, 2, ab);
+done:
+    GR_FREE(rows);
+    return gr__replaced(done, r);
+}
+#endif /* GR_NO_JOIN */
 
 /* ---- TensorDot ---------------------------------------------------------------------------------- */
 

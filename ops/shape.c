@@ -831,6 +831,17 @@ static gr_status gr__Join_shape(const gr_node *node, const gr_array *const *in, 
     return GR_OK;
 }
 
+/* its signature: operand 0's along every axis but the joined one (the call checks that the operands
+   agree there) */
+static void gr__Join_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
+    const gr__join_params *p = (const gr__join_params *)gr__params(node);
+    int32_t s[GR_MAX_NDIM];
+    int nd = gr__out(node)[0]->ndim, a = nd + p->axis, d;
+    gr__sig_copy(rw, gr__in(node)[0], s);
+    for (d = 0; d < nd; d++)
+        if (d != a) out[d] = s[d];
+}
+
 /* the product of shape[0..a) and of shape[a+1..nd) */
 static void gr__around_axis(int nd, const int64_t *shape, int a, int64_t *outer, int64_t *inner) {
     int d;

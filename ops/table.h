@@ -243,6 +243,10 @@
     GR__FAMILY_NNET( \
     X(log,   log_softmax)      /* log(softmax(x)) -> log_softmax(x) */ \
     ) \
+    /* ops/dot.c: a sum of outer products is one product of stacked rows (joined) */ \
+    GR__FAMILY_DOT(GR__FAMILY_JOIN( \
+    X(add,   outer_sum)        /* u1 v1 + u2 v2 (u (m,1), v (1,n)) -> [u1^T; u2^T]^T [v1; v2] */ \
+    )) \
     /* (end of the elementwise rewrites) */
 
 /* ---- elementwise pairs -------------------------------------------------------------------------
@@ -329,7 +333,7 @@
     ) \
     /* ops/shape.c: joining, splitting, tiling */ \
     GR__FAMILY_JOIN( \
-    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        none,       none)           /* [x_0 | x_1 | ...] along an axis */ \
+    X(Join,             -1, 1,  Join,          NULL,         none,       0,                Join,        Join,       none)           /* [x_0 | x_1 | ...] along an axis */ \
     X(Split,            -1, -1, Split,         NULL,         none,       CONN0,            Split,       none,       none)           /* x cut into k pieces along an axis (k outputs) */ \
     X(BroadcastTo,      1,  1,  BroadcastTo,   NULL,         same_size,  0,                BroadcastTo, none,       none)           /* x broadcast to a given shape */ \
     X(Tile,             1,  1,  Tile,          NULL,         same_size,  0,                Tile,        none,       none)           /* x repeated reps_k times along axis k (NumPy tile) */ \

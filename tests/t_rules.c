@@ -259,10 +259,38 @@ static void tr_sig_ifelse(const char *rule) {
     gr_graph_free(g);
 }
 
+/* Join: [X; B] (m + p, n) keeps X's columns: exp(sum_0 [X; B]) + max_0 X is one pass, at two sizes */
+static void tr_sig_join(const char *rule) {
+    static const int64_t sizes[2][3] = { { 3, 4, 2 }, { 2, 5, 3 } };
+    gr_graph *g = gr_graph_new();
+    gr_var *X = gr_matrix(g, GR_F64, "X"), *B = gr_matrix(g, GR_F64, "B"), *ins[2], *y;
+    int s;
+    char buf[4096];
+    ins[0] = X; ins[1] = B;
+    y = gr_add(gr_exp(gr_sum_axis(gr_concatenate(2, ins, 0), 0)), gr_max_axis(X, 0));
+    for (s = 0; s < 2; s++) {
+        int64_t m = sizes[s][0], n = sizes[s][1], p = sizes[s][2], sx[2], sb[2], i, j;
+        gr_array *in[2], *want = gr_array_new(GR_F64, 1, &n);
+        sx[0] = m; sx[1] = n; sb[0] = p; sb[1] = n;
+        in[0] = tr_arr(2, sx, 0.1 * (double)s);
+        in[1] = tr_arr(2, sb, 0.7);
+        for (j = 0; j < n; j++) {
+            double c = 0, mx = -HUGE_VAL;
+            for (i = 0; i < m; i++) { c += TR_GET(in[0], i * n + j); if (TR_GET(in[0], i * n + j) > mx) mx = TR_GET(in[0], i * n + j); }
+            for (i = 0; i < p; i++) c += TR_GET(in[1], i * n + j);
+            gr_array_set(want, j, exp(c) + mx);
+        }
+        tr_check(rule, 2, ins, y, in, want, TR_TOL, buf, sizeof buf);
+        CHECK_MSG(tr_fused(buf, "{Exp Add}"), "%s: not one pass:\n%s", rule, buf);
+        gr_array_free(in[0]); gr_array_free(in[1]); gr_array_free(want);
+    }
+    gr_graph_free(g);
+}
+
 static const struct { const char *rule; void (*run)(const char *rule); } tr_sig_cases[] = {
     { "like0", tr_sig_like0 }, { "like1", tr_sig_like1 }, { "reduce", tr_sig_reduce }, { "DimShuffle", tr_sig_dimshuffle },
     { "view", tr_sig_view }, { "Dot", tr_sig_dot }, { "Banded", tr_rosen_hessian }, { "Diff", tr_sig_diff },
-    { "IfElse", tr_sig_ifelse }, { NULL, NULL }
+    { "IfElse", tr_sig_ifelse }, { "Join", tr_sig_join }, { NULL, NULL }
 };
 
 /* ---- simplification and rewrite rules: the pattern is gone --------------------------------------- */
@@ -529,12 +557,133 @@ static void tr_rw_log_softmax(const char *rule) {
     gr_graph_free(g);
 }
 
+/* sum_k A[k] B[k]^T over the K rows of A (K x m) and B (K x n), at three sizes: with K >= 3 one
+   Join of each side and one matrix product; with K = 2 one elementwise pass; with K = 131 two
+   products (128 terms and 3) added. Outer products of vectors of unrelated lengths are left as
+   they are (one may broadcast: lengths 3, 3 and 1) */
+static void tr_rw_outer_sum(const char *rule) {
+    static const int64_t sizes[3][3] = { { 4, 3, 5 }, { 2, 4, 2 }, { 131, 2, 3 } };
+    static char buf[65536];
+    int s;
+    for (s = 0; s < 3; s++) {
+        gr_graph *g = gr_graph_new();
+        gr_var *A = gr_matrix(g, GR_F64, "A"), *B = gr_matrix(g, GR_F64, "B"), *ins[2], *y = NULL;
+        int64_t K = sizes[s][0], m = sizes[s][1], n = sizes[s][2], sa[2], sb[2], sw[2], i, j, k;
+        gr_array *in[2], *want;
+        ins[0] = A; ins[1] = B;
+        for (k = 0; k < K; k++) {
+            gr_var *t = gr_outer(gr_index(A, 0, k), gr_index(B, 0, k));
+            y = y ? gr_add(y, t) : t;
+        }
+        sa[0] = K; sa[1] = m; sb[0] = K; sb[1] = n; sw[0] = m; sw[1] = n;
+        in[0] = tr_arr(2, sa, 0.3);
+        in[1] = tr_arr(2, sb, 1.1);
+        want = gr_array_new(GR_F64, 2, sw);
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) {
+                double c = 0;
+                for (k = 0; k < K; k++) c += TR_GET(in[0], k * m + i) * TR_GET(in[1], k * n + j);
+                gr_array_set(want, i * n + j, c);
+            }
+        tr_check(rule, 2, ins, y, in, want, TR_TOL, buf, sizeof buf);
+        if (K > 128)
+            CHECK_MSG(tr_count(buf, "= Dot(") == 2 && tr_count(buf, "= Join(") == 4 && !strstr(buf, "Mul") && tr_count(buf, "= Add(") == 1,
+                      "%s: not two products added:\n%s", rule, buf);
+        else if (K >= 3)
+            CHECK_MSG(tr_count(buf, "= Dot(") == 1 && tr_count(buf, "= Join(") == 2 && !strstr(buf, "Mul") && !strstr(buf, "Add"),
+                      "%s: not one product of joined rows:\n%s", rule, buf);
+        else
+            CHECK_MSG(!strstr(buf, "Dot") && !strstr(buf, "Join") && tr_fused(buf, "{Mul MulAdd}"), "%s: two terms not one pass:\n%s", rule, buf);
+        gr_array_free(in[0]); gr_array_free(in[1]); gr_array_free(want);
+        gr_graph_free(g);
+    }
+    {
+        gr_graph *g = gr_graph_new();
+        gr_var *u[3], *v = gr_vector(g, GR_F64, "v"), *ins[4], *y = NULL;
+        int64_t lens[3] = { 3, 3, 1 }, n = 2, sw[2] = { 3, 2 }, i, j, k;
+        gr_array *in[4], *want = gr_array_new(GR_F64, 2, sw);
+        for (k = 0; k < 3; k++) {
+            ins[k] = u[k] = gr_vector(g, GR_F64, NULL);
+            in[k] = tr_arr(1, &lens[k], 0.2 * (double)k);
+            y = y ? gr_add(y, gr_outer(u[k], v)) : gr_outer(u[k], v);
+        }
+        ins[3] = v;
+        in[3] = tr_arr(1, &n, 0.5);
+        for (i = 0; i < 3; i++)
+            for (j = 0; j < n; j++) {
+                double c = 0;
+                for (k = 0; k < 3; k++) c += TR_GET(in[k], lens[k] == 1 ? 0 : i) * TR_GET(in[3], j);
+                gr_array_set(want, i * n + j, c);
+            }
+        tr_check(rule, 4, ins, y, in, want, TR_TOL, buf, sizeof buf);
+        CHECK_MSG(!strstr(buf, "Join"), "%s: rows of unrelated lengths joined:\n%s", rule, buf);
+        for (k = 0; k < 4; k++) gr_array_free(in[k]);
+        gr_array_free(want);
+        gr_graph_free(g);
+    }
+}
+
+/* the cost sum(h_T) of h_t = tanh(W h_{t-1} + U x_t), h_0 = 0 (W 3 x 3, U 3 x 2, x_t row t of X) */
+enum { TR_H = 3, TR_I = 2, TR_T = 5 };
+static double tr_rnn_cost(const double *W, const double *U, const double *X) {
+    double h[TR_H] = { 0 }, z[TR_H], c = 0;
+    int t, i, j;
+    for (t = 0; t < TR_T; t++) {
+        for (i = 0; i < TR_H; i++) {
+            z[i] = 0;
+            for (j = 0; j < TR_H; j++) z[i] += W[i * TR_H + j] * h[j];
+            for (j = 0; j < TR_I; j++) z[i] += U[i * TR_I + j] * X[t * TR_I + j];
+        }
+        for (i = 0; i < TR_H; i++) h[i] = tanh(z[i]);
+    }
+    for (i = 0; i < TR_H; i++) c += h[i];
+    return c;
+}
+
+/* the unrolled RNN's gradient wrt W: its T outer products dz_t h_{t-1}^T are one product of joined
+   rows (h_t's length is W's columns because W h_t is computed: the rule finds that Dot), but for
+   dz_1 h_0^T (h_0 a constant of static length: one pass), equal to central differences of the
+   plain-C cost; likewise wrt U (x_t rows of X), no term left over */
+static void tr_rw_outer_rnn(const char *rule) {
+    gr_graph *g = gr_graph_new();
+    int64_t sw[2] = { TR_H, TR_H }, su[2] = { TR_H, TR_I }, sx[2] = { TR_T, TR_I }, hs = TR_H;
+    gr_array *h0 = gr_array_new(GR_F64, 1, &hs), *in[3], *want[2];
+    gr_var *W = gr_matrix(g, GR_F64, "W"), *U = gr_matrix(g, GR_F64, "U"), *X = gr_matrix(g, GR_F64, "X"), *h = gr_constant(g, h0);
+    gr_var *ins[3], *grads[2] = { NULL, NULL };
+    char buf[65536];
+    int t, w, k;
+    for (t = 0; t < TR_T; t++) h = gr_tanh(gr_add(gr_dot(W, h), gr_dot(U, gr_index(X, 0, t))));
+    ins[0] = W; ins[1] = U; ins[2] = X;
+    CHECK_STATUS(gr_grad(gr_sum(h), 2, ins, grads, NULL), GR_OK);
+    in[0] = tr_arr(2, sw, 0.4); in[1] = tr_arr(2, su, 1.3); in[2] = tr_arr(2, sx, 2.1);
+    for (k = 0; k < 9; k++) gr_array_set(in[0], k, 0.6 * TR_GET(in[0], k) - 0.4);   /* signs mixed, tanh not saturated */
+    want[0] = gr_array_new(GR_F64, 2, sw); want[1] = gr_array_new(GR_F64, 2, su);
+    for (w = 0; w < 2; w++)
+        for (k = 0; k < want[w]->size; k++) {              /* central differences, step 1e-5: error ~1e-10 */
+            double *p = (double *)in[w]->data + k, x0 = *p, fp, fm;
+            *p = x0 + 1e-5; fp = tr_rnn_cost((const double *)in[0]->data, (const double *)in[1]->data, (const double *)in[2]->data);
+            *p = x0 - 1e-5; fm = tr_rnn_cost((const double *)in[0]->data, (const double *)in[1]->data, (const double *)in[2]->data);
+            *p = x0;
+            gr_array_set(want[w], k, (fp - fm) / 2e-5);
+        }
+    for (w = 0; w < 2; w++) {
+        tr_check(rule, 3, ins, grads[w], in, want[w], 1e-8, buf, sizeof buf);
+        CHECK_MSG(tr_count(buf, "= Join(") == 2 && !strstr(buf, "= Add(") && tr_count(buf, "MulAdd") == (w == 0), "%s: gradient %d not one product:\n%s",
+                  rule, w, buf);
+    }
+    for (k = 0; k < 3; k++) gr_array_free(in[k]);
+    TR_FREE2(want[0], want[1]);
+    gr_array_free(h0);
+    gr_graph_free(g);
+}
+static void tr_rw_outer(const char *rule) { tr_rw_outer_sum(rule); tr_rw_outer_rnn(rule); }
+
 static const struct { const char *rule; void (*run)(const char *rule); } tr_rewrite_cases[] = {
     { "banded_sum", tr_rosen_hessian }, { "banded_scale", tr_rw_banded_scale }, { "update_into", tr_rw_update_into },
     { "add_zero", tr_rw_algebra }, { "expm1", tr_rw_algebra }, { "mul_one", tr_rw_algebra }, { "mul_zero", tr_rw_algebra },
     { "mul_consts", tr_rw_algebra }, { "div_one", tr_rw_algebra }, { "zero_div", tr_rw_algebra }, { "neg_neg", tr_rw_algebra },
     { "neg_zero", tr_rw_algebra }, { "neg_consts", tr_rw_algebra }, { "pow_small", tr_rw_algebra }, { "log1p", tr_rw_algebra },
-    { "log_sigmoid", tr_rw_algebra }, { "log_softmax", tr_rw_log_softmax }, { NULL, NULL }
+    { "log_sigmoid", tr_rw_algebra }, { "log_softmax", tr_rw_log_softmax }, { "outer_sum", tr_rw_outer }, { NULL, NULL }
 };
 
 /* ---- the tests -------------------------------------------------------------------------------------- */
