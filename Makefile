@@ -209,6 +209,8 @@ test-examples: gradient.h | $(B)
 test-portable: gradient.h | $(B)
 	@for e in tests/readme_quickstart.c $(EXAMPLES); do $(CC) -std=c99 $(WARN) -I. -fsyntax-only $$e || exit 1; done
 	@$(CC) -std=c99 $(WARN) -I. -o $(B)/quickstart-c99 tests/readme_quickstart.c -lm && ./$(B)/quickstart-c99 > $(B)/quickstart-c99.out
+	@$(CC) $(CSTD) $(WARN) -O3 -I. -c -o $(B)/quickstart-O3.o tests/readme_quickstart.c || \
+	    { echo "the implementation warns at -O3 (-Wall -Wextra -Werror)"; exit 1; }
 	@awk '/^```text$$/ { n++; next } n == 2 && /^```/ { exit } n == 2' README.md | cmp -s - $(B)/quickstart-c99.out || \
 	    { echo "the quick start built as C99 does not print README.md's output"; exit 1; }
 	@n=$$(( $$(echo $(EXAMPLES) | wc -w) + 2 )); \

@@ -5251,6 +5251,7 @@ GR__VM_KERNELS(arccosh)
         VD x[G], y[G], r[G]; \
         VU ok[G]; \
         int l, in; \
+        memset(x, 0, sizeof x); memset(y, 0, sizeof y);   /* (lanes set one by one for a stride 0: GCC -O3 warned) */ \
         for (i = 0; i < mg; i += G * vl_) { \
             in = 1; \
             GROUP(GR__VM_LD2, f) \
@@ -5310,6 +5311,7 @@ static const char *const gr__kernel_GR__VM_MAP2[] GR__UNUSED = {
     "        VD x[G], y[G], r[G]; \\\n",
     "        VU ok[G]; \\\n",
     "        int l, in; \\\n",
+    "        memset(x, 0, sizeof x); memset(y, 0, sizeof y);   /* (lanes set one by one for a stride 0: GCC -O3 warned) */ \\\n",
     "        for (i = 0; i < mg; i += G * vl_) { \\\n",
     "            in = 1; \\\n",
     "            GROUP(GR__VM_LD2, f) \\\n",
@@ -25132,7 +25134,7 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
 static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
-    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
+    int64_t st[GR_MAX_NDIM] = { 0 }, ost[GR_MAX_NDIM] = { 0 };   /* (0-d: no stride written; GCC -O3 warned) */
     char idx[GR__EM_EXPR];
     gr__em_fscratch s;
     gr__em_fnames nm;

@@ -1252,6 +1252,7 @@ GR__VM_KERNELS(arccosh)
         VD x[G], y[G], r[G]; \
         VU ok[G]; \
         int l, in; \
+        memset(x, 0, sizeof x); memset(y, 0, sizeof y);   /* (lanes set one by one for a stride 0: GCC -O3 warned) */ \
         for (i = 0; i < mg; i += G * vl_) { \
             in = 1; \
             GROUP(GR__VM_LD2, f) \

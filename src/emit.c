@@ -807,7 +807,7 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
 static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
-    int64_t st[GR_MAX_NDIM], ost[GR_MAX_NDIM];
+    int64_t st[GR_MAX_NDIM] = { 0 }, ost[GR_MAX_NDIM] = { 0 };   /* (0-d: no stride written; GCC -O3 warned) */
     char idx[GR__EM_EXPR];
     gr__em_fscratch s;
     gr__em_fnames nm;
