@@ -19944,19 +19944,27 @@ static int gr__fop_f64(const gr__fprog *p, const gr__fop *op) {
 
 /* the instructions, every one float64 (gr__fop_f64), over v: the operands loaded before the row is
    looked at (an operand an instruction does not have reads arg[0]), the rows most programs are made
-   of tested first */
+   of tested first. The last result also stays in a register (r, of reference last): an operand
+   that is the instruction before's result is taken from there, not reloaded from v just after
+   its store (a chain of a million links is a chain of such reads). */
 static void gr__fscalar_f64(const gr__fop *op, const gr__fop *end, double *v) {
+    double r = 0;
+    int32_t last = -1;
     for (; op < end; op++) {
         int row = op->row;
-        double a = v[op->arg[0]], b = v[op->arg[1]], *o = &v[op->out];
-        if (row == GR__EW_mul) *o = a * b;
-        else if (row == GR__EW_add) *o = a + b;
-        else if (row == GR__FOP_MULADD) { double t = a * b; *o = t + v[op->arg[2]]; }
-        else if (row == GR__FOP_PAIR) gr__vm_sincos1(a, o, &v[op->out2]);    /* (the pair's kernel's values) */
-        else if (row == GR__EW_sub) *o = a - b;
-        else if (row == GR__EW_neg) *o = -a;
-        else if (row == GR__EW_sqr) *o = a * a;
-        else *o = gr__ew_scalar_f64[row](a, b, v[op->arg[2]]);
+        double a, b;
+        if (op->arg[0] == last) a = r; else a = v[op->arg[0]];
+        if (op->arg[1] == last) b = r; else b = v[op->arg[1]];
+        if (row == GR__EW_mul) r = a * b;
+        else if (row == GR__EW_add) r = a + b;
+        else if (row == GR__FOP_MULADD) { double t = a * b; r = t + (op->arg[2] == last ? r : v[op->arg[2]]); }
+        else if (row == GR__FOP_PAIR) gr__vm_sincos1(a, &r, &v[op->out2]);   /* (the pair's kernel's values) */
+        else if (row == GR__EW_sub) r = a - b;
+        else if (row == GR__EW_neg) r = -a;
+        else if (row == GR__EW_sqr) r = a * a;
+        else r = gr__ew_scalar_f64[row](a, b, v[op->arg[2]]);
+        v[op->out] = r;
+        last = op->out;
     }
 }
 
