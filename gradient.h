@@ -2625,8 +2625,10 @@ static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref);
 static int gr__banded_n(const gr_var *v);                                    /* its diagonals; 0: not banded */
 static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v);           /* v = diag(d), square: d */
 static gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like);   /* v = diag(d)'s rows summed like a vector: d */
-static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
-                              gr_var *pre, gr_var *post, int64_t dk);
+#ifndef GR_NO_INDEX
+struct gr__view_params;
+static gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0);   /* columns s0.. */
+#endif
 
 /* ---- the rules named by the tables --------------------------------------------------------------- */
 
@@ -5723,12 +5725,18 @@ static gr_var *gr__expm1_rewrite(gr__rewriter *rw, int row, gr_var *const *in, i
     return gr__replaced(done, gr__rw_ew(rw, GR__EW_expm1, gr__in(e)[0], NULL));
 }
 
-/* x * 1 -> x, x * -1 -> -x (either side) */
+/* x * 1 -> x, x * -1 -> -x (either side); x * ones (a 1 filled to a shape) -> x where the ones neither
+   widen x nor change its dtype (a Jacobian's identity seed, scaled) */
 static gr_var *gr__mul_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
-    gr_var *a = in[0], *b = in[1];
+    gr_var *a = in[0], *b = in[1], *ref = NULL, *f;
+    int k;
     (void)row;
     if (gr__rw_is_scalar(b, 1.0)) return gr__replaced(done, a);
     if (gr__rw_is_scalar(a, 1.0)) return gr__replaced(done, b);
+    for (k = 0; k < 2; k++)
+        if ((f = gr__rw_filled(in[k], &ref)) != NULL && gr__rw_is_scalar(f, 1.0) && in[1 - k]->dtype == in[k]->dtype &&
+            gr__sig_into(rw, in[k], in[1 - k]))
+            return gr__replaced(done, in[1 - k]);
     if (gr__rw_is_scalar(b, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, a, NULL));
     if (gr__rw_is_scalar(a, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, b, NULL));
     return NULL;
@@ -12331,15 +12339,24 @@ static int64_t gr__view_unit_start(const gr__view_params *vp) {
     return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
 }
 
-/* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
+/* a slice of a scalar's fill is the fill of the slice (a view: so zeros and ones stay recognisable
+   through slices, and the filled array shrinks); columns s, s+1, ... of a banded matrix: its
+   diagonals' elements from s on, offsets down by s */
 static gr_var *gr__Slice_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__view_params *vp = (const gr__view_params *)params;
     gr__view_params cp;
+    gr_var *r, *ref = NULL, *f = gr__rw_filled(in[0], &ref);
     int64_t s0 = gr__view_unit_start(vp);
+    if (f && f->ndim == 0) {
+        r = gr__rw1(rw, op, vp, sizeof *vp, 1, &ref);
+        return gr__replaced(done, r ? gr__rw_fill(rw, f, r) : NULL);
+    }
     if (!gr__banded_n(in[0]) || !(vp->axis == 1 || vp->axis == -1) || s0 < 0) return NULL;
     cp = *vp;
     cp.axis = 0;
-    return gr__replaced(done, gr__banded_map(rw, in[0], op, &cp, sizeof cp, NULL, NULL, -s0));
+    (void)op;
+    r = gr__banded_cols(rw, in[0], &cp, s0);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
 
 /* x + (zeros with y added at a view) -> x with y added at that view: one pass, in place */
@@ -12674,51 +12691,72 @@ static gr_status gr__EyeLike_rop(const gr_node *node, gr_var *const *ev, gr_var 
    Made by gr_function only (the rewrite rules below), where Jacobians and Hessians of elementwise functions of
    slices are banded: the identity seed of the batch is one diagonal, and slicing, elementwise
    scaling and the slices' gradients move or scale diagonals without ever filling a dense matrix.
-   Inputs (ref, c_1 .. c_d), all c_i 1-d of the same length m; output (size(ref), m) with
-       out[b, j] = sum over i with j - b == k_i of c_i[j]        (every other entry 0)
-   params: d and the column offsets k_1 < ... < k_d. */
+   Inputs (ref, cols, c_1 .. c_d), cols and the c_i 1-d; output (size(ref), m), m = size(cols), with
+       out[b, j] = sum over i with j - b == k_i and s_i <= j < e_i of c_i[j - s_i]   (every other entry 0)
+   where [s_i, e_i) is a unit-step view of the m columns (s_i >= 0; e_i open, or negative: from the end;
+   clamped as a slice is) and c_i has the view's length. A full band (0, open) is a whole diagonal; a
+   part of one is what a slice's gradient leaves (a row placed into zeros at a view: the zeros never
+   computed). params: d and each band's (k_i, s_i, e_i), offsets ascending (equal ones in the order made). */
 
 #define GR__BANDED_MAX 16
-typedef struct gr__banded_params { int64_t n; int64_t k[GR__BANDED_MAX]; } gr__banded_params;
-#define GR__BANDED_PSIZE(n) (sizeof(int64_t) * (size_t)(1 + (n)))
+#define GR__BANDED_C 2                   /* band i is input GR__BANDED_C + i */
+typedef struct gr__band { int64_t k, s, e; } gr__band;
+typedef struct gr__banded_params { int64_t n; gr__band b[GR__BANDED_MAX]; } gr__banded_params;
+#define GR__BANDED_PSIZE(n) (sizeof(int64_t) + sizeof(gr__band) * (size_t)(n))
+
+static int gr__band_full(const gr__band *b) { return b->s == 0 && b->e == GR_OPEN; }
+
+/* band b of a (B, m) matrix: its view's columns [*vs, *ve), and the columns [*lo, *hi) where it has entries */
+static void gr__band_range(const gr__band *b, int64_t B, int64_t m, int64_t *vs, int64_t *ve, int64_t *lo, int64_t *hi) {
+    int64_t s = b->s < m ? b->s : m, e = b->e == GR_OPEN ? m : b->e < 0 ? m + b->e : b->e < m ? b->e : m;
+    if (e < s) e = s;
+    *vs = s; *ve = e;
+    *lo = b->k > s ? b->k : s;
+    *hi = B + b->k < e ? B + b->k : e;
+}
 
 static gr_status gr__Banded_infer(const gr_node *node, gr_type *out) {
-    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[1];
+    gr_var *ref = gr__in(node)[0], *c = gr__in(node)[GR__BANDED_C];
     out->dtype = (gr_dtype)c->dtype;
     out->ndim = 2;
     out->shape[0] = gr__static_known(ref) ? gr__shape_size(ref->ndim, gr__vshape(ref)) : -1;
-    out->shape[1] = gr__vshape(c)[0];
+    out->shape[1] = gr__vshape(gr__in(node)[1])[0];
     return GR_OK;
 }
 static gr_status gr__Banded_shape(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    int i;
-    for (i = 2; i < node->n_in; i++)
-        if (in[i]->size != in[1]->size)                 /* the rewriter proved them equal: a bug if not */
-            return gr_node_error(node, GR_ERR_SHAPE, "diagonals of %lld and %lld elements", (long long)in[1]->size, (long long)in[i]->size);
+    const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
+    int64_t m = in[1]->size, vs, ve, lo, hi, i;
+    for (i = 0; i < p->n; i++) {                        /* the rewriter proved the lengths: a bug if not */
+        gr__band_range(&p->b[i], in[0]->size, m, &vs, &ve, &lo, &hi);
+        if (in[GR__BANDED_C + i]->size != ve - vs)
+            return gr_node_error(node, GR_ERR_SHAPE, "diagonal %d has %lld elements for %lld of %lld columns", (int)i,
+                                 (long long)in[GR__BANDED_C + i]->size, (long long)(ve - vs), (long long)m);
+    }
     out[0]->shape[0] = in[0]->size;
-    out[0]->shape[1] = in[1]->size;
+    out[0]->shape[1] = m;
     return GR_OK;
 }
 static gr_status gr__Banded_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
-    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j;
+    int64_t B = out[0]->shape[0], m = out[0]->shape[1], i, j, vs, ve, lo, hi;
     int dt = out[0]->dtype;
     memset(out[0]->data, 0, (size_t)out[0]->size * gr__dsize(dt));
     for (i = 0; i < p->n; i++) {
-        int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
-        const gr_array *c = in[i + 1];
+        int64_t k = p->b[i].k;
+        const gr_array *c = in[GR__BANDED_C + i];
+        gr__band_range(&p->b[i], B, m, &vs, &ve, &lo, &hi);
         if (dt == GR_F64 && c->dtype == GR_F64) {
-            const double *cd = (const double *)c->data;
+            const double *cd = (const double *)c->data - vs;
             double *o = (double *)out[0]->data;
             for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
         } else if (dt == GR_F32 && c->dtype == GR_F32) {
-            const float *cd = (const float *)c->data;
+            const float *cd = (const float *)c->data - vs;
             float *o = (float *)out[0]->data;
             for (j = lo; j < hi; j++) o[(j - k) * m + j] += cd[j];
         } else {
             for (j = lo; j < hi; j++) {
                 int64_t at = (j - k) * m + j;
-                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j));
+                gr__store(dt, out[0]->data, at, gr__load(dt, out[0]->data, at) + gr__load(c->dtype, c->data, j - vs));
             }
         }
     }
@@ -12744,62 +12782,103 @@ static GR__UNUSED int gr__banded_n(const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     return p ? (int)p->n : 0;
 }
+static int gr__banded_partial(const gr__banded_params *p) {
+    int i;
+    for (i = 0; i < p->n; i++) if (!gr__band_full(&p->b[i])) return 1;
+    return 0;
+}
 
-/* Banded(ref, c; k) for n diagonals, in offset order, equal offsets summed; NULL when too many */
-static gr_var *gr__banded_make(gr__rewriter *rw, gr_var *ref, int n, gr_var **c, int64_t *k) {
+/* Banded(ref, cols, c; b) for n bands, in offset order (a stable sort), full bands of equal offsets
+   summed; NULL when too many */
+static gr_var *gr__banded_make(gr__rewriter *rw, gr_var *ref, gr_var *cols, int n, gr_var **c, gr__band *b) {
     gr__banded_params p;
-    gr_var *ins[GR__BANDED_MAX + 1];
+    gr_var *ins[GR__BANDED_MAX + GR__BANDED_C];
     int i, j, m = 0;
     for (i = 1; i < n; i++)                              /* insertion sort: a handful of diagonals */
-        for (j = i; j > 0 && k[j - 1] > k[j]; j--) {
-            int64_t tk = k[j]; gr_var *tc = c[j];
-            k[j] = k[j - 1]; c[j] = c[j - 1];
-            k[j - 1] = tk; c[j - 1] = tc;
+        for (j = i; j > 0 && b[j - 1].k > b[j].k; j--) {
+            gr__band tb = b[j]; gr_var *tc = c[j];
+            b[j] = b[j - 1]; c[j] = c[j - 1];
+            b[j - 1] = tb; c[j - 1] = tc;
         }
     memset(&p, 0, sizeof p);
     ins[0] = ref;
+    ins[1] = cols;
     for (i = 0; i < n; i++) {
-        if (m && p.k[m - 1] == k[i]) {
-            if (!(ins[m] = gr__rw_ew(rw, GR__EW_add, ins[m], c[i]))) return NULL;
+        if (m && p.b[m - 1].k == b[i].k && gr__band_full(&p.b[m - 1]) && gr__band_full(&b[i])) {
+            gr_var **last = &ins[GR__BANDED_C + m - 1];
+            if (!(*last = gr__rw_ew(rw, GR__EW_add, *last, c[i]))) return NULL;
             continue;
         }
         if (m == GR__BANDED_MAX) return NULL;
-        p.k[m] = k[i];
-        ins[++m] = c[i];
+        p.b[m] = b[i];
+        ins[GR__BANDED_C + m++] = c[i];
     }
     p.n = m;
-    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + 1, ins);
+    return gr__rw1(rw, &gr__op_Banded, &p, GR__BANDED_PSIZE(m), m + GR__BANDED_C, ins);
 }
 
 /* the banded matrix X with each diagonal c replaced by op(pre, c, post) (pre, post: operands before
-   and after it, or NULL) and every offset moved by dk; NULL when out of memory */
+   and after it, or NULL; a vector one only when every band is full) and every offset moved by dk;
+   NULL when out of memory or not so */
 static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
                               gr_var *pre, gr_var *post, int64_t dk) {
     const gr__banded_params *p = gr__banded_of(X);
     gr_var *c[GR__BANDED_MAX], *args[3];
-    int64_t k[GR__BANDED_MAX];
+    gr__band b[GR__BANDED_MAX];
     int i, n;
+    if (((pre && pre->ndim) || (post && post->ndim)) && gr__banded_partial(p)) return NULL;
     for (i = 0; i < p->n; i++) {
         n = 0;
         if (pre) args[n++] = pre;
-        args[n++] = gr__in(gr__owner(X))[i + 1];
+        args[n++] = gr__in(gr__owner(X))[GR__BANDED_C + i];
         if (post) args[n++] = post;
         if (!(c[i] = gr__rw1(rw, op, params, psize, n, args))) return NULL;
-        k[i] = p->k[i] + dk;
+        b[i] = p->b[i];
+        b[i].k += dk;
     }
-    return gr__banded_make(rw, gr__in(gr__owner(X))[0], (int)p->n, c, k);
+    return gr__banded_make(rw, gr__in(gr__owner(X))[0], gr__in(gr__owner(X))[1], (int)p->n, c, b);
 }
 
-/* v is the diagonal matrix diag(d): a square Banded matrix with one diagonal d, at offset 0 */
+#ifndef GR_NO_INDEX
+/* columns s0, s0 + 1, ... of the banded matrix X (the unit-step view vp, on axis 0 of a vector): the
+   full diagonals sliced alike, a part of one moved (and cut where it starts before s0), offsets down by
+   s0. A part needs a view open at the end, and to be open or to count from the end itself; NULL
+   otherwise, or when out of memory. */
+static gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0) {
+    const gr__banded_params *p = gr__banded_of(X);
+    const gr_node *bn = gr__owner(X);
+    gr_var *c[GR__BANDED_MAX], *cols, *in1;
+    gr__band b[GR__BANDED_MAX];
+    int i;
+    for (i = 0; i < p->n; i++)
+        if (!gr__band_full(&p->b[i]) && (vp->stop != GR_OPEN || (p->b[i].e != GR_OPEN && p->b[i].e >= 0))) return NULL;
+    in1 = gr__in(bn)[1];
+    if (!(cols = gr__rw1(rw, &gr__op_Slice, vp, sizeof *vp, 1, &in1))) return NULL;
+    for (i = 0; i < p->n; i++) {
+        gr__view_params q = *vp;
+        b[i] = p->b[i];
+        b[i].k -= s0;
+        c[i] = gr__in(bn)[GR__BANDED_C + i];
+        if (gr__band_full(&b[i]) || b[i].s < s0) {           /* the vector from column s0 on */
+            if (!gr__band_full(&b[i])) { q.start = s0 - b[i].s; b[i].s = 0; }
+            if (!(c[i] = gr__rw1(rw, &gr__op_Slice, &q, sizeof q, 1, &c[i]))) return NULL;
+        } else
+            b[i].s -= s0;
+    }
+    return gr__banded_make(rw, gr__in(bn)[0], cols, (int)p->n, c, b);
+}
+#endif
+
+/* v is the diagonal matrix diag(d): a square Banded matrix with one full diagonal d, at offset 0 */
 static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) {
     const gr__banded_params *p = gr__banded_of(v);
     int32_t s[GR_MAX_NDIM];
-    if (v->ndim != 2 || !p || p->n != 1 || p->k[0] != 0) return NULL;
+    if (v->ndim != 2 || !p || p->n != 1 || p->b[0].k != 0 || !gr__band_full(&p->b[0])) return NULL;
     gr__sig_copy(rw, v, s);
-    return s[0] == s[1] ? gr__in(gr__owner(v))[1] : NULL;
+    return s[0] == s[1] ? gr__in(gr__owner(v))[GR__BANDED_C] : NULL;
 }
 
-/* Banded's signature: (size(ref), the diagonals' length); size(ref) is ref's length when ref is 1-d */
+/* Banded's signature: (size(ref), size(cols)); size(ref) is ref's length when ref is 1-d */
 static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) {
     int32_t s[GR_MAX_NDIM];
     if (gr__in(node)[0]->ndim == 1) { gr__sig_copy(rw, gr__in(node)[0], s); out[0] = s[0]; }
@@ -12811,25 +12890,25 @@ static void gr__Banded_sig(gr__rewriter *rw, const gr_node *node, int32_t *out) 
    needs no signature rule: no EyeLike node is left to ask.) */
 static gr_var *gr__EyeLike_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     gr_var *one, *ones;
-    int64_t k0 = 0;
+    gr__band b0 = { 0, 0, GR_OPEN };
     (void)op;
     if (in[0]->ndim != 1) return NULL;
     one = gr__scalar_const(rw->cg, ((const gr__dtype_params *)params)->dtype, 1.0, 0);
     if (!one || !(ones = gr__rw_fill(rw, one, in[0]))) return gr__replaced(done, NULL);
-    return gr__replaced(done, gr__banded_make(rw, in[0], 1, &ones, &k0));
+    return gr__replaced(done, gr__banded_make(rw, in[0], ones, 1, &ones, &b0));
 }
 
 /* B1 + B2 -> one Banded of both's diagonals (same shape and dtype) */
 static gr_var *gr__banded_sum_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
     const gr__banded_params *pa = gr__banded_of(in[0]), *pb = gr__banded_of(in[1]);
     gr_var *c[2 * GR__BANDED_MAX], *r;
-    int64_t k[2 * GR__BANDED_MAX];
+    gr__band b[2 * GR__BANDED_MAX];
     int i, n = 0;
     (void)row;
     if (!pa || !pb || in[0]->dtype != in[1]->dtype || !gr__sig_same(rw, in[0], in[1])) return NULL;
-    for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(in[0]))[i + 1]; k[n++] = pa->k[i]; }
-    for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(in[1]))[i + 1]; k[n++] = pb->k[i]; }
-    r = gr__banded_make(rw, gr__in(gr__owner(in[0]))[0], n, c, k);   /* NULL, nothing built: too many */
+    for (i = 0; i < pa->n; i++) { c[n] = gr__in(gr__owner(in[0]))[GR__BANDED_C + i]; b[n++] = pa->b[i]; }
+    for (i = 0; i < pb->n; i++) { c[n] = gr__in(gr__owner(in[1]))[GR__BANDED_C + i]; b[n++] = pb->b[i]; }
+    r = gr__banded_make(rw, gr__in(gr__owner(in[0]))[0], gr__in(gr__owner(in[0]))[1], n, c, b);   /* NULL, nothing built: too many */
     return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
 
@@ -13163,6 +13242,40 @@ static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_
     return d;
 }
 
+#ifndef GR_NO_INDEX
+/* the rows of the banded matrix X placed into the zeros z at a unit-step view vp from s0 (a slice's
+   gradient, row by row): each band keeps its vector, moved to the view's columns, offsets up by s0,
+   and the zeros are never made. Only when X's rows have the view's length in every call (a row of
+   one element would broadcast) and the view ends open or counts from the end; NULL otherwise, or
+   when out of memory. */
+static gr_var *gr__banded_place(gr__rewriter *rw, const gr_var *X, gr_var *z, const gr__view_params *vp, int64_t s0) {
+    const gr__banded_params *p = gr__banded_of(X);
+    const gr_node *bn = gr__owner(X);
+    int32_t sx[GR_MAX_NDIM], sz[GR_MAX_NDIM], len;
+    gr_var *c[GR__BANDED_MAX];
+    gr__band b[GR__BANDED_MAX];
+    int i;
+    if (vp->stop != GR_OPEN && (vp->stop >= 0 || vp->stop <= -((int64_t)1 << 40))) return NULL;
+    gr__sig_copy(rw, X, sx);
+    gr__sig_copy(rw, z, sz);
+    if (sz[0] < 0) {                                     /* a static length m: the view's, clamped */
+        int64_t m = -(int64_t)sz[0] - 1, e = vp->stop == GR_OPEN ? m : m + vp->stop, s = s0 < m ? s0 : m;
+        len = GR__SIG_STATIC(e > s ? e - s : 0);
+    } else
+        len = gr__sig_trimmed(rw, sz[0], s0 + (vp->stop == GR_OPEN ? 0 : -vp->stop));
+    if (len != sx[1]) return NULL;
+    for (i = 0; i < p->n; i++) {
+        b[i] = p->b[i];
+        b[i].k += s0;
+        b[i].s += s0;
+        if (b[i].e == GR_OPEN) b[i].e = vp->stop;        /* a band to X's last column ends where the view does */
+        else if (vp->stop != GR_OPEN) b[i].e += vp->stop;   /* both from the end */
+        c[i] = gr__in(bn)[GR__BANDED_C + i];
+    }
+    return gr__banded_make(rw, gr__in(bn)[0], z, (int)p->n, c, b);
+}
+#endif
+
 /* ops applied row by row that need not be (Jacobians and Hessians are full of them): a row-wise
    ReduceLike, BroadcastLike or ReshapeLike whose rows already have ref's shape is the identity;
    rows placed into zeros at a slice (a slice's gradient) of a banded matrix are its diagonals,
@@ -13186,7 +13299,12 @@ static gr_var *gr__Batched_simplify(gr__rewriter *rw, const gr_op_def *op, const
         gr__rw_zeros(in[0], &z) && z) {
         const gr__view_params *vp = (const gr__view_params *)GR__BP_INNER(bp);
         int64_t s0 = gr__view_unit_start(vp);
-        if (vp->axis == 0 && s0 >= 0) return gr__replaced(done, gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0));
+        if (vp->axis == 0 && s0 >= 0) {
+            gr_var *r = gr__banded_place(rw, in[1], z, vp, s0);   /* (z: the zeros' shape, not made) */
+            if (!r && rw->cg->status == GR_OK)           /* full diagonals each placed into the zeros */
+                r = gr__banded_map(rw, in[1], iop, vp, bp->inner_psize, in[0], NULL, s0);
+            return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
+        }
     }
 #endif
 #ifndef GR_NO_DOT
@@ -13223,11 +13341,12 @@ static GR__UNUSED gr_status gr__vectorize(gr_graph *g, int n_seed, gr_var *const
 static GR__UNUSED int gr__banded_n(const gr_var *v) { (void)v; return 0; }
 static GR__UNUSED gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v) { (void)rw; (void)v; return NULL; }
 static GR__UNUSED gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like) { (void)rw; (void)v; (void)like; return NULL; }
-static GR__UNUSED gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
-                                       gr_var *pre, gr_var *post, int64_t dk) {
-    (void)rw; (void)X; (void)op; (void)params; (void)psize; (void)pre; (void)post; (void)dk;
+#ifndef GR_NO_INDEX
+static GR__UNUSED gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0) {
+    (void)rw; (void)X; (void)vp; (void)s0;
     return NULL;
 }
+#endif
 #endif /* GR_NO_BATCH */
 
 /* ---- batching rules ------------------------------------------------------------------------------ */
@@ -13306,12 +13425,14 @@ static gr_status gr__Unflatten_emit(gr__em *e, const gr_node *node, const gr_arr
         gr__em_line(e, "memcpy(%s, %s, %lu);", gr__em_out(e, 0), gr__em_in(e, 0), (unsigned long)((size_t)in[0]->size * gr__dsize(in[0]->dtype)));
     return GR_OK;
 }
-/* zeros, then each diagonal added at its offset (through double where the dtypes differ, as perform) */
-/* band c's entry added: o[at] + c[j] as C, in the output's dtype dt */
-static void gr__banded_sum(gr__em *e, int dt, int cdt, const char *c, char *sum, size_t size) {
-    char s2[64];
-    if (gr__is_float(dt) && cdt == dt) { snprintf(sum, size, "o[at] + %s[j]", c); return; }
-    snprintf(s2, sizeof s2, "((double)o[at] + (double)%s[j])", c);
+/* band c's entry added: o[at] + c[j - vs] as C, in the output's dtype dt (through double where the
+   dtypes differ, as perform) */
+static void gr__banded_sum(gr__em *e, int dt, int cdt, const char *c, int64_t vs, char *sum, size_t size) {
+    char s2[96], cj[48];
+    if (vs) snprintf(cj, sizeof cj, "%s[j - %lld]", c, (long long)vs);
+    else snprintf(cj, sizeof cj, "%s[j]", c);
+    if (gr__is_float(dt) && cdt == dt) { snprintf(sum, size, "o[at] + %s", cj); return; }
+    snprintf(s2, sizeof s2, "((double)o[at] + (double)%s)", cj);
     snprintf(sum, size, "%s", gr__em_conv(e, dt, GR_F64, s2, 0));
 }
 /* zeros, then each band's entries added; with few bands one pass over the rows (each row's entries
@@ -13319,26 +13440,32 @@ static void gr__banded_sum(gr__em *e, int dt, int cdt, const char *c, char *sum,
 static gr_status gr__Banded_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__banded_params *p = (const gr__banded_params *)gr__params(node);
     int64_t B = out[0]->shape[0], m = out[0]->shape[1], i;
-    int dt = out[0]->dtype, rows = p->n <= 8, pass;
+    int dt = out[0]->dtype, rows = 0, pass;
     char Y[GR__EM_OPND], sum[GR__EM_OPND], c[16];
     if (out[0]->size == 0) return GR_OK;
     snprintf(Y, sizeof Y, "%s", gr__em_out(e, 0));
     gr__em_line(e, "memset(%s, 0, %lu);", Y, (unsigned long)((size_t)out[0]->size * gr__dsize(dt)));
+    for (i = 0; i < p->n; i++) {                         /* (rows: few bands, some with entries) */
+        int64_t vs, ve, lo, hi;
+        gr__band_range(&p->b[i], B, m, &vs, &ve, &lo, &hi);
+        if (lo < hi) rows = p->n <= 8;
+    }
     if (rows) { gr__em_line(e, "{"); gr__em_line(e, "%s *o = %s;", gr__em_ctype(dt), Y); }
     for (pass = 0; pass < 1 + rows; pass++) {            /* (rows: the bands' arrays, then the loop) */
         if (pass == 1) gr__em_line(e, "for (int64_t r = 0; r < %lld; r++) {", (long long)B);
         for (i = 0; i < p->n; i++) {
-            int64_t k = p->k[i], lo = k > 0 ? k : 0, hi = B + k < m ? B + k : m;
-            int cdt = in[i + 1]->dtype;
+            int64_t k = p->b[i].k, vs, ve, lo, hi;
+            int cdt = in[GR__BANDED_C + i]->dtype;
+            gr__band_range(&p->b[i], B, m, &vs, &ve, &lo, &hi);
             if (lo >= hi) continue;
             snprintf(c, sizeof c, rows ? "c%d" : "c", (int)i);
-            gr__banded_sum(e, dt, cdt, c, sum, sizeof sum);
+            gr__banded_sum(e, dt, cdt, c, vs, sum, sizeof sum);
             if (pass == 1)
                 gr__em_line(e, "{ int64_t j = r + %lld, at = r * %lld + j; if (j >= %lld && j < %lld) o[at] = %s; }", (long long)k, (long long)m,
                             (long long)lo, (long long)hi, sum);
-            else if (rows) gr__em_line(e, "const %s *%s = %s;", gr__em_ctype(cdt), c, gr__em_in(e, (int)i + 1));
+            else if (rows) gr__em_line(e, "const %s *%s = %s;", gr__em_ctype(cdt), c, gr__em_in(e, GR__BANDED_C + (int)i));
             else {
-                gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, (int)i + 1));
+                gr__em_line(e, "{ %s *o = %s; const %s *c = %s;", gr__em_ctype(dt), Y, gr__em_ctype(cdt), gr__em_in(e, GR__BANDED_C + (int)i));
                 gr__em_line(e, "  for (int64_t j = %lld; j < %lld; j++) { int64_t at = (j - %lld) * %lld + j; o[at] = %s; } }", (long long)lo,
                             (long long)hi, (long long)k, (long long)m, sum);
             }
@@ -18808,17 +18935,27 @@ static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt
     return GR_OK;
 }
 
-/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
-   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
-   ev and orop: room for node's inputs and outputs */
-static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+/* the eval point t of a vector wrt x as the graph reads it: t in x's shape (a view), unless their
+   static shapes are known and equal. An eval point has its wrt's shape (a call with another length
+   fails here, naming both), and said so, the compiled function knows that t and x have one length:
+   what is computed from both fuses into one pass (W3's Hessian-vector product) */
+static gr_var *gr__rop_eval_point(gr_var *t, gr_var *x) {
+    if (x->ndim != 1 || t->ndim != 1 || (gr__vshape(x)[0] >= 0 && gr__vshape(t)[0] == gr__vshape(x)[0])) return t;
+    return gr_reshape_like(t, x);
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id; stop: the
+   wrt): its R-op rule (or the double pullback) on the REAL tangents, a state for every output it
+   gives none; ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, const uint8_t *stop, gr_var **tan, gr_var **ev, gr_var **orop) {
     int i, j, any_real = 0;
     gr_status st;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
         if (state[x->id] == GR__T_REAL) {
-            gr_var *t = tan[x->id];
+            gr_var *t = stop[x->id] ? gr__rop_eval_point(tan[x->id], x) : tan[x->id];
+            if (!t) return g->status;
             ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
             any_real = 1;
         } else
@@ -18909,7 +19046,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
+        if ((st = gr__rop_node(g, node, state, stop, tan, ev, orop)) != GR_OK) goto done;
     }
     st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:
@@ -20809,17 +20946,22 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
 }
 
 /* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
-   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again). A view (a
+   node whose output is always its input's memory) is as deep as its input: it is scheduled as soon
+   as that is there, so a group that reads a view of a value computed before it can take in what
+   reads the view */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    gr__alias_fn al = gr__alias_of(node->op);
     uint32_t d = 0;
     int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
-            if (dx + 1 > d) d = dx + 1;
+            if (dx > d) d = dx;
         }
     }
+    if (!al || al == gr__none_alias || al == gr__same_size_alias) d++;   /* a view: as deep as its input */
     for (i = 0; i < node->n_out; i++) {
         if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
         rw->depth[gr__out(node)[i]->id] = d;

@@ -735,12 +735,18 @@ static gr_var *gr__expm1_rewrite(gr__rewriter *rw, int row, gr_var *const *in, i
     return gr__replaced(done, gr__rw_ew(rw, GR__EW_expm1, gr__in(e)[0], NULL));
 }
 
-/* x * 1 -> x, x * -1 -> -x (either side) */
+/* x * 1 -> x, x * -1 -> -x (either side); x * ones (a 1 filled to a shape) -> x where the ones neither
+   widen x nor change its dtype (a Jacobian's identity seed, scaled) */
 static gr_var *gr__mul_one_rewrite(gr__rewriter *rw, int row, gr_var *const *in, int *done) {
-    gr_var *a = in[0], *b = in[1];
+    gr_var *a = in[0], *b = in[1], *ref = NULL, *f;
+    int k;
     (void)row;
     if (gr__rw_is_scalar(b, 1.0)) return gr__replaced(done, a);
     if (gr__rw_is_scalar(a, 1.0)) return gr__replaced(done, b);
+    for (k = 0; k < 2; k++)
+        if ((f = gr__rw_filled(in[k], &ref)) != NULL && gr__rw_is_scalar(f, 1.0) && in[1 - k]->dtype == in[k]->dtype &&
+            gr__sig_into(rw, in[k], in[1 - k]))
+            return gr__replaced(done, in[1 - k]);
     if (gr__rw_is_scalar(b, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, a, NULL));
     if (gr__rw_is_scalar(a, -1.0)) return gr__replaced(done, gr__rw_ew(rw, GR__EW_neg, b, NULL));
     return NULL;

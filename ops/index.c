@@ -436,15 +436,24 @@ static int64_t gr__view_unit_start(const gr__view_params *vp) {
     return !vp->is_index && vp->step == 1 && s0 >= 0 && s0 < ((int64_t)1 << 40) ? s0 : -1;
 }
 
-/* columns s, s+1, ... of a banded matrix: its diagonals' elements from s on, offsets down by s */
+/* a slice of a scalar's fill is the fill of the slice (a view: so zeros and ones stay recognisable
+   through slices, and the filled array shrinks); columns s, s+1, ... of a banded matrix: its
+   diagonals' elements from s on, offsets down by s */
 static gr_var *gr__Slice_simplify(gr__rewriter *rw, const gr_op_def *op, const void *params, gr_var *const *in, int *done) {
     const gr__view_params *vp = (const gr__view_params *)params;
     gr__view_params cp;
+    gr_var *r, *ref = NULL, *f = gr__rw_filled(in[0], &ref);
     int64_t s0 = gr__view_unit_start(vp);
+    if (f && f->ndim == 0) {
+        r = gr__rw1(rw, op, vp, sizeof *vp, 1, &ref);
+        return gr__replaced(done, r ? gr__rw_fill(rw, f, r) : NULL);
+    }
     if (!gr__banded_n(in[0]) || !(vp->axis == 1 || vp->axis == -1) || s0 < 0) return NULL;
     cp = *vp;
     cp.axis = 0;
-    return gr__replaced(done, gr__banded_map(rw, in[0], op, &cp, sizeof cp, NULL, NULL, -s0));
+    (void)op;
+    r = gr__banded_cols(rw, in[0], &cp, s0);
+    return r || rw->cg->status != GR_OK ? gr__replaced(done, r) : NULL;
 }
 
 /* x + (zeros with y added at a view) -> x with y added at that view: one pass, in place */

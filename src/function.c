@@ -205,17 +205,22 @@ static gr_status gr__fn_copy_leaf(gr_graph *g, gr_graph *cg, gr__rewriter *rw, g
 }
 
 /* adds node to rw->view, the function's nodes in a topological order, with its depth (read while its
-   inputs are at hand, so that fusion orders by depth without visiting the nodes again) */
+   inputs are at hand, so that fusion orders by depth without visiting the nodes again). A view (a
+   node whose output is always its input's memory) is as deep as its input: it is scheduled as soon
+   as that is there, so a group that reads a view of a value computed before it can take in what
+   reads the view */
 static int gr__fn_view_add(gr__rewriter *rw, const gr_node *node) {
+    gr__alias_fn al = gr__alias_of(node->op);
     uint32_t d = 0;
     int i;
     for (i = 0; i < node->n_in; i++) {
         const gr_var *x = gr__in(node)[i];
         if (gr__owner(x)) {                          /* (a producer outside the view counts as depth 0) */
             uint32_t dx = x->id < rw->cap_depth ? rw->depth[x->id] : 0;
-            if (dx + 1 > d) d = dx + 1;
+            if (dx > d) d = dx;
         }
     }
+    if (!al || al == gr__none_alias || al == gr__same_size_alias) d++;   /* a view: as deep as its input */
     for (i = 0; i < node->n_out; i++) {
         if (!gr__grow_fill((void **)&rw->depth, &rw->cap_depth, gr__out(node)[i]->id, sizeof(uint32_t), 0)) return 0;
         rw->depth[gr__out(node)[i]->id] = d;

@@ -92,8 +92,10 @@ static gr_var *gr__rw_fill(gr__rewriter *rw, gr_var *x, gr_var *ref);
 static int gr__banded_n(const gr_var *v);                                    /* its diagonals; 0: not banded */
 static gr_var *gr__banded_diag(gr__rewriter *rw, const gr_var *v);           /* v = diag(d), square: d */
 static gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like);   /* v = diag(d)'s rows summed like a vector: d */
-static gr_var *gr__banded_map(gr__rewriter *rw, const gr_var *X, const gr_op_def *op, const void *params, size_t psize,
-                              gr_var *pre, gr_var *post, int64_t dk);
+#ifndef GR_NO_INDEX
+struct gr__view_params;
+static gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0);   /* columns s0.. */
+#endif
 
 /* ---- the rules named by the tables --------------------------------------------------------------- */
 

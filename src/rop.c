@@ -133,17 +133,27 @@ static gr_status gr__rop_check(gr_graph *g, int n_f, gr_var *const *f, int n_wrt
     return GR_OK;
 }
 
-/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id): its R-op
-   rule (or the double pullback) on the REAL tangents, a state for every output it gives none;
-   ev and orop: room for node's inputs and outputs */
-static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, gr_var **tan, gr_var **ev, gr_var **orop) {
+/* the eval point t of a vector wrt x as the graph reads it: t in x's shape (a view), unless their
+   static shapes are known and equal. An eval point has its wrt's shape (a call with another length
+   fails here, naming both), and said so, the compiled function knows that t and x have one length:
+   what is computed from both fuses into one pass (W3's Hessian-vector product) */
+static gr_var *gr__rop_eval_point(gr_var *t, gr_var *x) {
+    if (x->ndim != 1 || t->ndim != 1 || (gr__vshape(x)[0] >= 0 && gr__vshape(t)[0] == gr__vshape(x)[0])) return t;
+    return gr_reshape_like(t, x);
+}
+
+/* the tangents of node's outputs from those of its inputs (tan[], state[] by variable id; stop: the
+   wrt): its R-op rule (or the double pullback) on the REAL tangents, a state for every output it
+   gives none; ev and orop: room for node's inputs and outputs */
+static gr_status gr__rop_node(gr_graph *g, gr_node *node, uint8_t *state, const uint8_t *stop, gr_var **tan, gr_var **ev, gr_var **orop) {
     int i, j, any_real = 0;
     gr_status st;
     for (i = 0; i < node->n_in; i++) {
         gr_var *x = gr__in(node)[i];
         if (state[x->id] == GR__T_UNSET) state[x->id] = GR__T_ZERO;   /* a root not in wrt */
         if (state[x->id] == GR__T_REAL) {
-            gr_var *t = tan[x->id];
+            gr_var *t = stop[x->id] ? gr__rop_eval_point(tan[x->id], x) : tan[x->id];
+            if (!t) return g->status;
             ev[i] = t->dtype == x->dtype ? t : gr_cast(t, (gr_dtype)x->dtype);
             any_real = 1;
         } else
@@ -234,7 +244,7 @@ GR_API gr_status gr_rop(int n_f, gr_var *const *f, int n_wrt, gr_var *const *wrt
             if (!ev) { st = gr__error(g, GR_ERR_NOMEM, "gr_rop: out of memory"); goto done; }
             orop = ev + cap;
         }
-        if ((st = gr__rop_node(g, node, state, tan, ev, orop)) != GR_OK) goto done;
+        if ((st = gr__rop_node(g, node, state, stop, tan, ev, orop)) != GR_OK) goto done;
     }
     st = gr__rop_results(g, n_f, f, state, stop, tan, out, &o);
 done:

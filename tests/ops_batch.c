@@ -225,6 +225,79 @@ static void gts_expect_banded(gr_var *x, gr_var *y, const char *label) {
     gr_fn_free(f);
 }
 
+/* a function of nested slices whose Hessian has diagonals only in parts (the slices' gradients place
+   them into zeros at views): sum(sin(x[1:][:-1])^2) + sum(cos(x[:-1][:-1])) + sum(x[2:] x[:-2]) */
+static gr_var *gts_nested_slices(gr_graph *g, gr_var *x) {
+    gr_var *a = gr_sum(gr_sqr(gr_sin(gr_slice(gr_slice(x, 0, 1, GR_OPEN, 1), 0, GR_OPEN, -1, 1))));
+    gr_var *b = gr_sum(gr_cos(gr_slice(gr_slice(x, 0, GR_OPEN, -1, 1), 0, GR_OPEN, -1, 1)));
+    (void)g;
+    return gr_add(gr_add(a, b), gr_sum(gr_mul(gr_slice(x, 0, 2, GR_OPEN, 1), gr_slice(x, 0, GR_OPEN, -2, 1))));
+}
+static void gts_nested_hessian_want(const gr_array *a, gr_array *want) {
+    int64_t n = a->size, i;
+    double *w = (double *)want->data;
+    for (i = 0; i < n; i++) {
+        double xi = gr_array_get(a, i);
+        w[i * n + i] = (i >= 1 && i <= n - 2 ? 2 * cos(2 * xi) : 0) + (i <= n - 3 ? -cos(xi) : 0);
+        if (i + 2 < n) w[i * n + i + 2] = w[(i + 2) * n + i] = 1;
+    }
+}
+/* Rosenbrock's Hessian H, then its columns c0.. (to the end or to stop from the end) */
+static void gts_rosen_hessian_want(const gr_array *a, gr_array *want, int64_t c0, int64_t stop) {
+    int64_t n = a->size, m = n - c0 + stop, i, j;
+    for (i = 0; i < n; i++)
+        for (j = 0; j < m; j++) {
+            int64_t c = j + c0;
+            double h = 0, xi = gr_array_get(a, i);
+            if (c == i) h = (i < n - 1 ? 1200 * xi * xi - 400 * gr_array_get(a, i + 1) + 2 : 0) + (i > 0 ? 200 : 0);
+            else if (c == i + 1) h = -400 * xi;
+            else if (c == i - 1) h = -400 * gr_array_get(a, c);
+            ((double *)want->data)[i * m + j] = h;
+        }
+}
+
+/* Hessians whose diagonals are parts (slices' gradients): nested slices (parts moved twice, their
+   ends from the end added), Rosenbrock's Hessian's columns from 1 and 2 on (parts cut or moved), and
+   from 1 to -1 (a part no band describes: computed densely), each against its closed form, the banded
+   ones with one Banded node and nothing row by row */
+TEST(gts_op_Banded_parts) {
+    static const int64_t cuts[4][2] = { { 1, 0 }, { 2, 0 }, { 1, -1 }, { 0, -1 } };
+    gtf_rng rng;
+    int dyn, c;
+    rng.s = 157;
+    for (dyn = 0; dyn < 2; dyn++) {
+        int64_t n = 7, hs[2] = { 7, 7 };
+        gr_graph *g = gr_graph_new();
+        gr_var *x = gtf_input(g, GR_F64, 1, &n, dyn, "x"), *H = NULL;
+        gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want = gr_array_new(GR_F64, 2, hs);
+        const char *label = dyn ? "hessian of nested slices, unknown shape" : "hessian of nested slices";
+        gts_nested_hessian_want(a, want);
+        CHECK_STATUS(gr_hessian(gts_nested_slices(g, x), 1, &x, &H, NULL), GR_OK);
+        gtf_expect(g, 1, &x, (const gr_array *const *)&a, H, GR_F64, want, GTF_TOL_F64, label);
+        gts_expect_banded(x, H, label);
+        gr_array_free(a); gr_array_free(want);
+        gr_graph_free(g);
+    }
+    for (dyn = 0; dyn < 2; dyn++)
+        for (c = 0; c < 4; c++) {
+            int64_t n = 6, hs[2];
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gtf_input(g, GR_F64, 1, &n, dyn, "x"), *H = NULL, *Hc;
+            gr_array *a = gtf_random(&rng, GR_F64, 1, &n, -1.5, 1.5), *want;
+            char label[96];
+            hs[0] = n; hs[1] = n - cuts[c][0] + cuts[c][1];
+            want = gr_array_new(GR_F64, 2, hs);
+            gts_rosen_hessian_want(a, want, cuts[c][0], cuts[c][1]);
+            snprintf(label, sizeof label, "hessian(rosenbrock)[:, %d:%d]%s", (int)cuts[c][0], (int)cuts[c][1], dyn ? ", unknown shape" : "");
+            CHECK_STATUS(gr_hessian(gts_rosen(g, x), 1, &x, &H, NULL), GR_OK);
+            Hc = gr_slice(H, 1, cuts[c][0], cuts[c][1] ? cuts[c][1] : GR_OPEN, 1);
+            gtf_expect(g, 1, &x, (const gr_array *const *)&a, Hc, GR_F64, want, GTF_TOL_F64, label);
+            if (cuts[c][1] == 0) gts_expect_banded(x, Hc, label);
+            gr_array_free(a); gr_array_free(want);
+            gr_graph_free(g);
+        }
+}
+
 TEST(gts_op_Banded) {
     static const int64_t sizes[4] = { 1, 2, 3, 7 };
     gtf_rng rng;
@@ -348,6 +421,15 @@ static gr_var *gts_jac_first(gr_graph *g, gr_var *const *x, void *u) {
     return gts_jac1(gr_mul(gr_slice(x[0], 0, GR_OPEN, 1, 1), x[0]), x[0]);
 }
 
+static gr_var *gts_hess_nested(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *h = NULL, *w = x[0];
+    (void)u;
+    return gr_hessian(gts_nested_slices(g, x[0]), 1, &w, &h, NULL) == GR_OK ? h : NULL;
+}
+static gr_var *gts_hess_rosen_cols(gr_graph *g, gr_var *const *x, void *u) {
+    gr_var *h = gts_hess_rosen(g, x, u);
+    return h ? gr_slice(h, 1, 1, GR_OPEN, 1) : NULL;
+}
 static const gtd_spec specs_EyeLike[] = {
     { "EyeLike", "jacobian(x, x), (4,): the identity", gts_jac_identity, NULL, 1, { V4(-2, 2) }, ND },
     { "EyeLike", "jacobian(sin(x0) * x1, x0), (4,) (4,)", gts_jac_sin, NULL, 2, { V4(-2, 2), V4(-2, 2) }, GG },
@@ -372,6 +454,8 @@ static const gtd_spec specs_Banded[] = {
     { "Banded", "hessian(rosenbrock(x), x), (6,)", gts_hess_rosen, NULL, 1, { GTD_IN(1, 6, 0, -1, 1) }, 0 },
     { "Banded", "jacobian(sin(x[2:]) x[:-2] - x[1:-1] / (1 + x[:-2]^2), x), (6,)", gts_jac_band, NULL, 1, { GTD_IN(1, 6, 0, -1, 1) }, 0 },
     { "Banded", "jacobian(x[:1] * x, x), (4,): not banded", gts_jac_first, NULL, 1, { V4(-1, 1) }, 0 },
+    { "Banded", "hessian(nested slices of x, x), (7,): diagonals in parts", gts_hess_nested, NULL, 1, { GTD_IN(1, 7, 0, -1, 1) }, 0 },
+    { "Banded", "hessian(rosenbrock(x), x)[:, 1:], (6,)", gts_hess_rosen_cols, NULL, 1, { GTD_IN(1, 6, 0, -1, 1) }, 0 },
     GTD_END
 };
 
@@ -398,6 +482,7 @@ GT_CASES(Batched) = {
 };
 GT_CASES(Banded) = {
     GT_VALUES(gts_op_Banded),
+    GT_VALUES(gts_op_Banded_parts),
     GT_SPECS(specs_Banded),
     GT_NO_ERRORS("made only by gr_function's rewrites, from checked nodes"),
     GT_END

@@ -3,6 +3,7 @@
    through non-differentiable ops, integer inputs, ties of Max/Min, the gradient-modifying ops,
    LogSoftmax's true JVP, the two 2025 findings, and users' ops through the double pullback. */
 #include "rs_util.h"
+#include "forward.h"
 
 /* ---- the documented examples --------------------------------------------------------------------- */
 
@@ -810,11 +811,47 @@ TEST(test_rs_user_op_null_grads) {
     gr_graph_free(g);
 }
 
+/* a vector's eval point is read in the vector's shape: the Hessian-vector product of sum(x^3) fuses into
+   one pass although x and v have unknown lengths, equals 6 x v, and a call whose v has another length
+   (one element included: it no longer broadcasts) fails with a message naming v and x */
+TEST(test_rs_eval_point_length) {
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *v = gr_vector(g, GR_F64, "v"), *gx, *hv = NULL, *ins[2];
+    double xs[3] = { 0.5, -1, 2 }, vs[3] = { 3, 0.25, -2 }, want[3], one[1] = { 1 };
+    gr_array *xa = rs_vec(3, xs), *va = rs_vec(3, vs), *bad[2] = { rs_vec(2, vs), rs_vec(1, one) };
+    const gr_array *in[2], *out[1];
+    gr_fn *f;
+    char buf[2048];
+    int i;
+    gx = gr_grad1(gr_sum(gr_mul(gr_sqr(x), x)), x);
+    CHECK_STATUS(gr_rop(1, &gx, 1, &x, &v, &hv, NULL), GR_OK);
+    ins[0] = x; ins[1] = v;
+    f = gr_function(2, ins, 1, &hv, NULL);
+    CHECK(f != NULL);
+    if (f) {
+        gts_fn_print(f, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "= Fused(") && !strstr(strstr(buf, "= Fused(") + 1, "= Fused("), "not one fused pass:\n%s", buf);
+        in[0] = xa; in[1] = va;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        for (i = 0; i < 3; i++) want[i] = 6 * xs[i] * vs[i];
+        CHECK_ARR(out[0], 3, want, 1e-15);
+        for (i = 0; i < 2; i++) {
+            in[1] = bad[i];
+            CHECK_STATUS(gr_call(f, in, out), GR_ERR_SHAPE);
+            CHECK_CONTAINS(gr_fn_message(f), "'v' of shape");
+            CHECK_CONTAINS(gr_fn_message(f), "elements of 'x'");
+        }
+    }
+    gr_fn_free(f);
+    gr_array_free(xa); gr_array_free(va); gr_array_free(bad[0]); gr_array_free(bad[1]);
+    gr_graph_free(g);
+}
+
 SUITE(suite_rop_semantics) = {
     CASE(test_rs_dot_doc), CASE(test_rs_hvp_doc), CASE(test_rs_multiple_outputs), CASE(test_rs_roots_not_in_wrt),
     CASE(test_rs_disconnected_policies), CASE(test_rs_nondiff_plus_diff), CASE(test_rs_dot_break_raises),
     CASE(test_rs_rop_of_grad_shape_only), CASE(test_rs_validation), CASE(test_rs_integer_inputs), CASE(test_rs_f_in_wrt),
     CASE(test_rs_max_min_ties), CASE(test_rs_gradops), CASE(test_rs_log_softmax_jvp), CASE(test_rs_user_op_double_pullback),
     CASE(test_rs_user_op_no_rules), CASE(test_rs_prod_zeros), CASE(test_rs_rop_of_rop), CASE(test_rs_repeated_wrt_and_shapes),
-    CASE(test_rs_user_op_null_grads), END_SUITE
+    CASE(test_rs_user_op_null_grads), CASE(test_rs_eval_point_length), END_SUITE
 };
