@@ -329,9 +329,9 @@ test-emit: $(B)/test-gcc
 	done; echo "emit: $(EMIT_FILES:%=%.c) compile as C99 (-Wpedantic, -ffreestanding) and reference no allocator"
 	@mkdir -p $(B)/emit/bench && $(CC) $(CSTD) $(WARN) -O0 -o $(B)/emit/bench-emitgen bench/emitgen.c -lm && \
 	./$(B)/emit/bench-emitgen $(B)/emit/bench && \
-	for f in $(B)/emit/bench/emitted_*.c; do $(EMIT_CC) -Wpedantic -O0 -c -o $${f%.c}.o $$f || exit 1; done && \
+	for f in $(B)/emit/bench/emitted_*.c; do $(EMIT_CC) -Wpedantic -O2 -c -o $${f%.c}.o $$f || exit 1; done && \
 	$(CC) $(CSTD) $(WARN) -O0 -DBENCH_EMIT -I$(B)/emit/bench -o $(B)/emit/bench/bench bench/bench.c $(B)/emit/bench/emitted_*.o -lm && \
-	echo "emit: make bench's generator (bench/emitgen.c) writes W1-W4, which compile as C99 (-Wpedantic) and link with bench/bench.c"
+	echo "emit: make bench's generator (bench/emitgen.c) writes W1-W4, which compile as C99 (-Wpedantic, -O2: no warning) and link with bench/bench.c"
 	@if command -v $(ARM_CC) > /dev/null 2>&1; then \
 	    for f in $(EMIT_FILES); do \
 	        $(ARM_CC) -std=c99 $(ARM_FLAGS) -Os -Wall -Wextra -Werror -c -o $(B)/emit/$$f-m4.o $(B)/emit/$$f.c || exit 1; done; \

@@ -9057,7 +9057,7 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
         if (!ta) { \
-            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \
+            for (i = 0; i < (M & ~(int64_t)3); i += 4) {   /* four rows at once, each summed in order: four chains in flight */ \
                 TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \
                 for (k = 0; k < K; k++) { \
                     TA xk = (TA)x[k]; \
@@ -9065,7 +9065,7 @@ static const char *const gr__kernel_gr__gemm_i64[] GR__UNUSED = {
                 } \
                 y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \
             } \
-            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+            for (i = M & ~(int64_t)3; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
         } else { \
             for (i = 0; i < M; i++) y[i] = 0; \
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
@@ -9076,7 +9076,7 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "    static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \\\n",
     "        int64_t i, k; \\\n",
     "        if (!ta) { \\\n",
-    "            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \\\n",
+    "            for (i = 0; i < (M & ~(int64_t)3); i += 4) {   /* four rows at once, each summed in order: four chains in flight */ \\\n",
     "                TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \\\n",
     "                for (k = 0; k < K; k++) { \\\n",
     "                    TA xk = (TA)x[k]; \\\n",
@@ -9084,7 +9084,7 @@ static const char *const gr__kernel_gr__gemv[] GR__UNUSED = {
     "                } \\\n",
     "                y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \\\n",
     "            } \\\n",
-    "            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
+    "            for (i = M & ~(int64_t)3; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \\\n",
     "        } else { \\\n",
     "            for (i = 0; i < M; i++) y[i] = 0; \\\n",
     "            for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \\\n",

@@ -197,7 +197,7 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
     static GR__UNUSED void fn(int ta, int64_t M, int64_t K, const T *A, const T *x, T *y) { \
         int64_t i, k; \
         if (!ta) { \
-            for (i = 0; i + 4 <= M; i += 4) {     /* four rows at once, each summed in order: four chains in flight */ \
+            for (i = 0; i < (M & ~(int64_t)3); i += 4) {   /* four rows at once, each summed in order: four chains in flight */ \
                 TA s0 = 0, s1 = 0, s2 = 0, s3 = 0; const T *a = A + i * K; \
                 for (k = 0; k < K; k++) { \
                     TA xk = (TA)x[k]; \
@@ -205,7 +205,7 @@ static GR__UNUSED void gr__gemm_i64(int ta, int tb, int64_t M, int64_t N, int64_
                 } \
                 y[i] = (T)s0; y[i + 1] = (T)s1; y[i + 2] = (T)s2; y[i + 3] = (T)s3; \
             } \
-            for (; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
+            for (i = M & ~(int64_t)3; i < M; i++) { TA s = 0; const T *a = A + i * K; for (k = 0; k < K; k++) s += (TA)a[k] * (TA)x[k]; y[i] = (T)s; } \
         } else { \
             for (i = 0; i < M; i++) y[i] = 0; \
             for (k = 0; k < K; k++) { T xk = x[k]; const T *a = A + k * M; for (i = 0; i < M; i++) y[i] += a[i] * xk; } \
