@@ -5663,6 +5663,39 @@ static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
 #undef GR__KROW
 };
 
+/* ---- scalar functions: a row's float64 value of one set of operands -----------------------------
+   gr__ew_scalar_f64[row](a, b, c) is what the row's float64 kernel stores for one element: its
+   float_expr (for ops/vmath.c's rows gr__m_<f>, which every lane of their vector kernels equals).
+   The straight-line program of a fused scalar group calls it (src/fuse.c); NULL for the rows whose
+   float64 result is not a float64 (CMP, LOGIC) or whose condition is not one (SELECT). */
+typedef double (*gr__ew_scalar)(double a, double b, double c);
+#define GR_T double
+#define GR_M(f) f
+#define GR__EWS_DEF(name, fexpr) \
+    static GR__UNUSED double gr__ews_##name(double a, double b, double c) { (void)a; (void)b; (void)c; return (double)(fexpr); }
+#define GR__EWS_FLOAT(name, fexpr)  GR__EWS_DEF(name, fexpr)
+#define GR__EWS_ARITH(name, fexpr)  GR__EWS_DEF(name, fexpr)
+#define GR__EWS_STEP(name, fexpr)   GR__EWS_DEF(name, fexpr)
+#define GR__EWS_CMP(name, fexpr)
+#define GR__EWS_LOGIC(name, fexpr)
+#define GR__EWS_SELECT(name, fexpr)
+#define GR__EWS(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EWS_##cls(name, fexpr)
+GR_ELEMWISE_OPS(GR__EWS)
+#undef GR__EWS
+#undef GR_T
+#undef GR_M
+#define GR__SP_FLOAT(n)  gr__ews_##n
+#define GR__SP_ARITH(n)  gr__ews_##n
+#define GR__SP_STEP(n)   gr__ews_##n
+#define GR__SP_CMP(n)    NULL
+#define GR__SP_LOGIC(n)  NULL
+#define GR__SP_SELECT(n) NULL
+static const gr__ew_scalar gr__ew_scalar_f64[GR__EW_COUNT] = {
+#define GR__SROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_K(name, GR__SP_##cls(name)),
+    GR_ELEMWISE_OPS(GR__SROW)
+#undef GR__SROW
+};
+
 enum gr__ew_class { GR__EC_FLOAT, GR__EC_ARITH, GR__EC_STEP, GR__EC_CMP, GR__EC_LOGIC, GR__EC_SELECT };
 static const unsigned char gr__ew_class[GR__EW_COUNT] = {
 #define GR__CROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EC_##cls,
@@ -20551,6 +20584,9 @@ typedef struct gr__fprog {
     int64_t blk;
     gr__fop *ops;
     double *imm;                         /* an immediate's value, stored in its dtype's bytes */
+    double *val;                         /* the scalar program's values, one per reference (in its dtype's
+                                            bytes): inputs copied in, immediates, outputs, registers */
+    int32_t f64;                         /* every instruction runs in gr__fscalar_f64 */
     unsigned char *regs;
     const void **ptr;                    /* per reference, set block by block */
     int64_t *st;                         /* per reference: 0 (broadcast) or 1 */
@@ -20702,43 +20738,110 @@ static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
         gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
 }
 
-/* A group of one element (scalar functions): a straight-line program, float64 arithmetic in place
-   (the expressions of the table's rows, so the same values), the rest by its kernel on one element.
-   0 when some input has more than one element (broadcast into the one output element: not here). */
-static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
-    int32_t e, m, k;
-    for (e = 0; e < p->n_ext; e++) {
-        if (in[e]->size != 1) return 0;
-        p->ptr[e] = in[e]->data;
-        p->st[e] = 0;
+/* ---- the scalar program: a group of one element (scalar functions) ------------------------------
+   Every value in one flat array, val[ref] (a reference's value in its dtype's bytes): the inputs
+   are copied in, the immediates are there from the start, the outputs are copied out at the end.
+   float64 instructions compute in place: add, sub, mul, neg, sqr and the multiply-add as the
+   table's expressions, sin and cos together as their pair's kernel does (gr__vm_sincos1), the other
+   rows by their scalar function (gr__ew_scalar_f64: the float64 kernel's value for one element);
+   the rest (other dtypes, comparisons, where, casts) by the kernel on one element. */
+
+/* one instruction by its kernel on one element, the operands in v */
+static void gr__fop_run1(double *v, const gr__fop *op) {
+    const void *args[3];
+    int64_t st[3] = { 0, 0, 0 };
+    int a;
+    if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
+        for (a = 0; a < op->n_args; a++) args[a] = &v[op->arg[a]];
+        if (op->row == GR__FOP_MULADD)
+            (op->dtype == GR_F64 ? gr__muladd_f64 : gr__muladd_f32)(1, &v[op->out], args, st);
+        else
+            gr__ew_kernels[op->row][op->dtype](1, &v[op->out], args, st);
+    } else if (op->row == GR__FOP_PAIR)
+        gr__ew_pairs[op->arg[1]].run(op->dtype, &v[op->out], &v[op->out2], &v[op->arg[0]], 0, 1);
+    else
+        gr__convert_run(op->odtype, &v[op->out], op->dtype, &v[op->arg[0]], 0, 1);
+}
+
+/* whether instruction op is one gr__fscalar_f64 runs: float64 in and out, and add, sub, mul, neg,
+   sqr, the multiply-add, the pair sin and cos (whose pair index, read as an operand, is a reference),
+   or a row with a scalar function */
+static int gr__fop_f64(const gr__fprog *p, const gr__fop *op) {
+    if (op->dtype != GR_F64 || op->odtype != GR_F64) return 0;
+    if (op->row == GR__FOP_MULADD) return 1;
+    if (op->row == GR__FOP_PAIR)
+        return gr__ew_pairs[op->arg[1]].first == GR__EW_sin && gr__ew_pairs[op->arg[1]].second == GR__EW_cos && op->arg[1] < p->n_refs;
+    return op->row < GR__EW_COUNT && gr__ew_scalar_f64[op->row] != NULL;
+}
+
+/* the instructions, every one float64 (gr__fop_f64), over v: the operands loaded before the row is
+   looked at (an operand an instruction does not have reads arg[0]), the rows most programs are made
+   of tested first. The last result also stays in a register (r, of reference last): an operand
+   that is the instruction before's result is taken from there, not reloaded from v just after
+   its store (a chain of a million links is a chain of such reads). */
+static void gr__fscalar_f64(const gr__fop *op, const gr__fop *end, double *v) {
+    double r = 0;
+    int32_t last = -1;
+    for (; op < end; op++) {
+        int row = op->row;
+        double a, b;
+        if (op->arg[0] == last) a = r; else a = v[op->arg[0]];
+        if (op->arg[1] == last) b = r; else b = v[op->arg[1]];
+        if (row == GR__EW_mul) r = a * b;
+        else if (row == GR__EW_add) r = a + b;
+        else if (row == GR__FOP_MULADD) { double t = a * b; r = t + (op->arg[2] == last ? r : v[op->arg[2]]); }
+        else if (row == GR__FOP_PAIR) gr__vm_sincos1(a, &r, &v[op->out2]);   /* (the pair's kernel's values) */
+        else if (row == GR__EW_sub) r = a - b;
+        else if (row == GR__EW_neg) r = -a;
+        else if (row == GR__EW_sqr) r = a * a;
+        else r = gr__ew_scalar_f64[row](a, b, v[op->arg[2]]);
+        v[op->out] = r;
+        last = op->out;
     }
-    for (m = 0; m < p->n_out; m++) p->ptr[p->n_ext + p->n_imm + m] = out[m]->data;
-    for (k = 0; k < p->n_ops; k++) {
-        const gr__fop *op = &p->ops[k];
-#define GR__FS(r) (*(const double *)p->ptr[op->arg[r]])
-        double *o = (double *)(uintptr_t)p->ptr[op->out];
-        if (op->dtype != GR_F64) gr__fop_run(p, op, 1);
-        else if (op->row == GR__EW_add) *o = GR__FS(0) + GR__FS(1);
-        else if (op->row == GR__EW_sub) *o = GR__FS(0) - GR__FS(1);
-        else if (op->row == GR__EW_mul) *o = GR__FS(0) * GR__FS(1);
-        else if (op->row == GR__EW_neg) *o = -GR__FS(0);
-        else if (op->row == GR__EW_sqr) { double a = GR__FS(0); *o = a * a; }
-        else if (op->row == GR__FOP_MULADD) { double t = GR__FS(0) * GR__FS(1); *o = t + GR__FS(2); }
-        else if (op->row == GR__FOP_PAIR && gr__ew_pairs[op->arg[1]].first == GR__EW_sin && gr__ew_pairs[op->arg[1]].second == GR__EW_cos)
-            gr__vm_sincos1(GR__FS(0), o, (double *)(uintptr_t)p->ptr[op->out2]);   /* (the pair's kernel's values) */
-        else gr__fop_run(p, op, 1);
-#undef GR__FS
+}
+
+/* the instructions over v, in order: runs of float64 ones as above, the others by their kernel */
+static void gr__fscalar_run(const gr__fprog *p, const gr__fop *op, const gr__fop *end, double *v) {
+    while (op < end) {
+        const gr__fop *run = op;
+        while (run < end && gr__fop_f64(p, run)) run++;
+        gr__fscalar_f64(op, run, v);
+        if (run < end) gr__fop_run1(v, run++);
+        op = run;
+    }
+}
+
+/* the program on one element; 0 when some input has more than one element (broadcast into the one
+   output element: not here) */
+static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
+    double *v = p->val, *vo = p->val + p->n_ext + p->n_imm;
+    int32_t e, m;
+    for (e = 0; e < p->n_ext; e++) {                 /* (v is scratch: a refusal leaves nothing behind) */
+        const gr_array *a = in[e];
+        if (a->size != 1) return 0;
+        if (a->dtype == GR_F64) v[e] = *(const double *)a->data;
+        else memcpy(&v[e], a->data, gr__dsize(a->dtype));
+    }
+    if (p->f64) gr__fscalar_f64(p->ops, p->ops + p->n_ops, v);
+    else gr__fscalar_run(p, p->ops, p->ops + p->n_ops, v);
+    for (m = 0; m < p->n_out; m++) {
+        if (out[m]->dtype == GR_F64) *(double *)out[m]->data = vo[m];
+        else memcpy(out[m]->data, &vo[m], gr__dsize(out[m]->dtype));
     }
     return 1;
 }
 
-static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
-    gr__fprog *p = (gr__fprog *)gr__fp(node);
+/* the program over the data block by block (kept out of gr__Fused_perform, whose scalar calls
+   then need none of its frame) */
+#if defined(__GNUC__) || defined(__clang__)
+#define GR__FUSE_NOINLINE __attribute__((noinline))
+#else
+#define GR__FUSE_NOINLINE
+#endif
+static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
     const gr_array *o0 = out[0];
     int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
     int nd = 0, d, k, m;
-    if (o0->size == 0) return GR_OK;
-    if (o0->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
     /* element strides of every external input over the output's shape (0 where broadcast), with
        axes of size 1 dropped and neighbours merged where every operand is contiguous across them */
     for (d = 0; d < o0->ndim; d++) {
@@ -20792,6 +20895,13 @@ static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *i
         }
     }
     return GR_OK;
+}
+
+static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
+    gr__fprog *p = (gr__fprog *)gr__fp(node);
+    if (out[0]->size == 0) return GR_OK;
+    if (out[0]->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
+    return gr__Fused_blocks(p, in, out);
 }
 
 static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
@@ -21192,9 +21302,9 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
 /* the scratch a call uses: registers, and per reference its pointer and stride */
 static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     gr__fprog *p = gs->p;
-    size_t at[5], size[5];
+    size_t at[6], size[6];
     unsigned char *b;
-    int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i;
+    int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i, k;
     p->n_ops = gs->op_i;
     p->n_reg = n_reg;
     p->n_refs = n_ext + n_imm + n_out + n_reg;
@@ -21203,14 +21313,23 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     size[2] = sizeof(int64_t) * (size_t)p->n_refs;
     size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
     size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
-    b = (unsigned char *)gr__fprog_block(fz->cg, 5, size, at);
+    size[5] = sizeof(double) * (size_t)p->n_refs;
+    b = (unsigned char *)gr__fprog_block(fz->cg, 6, size, at);
     if (!b) return GR_ERR_NOMEM;
     p->regs = b;
     p->ptr = (const void **)(b + at[1]);
     p->st = (int64_t *)(b + at[2]);
     p->ext_st = (int64_t *)(b + at[3]);
     p->ext_off = (int64_t *)(b + at[4]);
-    for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; }
+    p->val = (double *)(b + at[5]);
+    memset(p->val, 0, size[5]);
+    for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; memcpy(&p->val[n_ext + i], &p->imm[i], sizeof(double)); }
+    p->f64 = 1;
+    for (k = 0; k < p->n_ops; k++) {                /* an operand an instruction does not have reads arg[0] */
+        if (p->ops[k].row != GR__FOP_PAIR)
+            for (i = p->ops[k].n_args; i < 3; i++) p->ops[k].arg[i] = p->ops[k].arg[0];
+        if (!gr__fop_f64(p, &p->ops[k])) p->f64 = 0;
+    }
     for (i = 0; i < n_out; i++) p->st[n_ext + n_imm + i] = 1;
     for (i = 0; i < n_reg; i++) {
         p->ptr[n_ext + n_imm + n_out + i] = p->regs + (size_t)i * (size_t)p->blk * 8u;
@@ -22416,6 +22535,29 @@ static gr_status gr__call_bind(gr_fn *f, const gr_array *const *inputs) {
     return GR_OK;
 }
 
+/* The steady call: a function that is planned, whose steps' shapes follow from its leaves' alone
+   and that has no shared variable, called with inputs of the dtypes and shapes of its plan (hence
+   valid: the plan's shapes were checked). Their data bound, 1; else 0, and the full checks run (they
+   bind every input again, and name what is wrong). */
+static int gr__call_bind_steady(gr_fn *f, const gr_array *const *inputs) {
+    int i, d;
+    if (!f->planned || !f->shape_pure || f->dynamic || f->n_shared_slots) return 0;
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = inputs[i];
+        int32_t s = f->in_slot[i];
+        gr_array *b = &f->slots[s].arr;
+        const int64_t *cache = f->shape_cache + f->shape_at[s];
+        if (!a || a->dtype != b->dtype || a->ndim != b->ndim || a->size != cache[0] || (!a->data && a->size)) return 0;
+        for (d = 0; d < a->ndim; d++) {
+            if (a->shape[d] != cache[d + 1]) return 0;
+            b->shape[d] = a->shape[d];
+        }
+        b->size = a->size;
+        b->data = a->data;
+    }
+    return 1;
+}
+
 /* a shared variable's slot bound to its storage's value; 0 when its shape is not the static one */
 static int gr__call_bind_shared(gr__slot *sl) {
     const gr_array *v = ((const gr__storage *)gr__ext(sl->var))->value;
@@ -22529,6 +22671,7 @@ static gr_status gr__call_results(gr_fn *f, const gr_array **outputs) {
     int i;
     for (i = 0; i < f->n_out; i++) {
         gr__slot *sl = &f->slots[f->out_slot[i]];
+        if (sl->view_of < 0 && !sl->external) { outputs[i] = &sl->arr; continue; }   /* (its own memory: the common case) */
         if (f->slots[gr__slot_root(f, f->out_slot[i])].external) {
             gr_array *c = &f->out_copy[i];
             *c = sl->arr;
@@ -22665,8 +22808,13 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     int i, changed;
     gr_status st;
     if (!f) return GR_ERR_VALUE;
-    changed = !f->planned;
     f->message[0] = 0;
+    if ((inputs || !f->n_in) && (outputs || !f->n_out) && gr__call_bind_steady(f, inputs)) {   /* the plan's shapes: nothing to check or settle */
+        if ((!f->n_upd || (st = gr__call_upd_shapes(f)) == GR_OK) && (st = gr__call_run(f)) == GR_OK) return gr__call_results(f, outputs);
+        for (i = 0; i < f->n_out; i++) outputs[i] = NULL;           /* (as below) */
+        return st;
+    }
+    changed = !f->planned;
     for (i = 0; outputs && i < f->n_out; i++) outputs[i] = NULL;     /* stays so when the call fails */
     if (f->n_in > 0 && !inputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: inputs is NULL but the function takes %d", f->n_in);
     if (f->n_out > 0 && !outputs) return gr__fn_error(f, GR_ERR_VALUE, "gr_call: outputs is NULL but the function gives %d", f->n_out);

@@ -199,6 +199,39 @@ static const gr__ew_kernel gr__ew_kernels[GR__EW_COUNT][4] = {
 #undef GR__KROW
 };
 
+/* ---- scalar functions: a row's float64 value of one set of operands -----------------------------
+   gr__ew_scalar_f64[row](a, b, c) is what the row's float64 kernel stores for one element: its
+   float_expr (for ops/vmath.c's rows gr__m_<f>, which every lane of their vector kernels equals).
+   The straight-line program of a fused scalar group calls it (src/fuse.c); NULL for the rows whose
+   float64 result is not a float64 (CMP, LOGIC) or whose condition is not one (SELECT). */
+typedef double (*gr__ew_scalar)(double a, double b, double c);
+#define GR_T double
+#define GR_M(f) f
+#define GR__EWS_DEF(name, fexpr) \
+    static GR__UNUSED double gr__ews_##name(double a, double b, double c) { (void)a; (void)b; (void)c; return (double)(fexpr); }
+#define GR__EWS_FLOAT(name, fexpr)  GR__EWS_DEF(name, fexpr)
+#define GR__EWS_ARITH(name, fexpr)  GR__EWS_DEF(name, fexpr)
+#define GR__EWS_STEP(name, fexpr)   GR__EWS_DEF(name, fexpr)
+#define GR__EWS_CMP(name, fexpr)
+#define GR__EWS_LOGIC(name, fexpr)
+#define GR__EWS_SELECT(name, fexpr)
+#define GR__EWS(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EWS_##cls(name, fexpr)
+GR_ELEMWISE_OPS(GR__EWS)
+#undef GR__EWS
+#undef GR_T
+#undef GR_M
+#define GR__SP_FLOAT(n)  gr__ews_##n
+#define GR__SP_ARITH(n)  gr__ews_##n
+#define GR__SP_STEP(n)   gr__ews_##n
+#define GR__SP_CMP(n)    NULL
+#define GR__SP_LOGIC(n)  NULL
+#define GR__SP_SELECT(n) NULL
+static const gr__ew_scalar gr__ew_scalar_f64[GR__EW_COUNT] = {
+#define GR__SROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EW_K(name, GR__SP_##cls(name)),
+    GR_ELEMWISE_OPS(GR__SROW)
+#undef GR__SROW
+};
+
 enum gr__ew_class { GR__EC_FLOAT, GR__EC_ARITH, GR__EC_STEP, GR__EC_CMP, GR__EC_LOGIC, GR__EC_SELECT };
 static const unsigned char gr__ew_class[GR__EW_COUNT] = {
 #define GR__CROW(name, arity, cls, fexpr, iexpr, d0, d1, d2) GR__EC_##cls,

@@ -1571,7 +1571,120 @@ TEST(gts_op_Fused_muladd) {
     }
 }
 
-/* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
+/* ==== the scalar program of a one-element group, against the rows' kernels on arrays ===============
+   A fused group whose output has one element runs as a straight-line program (src/fuse.c: float64
+   instructions by the rows' scalar functions gr__ew_scalar_f64, or inline, the rest by their
+   kernels on one element). For every row whose inputs are floats, in float64 and float32: the
+   group { row(a, b, c), -a } on 0-d inputs, called once per element, must give exactly the bits
+   of the row's kernel over the whole arrays, compiled without fusion (GTE_SN = 40 values from the
+   row's domains, five whole vectors of any width, then special values in the tail). The same for
+   the multiply-add (a b + c, one instruction) and the pair sin, cos (one reduction). */
+enum { GTE_SN = 40, GTE_SX = 9, GTE_ST = GTE_SN + GTE_SX };
+
+/* the bits of element k of a (dtype dt) and of the 0-d array s agree (NaN: both NaN) */
+static int gte_same_bits(const gr_array *a, int64_t k, const gr_array *s) {
+    size_t w = a->dtype == GR_F32 ? 4u : a->dtype == GR_BOOL ? 1u : 8u;
+    double u = gr_array_get(a, k), v = gr_array_get(s, 0);
+    if (u != u && v != v) return 1;
+    return s->dtype == a->dtype && memcmp((const char *)a->data + (size_t)k * w, s->data, w) == 0;
+}
+
+/* n_out outputs built by `build` from n_in inputs of dtype dt: one-element calls of the fused
+   function (one Fused node) against the unfused function over arrays of GTE_ST values (in[i]);
+   every output's bits */
+typedef void (*gte_sbuild)(gr_var *const *x, const void *row, gr_var **out);
+static void gte_scalar_case(const char *what, gr_dtype dt, int n_in, int n_out, gte_sbuild build, const void *row,
+                            gr_array *const *in) {
+    gr_graph *g = gr_graph_new();
+    gr_var *xs[3], *xv[3], *ys[2], *yv[2];
+    gr_fn *fs, *fv;
+    gr_fn_opts none;
+    const gr_array *rv[2], *rs[2];
+    char buf[4096];
+    int i, j, bad = 0;
+    int64_t k;
+    memset(&none, 0, sizeof none);
+    none.optimize = GR_OPT_NONE;
+    for (i = 0; i < n_in; i++) {
+        xs[i] = gr_scalar(g, dt, gte_in_names[i]);
+        xv[i] = gr_vector(g, dt, gte_in_names[i]);
+    }
+    build(xs, row, ys);
+    build(xv, row, yv);
+    fs = gr_function(n_in, xs, n_out, ys, NULL);
+    fv = gr_function(n_in, xv, n_out, yv, &none);
+    gts_fn_print(fs, buf, sizeof buf);
+    CHECK_MSG(fs && gr_fn_node_count(fs) == 1 && strstr(buf, "Fused("), "%s %s: not one Fused node:\n%s", what, gr_dtype_name(dt), buf);
+    CHECK_MSG(fv && gr_call(fv, (const gr_array *const *)in, rv) == GR_OK, "%s %s: the arrays", what, gr_dtype_name(dt));
+    for (k = 0; fs && fv && rv[0] && k < GTE_ST && !bad; k++) {
+        gr_array *one[3];
+        for (i = 0; i < n_in; i++) one[i] = gr_array_scalar(dt, gr_array_get(in[i], k));
+        CHECK_MSG(gr_call(fs, (const gr_array *const *)one, rs) == GR_OK, "%s %s: element %d", what, gr_dtype_name(dt), (int)k);
+        for (j = 0; j < n_out && rs[0]; j++)
+            if (!gte_same_bits(rv[j], k, rs[j])) {
+                CHECK_MSG(0, "%s %s, output %d at (%.17g, %.17g, %.17g): the scalar program gives %.17g, the kernel %.17g", what,
+                          gr_dtype_name(dt), j, gr_array_get(in[0], k), n_in > 1 ? gr_array_get(in[1], k) : 0.0,
+                          n_in > 2 ? gr_array_get(in[2], k) : 0.0, gr_array_get(rs[j], 0), gr_array_get(rv[j], k));
+                bad = 1;
+            }
+        for (i = 0; i < n_in; i++) gr_array_free(one[i]);
+    }
+    gr_fn_free(fs); gr_fn_free(fv);
+    gr_graph_free(g);
+}
+
+/* the row's value and -a (|a| beside neg): a second member, so that the two are one group */
+static void gte_sb_row(gr_var *const *x, const void *row_, gr_var **out) {
+    const gte_row *row = (const gte_row *)row_;
+    out[0] = row->arity == 1 ? row->b1(x[0]) : row->arity == 2 ? row->b2(x[0], x[1]) : row->b3(x[0], x[1], x[2]);
+    out[1] = strcmp(row->name, "neg") != 0 ? gr_neg(x[0]) : gr_abs(x[0]);
+}
+static void gte_sb_muladd(gr_var *const *x, const void *u, gr_var **out) { (void)u; out[0] = gr_add(gr_mul(x[0], x[1]), x[2]); }
+static void gte_sb_sincos(gr_var *const *x, const void *u, gr_var **out) { (void)u; out[0] = gr_sin(x[0]); out[1] = gr_cos(x[0]); }
+
+/* GTE_ST values of dtype dt: GTE_SN from domain d, then the special values */
+static gr_array *gte_scalar_values(gtf_rng *r, gr_dtype dt, const gte_dom *d) {
+    static const double sp[GTE_SX] = { 0.0, -0.0, 0.5, -2.0, 1e300, -1e-310, 3e6, INFINITY, NAN };
+    int64_t n = GTE_ST, k;
+    gr_array *a = gr_array_new(dt, 1, &n);
+    for (k = 0; a && k < GTE_ST; k++) {
+        double v = k < GTE_SN ? gte_draw_float(r, d) : sp[k - GTE_SN];
+        if (dt == GR_F64) ((double *)a->data)[k] = v;
+        else ((float *)a->data)[k] = (float)v;
+    }
+    return a;
+}
+
+#define GTE_SROW(name, ...) #name,
+static const char *const gte_scalar_rows[] = { GR_ELEMWISE_OPS(GTE_SROW) NULL };
+#undef GTE_SROW
+
+TEST(gts_op_Fused_scalar) {
+    static const gr_dtype dts[2] = { GR_F64, GR_F32 };
+    static const gte_dom wide = GTE_DOM(-12, 12, 0, 0, GTE_Q);
+    gtf_rng rng = { 20261126u };
+    int r, t, i, rows = 0;
+    for (t = 0; t < 2; t++) {
+        for (r = 0; gte_scalar_rows[r]; r++) {
+            const gte_row *row = gte_row_of(gte_scalar_rows[r]);
+            gr_array *in[3] = { NULL, NULL, NULL };
+            if (!row || row->cls == GTE_LOGIC) continue;           /* (bool operands) */
+            for (i = 0; i < row->arity; i++) in[i] = gte_scalar_values(&rng, dts[t], &row->cases->dom[i]);
+            gte_scalar_case(row->name, dts[t], row->arity, 2, gte_sb_row, row, in);
+            for (i = 0; i < row->arity; i++) gr_array_free(in[i]);
+            rows++;
+        }
+        {
+            gr_array *in[3];
+            for (i = 0; i < 3; i++) in[i] = gte_scalar_values(&rng, dts[t], &wide);
+            gte_scalar_case("a b + c", dts[t], 3, 1, gte_sb_muladd, NULL, in);
+            gte_scalar_case("sin a, cos a", dts[t], 1, 2, gte_sb_sincos, NULL, in);
+            for (i = 0; i < 3; i++) gr_array_free(in[i]);
+        }
+    }
+    CHECK(rows > 2 * 40);
+}
+
 /* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
 static gr_var *gte_b_chain(gr_graph *g, gr_var *const *x, void *u) {
     (void)u;
@@ -1588,6 +1701,7 @@ static const gtd_spec specs_Fused[] = {
 GT_CASES(Fused) = {
     GT_VALUES(gts_op_Fused),
     GT_VALUES(gts_op_Fused_muladd),
+    GT_VALUES(gts_op_Fused_scalar),
     GT_SPECS(specs_Fused),
     GT_NO_ERRORS("made by gr_function only (src/fuse.c), from nodes already checked"),
     GT_END
