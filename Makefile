@@ -414,8 +414,15 @@ test-small: gradient.h | $(B)
 	    $(B)/small-m4-core.o -lm 2>&1 | grep -v 'is not implemented and will always fail' || true; \
 	  test -f $(B)/small-m4-core.elf || exit 1; \
 	  arm-none-eabi-size $(B)/small-m4.elf $(B)/small-m4-nostdio.elf $(B)/small-m4-core.elf $(B)/small-m4-ew.elf; \
+	  t=$$(arm-none-eabi-size $(B)/small-m4-ew.elf | awk 'NR == 2 { print $$1 }'); \
+	  if [ "$$t" -gt $(SMALL_EW_FLASH) ]; then echo "test-small: the six-row Cortex-M4 image has $$t bytes of code, over $(SMALL_EW_FLASH)"; exit 1; fi; \
+	  echo "test-small: the six-row Cortex-M4 image: $$t bytes of code (budget $(SMALL_EW_FLASH))"; \
 	else echo "test-small: $(ARM_CC) not installed: no Cortex-M4 build (CI installs gcc-arm-none-eabi)"; fi
 
+
+# the flash budget of the six-row image (README "Small targets": 104,973 B on 2026-11-26; 751 KB
+# would have gone unnoticed)
+SMALL_EW_FLASH = 120000
 
 # examples/embedded (README.md, Embedding): make_model builds an MPC cost and its gradient with the
 # library, checks gr_call against plain C and emits mpc.c + mpc.h; built again with -DEMBED_CHECK and

@@ -2720,12 +2720,21 @@ static const gr__ew_rewrite gr__ew_rewrites[] = {
 #define GR__VM_NOFMA
 #endif
 /* the cores: always inlined into their callers (the maps, the scalar functions), so that the maps'
-   independent vectors interleave and constants are operands, not calls passing vectors */
-#if defined(__GNUC__) || defined(__clang__)
-#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+   independent vectors interleave and constants are operands, not calls passing vectors. Where code
+   size matters more (-Os) or vectors of doubles are not the hardware's (32-bit ARM: every lane in
+   software), GR__VM_SMALL: plain inline and one vector at a time (the same values, a third of the
+   code) */
+#if defined(__OPTIMIZE_SIZE__) || !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))
+#define GR__VM_SMALL 1
+#define GR__VM_INL inline
+#elif defined(__GNUC__) || defined(__clang__)
+#define GR__VM_SMALL 0
+#define GR__VM_INL inline __attribute__((always_inline))
 #else
-#define GR__VM_FNI GR__VM_FN inline
+#define GR__VM_SMALL 0
+#define GR__VM_INL inline
 #endif
+#define GR__VM_FNI GR__VM_FN GR__VM_INL
 #define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */
 #define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */
 #define GR__VM_LN2LO 1.90821492927058770002e-10
@@ -2892,12 +2901,21 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_NOFMA\n",
     "#endif\n",
     "/* the cores: always inlined into their callers (the maps, the scalar functions), so that the maps'\n",
-    "   independent vectors interleave and constants are operands, not calls passing vectors */\n",
-    "#if defined(__GNUC__) || defined(__clang__)\n",
-    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "   independent vectors interleave and constants are operands, not calls passing vectors. Where code\n",
+    "   size matters more (-Os) or vectors of doubles are not the hardware's (32-bit ARM: every lane in\n",
+    "   software), GR__VM_SMALL: plain inline and one vector at a time (the same values, a third of the\n",
+    "   code) */\n",
+    "#if defined(__OPTIMIZE_SIZE__) || !(defined(__x86_64__) || defined(__i386__) || defined(__aarch64__))\n",
+    "#define GR__VM_SMALL 1\n",
+    "#define GR__VM_INL inline\n",
+    "#elif defined(__GNUC__) || defined(__clang__)\n",
+    "#define GR__VM_SMALL 0\n",
+    "#define GR__VM_INL inline __attribute__((always_inline))\n",
     "#else\n",
-    "#define GR__VM_FNI GR__VM_FN inline\n",
+    "#define GR__VM_SMALL 0\n",
+    "#define GR__VM_INL inline\n",
     "#endif\n",
+    "#define GR__VM_FNI GR__VM_FN GR__VM_INL\n",
     "#define GR__VM_SHIFT 6755399441055744.0             /* 1.5 * 2^52: x + SHIFT rounds x to an integer */\n",
     "#define GR__VM_LN2HI 6.93147180369123816490e-01      /* ln 2 in 32 bits, and the rest */\n",
     "#define GR__VM_LN2LO 1.90821492927058770002e-10\n",
@@ -4577,7 +4595,7 @@ typedef double gr__vmwd __attribute__((vector_size(32)));
 typedef uint64_t gr__vmwu __attribute__((vector_size(32)));
 #define GR__VM_AVX2 __attribute__((target("avx2")))
 #undef GR__VM_FNI
-#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2
+#define GR__VM_FNI GR__VM_FN GR__VM_INL GR__VM_AVX2
 #define GR__VMW_TOU(x) ((gr__vmwu)(x))
 #define GR__VMW_TOD(u) ((gr__vmwd)(u))
 #define GR__VMW_LE(a, b) ((gr__vmwu)((a) <= (b)))
@@ -4596,7 +4614,7 @@ GR__VM_CORES(_w, gr__vmwd, gr__vmwu, GR__VMW)
 static GR__VM_FNI gr__vmwd gr__vm_sin_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return s; }
 static GR__VM_FNI gr__vmwd gr__vm_cos_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return c; }
 #undef GR__VM_FNI
-#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+#define GR__VM_FNI GR__VM_FN GR__VM_INL
 static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2"); }
 #else
 #define GR__VM_W 0
@@ -4609,7 +4627,10 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
 /* GR__VM_G vectors at a time (independent chains that interleave: one chain of 16-byte vectors
    leaves most of the core idle waiting on latencies), then one, then the tail; a group holding a
    lane outside the main range goes lane by lane */
-#if GR__VM_BYTES == 16
+#if GR__VM_SMALL
+#define GR__VM_G 1
+#define GR__VM_GROUP(F, f) F(0, f)
+#elif GR__VM_BYTES == 16
 #define GR__VM_G 4
 #define GR__VM_GROUP(F, f) F(0, f) F(1, f) F(2, f) F(3, f)
 #else
@@ -4709,7 +4730,7 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "typedef uint64_t gr__vmwu __attribute__((vector_size(32)));\n",
     "#define GR__VM_AVX2 __attribute__((target(\"avx2\")))\n",
     "#undef GR__VM_FNI\n",
-    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2\n",
+    "#define GR__VM_FNI GR__VM_FN GR__VM_INL GR__VM_AVX2\n",
     "#define GR__VMW_TOU(x) ((gr__vmwu)(x))\n",
     "#define GR__VMW_TOD(u) ((gr__vmwd)(u))\n",
     "#define GR__VMW_LE(a, b) ((gr__vmwu)((a) <= (b)))\n",
@@ -4728,7 +4749,7 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "static GR__VM_FNI gr__vmwd gr__vm_sin_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return s; }\n",
     "static GR__VM_FNI gr__vmwd gr__vm_cos_main_w(gr__vmwd x) { gr__vmwd s, c; gr__vm_sincos_core_w(x, &s, &c); return c; }\n",
     "#undef GR__VM_FNI\n",
-    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "#define GR__VM_FNI GR__VM_FN GR__VM_INL\n",
     "static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports(\"avx2\"); }\n",
     "#else\n",
     "#define GR__VM_W 0\n",
@@ -4741,7 +4762,10 @@ static const char *const gr__kernel_GR__VM_MAP[] GR__UNUSED = {
     "/* GR__VM_G vectors at a time (independent chains that interleave: one chain of 16-byte vectors\n",
     "   leaves most of the core idle waiting on latencies), then one, then the tail; a group holding a\n",
     "   lane outside the main range goes lane by lane */\n",
-    "#if GR__VM_BYTES == 16\n",
+    "#if GR__VM_SMALL\n",
+    "#define GR__VM_G 1\n",
+    "#define GR__VM_GROUP(F, f) F(0, f)\n",
+    "#elif GR__VM_BYTES == 16\n",
     "#define GR__VM_G 4\n",
     "#define GR__VM_GROUP(F, f) F(0, f) F(1, f) F(2, f) F(3, f)\n",
     "#else\n",
@@ -5034,13 +5058,13 @@ GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_arccosh_main_v gr__vm_arccosh_core_v
 #if GR__VM_W
 #undef GR__VM_FNI
-#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2
+#define GR__VM_FNI GR__VM_FN GR__VM_INL GR__VM_AVX2
 /* (lane by lane, GCC's sqrt keeps a branch for errno per lane: the AVX instruction's builtin, the one
    operation the vector extensions lack; correctly rounded, the same bits) */
 #define GR__VMW_SQRT(x) __builtin_ia32_sqrtpd256(x)
 GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)
 #undef GR__VM_FNI
-#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))
+#define GR__VM_FNI GR__VM_FN GR__VM_INL
 #define gr__vm_erf_main_w gr__vm_erf_core_w
 #define gr__vm_erfc_main_w gr__vm_erfc_core_w
 #define gr__vm_exp2_main_w gr__vm_exp2_core_w
@@ -5090,13 +5114,13 @@ static const char *const gr__kernel_GR__VM_MAP2S[] GR__UNUSED = {
     "#define gr__vm_arccosh_main_v gr__vm_arccosh_core_v\n",
     "#if GR__VM_W\n",
     "#undef GR__VM_FNI\n",
-    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline)) GR__VM_AVX2\n",
+    "#define GR__VM_FNI GR__VM_FN GR__VM_INL GR__VM_AVX2\n",
     "/* (lane by lane, GCC's sqrt keeps a branch for errno per lane: the AVX instruction's builtin, the one\n",
     "   operation the vector extensions lack; correctly rounded, the same bits) */\n",
     "#define GR__VMW_SQRT(x) __builtin_ia32_sqrtpd256(x)\n",
     "GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)\n",
     "#undef GR__VM_FNI\n",
-    "#define GR__VM_FNI GR__VM_FN inline __attribute__((always_inline))\n",
+    "#define GR__VM_FNI GR__VM_FN GR__VM_INL\n",
     "#define gr__vm_erf_main_w gr__vm_erf_core_w\n",
     "#define gr__vm_erfc_main_w gr__vm_erfc_core_w\n",
     "#define gr__vm_exp2_main_w gr__vm_exp2_core_w\n",
