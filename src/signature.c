@@ -91,7 +91,8 @@ static const int32_t *gr__sig(gr__rewriter *rw, const gr_var *v) {
     int i;
     if (v->ndim == 0) return none;                  /* nothing to know: no entry (most nodes of a scalar chain) */
     if (v->id < rw->cap_sig_at && rw->sig_at[v->id] >= 0) return rw->sig + rw->sig_at[v->id];
-    if (gr__owner(v))
+    if (gr__owner(v) && v->out_index == 0)          /* (outputs after the first get fresh symbols anyway: not
+                                                       a look at every input for each of a split's n outputs) */
         for (i = 0; i < gr__owner(v)->n_in; i++) {
             const gr_var *x = gr__in(gr__owner(v))[i];
             if (x->ndim > 0 && !(x->id < rw->cap_sig_at && rw->sig_at[x->id] >= 0) && gr__owner(x)) {
