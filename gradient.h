@@ -937,7 +937,9 @@ extern "C" {
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
             a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
             the others read when it is nonzero, the second half when it is zero: the nodes only one
-            side needs run only then); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
+            side needs run only then); FOLD: with a 0-d output, the sum of all of input 0, which a
+            fused group making input 0 may take as it goes (src/fuse.c, gr__sum8: the same bits);
+            two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
    sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
@@ -950,7 +952,7 @@ extern "C" {
     /* ops/elemwise.c */ \
     X(Cast,             1,  1,  Cast,          NULL,         none,       CONVERT,          same,        like0,      Cast)           /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes */ \
+    X(Sum,              1,  1,  reduce,        NULL,         none,       FOLD,             reduce,      reduce,     none)           /* y = sum over axes */ \
     X(Mean,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes / count */ \
     X(Prod,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = product over axes */ \
     X(Max,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = max over axes */ \
@@ -1301,10 +1303,12 @@ enum {
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
     GR__OPF_GRAPHOP  = 2048,         /* its params begin with a gr__graphop *: counted, and its
                                         connection pattern is the node's */
-    GR__OPF_LAZY     = 4096          /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
+    GR__OPF_LAZY     = 4096,         /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
                                         only when it is nonzero, inputs k+1..2k only when it is zero
                                         (n_in = 2k + 1); a compiled function runs the nodes only one
                                         side needs only then, and so does the backward pass */
+    GR__OPF_FOLD     = 8192          /* with a 0-d output, the sum of every element of input 0 (a float
+                                        dtype kept): a fused group making input 0 takes it as it goes */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);
@@ -2632,6 +2636,21 @@ static gr_var *gr__rowsum_diag(gr__rewriter *rw, const gr_var *v, gr_var **like)
 #ifndef GR_NO_INDEX
 struct gr__view_params;
 static gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0);   /* columns s0.. */
+#endif
+
+/* an increment of a unit-step slice of a vector (ops/index.c): 1 with its bounds; and the part of
+   a vector of n they cover */
+#ifndef GR_NO_INDEX
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop);
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count);
+#else
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop) {
+    (void)rw; (void)node; (void)start; (void)stop;
+    return 0;
+}
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count) {
+    (void)n; (void)start; (void)stop; *first = 0; *count = 0;
+}
 #endif
 
 /* ---- the rules named by the tables --------------------------------------------------------------- */
@@ -6572,6 +6591,107 @@ GR__RED_KERNEL_R(gr__red_sum_f32, float, float, double, 0, GR__C_SUM, GR__RUN8)
 GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
 GR__RED_KERNEL_R(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM, GR__RUN8)
 GR__RED_KERNEL_R(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM, GR__RUN8)
+
+/* A whole sum taken piece by piece, as a fused group computes it (src/fuse.c: the Sum of a value
+   the group makes, no array of it written): rounded as gr__red_sum_f64 / _f32 round one run of the
+   same elements in the same order. With 16 or more, element i goes into lane i mod 8 up to the last
+   multiple of eight (nb), the lanes are added pairwise onto 0, then the rest in order; with fewer,
+   every element in order onto 0. (The kernel starts lane l at element l, here at 0 + element l: the
+   two differ at most in the sign of a zero lane, and the sum onto 0 makes such zeros +0.) */
+/* GR_KERNEL gr__sum8 */
+typedef struct gr__sum8 { double r[8], acc; int64_t seen, nb, total; } gr__sum8;
+static void gr__sum8_init(gr__sum8 *s, int64_t total) {
+    int l;
+    for (l = 0; l < 8; l++) s->r[l] = 0;
+    s->acc = 0;
+    s->seen = 0;
+    s->total = total;
+    s->nb = total >= 16 ? total - total % 8 : 0;
+}
+static void gr__sum8_fold(gr__sum8 *s) {
+    s->acc = 0.0 + (((s->r[0] + s->r[1]) + (s->r[2] + s->r[3])) + ((s->r[4] + s->r[5]) + (s->r[6] + s->r[7])));
+}
+/* the sum, once every element is in */
+static double gr__sum8_end(gr__sum8 *s) {
+    if (s->nb == s->total) gr__sum8_fold(s);
+    return s->acc;
+}
+/* fn(s, p, st, n): the next n elements, p[i * st] */
+static const char *const gr__kernel_gr__sum8[] GR__UNUSED = {
+    "typedef struct gr__sum8 { double r[8], acc; int64_t seen, nb, total; } gr__sum8;\n",
+    "static void gr__sum8_init(gr__sum8 *s, int64_t total) {\n",
+    "    int l;\n",
+    "    for (l = 0; l < 8; l++) s->r[l] = 0;\n",
+    "    s->acc = 0;\n",
+    "    s->seen = 0;\n",
+    "    s->total = total;\n",
+    "    s->nb = total >= 16 ? total - total % 8 : 0;\n",
+    "}\n",
+    "static void gr__sum8_fold(gr__sum8 *s) {\n",
+    "    s->acc = 0.0 + (((s->r[0] + s->r[1]) + (s->r[2] + s->r[3])) + ((s->r[4] + s->r[5]) + (s->r[6] + s->r[7])));\n",
+    "}\n",
+    "/* the sum, once every element is in */\n",
+    "static double gr__sum8_end(gr__sum8 *s) {\n",
+    "    if (s->nb == s->total) gr__sum8_fold(s);\n",
+    "    return s->acc;\n",
+    "}\n",
+    "/* fn(s, p, st, n): the next n elements, p[i * st] */\n",
+    NULL
+};
+/* GR_KERNEL GR__SUM8 */
+#define GR__SUM8(fn, T) \
+    static void fn(gr__sum8 *s, const T *p, int64_t st, int64_t n) { \
+        int64_t i = 0; \
+        if (st == 1 && (s->seen & 7) == 0 && s->seen + 8 <= s->nb) { \
+            double r[8]; \
+            int l; \
+            for (l = 0; l < 8; l++) r[l] = s->r[l]; \
+            for (; i + 8 <= n && s->seen + i + 8 <= s->nb; i += 8) \
+                for (l = 0; l < 8; l++) r[l] += (double)p[i + l]; \
+            for (l = 0; l < 8; l++) s->r[l] = r[l]; \
+        } \
+        for (; i < n; i++) { \
+            int64_t c = s->seen + i; \
+            if (c < s->nb) s->r[c & 7] += (double)p[i * st]; \
+            else { if (c == s->nb) gr__sum8_fold(s); s->acc += (double)p[i * st]; } \
+        } \
+        s->seen += n; \
+    }
+static const char *const gr__kernel_GR__SUM8[] GR__UNUSED = {
+    "#define GR__SUM8(fn, T) \\\n",
+    "    static void fn(gr__sum8 *s, const T *p, int64_t st, int64_t n) { \\\n",
+    "        int64_t i = 0; \\\n",
+    "        if (st == 1 && (s->seen & 7) == 0 && s->seen + 8 <= s->nb) { \\\n",
+    "            double r[8]; \\\n",
+    "            int l; \\\n",
+    "            for (l = 0; l < 8; l++) r[l] = s->r[l]; \\\n",
+    "            for (; i + 8 <= n && s->seen + i + 8 <= s->nb; i += 8) \\\n",
+    "                for (l = 0; l < 8; l++) r[l] += (double)p[i + l]; \\\n",
+    "            for (l = 0; l < 8; l++) s->r[l] = r[l]; \\\n",
+    "        } \\\n",
+    "        for (; i < n; i++) { \\\n",
+    "            int64_t c = s->seen + i; \\\n",
+    "            if (c < s->nb) s->r[c & 7] += (double)p[i * st]; \\\n",
+    "            else { if (c == s->nb) gr__sum8_fold(s); s->acc += (double)p[i * st]; } \\\n",
+    "        } \\\n",
+    "        s->seen += n; \\\n",
+    "    }\n",
+    NULL
+};
+/* GR_KERNEL gr__sum8_f64 */
+GR__SUM8(gr__sum8_f64, double)
+static const char *const gr__kernel_gr__sum8_f64[] GR__UNUSED = {
+    "GR__SUM8(gr__sum8_f64, double)\n",
+    NULL
+};
+/* GR_KERNEL gr__sum8_f32 */
+GR__SUM8(gr__sum8_f32, float)
+static const char *const gr__kernel_gr__sum8_f32[] GR__UNUSED = {
+    "GR__SUM8(gr__sum8_f32, float)\n",
+    NULL
+};
+/* GR_KERNEL_END */
+
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)
@@ -12977,6 +13097,37 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
             }
         for (d = last - 1; d >= 0; d--) { if (++i_d[d] < vshape[d]) break; i_d[d] = 0; }
     }
+}
+
+/* node increments a unit-step slice of a vector by a vector that has the slice's length in every
+   call (a ViewUpdate with inc of a Slice along axis 0 of a 1-d x: what the gradient of x[a:b] puts
+   into zeros; the lengths by the signatures, as gr__view_sig trims): 1 with its bounds, which
+   gr__inc_slice_span resolves against x's length; 0 otherwise. Fusion (src/fuse.c) adds such a
+   group's values into the vector in its pass. */
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop) {
+    const gr__view_params *p;
+    int32_t sx, sv;
+    int64_t first, count, a, b;
+    if (node->op != &gr__op_ViewUpdate) return 0;
+    p = gr__vp(node);
+    if (!p->inc || p->is_index || p->axis != 0 || (p->step != 1 && p->step != GR_OPEN) || gr__in(node)[0]->ndim != 1 ||
+        gr__in(node)[1]->ndim != 1)
+        return 0;
+    sx = gr__sig(rw, gr__in(node)[0])[0];
+    sv = gr__sig(rw, gr__in(node)[1])[0];
+    a = p->start == GR_OPEN ? 0 : p->start;
+    b = p->stop == GR_OPEN ? 0 : -p->stop;
+    if (sx < 0) {                                    /* a static length: the slice's */
+        gr__slice_resolve(-(int64_t)sx - 1, p->start, p->stop, 1, &first, &count);
+        if (sv != GR__SIG_STATIC(count)) return 0;
+    } else if (a < 0 || a >= ((int64_t)1 << 40) || b < 0 || b >= ((int64_t)1 << 40) || sv != gr__sig_trimmed(rw, sx, a + b))
+        return 0;
+    *start = p->start;
+    *stop = p->stop;
+    return 1;
+}
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count) {
+    gr__slice_resolve(n, start, stop, 1, first, count);
 }
 
 static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
@@ -20570,7 +20721,11 @@ typedef struct gr__fop {                 /* one instruction (24 bytes: a chain o
 enum {
     GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
     GR__FOP_MULADD = GR__EW_COUNT + 1,   /* a * b + c: a float mul whose product only the add after it reads */
-    GR__FOP_COPY = GR__EW_COUNT + 2      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+    GR__FOP_SUM = GR__EW_COUNT + 2,      /* the sum of every element of arg[0] (a FOLD row: Sum), taken block by
+                                            block into sums[arg[1]] (gr__sum8), out a 0-d output */
+    GR__FOP_SCATTER = GR__EW_COUNT + 3,  /* arg[0] added into view arg[2] of the vector scat[arg[1]] (out), a
+                                            slice's increment of zeros (gr__inc_slice): see gr__fscat */
+    GR__FOP_COPY = GR__EW_COUNT + 4      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
@@ -20582,6 +20737,8 @@ static gr__oname gr__fop_name(const gr__fop *op) {
     o.s[0] = 0;
     if (op->row >= GR__FOP_COPY) return gr__on(gr__struct_ops[op->row - GR__FOP_COPY]);
     if (op->row == GR__FOP_MULADD) { gr__camel(o.s, &n, "mul"); gr__camel(o.s, &n, "add"); }
+    else if (op->row == GR__FOP_SUM) gr__camel(o.s, &n, "sum");
+    else if (op->row == GR__FOP_SCATTER) gr__camel(o.s, &n, "scatter_add");
     else if (op->row == GR__FOP_PAIR) {
         gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name);
         gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].second]->name);
@@ -20602,10 +20759,33 @@ static gr__oname gr__fop_name(const gr__fop *op) {
 GR__MULADD(gr__muladd_f64, double)
 GR__MULADD(gr__muladd_f32, float)
 
+/* A group's sum: its accumulator and its output (a 0-d one). */
+typedef struct gr__fsum { gr__sum8 acc; int32_t out; } gr__fsum;
+
+/* A vector the group's pass adds values into (output `out`, shaped like external input `ref`): the
+   fill of zeros that one or two increments of unit-step slices (gr__inc_slice) update, each view
+   as long as the pass (m). What the unfused nodes compute is 0 + a at an element one view covers,
+   (0 + a) + b at one both cover (the same bits in either order), 0 elsewhere: so the elements no
+   view covers are set to 0 before the pass, and a view's value at position i is set (0 + v) when
+   the other view's has not been written there yet, else added (gr__fscat_adds). */
+typedef struct gr__fscat {
+    int32_t out, ref, n_views, op0;
+    int64_t start[2], stop[2];           /* each view's slice */
+    int64_t first[2];                    /* per call: each view's first element */
+} gr__fscat;
+
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
-   then n_reg registers of blk elements each */
+   then n_reg registers of blk elements each. The outputs [0, n_full) have the group's shape (of
+   ndim axes: the broadcast of the external inputs' shapes), the others are its sums (0-d) and the
+   vectors it adds into */
 typedef struct gr__fprog {
     int32_t n_ext, n_imm, n_out, n_reg, n_ops, n_refs;
+    int32_t ndim, n_full, n_sums, n_scat;
+    int32_t n_bext;                      /* the external inputs [0, n_bext) are read; the others only for their
+                                            shapes (the vectors added into), and no part of the broadcast */
+    gr__fsum *sums;
+    gr__fscat *scat;
+    int64_t pos, iter_n;                 /* per call: the block's first position, the positions of the pass */
     int64_t blk;
     gr__fop *ops;
     double *imm;                         /* an immediate's value, stored in its dtype's bytes */
@@ -20686,17 +20866,21 @@ static gr_status gr__Fused_shape(const gr_node *node, const gr_array *const *in,
     gr_array it;
     int j, d;
     memset(&it, 0, sizeof it);
-    it.ndim = out[0]->ndim;
+    it.ndim = gr__fp(node)->ndim;
     if (node->n_in > 0) {
         gr_status before = node->graph->status;
-        if (gr__broadcast_shapes(node, node->n_in, in, &it) != GR_OK) {
+        if (gr__broadcast_shapes(node, gr__fp(node)->n_bext, in, &it) != GR_OK) {
             if (before == GR_OK) gr_graph_clear_error(node->graph);
             return gr__Fused_shape_error(node, in);
         }
     } else
         for (d = 0; d < it.ndim; d++) it.shape[d] = 1;
-    for (j = 0; j < node->n_out; j++)
+    for (j = 0; j < gr__fp(node)->n_full; j++)
         for (d = 0; d < out[j]->ndim; d++) out[j]->shape[d] = it.shape[d];
+    for (j = 0; j < gr__fp(node)->n_scat; j++) {     /* a vector added into: its fill's shape */
+        const gr__fscat *c = &gr__fp(node)->scat[j];
+        out[c->out]->shape[0] = in[c->ref]->shape[0];
+    }
     return GR_OK;
 }
 
@@ -20746,6 +20930,62 @@ static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_arra
     return 1;
 }
 
+/* view v of c, the pass over m positions in blocks of B, at the block [j0, j0 + n): the positions
+   whose element the other view has written already, [*lo, *hi) (the others are the first write).
+   Position i of view v is the other's i + d; that one was written in an earlier block, or in this
+   one when the other view's instruction comes first (view 0's). The emitted loops ask the same
+   with their own blocks (one element: B = 1). */
+static void gr__fscat_adds(const gr__fscat *c, int v, int64_t m, int64_t B, int64_t j0, int64_t n, int64_t *lo, int64_t *hi) {
+    int64_t d, h, bound;
+    *lo = *hi = j0;
+    if (c->n_views < 2) return;
+    d = c->first[v] - c->first[1 - v];
+    *lo = -d > j0 ? -d : j0;
+    if (*lo > j0 + n) *lo = j0 + n;
+    h = m - d < j0 + n ? m - d : j0 + n;
+    bound = v == 1 ? j0 + B - d : j0 - d;
+    if (bound < h) h = bound;
+    *hi = h > *lo ? h : *lo;
+}
+
+/* the views of c over a vector of n, the pass m long: each view's first element; 0 when a view does
+   not have m elements (the signatures say it has) */
+static int gr__fscat_plan(gr__fscat *c, int64_t n, int64_t m) {
+    int v;
+    for (v = 0; v < c->n_views; v++) {
+        int64_t count;
+        gr__inc_slice_span(n, c->start[v], c->stop[v], &c->first[v], &count);
+        if (count != m) return 0;
+    }
+    return 1;
+}
+
+/* the parts of the vector (of n) no view of c covers, as up to three [z[2k], z[2k + 1]) */
+static int gr__fscat_gaps(const gr__fscat *c, int64_t n, int64_t m, int64_t *z) {
+    int64_t a = c->first[0], b = c->n_views > 1 ? c->first[1] : c->first[0], lo = a < b ? a : b, hi = a < b ? b : a;
+    int k = 0;
+    if (lo > 0) { z[k++] = 0; z[k++] = lo; }
+    if (lo + m < hi) { z[k++] = lo + m; z[k++] = hi; }
+    if (hi + m < n) { z[k++] = hi + m; z[k++] = n; }
+    return k / 2;
+}
+
+/* a GR__FOP_SCATTER instruction over the block at p->pos: the first write of an element is 0 + v */
+#define GR__FSCAT(fn, T) \
+    static void fn(const gr__fprog *p, const gr__fop *op, int64_t n) { \
+        const gr__fscat *c = &p->scat[op->arg[1]]; \
+        const T *v = (const T *)p->ptr[op->arg[0]]; \
+        T *z = (T *)p->ptr[op->out] + c->first[op->arg[2]] + p->pos; \
+        int64_t st = p->st[op->arg[0]], lo, hi, i; \
+        gr__fscat_adds(c, op->arg[2], p->iter_n, p->blk, p->pos, n, &lo, &hi); \
+        lo -= p->pos; hi -= p->pos; \
+        for (i = 0; i < lo; i++) z[i] = (T)0 + v[i * st]; \
+        for (; i < hi; i++) z[i] += v[i * st]; \
+        for (; i < n; i++) z[i] = (T)0 + v[i * st]; \
+    }
+GR__FSCAT(gr__fscat_f64, double)
+GR__FSCAT(gr__fscat_f32, float)
+
 /* one instruction over n elements (the kernel of its row, a pair, a multiply-add or a conversion) */
 static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
     if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
@@ -20759,7 +20999,13 @@ static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
             gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
     } else if (op->row == GR__FOP_PAIR)
         gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
-    else
+    else if (op->row == GR__FOP_SUM) {
+        if (op->dtype == GR_F64) gr__sum8_f64(&p->sums[op->arg[1]].acc, (const double *)p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+        else gr__sum8_f32(&p->sums[op->arg[1]].acc, (const float *)p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+    } else if (op->row == GR__FOP_SCATTER) {
+        if (op->dtype == GR_F64) gr__fscat_f64(p, op, n);
+        else gr__fscat_f32(p, op, n);
+    } else
         gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
 }
 
@@ -20776,6 +21022,11 @@ static void gr__fop_run1(double *v, const gr__fop *op) {
     const void *args[3];
     int64_t st[3] = { 0, 0, 0 };
     int a;
+    if (op->row == GR__FOP_SUM) {                    /* the sum of one element: 0 + x (gr__sum8) */
+        if (op->dtype == GR_F64) v[op->out] = 0.0 + v[op->arg[0]];
+        else { float x; memcpy(&x, &v[op->arg[0]], sizeof x); x = (float)(0.0 + (double)x); memcpy(&v[op->out], &x, sizeof x); }
+        return;
+    }
     if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
         for (a = 0; a < op->n_args; a++) args[a] = &v[op->arg[a]];
         if (op->row == GR__FOP_MULADD)
@@ -20841,7 +21092,7 @@ static void gr__fscalar_run(const gr__fprog *p, const gr__fop *op, const gr__fop
 static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
     double *v = p->val, *vo = p->val + p->n_ext + p->n_imm;
     int32_t e, m;
-    for (e = 0; e < p->n_ext; e++) {                 /* (v is scratch: a refusal leaves nothing behind) */
+    for (e = 0; e < p->n_bext; e++) {                /* (v is scratch: a refusal leaves nothing behind) */
         const gr_array *a = in[e];
         if (a->size != 1) return 0;
         if (a->dtype == GR_F64) v[e] = *(const double *)a->data;
@@ -20856,15 +21107,20 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
     return 1;
 }
 
-/* the program over the data block by block (kept out of gr__Fused_perform, whose scalar calls
-   then need none of its frame) */
+/* a sum into its 0-d output (float64, or float32 rounded once) */
+static void gr__Fused_put_sum(gr_array *y, double v) {
+    if (y->dtype == GR_F64) *(double *)y->data = v;
+    else *(float *)y->data = (float)v;
+}
+
+/* the program over the data block by block, o0 the shape iterated (kept out of gr__Fused_perform,
+   whose scalar calls then need none of its frame) */
 #if defined(__GNUC__) || defined(__clang__)
 #define GR__FUSE_NOINLINE __attribute__((noinline))
 #else
 #define GR__FUSE_NOINLINE
 #endif
-static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
-    const gr_array *o0 = out[0];
+static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array *const *in, gr_array *const *out, const gr_array *o0) {
     int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
     int nd = 0, d, k, m;
     /* element strides of every external input over the output's shape (0 where broadcast), with
@@ -20873,7 +21129,7 @@ static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array
         int merge;
         if (o0->shape[d] == 1) continue;
         merge = nd > 0;
-        for (e = 0; e < p->n_ext; e++) {
+        for (e = 0; e < p->n_bext; e++) {
             const gr_array *a = in[e];
             int ad = d - (o0->ndim - a->ndim);
             int64_t s = 0, q;
@@ -20886,47 +21142,94 @@ static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array
         }
         if (merge) {
             shape[nd - 1] *= o0->shape[d];
-            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd - 1] = p->ext_off[e];
+            for (e = 0; e < p->n_bext; e++) p->ext_st[e * GR_MAX_NDIM + nd - 1] = p->ext_off[e];
         } else {
             shape[nd] = o0->shape[d];
-            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd] = p->ext_off[e];
+            for (e = 0; e < p->n_bext; e++) p->ext_st[e * GR_MAX_NDIM + nd] = p->ext_off[e];
             nd++;
         }
     }
     inner = nd ? shape[nd - 1] : 1;
     rows = o0->size / inner;
     for (d = 0; d < nd; d++) idx[d] = 0;
-    for (e = 0; e < p->n_ext; e++) {
+    for (e = 0; e < p->n_bext; e++) {
         p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
         p->ext_off[e] = 0;                         /* where the row starts in input e, kept as the rows go */
     }
     if (nd == 2 && gr__Fused_rows(p, in, out, shape, inner)) return GR_OK;
+    for (k = 0; k < p->n_sums; k++) gr__sum8_init(&p->sums[k].acc, o0->size);
+    for (k = 0; k < p->n_scat; k++) p->ptr[p->n_ext + p->n_imm + p->scat[k].out] = out[p->scat[k].out]->data;
+    p->iter_n = o0->size;
     for (r = 0; r < rows; r++) {
         for (j0 = 0; j0 < inner; j0 += p->blk) {
             int64_t n = inner - j0 < p->blk ? inner - j0 : p->blk;
-            for (e = 0; e < p->n_ext; e++)
+            for (e = 0; e < p->n_bext; e++)
                 p->ptr[e] = (const char *)in[e]->data + (size_t)(p->ext_off[e] + j0 * p->st[e]) * gr__dsize(in[e]->dtype);
-            for (m = 0; m < p->n_out; m++)
+            for (m = 0; m < p->n_full; m++)
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
+            p->pos = r * inner + j0;
             for (k = 0; k < p->n_ops; k++) gr__fop_run(p, &p->ops[k], n);
         }
         for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
             if (++idx[d] < shape[d]) {
-                for (e = 0; e < p->n_ext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
+                for (e = 0; e < p->n_bext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
                 break;
             }
             idx[d] = 0;
-            for (e = 0; e < p->n_ext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
+            for (e = 0; e < p->n_bext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
         }
+    }
+    for (k = 0; k < p->n_sums; k++) gr__Fused_put_sum(out[p->sums[k].out], gr__sum8_end(&p->sums[k].acc));
+    return GR_OK;
+}
+
+/* before the pass over m positions: each vector's views placed, what none covers set to 0 */
+static gr_status gr__Fused_scat_start(const gr_node *node, gr__fprog *p, gr_array *const *out, int64_t m) {
+    int32_t k;
+    for (k = 0; k < p->n_scat; k++) {
+        gr__fscat *c = &p->scat[k];
+        gr_array *y = out[c->out];
+        int64_t z[6];
+        int g, n_gaps;
+        size_t es = gr__dsize(y->dtype);
+        if (!gr__fscat_plan(c, y->size, m))
+            return gr_node_error(node, GR_ERR_SHAPE, "a slice of %s updated by %lld values does not have %lld elements",
+                                 gr__d(gr__in(node)[c->ref]).s, (long long)m, (long long)m);
+        n_gaps = gr__fscat_gaps(c, y->size, m, z);
+        for (g = 0; g < n_gaps; g++) memset((char *)y->data + (size_t)z[2 * g] * es, 0, (size_t)(z[2 * g + 1] - z[2 * g]) * es);
     }
     return GR_OK;
 }
 
+/* the shape the group iterates over (it: its ndim, shape and size) when no output has it: the
+   broadcast of the inputs' shapes, which the shape rule has checked */
+static void gr__Fused_iter(const gr__fprog *p, int n_in, const gr_array *const *in, gr_array *it) {
+    int d, k;
+    it->ndim = p->ndim;
+    for (d = 0; d < it->ndim; d++) it->shape[d] = 1;
+    for (k = 0; k < n_in; k++)
+        for (d = 0; d < in[k]->ndim; d++)
+            if (in[k]->shape[d] != 1) it->shape[it->ndim - in[k]->ndim + d] = in[k]->shape[d];
+    it->size = 1;
+    for (d = 0; d < it->ndim; d++) it->size *= it->shape[d];
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
-    if (out[0]->size == 0) return GR_OK;
-    if (out[0]->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
-    return gr__Fused_blocks(p, in, out);
+    const gr_array *o0 = out[0];
+    gr_array it;
+    int32_t k;
+    if (p->n_full == 0) { gr__Fused_iter(p, p->n_bext, in, &it); o0 = &it; }
+    if (p->n_scat) {
+        gr_status st = gr__Fused_scat_start(node, p, out, o0->size);
+        if (st != GR_OK) return st;
+    }
+    if (o0->size == 0) {                             /* sums of nothing */
+        for (k = 0; k < p->n_sums; k++) gr__Fused_put_sum(out[p->sums[k].out], 0.0);
+        return GR_OK;
+    }
+    if (o0->size == 1 && !p->n_scat && gr__Fused_scalar(p, in, out)) return GR_OK;
+    return gr__Fused_blocks(p, in, out, o0);
 }
 
 static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
@@ -21021,7 +21324,16 @@ typedef struct gr__fuser {
     uint32_t n_fused;                    /* Fused nodes made so far */
     int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
                                             keeps to one, so that a side not taken computes nothing */
+    uint32_t *nread;                     /* by variable id: its readers among the scheduled nodes, and the roots */
+    uint8_t *scat;                       /* by node id: GR__FS_* (a slice's increment its group runs, or a fill it absorbs) */
 } gr__fuser;
+
+enum { GR__FS_VIEW1 = 1, GR__FS_VIEW2 = 2, GR__FS_FILL = 3 };   /* the first or second increment of a vector, its zeros */
+
+/* a member that is not elementwise: a sum, a slice's increment, or the zeros it absorbed */
+static int gr__fuse_edge(const gr__fuser *fz, const gr_node *node) {
+    return (gr__flags_of(node->op) & GR__OPF_FOLD) || (fz->scat && fz->scat[node->id]);
+}
 
 /* input i of node, or the Fused output that replaces it (none before the first Fused node) */
 static gr_var *gr__fuse_input(const gr__fuser *fz, const gr_node *node, int i) {
@@ -21092,8 +21404,60 @@ static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32
         for (i = 0; ok && i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
+            if (w && fz->group[w->id] == open[o] && gr__fuse_edge(fz, w)) ok = 0;   /* a sum is done after the pass */
         }   /* (no Fused node exists yet: every id is below nn) */
         if (ok) return open[o];
+    }
+    return -1;
+}
+
+/* the open group a sum node takes its place in: the one making its input, when it is a FOLD row (a
+   whole sum, 0-d) of float64 or float32 into the same dtype; -1 none */
+static int32_t gr__fuse_fold_group(gr__fuser *fz, const gr_node *node, const int32_t *open, int n_open) {
+    const gr_var *x, *y;
+    gr_node *w;
+    int o;
+    if (!(gr__flags_of(node->op) & GR__OPF_FOLD) || node->n_in != 1 || node->n_out != 1) return -1;
+    x = gr__in(node)[0];
+    y = gr__out(node)[0];
+    w = gr__owner(x);
+    if (y->ndim != 0 || (x->dtype != GR_F64 && x->dtype != GR_F32) || y->dtype != x->dtype || !w || fz->group[w->id] < 0) return -1;
+    if (gr__fuse_edge(fz, w) || (fz->reg && fz->reg[node->id] != fz->reg[w->id])) return -1;
+    for (o = 0; o < n_open; o++) if (open[o] == fz->group[w->id]) return open[o];
+    return -1;
+}
+
+/* the open group a slice's increment node takes its place in: its value's, when node increments a
+   unit-step slice of a vector (gr__inc_slice) by a float vector that group makes, and the vector is
+   a fill of +0 (absorbed: the group makes the zeros) or the group's first increment of one (two at
+   most), read by node alone; -1 none */
+static int32_t gr__fuse_scatter_group(gr__fuser *fz, gr_node *node, const int32_t *open, int n_open) {
+    gr_var *x, *y;
+    gr_node *w, *b;
+    int64_t start, stop;
+    int32_t g = -1;
+    int o;
+    if (!gr__inc_slice(fz->rw, node, &start, &stop)) return -1;
+    x = gr__in(node)[0];
+    y = gr__in(node)[1];
+    w = gr__owner(y);
+    b = gr__owner(x);
+    if (!w || !b || fz->group[w->id] < 0 || (gr__flags_of(w->op) & GR__OPF_FOLD) || fz->scat[w->id]) return -1;
+    if ((x->dtype != GR_F64 && x->dtype != GR_F32) || y->dtype != x->dtype || fz->nread[x->id] != 1) return -1;
+    if (fz->reg && fz->reg[node->id] != fz->reg[w->id]) return -1;
+    if (gr__out(gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[fz->group[w->id]]]))[0]->ndim != 1) return -1;
+    for (o = 0; o < n_open; o++) if (open[o] == fz->group[w->id]) g = open[o];
+    if (g < 0) return -1;
+    if (fz->scat[b->id] == GR__FS_VIEW1 && fz->group[b->id] == g) { fz->scat[node->id] = GR__FS_VIEW2; return g; }
+    if ((gr__flags_of(b->op) & GR__OPF_FILL) && !fz->scat[b->id]) {
+        const gr_var *z = gr__in(b)[0];
+        const gr_array *za = z->kind == GR__VK_CONST && z->ndim == 0 ? (const gr_array *)gr__ext(z) : NULL;
+        double zv = za ? gr_array_get(za, 0) : 1.0;
+        if (!za || zv != 0 || signbit(zv) || gr__in(b)[1]->ndim != 1 || (fz->reg && fz->reg[b->id] != fz->reg[node->id])) return -1;
+        fz->scat[b->id] = GR__FS_FILL;
+        fz->group[b->id] = g;
+        fz->scat[node->id] = GR__FS_VIEW1;
+        return g;
     }
     return -1;
 }
@@ -21117,7 +21481,9 @@ static gr_status gr__fuse_group(gr__fuser *fz) {
                 open[n_open++] = joined;
             }
             fz->group[node->id] = joined;
-        }
+        } else if ((joined = gr__fuse_fold_group(fz, node, open, n_open)) >= 0 ||
+                   (joined = gr__fuse_scatter_group(fz, node, open, n_open)) >= 0)
+            fz->group[node->id] = joined;
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] >= 0 && fz->group[w->id] != joined) fz->vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
@@ -21156,8 +21522,33 @@ typedef struct gr__fgroup {
     int32_t *free_regs;
     uint32_t cap_ext, cap_out, cap_free; /* grown as used: a group of millions has a few externals */
     int32_t n_ext, n_imm, n_out, n_reg, n_free, op_i;
+    int32_t n_full, n_sums;              /* outputs of the group's shape (the sums' come after them); sums */
+    int32_t n_bext;                      /* externals read (the others: a vector's shape) */
+    gr__fscat *scat;                     /* the vectors its increments add into */
+    uint32_t cap_scat;
+    int32_t n_scat;
     gr__fprog *p;
 } gr__fgroup;
+
+/* the externals only absorbed fills read (for a vector's shape) moved after the others: the pass
+   neither reads them nor broadcasts against them */
+static void gr__fgroup_shape_only(gr__fuser *fz, gr__fgroup *gs) {
+    int32_t mi, i, k = 0;
+    int j;
+    gs->n_bext = gs->n_ext;
+    for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = -4;   /* read by no instruction yet */
+    for (mi = 0; mi < gs->n_members; mi++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
+        if (fz->scat[node->id] == GR__FS_FILL) continue;
+        for (j = 0; j < node->n_in; j++) {
+            gr_var *x = gr__fuse_input(fz, node, j);
+            if (fz->ref[x->id] == -4) fz->ref[x->id] = -5;
+        }
+    }
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -5) { gr_var *t = gs->ext[k]; gs->ext[k++] = gs->ext[i]; gs->ext[i] = t; }
+    gs->n_bext = k;
+    for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = i;
+}
 
 /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs made by
    groups fused before now read their Fused outputs, and the seconds of pairs are noted
@@ -21193,6 +21584,13 @@ static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
     for (i = 0; i < gs->n_ext; i++) { gs->ext[i] = tmp[i]; fz->ref[gs->ext[i]->id] = i; }
     gs->n_ext = e;
     GR_FREE(tmp);
+    gr__fgroup_shape_only(fz, gs);
+    for (i = 0, m = 0; i < gs->n_out; i++)           /* the sums' and vectors' outputs last (outs_new is scratch here) */
+        if (!gr__fuse_edge(fz, gr__owner(gs->outs_old[i]))) gs->outs_new[m++] = gs->outs_old[i];
+    gs->n_full = m;
+    for (i = 0; i < gs->n_out; i++)
+        if (gr__fuse_edge(fz, gr__owner(gs->outs_old[i]))) gs->outs_new[m++] = gs->outs_old[i];
+    memcpy(gs->outs_old, gs->outs_new, sizeof(gr_var *) * (size_t)gs->n_out);
     return GR_OK;
 }
 
@@ -21215,9 +21613,12 @@ static gr_status gr__fgroup_program(gr__fuser *fz, gr__fgroup *gs) {
     p->imm = (double *)(b + at[2]);
     p->out_types = (gr_type *)(b + at[3]);
     p->n_ext = gs->n_ext;
+    p->n_bext = gs->n_bext;
     p->n_imm = gs->n_imm;
     p->n_out = gs->n_out;
-    p->blk = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+    p->n_full = gs->n_full;
+    p->ndim = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim;   /* (the first member is elementwise) */
+    p->blk = p->ndim == 0 ? 1 : GR__FUSE_BLK;
     for (i = 0; i < gs->n_out; i++) fz->ref[gs->outs_old[i]->id] = gs->n_ext + gs->n_imm + i;
     for (i = 0; i < gs->n_imm; i++)
         memcpy(&p->imm[i], ((const gr_array *)gr__ext(gs->ext[gs->n_ext + i]))->data, gr__dsize(gs->ext[gs->n_ext + i]->dtype));
@@ -21237,7 +21638,8 @@ static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_
         gr_var *x = gr__fuse_input(fz, node, i);
         int dup = 0;
         for (i2 = 0; i2 < i; i2++) if (gr__fuse_input(fz, node, i2) == x) dup = 1;
-        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1) {
+        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1 &&
+            fz->ref[x->id] >= 0) {                   /* (a vector added into has no register) */
             if (!gr__grow((void **)&gs->free_regs, &gs->cap_free, (uint32_t)gs->n_free, sizeof(int32_t))) return GR_ERR_NOMEM;
             gs->free_regs[gs->n_free++] = fz->ref[x->id];
         }
@@ -21268,6 +21670,42 @@ static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node,
     return 0;
 }
 
+/* increment node's instruction (op): its value added into view k of its vector, the first view's
+   vector a new one; the vector's output, once the last increment's is known, written into every
+   instruction adding into it */
+static gr_status gr__fgroup_scatter(gr__fuser *fz, gr__fgroup *gs, gr_node *node, gr__fop *op, uint32_t q) {
+    gr_var *x = gr__fuse_input(fz, node, 0), *v = gr__fuse_input(fz, node, 1), *y = gr__out(node)[0];
+    gr__fscat *c;
+    int32_t ci, k;
+    if (fz->scat[node->id] == GR__FS_VIEW1) {
+        if (!gr__grow((void **)&gs->scat, &gs->cap_scat, (uint32_t)gs->n_scat, sizeof(gr__fscat))) return GR_ERR_NOMEM;
+        ci = gs->n_scat++;
+        c = &gs->scat[ci];
+        memset(c, 0, sizeof *c);
+        c->ref = fz->ref[gr__fuse_input(fz, gr__owner(x), 1)->id];   /* the fill's shape, an external input */
+        c->out = -1;
+        c->op0 = gs->op_i - 1;
+    } else {
+        ci = -16 - fz->ref[x->id];
+        c = &gs->scat[ci];
+    }
+    gr__inc_slice(fz->rw, node, &c->start[c->n_views], &c->stop[c->n_views]);
+    op->n_args = 1;
+    op->dtype = op->odtype = (uint8_t)v->dtype;
+    op->row = GR__FOP_SCATTER;
+    op->arg[0] = fz->ref[v->id];
+    op->arg[1] = ci;
+    op->arg[2] = c->n_views++;
+    op->out = -1;
+    if (fz->vflag[y->id] & GR__FV_OUT) {
+        c->out = fz->ref[y->id] - gs->n_ext - gs->n_imm;
+        for (k = c->op0; k < gs->op_i; k++)
+            if (gs->p->ops[k].row == GR__FOP_SCATTER && gs->p->ops[k].arg[1] == ci) gs->p->ops[k].out = fz->ref[y->id];
+    } else
+        fz->ref[y->id] = -16 - ci;                   /* read by the second increment alone */
+    return gr__fgroup_free_inputs(fz, gs, node, q);
+}
+
 /* member node's instruction, with registers reused after their last reader: the result's register
    first, then the registers whose last reader this is (an op never writes over its own operands: a
    cast between element sizes could not) */
@@ -21278,6 +21716,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
     uint32_t second = fz->second_of[x0->id];
     gr__fop *op;
+    if (fz->scat[node->id] == GR__FS_FILL) return GR_OK;   /* zeros: made by the increments */
     if (row >= 0 && gr__ew_pair_second(row)) {
         if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
         if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
@@ -21293,6 +21732,17 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     if (row == GR__EW_add && gr__fgroup_muladd(fz, gs, node, q)) return gr__fgroup_free_inputs(fz, gs, node, q);
     op = &gs->p->ops[gs->op_i++];
     op->out2 = -1;
+    if (fz->scat[node->id]) return gr__fgroup_scatter(fz, gs, node, op, q);
+    if (gr__flags_of(node->op) & GR__OPF_FOLD) {     /* a sum of x0, into its output */
+        op->n_args = 1;
+        op->dtype = op->odtype = (uint8_t)x0->dtype;
+        op->row = GR__FOP_SUM;
+        op->arg[0] = fz->ref[x0->id];
+        op->arg[1] = gs->n_sums++;
+        gr__fgroup_reg(fz, gs, y);
+        op->out = fz->ref[y->id];
+        return gr__fgroup_free_inputs(fz, gs, node, q);
+    }
     if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */
         gr_node *c = gr__fuse_node(fz->rw, fz->cg, second - 1);
         gr_var *yc = gr__out(c)[0];
@@ -21327,10 +21777,11 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
 /* the scratch a call uses: registers, and per reference its pointer and stride */
 static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     gr__fprog *p = gs->p;
-    size_t at[6], size[6];
+    size_t at[8], size[8];
     unsigned char *b;
     int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i, k;
     p->n_ops = gs->op_i;
+    p->n_sums = gs->n_sums;
     p->n_reg = n_reg;
     p->n_refs = n_ext + n_imm + n_out + n_reg;
     size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
@@ -21339,7 +21790,9 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
     size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
     size[5] = sizeof(double) * (size_t)p->n_refs;
-    b = (unsigned char *)gr__fprog_block(fz->cg, 6, size, at);
+    size[6] = sizeof(gr__fsum) * (size_t)(gs->n_sums + 1);
+    size[7] = sizeof(gr__fscat) * (size_t)(gs->n_scat + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 8, size, at);
     if (!b) return GR_ERR_NOMEM;
     p->regs = b;
     p->ptr = (const void **)(b + at[1]);
@@ -21347,11 +21800,16 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     p->ext_st = (int64_t *)(b + at[3]);
     p->ext_off = (int64_t *)(b + at[4]);
     p->val = (double *)(b + at[5]);
+    p->sums = (gr__fsum *)(b + at[6]);
+    p->scat = (gr__fscat *)(b + at[7]);
+    p->n_scat = gs->n_scat;
+    if (gs->n_scat) memcpy(p->scat, gs->scat, sizeof(gr__fscat) * (size_t)gs->n_scat);
     memset(p->val, 0, size[5]);
     for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; memcpy(&p->val[n_ext + i], &p->imm[i], sizeof(double)); }
     p->f64 = 1;
     for (k = 0; k < p->n_ops; k++) {                /* an operand an instruction does not have reads arg[0] */
-        if (p->ops[k].row != GR__FOP_PAIR)
+        if (p->ops[k].row == GR__FOP_SUM) p->sums[p->ops[k].arg[1]].out = p->ops[k].out - n_ext - n_imm;
+        if (p->ops[k].row != GR__FOP_PAIR && p->ops[k].row != GR__FOP_SUM && p->ops[k].row != GR__FOP_SCATTER)
             for (i = p->ops[k].n_args; i < 3; i++) p->ops[k].arg[i] = p->ops[k].arg[0];
         if (!gr__fop_f64(p, &p->ops[k])) p->f64 = 0;
     }
@@ -21398,7 +21856,7 @@ static gr_status gr__fuse_one(gr__fuser *fz, int32_t g) {
         fz->ref[gr__out(node)[0]->id] = -1;
         fz->vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
     }
-    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs);
+    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs); GR_FREE(gs.scat);
     if (st != GR_OK && fz->cg->status == GR_OK) gr__error(fz->cg, st, "out of memory (fusion)");
     return st;
 }
@@ -21427,7 +21885,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
-    if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
+    fz.nread = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
+    fz.scat = (uint8_t *)gr__calloc(fz.nn + 1u, 1);
+    if (!fz.vflag || !fz.last || !fz.nread || !fz.scat) { st = gr__fuse_nomem(&fz); goto done; }
+    for (k = 0; k < fz.n_order; k++) {
+        const gr_node *node = gr__fuse_node(rw, cg, fz.oid[k]);
+        int i;
+        for (i = 0; i < node->n_in; i++) fz.nread[gr__in(node)[i]->id]++;
+    }
+    for (k = 0; k < (uint32_t)n_roots; k++) fz.nread[roots[k]->id]++;
     if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
     gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
     if (fz.n_groups == 0) goto done;
@@ -21454,7 +21920,7 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
 done:
     GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
     GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
-    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg); GR_FREE(fz.nread); GR_FREE(fz.scat);
     return st;
 }
 
@@ -24339,6 +24805,10 @@ static const gr__kernel_text gr__kernel_texts[] GR__UNUSED = {
     { "gr__minf", gr__kernel_gr__minf },
     { "gr__clip", gr__kernel_gr__clip },
     { "gr__clipf", gr__kernel_gr__clipf },
+    { "gr__sum8", gr__kernel_gr__sum8 },
+    { "GR__SUM8", gr__kernel_GR__SUM8 },
+    { "gr__sum8_f64", gr__kernel_gr__sum8_f64 },
+    { "gr__sum8_f32", gr__kernel_gr__sum8_f32 },
 #ifndef GR_NO_AXIS
     { "GR__ARGMAX", gr__kernel_GR__ARGMAX },
 #endif
@@ -24947,7 +25417,12 @@ static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array 
 /* how a fused program's body names things: its locals' prefix ("" alone, "g<j>_" for the j-th step
    of a merged loop) and, per external input, the C value of its element */
 #define GR__EM_FNAME 40
-typedef struct gr__em_fnames { const char *pre; char (*ext)[GR__EM_FNAME]; } gr__em_fnames;
+typedef struct gr__em_fnames {
+    const char *pre;
+    char (*ext)[GR__EM_FNAME];
+    const gr__fscat *scat;               /* the vectors added into, placed for the example (one loop alone) */
+    int64_t m;                           /* the positions of the loop */
+} gr__em_fnames;
 
 /* reference ref of program p read as dtype dt by instruction k: an external input's element, an
    immediate, or the local an earlier instruction wrote */
@@ -24987,6 +25462,8 @@ static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *
                     gr__em_expr(e, pr->second, op->dtype));
     } else if (op->row >= GR__FOP_COPY) {
         gr__em_line(e, "const %s %st%ld = %s;", TO, q, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+    } else if (op->row == GR__FOP_SUM) {
+        gr__em_line(e, "{ const %s v = %s; gr__sum8_%s(&%ss%ld, &v, 1, 1); }", T, a, op->dtype == GR_F64 ? "f64" : "f32", q, (long)k);
     } else {
         const char *args[3];
         char decl[3 * GR__EM_EXPR];
@@ -25016,6 +25493,78 @@ static void gr__em_flive(const gr__fprog *p, uint8_t *live, uint8_t *dead) {
     }
 }
 
+/* instruction k, a slice's increment, at position idx of the loop: the first view's value set into
+   its vector (0 + v), the second's kept in w<k> for the pass after the loop (gr__em_fscat_after),
+   so that the loop has no element it reads after writing (and vectorises). Either order of the two
+   terms gives the same bits. */
+static void gr__em_fscat1(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer, const gr__em_fnames *nm, const char *idx) {
+    const gr__fop *op = &p->ops[k];
+    const gr__fscat *c = &nm->scat[op->arg[1]];
+    const char *T = gr__em_ctype(op->dtype), *a = gr__em_fref(e, p, writer, op->arg[0], op->dtype, nm);
+    int m = (int)(op->out - p->n_ext - p->n_imm);
+    if (op->arg[2] == 1) gr__em_line(e, "w%ld[%s] = %s;", (long)k, idx, a);
+    else gr__em_line(e, "y%d[%lld + %s] = (%s)0 + %s;", m, (long long)c->first[0], idx, T, a);
+}
+
+/* the second views' buffers (at = 0, before the loop over m positions), or their values added into
+   their vectors (at = 1, after it): where the first view wrote, added; elsewhere set (0 + v) */
+static void gr__em_fscat_after(gr__em *e, const gr__fprog *p, const gr__fscat *scat, int64_t m, int at) {
+    int32_t k, j = 0, n2 = 0;
+    size_t bytes = (size_t)(m > 0 ? m : 1) * 8u, base;
+    for (k = 0; k < p->n_ops; k++) n2 += p->ops[k].row == GR__FOP_SCATTER && p->ops[k].arg[2] == 1;
+    if (!n2) return;
+    if (at == 0) gr__em_scratch_n(e, bytes * (size_t)n2);
+    base = gr__em_scratch_at(e);
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        const gr__fscat *c;
+        const char *T = gr__em_ctype(op->dtype);
+        int64_t f, lo, hi;
+        int y = (int)(op->out - p->n_ext - p->n_imm);
+        if (op->row != GR__FOP_SCATTER || op->arg[2] != 1) continue;
+        if (at == 0) { gr__em_line(e, "%s *w%ld = (%s *)((char *)work + %lu);", T, (long)k, T, (unsigned long)(base + (size_t)j++ * bytes)); continue; }
+        c = &scat[op->arg[1]];
+        f = c->first[1];
+        lo = c->first[0] - f;                        /* positions whose element the first view wrote */
+        hi = lo + m;
+        if (lo < 0) lo = 0;
+        if (lo > m) lo = m;
+        if (hi > m) hi = m;
+        if (hi < lo) hi = lo;
+        if (lo > 0) gr__em_line(e, "for (size_t i = 0; i < %lld; i++) y%d[%lld + i] = (%s)0 + w%ld[i];", (long long)lo, y, (long long)f, T, (long)k);
+        if (hi > lo) gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[%lld + i] += w%ld[i];", (long long)lo, (long long)hi, y, (long long)f, (long)k);
+        if (m > hi) gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[%lld + i] = (%s)0 + w%ld[i];", (long long)hi, (long long)m, y, (long long)f, T, (long)k);
+    }
+}
+
+/* the elements of the vectors p adds into that no view covers, 0 (before the loops) */
+static void gr__em_fgaps(gr__em *e, const gr__fprog *p, const gr__fscat *scat, const gr_array *const *out, int64_t m) {
+    int32_t k;
+    for (k = 0; k < p->n_scat; k++) {
+        int64_t z[6];
+        int g, n = gr__fscat_gaps(&scat[k], out[scat[k].out]->size, m, z);
+        for (g = 0; g < n; g++)
+            gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[i] = 0;", (long long)z[2 * g], (long long)z[2 * g + 1], (int)scat[k].out);
+    }
+}
+
+/* p's vectors placed over the example (out, m positions): a copy (NULL: out of memory, or a view
+   without m elements, which gr_call refuses: failed in e) */
+static gr__fscat *gr__em_fscat_plan(gr__em *e, const gr__fprog *p, const gr_array *const *out, int64_t m) {
+    gr__fscat *c = (gr__fscat *)GR_MALLOC(sizeof(gr__fscat) * (size_t)(p->n_scat + 1));
+    int32_t k;
+    if (!c) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    for (k = 0; k < p->n_scat; k++) {
+        c[k] = p->scat[k];
+        if (!gr__fscat_plan(&c[k], out[c[k].out]->size, m)) {
+            GR_FREE(c);
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: a slice updated by %lld values does not have as many elements", (long long)m);
+            return NULL;
+        }
+    }
+    return c;
+}
+
 /* p's instructions at the element the loops are at (idx: its index in the outputs); output m stored
    in <pre>y<m> unless store says not (store NULL: all); writer: by reference, 2 k (+ 1 for u<k>) */
 static void gr__em_fbody(gr__em *e, const gr__fprog *p, int32_t *writer, const uint8_t *dead, const gr__em_fnames *nm,
@@ -25024,12 +25573,13 @@ static void gr__em_fbody(gr__em *e, const gr__fprog *p, int32_t *writer, const u
     int m;
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
+        if (op->row == GR__FOP_SCATTER) { gr__em_fscat1(e, p, k, writer, nm, idx); continue; }
         gr__em_fop(e, p, k, writer, nm);
         if (dead[2 * k]) gr__em_line(e, "(void)%st%ld;", nm->pre, (long)k);
         if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)%su%ld;", nm->pre, (long)k);
         writer[op->out] = 2 * k;
         if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
-        for (r = 0; r < 2; r++) {
+        for (r = 0; r < 2 && op->row != GR__FOP_SUM; r++) {   /* (a sum is stored after the loops) */
             int32_t ref = r ? op->out2 : op->out;
             m = ref - p->n_ext - p->n_imm;
             if (ref < 0 || m < 0 || m >= p->n_out) continue;
@@ -25050,6 +25600,23 @@ static int gr__em_fscratch_new(gr__em_fscratch *s, const gr__fprog *p) {
 }
 static void gr__em_fscratch_free(gr__em_fscratch *s) { GR_FREE(s->writer); GR_FREE(s->live); GR_FREE(s->dead); GR_FREE(s->ext); }
 
+/* a fused program's sums (gr__sum8, as gr__Fused_perform takes them): at = 0 their accumulators
+   before the loops over size elements, 1 their outputs after them, 2 (size 0) their outputs 0 (y<m>
+   declared) */
+static void gr__em_fsums(gr__em *e, const gr__fprog *p, const gr_array *const *out, int at, int64_t size) {
+    int32_t k;
+    for (k = 0; k < p->n_ops && p->n_sums; k++) {
+        const gr__fop *op = &p->ops[k];
+        const char *kern = op->dtype == GR_F64 ? "gr__sum8_f64" : "gr__sum8_f32";
+        int m = (int)(op->out - p->n_ext - p->n_imm);
+        if (op->row != GR__FOP_SUM) continue;
+        if (at == 0 && !gr__em_kernel(e, kern)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", kern); return; }
+        if (at == 0) gr__em_line(e, "gr__sum8 s%ld; gr__sum8_init(&s%ld, %lld);", (long)k, (long)k, (long long)size);
+        else if (at == 1) gr__em_line(e, "y%d[0] = (%s)gr__sum8_end(&s%ld);", m, gr__em_ctype(out[m]->dtype), (long)k);
+        else gr__em_line(e, "y%d[0] = 0;", m);
+    }
+}
+
 /* ---- Fused, blocked: the interpreter's way, for groups with a vector math row ------------------
    A group holding a row that ops/vmath.c maps (gr__vm_<f>_map, the pair's gr__vm_sincos_map) runs
    block by block, as gr__Fused_perform does: each instruction a loop over the block (arithmetic:
@@ -25068,6 +25635,8 @@ typedef struct gr__em_fblk {
     int32_t *slot;                       /* by value: its block buffer */
     int32_t *outv;                       /* by output: the value it receives */
     int n_slots, wide;                   /* float32 through a map kernel: double buffers w0 (and w1 for a pair) */
+    const gr__fscat *scat;               /* the vectors added into, placed for the example */
+    int64_t m, blk;                      /* positions, and block length */
 } gr__em_fblk;
 
 static int gr__em_has_kernel(const char *name) {
@@ -25094,7 +25663,7 @@ static int gr__em_fblocked(const gr__fprog *p, const gr_array *const *in, const 
     int32_t k, i;
     int mapped = 0;
     if (o0->size < 2) return 0;
-    for (i = 0; i < p->n_ext; i++)
+    for (i = 0; i < p->n_bext; i++)
         if (in[i]->size != o0->size && in[i]->size != 1) return 0;
     for (k = 0; k < p->n_ops && !mapped; k++) mapped = gr__em_fmap(&p->ops[k], name, sizeof name);
     return mapped;
@@ -25214,7 +25783,27 @@ static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
     char a[GR__EM_EXPR], f1[GR__EM_EXPR];
     long kl = (long)k;
     snprintf(a, sizeof a, "%s", gr__em_bref(e, b, op->arg[0], op->dtype, 1));
-    if (op->row == GR__FOP_MULADD) {
+    if (op->row == GR__FOP_SCATTER) {                 /* into a vector: positions [lo, hi) add, as gr__fscat_adds */
+        const gr__fscat *c = &b->scat[op->arg[1]];
+        int v = op->arg[2], m = (int)(op->out - b->p->n_ext - b->p->n_imm);
+        int64_t f = c->first[v], d = c->n_views > 1 ? f - c->first[1 - v] : 0;
+        if (c->n_views < 2) {
+            gr__em_line(e, "for (size_t i = 0; i < n; i++) y%d[%lld + j0 + i] = (%s)0 + %s;", m, (long long)f, T, a);
+            return;
+        }
+        gr__em_line(e, "{");
+        gr__em_line(e, "const long long j = (long long)j0, lo = j > %lld ? j : %lld;", (long long)-d, (long long)-d);
+        gr__em_line(e, "long long hi = j + (long long)n;");
+        gr__em_line(e, "if (hi > %lld) hi = %lld;", (long long)(b->m - d), (long long)(b->m - d));
+        gr__em_line(e, "if (hi > j + %lld) hi = j + %lld;", (long long)(v == 1 ? b->blk - d : -d), (long long)(v == 1 ? b->blk - d : -d));
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { const long long q = j + (long long)i; if (q >= lo && q < hi) y%d[%lld + q] += %s; else y%d[%lld + q] = (%s)0 + %s; }",
+                    m, (long long)f, a, m, (long long)f, T, a);
+        gr__em_line(e, "}");
+    } else if (op->row == GR__FOP_SUM) {              /* the block into the sum: as one run, or value by value */
+        const char *src = gr__em_bref(e, b, op->arg[0], op->dtype, 0), *sfx = op->dtype == GR_F64 ? "f64" : "f32";
+        if (src) gr__em_line(e, "gr__sum8_%s(&s%ld, %s, 1, (int64_t)n);", sfx, kl, src);
+        else gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s v = %s; gr__sum8_%s(&s%ld, &v, 1, 1); }", T, a, sfx, kl);
+    } else if (op->row == GR__FOP_MULADD) {
         char bb[GR__EM_EXPR];
         snprintf(bb, sizeof bb, "%s", gr__em_bref(e, b, op->arg[1], op->dtype, 1));
         gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s p = %s * %s; t%ld[i] = p + %s; }", T, a, bb, kl,
@@ -25259,7 +25848,7 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     for (i = 0; i < p->n_out; i++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[i]->dtype), (int)i, gr__em_out(e, (int)i));
     for (k = 0; k < 2 * p->n_ops; k++) {
         const char *T = gr__em_ctype(p->ops[k >> 1].odtype);
-        if ((k & 1) && p->ops[k >> 1].out2 < 0) continue;
+        if (((k & 1) && p->ops[k >> 1].out2 < 0) || p->ops[k >> 1].row == GR__FOP_SUM || p->ops[k >> 1].row == GR__FOP_SCATTER) continue;
         gr__em_line(e, "%s *%c%ld = (%s *)((char *)work + %lu);", T, k & 1 ? 'u' : 't', (long)(k >> 1), T,
                     (unsigned long)(at + (size_t)b->slot[k] * bytes));
     }
@@ -25270,14 +25859,18 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     }
 }
 
-static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array *const *in, const gr_array *const *out, const uint8_t *live) {
+static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array *const *in, const gr_array *const *out,
+                                   const gr_array *o0, const uint8_t *live, const gr__fscat *scat) {
     gr__em_fblk b;
-    int64_t size = out[0]->size, blk = size < GR__EM_BLK ? size : GR__EM_BLK;
+    int64_t size = o0->size, blk = size < GR__EM_BLK ? size : GR__EM_BLK;
     int32_t nv = 2 * p->n_ops + 1, k, m;
     char name[64];
     memset(&b, 0, sizeof b);
     b.p = p;
     b.in = in;
+    b.scat = scat;
+    b.m = size;
+    b.blk = blk;
     b.writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
     b.last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
     b.slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
@@ -25286,6 +25879,8 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
     else {
         gr__em_line(e, "{");
         gr__em_fblk_decls(e, &b, out, live, blk);
+        gr__em_fsums(e, p, out, 0, size);
+        gr__em_fgaps(e, p, scat, out, size);
         for (k = 0; k < p->n_refs; k++) b.writer[k] = -1;
         gr__em_line(e, "for (size_t j0 = 0; j0 < %lld; j0 += %lld) {", (long long)size, (long long)blk);
         gr__em_line(e, "const size_t n = %lld - j0 < %lld ? %lld - j0 : %lld;", (long long)size, (long long)blk, (long long)size, (long long)blk);
@@ -25295,10 +25890,11 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
             b.writer[op->out] = 2 * k;
             if (op->out2 >= 0) b.writer[op->out2] = 2 * k + 1;
         }
-        for (m = 0; m < p->n_out; m++)             /* the outputs, after every read of the block */
+        for (m = 0; m < p->n_full; m++)            /* the outputs, after every read of the block */
             if (b.outv[m] >= 0)
                 gr__em_line(e, "for (size_t i = 0; i < n; i++) y%d[j0 + i] = %c%ld[i];", (int)m, b.outv[m] & 1 ? 'u' : 't', (long)(b.outv[m] >> 1));
         gr__em_line(e, "}");
+        gr__em_fsums(e, p, out, 1, size);
         gr__em_line(e, "}");
     }
     GR_FREE(b.writer); GR_FREE(b.last); GR_FREE(b.slot); GR_FREE(b.outv);
@@ -25307,23 +25903,43 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
 static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
+    gr_array it;
     int64_t st[GR_MAX_NDIM] = { 0 }, ost[GR_MAX_NDIM] = { 0 };   /* (0-d: no stride written; GCC -O3 warned) */
     char idx[GR__EM_EXPR];
     gr__em_fscratch s;
     gr__em_fnames nm;
+    gr__fscat *plan = NULL;
     int n, m, i;
-    if (o0->size == 0) return GR_OK;
-    if (!gr__em_fscratch_new(&s, p)) { gr__em_fscratch_free(&s); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    memset(&nm, 0, sizeof nm);
+    if (p->n_full == 0) { gr__Fused_iter(p, p->n_bext, in, &it); o0 = &it; }   /* (no output of the shape: the inputs') */
+    if (p->n_scat && !(nm.scat = plan = gr__em_fscat_plan(e, p, out, o0->size))) return e->status;
+    if (o0->size == 0) {
+        gr__em_line(e, "{");
+        for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+        gr__em_fsums(e, p, out, 2, 0);
+        if (p->n_scat) gr__em_fgaps(e, p, nm.scat, out, 0);
+        gr__em_line(e, "}");
+        GR_FREE(plan);
+        return e->status;
+    }
+    if (!gr__em_fscratch_new(&s, p)) {
+        gr__em_fscratch_free(&s);
+        GR_FREE(plan);
+        return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
     gr__em_flive(p, s.live, s.dead);
     if (gr__em_fblocked(p, in, o0)) {
-        gr__Fused_emit_blocked(e, p, in, out, s.live);
+        gr__Fused_emit_blocked(e, p, in, out, o0, s.live, nm.scat);
         gr__em_fscratch_free(&s);
+        GR_FREE(plan);
         return e->status;
     }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++)
         if (s.live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+    gr__em_fsums(e, p, out, 0, o0->size);
+    if (p->n_scat) { gr__em_fgaps(e, p, nm.scat, out, o0->size); gr__em_fscat_after(e, p, nm.scat, o0->size, 0); }
     gr__em_strides(o0, o0, ost);
     n = gr__em_open(e, o0->ndim, o0->shape);
     for (i = 0; i < p->n_ext; i++) {
@@ -25335,10 +25951,14 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     snprintf(idx, sizeof idx, "%s", gr__em_index(e, o0->ndim, o0->shape, ost));
     nm.pre = "";
     nm.ext = s.ext;
+    nm.m = o0->size;
     gr__em_fbody(e, p, s.writer, s.dead, &nm, NULL, idx);
     gr__em_close(e, n);
+    gr__em_fsums(e, p, out, 1, o0->size);
+    if (p->n_scat) gr__em_fscat_after(e, p, nm.scat, o0->size, 1);
     gr__em_line(e, "}");
     gr__em_fscratch_free(&s);
+    GR_FREE(plan);
     return e->status;
 }
 
@@ -25378,7 +25998,7 @@ static int gr__em_mergeable(const gr__em *e, int64_t k, const gr_array *s) {
     const int32_t *io = f->step_io + f->step_io_at[k];
     int i, j, fused = gr__emit_of(node->op) == gr__Fused_emit;
     if (!fused && !(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
-    if (fused && gr__em_fblocked(gr__fp(node), in, in[node->n_in])) return 0;   /* (written blocked, alone) */
+    if (fused && (gr__fp(node)->n_sums || gr__fp(node)->n_scat || gr__em_fblocked(gr__fp(node), in, in[node->n_in]))) return 0;   /* (alone) */
     for (j = 0; j < node->n_out; j++)
         if (f->slots[io[node->n_in + j]].view_of >= 0 || in[node->n_in + j]->size == 0 || !gr__em_same_shape(in[node->n_in + j], s)) return 0;
     for (i = 0; !fused && i < node->n_in; i++) if (in[i]->dtype != in[node->n_in - 1]->dtype) return 0;
@@ -25471,8 +26091,8 @@ typedef struct gr__em_mstep {
 static void gr__em_mprog(gr__em_mstep *ms, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     int i;
     if (gr__emit_of(node->op) == gr__Fused_emit) { ms->p = gr__fp(node); return; }
-    ms->one.n_ext = node->n_in;
-    ms->one.n_out = 1;
+    ms->one.n_ext = ms->one.n_bext = node->n_in;
+    ms->one.n_out = ms->one.n_full = 1;
     ms->one.n_ops = 1;
     ms->one.n_refs = node->n_in + 1;
     ms->one.ops = &ms->op;
@@ -25521,6 +26141,7 @@ static void gr__em_mbody(gr__em *e, gr__em_mstep *ms, const int64_t *mem, int j,
     int64_t st[GR_MAX_NDIM];
     gr__em_fnames nm;
     int i, src, o;
+    memset(&nm, 0, sizeof nm);
     e->k = mem[j];
     io = gr__em_io(e);
     in = f->io + f->step_io_at[e->k];
@@ -25794,7 +26415,7 @@ static void gr__em_direct(gr__em *e) {
         for (k = p; e->direct[r] && k < f->n_steps; k++) {
             const gr_node *node = f->steps[k];
             const int32_t *io = f->step_io + f->step_io_at[k];
-            int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || gr__emit_of(node->op) == gr__Fused_emit;
+            int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || (gr__emit_of(node->op) == gr__Fused_emit && !gr__fp(node)->n_scat);
             if (e->in_read[k] && (k > p || !same)) e->direct[r] = 0;
             for (i = 0; k == p && i < node->n_in; i++) {
                 s = gr__slot_root(f, io[i]);

@@ -357,6 +357,37 @@ static void gr__scatter(const gr_array *y, gr_array *out, int inc, int64_t n, in
     }
 }
 
+/* node increments a unit-step slice of a vector by a vector that has the slice's length in every
+   call (a ViewUpdate with inc of a Slice along axis 0 of a 1-d x: what the gradient of x[a:b] puts
+   into zeros; the lengths by the signatures, as gr__view_sig trims): 1 with its bounds, which
+   gr__inc_slice_span resolves against x's length; 0 otherwise. Fusion (src/fuse.c) adds such a
+   group's values into the vector in its pass. */
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop) {
+    const gr__view_params *p;
+    int32_t sx, sv;
+    int64_t first, count, a, b;
+    if (node->op != &gr__op_ViewUpdate) return 0;
+    p = gr__vp(node);
+    if (!p->inc || p->is_index || p->axis != 0 || (p->step != 1 && p->step != GR_OPEN) || gr__in(node)[0]->ndim != 1 ||
+        gr__in(node)[1]->ndim != 1)
+        return 0;
+    sx = gr__sig(rw, gr__in(node)[0])[0];
+    sv = gr__sig(rw, gr__in(node)[1])[0];
+    a = p->start == GR_OPEN ? 0 : p->start;
+    b = p->stop == GR_OPEN ? 0 : -p->stop;
+    if (sx < 0) {                                    /* a static length: the slice's */
+        gr__slice_resolve(-(int64_t)sx - 1, p->start, p->stop, 1, &first, &count);
+        if (sv != GR__SIG_STATIC(count)) return 0;
+    } else if (a < 0 || a >= ((int64_t)1 << 40) || b < 0 || b >= ((int64_t)1 << 40) || sv != gr__sig_trimmed(rw, sx, a + b))
+        return 0;
+    *start = p->start;
+    *stop = p->stop;
+    return 1;
+}
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count) {
+    gr__slice_resolve(n, start, stop, 1, first, count);
+}
+
 static gr_status gr__ViewUpdate_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     const gr__view_params *p = gr__vp(node);
     const gr_array *x = in[0], *y = in[1];

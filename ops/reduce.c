@@ -168,6 +168,57 @@ GR__RED_KERNEL_R(gr__red_sum_f32, float, float, double, 0, GR__C_SUM, GR__RUN8)
 GR__RED_KERNEL(gr__red_sum_i64, int64_t, int64_t, uint64_t, 0, GR__C_SUM)
 GR__RED_KERNEL_R(gr__red_sum_i64_f64, int64_t, double, double, 0, GR__C_SUM, GR__RUN8)
 GR__RED_KERNEL_R(gr__red_sum_b8_f64, uint8_t, double, double, 0, GR__C_SUM, GR__RUN8)
+
+/* A whole sum taken piece by piece, as a fused group computes it (src/fuse.c: the Sum of a value
+   the group makes, no array of it written): rounded as gr__red_sum_f64 / _f32 round one run of the
+   same elements in the same order. With 16 or more, element i goes into lane i mod 8 up to the last
+   multiple of eight (nb), the lanes are added pairwise onto 0, then the rest in order; with fewer,
+   every element in order onto 0. (The kernel starts lane l at element l, here at 0 + element l: the
+   two differ at most in the sign of a zero lane, and the sum onto 0 makes such zeros +0.) */
+/* GR_KERNEL gr__sum8 */
+typedef struct gr__sum8 { double r[8], acc; int64_t seen, nb, total; } gr__sum8;
+static void gr__sum8_init(gr__sum8 *s, int64_t total) {
+    int l;
+    for (l = 0; l < 8; l++) s->r[l] = 0;
+    s->acc = 0;
+    s->seen = 0;
+    s->total = total;
+    s->nb = total >= 16 ? total - total % 8 : 0;
+}
+static void gr__sum8_fold(gr__sum8 *s) {
+    s->acc = 0.0 + (((s->r[0] + s->r[1]) + (s->r[2] + s->r[3])) + ((s->r[4] + s->r[5]) + (s->r[6] + s->r[7])));
+}
+/* the sum, once every element is in */
+static double gr__sum8_end(gr__sum8 *s) {
+    if (s->nb == s->total) gr__sum8_fold(s);
+    return s->acc;
+}
+/* fn(s, p, st, n): the next n elements, p[i * st] */
+/* GR_KERNEL GR__SUM8 */
+#define GR__SUM8(fn, T) \
+    static void fn(gr__sum8 *s, const T *p, int64_t st, int64_t n) { \
+        int64_t i = 0; \
+        if (st == 1 && (s->seen & 7) == 0 && s->seen + 8 <= s->nb) { \
+            double r[8]; \
+            int l; \
+            for (l = 0; l < 8; l++) r[l] = s->r[l]; \
+            for (; i + 8 <= n && s->seen + i + 8 <= s->nb; i += 8) \
+                for (l = 0; l < 8; l++) r[l] += (double)p[i + l]; \
+            for (l = 0; l < 8; l++) s->r[l] = r[l]; \
+        } \
+        for (; i < n; i++) { \
+            int64_t c = s->seen + i; \
+            if (c < s->nb) s->r[c & 7] += (double)p[i * st]; \
+            else { if (c == s->nb) gr__sum8_fold(s); s->acc += (double)p[i * st]; } \
+        } \
+        s->seen += n; \
+    }
+/* GR_KERNEL gr__sum8_f64 */
+GR__SUM8(gr__sum8_f64, double)
+/* GR_KERNEL gr__sum8_f32 */
+GR__SUM8(gr__sum8_f32, float)
+/* GR_KERNEL_END */
+
 GR__RED_KERNEL(gr__red_prod_f64, double, double, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_f32, float, float, double, 1, GR__C_PROD)
 GR__RED_KERNEL(gr__red_prod_i64, int64_t, int64_t, uint64_t, 1, GR__C_PROD)

@@ -275,7 +275,9 @@
             input 0 broadcast to input 1's shape, dtype and values kept (fusion reads it in place;
             a fill of zeros is zeros); LAZY: a conditional (input 0 the condition, the first half of
             the others read when it is nonzero, the second half when it is zero: the nodes only one
-            side needs run only then); two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
+            side needs run only then); FOLD: with a 0-d output, the sum of all of input 0, which a
+            fused group making input 0 may take as it goes (src/fuse.c, gr__sum8: the same bits);
+            two joined by _ (NONDIFF_SHAPEREF) are both; 0 otherwise
    batch    how gr__vectorize rebuilds the op when inputs gain a leading batch axis (Jacobians):
             gr__<batch>_batch; `map` applies the op row by row over the batch (always correct)
    sig      gr__<sig>_sig gives output 0's shape signature when gr_function rewrites (src/rewrite.h):
@@ -288,7 +290,7 @@
     /* ops/elemwise.c */ \
     X(Cast,             1,  1,  Cast,          NULL,         none,       CONVERT,          same,        like0,      Cast)           /* y = (dtype) x, floats to ints truncate */ \
     /* ops/reduce.c */ \
-    X(Sum,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes */ \
+    X(Sum,              1,  1,  reduce,        NULL,         none,       FOLD,             reduce,      reduce,     none)           /* y = sum over axes */ \
     X(Mean,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = sum over axes / count */ \
     X(Prod,             1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = product over axes */ \
     X(Max,              1,  1,  reduce,        NULL,         none,       0,                reduce,      reduce,     none)           /* y = max over axes */ \

@@ -447,7 +447,12 @@ static gr_status gr__em_elemwise(gr__em *e, const gr_node *node, const gr_array 
 /* how a fused program's body names things: its locals' prefix ("" alone, "g<j>_" for the j-th step
    of a merged loop) and, per external input, the C value of its element */
 #define GR__EM_FNAME 40
-typedef struct gr__em_fnames { const char *pre; char (*ext)[GR__EM_FNAME]; } gr__em_fnames;
+typedef struct gr__em_fnames {
+    const char *pre;
+    char (*ext)[GR__EM_FNAME];
+    const gr__fscat *scat;               /* the vectors added into, placed for the example (one loop alone) */
+    int64_t m;                           /* the positions of the loop */
+} gr__em_fnames;
 
 /* reference ref of program p read as dtype dt by instruction k: an external input's element, an
    immediate, or the local an earlier instruction wrote */
@@ -487,6 +492,8 @@ static void gr__em_fop(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *
                     gr__em_expr(e, pr->second, op->dtype));
     } else if (op->row >= GR__FOP_COPY) {
         gr__em_line(e, "const %s %st%ld = %s;", TO, q, (long)k, gr__em_conv(e, op->odtype, op->dtype, a, 0));
+    } else if (op->row == GR__FOP_SUM) {
+        gr__em_line(e, "{ const %s v = %s; gr__sum8_%s(&%ss%ld, &v, 1, 1); }", T, a, op->dtype == GR_F64 ? "f64" : "f32", q, (long)k);
     } else {
         const char *args[3];
         char decl[3 * GR__EM_EXPR];
@@ -516,6 +523,78 @@ static void gr__em_flive(const gr__fprog *p, uint8_t *live, uint8_t *dead) {
     }
 }
 
+/* instruction k, a slice's increment, at position idx of the loop: the first view's value set into
+   its vector (0 + v), the second's kept in w<k> for the pass after the loop (gr__em_fscat_after),
+   so that the loop has no element it reads after writing (and vectorises). Either order of the two
+   terms gives the same bits. */
+static void gr__em_fscat1(gr__em *e, const gr__fprog *p, int32_t k, const int32_t *writer, const gr__em_fnames *nm, const char *idx) {
+    const gr__fop *op = &p->ops[k];
+    const gr__fscat *c = &nm->scat[op->arg[1]];
+    const char *T = gr__em_ctype(op->dtype), *a = gr__em_fref(e, p, writer, op->arg[0], op->dtype, nm);
+    int m = (int)(op->out - p->n_ext - p->n_imm);
+    if (op->arg[2] == 1) gr__em_line(e, "w%ld[%s] = %s;", (long)k, idx, a);
+    else gr__em_line(e, "y%d[%lld + %s] = (%s)0 + %s;", m, (long long)c->first[0], idx, T, a);
+}
+
+/* the second views' buffers (at = 0, before the loop over m positions), or their values added into
+   their vectors (at = 1, after it): where the first view wrote, added; elsewhere set (0 + v) */
+static void gr__em_fscat_after(gr__em *e, const gr__fprog *p, const gr__fscat *scat, int64_t m, int at) {
+    int32_t k, j = 0, n2 = 0;
+    size_t bytes = (size_t)(m > 0 ? m : 1) * 8u, base;
+    for (k = 0; k < p->n_ops; k++) n2 += p->ops[k].row == GR__FOP_SCATTER && p->ops[k].arg[2] == 1;
+    if (!n2) return;
+    if (at == 0) gr__em_scratch_n(e, bytes * (size_t)n2);
+    base = gr__em_scratch_at(e);
+    for (k = 0; k < p->n_ops; k++) {
+        const gr__fop *op = &p->ops[k];
+        const gr__fscat *c;
+        const char *T = gr__em_ctype(op->dtype);
+        int64_t f, lo, hi;
+        int y = (int)(op->out - p->n_ext - p->n_imm);
+        if (op->row != GR__FOP_SCATTER || op->arg[2] != 1) continue;
+        if (at == 0) { gr__em_line(e, "%s *w%ld = (%s *)((char *)work + %lu);", T, (long)k, T, (unsigned long)(base + (size_t)j++ * bytes)); continue; }
+        c = &scat[op->arg[1]];
+        f = c->first[1];
+        lo = c->first[0] - f;                        /* positions whose element the first view wrote */
+        hi = lo + m;
+        if (lo < 0) lo = 0;
+        if (lo > m) lo = m;
+        if (hi > m) hi = m;
+        if (hi < lo) hi = lo;
+        if (lo > 0) gr__em_line(e, "for (size_t i = 0; i < %lld; i++) y%d[%lld + i] = (%s)0 + w%ld[i];", (long long)lo, y, (long long)f, T, (long)k);
+        if (hi > lo) gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[%lld + i] += w%ld[i];", (long long)lo, (long long)hi, y, (long long)f, (long)k);
+        if (m > hi) gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[%lld + i] = (%s)0 + w%ld[i];", (long long)hi, (long long)m, y, (long long)f, T, (long)k);
+    }
+}
+
+/* the elements of the vectors p adds into that no view covers, 0 (before the loops) */
+static void gr__em_fgaps(gr__em *e, const gr__fprog *p, const gr__fscat *scat, const gr_array *const *out, int64_t m) {
+    int32_t k;
+    for (k = 0; k < p->n_scat; k++) {
+        int64_t z[6];
+        int g, n = gr__fscat_gaps(&scat[k], out[scat[k].out]->size, m, z);
+        for (g = 0; g < n; g++)
+            gr__em_line(e, "for (size_t i = %lld; i < %lld; i++) y%d[i] = 0;", (long long)z[2 * g], (long long)z[2 * g + 1], (int)scat[k].out);
+    }
+}
+
+/* p's vectors placed over the example (out, m positions): a copy (NULL: out of memory, or a view
+   without m elements, which gr_call refuses: failed in e) */
+static gr__fscat *gr__em_fscat_plan(gr__em *e, const gr__fprog *p, const gr_array *const *out, int64_t m) {
+    gr__fscat *c = (gr__fscat *)GR_MALLOC(sizeof(gr__fscat) * (size_t)(p->n_scat + 1));
+    int32_t k;
+    if (!c) { gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); return NULL; }
+    for (k = 0; k < p->n_scat; k++) {
+        c[k] = p->scat[k];
+        if (!gr__fscat_plan(&c[k], out[c[k].out]->size, m)) {
+            GR_FREE(c);
+            gr__em_fail(e, GR_ERR_SHAPE, "gr_fn_emit_c: a slice updated by %lld values does not have as many elements", (long long)m);
+            return NULL;
+        }
+    }
+    return c;
+}
+
 /* p's instructions at the element the loops are at (idx: its index in the outputs); output m stored
    in <pre>y<m> unless store says not (store NULL: all); writer: by reference, 2 k (+ 1 for u<k>) */
 static void gr__em_fbody(gr__em *e, const gr__fprog *p, int32_t *writer, const uint8_t *dead, const gr__em_fnames *nm,
@@ -524,12 +603,13 @@ static void gr__em_fbody(gr__em *e, const gr__fprog *p, int32_t *writer, const u
     int m;
     for (k = 0; k < p->n_ops; k++) {
         const gr__fop *op = &p->ops[k];
+        if (op->row == GR__FOP_SCATTER) { gr__em_fscat1(e, p, k, writer, nm, idx); continue; }
         gr__em_fop(e, p, k, writer, nm);
         if (dead[2 * k]) gr__em_line(e, "(void)%st%ld;", nm->pre, (long)k);
         if (op->out2 >= 0 && dead[2 * k + 1]) gr__em_line(e, "(void)%su%ld;", nm->pre, (long)k);
         writer[op->out] = 2 * k;
         if (op->out2 >= 0) writer[op->out2] = 2 * k + 1;
-        for (r = 0; r < 2; r++) {
+        for (r = 0; r < 2 && op->row != GR__FOP_SUM; r++) {   /* (a sum is stored after the loops) */
             int32_t ref = r ? op->out2 : op->out;
             m = ref - p->n_ext - p->n_imm;
             if (ref < 0 || m < 0 || m >= p->n_out) continue;
@@ -550,6 +630,23 @@ static int gr__em_fscratch_new(gr__em_fscratch *s, const gr__fprog *p) {
 }
 static void gr__em_fscratch_free(gr__em_fscratch *s) { GR_FREE(s->writer); GR_FREE(s->live); GR_FREE(s->dead); GR_FREE(s->ext); }
 
+/* a fused program's sums (gr__sum8, as gr__Fused_perform takes them): at = 0 their accumulators
+   before the loops over size elements, 1 their outputs after them, 2 (size 0) their outputs 0 (y<m>
+   declared) */
+static void gr__em_fsums(gr__em *e, const gr__fprog *p, const gr_array *const *out, int at, int64_t size) {
+    int32_t k;
+    for (k = 0; k < p->n_ops && p->n_sums; k++) {
+        const gr__fop *op = &p->ops[k];
+        const char *kern = op->dtype == GR_F64 ? "gr__sum8_f64" : "gr__sum8_f32";
+        int m = (int)(op->out - p->n_ext - p->n_imm);
+        if (op->row != GR__FOP_SUM) continue;
+        if (at == 0 && !gr__em_kernel(e, kern)) { gr__em_fail(e, GR_ERR_VALUE, "gr_fn_emit_c: no kernel %s", kern); return; }
+        if (at == 0) gr__em_line(e, "gr__sum8 s%ld; gr__sum8_init(&s%ld, %lld);", (long)k, (long)k, (long long)size);
+        else if (at == 1) gr__em_line(e, "y%d[0] = (%s)gr__sum8_end(&s%ld);", m, gr__em_ctype(out[m]->dtype), (long)k);
+        else gr__em_line(e, "y%d[0] = 0;", m);
+    }
+}
+
 /* ---- Fused, blocked: the interpreter's way, for groups with a vector math row ------------------
    A group holding a row that ops/vmath.c maps (gr__vm_<f>_map, the pair's gr__vm_sincos_map) runs
    block by block, as gr__Fused_perform does: each instruction a loop over the block (arithmetic:
@@ -568,6 +665,8 @@ typedef struct gr__em_fblk {
     int32_t *slot;                       /* by value: its block buffer */
     int32_t *outv;                       /* by output: the value it receives */
     int n_slots, wide;                   /* float32 through a map kernel: double buffers w0 (and w1 for a pair) */
+    const gr__fscat *scat;               /* the vectors added into, placed for the example */
+    int64_t m, blk;                      /* positions, and block length */
 } gr__em_fblk;
 
 static int gr__em_has_kernel(const char *name) {
@@ -594,7 +693,7 @@ static int gr__em_fblocked(const gr__fprog *p, const gr_array *const *in, const 
     int32_t k, i;
     int mapped = 0;
     if (o0->size < 2) return 0;
-    for (i = 0; i < p->n_ext; i++)
+    for (i = 0; i < p->n_bext; i++)
         if (in[i]->size != o0->size && in[i]->size != 1) return 0;
     for (k = 0; k < p->n_ops && !mapped; k++) mapped = gr__em_fmap(&p->ops[k], name, sizeof name);
     return mapped;
@@ -714,7 +813,27 @@ static void gr__em_bop(gr__em *e, const gr__em_fblk *b, int32_t k) {
     char a[GR__EM_EXPR], f1[GR__EM_EXPR];
     long kl = (long)k;
     snprintf(a, sizeof a, "%s", gr__em_bref(e, b, op->arg[0], op->dtype, 1));
-    if (op->row == GR__FOP_MULADD) {
+    if (op->row == GR__FOP_SCATTER) {                 /* into a vector: positions [lo, hi) add, as gr__fscat_adds */
+        const gr__fscat *c = &b->scat[op->arg[1]];
+        int v = op->arg[2], m = (int)(op->out - b->p->n_ext - b->p->n_imm);
+        int64_t f = c->first[v], d = c->n_views > 1 ? f - c->first[1 - v] : 0;
+        if (c->n_views < 2) {
+            gr__em_line(e, "for (size_t i = 0; i < n; i++) y%d[%lld + j0 + i] = (%s)0 + %s;", m, (long long)f, T, a);
+            return;
+        }
+        gr__em_line(e, "{");
+        gr__em_line(e, "const long long j = (long long)j0, lo = j > %lld ? j : %lld;", (long long)-d, (long long)-d);
+        gr__em_line(e, "long long hi = j + (long long)n;");
+        gr__em_line(e, "if (hi > %lld) hi = %lld;", (long long)(b->m - d), (long long)(b->m - d));
+        gr__em_line(e, "if (hi > j + %lld) hi = j + %lld;", (long long)(v == 1 ? b->blk - d : -d), (long long)(v == 1 ? b->blk - d : -d));
+        gr__em_line(e, "for (size_t i = 0; i < n; i++) { const long long q = j + (long long)i; if (q >= lo && q < hi) y%d[%lld + q] += %s; else y%d[%lld + q] = (%s)0 + %s; }",
+                    m, (long long)f, a, m, (long long)f, T, a);
+        gr__em_line(e, "}");
+    } else if (op->row == GR__FOP_SUM) {              /* the block into the sum: as one run, or value by value */
+        const char *src = gr__em_bref(e, b, op->arg[0], op->dtype, 0), *sfx = op->dtype == GR_F64 ? "f64" : "f32";
+        if (src) gr__em_line(e, "gr__sum8_%s(&s%ld, %s, 1, (int64_t)n);", sfx, kl, src);
+        else gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s v = %s; gr__sum8_%s(&s%ld, &v, 1, 1); }", T, a, sfx, kl);
+    } else if (op->row == GR__FOP_MULADD) {
         char bb[GR__EM_EXPR];
         snprintf(bb, sizeof bb, "%s", gr__em_bref(e, b, op->arg[1], op->dtype, 1));
         gr__em_line(e, "for (size_t i = 0; i < n; i++) { const %s p = %s * %s; t%ld[i] = p + %s; }", T, a, bb, kl,
@@ -759,7 +878,7 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     for (i = 0; i < p->n_out; i++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[i]->dtype), (int)i, gr__em_out(e, (int)i));
     for (k = 0; k < 2 * p->n_ops; k++) {
         const char *T = gr__em_ctype(p->ops[k >> 1].odtype);
-        if ((k & 1) && p->ops[k >> 1].out2 < 0) continue;
+        if (((k & 1) && p->ops[k >> 1].out2 < 0) || p->ops[k >> 1].row == GR__FOP_SUM || p->ops[k >> 1].row == GR__FOP_SCATTER) continue;
         gr__em_line(e, "%s *%c%ld = (%s *)((char *)work + %lu);", T, k & 1 ? 'u' : 't', (long)(k >> 1), T,
                     (unsigned long)(at + (size_t)b->slot[k] * bytes));
     }
@@ -770,14 +889,18 @@ static void gr__em_fblk_decls(gr__em *e, gr__em_fblk *b, const gr_array *const *
     }
 }
 
-static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array *const *in, const gr_array *const *out, const uint8_t *live) {
+static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array *const *in, const gr_array *const *out,
+                                   const gr_array *o0, const uint8_t *live, const gr__fscat *scat) {
     gr__em_fblk b;
-    int64_t size = out[0]->size, blk = size < GR__EM_BLK ? size : GR__EM_BLK;
+    int64_t size = o0->size, blk = size < GR__EM_BLK ? size : GR__EM_BLK;
     int32_t nv = 2 * p->n_ops + 1, k, m;
     char name[64];
     memset(&b, 0, sizeof b);
     b.p = p;
     b.in = in;
+    b.scat = scat;
+    b.m = size;
+    b.blk = blk;
     b.writer = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)(p->n_refs + 1));
     b.last = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
     b.slot = (int32_t *)GR_MALLOC(sizeof(int32_t) * (size_t)nv);
@@ -786,6 +909,8 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
     else {
         gr__em_line(e, "{");
         gr__em_fblk_decls(e, &b, out, live, blk);
+        gr__em_fsums(e, p, out, 0, size);
+        gr__em_fgaps(e, p, scat, out, size);
         for (k = 0; k < p->n_refs; k++) b.writer[k] = -1;
         gr__em_line(e, "for (size_t j0 = 0; j0 < %lld; j0 += %lld) {", (long long)size, (long long)blk);
         gr__em_line(e, "const size_t n = %lld - j0 < %lld ? %lld - j0 : %lld;", (long long)size, (long long)blk, (long long)size, (long long)blk);
@@ -795,10 +920,11 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
             b.writer[op->out] = 2 * k;
             if (op->out2 >= 0) b.writer[op->out2] = 2 * k + 1;
         }
-        for (m = 0; m < p->n_out; m++)             /* the outputs, after every read of the block */
+        for (m = 0; m < p->n_full; m++)            /* the outputs, after every read of the block */
             if (b.outv[m] >= 0)
                 gr__em_line(e, "for (size_t i = 0; i < n; i++) y%d[j0 + i] = %c%ld[i];", (int)m, b.outv[m] & 1 ? 'u' : 't', (long)(b.outv[m] >> 1));
         gr__em_line(e, "}");
+        gr__em_fsums(e, p, out, 1, size);
         gr__em_line(e, "}");
     }
     GR_FREE(b.writer); GR_FREE(b.last); GR_FREE(b.slot); GR_FREE(b.outv);
@@ -807,23 +933,43 @@ static void gr__Fused_emit_blocked(gr__em *e, const gr__fprog *p, const gr_array
 static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     const gr__fprog *p = gr__fp(node);
     const gr_array *o0 = out[0];
+    gr_array it;
     int64_t st[GR_MAX_NDIM] = { 0 }, ost[GR_MAX_NDIM] = { 0 };   /* (0-d: no stride written; GCC -O3 warned) */
     char idx[GR__EM_EXPR];
     gr__em_fscratch s;
     gr__em_fnames nm;
+    gr__fscat *plan = NULL;
     int n, m, i;
-    if (o0->size == 0) return GR_OK;
-    if (!gr__em_fscratch_new(&s, p)) { gr__em_fscratch_free(&s); return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory"); }
+    memset(&nm, 0, sizeof nm);
+    if (p->n_full == 0) { gr__Fused_iter(p, p->n_bext, in, &it); o0 = &it; }   /* (no output of the shape: the inputs') */
+    if (p->n_scat && !(nm.scat = plan = gr__em_fscat_plan(e, p, out, o0->size))) return e->status;
+    if (o0->size == 0) {
+        gr__em_line(e, "{");
+        for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+        gr__em_fsums(e, p, out, 2, 0);
+        if (p->n_scat) gr__em_fgaps(e, p, nm.scat, out, 0);
+        gr__em_line(e, "}");
+        GR_FREE(plan);
+        return e->status;
+    }
+    if (!gr__em_fscratch_new(&s, p)) {
+        gr__em_fscratch_free(&s);
+        GR_FREE(plan);
+        return gr__em_fail(e, GR_ERR_NOMEM, "gr_fn_emit_c: out of memory");
+    }
     gr__em_flive(p, s.live, s.dead);
     if (gr__em_fblocked(p, in, o0)) {
-        gr__Fused_emit_blocked(e, p, in, out, s.live);
+        gr__Fused_emit_blocked(e, p, in, out, o0, s.live, nm.scat);
         gr__em_fscratch_free(&s);
+        GR_FREE(plan);
         return e->status;
     }
     gr__em_line(e, "{");
     for (i = 0; i < p->n_ext; i++)
         if (s.live[i]) gr__em_line(e, "const %s *x%d = %s;", gr__em_ctype(in[i]->dtype), i, gr__em_in(e, i));
     for (m = 0; m < p->n_out; m++) gr__em_line(e, "%s *y%d = %s;", gr__em_ctype(out[m]->dtype), m, gr__em_out(e, m));
+    gr__em_fsums(e, p, out, 0, o0->size);
+    if (p->n_scat) { gr__em_fgaps(e, p, nm.scat, out, o0->size); gr__em_fscat_after(e, p, nm.scat, o0->size, 0); }
     gr__em_strides(o0, o0, ost);
     n = gr__em_open(e, o0->ndim, o0->shape);
     for (i = 0; i < p->n_ext; i++) {
@@ -835,10 +981,14 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     snprintf(idx, sizeof idx, "%s", gr__em_index(e, o0->ndim, o0->shape, ost));
     nm.pre = "";
     nm.ext = s.ext;
+    nm.m = o0->size;
     gr__em_fbody(e, p, s.writer, s.dead, &nm, NULL, idx);
     gr__em_close(e, n);
+    gr__em_fsums(e, p, out, 1, o0->size);
+    if (p->n_scat) gr__em_fscat_after(e, p, nm.scat, o0->size, 1);
     gr__em_line(e, "}");
     gr__em_fscratch_free(&s);
+    GR_FREE(plan);
     return e->status;
 }
 
@@ -878,7 +1028,7 @@ static int gr__em_mergeable(const gr__em *e, int64_t k, const gr_array *s) {
     const int32_t *io = f->step_io + f->step_io_at[k];
     int i, j, fused = gr__emit_of(node->op) == gr__Fused_emit;
     if (!fused && !(gr__flags_of(node->op) & GR__OPF_ELEMWISE)) return 0;
-    if (fused && gr__em_fblocked(gr__fp(node), in, in[node->n_in])) return 0;   /* (written blocked, alone) */
+    if (fused && (gr__fp(node)->n_sums || gr__fp(node)->n_scat || gr__em_fblocked(gr__fp(node), in, in[node->n_in]))) return 0;   /* (alone) */
     for (j = 0; j < node->n_out; j++)
         if (f->slots[io[node->n_in + j]].view_of >= 0 || in[node->n_in + j]->size == 0 || !gr__em_same_shape(in[node->n_in + j], s)) return 0;
     for (i = 0; !fused && i < node->n_in; i++) if (in[i]->dtype != in[node->n_in - 1]->dtype) return 0;
@@ -971,8 +1121,8 @@ typedef struct gr__em_mstep {
 static void gr__em_mprog(gr__em_mstep *ms, const gr_node *node, const gr_array *const *in, const gr_array *const *out) {
     int i;
     if (gr__emit_of(node->op) == gr__Fused_emit) { ms->p = gr__fp(node); return; }
-    ms->one.n_ext = node->n_in;
-    ms->one.n_out = 1;
+    ms->one.n_ext = ms->one.n_bext = node->n_in;
+    ms->one.n_out = ms->one.n_full = 1;
     ms->one.n_ops = 1;
     ms->one.n_refs = node->n_in + 1;
     ms->one.ops = &ms->op;
@@ -1021,6 +1171,7 @@ static void gr__em_mbody(gr__em *e, gr__em_mstep *ms, const int64_t *mem, int j,
     int64_t st[GR_MAX_NDIM];
     gr__em_fnames nm;
     int i, src, o;
+    memset(&nm, 0, sizeof nm);
     e->k = mem[j];
     io = gr__em_io(e);
     in = f->io + f->step_io_at[e->k];
@@ -1294,7 +1445,7 @@ static void gr__em_direct(gr__em *e) {
         for (k = p; e->direct[r] && k < f->n_steps; k++) {
             const gr_node *node = f->steps[k];
             const int32_t *io = f->step_io + f->step_io_at[k];
-            int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || gr__emit_of(node->op) == gr__Fused_emit;
+            int i, same = (gr__flags_of(node->op) & GR__OPF_ELEMWISE) || (gr__emit_of(node->op) == gr__Fused_emit && !gr__fp(node)->n_scat);
             if (e->in_read[k] && (k > p || !same)) e->direct[r] = 0;
             for (i = 0; k == p && i < node->n_in; i++) {
                 s = gr__slot_root(f, io[i]);

@@ -23,7 +23,11 @@ typedef struct gr__fop {                 /* one instruction (24 bytes: a chain o
 enum {
     GR__FOP_PAIR = GR__EW_COUNT,         /* first(x) and second(x) of a row of GR_ELEMWISE_PAIRS */
     GR__FOP_MULADD = GR__EW_COUNT + 1,   /* a * b + c: a float mul whose product only the add after it reads */
-    GR__FOP_COPY = GR__EW_COUNT + 2      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
+    GR__FOP_SUM = GR__EW_COUNT + 2,      /* the sum of every element of arg[0] (a FOLD row: Sum), taken block by
+                                            block into sums[arg[1]] (gr__sum8), out a 0-d output */
+    GR__FOP_SCATTER = GR__EW_COUNT + 3,  /* arg[0] added into view arg[2] of the vector scat[arg[1]] (out), a
+                                            slice's increment of zeros (gr__inc_slice): see gr__fscat */
+    GR__FOP_COPY = GR__EW_COUNT + 4      /* a CONVERT or FILL row (Cast, BroadcastLike): gr__convert_run */
 };
 typedef char gr__fop_rows_fit[(int)GR__FOP_COPY + (int)GR__OP_COUNT <= 255 ? 1 : -1];   /* every row fits in row */
 
@@ -35,6 +39,8 @@ static gr__oname gr__fop_name(const gr__fop *op) {
     o.s[0] = 0;
     if (op->row >= GR__FOP_COPY) return gr__on(gr__struct_ops[op->row - GR__FOP_COPY]);
     if (op->row == GR__FOP_MULADD) { gr__camel(o.s, &n, "mul"); gr__camel(o.s, &n, "add"); }
+    else if (op->row == GR__FOP_SUM) gr__camel(o.s, &n, "sum");
+    else if (op->row == GR__FOP_SCATTER) gr__camel(o.s, &n, "scatter_add");
     else if (op->row == GR__FOP_PAIR) {
         gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].first]->name);
         gr__camel(o.s, &n, gr__ew_ops[gr__ew_pairs[op->arg[1]].second]->name);
@@ -55,10 +61,33 @@ static gr__oname gr__fop_name(const gr__fop *op) {
 GR__MULADD(gr__muladd_f64, double)
 GR__MULADD(gr__muladd_f32, float)
 
+/* A group's sum: its accumulator and its output (a 0-d one). */
+typedef struct gr__fsum { gr__sum8 acc; int32_t out; } gr__fsum;
+
+/* A vector the group's pass adds values into (output `out`, shaped like external input `ref`): the
+   fill of zeros that one or two increments of unit-step slices (gr__inc_slice) update, each view
+   as long as the pass (m). What the unfused nodes compute is 0 + a at an element one view covers,
+   (0 + a) + b at one both cover (the same bits in either order), 0 elsewhere: so the elements no
+   view covers are set to 0 before the pass, and a view's value at position i is set (0 + v) when
+   the other view's has not been written there yet, else added (gr__fscat_adds). */
+typedef struct gr__fscat {
+    int32_t out, ref, n_views, op0;
+    int64_t start[2], stop[2];           /* each view's slice */
+    int64_t first[2];                    /* per call: each view's first element */
+} gr__fscat;
+
 /* operand references: [0, n_ext) external inputs, then n_imm immediates, then n_out outputs,
-   then n_reg registers of blk elements each */
+   then n_reg registers of blk elements each. The outputs [0, n_full) have the group's shape (of
+   ndim axes: the broadcast of the external inputs' shapes), the others are its sums (0-d) and the
+   vectors it adds into */
 typedef struct gr__fprog {
     int32_t n_ext, n_imm, n_out, n_reg, n_ops, n_refs;
+    int32_t ndim, n_full, n_sums, n_scat;
+    int32_t n_bext;                      /* the external inputs [0, n_bext) are read; the others only for their
+                                            shapes (the vectors added into), and no part of the broadcast */
+    gr__fsum *sums;
+    gr__fscat *scat;
+    int64_t pos, iter_n;                 /* per call: the block's first position, the positions of the pass */
     int64_t blk;
     gr__fop *ops;
     double *imm;                         /* an immediate's value, stored in its dtype's bytes */
@@ -139,17 +168,21 @@ static gr_status gr__Fused_shape(const gr_node *node, const gr_array *const *in,
     gr_array it;
     int j, d;
     memset(&it, 0, sizeof it);
-    it.ndim = out[0]->ndim;
+    it.ndim = gr__fp(node)->ndim;
     if (node->n_in > 0) {
         gr_status before = node->graph->status;
-        if (gr__broadcast_shapes(node, node->n_in, in, &it) != GR_OK) {
+        if (gr__broadcast_shapes(node, gr__fp(node)->n_bext, in, &it) != GR_OK) {
             if (before == GR_OK) gr_graph_clear_error(node->graph);
             return gr__Fused_shape_error(node, in);
         }
     } else
         for (d = 0; d < it.ndim; d++) it.shape[d] = 1;
-    for (j = 0; j < node->n_out; j++)
+    for (j = 0; j < gr__fp(node)->n_full; j++)
         for (d = 0; d < out[j]->ndim; d++) out[j]->shape[d] = it.shape[d];
+    for (j = 0; j < gr__fp(node)->n_scat; j++) {     /* a vector added into: its fill's shape */
+        const gr__fscat *c = &gr__fp(node)->scat[j];
+        out[c->out]->shape[0] = in[c->ref]->shape[0];
+    }
     return GR_OK;
 }
 
@@ -199,6 +232,62 @@ static int gr__Fused_rows(const gr__fprog *p, const gr_array *const *in, gr_arra
     return 1;
 }
 
+/* view v of c, the pass over m positions in blocks of B, at the block [j0, j0 + n): the positions
+   whose element the other view has written already, [*lo, *hi) (the others are the first write).
+   Position i of view v is the other's i + d; that one was written in an earlier block, or in this
+   one when the other view's instruction comes first (view 0's). The emitted loops ask the same
+   with their own blocks (one element: B = 1). */
+static void gr__fscat_adds(const gr__fscat *c, int v, int64_t m, int64_t B, int64_t j0, int64_t n, int64_t *lo, int64_t *hi) {
+    int64_t d, h, bound;
+    *lo = *hi = j0;
+    if (c->n_views < 2) return;
+    d = c->first[v] - c->first[1 - v];
+    *lo = -d > j0 ? -d : j0;
+    if (*lo > j0 + n) *lo = j0 + n;
+    h = m - d < j0 + n ? m - d : j0 + n;
+    bound = v == 1 ? j0 + B - d : j0 - d;
+    if (bound < h) h = bound;
+    *hi = h > *lo ? h : *lo;
+}
+
+/* the views of c over a vector of n, the pass m long: each view's first element; 0 when a view does
+   not have m elements (the signatures say it has) */
+static int gr__fscat_plan(gr__fscat *c, int64_t n, int64_t m) {
+    int v;
+    for (v = 0; v < c->n_views; v++) {
+        int64_t count;
+        gr__inc_slice_span(n, c->start[v], c->stop[v], &c->first[v], &count);
+        if (count != m) return 0;
+    }
+    return 1;
+}
+
+/* the parts of the vector (of n) no view of c covers, as up to three [z[2k], z[2k + 1]) */
+static int gr__fscat_gaps(const gr__fscat *c, int64_t n, int64_t m, int64_t *z) {
+    int64_t a = c->first[0], b = c->n_views > 1 ? c->first[1] : c->first[0], lo = a < b ? a : b, hi = a < b ? b : a;
+    int k = 0;
+    if (lo > 0) { z[k++] = 0; z[k++] = lo; }
+    if (lo + m < hi) { z[k++] = lo + m; z[k++] = hi; }
+    if (hi + m < n) { z[k++] = hi + m; z[k++] = n; }
+    return k / 2;
+}
+
+/* a GR__FOP_SCATTER instruction over the block at p->pos: the first write of an element is 0 + v */
+#define GR__FSCAT(fn, T) \
+    static void fn(const gr__fprog *p, const gr__fop *op, int64_t n) { \
+        const gr__fscat *c = &p->scat[op->arg[1]]; \
+        const T *v = (const T *)p->ptr[op->arg[0]]; \
+        T *z = (T *)p->ptr[op->out] + c->first[op->arg[2]] + p->pos; \
+        int64_t st = p->st[op->arg[0]], lo, hi, i; \
+        gr__fscat_adds(c, op->arg[2], p->iter_n, p->blk, p->pos, n, &lo, &hi); \
+        lo -= p->pos; hi -= p->pos; \
+        for (i = 0; i < lo; i++) z[i] = (T)0 + v[i * st]; \
+        for (; i < hi; i++) z[i] += v[i * st]; \
+        for (; i < n; i++) z[i] = (T)0 + v[i * st]; \
+    }
+GR__FSCAT(gr__fscat_f64, double)
+GR__FSCAT(gr__fscat_f32, float)
+
 /* one instruction over n elements (the kernel of its row, a pair, a multiply-add or a conversion) */
 static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
     if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
@@ -212,7 +301,13 @@ static void gr__fop_run(const gr__fprog *p, const gr__fop *op, int64_t n) {
             gr__ew_kernels[op->row][op->dtype](n, (void *)p->ptr[op->out], args, sts);
     } else if (op->row == GR__FOP_PAIR)
         gr__ew_pairs[op->arg[1]].run(op->dtype, (void *)p->ptr[op->out], (void *)p->ptr[op->out2], p->ptr[op->arg[0]], p->st[op->arg[0]], n);
-    else
+    else if (op->row == GR__FOP_SUM) {
+        if (op->dtype == GR_F64) gr__sum8_f64(&p->sums[op->arg[1]].acc, (const double *)p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+        else gr__sum8_f32(&p->sums[op->arg[1]].acc, (const float *)p->ptr[op->arg[0]], p->st[op->arg[0]], n);
+    } else if (op->row == GR__FOP_SCATTER) {
+        if (op->dtype == GR_F64) gr__fscat_f64(p, op, n);
+        else gr__fscat_f32(p, op, n);
+    } else
         gr__convert_run(op->odtype, (void *)p->ptr[op->out], op->dtype, p->ptr[op->arg[0]], p->st[op->arg[0]], n);
 }
 
@@ -229,6 +324,11 @@ static void gr__fop_run1(double *v, const gr__fop *op) {
     const void *args[3];
     int64_t st[3] = { 0, 0, 0 };
     int a;
+    if (op->row == GR__FOP_SUM) {                    /* the sum of one element: 0 + x (gr__sum8) */
+        if (op->dtype == GR_F64) v[op->out] = 0.0 + v[op->arg[0]];
+        else { float x; memcpy(&x, &v[op->arg[0]], sizeof x); x = (float)(0.0 + (double)x); memcpy(&v[op->out], &x, sizeof x); }
+        return;
+    }
     if (op->row < GR__EW_COUNT || op->row == GR__FOP_MULADD) {
         for (a = 0; a < op->n_args; a++) args[a] = &v[op->arg[a]];
         if (op->row == GR__FOP_MULADD)
@@ -294,7 +394,7 @@ static void gr__fscalar_run(const gr__fprog *p, const gr__fop *op, const gr__fop
 static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
     double *v = p->val, *vo = p->val + p->n_ext + p->n_imm;
     int32_t e, m;
-    for (e = 0; e < p->n_ext; e++) {                 /* (v is scratch: a refusal leaves nothing behind) */
+    for (e = 0; e < p->n_bext; e++) {                /* (v is scratch: a refusal leaves nothing behind) */
         const gr_array *a = in[e];
         if (a->size != 1) return 0;
         if (a->dtype == GR_F64) v[e] = *(const double *)a->data;
@@ -309,15 +409,20 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
     return 1;
 }
 
-/* the program over the data block by block (kept out of gr__Fused_perform, whose scalar calls
-   then need none of its frame) */
+/* a sum into its 0-d output (float64, or float32 rounded once) */
+static void gr__Fused_put_sum(gr_array *y, double v) {
+    if (y->dtype == GR_F64) *(double *)y->data = v;
+    else *(float *)y->data = (float)v;
+}
+
+/* the program over the data block by block, o0 the shape iterated (kept out of gr__Fused_perform,
+   whose scalar calls then need none of its frame) */
 #if defined(__GNUC__) || defined(__clang__)
 #define GR__FUSE_NOINLINE __attribute__((noinline))
 #else
 #define GR__FUSE_NOINLINE
 #endif
-static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
-    const gr_array *o0 = out[0];
+static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array *const *in, gr_array *const *out, const gr_array *o0) {
     int64_t shape[GR_MAX_NDIM], idx[GR_MAX_NDIM], inner, rows, r, j0, e;
     int nd = 0, d, k, m;
     /* element strides of every external input over the output's shape (0 where broadcast), with
@@ -326,7 +431,7 @@ static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array
         int merge;
         if (o0->shape[d] == 1) continue;
         merge = nd > 0;
-        for (e = 0; e < p->n_ext; e++) {
+        for (e = 0; e < p->n_bext; e++) {
             const gr_array *a = in[e];
             int ad = d - (o0->ndim - a->ndim);
             int64_t s = 0, q;
@@ -339,47 +444,94 @@ static GR__FUSE_NOINLINE gr_status gr__Fused_blocks(gr__fprog *p, const gr_array
         }
         if (merge) {
             shape[nd - 1] *= o0->shape[d];
-            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd - 1] = p->ext_off[e];
+            for (e = 0; e < p->n_bext; e++) p->ext_st[e * GR_MAX_NDIM + nd - 1] = p->ext_off[e];
         } else {
             shape[nd] = o0->shape[d];
-            for (e = 0; e < p->n_ext; e++) p->ext_st[e * GR_MAX_NDIM + nd] = p->ext_off[e];
+            for (e = 0; e < p->n_bext; e++) p->ext_st[e * GR_MAX_NDIM + nd] = p->ext_off[e];
             nd++;
         }
     }
     inner = nd ? shape[nd - 1] : 1;
     rows = o0->size / inner;
     for (d = 0; d < nd; d++) idx[d] = 0;
-    for (e = 0; e < p->n_ext; e++) {
+    for (e = 0; e < p->n_bext; e++) {
         p->st[e] = nd && p->ext_st[e * GR_MAX_NDIM + nd - 1] ? 1 : 0;
         p->ext_off[e] = 0;                         /* where the row starts in input e, kept as the rows go */
     }
     if (nd == 2 && gr__Fused_rows(p, in, out, shape, inner)) return GR_OK;
+    for (k = 0; k < p->n_sums; k++) gr__sum8_init(&p->sums[k].acc, o0->size);
+    for (k = 0; k < p->n_scat; k++) p->ptr[p->n_ext + p->n_imm + p->scat[k].out] = out[p->scat[k].out]->data;
+    p->iter_n = o0->size;
     for (r = 0; r < rows; r++) {
         for (j0 = 0; j0 < inner; j0 += p->blk) {
             int64_t n = inner - j0 < p->blk ? inner - j0 : p->blk;
-            for (e = 0; e < p->n_ext; e++)
+            for (e = 0; e < p->n_bext; e++)
                 p->ptr[e] = (const char *)in[e]->data + (size_t)(p->ext_off[e] + j0 * p->st[e]) * gr__dsize(in[e]->dtype);
-            for (m = 0; m < p->n_out; m++)
+            for (m = 0; m < p->n_full; m++)
                 p->ptr[p->n_ext + p->n_imm + m] = (char *)out[m]->data + (size_t)(r * inner + j0) * gr__dsize(out[m]->dtype);
+            p->pos = r * inner + j0;
             for (k = 0; k < p->n_ops; k++) gr__fop_run(p, &p->ops[k], n);
         }
         for (d = nd - 2; d >= 0; d--) {              /* the next row: an odometer over the outer axes */
             if (++idx[d] < shape[d]) {
-                for (e = 0; e < p->n_ext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
+                for (e = 0; e < p->n_bext; e++) p->ext_off[e] += p->ext_st[e * GR_MAX_NDIM + d];
                 break;
             }
             idx[d] = 0;
-            for (e = 0; e < p->n_ext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
+            for (e = 0; e < p->n_bext; e++) p->ext_off[e] -= (shape[d] - 1) * p->ext_st[e * GR_MAX_NDIM + d];
         }
+    }
+    for (k = 0; k < p->n_sums; k++) gr__Fused_put_sum(out[p->sums[k].out], gr__sum8_end(&p->sums[k].acc));
+    return GR_OK;
+}
+
+/* before the pass over m positions: each vector's views placed, what none covers set to 0 */
+static gr_status gr__Fused_scat_start(const gr_node *node, gr__fprog *p, gr_array *const *out, int64_t m) {
+    int32_t k;
+    for (k = 0; k < p->n_scat; k++) {
+        gr__fscat *c = &p->scat[k];
+        gr_array *y = out[c->out];
+        int64_t z[6];
+        int g, n_gaps;
+        size_t es = gr__dsize(y->dtype);
+        if (!gr__fscat_plan(c, y->size, m))
+            return gr_node_error(node, GR_ERR_SHAPE, "a slice of %s updated by %lld values does not have %lld elements",
+                                 gr__d(gr__in(node)[c->ref]).s, (long long)m, (long long)m);
+        n_gaps = gr__fscat_gaps(c, y->size, m, z);
+        for (g = 0; g < n_gaps; g++) memset((char *)y->data + (size_t)z[2 * g] * es, 0, (size_t)(z[2 * g + 1] - z[2 * g]) * es);
     }
     return GR_OK;
 }
 
+/* the shape the group iterates over (it: its ndim, shape and size) when no output has it: the
+   broadcast of the inputs' shapes, which the shape rule has checked */
+static void gr__Fused_iter(const gr__fprog *p, int n_in, const gr_array *const *in, gr_array *it) {
+    int d, k;
+    it->ndim = p->ndim;
+    for (d = 0; d < it->ndim; d++) it->shape[d] = 1;
+    for (k = 0; k < n_in; k++)
+        for (d = 0; d < in[k]->ndim; d++)
+            if (in[k]->shape[d] != 1) it->shape[it->ndim - in[k]->ndim + d] = in[k]->shape[d];
+    it->size = 1;
+    for (d = 0; d < it->ndim; d++) it->size *= it->shape[d];
+}
+
 static gr_status gr__Fused_perform(const gr_node *node, const gr_array *const *in, gr_array *const *out) {
     gr__fprog *p = (gr__fprog *)gr__fp(node);
-    if (out[0]->size == 0) return GR_OK;
-    if (out[0]->size == 1 && gr__Fused_scalar(p, in, out)) return GR_OK;
-    return gr__Fused_blocks(p, in, out);
+    const gr_array *o0 = out[0];
+    gr_array it;
+    int32_t k;
+    if (p->n_full == 0) { gr__Fused_iter(p, p->n_bext, in, &it); o0 = &it; }
+    if (p->n_scat) {
+        gr_status st = gr__Fused_scat_start(node, p, out, o0->size);
+        if (st != GR_OK) return st;
+    }
+    if (o0->size == 0) {                             /* sums of nothing */
+        for (k = 0; k < p->n_sums; k++) gr__Fused_put_sum(out[p->sums[k].out], 0.0);
+        return GR_OK;
+    }
+    if (o0->size == 1 && !p->n_scat && gr__Fused_scalar(p, in, out)) return GR_OK;
+    return gr__Fused_blocks(p, in, out, o0);
 }
 
 static gr_status gr__Fused_grad(const gr_node *node, gr_var *const *og, gr_var **ig) { (void)og; (void)ig; return gr__compiled_only(node); }
@@ -474,7 +626,16 @@ typedef struct gr__fuser {
     uint32_t n_fused;                    /* Fused nodes made so far */
     int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
                                             keeps to one, so that a side not taken computes nothing */
+    uint32_t *nread;                     /* by variable id: its readers among the scheduled nodes, and the roots */
+    uint8_t *scat;                       /* by node id: GR__FS_* (a slice's increment its group runs, or a fill it absorbs) */
 } gr__fuser;
+
+enum { GR__FS_VIEW1 = 1, GR__FS_VIEW2 = 2, GR__FS_FILL = 3 };   /* the first or second increment of a vector, its zeros */
+
+/* a member that is not elementwise: a sum, a slice's increment, or the zeros it absorbed */
+static int gr__fuse_edge(const gr__fuser *fz, const gr_node *node) {
+    return (gr__flags_of(node->op) & GR__OPF_FOLD) || (fz->scat && fz->scat[node->id]);
+}
 
 /* input i of node, or the Fused output that replaces it (none before the first Fused node) */
 static gr_var *gr__fuse_input(const gr__fuser *fz, const gr_node *node, int i) {
@@ -545,8 +706,60 @@ static int32_t gr__fuse_joinable(gr__fuser *fz, const gr_node *node, const int32
         for (i = 0; ok && i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] != open[o] && fz->pos[w->id] >= fz->gstart[open[o]]) ok = 0;
+            if (w && fz->group[w->id] == open[o] && gr__fuse_edge(fz, w)) ok = 0;   /* a sum is done after the pass */
         }   /* (no Fused node exists yet: every id is below nn) */
         if (ok) return open[o];
+    }
+    return -1;
+}
+
+/* the open group a sum node takes its place in: the one making its input, when it is a FOLD row (a
+   whole sum, 0-d) of float64 or float32 into the same dtype; -1 none */
+static int32_t gr__fuse_fold_group(gr__fuser *fz, const gr_node *node, const int32_t *open, int n_open) {
+    const gr_var *x, *y;
+    gr_node *w;
+    int o;
+    if (!(gr__flags_of(node->op) & GR__OPF_FOLD) || node->n_in != 1 || node->n_out != 1) return -1;
+    x = gr__in(node)[0];
+    y = gr__out(node)[0];
+    w = gr__owner(x);
+    if (y->ndim != 0 || (x->dtype != GR_F64 && x->dtype != GR_F32) || y->dtype != x->dtype || !w || fz->group[w->id] < 0) return -1;
+    if (gr__fuse_edge(fz, w) || (fz->reg && fz->reg[node->id] != fz->reg[w->id])) return -1;
+    for (o = 0; o < n_open; o++) if (open[o] == fz->group[w->id]) return open[o];
+    return -1;
+}
+
+/* the open group a slice's increment node takes its place in: its value's, when node increments a
+   unit-step slice of a vector (gr__inc_slice) by a float vector that group makes, and the vector is
+   a fill of +0 (absorbed: the group makes the zeros) or the group's first increment of one (two at
+   most), read by node alone; -1 none */
+static int32_t gr__fuse_scatter_group(gr__fuser *fz, gr_node *node, const int32_t *open, int n_open) {
+    gr_var *x, *y;
+    gr_node *w, *b;
+    int64_t start, stop;
+    int32_t g = -1;
+    int o;
+    if (!gr__inc_slice(fz->rw, node, &start, &stop)) return -1;
+    x = gr__in(node)[0];
+    y = gr__in(node)[1];
+    w = gr__owner(y);
+    b = gr__owner(x);
+    if (!w || !b || fz->group[w->id] < 0 || (gr__flags_of(w->op) & GR__OPF_FOLD) || fz->scat[w->id]) return -1;
+    if ((x->dtype != GR_F64 && x->dtype != GR_F32) || y->dtype != x->dtype || fz->nread[x->id] != 1) return -1;
+    if (fz->reg && fz->reg[node->id] != fz->reg[w->id]) return -1;
+    if (gr__out(gr__fuse_node(fz->rw, fz->cg, fz->oid[fz->gstart[fz->group[w->id]]]))[0]->ndim != 1) return -1;
+    for (o = 0; o < n_open; o++) if (open[o] == fz->group[w->id]) g = open[o];
+    if (g < 0) return -1;
+    if (fz->scat[b->id] == GR__FS_VIEW1 && fz->group[b->id] == g) { fz->scat[node->id] = GR__FS_VIEW2; return g; }
+    if ((gr__flags_of(b->op) & GR__OPF_FILL) && !fz->scat[b->id]) {
+        const gr_var *z = gr__in(b)[0];
+        const gr_array *za = z->kind == GR__VK_CONST && z->ndim == 0 ? (const gr_array *)gr__ext(z) : NULL;
+        double zv = za ? gr_array_get(za, 0) : 1.0;
+        if (!za || zv != 0 || signbit(zv) || gr__in(b)[1]->ndim != 1 || (fz->reg && fz->reg[b->id] != fz->reg[node->id])) return -1;
+        fz->scat[b->id] = GR__FS_FILL;
+        fz->group[b->id] = g;
+        fz->scat[node->id] = GR__FS_VIEW1;
+        return g;
     }
     return -1;
 }
@@ -570,7 +783,9 @@ static gr_status gr__fuse_group(gr__fuser *fz) {
                 open[n_open++] = joined;
             }
             fz->group[node->id] = joined;
-        }
+        } else if ((joined = gr__fuse_fold_group(fz, node, open, n_open)) >= 0 ||
+                   (joined = gr__fuse_scatter_group(fz, node, open, n_open)) >= 0)
+            fz->group[node->id] = joined;
         for (i = 0; i < node->n_in; i++) {
             gr_node *w = gr__owner(gr__in(node)[i]);
             if (w && fz->group[w->id] >= 0 && fz->group[w->id] != joined) fz->vflag[gr__in(node)[i]->id] |= GR__FV_OUT;   /* ids < nn here */
@@ -609,8 +824,33 @@ typedef struct gr__fgroup {
     int32_t *free_regs;
     uint32_t cap_ext, cap_out, cap_free; /* grown as used: a group of millions has a few externals */
     int32_t n_ext, n_imm, n_out, n_reg, n_free, op_i;
+    int32_t n_full, n_sums;              /* outputs of the group's shape (the sums' come after them); sums */
+    int32_t n_bext;                      /* externals read (the others: a vector's shape) */
+    gr__fscat *scat;                     /* the vectors its increments add into */
+    uint32_t cap_scat;
+    int32_t n_scat;
     gr__fprog *p;
 } gr__fgroup;
+
+/* the externals only absorbed fills read (for a vector's shape) moved after the others: the pass
+   neither reads them nor broadcasts against them */
+static void gr__fgroup_shape_only(gr__fuser *fz, gr__fgroup *gs) {
+    int32_t mi, i, k = 0;
+    int j;
+    gs->n_bext = gs->n_ext;
+    for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = -4;   /* read by no instruction yet */
+    for (mi = 0; mi < gs->n_members; mi++) {
+        gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
+        if (fz->scat[node->id] == GR__FS_FILL) continue;
+        for (j = 0; j < node->n_in; j++) {
+            gr_var *x = gr__fuse_input(fz, node, j);
+            if (fz->ref[x->id] == -4) fz->ref[x->id] = -5;
+        }
+    }
+    for (i = 0; i < gs->n_ext; i++) if (fz->ref[gs->ext[i]->id] == -5) { gr_var *t = gs->ext[k]; gs->ext[k++] = gs->ext[i]; gs->ext[i] = t; }
+    gs->n_bext = k;
+    for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = i;
+}
 
 /* operands: externals (and immediates) in first-use order; outputs; in the same pass, inputs made by
    groups fused before now read their Fused outputs, and the seconds of pairs are noted
@@ -646,6 +886,13 @@ static gr_status gr__fgroup_operands(gr__fuser *fz, gr__fgroup *gs) {
     for (i = 0; i < gs->n_ext; i++) { gs->ext[i] = tmp[i]; fz->ref[gs->ext[i]->id] = i; }
     gs->n_ext = e;
     GR_FREE(tmp);
+    gr__fgroup_shape_only(fz, gs);
+    for (i = 0, m = 0; i < gs->n_out; i++)           /* the sums' and vectors' outputs last (outs_new is scratch here) */
+        if (!gr__fuse_edge(fz, gr__owner(gs->outs_old[i]))) gs->outs_new[m++] = gs->outs_old[i];
+    gs->n_full = m;
+    for (i = 0; i < gs->n_out; i++)
+        if (gr__fuse_edge(fz, gr__owner(gs->outs_old[i]))) gs->outs_new[m++] = gs->outs_old[i];
+    memcpy(gs->outs_old, gs->outs_new, sizeof(gr_var *) * (size_t)gs->n_out);
     return GR_OK;
 }
 
@@ -668,9 +915,12 @@ static gr_status gr__fgroup_program(gr__fuser *fz, gr__fgroup *gs) {
     p->imm = (double *)(b + at[2]);
     p->out_types = (gr_type *)(b + at[3]);
     p->n_ext = gs->n_ext;
+    p->n_bext = gs->n_bext;
     p->n_imm = gs->n_imm;
     p->n_out = gs->n_out;
-    p->blk = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim == 0 ? 1 : GR__FUSE_BLK;
+    p->n_full = gs->n_full;
+    p->ndim = gr__out(gr__fuse_node(fz->rw, fz->cg, gs->mem[0]))[0]->ndim;   /* (the first member is elementwise) */
+    p->blk = p->ndim == 0 ? 1 : GR__FUSE_BLK;
     for (i = 0; i < gs->n_out; i++) fz->ref[gs->outs_old[i]->id] = gs->n_ext + gs->n_imm + i;
     for (i = 0; i < gs->n_imm; i++)
         memcpy(&p->imm[i], ((const gr_array *)gr__ext(gs->ext[gs->n_ext + i]))->data, gr__dsize(gs->ext[gs->n_ext + i]->dtype));
@@ -690,7 +940,8 @@ static gr_status gr__fgroup_free_inputs(gr__fuser *fz, gr__fgroup *gs, const gr_
         gr_var *x = gr__fuse_input(fz, node, i);
         int dup = 0;
         for (i2 = 0; i2 < i; i2++) if (gr__fuse_input(fz, node, i2) == x) dup = 1;
-        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1) {
+        if (!dup && (fz->vflag[x->id] & (GR__FV_MINE | GR__FV_OUT | GR__FV_ALIASED)) == GR__FV_MINE && fz->last[x->id] == q + 1 &&
+            fz->ref[x->id] >= 0) {                   /* (a vector added into has no register) */
             if (!gr__grow((void **)&gs->free_regs, &gs->cap_free, (uint32_t)gs->n_free, sizeof(int32_t))) return GR_ERR_NOMEM;
             gs->free_regs[gs->n_free++] = fz->ref[x->id];
         }
@@ -721,6 +972,42 @@ static int gr__fgroup_muladd(gr__fuser *fz, gr__fgroup *gs, const gr_node *node,
     return 0;
 }
 
+/* increment node's instruction (op): its value added into view k of its vector, the first view's
+   vector a new one; the vector's output, once the last increment's is known, written into every
+   instruction adding into it */
+static gr_status gr__fgroup_scatter(gr__fuser *fz, gr__fgroup *gs, gr_node *node, gr__fop *op, uint32_t q) {
+    gr_var *x = gr__fuse_input(fz, node, 0), *v = gr__fuse_input(fz, node, 1), *y = gr__out(node)[0];
+    gr__fscat *c;
+    int32_t ci, k;
+    if (fz->scat[node->id] == GR__FS_VIEW1) {
+        if (!gr__grow((void **)&gs->scat, &gs->cap_scat, (uint32_t)gs->n_scat, sizeof(gr__fscat))) return GR_ERR_NOMEM;
+        ci = gs->n_scat++;
+        c = &gs->scat[ci];
+        memset(c, 0, sizeof *c);
+        c->ref = fz->ref[gr__fuse_input(fz, gr__owner(x), 1)->id];   /* the fill's shape, an external input */
+        c->out = -1;
+        c->op0 = gs->op_i - 1;
+    } else {
+        ci = -16 - fz->ref[x->id];
+        c = &gs->scat[ci];
+    }
+    gr__inc_slice(fz->rw, node, &c->start[c->n_views], &c->stop[c->n_views]);
+    op->n_args = 1;
+    op->dtype = op->odtype = (uint8_t)v->dtype;
+    op->row = GR__FOP_SCATTER;
+    op->arg[0] = fz->ref[v->id];
+    op->arg[1] = ci;
+    op->arg[2] = c->n_views++;
+    op->out = -1;
+    if (fz->vflag[y->id] & GR__FV_OUT) {
+        c->out = fz->ref[y->id] - gs->n_ext - gs->n_imm;
+        for (k = c->op0; k < gs->op_i; k++)
+            if (gs->p->ops[k].row == GR__FOP_SCATTER && gs->p->ops[k].arg[1] == ci) gs->p->ops[k].out = fz->ref[y->id];
+    } else
+        fz->ref[y->id] = -16 - ci;                   /* read by the second increment alone */
+    return gr__fgroup_free_inputs(fz, gs, node, q);
+}
+
 /* member node's instruction, with registers reused after their last reader: the result's register
    first, then the registers whose last reader this is (an op never writes over its own operands: a
    cast between element sizes could not) */
@@ -731,6 +1018,7 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     const gr__ew_pair *pair = row >= 0 ? gr__ew_pair_first(row) : NULL;
     uint32_t second = fz->second_of[x0->id];
     gr__fop *op;
+    if (fz->scat[node->id] == GR__FS_FILL) return GR_OK;   /* zeros: made by the increments */
     if (row >= 0 && gr__ew_pair_second(row)) {
         if (fz->paired[node->id]) return gr__fgroup_free_inputs(fz, gs, node, q);   /* computed with its first */
         if (second == node->id + 1) fz->second_of[x0->id] = 0;                    /* computed here: a later first stays alone */
@@ -746,6 +1034,17 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
     if (row == GR__EW_add && gr__fgroup_muladd(fz, gs, node, q)) return gr__fgroup_free_inputs(fz, gs, node, q);
     op = &gs->p->ops[gs->op_i++];
     op->out2 = -1;
+    if (fz->scat[node->id]) return gr__fgroup_scatter(fz, gs, node, op, q);
+    if (gr__flags_of(node->op) & GR__OPF_FOLD) {     /* a sum of x0, into its output */
+        op->n_args = 1;
+        op->dtype = op->odtype = (uint8_t)x0->dtype;
+        op->row = GR__FOP_SUM;
+        op->arg[0] = fz->ref[x0->id];
+        op->arg[1] = gs->n_sums++;
+        gr__fgroup_reg(fz, gs, y);
+        op->out = fz->ref[y->id];
+        return gr__fgroup_free_inputs(fz, gs, node, q);
+    }
     if (pair && second && second != node->id + 1) {  /* first(x0) and second(x0) in one instruction */
         gr_node *c = gr__fuse_node(fz->rw, fz->cg, second - 1);
         gr_var *yc = gr__out(c)[0];
@@ -780,10 +1079,11 @@ static gr_status gr__fgroup_emit(gr__fuser *fz, gr__fgroup *gs, gr_node *node) {
 /* the scratch a call uses: registers, and per reference its pointer and stride */
 static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     gr__fprog *p = gs->p;
-    size_t at[6], size[6];
+    size_t at[8], size[8];
     unsigned char *b;
     int32_t n_ext = gs->n_ext, n_imm = gs->n_imm, n_out = gs->n_out, n_reg = gs->n_reg, i, k;
     p->n_ops = gs->op_i;
+    p->n_sums = gs->n_sums;
     p->n_reg = n_reg;
     p->n_refs = n_ext + n_imm + n_out + n_reg;
     size[0] = (size_t)(n_reg + 1) * (size_t)p->blk * 8u;
@@ -792,7 +1092,9 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
     size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
     size[5] = sizeof(double) * (size_t)p->n_refs;
-    b = (unsigned char *)gr__fprog_block(fz->cg, 6, size, at);
+    size[6] = sizeof(gr__fsum) * (size_t)(gs->n_sums + 1);
+    size[7] = sizeof(gr__fscat) * (size_t)(gs->n_scat + 1);
+    b = (unsigned char *)gr__fprog_block(fz->cg, 8, size, at);
     if (!b) return GR_ERR_NOMEM;
     p->regs = b;
     p->ptr = (const void **)(b + at[1]);
@@ -800,11 +1102,16 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     p->ext_st = (int64_t *)(b + at[3]);
     p->ext_off = (int64_t *)(b + at[4]);
     p->val = (double *)(b + at[5]);
+    p->sums = (gr__fsum *)(b + at[6]);
+    p->scat = (gr__fscat *)(b + at[7]);
+    p->n_scat = gs->n_scat;
+    if (gs->n_scat) memcpy(p->scat, gs->scat, sizeof(gr__fscat) * (size_t)gs->n_scat);
     memset(p->val, 0, size[5]);
     for (i = 0; i < n_imm; i++) { p->ptr[n_ext + i] = &p->imm[i]; p->st[n_ext + i] = 0; memcpy(&p->val[n_ext + i], &p->imm[i], sizeof(double)); }
     p->f64 = 1;
     for (k = 0; k < p->n_ops; k++) {                /* an operand an instruction does not have reads arg[0] */
-        if (p->ops[k].row != GR__FOP_PAIR)
+        if (p->ops[k].row == GR__FOP_SUM) p->sums[p->ops[k].arg[1]].out = p->ops[k].out - n_ext - n_imm;
+        if (p->ops[k].row != GR__FOP_PAIR && p->ops[k].row != GR__FOP_SUM && p->ops[k].row != GR__FOP_SCATTER)
             for (i = p->ops[k].n_args; i < 3; i++) p->ops[k].arg[i] = p->ops[k].arg[0];
         if (!gr__fop_f64(p, &p->ops[k])) p->f64 = 0;
     }
@@ -851,7 +1158,7 @@ static gr_status gr__fuse_one(gr__fuser *fz, int32_t g) {
         fz->ref[gr__out(node)[0]->id] = -1;
         fz->vflag[gr__out(node)[0]->id] &= (uint8_t)~GR__FV_MINE;
     }
-    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs);
+    GR_FREE(gs.ext); GR_FREE(gs.outs_old); GR_FREE(gs.outs_new); GR_FREE(gs.free_regs); GR_FREE(gs.scat);
     if (st != GR_OK && fz->cg->status == GR_OK) gr__error(fz->cg, st, "out of memory (fusion)");
     return st;
 }
@@ -880,7 +1187,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
-    if (!fz.vflag || !fz.last) { st = gr__fuse_nomem(&fz); goto done; }
+    fz.nread = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
+    fz.scat = (uint8_t *)gr__calloc(fz.nn + 1u, 1);
+    if (!fz.vflag || !fz.last || !fz.nread || !fz.scat) { st = gr__fuse_nomem(&fz); goto done; }
+    for (k = 0; k < fz.n_order; k++) {
+        const gr_node *node = gr__fuse_node(rw, cg, fz.oid[k]);
+        int i;
+        for (i = 0; i < node->n_in; i++) fz.nread[gr__in(node)[i]->id]++;
+    }
+    for (k = 0; k < (uint32_t)n_roots; k++) fz.nread[roots[k]->id]++;
     if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
     gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
     if (fz.n_groups == 0) goto done;
@@ -907,6 +1222,6 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
 done:
     GR_FREE(fz.gmem_at); GR_FREE(fz.gmem); GR_FREE(fz.repl); GR_FREE(fz.oid);
     GR_FREE(fz.group); GR_FREE(fz.pos); GR_FREE(fz.gstart); GR_FREE(fz.vflag); GR_FREE(fz.ref); GR_FREE(fz.last);
-    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg);
+    GR_FREE(fz.second_of); GR_FREE(fz.paired); GR_FREE(fz.reg); GR_FREE(fz.nread); GR_FREE(fz.scat);
     return st;
 }

@@ -222,10 +222,12 @@ enum {
                                         (GR_RUNTIME_OPS: made when the function is, freed with it) */
     GR__OPF_GRAPHOP  = 2048,         /* its params begin with a gr__graphop *: counted, and its
                                         connection pattern is the node's */
-    GR__OPF_LAZY     = 4096          /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
+    GR__OPF_LAZY     = 4096,         /* a conditional: input 0 is a 0-d condition, inputs 1..k are read
                                         only when it is nonzero, inputs k+1..2k only when it is zero
                                         (n_in = 2k + 1); a compiled function runs the nodes only one
                                         side needs only then, and so does the backward pass */
+    GR__OPF_FOLD     = 8192          /* with a 0-d output, the sum of every element of input 0 (a float
+                                        dtype kept): a fused group making input 0 takes it as it goes */
 };
 
 typedef int64_t (*gr__alias_fn)(const gr_node *node, const gr_array *const *in, const gr_array *out);

@@ -97,6 +97,21 @@ struct gr__view_params;
 static gr_var *gr__banded_cols(gr__rewriter *rw, const gr_var *X, const struct gr__view_params *vp, int64_t s0);   /* columns s0.. */
 #endif
 
+/* an increment of a unit-step slice of a vector (ops/index.c): 1 with its bounds; and the part of
+   a vector of n they cover */
+#ifndef GR_NO_INDEX
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop);
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count);
+#else
+static int gr__inc_slice(gr__rewriter *rw, const gr_node *node, int64_t *start, int64_t *stop) {
+    (void)rw; (void)node; (void)start; (void)stop;
+    return 0;
+}
+static void gr__inc_slice_span(int64_t n, int64_t start, int64_t stop, int64_t *first, int64_t *count) {
+    (void)n; (void)start; (void)stop; *first = 0; *count = 0;
+}
+#endif
+
 /* ---- the rules named by the tables --------------------------------------------------------------- */
 
 #define GR__RULE_PROTO(Name, nin, nout, rules, conn, alias, flags, batch, sig, simp) \

@@ -1685,6 +1685,196 @@ TEST(gts_op_Fused_scalar) {
     CHECK(rows > 2 * 40);
 }
 
+/* ---- sums taken in the pass: a Sum (a FOLD row) of a value its group makes is the group's last
+   instruction, and that value is never written out. Each form below, over shapes from 0-d and empty
+   through the eight-lane boundaries (15, 16, 17, 23, 24) to 1000 and matrices, float64 and float32:
+   compiled, one Fused node ending in Sum and no Sum node (forms 0-3); its outputs bit for bit those
+   of the unfused function (GR_OPT_NONE: the Sum kernel over the whole array, gr__red_sum_*); and the
+   sum within rounding of a long double sum of the terms computed in C.
+     form 0: sum(exp(a) b + a)
+     form 1: y = exp(a) b and sum(y + a), both returned (one output of the shape, one sum)
+     form 2: sum(a c - 1) with c 0-d (no output has the shape the pass runs over)
+     form 3: sum(a b) and sum(a - b), two sums of one pass
+     form 4: a - sum(a a) (the sum read at every element: not in the pass that makes it) */
+static double gte_fsum_term(int form, double a, double b, int k) {
+    switch (form) {
+    case 0: return exp(a) * b + a;
+    case 1: return exp(a) * b + a;
+    case 2: return a * b - 1;
+    case 3: return k ? a - b : a * b;
+    default: return a * a;
+    }
+}
+static void gte_fsum_build(gr_graph *g, int form, gr_var *a, gr_var *b, gr_var **out, int *n_out) {
+    gr_var *y;
+    switch (form) {
+    case 0: out[0] = gr_sum(gr_add(gr_mul(gr_exp(a), b), a)); *n_out = 1; break;
+    case 1: y = gr_mul(gr_exp(a), b); out[0] = y; out[1] = gr_sum(gr_add(y, a)); *n_out = 2; break;
+    case 2: out[0] = gr_sum(gr_sub(gr_mul(a, b), gr_const(g, 1.0))); *n_out = 1; break;
+    case 3: out[0] = gr_sum(gr_mul(a, b)); out[1] = gr_sum(gr_sub(a, b)); *n_out = 2; break;
+    default: out[0] = gr_sub(a, gr_sum(gr_mul(a, a))); *n_out = 1; break;
+    }
+}
+static void gte_fsum_case(gr_dtype dt, int form, int nd, const int64_t *shape) {
+    gr_graph *g = gr_graph_new();
+    gr_var *a = gr_tensor(g, dt, nd, shape, "a"), *b = form == 2 ? gr_scalar(g, dt, "c") : gr_tensor(g, dt, nd, shape, "b");
+    gr_var *ins[2], *outs[2];
+    gr_array *in[2];
+    const gr_array *rf[2], *rn[2];
+    gr_fn *ff, *fn;
+    gr_fn_opts none;
+    char buf[4096], what[96];
+    int j, n_out = 0;
+    int64_t k, n;
+    memset(&none, 0, sizeof none);
+    none.optimize = GR_OPT_NONE;
+    in[0] = gr_array_new(dt, nd, shape);
+    in[1] = form == 2 ? gr_array_scalar(dt, 0.75) : gr_array_new(dt, nd, shape);
+    n = in[0]->size;
+    for (k = 0; k < n; k++) {
+        gr_array_set(in[0], k, sin(0.7 + 1.3 * (double)k));
+        if (form != 2) gr_array_set(in[1], k, 1.0 + 0.5 * cos(0.3 * (double)k));
+    }
+    snprintf(what, sizeof what, "form %d, %s, %d-d of %lld", form, gr_dtype_name(dt), nd, (long long)n);
+    gte_fsum_build(g, form, a, b, outs, &n_out);
+    ins[0] = a; ins[1] = b;
+    ff = gr_function(2, ins, n_out, outs, NULL);
+    fn = gr_function(2, ins, n_out, outs, &none);
+    gts_fn_print(ff, buf, sizeof buf);
+    if (form < 4)
+        CHECK_MSG(ff && gr_fn_node_count(ff) == 1 && strstr(buf, "Fused(") && strstr(buf, " Sum}") && !strstr(buf, "= Sum("),
+                  "%s: not one Fused node ending in Sum:\n%s", what, buf);
+    CHECK_MSG(ff && gr_call(ff, (const gr_array *const *)in, rf) == GR_OK, "%s: %s", what, ff ? gr_fn_message(ff) : "");
+    CHECK_MSG(fn && gr_call(fn, (const gr_array *const *)in, rn) == GR_OK, "%s: unfused", what);
+    for (j = 0; ff && fn && j < n_out; j++) {
+        size_t w = (size_t)rf[j]->size * (dt == GR_F32 ? 4u : 8u);
+        CHECK_MSG(rf[j]->size == rn[j]->size && memcmp(rf[j]->data, rn[j]->data, w) == 0,
+                  "%s, output %d: fused %.17g, unfused %.17g", what, j, gr_array_get(rf[j], 0), gr_array_get(rn[j], 0));
+    }
+    for (j = 0; ff && j < n_out && form != 4; j++) {   /* the sums against long double */
+        const gr_array *s = rf[j];
+        long double ref = 0, mag = 0;
+        double tol;
+        if (form == 1 && j == 0) continue;             /* (y, not a sum) */
+        for (k = 0; k < n; k++) {
+            double t = gte_fsum_term(form, gr_array_get(in[0], k), gr_array_get(in[1], form == 2 ? 0 : k), form == 3 ? j : 0);
+            ref += t;
+            mag += fabs(t);
+        }
+        tol = (double)mag * (dt == GR_F32 ? 2e-6 : 1e-14) + 1e-300;
+        CHECK_MSG(fabs(gr_array_get(s, 0) - (double)ref) <= tol, "%s, sum %d: %.17g, long double %.17Lg", what, j, gr_array_get(s, 0), ref);
+    }
+    if (ff && form == 4 && n > 0) {                    /* a - sum(a a), element 0 */
+        long double ss = 0;
+        for (k = 0; k < n; k++) ss += (long double)gr_array_get(in[0], k) * gr_array_get(in[0], k);
+        CHECK_MSG(fabs(gr_array_get(rf[0], 0) - (double)((long double)gr_array_get(in[0], 0) - ss)) <= (dt == GR_F32 ? 1e-5 : 1e-13) * (double)(ss + 1),
+                  "%s: %.17g", what, gr_array_get(rf[0], 0));
+    }
+    gr_fn_free(ff); gr_fn_free(fn);
+    gr_array_free(in[0]); gr_array_free(in[1]);
+    gr_graph_free(g);
+}
+
+TEST(gts_op_Fused_sum) {
+    static const int64_t shapes[][3] = { { 0 }, { 0 }, { 1 }, { 7 }, { 15 }, { 16 }, { 17 }, { 23 }, { 24 }, { 257 }, { 1000 },
+                                         { 3, 5 }, { 4, 5 }, { 3, 0 }, { 2, 1, 9 } };
+    static const int nds[] = { 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 3 };
+    static const gr_dtype dts[2] = { GR_F64, GR_F32 };
+    int t, form, s;
+    for (t = 0; t < 2; t++)
+        for (form = 0; form < 5; form++)
+            for (s = 0; s < (int)(sizeof nds / sizeof nds[0]); s++) gte_fsum_case(dts[t], form, nds[s], shapes[s]);
+}
+
+/* ---- a slice's gradient added in the pass: zeros like x incremented at unit-step slices by values
+   a group makes (what the gradient of x[a:b] is) are made by that group's pass, with no array of
+   zeros and no separate update (ScatterAdd). Each form over lengths through the block boundaries
+   (256) and float64 and float32, one compiled function called at every length in turn: the result
+   bit for bit that of the unfused function (GR_OPT_NONE: the fill of zeros, then each update), and
+   within rounding of the same sums in C; forms 0-3 compile to the slices and one Fused node.
+     h = x[:-k], t = x[k:]; u = exp(h) t, w = t - h h
+     form 0 (k = 1): [1:] += u, then [:-1] += w (Rosenbrock's order)
+     form 1 (k = 1): [:-1] += w, then [1:] += u
+     form 2 (k = 2): [2:] += u, then [:-2] += w (a gap between them when x has 3 elements)
+     form 3 (k = 2): [1:-1] += u alone (zeros at both ends)
+     form 4 (k = 2): [2:] += u, [1:-1] += h t, [:-2] += w (two in the pass, the third after it) */
+static gr_var *gte_fscat_build(gr_var *x, int form) {
+    int k = form < 2 ? 1 : 2;
+    gr_var *h = gr_slice(x, 0, 0, -k, 1), *t = gr_slice(x, 0, k, GR_OPEN, 1);
+    gr_var *u = gr_mul(gr_exp(h), t), *w = gr_sub(t, gr_mul(h, h)), *z = gr_zeros_like(x);
+    switch (form) {
+    case 0: z = gr_inc_subtensor(gr_slice(z, 0, 1, GR_OPEN, 1), u); return gr_inc_subtensor(gr_slice(z, 0, 0, -1, 1), w);
+    case 1: z = gr_inc_subtensor(gr_slice(z, 0, 0, -1, 1), w); return gr_inc_subtensor(gr_slice(z, 0, 1, GR_OPEN, 1), u);
+    case 2: z = gr_inc_subtensor(gr_slice(z, 0, 2, GR_OPEN, 1), u); return gr_inc_subtensor(gr_slice(z, 0, 0, -2, 1), w);
+    case 3: return gr_inc_subtensor(gr_slice(z, 0, 1, -1, 1), u);
+    default:
+        z = gr_inc_subtensor(gr_slice(z, 0, 2, GR_OPEN, 1), u);
+        z = gr_inc_subtensor(gr_slice(z, 0, 1, -1, 1), gr_mul(h, t));
+        return gr_inc_subtensor(gr_slice(z, 0, 0, -2, 1), w);
+    }
+}
+/* the same in C (double): z of n */
+static void gte_fscat_ref(int form, const double *x, int64_t n, double *z) {
+    int64_t k = form < 2 ? 1 : 2, m = n - k > 0 ? n - k : 0, i;
+    for (i = 0; i < n; i++) z[i] = 0;
+    for (i = 0; i < m; i++) {
+        double h = x[i], t = x[i + k], u = exp(h) * t, w = t - h * h;
+        if (form == 0 || form == 1) { z[i + 1] += u; z[i] += w; }
+        else if (form == 2) { z[i + 2] += u; z[i] += w; }
+        else if (form == 3) z[i + 1] += u;
+        else { z[i + 2] += u; z[i + 1] += h * t; z[i] += w; }
+    }
+}
+TEST(gts_op_Fused_scatter) {
+    static const int64_t ns[13] = { 300, 1, 2, 3, 4, 17, 255, 256, 257, 258, 513, 1000, 3 };
+    static const gr_dtype dts[2] = { GR_F64, GR_F32 };
+    int t, form, q;
+    for (t = 0; t < 2; t++)
+        for (form = 0; form < 5; form++) {
+            gr_graph *g = gr_graph_new();
+            gr_var *x = gr_vector(g, dts[t], "x"), *z = gte_fscat_build(x, form);
+            gr_fn_opts none;
+            gr_fn *ff, *fn;
+            char buf[4096];
+            memset(&none, 0, sizeof none);
+            none.optimize = GR_OPT_NONE;
+            ff = gr_function(1, &x, 1, &z, NULL);
+            fn = gr_function(1, &x, 1, &z, &none);
+            gts_fn_print(ff, buf, sizeof buf);
+            if (form < 4)
+                CHECK_MSG(ff && strstr(buf, "ScatterAdd") && !strstr(buf, "ViewUpdate") && !strstr(buf, "BroadcastLike") &&
+                          gr_fn_node_count(ff) == 3u,
+                          "form %d %s: the updates not in the pass:\n%s", form, gr_dtype_name(dts[t]), buf);
+            else CHECK_MSG(ff && strstr(buf, "ScatterAdd ScatterAdd}") && strstr(buf, "= ViewUpdate("), "form 4: \n%s", buf);
+            for (q = 0; ff && fn && q < 13; q++) {
+                int64_t n = ns[q], i;
+                gr_array *xa = gr_array_new(dts[t], 1, &n);
+                const gr_array *in[1], *rf[1], *rn[1];
+                double *xr = (double *)malloc(sizeof(double) * (size_t)(n + 1)), *zr = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+                for (i = 0; i < n; i++) { gr_array_set(xa, i, sin(0.3 + 0.77 * (double)i)); xr[i] = gr_array_get(xa, i); }
+                in[0] = xa;
+                CHECK_MSG(gr_call(ff, in, rf) == GR_OK, "form %d, n %lld: %s", form, (long long)n, gr_fn_message(ff));
+                CHECK(gr_call(fn, in, rn) == GR_OK);
+                gte_fscat_ref(form, xr, n, zr);
+                if (rf[0] && rn[0]) {
+                    size_t w = (size_t)n * (dts[t] == GR_F32 ? 4u : 8u);
+                    CHECK_MSG(rf[0]->size == n && memcmp(rf[0]->data, rn[0]->data, w) == 0, "form %d %s, n %lld: fused and unfused differ",
+                              form, gr_dtype_name(dts[t]), (long long)n);
+                    for (i = 0; i < n; i++)
+                        if (fabs(gr_array_get(rf[0], i) - zr[i]) > (dts[t] == GR_F32 ? 2e-5 : 1e-13) * (1 + fabs(zr[i]))) {
+                            CHECK_MSG(0, "form %d %s, n %lld, z[%lld] = %.17g, C %.17g", form, gr_dtype_name(dts[t]), (long long)n, (long long)i,
+                                      gr_array_get(rf[0], i), zr[i]);
+                            break;
+                        }
+                }
+                free(xr); free(zr);
+                gr_array_free(xa);
+            }
+            gr_fn_free(ff); gr_fn_free(fn);
+            gr_graph_free(g);
+        }
+}
+
 /* elementwise chains, which gr_function fuses into one pass: the derivatives through Fused nodes */
 static gr_var *gte_b_chain(gr_graph *g, gr_var *const *x, void *u) {
     (void)u;
@@ -1702,6 +1892,8 @@ GT_CASES(Fused) = {
     GT_VALUES(gts_op_Fused),
     GT_VALUES(gts_op_Fused_muladd),
     GT_VALUES(gts_op_Fused_scalar),
+    GT_VALUES(gts_op_Fused_sum),
+    GT_VALUES(gts_op_Fused_scatter),
     GT_SPECS(specs_Fused),
     GT_NO_ERRORS("made by gr_function only (src/fuse.c), from nodes already checked"),
     GT_END
