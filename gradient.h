@@ -2892,12 +2892,25 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
-/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and
-   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */
+/* sin x and cos x for |x| <= 2^20 pi/2, one value: the vector lanes' bits by a shorter chain.
+   Below 0.78 the quotient by pi/2 rounds to n = 0, and the reduction gives y = x + 0 and yl = 0
+   exactly, so it is skipped. From 0.7854 to 2.356 (pi/4 to 3pi/4, with margins) n = 1 for a = |x|:
+   its reduction is the lanes' operations with n = 1 known (no quotient to compute), and its two
+   TwoSums are Fast2Sums, which give the same error exactly when the first operand is the larger
+   (t = a - pi/2's first part against the second, 6.1e-11: checked; r against the third, 2.0e-21:
+   always, no double being within 6e-17 of pi/2). Rounding is symmetric, so -x gives the opposite
+   y and yl, and the quadrants n = 1 and n = -1 place them as sin x = sign(x) cos y, cos x = -sin y. */
 static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {
     GR__VM_NOFMA
-    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
-    else gr__vm_sincos_core_s(x, sn, cs);
+    double a = gr__vm_d(gr__vm_u(x) & ~((uint64_t)1 << 63)), t = a - GR__VM_PIO2_1;
+    if (a < 0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
+    else if (a >= 0.7854 && a <= 2.356 && (t >= 1e-10 || t <= -1e-10)) {
+        double r = t - GR__VM_PIO2_2, b = r - t, r2 = r - GR__VM_PIO2_3, b2 = r2 - r, s, c;
+        double lo = -(((GR__VM_PIO2_2 + b) + (GR__VM_PIO2_3 + b2)) + GR__VM_PIO2_3T), y = r2 + lo;
+        gr__vm_sincos_poly_s(a, y, lo - (y - r2), GR__VM_SHIFT_BITS, &s, &c);
+        *sn = gr__vm_d(gr__vm_u(c) ^ (gr__vm_u(x) & ((uint64_t)1 << 63)));
+        *cs = -s;
+    } else gr__vm_sincos_core_s(x, sn, cs);
 }
 static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#ifndef GR__UNUSED\n",
@@ -3073,12 +3086,25 @@ static const char *const gr__kernel_GR__VM_FN[] GR__UNUSED = {
     "#define GR__VM_IN_cos(x) GR__VM_IN_sin(x)\n",
     "#define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)\n",
     "#define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)\n",
-    "/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and\n",
-    "   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */\n",
+    "/* sin x and cos x for |x| <= 2^20 pi/2, one value: the vector lanes' bits by a shorter chain.\n",
+    "   Below 0.78 the quotient by pi/2 rounds to n = 0, and the reduction gives y = x + 0 and yl = 0\n",
+    "   exactly, so it is skipped. From 0.7854 to 2.356 (pi/4 to 3pi/4, with margins) n = 1 for a = |x|:\n",
+    "   its reduction is the lanes' operations with n = 1 known (no quotient to compute), and its two\n",
+    "   TwoSums are Fast2Sums, which give the same error exactly when the first operand is the larger\n",
+    "   (t = a - pi/2's first part against the second, 6.1e-11: checked; r against the third, 2.0e-21:\n",
+    "   always, no double being within 6e-17 of pi/2). Rounding is symmetric, so -x gives the opposite\n",
+    "   y and yl, and the quadrants n = 1 and n = -1 place them as sin x = sign(x) cos y, cos x = -sin y. */\n",
     "static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {\n",
     "    GR__VM_NOFMA\n",
-    "    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);\n",
-    "    else gr__vm_sincos_core_s(x, sn, cs);\n",
+    "    double a = gr__vm_d(gr__vm_u(x) & ~((uint64_t)1 << 63)), t = a - GR__VM_PIO2_1;\n",
+    "    if (a < 0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);\n",
+    "    else if (a >= 0.7854 && a <= 2.356 && (t >= 1e-10 || t <= -1e-10)) {\n",
+    "        double r = t - GR__VM_PIO2_2, b = r - t, r2 = r - GR__VM_PIO2_3, b2 = r2 - r, s, c;\n",
+    "        double lo = -(((GR__VM_PIO2_2 + b) + (GR__VM_PIO2_3 + b2)) + GR__VM_PIO2_3T), y = r2 + lo;\n",
+    "        gr__vm_sincos_poly_s(a, y, lo - (y - r2), GR__VM_SHIFT_BITS, &s, &c);\n",
+    "        *sn = gr__vm_d(gr__vm_u(c) ^ (gr__vm_u(x) & ((uint64_t)1 << 63)));\n",
+    "        *cs = -s;\n",
+    "    } else gr__vm_sincos_core_s(x, sn, cs);\n",
     "}\n",
     NULL
 };
@@ -21107,6 +21133,24 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
     return 1;
 }
 
+/* the float64 program on one element, every input and output one float64 (gr_call's path for a
+   function that is one such node: gr__fused_scalar_prog, src/call.c) */
+static void gr__fscalar_call(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
+    double *v = p->val, *vo = p->val + p->n_ext + p->n_imm;
+    int32_t e, m;
+    for (e = 0; e < p->n_ext; e++) v[e] = *(const double *)in[e]->data;
+    gr__fscalar_f64(p->ops, p->ops + p->n_ops, v);
+    for (m = 0; m < p->n_out; m++) *(double *)out[m]->data = vo[m];
+}
+
+/* the program of a Fused node whose every instruction is float64 (gr__fscalar_f64), else NULL */
+static gr__fprog *gr__fused_scalar_prog(const gr_node *node) {
+    gr__fprog *p;
+    if (node->op->perform != gr__Fused_perform) return NULL;
+    p = (gr__fprog *)gr__fp(node);
+    return p->f64 ? p : NULL;
+}
+
 /* a sum into its 0-d output (float64, or float32 rounded once) */
 static void gr__Fused_put_sum(gr_array *y, double v) {
     if (y->dtype == GR_F64) *(double *)y->data = v;
@@ -21981,6 +22025,8 @@ struct gr_fn {
     int         shape_pure;               /* every step's shape rule reads its inputs' shapes only (the
                                              library's ops but for a wrapper of another op): a call with
                                              the plan's leaf shapes skips them */
+    gr__fprog  *scalar;                   /* set by the plan when the function is one Fused node of float64
+                                             scalars: gr_call's shortest path (src/call.c, gr__call_scalar) */
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */
@@ -22955,13 +23001,34 @@ static size_t gr__fn_plan_walk(gr_fn *f, int32_t *n_bufs) {
     *n_bufs = pl.n_bufs;
     return need;
 }
+/* the program of f's one step when f is one Fused node of float64 scalars (gr__fused_scalar_prog)
+   planned for one-element inputs and outputs in buffers of its own, with no shared variable or
+   update: gr_call then runs it alone (gr__call_scalar); else NULL */
+static gr__fprog *gr__plan_scalar(const gr_fn *f) {
+    const gr_node *node = f->n_steps == 1 ? f->steps[0] : NULL;
+    const int32_t *io = f->step_io + (f->n_steps == 1 ? f->step_io_at[0] : 0);
+    int i;
+    if (!node || f->dynamic || !f->shape_pure || f->n_shared_slots || f->n_upd || !gr__fused_scalar_prog(node)) return NULL;
+    for (i = 0; i < f->n_in; i++)
+        if (f->slots[f->in_slot[i]].arr.dtype != GR_F64 || f->slots[f->in_slot[i]].arr.size != 1) return NULL;
+    for (i = 0; i < node->n_in + node->n_out; i++) {
+        const gr__slot *sl = &f->slots[io[i]];
+        if (sl->arr.dtype != GR_F64 || sl->arr.size != 1 || (i >= node->n_in && (sl->buf < 0 || sl->view_of >= 0 || sl->external)))
+            return NULL;
+    }
+    for (i = 0; i < f->n_out; i++)
+        if (f->slots[f->out_slot[i]].view_of >= 0 || f->slots[f->out_slot[i]].external) return NULL;
+    return gr__fused_scalar_prog(node);
+}
 static gr_status gr__fn_plan(gr_fn *f) {
     int32_t n_bufs;
     size_t need;
     f->planned = 0;
+    f->scalar = NULL;
     need = gr__fn_plan_walk(f, &n_bufs);
     if (!gr__plan_buffers(f, n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
+    f->scalar = gr__plan_scalar(f);
     return GR_OK;
 }
 
@@ -23046,6 +23113,26 @@ static int gr__call_bind_steady(gr_fn *f, const gr_array *const *inputs) {
         b->size = a->size;
         b->data = a->data;
     }
+    return 1;
+}
+
+/* The shortest call: f is one Fused node of float64 scalars (f->scalar, set by the plan), called
+   with one-element float64 inputs: they are bound, the program runs on their values and writes the
+   outputs' buffers, with nothing else to check (no other shape, no view, no copy). 0 when some input
+   is not such (nothing run; the other paths bind every input again, and name what is wrong). */
+static int gr__call_scalar(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
+    const gr_array *const *io = f->io + f->step_io_at[0];
+    int i, d;
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = inputs[i];
+        gr_array *b = &f->slots[f->in_slot[i]].arr;
+        if (!a || a->dtype != GR_F64 || a->size != 1 || a->ndim != b->ndim || !a->data) return 0;
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] != 1) return 0;
+        b->data = a->data;
+    }
+    gr__fscalar_call(f->scalar, io, (gr_array *const *)(io + f->steps[0]->n_in));
+    for (i = 0; i < f->n_out; i++) outputs[i] = &f->slots[f->out_slot[i]].arr;
     return 1;
 }
 
@@ -23300,6 +23387,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     gr_status st;
     if (!f) return GR_ERR_VALUE;
     f->message[0] = 0;
+    if (f->scalar && f->planned && inputs && outputs && gr__call_scalar(f, inputs, outputs)) return GR_OK;
     if ((inputs || !f->n_in) && (outputs || !f->n_out) && gr__call_bind_steady(f, inputs)) {   /* the plan's shapes: nothing to check or settle */
         if ((!f->n_upd || (st = gr__call_upd_shapes(f)) == GR_OK) && (st = gr__call_run(f)) == GR_OK) return gr__call_results(f, outputs);
         for (i = 0; i < f->n_out; i++) outputs[i] = NULL;           /* (as below) */

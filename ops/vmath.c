@@ -194,12 +194,25 @@ GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_cos(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_sigmoid(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_softplus(x) GR__VM_IN_exp(x)
-/* sin x and cos x for |x| <= 2^20 pi/2, one value: below 0.78 the quotient by pi/2 rounds to n = 0, and
-   the reduction gives y = x + 0 and yl = 0 exactly, so it is skipped (the same bits, a shorter chain) */
+/* sin x and cos x for |x| <= 2^20 pi/2, one value: the vector lanes' bits by a shorter chain.
+   Below 0.78 the quotient by pi/2 rounds to n = 0, and the reduction gives y = x + 0 and yl = 0
+   exactly, so it is skipped. From 0.7854 to 2.356 (pi/4 to 3pi/4, with margins) n = 1 for a = |x|:
+   its reduction is the lanes' operations with n = 1 known (no quotient to compute), and its two
+   TwoSums are Fast2Sums, which give the same error exactly when the first operand is the larger
+   (t = a - pi/2's first part against the second, 6.1e-11: checked; r against the third, 2.0e-21:
+   always, no double being within 6e-17 of pi/2). Rounding is symmetric, so -x gives the opposite
+   y and yl, and the quadrants n = 1 and n = -1 place them as sin x = sign(x) cos y, cos x = -sin y. */
 static GR__VM_FN void gr__vm_sincos_s1(double x, double *sn, double *cs) {
     GR__VM_NOFMA
-    if (x < 0.78 && x > -0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
-    else gr__vm_sincos_core_s(x, sn, cs);
+    double a = gr__vm_d(gr__vm_u(x) & ~((uint64_t)1 << 63)), t = a - GR__VM_PIO2_1;
+    if (a < 0.78) gr__vm_sincos_poly_s(x, x + 0.0, 0.0, GR__VM_SHIFT_BITS, sn, cs);
+    else if (a >= 0.7854 && a <= 2.356 && (t >= 1e-10 || t <= -1e-10)) {
+        double r = t - GR__VM_PIO2_2, b = r - t, r2 = r - GR__VM_PIO2_3, b2 = r2 - r, s, c;
+        double lo = -(((GR__VM_PIO2_2 + b) + (GR__VM_PIO2_3 + b2)) + GR__VM_PIO2_3T), y = r2 + lo;
+        gr__vm_sincos_poly_s(a, y, lo - (y - r2), GR__VM_SHIFT_BITS, &s, &c);
+        *sn = gr__vm_d(gr__vm_u(c) ^ (gr__vm_u(x) & ((uint64_t)1 << 63)));
+        *cs = -s;
+    } else gr__vm_sincos_core_s(x, sn, cs);
 }
 /* GR_KERNEL gr__m_exp */
 /* e^x: outside the main range, 2^k applied in two steps (one rounding, into the subnormals too) */

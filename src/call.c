@@ -230,13 +230,34 @@ static size_t gr__fn_plan_walk(gr_fn *f, int32_t *n_bufs) {
     *n_bufs = pl.n_bufs;
     return need;
 }
+/* the program of f's one step when f is one Fused node of float64 scalars (gr__fused_scalar_prog)
+   planned for one-element inputs and outputs in buffers of its own, with no shared variable or
+   update: gr_call then runs it alone (gr__call_scalar); else NULL */
+static gr__fprog *gr__plan_scalar(const gr_fn *f) {
+    const gr_node *node = f->n_steps == 1 ? f->steps[0] : NULL;
+    const int32_t *io = f->step_io + (f->n_steps == 1 ? f->step_io_at[0] : 0);
+    int i;
+    if (!node || f->dynamic || !f->shape_pure || f->n_shared_slots || f->n_upd || !gr__fused_scalar_prog(node)) return NULL;
+    for (i = 0; i < f->n_in; i++)
+        if (f->slots[f->in_slot[i]].arr.dtype != GR_F64 || f->slots[f->in_slot[i]].arr.size != 1) return NULL;
+    for (i = 0; i < node->n_in + node->n_out; i++) {
+        const gr__slot *sl = &f->slots[io[i]];
+        if (sl->arr.dtype != GR_F64 || sl->arr.size != 1 || (i >= node->n_in && (sl->buf < 0 || sl->view_of >= 0 || sl->external)))
+            return NULL;
+    }
+    for (i = 0; i < f->n_out; i++)
+        if (f->slots[f->out_slot[i]].view_of >= 0 || f->slots[f->out_slot[i]].external) return NULL;
+    return gr__fused_scalar_prog(node);
+}
 static gr_status gr__fn_plan(gr_fn *f) {
     int32_t n_bufs;
     size_t need;
     f->planned = 0;
+    f->scalar = NULL;
     need = gr__fn_plan_walk(f, &n_bufs);
     if (!gr__plan_buffers(f, n_bufs) || !gr__plan_external(f) || !gr__scratch_fit(f, need)) return GR_ERR_NOMEM;
     f->planned = 1;
+    f->scalar = gr__plan_scalar(f);
     return GR_OK;
 }
 
@@ -321,6 +342,26 @@ static int gr__call_bind_steady(gr_fn *f, const gr_array *const *inputs) {
         b->size = a->size;
         b->data = a->data;
     }
+    return 1;
+}
+
+/* The shortest call: f is one Fused node of float64 scalars (f->scalar, set by the plan), called
+   with one-element float64 inputs: they are bound, the program runs on their values and writes the
+   outputs' buffers, with nothing else to check (no other shape, no view, no copy). 0 when some input
+   is not such (nothing run; the other paths bind every input again, and name what is wrong). */
+static int gr__call_scalar(gr_fn *f, const gr_array *const *inputs, const gr_array **outputs) {
+    const gr_array *const *io = f->io + f->step_io_at[0];
+    int i, d;
+    for (i = 0; i < f->n_in; i++) {
+        const gr_array *a = inputs[i];
+        gr_array *b = &f->slots[f->in_slot[i]].arr;
+        if (!a || a->dtype != GR_F64 || a->size != 1 || a->ndim != b->ndim || !a->data) return 0;
+        for (d = 0; d < a->ndim; d++)
+            if (a->shape[d] != 1) return 0;
+        b->data = a->data;
+    }
+    gr__fscalar_call(f->scalar, io, (gr_array *const *)(io + f->steps[0]->n_in));
+    for (i = 0; i < f->n_out; i++) outputs[i] = &f->slots[f->out_slot[i]].arr;
     return 1;
 }
 
@@ -575,6 +616,7 @@ GR_API gr_status gr_call(gr_fn *f, const gr_array *const *inputs, const gr_array
     gr_status st;
     if (!f) return GR_ERR_VALUE;
     f->message[0] = 0;
+    if (f->scalar && f->planned && inputs && outputs && gr__call_scalar(f, inputs, outputs)) return GR_OK;
     if ((inputs || !f->n_in) && (outputs || !f->n_out) && gr__call_bind_steady(f, inputs)) {   /* the plan's shapes: nothing to check or settle */
         if ((!f->n_upd || (st = gr__call_upd_shapes(f)) == GR_OK) && (st = gr__call_run(f)) == GR_OK) return gr__call_results(f, outputs);
         for (i = 0; i < f->n_out; i++) outputs[i] = NULL;           /* (as below) */

@@ -54,6 +54,8 @@ struct gr_fn {
     int         shape_pure;               /* every step's shape rule reads its inputs' shapes only (the
                                              library's ops but for a wrapper of another op): a call with
                                              the plan's leaf shapes skips them */
+    gr__fprog  *scalar;                   /* set by the plan when the function is one Fused node of float64
+                                             scalars: gr_call's shortest path (src/call.c, gr__call_scalar) */
     gr__buffer *bufs;  int32_t cap_bufs;      /* buffers are kept (never shrunk) across plans */
     int32_t    *plan_refs, *plan_next;    /* the planner's scratch, made with the schedule so that */
     size_t     *plan_caps;                /* replanning allocates only buffers that must grow */

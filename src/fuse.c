@@ -409,6 +409,24 @@ static int gr__Fused_scalar(gr__fprog *p, const gr_array *const *in, gr_array *c
     return 1;
 }
 
+/* the float64 program on one element, every input and output one float64 (gr_call's path for a
+   function that is one such node: gr__fused_scalar_prog, src/call.c) */
+static void gr__fscalar_call(gr__fprog *p, const gr_array *const *in, gr_array *const *out) {
+    double *v = p->val, *vo = p->val + p->n_ext + p->n_imm;
+    int32_t e, m;
+    for (e = 0; e < p->n_ext; e++) v[e] = *(const double *)in[e]->data;
+    gr__fscalar_f64(p->ops, p->ops + p->n_ops, v);
+    for (m = 0; m < p->n_out; m++) *(double *)out[m]->data = vo[m];
+}
+
+/* the program of a Fused node whose every instruction is float64 (gr__fscalar_f64), else NULL */
+static gr__fprog *gr__fused_scalar_prog(const gr_node *node) {
+    gr__fprog *p;
+    if (node->op->perform != gr__Fused_perform) return NULL;
+    p = (gr__fprog *)gr__fp(node);
+    return p->f64 ? p : NULL;
+}
+
 /* a sum into its 0-d output (float64, or float32 rounded once) */
 static void gr__Fused_put_sum(gr_array *y, double v) {
     if (y->dtype == GR_F64) *(double *)y->data = v;

@@ -1025,7 +1025,117 @@ TEST(test_fused_scalar_program) {
     gr_array_free(av); gr_array_free(bv);
 }
 
+/* A function that is one fused node of float64 scalars runs its program alone at a call of
+   one-element float64 inputs (src/call.c, gr__call_scalar): the values of plain C (libm's sin and cos,
+   within 2 ulp), new values in the user's arrays read at every call, other shapes after it (a
+   replan, and back), wrong inputs still refused with the input named, then right again; and the
+   same with inputs used in another order than given, an unused input, a constant of shape (1) and
+   an output that is an input */
+static void rt_tiny_ref(double x, double y, double *r) {
+    double c = cos(x * y);
+    r[0] = sin(x * y) + x * x;
+    r[1] = c * y + 2 * x;
+    r[2] = c * x;
+}
+static void rt_tiny_check(const gr_array *const *out, int64_t n, const double *xs, const double *ys) {
+    int64_t k;
+    int i;
+    for (k = 0; k < n; k++) {
+        double want[3];
+        rt_tiny_ref(xs[k], ys[k], want);
+        for (i = 0; i < 3; i++)
+            CHECK_MSG(out[i] && out[i]->size == n && fabs(gr_array_get(out[i], k) - want[i]) <= 4.5e-16 * (fabs(want[i]) + 1),
+                      "output %d element %d at x %g y %g: %.17g, plain C %.17g", i, (int)k, xs[k], ys[k],
+                      out[i] ? gr_array_get(out[i], k) : 0.0, want[i]);
+    }
+}
+TEST(test_call_scalar_shortcut) {
+    static const double xs[3] = { 0.7, -2.0, 0.25 }, ys[3] = { 0.5, 0.5, 0.5 };
+    int64_t n1 = 1, i;
+    gr_graph *g = gr_graph_new();
+    gr_var *x = gr_vector(g, GR_F64, "x"), *y = gr_scalar(g, GR_F64, "y"), *ins[2], *outs[3];
+    gr_var *xy = gr_mul(x, y);
+    gr_array *ax = gr_array_new(GR_F64, 1, &n1), *ay = gr_array_scalar(GR_F64, 0), *ax3 = r_vec(3, xs), *af = gr_array_new(GR_F32, 1, &n1);
+    const gr_array *in[2], *out[3];
+    gr_fn *f;
+    ins[0] = x; ins[1] = y;
+    outs[0] = gr_add(gr_sin(xy), gr_mul(x, x));
+    outs[1] = gr_add(gr_mul(gr_cos(xy), y), gr_mul(gr_const(g, 2), x));
+    outs[2] = gr_mul(gr_cos(xy), x);
+    f = gr_function(2, ins, 3, outs, NULL);
+    CHECK(f != NULL && gr_fn_node_count(f) == 1);
+    if (f && ax && ay && ax3 && af) {
+        in[0] = ax; in[1] = ay;
+        for (i = 0; i < 4; i++) {                              /* the first call plans; then the shortcut */
+            double *xd = (double *)ax->data, *yd = (double *)ay->data;
+            xd[0] = i == 3 ? 1.9 : 0.7 + 0.1 * (double)i;      /* (x y from -0.91 to -2.47: past 3 pi/4) */
+            yd[0] = -1.3;
+            CHECK_STATUS(gr_call(f, in, out), GR_OK);
+            rt_tiny_check(out, 1, xd, yd);
+        }
+        in[0] = ax3;                                           /* another shape, then back */
+        ((double *)ay->data)[0] = ys[0];
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        rt_tiny_check(out, 3, xs, ys);
+        in[0] = ax;
+        ((double *)ax->data)[0] = xs[1];
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        rt_tiny_check(out, 1, xs + 1, ys + 1);
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        rt_tiny_check(out, 1, xs + 1, ys + 1);
+        in[0] = af;                                            /* wrong inputs after the shortcut: named */
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_TYPE);
+        CHECK(out[0] == NULL && out[2] == NULL && strstr(gr_fn_message(f), "input 0") && strstr(gr_fn_message(f), "'x'"));
+        in[0] = ax; in[1] = ax;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_TYPE);
+        CHECK(out[0] == NULL && strstr(gr_fn_message(f), "input 1") && strstr(gr_fn_message(f), "'y'") && strstr(gr_fn_message(f), "0 dimensions"));
+        in[1] = NULL;
+        CHECK_STATUS(gr_call(f, in, out), GR_ERR_VALUE);
+        CHECK(out[0] == NULL && strstr(gr_fn_message(f), "input 1") && strstr(gr_fn_message(f), "NULL"));
+        in[1] = ay;
+        CHECK_STATUS(gr_call(f, in, out), GR_OK);
+        CHECK(gr_fn_message(f)[0] == 0);
+        rt_tiny_check(out, 1, xs + 1, ys + 1);
+    }
+    gr_fn_free(f);
+    {   /* inputs given as (z, t, s), read as (s, t), z unused, a constant of shape (1); then one returning s */
+        static const double cv[1] = { 3.0 };
+        gr_var *s = gr_scalar(g, GR_F64, "s"), *t = gr_scalar(g, GR_F64, "t"), *z = gr_scalar(g, GR_F64, "z"), *in3[3], *o3[2], *u;
+        gr_array *c1 = r_vec(1, cv), *as = gr_array_scalar(GR_F64, 0), *at = gr_array_scalar(GR_F64, 0), *az = gr_array_scalar(GR_F64, 9.0);
+        const gr_array *ci[3], *co[2];
+        gr_fn *h, *h2;
+        int k, j;
+        u = gr_mul(s, gr_constant(g, c1));
+        in3[0] = z; in3[1] = t; in3[2] = s;
+        o3[0] = gr_sub(gr_div(t, u), t);
+        o3[1] = gr_add(u, t);
+        h = gr_function(3, in3, 2, o3, NULL);
+        o3[1] = s;
+        h2 = gr_function(3, in3, 2, o3, NULL);
+        CHECK(h != NULL && h2 != NULL && gr_fn_node_count(h) == 1);
+        ci[0] = az; ci[1] = at; ci[2] = as;
+        for (k = 0; h && h2 && as && at && az && k < 6; k++) {
+            double sv = 1.5 + k, tv = -4.0 + 0.5 * k;
+            ((double *)as->data)[0] = sv;
+            ((double *)at->data)[0] = tv;
+            for (j = 0; j < 2; j++) {
+                CHECK_STATUS(gr_call(j ? h2 : h, ci, co), GR_OK);
+                CHECK(co[0] && co[0]->ndim == 1 && co[0]->size == 1 && gr_array_get(co[0], 0) == tv / (sv * 3.0) - tv);
+                CHECK(co[1] && co[1]->size == 1 && gr_array_get(co[1], 0) == (j ? sv : sv * 3.0 + tv));
+            }
+        }
+        ci[2] = ax;                                            /* (1) for 0-d s: refused, named */
+        CHECK_STATUS(gr_call(h, ci, co), GR_ERR_TYPE);
+        CHECK(co[0] == NULL && strstr(gr_fn_message(h), "input 2") && strstr(gr_fn_message(h), "'s'") && strstr(gr_fn_message(h), "0 dimensions"));
+        gr_fn_free(h); gr_fn_free(h2);
+        gr_array_free(c1); gr_array_free(as); gr_array_free(at); gr_array_free(az);
+    }
+    gr_graph_free(g);
+    gr_array_free(ax); gr_array_free(ay); gr_array_free(ax3); gr_array_free(af);
+}
+
 SUITE(suite_runtime) = {
+    CASE(test_call_scalar_shortcut),
     CASE(test_fused_scalar_program),
     CASE(test_call_same_shapes_shortcut),
     CASE(test_call_reads_user_memory),

@@ -676,6 +676,48 @@ TEST(test_vmath_pow_row) {
 }
 #endif
 
+#ifndef GR_NO_VECTOR_EXTENSIONS
+/* One value's sin and cos (gr__vm_sincos1: the scalar program's pair, gr__m_sin, gr__m_cos) from
+   0.78 to 2.356 in magnitude take n = +-1 without computing the quotient, with Fast2Sums (ops/vmath.c,
+   gr__vm_sincos_s1): the vector lanes' bits (gr__vm_sincos_map, which reduces in general) and those
+   of the general scalar reduction, and within 0.9 ulp of long double: uniform draws, both signs;
+   every double within 4000 ulp of +-pi/2 and a wider comb up to 2e-10 from it (where the first
+   Fast2Sum's condition fails near 6e-11); and 300 doubles on each side of 0.78, 0.7854 and 2.356 */
+TEST(test_vmath_sincos_one_quadrant) {
+    enum { N = 40000 };
+    static const double edges[3] = { 0.78, 0.7854, 2.356 };
+    double *x = (double *)malloc(sizeof(double) * N), *s = (double *)malloc(sizeof(double) * N), *c = (double *)malloc(sizeof(double) * N);
+    uint64_t seed = 11;
+    int j, n = 0, k, bad = 0, far = 0;
+    if (!x || !s || !c) { CHECK(0); free(x); free(s); free(c); return; }
+    for (j = 0; j < 12000; j++) x[n++] = (0.75 + 1.65 * tv_rand(&seed)) * (j % 2 ? -1 : 1);
+    for (j = -4000; j <= 4000; j++) x[n++] = (1.5707963267948966 + j * 2.220446049250313e-16) * (j % 2 ? -1 : 1);
+    for (j = -5000; j <= 5000; j++) x[n++] = (1.5707963267948966 + j * 4e-14) * (j % 3 ? 1 : -1);
+    for (k = 0; k < 3; k++) {
+        double up = edges[k], down = edges[k];
+        for (j = 0; j < 300; j++) {
+            x[n++] = up * (j % 2 ? -1 : 1); x[n++] = down * (j % 2 ? 1 : -1);
+            up = nextafter(up, 4.0); down = nextafter(down, 0.0);
+        }
+    }
+    while (n % 8) x[n++] = 1.0;
+    gr__vm_sincos_map(n, s, c, x, 1);
+    for (j = 0; j < n; j++) {
+        double s1, c1, s2, c2;
+        gr__vm_sincos1(x[j], &s1, &c1);
+        gr__vm_sincos_core_s(x[j], &s2, &c2);
+        if (!tv_same(s1, s[j]) || !tv_same(c1, c[j]) || !tv_same(s1, s2) || !tv_same(c1, c2) || !tv_same(s1, gr__m_sin(x[j])) ||
+            !tv_same(c1, gr__m_cos(x[j]))) {
+            if (bad++ < 3) CHECK_MSG(0, "x %.17g: sin %.17g cos %.17g, lanes %.17g %.17g", x[j], s1, c1, s[j], c[j]);
+        }
+        if (gt_ulps(s1, sinl((long double)x[j]), 53, -1021) > 0.9 || gt_ulps(c1, cosl((long double)x[j]), 53, -1021) > 0.9) far++;
+    }
+    CHECK_MSG(bad == 0, "%d of %d values differ from the vector lanes or the general reduction", bad, n);
+    CHECK_MSG(far == 0, "%d of %d values are more than 0.9 ulp from long double", far, n);
+    free(x); free(s); free(c);
+}
+#endif
+
 SUITE(suite_vmath) = {
 #ifndef GR_NO_VECTOR_EXTENSIONS
     CASE(test_vmath_accuracy),
@@ -683,6 +725,7 @@ SUITE(suite_vmath) = {
     CASE(test_vmath_special_values_more),
     CASE(test_vmath_special_values_inverse),
     CASE(test_vmath_vector_equals_scalar),
+    CASE(test_vmath_sincos_one_quadrant),
     CASE(test_vmath_both_widths),
     CASE(test_vmath_rows_use_them),
     CASE(test_vmath_rows_use_them_more),
