@@ -124,6 +124,16 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \
         return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \
     } \
+    /* R(z) = z P(z) with 2 atanh s = 2s + s R(s^2), for z <= (3 - 2 sqrt 2)^2: P a fit of degree 6 \
+       (weighted by z; |z (P - the true)| < 2^-57.8, computed for this file), by Estrin's scheme (pairs, \
+       then pairs of pairs: a short chain, where the Taylor series by Horner took ten steps) */ \
+    static GR__VM_FNI T gr__vm_logr##S(T z) { \
+        GR__VM_NOFMA \
+        T z2 = z * z, p01, p23, p45; \
+        p01 = 0.6666666666666734 + z * 0.3999999999941432; p23 = 0.2857142874247499 + z * 0.22222198563476092; \
+        p45 = 0.1818356486706799 + z * 0.15314035826947248; \
+        return z * ((p01 + z2 * p23) + (z2 * z2) * (p45 + z2 * 0.14796105510224017)); \
+    } \
     /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
        u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
     static GR__VM_FNI T gr__vm_log_core##S(T u, T c, T kadd) { \
@@ -131,11 +141,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
         T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
-        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R; \
-        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
-        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
-        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
-        R = (R * z + 2.0 / 3.0) * z; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R = gr__vm_logr##S(z); \
         return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \
     } \
     static GR__VM_FNI T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \
@@ -478,11 +484,7 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
         T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
-        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R, hi, lo, vh, vl, y; \
-        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
-        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
-        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
-        R = (R * z + 2.0 / 3.0) * z; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R = gr__vm_logr##S(z), hi, lo, vh, vl, y; \
         hi = O##_TOD(O##_TOU(f - hfsq) & GR__VM_HI21_BITS); \
         lo = ((f - hi) - hfsq) + s * (hfsq + R); \
         vh = hi * GR__VM_IVLN2HI; \
@@ -545,23 +547,31 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
         return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
     } \
-    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
+    /* ln w for w = a + sqrt(a^2 +- 1) = 1 + v = 2a + 2hd (a >= 1), in one log: where m (a < 2), log1p v \
+       (1 + v = u + e exactly, Fast2Sum; ln u + e r, r = 1/w up to a few ulp); else ln 2 + ln(u + e) with \
+       u + e = a + hd exactly and 1 / (u + e) = r2 (up to a few ulp: the correction's error far below an ulp) */ \
+    static GR__VM_FNI T gr__vm_ln_pm##S(U m, T v, T r, T a, T hd, T r2) { \
+        GR__VM_NOFMA \
+        T u1 = 1.0 + v, e1 = GR__VM_SEL(O, O##_LE(v, 1.0), v - (u1 - 1.0), 1.0 - (u1 - v)), u2 = a + hd, e2 = (a - u2) + hd; \
+        return gr__vm_log_core##S(GR__VM_SEL(O, m, u1, u2), GR__VM_SEL(O, m, e1 * r, e2 * r2), \
+                                  GR__VM_SEL(O, m, GR__VM_K(O, a, 0.0), GR__VM_K(O, a, 1.0))); \
+    } \
+    /* asinh x for |x| finite, a = |x|, b = min(a, 2^28) (beyond, d/2 is below half an ulp of a), h = \
+       sqrt(1 + b^2): ln(a + h), a + h = 2a + d with d = 1 / (a + h); below 2, v = a + b^2 q with q = 1 / (1 + h) \
+       (one division: q or d by lane) and 1 / (a + h) = h - a; x's sign */ \
     static GR__VM_FNI T gr__vm_arcsinh_core##S(T x) { \
         GR__VM_NOFMA \
-        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, y; \
-        U m = O##_LE(a, 268435456.0); \
-        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), \
-                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0))); \
-        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
+        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, h = O##_SQRT(1.0 + c), q; \
+        U m = ~O##_LE(GR__VM_K(O, a, 2.0), a); \
+        q = 1.0 / GR__VM_SEL(O, m, 1.0 + h, a + h); \
+        return O##_TOD(O##_TOU(gr__vm_ln_pm##S(m, b + c * q, h - a, a, 0.5 * q, q + q)) | GR__VM_SIGN(O, x)); \
     } \
-    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
+    /* acosh x for x in [1, DBL_MAX], b = min(x, 2^28), t = b - 1, g = sqrt(2t + t^2) = sqrt(b^2 - 1): \
+       ln(x + g), x + g = 2x - d with d = 1 / (x + g); below 2, v = t + g */ \
     static GR__VM_FNI T gr__vm_arccosh_core##S(T x) { \
         GR__VM_NOFMA \
-        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0, y; \
-        U m = O##_LE(x, 268435456.0); \
-        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), \
-                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0))); \
-        return y; \
+        T b = GR__VM_MIN(O, x, 268435456.0), t = b - 1.0, g = O##_SQRT(2.0 * t + t * t), d = 1.0 / (x + g); \
+        return gr__vm_ln_pm##S(~O##_LE(GR__VM_K(O, x, 2.0), x), t + g, d, x, -0.5 * d, d + d); \
     } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
     static GR__VM_FNI T gr__vm_two_prod##S(T a, T b, T *lo) { \
@@ -986,6 +996,13 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
 #else
 #define GR__VM_FNSC GR__VM_FN
 #endif
+/* (with wide vectors, expm1, sinh, cosh and cbrt are faster one vector at a time, unscheduled) */
+#if GR__VM_BYTES == 16 || GR__VM_SMALL
+#define GR__VM_MAP1(f) GR__VM_MAP(f)
+#else
+#define GR__VM_GROUP1(F, f) F(0, f)
+#define GR__VM_MAP1(f) GR__VM_MAPX(GR__VM_FN, f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, 1, GR__VM_GROUP1)
+#endif
 #else
 #define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
@@ -994,6 +1011,7 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
         for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
 #define GR__VM_MAPF(f, fn) GR__VM_MAP(f)
+#define GR__VM_MAP1(f) GR__VM_MAP(f)
 #endif
 /* GR_KERNEL gr__vm_sincos_map */
 /* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
@@ -1024,7 +1042,7 @@ static GR__UNUSED void gr__vm_sincos_map(int64_t n, double *s, double *c, const 
 /* GR_KERNEL gr__vm_exp_map */
 GR__VM_MAP(exp)                           /* gr__m_exp */
 /* GR_KERNEL gr__vm_expm1_map */
-GR__VM_MAP(expm1)                         /* gr__m_expm1 */
+GR__VM_MAP1(expm1)                        /* gr__m_expm1 (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_tanh_map */
 GR__VM_MAP(tanh)                          /* gr__m_tanh */
 /* GR_KERNEL gr__vm_log_map */
@@ -1137,6 +1155,17 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
 #define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)
 #endif
 #endif
+/* GCC on x86-64: the SSE2 / AVX / AVX-512 instruction's builtin (lane by lane, GCC's sqrt keeps a
+   branch for errno in every lane) */
+#if !defined(GR__VMV_SQRT) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#if GR__VM_BYTES == 16
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd(x)
+#elif GR__VM_BYTES == 32
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd256(x)
+#else
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd512_mask(x, x, (unsigned char)-1, 4)
+#endif
+#endif
 #ifndef GR__VMV_SQRT
 static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
     int l;
@@ -1192,15 +1221,15 @@ GR__VM_MAP(exp2)                          /* gr__m_exp2, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_log2_map */
 GR__VM_MAP(log2)                          /* gr__m_log2, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_sinh_map */
-GR__VM_MAP(sinh)                          /* gr__m_sinh, GR__VM_MAP2S */
+GR__VM_MAP1(sinh)                         /* gr__m_sinh, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_cosh_map */
-GR__VM_MAP(cosh)                          /* gr__m_cosh, GR__VM_MAP2S */
+GR__VM_MAP1(cosh)                         /* gr__m_cosh, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_tan_map */
 GR__VM_MAP(tan)                           /* gr__m_tan, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_arctan_map */
 GR__VM_MAP(arctan)                        /* gr__m_arctan, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_cbrt_map */
-GR__VM_MAP(cbrt)                          /* gr__m_cbrt, GR__VM_MAP2S */
+GR__VM_MAP1(cbrt)                         /* gr__m_cbrt, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_arcsin_map */
 GR__VM_MAP(arcsin)                        /* gr__m_arcsin, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_arccos_map */
