@@ -192,7 +192,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
 GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 /* the main ranges (false for NaN): the vector kernels test the same */
 #define GR__VM_IN_exp(x) ((x) <= 708.0 && (x) >= -708.0)
-#define GR__VM_IN_expm1(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_expm1(x) (((x) <= 700.0) & ((x) >= -700.0))   /* (&: no branch per lane in the maps) */
 #define GR__VM_IN_tanh(x) ((x) == (x))
 #define GR__VM_IN_log(x) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)
@@ -625,25 +625,28 @@ static const double gr__vm_logt[384] GR__UNUSED = {
        u + e = a + hd exactly and 1 / (u + e) = r2 (up to a few ulp: the correction's error far below an ulp) */ \
     static GR__VM_FNI T gr__vm_ln_pm##S(U m, T v, T r, T a, T hd, T r2) { \
         GR__VM_NOFMA \
-        T u1 = 1.0 + v, e1 = GR__VM_SEL(O, O##_LE(v, 1.0), v - (u1 - 1.0), 1.0 - (u1 - v)), u2 = a + hd, e2 = (a - u2) + hd; \
-        return gr__vm_log_core##S(GR__VM_SEL(O, m, u1, u2), GR__VM_SEL(O, m, e1 * r, e2 * r2), \
-                                  GR__VM_SEL(O, m, GR__VM_K(O, a, 0.0), GR__VM_K(O, a, 1.0))); \
+        T u2 = a + hd, e2 = (a - u2) + hd, u = u2, c = e2 * r2, kadd = GR__VM_K(O, a, 1.0); \
+        if (!O##_NONE(m)) {                                     /* (most vectors have no lane below 2, or only such) */ \
+            T u1 = 1.0 + v, e1 = GR__VM_SEL(O, O##_LE(v, 1.0), v - (u1 - 1.0), 1.0 - (u1 - v)); \
+            u = GR__VM_SEL(O, m, u1, u2); c = GR__VM_SEL(O, m, e1 * r, c); kadd = GR__VM_SEL(O, m, GR__VM_K(O, a, 0.0), kadd); \
+        } \
+        return gr__vm_log_core##S(u, c, kadd); \
     } \
-    /* asinh x for |x| finite, a = |x|, b = min(a, 2^28) (beyond, d/2 is below half an ulp of a), h = \
-       sqrt(1 + b^2): ln(a + h), a + h = 2a + d with d = 1 / (a + h); below 2, v = a + b^2 q with q = 1 / (1 + h) \
-       (one division: q or d by lane) and 1 / (a + h) = h - a; x's sign */ \
+    /* asinh x for |x| finite, a = |x|, h = sqrt(1 + a^2): ln(a + h), a + h = 2a + d with d = 1 / (a + h) (a^2 \
+       overflowing: d = 0, ln 2a, d/2 being far below half an ulp of a); below 2, v = a + a^2 q with q = \
+       1 / (1 + h) (one division: q or d by lane) and 1 / (a + h) = h - a; x's sign */ \
     static GR__VM_FNI T gr__vm_arcsinh_core##S(T x) { \
         GR__VM_NOFMA \
-        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, h = O##_SQRT(1.0 + c), q; \
+        T a = GR__VM_ABS(O, x), c = a * a, h = O##_SQRT(1.0 + c), q; \
         U m = ~O##_LE(GR__VM_K(O, a, 2.0), a); \
         q = 1.0 / GR__VM_SEL(O, m, 1.0 + h, a + h); \
-        return O##_TOD(O##_TOU(gr__vm_ln_pm##S(m, b + c * q, h - a, a, 0.5 * q, q + q)) | GR__VM_SIGN(O, x)); \
+        return O##_TOD(O##_TOU(gr__vm_ln_pm##S(m, a + c * q, h - a, a, 0.5 * q, q + q)) | GR__VM_SIGN(O, x)); \
     } \
-    /* acosh x for x in [1, DBL_MAX], b = min(x, 2^28), t = b - 1, g = sqrt(2t + t^2) = sqrt(b^2 - 1): \
-       ln(x + g), x + g = 2x - d with d = 1 / (x + g); below 2, v = t + g */ \
+    /* acosh x for x in [1, DBL_MAX], t = x - 1, g = sqrt(2t + t^2) = sqrt(x^2 - 1): ln(x + g), x + g = \
+       2x - d with d = 1 / (x + g) (t^2 overflowing: d = 0, as in asinh); below 2, v = t + g */ \
     static GR__VM_FNI T gr__vm_arccosh_core##S(T x) { \
         GR__VM_NOFMA \
-        T b = GR__VM_MIN(O, x, 268435456.0), t = b - 1.0, g = O##_SQRT(2.0 * t + t * t), d = 1.0 / (x + g); \
+        T t = x - 1.0, g = O##_SQRT(2.0 * t + t * t), d = 1.0 / (x + g); \
         return gr__vm_ln_pm##S(~O##_LE(GR__VM_K(O, x, 2.0), x), t + g, d, x, -0.5 * d, d + d); \
     } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
@@ -728,7 +731,7 @@ GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_erfc(x) ((x) <= 26.5)
 #define GR__VM_IN_exp2(x) ((x) <= 1020.0 && (x) >= -1020.0)
 #define GR__VM_IN_log2(x) GR__VM_IN_log(x)
-#define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_sinh(x) (((x) <= 700.0) & ((x) >= -700.0))
 #define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_tan(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_arctan(x) ((x) == (x))
