@@ -729,7 +729,7 @@ static const double gr__vm_logt[384] GR__UNUSED = {
 GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_erf(x) ((x) == (x))
 #define GR__VM_IN_erfc(x) ((x) <= 26.5)
-#define GR__VM_IN_exp2(x) ((x) <= 1020.0 && (x) >= -1020.0)
+#define GR__VM_IN_exp2(x) (((x) <= 1020.0) & ((x) >= -1020.0))
 #define GR__VM_IN_log2(x) GR__VM_IN_log(x)
 #define GR__VM_IN_sinh(x) (((x) <= 700.0) & ((x) >= -700.0))
 #define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
@@ -1079,7 +1079,7 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
 #else
 #define GR__VM_FNSC GR__VM_FN
 #endif
-/* (with wide vectors, expm1, sinh, cosh and cbrt are faster one vector at a time, unscheduled) */
+/* (with wide vectors, exp, expm1, sinh, cosh and cbrt are faster one vector at a time, unscheduled) */
 #if GR__VM_BYTES == 16 || GR__VM_SMALL
 #define GR__VM_MAP1(f) GR__VM_MAP(f)
 #else
@@ -1123,7 +1123,7 @@ static GR__UNUSED void gr__vm_sincos_map(int64_t n, double *s, double *c, const 
 }
 #endif
 /* GR_KERNEL gr__vm_exp_map */
-GR__VM_MAP(exp)                           /* gr__m_exp */
+GR__VM_MAP1(exp)                          /* gr__m_exp (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_expm1_map */
 GR__VM_MAP1(expm1)                        /* gr__m_expm1 (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_tanh_map */
