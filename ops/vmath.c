@@ -124,6 +124,16 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         T a = O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63)), e = gr__vm_exp_core##S(-a); \
         return GR__VM_SEL(O, O##_LE(-x, 0.0), GR__VM_K(O, x, 1.0), e) / (1.0 + e); \
     } \
+    /* R(z) = z P(z) with 2 atanh s = 2s + s R(s^2), for z <= (3 - 2 sqrt 2)^2: P a fit of degree 6 \
+       (weighted by z; |z (P - the true)| < 2^-57.8, computed for this file), by Estrin's scheme (pairs, \
+       then pairs of pairs: a short chain, where the Taylor series by Horner took ten steps) */ \
+    static GR__VM_FNI T gr__vm_logr##S(T z) { \
+        GR__VM_NOFMA \
+        T z2 = z * z, p01, p23, p45; \
+        p01 = 0.6666666666666734 + z * 0.3999999999941432; p23 = 0.2857142874247499 + z * 0.22222198563476092; \
+        p45 = 0.1818356486706799 + z * 0.15314035826947248; \
+        return z * ((p01 + z2 * p23) + (z2 * z2) * (p45 + z2 * 0.14796105510224017)); \
+    } \
     /* ln u + c + kadd ln2 for a normal u > 0 and a small correction c (|c| < 2^-52 u): \
        u = 2^k m, m in [sqrt(1/2), sqrt 2), f = m - 1, s = f / (2 + f), ln m = 2 atanh s */ \
     static GR__VM_FNI T gr__vm_log_core##S(T u, T c, T kadd) { \
@@ -131,11 +141,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
         T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
-        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R; \
-        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
-        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
-        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
-        R = (R * z + 2.0 / 3.0) * z; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R = gr__vm_logr##S(z); \
         return k * GR__VM_LN2HI - ((hfsq - (s * (hfsq + R) + (k * GR__VM_LN2LO + c))) - f); \
     } \
     static GR__VM_FNI T gr__vm_log_main##S(T x) { GR__VM_NOFMA return gr__vm_log_core##S(x, 0.0 * x, 0.0 * x); } \
@@ -186,7 +192,7 @@ static GR__UNUSED double gr__vm_d(uint64_t u) { double x; memcpy(&x, &u, sizeof 
 GR__VM_CORES(_s, double, uint64_t, GR__VMS)
 /* the main ranges (false for NaN): the vector kernels test the same */
 #define GR__VM_IN_exp(x) ((x) <= 708.0 && (x) >= -708.0)
-#define GR__VM_IN_expm1(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_expm1(x) (((x) <= 700.0) & ((x) >= -700.0))   /* (&: no branch per lane in the maps) */
 #define GR__VM_IN_tanh(x) ((x) == (x))
 #define GR__VM_IN_log(x) ((x) >= 2.2250738585072014e-308 && (x) <= 1.7976931348623157e308)
 #define GR__VM_IN_log1p(x) ((x) > -1.0 && (x) <= 1.7976931348623157e308)
@@ -418,10 +424,83 @@ static const double gr__vm_atan_q[12] GR__UNUSED = {
 static const double gr__vm_cbrt_p[5] GR__UNUSED = {
     0.51899783610373018, 0.65429731172015348, -0.21580018957752015, 0.044378459962340612, -0.0036601650194091925
 };
+/* pow's ln x: z = 2^-k x in [OFF, 2 OFF) (OFF = 0.708) in 128 intervals of z's leading bits (1 the
+   middle of one); per interval 1/c (c its center, 1 in 1's) rounded to 32 bits, and -ln(1/c) as a
+   multiple of 2^-42 and the rest (computed for this file in 50 digits); ln 2 as such a multiple and the rest */
+#define GR__VM_LOGT_OFF ((uint64_t)0x3FE6B000u << 32)
+#define GR__VM_LN2HI42 0.6931471805598903
+#define GR__VM_LN2LO42 5.497923018708371e-14
+static const double gr__vm_logt[384] GR__UNUSED = {
+    1.406593406572938, -0.3411707573882268, 1.1565686352043349e-14, 1.3989071040414274, -0.3356912917927275, -2.8136957948467487e-14,
+    1.3913043476641178, -0.3302416867541069, -5.461213771365664e-14, 1.383783783763647, -0.32482161938673926, 5.351646614847453e-14,
+    1.376344086136669, -0.3194307708499764, -5.834357070028088e-14, 1.368983957450837, -0.3140688277942445, 1.0263282186118087e-13,
+    1.3617021278478205, -0.30873548178783494, -2.1522117936052455e-14, 1.354497354477644, -0.3034304294053527, -1.5483459829101712e-14,
+    1.3473684210330248, -0.2981533723045686, 4.4204083444634804e-14, 1.34031413635239, -0.29290401660205134, -4.727451509657383e-14,
+    1.3333333334885538, -0.2876820725682592, 6.292358066634553e-14, 1.3264248706400394, -0.28248725570574607, 1.0190482991125947e-13,
+    1.3195876288227737, -0.2773192853835553, 6.279055786262148e-14, 1.3128205128014088, -0.2721778859013284, 6.465103074593167e-14,
+    1.3061224487610161, -0.2670627850816345, -6.371945869564326e-14, 1.2994923857040703, -0.2619737156778683, -4.102650869039196e-14,
+    1.2929292931221426, -0.2569104139342926, 1.0822172759191612e-13, 1.2864321609959006, -0.2518726199041339, -9.33123356555343e-14,
+    1.279999999795109, -0.24686007777154373, 8.899852637697777e-14, 1.2736318409442902, -0.24187253653690277, 7.252386715876068e-16,
+    1.2673267326317728, -0.2369097470457291, 1.1318526965624991e-13, 1.2610837440006435, -0.23197146556321968, -6.573096950190596e-14,
+    1.2549019609577954, -0.22705745077360007, 1.0787377054307344e-14, 1.248780488036573, -0.2221674655265815, -1.0970697599369014e-13,
+    1.242718446534127, -0.21730127563546375, 5.204008892298394e-14, 1.2367149759083986, -0.21245865126502395, -1.0115944066888547e-13,
+    1.2307692309841514, -0.2076393649529109, 4.3425437841835615e-14, 1.2248803828842938, -0.20284319260395023, 6.827662184397628e-14,
+    1.2190476190298796, -0.19806991374753125, -1.0634128198389216e-14, 1.2132701422087848, -0.19331931102715316, 1.0320443968285896e-14,
+    1.2075471696443856, -0.18859116966928013, -2.669342202242538e-14, 1.2018779343925416, -0.18388527887009332, -8.846373057676599e-14,
+    1.1962616820819676, -0.17920142932302952, -7.626152771501132e-14, 1.190697674639523, -0.17453941653752736, 9.076233277897214e-14,
+    1.1851851851679385, -0.16989903678086193, 1.637627651997662e-14, 1.179723502136767, -0.165280090797296, 7.424680106829623e-14,
+    1.174311926588416, -0.16068238167599702, 7.547106038832718e-14, 1.1689497716724873, -0.15610571464844725, -6.249274921018626e-14,
+    1.1636363635770977, -0.1515498980763823, 1.1307104939572293e-13, 1.158371040597558, -0.14701474285266158, -8.710777840422068e-15,
+    1.1531531531363726, -0.14250006259271686, -1.4256439372319916e-14, 1.1479820627719164, -0.13800567301223055, 6.278619482202534e-14,
+    1.1428571427240968, -0.13353139250807544, -3.1859729572814756e-14, 1.1377777778543532, -0.1290770423424874, 4.245121835444051e-14,
+    1.1327433628030121, -0.12464244518173473, -7.601671237427386e-14, 1.1277533038519323, -0.12022742689805455, -6.083737919528303e-14,
+    1.1228070175275207, -0.11583181551054622, -2.3568822076159637e-14, 1.1179039301350713, -0.11145544092892123, -3.957125899138059e-14,
+    1.1130434782244265, -0.10709813552352898, -9.631010979917914e-14, 1.1082251081243157, -0.1027597338668329, 1.3438410364734017e-14,
+    1.1034482759423554, -0.09844007288597822, -3.3871238382263456e-14, 1.098712446168065, -0.09413899074661458, 9.969654423331047e-14,
+    1.094017094001174, -0.08985632910730601, -3.1218747748627653e-15, 1.089361702091992, -0.08559193030259848, -6.32200928009018e-14,
+    1.0847457628697157, -0.08134563959947627, 4.713381366212824e-15, 1.0801687762141228, -0.0771173031989747, 6.255851258967589e-14,
+    1.075630252249539, -0.07290677094624698, -8.399593318485294e-14, 1.0711297071538866, -0.06871389258617455, -7.603386878815399e-14,
+    1.0666666668839753, -0.06453852134131921, 2.1225628797117202e-14, 1.0622406639158726, -0.06038051100335906, -1.0033424878088207e-13,
+    1.0578512395732105, -0.05623971823183638, -9.023008867552597e-14, 1.0534979421645403, -0.052116000927981077, -3.01709988008023e-14,
+    1.0491803279146552, -0.04800921922992529, -9.106054283839723e-14, 1.0448979591019452, -0.04391923385651353, -1.0541743548451472e-13,
+    1.0406504063867033, -0.03984590843447222, 4.9893783076137835e-14, 1.0364372469484806, -0.0357891078369903, -4.3066973370999026e-14,
+    1.0322580644860864, -0.03174869828558258, 1.0610652777575735e-13, 1.028112449683249, -0.027724547902153063, 7.554530964833182e-14,
+    1.0240000002086163, -0.023716526821090156, 4.73005684726397e-14, 1.01992031885311, -0.01972450547327753, -1.1326391823728441e-14,
+    1.015873015858233, -0.015748356953508846, -7.840703371918366e-14, 1.0118577075190842, -0.01178795576106495, -7.223757576073385e-14,
+    1.0078740157186985, -0.007843177431823278, -9.878410438679822e-14, 1.0039215688593686, -0.003913899552117073, -3.091057166336285e-14,
+    1.0, 0.0, 0.0, 0.9922480620443821, 0.007782140412928129, 2.2989410469719985e-14,
+    0.9846153846010566, 0.015504186550515442, 1.727456855849729e-15, 0.9770992365665734, 0.023167059358002007, -7.007359412480716e-14,
+    0.9696969697251916, 0.03077165863760456, 4.529814300142576e-14, 0.9624060150235891, 0.03831886431657949, 1.0902154312791213e-13,
+    0.9552238807082176, 0.04580953591494108, -6.219833521849434e-14, 0.9481481481343508, 0.05324451453338952, -2.532168932529533e-14,
+    0.9411764706019312, 0.060624621801935064, -5.213620628548592e-14, 0.9343065693974495, 0.06795066185031828, -1.819505833610292e-14,
+    0.927536231931299, 0.07522342118659253, 6.329066088426464e-14, 0.9208633094094694, 0.0824436691491428, 8.614513127331972e-14,
+    0.9142857142724097, 0.0896121587043126, -7.355770208847117e-14, 0.907801418332383, 0.09672962657668904, 9.638068357519895e-14,
+    0.9014084506779909, 0.10379679371067141, 7.598636639545789e-14, 0.895104895113036, 0.11081436633116937, 2.5799991324428933e-14,
+    0.8888888889923692, 0.11778303554001468, -4.654729069972087e-14, 0.8827586206607521, 0.12470347853377461, -7.556920633850033e-14,
+    0.8767123287543654, 0.13157635780316923, 1.0195735234296385e-13, 0.8707482994068414, 0.13840232275902054, 5.41833363834517e-14,
+    0.8648648648522794, 0.145182009859127, -7.718001326240187e-14, 0.8590604027267545, 0.15191604197661945, 1.0980754220458171e-13,
+    0.8533333332743496, 0.15860503024578065, -2.0472355411564346e-14, 0.8476821191143245, 0.16524957300271126, -8.37209052335277e-14,
+    0.8421052631456405, 0.17185025694129763, -8.649239596624159e-14, 0.8366013071499765, 0.1784076575202107, -9.86835027490013e-14,
+    0.8311688310932368, 0.18492233858501095, -4.9485163525347933e-14, 0.8258064517285675, 0.19139485285950286, 6.440857131567662e-14,
+    0.8205128205008805, 0.19782574334453784, -6.604544866494472e-14, 0.8152866242453456, 0.2042155413778346, -7.540916382254269e-14,
+    0.8101265823934227, 0.21056476896546883, -3.6506182318421316e-16, 0.8050314465072006, 0.2168739383423599, 9.120937337430693e-14,
+    0.8000000000465661, 0.2231435512560438, -4.169796415120606e-14, 0.7950310558080673, 0.22937410118129264, -3.149264387565126e-14,
+    0.7901234568562359, 0.2355660712291865, -9.309459145134054e-14, 0.7852760737296194, 0.24171993674713121, -4.823027962123318e-14,
+    0.7804878049064428, 0.2478361638682145, -1.3029796511564173e-14, 0.7757575758732855, 0.2539152098318027, 3.6001878565622114e-15,
+    0.7710843372624367, 0.2599575245496908, 1.2621735758249865e-14, 0.7664670657832175, 0.26596354860816973, -7.343590754279985e-14,
+    0.7619047618936747, 0.27193371549810763, 8.604306783396645e-14, 0.7573964498005807, 0.2778684508762126, -8.554359195929322e-14,
+    0.7529411765281111, 0.2837681730543409, -9.38341693183438e-14, 0.7485380116850138, 0.28963329259750026, 9.433398200100602e-14,
+    0.7441860465332866, 0.295464212864772, -3.9934163420361966e-14, 0.7398843930568546, 0.30126133058729465, -3.7923164760734116e-14,
+    0.7356321839615703, 0.30702503522206825, 8.40315656949022e-14, 0.73142857151106, 0.3127557098910074, 1.1211801376297437e-13,
+    0.7272727272938937, 0.3184537310894484, -1.762543088865619e-14, 0.7231638417579234, 0.32411946872343833, -1.047574981988678e-13,
+    0.7191011235117912, 0.3297532864889945, -1.1118670711932965e-13, 0.7150837988592684, 0.3353555419539589, -7.925157777785255e-14,
+    0.7111111111007631, 0.34092658698523337, -8.824526321537728e-14, 0.7071823205333203, 0.3464667672169526, 1.0775743871536134e-13
+};
 #define GR__VM_ABS(O, x) O##_TOD(O##_TOU(x) & ~((uint64_t)1 << 63))
 #define GR__VM_SIGN(O, x) (O##_TOU(x) & ((uint64_t)1 << 63))
 #define GR__VM_MIN(O, a, c) GR__VM_SEL(O, O##_LE(a, c), a, GR__VM_K(O, a, c))
 #define GR__VMS_SQRT(x) sqrt(x)
+#define GR__VMS_LD(t, i) ((t)[i])                       /* t[i] (every lane's) */
 #define GR__VMS_ALL(m) ((m) != 0)                       /* every lane of a mask set, none set */
 #define GR__VMS_NONE(m) ((m) == 0)
 /* y = a where mask m, else b: each computed only if some lane takes it (the same bits as computing
@@ -491,11 +570,7 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         U w = O##_TOU(u) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
         T m = O##_TOD(O##_TOU(u) - (e << 52) + ((uint64_t)1024 << 52)); \
         T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0 + kadd; \
-        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R, hi, lo, vh, vl, y; \
-        R = z * (2.0 / 21.0) + 2.0 / 19.0; \
-        R = R * z + 2.0 / 17.0; R = R * z + 2.0 / 15.0; R = R * z + 2.0 / 13.0; \
-        R = R * z + 2.0 / 11.0; R = R * z + 2.0 / 9.0; R = R * z + 2.0 / 7.0; R = R * z + 2.0 / 5.0; \
-        R = (R * z + 2.0 / 3.0) * z; \
+        T f = m - 1.0, s = f / (2.0 + f), z = s * s, hfsq = 0.5 * f * f, R = gr__vm_logr##S(z), hi, lo, vh, vl, y; \
         hi = O##_TOD(O##_TOU(f - hfsq) & GR__VM_HI21_BITS); \
         lo = ((f - hi) - hfsq) + s * (hfsq + R); \
         vh = hi * GR__VM_IVLN2HI; \
@@ -558,23 +633,34 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         T u = GR__VM_SEL(O, O##_LE(a, 0.5), t + t * a / d, t / d); \
         return O##_TOD(O##_TOU(0.5 * gr__vm_log1p_core##S(u)) | GR__VM_SIGN(O, x)); \
     } \
-    /* asinh x for |x| finite: a = |x| <= 2^28: log1p(a + a^2 / (1 + sqrt(1 + a^2))), else ln a + ln 2; x's sign */ \
+    /* ln w for w = a + sqrt(a^2 +- 1) = 1 + v = 2a + 2hd (a >= 1), in one log: where m (a < 2), log1p v \
+       (1 + v = u + e exactly, Fast2Sum; ln u + e r, r = 1/w up to a few ulp); else ln 2 + ln(u + e) with \
+       u + e = a + hd exactly and 1 / (u + e) = r2 (up to a few ulp: the correction's error far below an ulp) */ \
+    static GR__VM_FNI T gr__vm_ln_pm##S(U m, T v, T r, T a, T hd, T r2) { \
+        GR__VM_NOFMA \
+        T u2 = a + hd, e2 = (a - u2) + hd, u = u2, c = e2 * r2, kadd = GR__VM_K(O, a, 1.0); \
+        if (!O##_NONE(m)) {                                     /* (most vectors have no lane below 2, or only such) */ \
+            T u1 = 1.0 + v, e1 = GR__VM_SEL(O, O##_LE(v, 1.0), v - (u1 - 1.0), 1.0 - (u1 - v)); \
+            u = GR__VM_SEL(O, m, u1, u2); c = GR__VM_SEL(O, m, e1 * r, c); kadd = GR__VM_SEL(O, m, GR__VM_K(O, a, 0.0), kadd); \
+        } \
+        return gr__vm_log_core##S(u, c, kadd); \
+    } \
+    /* asinh x for |x| finite, a = |x|, h = sqrt(1 + a^2): ln(a + h), a + h = 2a + d with d = 1 / (a + h) (a^2 \
+       overflowing: d = 0, ln 2a, d/2 being far below half an ulp of a); below 2, v = a + a^2 q with q = \
+       1 / (1 + h) (one division: q or d by lane) and 1 / (a + h) = h - a; x's sign */ \
     static GR__VM_FNI T gr__vm_arcsinh_core##S(T x) { \
         GR__VM_NOFMA \
-        T a = GR__VM_ABS(O, x), b = GR__VM_MIN(O, a, 268435456.0), c = b * b, y; \
-        U m = O##_LE(a, 268435456.0); \
-        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(b + c / (1.0 + O##_SQRT(1.0 + c))), \
-                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, a, 1.0), a), 0.0 * a, GR__VM_K(O, a, 1.0))); \
-        return O##_TOD(O##_TOU(y) | GR__VM_SIGN(O, x)); \
+        T a = GR__VM_ABS(O, x), c = a * a, h = O##_SQRT(1.0 + c), q; \
+        U m = ~O##_LE(GR__VM_K(O, a, 2.0), a); \
+        q = 1.0 / GR__VM_SEL(O, m, 1.0 + h, a + h); \
+        return O##_TOD(O##_TOU(gr__vm_ln_pm##S(m, a + c * q, h - a, a, 0.5 * q, q + q)) | GR__VM_SIGN(O, x)); \
     } \
-    /* acosh x for x in [1, DBL_MAX]: x <= 2^28: log1p(t + sqrt(2t + t^2)), t = x - 1, else ln x + ln 2 */ \
+    /* acosh x for x in [1, DBL_MAX], t = x - 1, g = sqrt(2t + t^2) = sqrt(x^2 - 1): ln(x + g), x + g = \
+       2x - d with d = 1 / (x + g) (t^2 overflowing: d = 0, as in asinh); below 2, v = t + g */ \
     static GR__VM_FNI T gr__vm_arccosh_core##S(T x) { \
         GR__VM_NOFMA \
-        T t = GR__VM_MIN(O, x, 268435456.0) - 1.0, y; \
-        U m = O##_LE(x, 268435456.0); \
-        GR__VM_PICK(O, U, m, y, gr__vm_log1p_core##S(t + O##_SQRT(2.0 * t + t * t)), \
-                    gr__vm_log_core##S(GR__VM_SEL(O, m, GR__VM_K(O, x, 1.0), x), 0.0 * x, GR__VM_K(O, x, 1.0))); \
-        return y; \
+        T t = x - 1.0, g = O##_SQRT(2.0 * t + t * t), d = 1.0 / (x + g); \
+        return gr__vm_ln_pm##S(~O##_LE(GR__VM_K(O, x, 2.0), x), t + g, d, x, -0.5 * d, d + d); \
     } \
     /* a b = hi + *lo exactly (Dekker's product, no FMA), |a|, |b| < 2^970 */ \
     static GR__VM_FNI T gr__vm_two_prod##S(T a, T b, T *lo) { \
@@ -613,27 +699,34 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         y = y - ((c - u) + (cl + hl * y)) / (3.0 * (y * y)); \
         return O##_TOD(O##_TOU(y * gr__vm_pow2##S(kd)) | (O##_TOU(x) & ((uint64_t)1 << 63))); \
     } \
-    /* ln x = hi + *lo for a normal x > 0 (relative error near 2^-64): x = 2^k m as in gr__vm_log_core, \
-       s = f / (2 + f) = sh + sl (sl: the residual f - sh (2 + f) over 2 + f = 2 / (1 - s)), ln m = \
-       2s + (2/3) s^3 + s^5 P(s^2) with 2s and (2/3) s^3 in two parts */ \
+    /* ln x = hi + *lo for a normal x > 0 (relative error below 2^-62): x = 2^k z, z in [OFF, 2 OFF), c \
+       and 1/c, ln c = lch + lcl from gr__vm_logt, r = z/c - 1 = rh + rl exactly (|r| <= 2^-8; rh = zh/c - 1 \
+       and rl = (z - zh)/c, zh: z's leading 21 bits, then TwoSum into r + rr); ln x = (k ln2hi + lch) + r - \
+       r^2/2 (two Fast2Sums) + the rest: k ln2lo + lcl, rr (1 - r), r^3/3 - ... - r^8/8 (Taylor; r^9/9 < 2^-74) */ \
     static GR__VM_FNI T gr__vm_log_dd##S(T x, T *lo) { \
         GR__VM_NOFMA \
-        U w = O##_TOU(x) - GR__VM_SQRT1_2_BITS + ((uint64_t)1024 << 52), e = w >> 52; \
-        T m = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \
+        U w = O##_TOU(x) - GR__VM_LOGT_OFF + ((uint64_t)1024 << 52), e = w >> 52, i = ((w >> 45) & 127) * 3; \
+        T z = O##_TOD(O##_TOU(x) - (e << 52) + ((uint64_t)1024 << 52)); \
         T k = (O##_TOD(e + GR__VM_SHIFT_BITS) - GR__VM_SHIFT) - 1024.0; \
-        T f = m - 1.0, dh = 2.0 + f, dl = (2.0 - dh) + f, sh = f / dh, pl, ph = gr__vm_two_prod##S(sh, dh, &pl); \
-        T sl = (((f - ph) - pl) - sh * dl) * (0.5 - 0.5 * sh), zl, zh = gr__vm_two_prod##S(sh, sh, &zl), cl, ch, d3l, d3, p, a, ae, l, kh, b, be; \
-        ch = gr__vm_two_prod##S(zh, sh, &cl); cl = cl + zl * sh;                      /* s^3 */ \
-        d3 = gr__vm_two_prod##S(ch, GR__VM_K(O, ch, GR__VM_TWO3), &d3l); d3l = d3l + (ch * GR__VM_TWO3LO + cl * GR__VM_TWO3); \
-        p = zh * (2.0 / 23.0) + 2.0 / 21.0; p = p * zh + 2.0 / 19.0; p = p * zh + 2.0 / 17.0; \
-        p = p * zh + 2.0 / 15.0; p = p * zh + 2.0 / 13.0; p = p * zh + 2.0 / 11.0; p = p * zh + 2.0 / 9.0; \
-        p = p * zh + 2.0 / 7.0; p = p * zh + 2.0 / 5.0; \
-        a = 2.0 * sh + d3; ae = d3 - (a - 2.0 * sh);                                   /* Fast2Sum */ \
-        l = ((ae + d3l) + (2.0 * sl + (2.0 * zh) * sl)) + ((zh * zh) * sh) * p; \
-        kh = k * GR__VM_LN2HI; b = kh + a; be = a - (b - kh);                          /* |kh| >= |a| or kh = 0 */ \
-        l = (be + l) + k * GR__VM_LN2LO; \
-        a = b + l; *lo = l - (a - b); \
-        return a; \
+        T ic = O##_LD(gr__vm_logt, i), lch = O##_LD(gr__vm_logt + 1, i), lcl = O##_LD(gr__vm_logt + 2, i); \
+        T zh = O##_TOD((O##_TOU(z) + ((uint64_t)1 << 31)) & GR__VM_HI21_BITS), rh = zh * ic - 1.0, rl = (z - zh) * ic; \
+        T r = rh + rl, rb = r - rh, rr = (rh - (r - rb)) + (rl - rb), r2 = r * r; \
+        T t1 = k * GR__VM_LN2HI42 + lch, t2 = t1 + r, l1 = (t1 - t2) + r, ar2 = (-0.5 * r) * r, hi = t2 + ar2, l2 = (t2 - hi) + ar2, p, l; \
+        p = (r2 * r) * ((1.0 / 3.0 - r * 0.25) + r2 * ((0.2 - r * (1.0 / 6.0)) + r2 * (1.0 / 7.0 - r * 0.125))); \
+        l = ((l1 + l2) + (k * GR__VM_LN2LO42 + lcl)) + (rr * (1.0 - r) + p); \
+        r = hi + l; *lo = l - (r - hi); \
+        return r; \
+    } \
+    /* gr__vm_expr's e^r - 1 with its polynomial by Estrin's scheme (pow: a shorter chain, other bits) */ \
+    static GR__VM_FNI T gr__vm_expr_e##S(T x, T *kd) { \
+        GR__VM_NOFMA \
+        T k = (x * GR__VM_INVLN2 + GR__VM_SHIFT) - GR__VM_SHIFT; \
+        T r = (x - k * GR__VM_LN2HI) - k * GR__VM_LN2LO, r2 = r * r, r4 = r2 * r2, p; \
+        p = ((0.5 + r * (1.0 / 6.0)) + r2 * (1.0 / 24.0 + r * (1.0 / 120.0))) + \
+            r4 * (((1.0 / 720.0 + r * (1.0 / 5040.0)) + r2 * (1.0 / 40320.0 + r * (1.0 / 362880.0))) + \
+                  r4 * ((1.0 / 3628800.0 + r * (1.0 / 39916800.0)) + r2 * (1.0 / 479001600.0 + r * (1.0 / 6227020800.0)))); \
+        *kd = k; \
+        return r + r2 * p; \
     } \
     /* x^y = e^(y ln x) for a normal x > 0 and |y| <= 1e18, y ln x = ph + pl in two parts, e^ph = \
        2^k (1 + q), e^pl = 1 + pl; *ok all ones where |ph| <= 708 (a normal result) */ \
@@ -643,15 +736,15 @@ static const double gr__vm_cbrt_p[5] GR__UNUSED = {
         pl = pl + y * ll; \
         *ok = O##_LE(GR__VM_ABS(O, ph), 708.0); \
         ph = GR__VM_SEL(O, *ok, ph, GR__VM_K(O, ph, 0.0)); \
-        q = gr__vm_expr##S(ph, &kd); \
+        q = gr__vm_expr_e##S(ph, &kd); \
         return (1.0 + (q + (pl + q * pl))) * gr__vm_pow2##S(kd); \
     }
 GR__VM_CORES2(_s, double, uint64_t, GR__VMS)
 #define GR__VM_IN_erf(x) ((x) == (x))
 #define GR__VM_IN_erfc(x) ((x) <= 26.5)
-#define GR__VM_IN_exp2(x) ((x) <= 1020.0 && (x) >= -1020.0)
+#define GR__VM_IN_exp2(x) (((x) <= 1020.0) & ((x) >= -1020.0))
 #define GR__VM_IN_log2(x) GR__VM_IN_log(x)
-#define GR__VM_IN_sinh(x) ((x) <= 700.0 && (x) >= -700.0)
+#define GR__VM_IN_sinh(x) (((x) <= 700.0) & ((x) >= -700.0))
 #define GR__VM_IN_cosh(x) GR__VM_IN_exp(x)
 #define GR__VM_IN_tan(x) GR__VM_IN_sin(x)
 #define GR__VM_IN_arctan(x) ((x) == (x))
@@ -999,6 +1092,13 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
 #else
 #define GR__VM_FNSC GR__VM_FN
 #endif
+/* (with wide vectors, exp, expm1, sinh, cosh and cbrt are faster one vector at a time, unscheduled) */
+#if GR__VM_BYTES == 16 || GR__VM_SMALL
+#define GR__VM_MAP1(f) GR__VM_MAP(f)
+#else
+#define GR__VM_GROUP1(F, f) F(0, f)
+#define GR__VM_MAP1(f) GR__VM_MAPX(GR__VM_FN, f, gr__vm_##f##_map, , gr__vmd, GR__VM_L, _v, 1, GR__VM_GROUP1)
+#endif
 #else
 #define GR__VM_FENCE() ((void)0)
 #define GR__VM_MAP(f) \
@@ -1007,6 +1107,7 @@ static GR__UNUSED int gr__vm_avx2(void) { return __builtin_cpu_supports("avx2");
         for (i = 0; i < n; i++) o[i] = gr__m_##f(a[i]); \
     }
 #define GR__VM_MAPF(f, fn) GR__VM_MAP(f)
+#define GR__VM_MAP1(f) GR__VM_MAP(f)
 #endif
 /* GR_KERNEL gr__vm_sincos_map */
 /* sin and cos of a[i sa] together (the pair sincos): one reduction (GR__VM_MAP's vector type) */
@@ -1035,9 +1136,9 @@ static GR__UNUSED void gr__vm_sincos_map(int64_t n, double *s, double *c, const 
 }
 #endif
 /* GR_KERNEL gr__vm_exp_map */
-GR__VM_MAP(exp)                           /* gr__m_exp */
+GR__VM_MAP1(exp)                          /* gr__m_exp (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_expm1_map */
-GR__VM_MAP(expm1)                         /* gr__m_expm1 */
+GR__VM_MAP1(expm1)                        /* gr__m_expm1 (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_tanh_map */
 GR__VM_MAP(tanh)                          /* gr__m_tanh */
 /* GR_KERNEL gr__vm_log_map */
@@ -1150,6 +1251,17 @@ static GR__UNUSED void gr__vm_sincos(int dt, void *s, void *c, const void *a, in
 #define GR__VMV_SQRT(x) __builtin_elementwise_sqrt(x)
 #endif
 #endif
+/* GCC on x86-64: the SSE2 / AVX / AVX-512 instruction's builtin (lane by lane, GCC's sqrt keeps a
+   branch for errno in every lane) */
+#if !defined(GR__VMV_SQRT) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#if GR__VM_BYTES == 16
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd(x)
+#elif GR__VM_BYTES == 32
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd256(x)
+#else
+#define GR__VMV_SQRT(x) __builtin_ia32_sqrtpd512_mask(x, x, (unsigned char)-1, 4)
+#endif
+#endif
 #ifndef GR__VMV_SQRT
 static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
     int l;
@@ -1158,6 +1270,13 @@ static GR__UNUSED gr__vmd gr__vm_sqrt_v(gr__vmd x) {
 }
 #define GR__VMV_SQRT(x) gr__vm_sqrt_v(x)
 #endif
+static GR__VM_FNI gr__vmd gr__vm_ld_v(const double *t, gr__vmu i) {
+    gr__vmd r;
+    int l;
+    for (l = 0; l < GR__VM_L; l++) r[l] = t[i[l]];
+    return r;
+}
+#define GR__VMV_LD(t, i) gr__vm_ld_v(t, i)
 GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 #define gr__vm_erf_main_v gr__vm_erf_core_v
 #define gr__vm_erfc_main_v gr__vm_erfc_core_v
@@ -1178,6 +1297,13 @@ GR__VM_CORES2(_v, gr__vmd, gr__vmu, GR__VMV)
 /* (lane by lane, GCC's sqrt keeps a branch for errno per lane: the AVX instruction's builtin, the one
    operation the vector extensions lack; correctly rounded, the same bits) */
 #define GR__VMW_SQRT(x) __builtin_ia32_sqrtpd256(x)
+static GR__VM_FNI gr__vmwd gr__vm_ld_w(const double *t, gr__vmwu i) {
+    gr__vmwd r;
+    int l;
+    for (l = 0; l < 4; l++) r[l] = t[i[l]];
+    return r;
+}
+#define GR__VMW_LD(t, i) gr__vm_ld_w(t, i)
 GR__VM_CORES2(_w, gr__vmwd, gr__vmwu, GR__VMW)
 #undef GR__VM_FNI
 #define GR__VM_FNI GR__VM_FN GR__VM_INL
@@ -1205,15 +1331,15 @@ GR__VM_MAP(exp2)                          /* gr__m_exp2, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_log2_map */
 GR__VM_MAP(log2)                          /* gr__m_log2, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_sinh_map */
-GR__VM_MAP(sinh)                          /* gr__m_sinh, GR__VM_MAP2S */
+GR__VM_MAP1(sinh)                         /* gr__m_sinh, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_cosh_map */
-GR__VM_MAP(cosh)                          /* gr__m_cosh, GR__VM_MAP2S */
+GR__VM_MAP1(cosh)                         /* gr__m_cosh, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_tan_map */
 GR__VM_MAP(tan)                           /* gr__m_tan, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_arctan_map */
 GR__VM_MAP(arctan)                        /* gr__m_arctan, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_cbrt_map */
-GR__VM_MAP(cbrt)                          /* gr__m_cbrt, GR__VM_MAP2S */
+GR__VM_MAP1(cbrt)                         /* gr__m_cbrt, GR__VM_MAP2S (GR__VM_MAP) */
 /* GR_KERNEL gr__vm_arcsin_map */
 GR__VM_MAP(arcsin)                        /* gr__m_arcsin, GR__VM_MAP2S */
 /* GR_KERNEL gr__vm_arccos_map */

@@ -524,6 +524,47 @@ TEST(test_vmath_pow_accuracy) {
 #endif
 }
 
+/* pow's table log (gr__vm_log_dd): hi + lo against long double within 2^-60 relative at both ends of
+   each of the 128 intervals (an ulp inside), and at 1 +- tiny; pow there with y up to the overflow edge
+   within 2 ulp; arcsinh and arccosh where the log1p lanes meet the log ones (2) and where a^2 overflows
+   (1.34e154), vector maps equal to the scalar functions there */
+TEST(test_vmath_table_log_edges) {
+#if LDBL_MANT_DIG >= 64
+    double worst = 0, wat = 0, y, xs[48], ys[48], v[48];
+    int i, j, n = 0;
+    for (i = 0; i < 128; i++)
+        for (j = 0; j < 4; j++) {
+            uint64_t bits = GR__VM_LOGT_OFF + ((uint64_t)(i + (j >> 1)) << 45) + (j & 1 ? -(uint64_t)1 : 1);
+            double z = gr__vm_d(bits), x = ldexp(z, (int)(i * 7 % 61) - 30), lo, hi = gr__vm_log_dd_s(x, &lo);
+            long double want = logl((long double)x), rel = fabsl(((long double)hi + lo - want) / want);
+            if ((double)rel > worst) { worst = (double)rel; wat = x; }
+            y = 700.0 / log(x);
+            CHECK(gt_ulps(gr__m_pow(x, y), powl(x, y), 53, -1021) <= 2.0);
+        }
+    for (i = 1; i < 60; i++) {
+        double x = 1.0 + ldexp(i & 1 ? 1.0 : -1.0, -i), lo, hi = gr__vm_log_dd_s(x, &lo);
+        long double want = logl((long double)x), rel = fabsl(((long double)hi + lo - want) / want);
+        if ((double)rel > worst) { worst = (double)rel; wat = x; }
+    }
+    CHECK_MSG(worst < ldexp(1.0, -60), "pow's log: relative error %.3g at %.17g", worst, wat);
+    for (i = 0; i < 24; i++) {                          /* 2 - 12 ulp ... 2 + 11 ulp, and around 2^512 */
+        xs[n] = 2.0 + ldexp(i - 12, -51); ys[n++] = ldexp(1.0 + ldexp(i - 12, -30), 512);
+    }
+    for (i = 0; i < n; i++) {
+        CHECK(gt_ulps(gr__m_arcsinh(xs[i]), asinhl(xs[i]), 53, -1021) <= 2.5);
+        CHECK(gt_ulps(gr__m_arccosh(xs[i]), acoshl(xs[i]), 53, -1021) <= 2.5);
+        CHECK(gt_ulps(gr__m_arcsinh(-ys[i]), asinhl(-ys[i]), 53, -1021) <= 2.5);
+        CHECK(gt_ulps(gr__m_arccosh(ys[i]), acoshl(ys[i]), 53, -1021) <= 2.5);
+        xs[n + i] = i & 1 ? ys[i] : -xs[i];
+    }
+    gr__vm_arcsinh_map(2 * n, v, xs);
+    for (i = 0; i < 2 * n; i++) CHECK(v[i] == gr__m_arcsinh(xs[i]));
+    for (i = 0; i < 2 * n; i++) xs[i] = fabs(xs[i]);
+    gr__vm_arccosh_map(2 * n, v, xs);
+    for (i = 0; i < 2 * n; i++) CHECK(v[i] == gr__m_arccosh(xs[i]));
+#endif
+}
+
 TEST(test_vmath_pow_special_values) {
     double inf = INFINITY, nan = NAN, tiny = 4.9406564584124654e-324;
     static const double xs[] = { 0.0, -0.0, 1.0, -1.0, -2.0, 2.0, 0.5, INFINITY, -INFINITY, NAN, 4.9406564584124654e-324, 1e-310, 1e300 };
@@ -730,6 +771,7 @@ SUITE(suite_vmath) = {
     CASE(test_vmath_rows_use_them),
     CASE(test_vmath_rows_use_them_more),
     CASE(test_vmath_pow_accuracy),
+    CASE(test_vmath_table_log_edges),
     CASE(test_vmath_pow_special_values),
     CASE(test_vmath_pow_vector_equals_scalar),
     CASE(test_vmath_pow_row),
