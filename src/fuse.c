@@ -644,7 +644,8 @@ typedef struct gr__fuser {
     uint32_t n_fused;                    /* Fused nodes made so far */
     int32_t *reg;                        /* with conditionals, by node id: its region (src/grad.c); a group
                                             keeps to one, so that a side not taken computes nothing */
-    uint32_t *nread;                     /* by variable id: its readers among the scheduled nodes, and the roots */
+    uint8_t *nread;                      /* by variable id: its readers among the scheduled nodes and the roots
+                                            (counted up to 2: one byte a variable) */
     uint8_t *scat;                       /* by node id: GR__FS_* (a slice's increment its group runs, or a fill it absorbs) */
 } gr__fuser;
 
@@ -1110,8 +1111,8 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
     size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
     size[5] = sizeof(double) * (size_t)p->n_refs;
-    size[6] = sizeof(gr__fsum) * (size_t)(gs->n_sums + 1);
-    size[7] = sizeof(gr__fscat) * (size_t)(gs->n_scat + 1);
+    size[6] = sizeof(gr__fsum) * (size_t)gs->n_sums;      /* (none: no bytes) */
+    size[7] = sizeof(gr__fscat) * (size_t)gs->n_scat;
     b = (unsigned char *)gr__fprog_block(fz->cg, 8, size, at);
     if (!b) return GR_ERR_NOMEM;
     p->regs = b;
@@ -1205,15 +1206,15 @@ static gr_status gr__fuse(gr__rewriter *rw, gr_graph *cg, int n_roots, gr_var **
     /* (the Fused nodes' outputs, made below, are at most one per scheduled node) */
     fz.vflag = (uint8_t *)gr__calloc(fz.nv + fz.n_order + 1u, 1);
     fz.last = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
-    fz.nread = (uint32_t *)gr__calloc(fz.nv + 1u, sizeof(uint32_t));
+    fz.nread = (uint8_t *)gr__calloc(fz.nv + 1u, 1);
     fz.scat = (uint8_t *)gr__calloc(fz.nn + 1u, 1);
     if (!fz.vflag || !fz.last || !fz.nread || !fz.scat) { st = gr__fuse_nomem(&fz); goto done; }
     for (k = 0; k < fz.n_order; k++) {
         const gr_node *node = gr__fuse_node(rw, cg, fz.oid[k]);
         int i;
-        for (i = 0; i < node->n_in; i++) fz.nread[gr__in(node)[i]->id]++;
+        for (i = 0; i < node->n_in; i++) if (fz.nread[gr__in(node)[i]->id] < 2) fz.nread[gr__in(node)[i]->id]++;
     }
-    for (k = 0; k < (uint32_t)n_roots; k++) fz.nread[roots[k]->id]++;
+    for (k = 0; k < (uint32_t)n_roots; k++) if (fz.nread[roots[k]->id] < 2) fz.nread[roots[k]->id]++;
     if ((st = gr__fuse_group(&fz)) != GR_OK) goto done;
     gr__progress(rw->g, "fuse", 0, (size_t)fz.n_groups);      /* (counted in groups) */
     if (fz.n_groups == 0) goto done;
