@@ -22087,8 +22087,8 @@ static gr_status gr__fgroup_scratch(gr__fuser *fz, gr__fgroup *gs) {
     size[3] = sizeof(int64_t) * (size_t)(n_ext + 1) * GR_MAX_NDIM;
     size[4] = sizeof(int64_t) * (size_t)(n_ext + 1);
     size[5] = sizeof(double) * (size_t)p->n_refs;
-    size[6] = sizeof(gr__fsum) * (size_t)gs->n_sums;      /* (none: no bytes) */
-    size[7] = sizeof(gr__fscat) * (size_t)gs->n_scat;
+    size[6] = sizeof(gr__fsum) * (size_t)(gs->n_sums + 1);
+    size[7] = sizeof(gr__fscat) * (size_t)(gs->n_scat + 1);
     b = (unsigned char *)gr__fprog_block(fz->cg, 8, size, at);
     if (!b) return GR_ERR_NOMEM;
     p->regs = b;
