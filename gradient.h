@@ -21831,8 +21831,10 @@ typedef struct gr__fgroup {
    neither reads them nor broadcasts against them */
 static void gr__fgroup_shape_only(gr__fuser *fz, gr__fgroup *gs) {
     int32_t mi, i, k = 0;
-    int j;
+    int j, any = 0;
     gs->n_bext = gs->n_ext;
+    for (mi = 0; mi < gs->n_members && !any; mi++) any = fz->scat[gs->mem[mi]] == GR__FS_FILL;
+    if (!any) return;                                /* (no absorbed fill: every external is read) */
     for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = -4;   /* read by no instruction yet */
     for (mi = 0; mi < gs->n_members; mi++) {
         gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
@@ -25762,7 +25764,6 @@ typedef struct gr__em_fnames {
     const char *pre;
     char (*ext)[GR__EM_FNAME];
     const gr__fscat *scat;               /* the vectors added into, placed for the example (one loop alone) */
-    int64_t m;                           /* the positions of the loop */
 } gr__em_fnames;
 
 /* reference ref of program p read as dtype dt by instruction k: an external input's element, an
@@ -26292,7 +26293,6 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     snprintf(idx, sizeof idx, "%s", gr__em_index(e, o0->ndim, o0->shape, ost));
     nm.pre = "";
     nm.ext = s.ext;
-    nm.m = o0->size;
     gr__em_fbody(e, p, s.writer, s.dead, &nm, NULL, idx);
     gr__em_close(e, n);
     gr__em_fsums(e, p, out, 1, o0->size);

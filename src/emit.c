@@ -451,7 +451,6 @@ typedef struct gr__em_fnames {
     const char *pre;
     char (*ext)[GR__EM_FNAME];
     const gr__fscat *scat;               /* the vectors added into, placed for the example (one loop alone) */
-    int64_t m;                           /* the positions of the loop */
 } gr__em_fnames;
 
 /* reference ref of program p read as dtype dt by instruction k: an external input's element, an
@@ -981,7 +980,6 @@ static gr_status gr__Fused_emit(gr__em *e, const gr_node *node, const gr_array *
     snprintf(idx, sizeof idx, "%s", gr__em_index(e, o0->ndim, o0->shape, ost));
     nm.pre = "";
     nm.ext = s.ext;
-    nm.m = o0->size;
     gr__em_fbody(e, p, s.writer, s.dead, &nm, NULL, idx);
     gr__em_close(e, n);
     gr__em_fsums(e, p, out, 1, o0->size);

@@ -855,8 +855,10 @@ typedef struct gr__fgroup {
    neither reads them nor broadcasts against them */
 static void gr__fgroup_shape_only(gr__fuser *fz, gr__fgroup *gs) {
     int32_t mi, i, k = 0;
-    int j;
+    int j, any = 0;
     gs->n_bext = gs->n_ext;
+    for (mi = 0; mi < gs->n_members && !any; mi++) any = fz->scat[gs->mem[mi]] == GR__FS_FILL;
+    if (!any) return;                                /* (no absorbed fill: every external is read) */
     for (i = 0; i < gs->n_ext; i++) fz->ref[gs->ext[i]->id] = -4;   /* read by no instruction yet */
     for (mi = 0; mi < gs->n_members; mi++) {
         gr_node *node = gr__fuse_node(fz->rw, fz->cg, gs->mem[mi]);
